@@ -1,0 +1,122 @@
+"""Executors: where data lives and which backend runs the kernels.
+
+A core algorithm never computes on data itself: it calls ``exec.run("matrix.dense.fill", x, 0.0)``
+and the executor resolves the name to its backend's implementation at the same relative path,
+``ginkpy/<backend>/matrix/dense_kernels.py:fill``, as Ginkgo's kernel dispatch does. A kernel
+that a backend lacks raises :class:`KernelNotFoundError`; nothing falls back to the host.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+import numpy as np
+
+
+class KernelNotFoundError(NotImplementedError):
+    """A core algorithm asked for a kernel that this executor's backend does not provide."""
+
+
+class Executor:
+    """Base of all executors.
+
+    Subclasses set ``backend`` (the package under ``ginkpy/`` holding the kernels) and
+    implement the memory operations on their array type.
+    """
+
+    backend: str = ""
+
+    def __init__(self) -> None:
+        self._kernels: dict[str, Callable[..., Any]] = {}
+
+    # -- kernel dispatch -------------------------------------------------------------------
+    def run(self, kernel: str, *args: Any, **kwargs: Any) -> Any:
+        """Run the named kernel (``"<path>.<concept>.<function>"``) on this executor."""
+        fn = self._kernels.get(kernel)
+        if fn is None:
+            fn = self._kernels[kernel] = self._resolve(kernel)
+        return fn(self, *args, **kwargs)
+
+    def _resolve(self, kernel: str) -> Callable[..., Any]:
+        path, _, function = kernel.rpartition(".")
+        module_name = f"ginkpy.{self.backend}.{path}_kernels"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name != module_name:
+                raise
+            raise KernelNotFoundError(
+                f"kernel '{kernel}' is not implemented on the {self.backend} executor "
+                f"(no module {module_name})") from None
+        fn = getattr(module, function, None)
+        if fn is None:
+            raise KernelNotFoundError(
+                f"kernel '{kernel}' is not implemented on the {self.backend} executor "
+                f"({module_name} has no function '{function}')")
+        return fn
+
+    # -- memory ----------------------------------------------------------------------------
+    def alloc(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """Uninitialized array of ``shape`` and ``dtype`` in this executor's memory."""
+        raise NotImplementedError
+
+    def from_host(self, array: np.ndarray) -> Any:
+        """Copy a host (numpy) array into this executor's memory."""
+        raise NotImplementedError
+
+    def to_host(self, *arrays: Any) -> Any:
+        """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
+        raise NotImplementedError
+
+    def write(self, array: Any, host: np.ndarray) -> None:
+        """Overwrite ``array`` (of this executor) with the host array ``host`` of the same shape."""
+        raise NotImplementedError
+
+    def copy(self, array: Any) -> Any:
+        """A new array in this executor's memory with the contents of ``array`` (of this executor)."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Wait until all work queued on this executor is done (Ginkgo's ``exec->synchronize()``)."""
+
+    def check_dtype(self, dtype: np.dtype) -> np.dtype:
+        """Return ``dtype`` as a numpy dtype if this executor can compute in it, else raise TypeError."""
+        dtype = np.dtype(dtype)
+        if dtype not in (np.float32, np.float64):
+            raise TypeError(f"value type {dtype} is not supported: use float32 or float64")
+        return dtype
+
+    def same_memory(self, other: "Executor") -> bool:
+        """True when arrays of ``other`` can be used by this executor without a copy."""
+        return other is self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def executor(name: str = "default") -> Executor:
+    """An executor by name: ``"reference"``, ``"opencl"``, ``"opencl:<platform>:<device>"``, or
+    ``"default"`` (OpenCL when a device is present, else the reference executor)."""
+    if name == "reference":
+        from ginkpy.reference.executor import ReferenceExecutor
+        return ReferenceExecutor()
+    if name == "default":
+        return default_executor()
+    if name == "opencl" or name.startswith("opencl:"):
+        from ginkpy.opencl.executor import OpenCLExecutor
+        return OpenCLExecutor(name.partition(":")[2] or None)
+    raise ValueError(f"unknown executor '{name}': use 'reference', 'opencl', "
+                     f"'opencl:<platform>:<device>' or 'default'")
+
+
+def default_executor() -> Executor:
+    """The OpenCL executor on the default device (a GPU if there is one); the reference
+    executor, with a warning, when no OpenCL device can be found."""
+    from ginkpy.opencl.executor import NoOpenCLDeviceError, OpenCLExecutor
+    try:
+        return OpenCLExecutor()
+    except NoOpenCLDeviceError as err:
+        import warnings
+        from ginkpy.reference.executor import ReferenceExecutor
+        warnings.warn(f"{err} -- using the reference executor instead", RuntimeWarning, stacklevel=2)
+        return ReferenceExecutor()

@@ -1,0 +1,98 @@
+"""LinOp: the one interface of every matrix, solver and preconditioner.
+
+``op.apply(b, x)`` computes x = op(b); ``op.apply(alpha, b, beta, x)`` computes
+x = alpha * op(b) + beta * x. Operands on another executor are copied to the operator's
+executor (and x back again); shapes and value types are checked before any work.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ginkpy.core.base.executor import Executor
+
+
+class LinOp:
+    """A linear operator of ``shape`` (rows, columns) and value type ``dtype`` on ``executor``."""
+
+    def __init__(self, exec: Executor, shape: tuple[int, int], dtype: Any) -> None:
+        self.executor = exec
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.dtype = np.dtype(dtype)
+        self._loggers: list[Any] = []
+
+    # -- loggers -----------------------------------------------------------------------------
+    def add_logger(self, logger: Any) -> None:
+        """Attach a logger (``gk.log.Convergence()``, ``gk.log.Stream()``) to this operator."""
+        self._loggers.append(logger)
+
+    def remove_logger(self, logger: Any) -> None:
+        self._loggers.remove(logger)
+
+    @property
+    def loggers(self) -> tuple[Any, ...]:
+        return tuple(self._loggers)
+
+    def _log(self, event: str, *args: Any) -> None:
+        for logger in self._loggers:
+            getattr(logger, event)(self, *args)
+
+    # -- apply -------------------------------------------------------------------------------
+    def apply(self, *args: Any) -> Any:
+        """``apply(b, x)``: x = op(b). ``apply(alpha, b, beta, x)``: x = alpha op(b) + beta x. Returns x."""
+        from ginkpy.core.matrix.dense import Dense, as_scalar
+        if len(args) == 2:
+            b, x = args
+            alpha = beta = None
+        elif len(args) == 4:
+            alpha, b, beta, x = args
+        else:
+            raise TypeError("apply takes (b, x) or (alpha, b, beta, x)")
+        for name, v in (("b", b), ("x", x)):
+            if not isinstance(v, LinOp):
+                raise TypeError(f"apply: {name} must be a ginkpy matrix (gk.matrix.Dense.from_numpy(exec, array)), "
+                                f"not {type(v).__name__}")
+        self._check_operands(b, x)
+        exec = self.executor
+        b_local = b.to_executor(exec)
+        x_local = x.to_executor(exec)
+        if alpha is None:
+            self._apply_impl(b_local, x_local)
+        else:
+            self._apply_advanced_impl(as_scalar(exec, alpha, self.dtype), b_local,
+                                      as_scalar(exec, beta, self.dtype), x_local)
+        if x_local is not x:
+            x.copy_from(x_local)
+        return x
+
+    def _check_operands(self, b: "LinOp", x: "LinOp") -> None:
+        n, m = self.shape
+        if b.shape[0] != m:
+            raise ValueError(f"dimension mismatch: operator is {n} x {m} but b has {b.shape[0]} rows (needs {m})")
+        if x.shape != (n, b.shape[1]):
+            raise ValueError(f"dimension mismatch: operator is {n} x {m} and b is {b.shape[0]} x {b.shape[1]}, "
+                             f"so x must be {n} x {b.shape[1]}, but it is {x.shape[0]} x {x.shape[1]}")
+        for name, v in (("b", b), ("x", x)):
+            if v.dtype != self.dtype:
+                raise TypeError(f"value type mismatch: operator is {self.dtype} but {name} is {v.dtype}; "
+                                f"create {name} with dtype={self.dtype}")
+
+    def _apply_impl(self, b: Any, x: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement apply")
+
+    def _apply_advanced_impl(self, alpha: Any, b: Any, beta: Any, x: Any) -> None:
+        """Default: x = alpha * op(b) + beta * x through a temporary."""
+        tmp = x.clone()
+        self._apply_impl(b, tmp)
+        x.scale(beta)
+        x.add_scaled(alpha, tmp)
+
+    def to_executor(self, exec: Executor) -> "LinOp":
+        """This operator on ``exec``: itself if already there (matrices override with a copy)."""
+        if exec.same_memory(self.executor):
+            return self
+        raise NotImplementedError(f"{type(self).__name__} cannot be copied to another executor")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.shape[0]} x {self.shape[1]}, {self.dtype}, {self.executor!r})"

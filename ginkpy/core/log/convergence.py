@@ -1,0 +1,70 @@
+"""Convergence: records how the last solve converged."""
+from __future__ import annotations
+
+import numpy as np
+
+from ginkpy.core.log.logger import Logger, SolveResult
+from ginkpy.core.stop.stopping_status import StopReason
+
+
+class Convergence(Logger):
+    """Iterations, final residual norms, converged flag, stop reasons and residual history of the
+    last solve of the operator it is attached to."""
+
+    def __init__(self) -> None:
+        self.residual_norm_history: list[np.ndarray] = []
+        self.result: SolveResult | None = None
+
+    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
+        if iteration == 0:
+            self.residual_norm_history = []
+            self.result = None
+        self.residual_norm_history.append(np.array(residual_norm, copy=True))
+
+    def on_solve_complete(self, solver, result: SolveResult) -> None:
+        self.result = result
+
+    def _get(self):
+        if self.result is None:
+            raise RuntimeError("no solve has completed yet: call solver.apply(b, x) first")
+        return self.result
+
+    @property
+    def num_iterations(self) -> int:
+        """Iterations of the last solve (the most any column ran)."""
+        return self._get().num_iterations
+
+    @property
+    def iterations(self) -> np.ndarray:
+        """Iterations of each right-hand-side column."""
+        return self._get().iterations
+
+    @property
+    def residual_norm(self) -> np.ndarray:
+        """Final residual norm of each column (the true residual for converged columns)."""
+        return self._get().residual_norm
+
+    @property
+    def converged(self) -> np.ndarray:
+        """Per column: did the residual criterion stop it?"""
+        return self._get().converged
+
+    @property
+    def has_converged(self) -> bool:
+        """True when every column converged."""
+        return bool(self._get().converged.all())
+
+    @property
+    def stop_reasons(self) -> list[StopReason]:
+        return self._get().stop_reasons
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the solve stopped: one reason, or one per column joined by ', ' when they differ."""
+        names = [r.describe() for r in self._get().stop_reasons]
+        return names[0] if len(set(names)) == 1 else ", ".join(names)
+
+    def plot(self, ax=None, title: str | None = None):
+        """Plot the residual history per right-hand side on a logarithmic axis (needs ginkpy[plot])."""
+        from ginkpy.core.log.plot import plot_residual_history
+        return plot_residual_history(self.residual_norm_history, ax=ax, title=title)

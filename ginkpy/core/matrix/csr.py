@@ -1,0 +1,104 @@
+"""Csr: compressed sparse row storage, the format every solver runs on.
+
+Row pointers and column indices are int32, column indices sorted within each row, no
+duplicates; values are float32 or float64. ``cache`` holds what a backend derives from the
+matrix once (the OpenCL SpMV strategy, level sets of a triangular solve) for later kernels.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.matrix.dense import Dense, value_dtype
+
+INDEX_DTYPE = np.dtype(np.int32)
+
+
+class Csr(LinOp):
+    """A sparse matrix in CSR format on an executor (arrays ``row_ptrs``, ``col_idxs``, ``values``)."""
+
+    def __init__(self, exec: Executor, shape: tuple[int, int], row_ptrs: Any, col_idxs: Any, values: Any) -> None:
+        super().__init__(exec, shape, values.dtype)
+        self.row_ptrs = row_ptrs
+        self.col_idxs = col_idxs
+        self.values = values
+        self.cache: dict[str, Any] = {}
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return int(self.values.shape[0])
+
+    # -- creation and conversion -----------------------------------------------------------------
+    @classmethod
+    def from_scipy(cls, exec: Executor, matrix: Any, dtype: Any = None) -> "Csr":
+        """From any scipy.sparse matrix or array (or a dense numpy array), copied to ``exec``.
+
+        Duplicates are summed and column indices sorted, as the format requires.
+        """
+        if not (sp.issparse(matrix) or isinstance(matrix, np.ndarray)):
+            raise TypeError(f"Csr.from_scipy needs a scipy.sparse matrix or a numpy array, not {type(matrix).__name__}")
+        if isinstance(matrix, np.ndarray) and matrix.ndim != 2:
+            raise ValueError(f"a matrix must be 2-D, got a {matrix.ndim}-D array")
+        dtype = exec.check_dtype(value_dtype(matrix.dtype if dtype is None else dtype, "matrix"))
+        m = sp.csr_matrix(matrix, dtype=dtype)
+        m.sum_duplicates()  # also sorts the indices
+        if m.nnz > np.iinfo(np.int32).max:
+            raise ValueError(f"matrix has {m.nnz} nonzeros, more than int32 indices can address")
+        return cls(exec, m.shape, exec.from_host(m.indptr.astype(INDEX_DTYPE)),
+                   exec.from_host(m.indices.astype(INDEX_DTYPE)), exec.from_host(m.data))
+
+    def to_scipy(self) -> sp.csr_matrix:
+        """A scipy.sparse.csr_matrix copy on the host."""
+        row_ptrs, col_idxs, values = self.executor.to_host(self.row_ptrs, self.col_idxs, self.values)
+        return sp.csr_matrix((values, col_idxs, row_ptrs), shape=self.shape)
+
+    @classmethod
+    def from_dense(cls, dense: Dense) -> "Csr":
+        """The nonzeros of a Dense matrix, on its executor."""
+        row_ptrs, col_idxs, values = dense.executor.run("matrix.dense.convert_to_csr", dense)
+        return cls(dense.executor, dense.shape, row_ptrs, col_idxs, values)
+
+    def to_dense(self) -> Dense:
+        """A Dense copy on the same executor."""
+        out = Dense.empty(self.executor, self.shape, self.dtype)
+        self.executor.run("matrix.csr.convert_to_dense", self, out)
+        return out
+
+    def clone(self, exec: Executor | None = None) -> "Csr":
+        """A copy of this matrix, on ``exec`` if given."""
+        exec = self.executor if exec is None else exec
+        if exec.same_memory(self.executor):
+            arrays = (exec.copy(a) for a in (self.row_ptrs, self.col_idxs, self.values))
+        else:
+            arrays = (exec.from_host(a) for a in self.executor.to_host(self.row_ptrs, self.col_idxs, self.values))
+        return Csr(exec, self.shape, *arrays)
+
+    def to_executor(self, exec: Executor) -> "Csr":
+        return self if exec.same_memory(self.executor) else self.clone(exec)
+
+    def extract_diagonal(self) -> Dense:
+        """The main diagonal as an n x 1 Dense (zero where no entry is stored)."""
+        out = Dense.empty(self.executor, (min(self.shape), 1), self.dtype)
+        self.executor.run("matrix.csr.extract_diagonal", self, out)
+        return out
+
+    def is_finite(self) -> bool:
+        """True when no stored value is NaN or infinite."""
+        return bool(self.executor.run("matrix.csr.is_finite", self))
+
+    # -- LinOp: SpMV ------------------------------------------------------------------------------
+    def _apply_impl(self, b: Dense, x: Dense) -> None:
+        # x = A b
+        self.executor.run("matrix.csr.spmv", self, b, x)
+
+    def _apply_advanced_impl(self, alpha: Dense, b: Dense, beta: Dense, x: Dense) -> None:
+        # x = alpha A b + beta x
+        self.executor.run("matrix.csr.advanced_spmv", alpha, self, b, beta, x)
+
+    def __repr__(self) -> str:
+        return f"Csr({self.shape[0]} x {self.shape[1]}, nnz={self.nnz}, {self.dtype}, {self.executor!r})"

@@ -1,0 +1,170 @@
+"""Dense: a row-major n x k matrix; also the vectors (k right-hand sides) and the per-column
+scalars (1 x k) of the solvers."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lin_op import LinOp
+
+
+def value_dtype(dtype: Any, what: str = "array") -> np.dtype:
+    """The value type ginkpy stores for input of ``dtype``: float32 and float64 stay, integers
+    and booleans become float64, anything else (complex, objects) is refused."""
+    dtype = np.dtype(dtype)
+    if dtype in (np.float32, np.float64):
+        return dtype
+    if dtype.kind in "iub":
+        return np.dtype(np.float64)
+    raise TypeError(f"{what} has value type {dtype}, which ginkpy does not support: use float32 or float64")
+
+
+class Dense(LinOp):
+    """A dense n x k matrix in row-major order; ``values`` is the executor's array of shape (n, k)."""
+
+    def __init__(self, exec: Executor, values: Any) -> None:
+        super().__init__(exec, values.shape, values.dtype)
+        self.values = values
+
+    # -- creation ----------------------------------------------------------------------------
+    @classmethod
+    def from_numpy(cls, exec: Executor, array: Any, dtype: Any = None) -> "Dense":
+        """From a numpy array (1-D gives n x 1, 2-D gives n x k), copied to ``exec``."""
+        array = np.asarray(array)
+        if array.ndim == 1:
+            array = array[:, None]
+        if array.ndim != 2:
+            raise ValueError(f"Dense.from_numpy needs a 1-D or 2-D array, got {array.ndim}-D")
+        dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype))
+        return cls(exec, exec.from_host(np.ascontiguousarray(array, dtype=dtype)))
+
+    @classmethod
+    def empty(cls, exec: Executor, shape: tuple[int, int], dtype: Any = np.float64) -> "Dense":
+        """Uninitialized n x k matrix."""
+        return cls(exec, exec.alloc(_shape2(shape), exec.check_dtype(dtype)))
+
+    @classmethod
+    def zeros(cls, exec: Executor, shape: tuple[int, int], dtype: Any = np.float64) -> "Dense":
+        """n x k matrix of zeros."""
+        return cls.full(exec, shape, 0.0, dtype)
+
+    @classmethod
+    def full(cls, exec: Executor, shape: tuple[int, int], value: float, dtype: Any = np.float64) -> "Dense":
+        """n x k matrix with every entry ``value``."""
+        x = cls.empty(exec, shape, dtype)
+        x.fill(value)
+        return x
+
+    def empty_like(self, shape: tuple[int, int] | None = None) -> "Dense":
+        """Uninitialized matrix of this one's executor and value type (and shape, unless given)."""
+        return Dense.empty(self.executor, self.shape if shape is None else shape, self.dtype)
+
+    def to_numpy(self) -> np.ndarray:
+        """The n x k contents as a numpy array on the host."""
+        return self.executor.to_host(self.values)
+
+    def clone(self, exec: Executor | None = None) -> "Dense":
+        """A copy of this matrix, on ``exec`` if given."""
+        exec = self.executor if exec is None else exec
+        if exec.same_memory(self.executor):
+            return Dense(exec, exec.copy(self.values))
+        return Dense(exec, exec.from_host(self.to_numpy()))
+
+    def to_executor(self, exec: Executor) -> "Dense":
+        return self if exec.same_memory(self.executor) else self.clone(exec)
+
+    def copy_from(self, other: "Dense") -> "Dense":
+        """Copy ``other``'s values (same shape, any executor) into this matrix."""
+        if other.shape != self.shape:
+            raise ValueError(f"copy_from: shape {other.shape} does not match {self.shape}")
+        if self.executor.same_memory(other.executor):
+            self.executor.run("matrix.dense.copy", other.astype(self.dtype), self)
+        else:
+            self.values = self.executor.from_host(other.to_numpy().astype(self.dtype, copy=False))
+        return self
+
+    def astype(self, dtype: Any) -> "Dense":
+        """This matrix in value type ``dtype`` (itself when it already is)."""
+        dtype = self.executor.check_dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        out = Dense.empty(self.executor, self.shape, dtype)
+        self.executor.run("matrix.dense.convert_precision", self, out)
+        return out
+
+    # -- BLAS-like operations, each one named kernel ---------------------------------------------
+    def fill(self, value: float) -> "Dense":
+        """Set every entry to ``value``."""
+        self.executor.run("matrix.dense.fill", self, value)
+        return self
+
+    def scale(self, alpha: Any) -> "Dense":
+        """x = alpha x; ``alpha`` is a number or a 1 x 1 or 1 x k Dense (one factor per column)."""
+        self.executor.run("matrix.dense.scale", as_scalar(self.executor, alpha, self.dtype), self)
+        return self
+
+    def add_scaled(self, alpha: Any, b: "Dense") -> "Dense":
+        """x = x + alpha b."""
+        self.executor.run("matrix.dense.add_scaled", as_scalar(self.executor, alpha, self.dtype), b, self)
+        return self
+
+    def sub_scaled(self, alpha: Any, b: "Dense") -> "Dense":
+        """x = x - alpha b."""
+        self.executor.run("matrix.dense.sub_scaled", as_scalar(self.executor, alpha, self.dtype), b, self)
+        return self
+
+    def compute_dot(self, b: "Dense", result: "Dense | None" = None) -> "Dense":
+        """Per-column dot products x[:, j] . b[:, j] into a 1 x k Dense."""
+        if b.shape != self.shape:
+            raise ValueError(f"compute_dot: shapes {self.shape} and {b.shape} differ")
+        result = Dense.empty(self.executor, (1, self.shape[1]), self.dtype) if result is None else result
+        self.executor.run("matrix.dense.compute_dot", self, b, result)
+        return result
+
+    def compute_norm2(self, result: "Dense | None" = None) -> "Dense":
+        """Per-column Euclidean norms into a 1 x k Dense."""
+        result = Dense.empty(self.executor, (1, self.shape[1]), self.dtype) if result is None else result
+        self.executor.run("matrix.dense.compute_norm2", self, result)
+        return result
+
+    def transpose(self) -> "Dense":
+        """A new k x n matrix holding the transpose."""
+        out = Dense.empty(self.executor, (self.shape[1], self.shape[0]), self.dtype)
+        self.executor.run("matrix.dense.transpose", self, out)
+        return out
+
+    def is_finite(self) -> bool:
+        """True when no entry is NaN or infinite."""
+        return bool(self.executor.run("matrix.dense.is_finite", self))
+
+    # -- LinOp: dense matrix product ---------------------------------------------------------
+    def _apply_impl(self, b: "Dense", x: "Dense") -> None:
+        self.executor.run("matrix.dense.simple_apply", self, b, x)
+
+    def _apply_advanced_impl(self, alpha: "Dense", b: "Dense", beta: "Dense", x: "Dense") -> None:
+        self.executor.run("matrix.dense.apply", alpha, self, b, beta, x)
+
+    def __getitem__(self, key):  # pragma: no cover - convenience for interactive use
+        return self.to_numpy()[key]
+
+
+def as_scalar(exec: Executor, value: Any, dtype: Any) -> Dense:
+    """``value`` as a 1 x 1 (or 1 x k) Dense on ``exec``: numbers and numpy arrays are copied there."""
+    if isinstance(value, Dense):
+        if value.shape[0] != 1:
+            raise ValueError(f"a scalar must be a 1 x 1 or 1 x k Dense, got {value.shape}")
+        return value.to_executor(exec).astype(dtype)
+    arr = np.asarray(value, dtype=dtype)
+    if arr.ndim > 1 or not np.all(np.isfinite(arr)):
+        raise ValueError(f"a scalar must be a finite number or a 1-D array of per-column numbers, got {value!r}")
+    return Dense(exec, exec.from_host(arr.reshape(1, -1)))
+
+
+def _shape2(shape: Any) -> tuple[int, int]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape), 1)
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"a Dense shape is (rows, columns) with both >= 0, got {shape}")
+    return int(shape[0]), int(shape[1])

@@ -1,0 +1,43 @@
+"""Cg: the (preconditioned) conjugate gradient method for symmetric positive definite systems.
+
+A column whose p^T A p <= 0 (the matrix or preconditioner is not positive definite) stops
+with a breakdown instead of dividing by it.
+"""
+from __future__ import annotations
+
+from ginkpy.core.base.factory import parameters
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+
+
+class Cg(IterativeSolver):
+    @parameters
+    class Parameters(IterativeSolver.Parameters):
+        pass
+
+    def _solve(self, b: Dense, x: Dense) -> None:
+        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+        k = b.shape[1]
+        r, z, p, q = (b.empty_like() for _ in range(4))
+        rho, prev_rho, beta = (b.empty_like((1, k)) for _ in range(3))
+        # r = b - A x
+        self._residual(b, x, r)
+        monitor = IterationMonitor(self, b, x, r)
+        # p = q = 0, rho = 0, prev_rho = 1
+        exec.run("solver.cg.initialize", p, q, rho, prev_rho, monitor.status)
+        iteration = 0
+        while not monitor.check(iteration, residual=r):
+            # z = M r
+            M.apply(r, z)
+            # rho = r . z
+            r.compute_dot(z, rho)
+            # p = z + (rho / prev_rho) p
+            exec.run("solver.cg.step_1", p, z, rho, prev_rho, monitor.status)
+            # q = A p
+            A.apply(p, q)
+            # beta = p . q
+            p.compute_dot(q, beta)
+            # x = x + (rho / beta) p;  r = r - (rho / beta) q;  prev_rho = rho
+            exec.run("solver.cg.step_2", x, r, p, q, beta, rho, prev_rho, monitor.status)
+            iteration += 1
+        monitor.finish()

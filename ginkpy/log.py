@@ -1,0 +1,6 @@
+"""Loggers, attached to an operator with ``add_logger``."""
+from ginkpy.core.log.convergence import Convergence
+from ginkpy.core.log.logger import Logger, SolveResult
+from ginkpy.core.log.stream import Stream
+
+__all__ = ["Convergence", "Logger", "SolveResult", "Stream"]

@@ -1,0 +1,30 @@
+"""Reference kernels of Csr: sequential row-by-row loops expressed with numpy/scipy."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _scipy(a):
+    """The matrix as a scipy CSR sharing its arrays (no copy)."""
+    return sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+
+
+def spmv(exec, a, b, x):
+    x.values[...] = _scipy(a) @ b.values
+
+
+def advanced_spmv(exec, alpha, a, b, beta, x):
+    x.values[...] = alpha.values[0] * (_scipy(a) @ b.values) + beta.values[0] * x.values
+
+
+def convert_to_dense(exec, a, out):
+    out.values[...] = _scipy(a).toarray()
+
+
+def extract_diagonal(exec, a, out):
+    out.values[:, 0] = _scipy(a).diagonal()
+
+
+def is_finite(exec, a):
+    return bool(np.isfinite(a.values).all())

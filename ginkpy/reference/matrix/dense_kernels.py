@@ -1,0 +1,68 @@
+"""Reference kernels of Dense: numpy on the host, the definition of every dense operation.
+
+Scalars are 1 x 1 or 1 x k Dense: a 1 x 1 scalar applies to every column.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _col(alpha):
+    """A scalar Dense as a row that broadcasts over the columns."""
+    return alpha.values[0]
+
+
+def fill(exec, x, value):
+    x.values[...] = value
+
+
+def copy(exec, src, dst):
+    dst.values[...] = src.values
+
+
+def convert_precision(exec, src, dst):
+    dst.values[...] = src.values.astype(dst.dtype)
+
+
+def scale(exec, alpha, x):
+    x.values *= _col(alpha)
+
+
+def add_scaled(exec, alpha, b, x):
+    x.values += _col(alpha) * b.values
+
+
+def sub_scaled(exec, alpha, b, x):
+    x.values -= _col(alpha) * b.values
+
+
+def compute_dot(exec, a, b, result):
+    result.values[0] = np.einsum("ij,ij->j", a.values, b.values)
+
+
+def compute_norm2(exec, a, result):
+    result.values[0] = np.sqrt(np.einsum("ij,ij->j", a.values, a.values))
+
+
+def transpose(exec, a, out):
+    out.values[...] = a.values.T
+
+
+def is_finite(exec, a):
+    return bool(np.isfinite(a.values).all())
+
+
+def simple_apply(exec, a, b, x):
+    x.values[...] = a.values @ b.values
+
+
+def apply(exec, alpha, a, b, beta, x):
+    x.values[...] = _col(alpha) * (a.values @ b.values) + _col(beta) * x.values
+
+
+def convert_to_csr(exec, a):
+    """Row pointers, column indices and values of the nonzeros of ``a`` (row-major order)."""
+    rows, cols = np.nonzero(a.values)
+    row_ptrs = np.zeros(a.shape[0] + 1, dtype=np.int32)
+    np.cumsum(np.bincount(rows, minlength=a.shape[0]), out=row_ptrs[1:])
+    return row_ptrs, cols.astype(np.int32), a.values[rows, cols].copy()
