@@ -1,0 +1,200 @@
+"""The OpenCL executor: runs ginkpy's kernels on any OpenCL device through pyopencl.
+
+Arrays are ``pyopencl.array.Array`` allocated from a memory pool. Kernels live in ``.cl``
+files beside the Python module that launches them; :meth:`OpenCLExecutor.program` compiles
+one for a value type once per context and caches it. The device's properties are read once
+into :class:`DeviceInfo`, from which kernels choose their variant and launch sizes.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ginkpy.core.base.executor import Executor
+
+_INCLUDE_DIR = Path(__file__).resolve().parent
+_TYPE_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+
+class NoOpenCLDeviceError(RuntimeError):
+    """No OpenCL platform or no matching device is available."""
+
+
+_HOW_TO_GET_ONE = ('install a CPU device with  pip install "ginkpy[pocl]"  (PoCL), or a GPU driver '
+                   'with OpenCL support; "python -m ginkpy devices" lists what is found')
+
+
+@attrs.frozen
+class DeviceInfo:
+    """What kernels need to know about the device, read once."""
+
+    name: str
+    platform: str
+    is_cpu: bool
+    is_gpu: bool
+    fp64: bool
+    max_work_group_size: int
+    local_mem_size: int
+    compute_units: int
+    subgroups: bool  # sub-group functions (cl_khr_subgroups or cl_intel_subgroups)
+    global_mem_size: int
+
+    @classmethod
+    def of(cls, device) -> "DeviceInfo":
+        import pyopencl as cl
+        ext = device.extensions.split()
+        return cls(name=device.name.strip(), platform=device.platform.name.strip(),
+                   is_cpu=bool(device.type & cl.device_type.CPU),
+                   is_gpu=bool(device.type & cl.device_type.GPU),
+                   fp64="cl_khr_fp64" in ext or device.double_fp_config != 0,
+                   max_work_group_size=int(device.max_work_group_size),
+                   local_mem_size=int(device.local_mem_size),
+                   compute_units=int(device.max_compute_units),
+                   subgroups="cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext,
+                   global_mem_size=int(device.global_mem_size))
+
+
+def _platforms():
+    import pyopencl as cl
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # the ICD loader reports "no platform" as an error
+        platforms = []
+    if not platforms:
+        raise NoOpenCLDeviceError(f"no OpenCL platform found: {_HOW_TO_GET_ONE}")
+    return platforms
+
+
+def select_device(spec: Any = None):
+    """The OpenCL device for ``spec``: a pyopencl Device, ``"<platform>:<device>"`` indices, or a
+    substring of the device or platform name. Without a spec: ``GINKPY_OPENCL_DEVICE``, then
+    ``PYOPENCL_CTX``, then the first GPU, accelerator or CPU device, in that order."""
+    import pyopencl as cl
+    if isinstance(spec, cl.Device):
+        return spec
+    spec = spec or os.environ.get("GINKPY_OPENCL_DEVICE") or os.environ.get("PYOPENCL_CTX")
+    platforms = _platforms()
+    devices = [(i, j, d) for i, p in enumerate(platforms) for j, d in enumerate(p.get_devices())]
+    if spec:
+        spec = str(spec)
+        parts = spec.split(":")
+        if all(part.isdigit() for part in parts):
+            p, d = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+            for i, j, dev in devices:
+                if (i, j) == (p, d):
+                    return dev
+            raise NoOpenCLDeviceError(f"no OpenCL device {p}:{d}; {_HOW_TO_GET_ONE}")
+        for _, _, dev in devices:
+            if spec.lower() in dev.name.lower() or spec.lower() in dev.platform.name.lower():
+                return dev
+        raise NoOpenCLDeviceError(f"no OpenCL device matches {spec!r}; {_HOW_TO_GET_ONE}")
+    for kind in (cl.device_type.GPU, cl.device_type.ACCELERATOR, cl.device_type.CPU):
+        for _, _, dev in devices:
+            if dev.type & kind:
+                return dev
+    if devices:
+        return devices[0][2]
+    raise NoOpenCLDeviceError(f"the OpenCL platforms have no device: {_HOW_TO_GET_ONE}")
+
+
+_contexts: dict[Any, tuple] = {}  # one context, queue and memory pool per device, shared by executors
+
+
+class OpenCLExecutor(Executor):
+    """Runs kernels on one OpenCL device (see :func:`select_device` for how it is chosen).
+
+    Executors on the same device share one context, queue and memory pool, so their arrays
+    are interchangeable without copies.
+    """
+
+    backend = "opencl"
+
+    def __init__(self, device: Any = None) -> None:
+        super().__init__()
+        import pyopencl as cl
+        import pyopencl.tools as cl_tools
+        dev = select_device(device)
+        key = dev.int_ptr
+        if key not in _contexts:
+            ctx = cl.Context([dev])
+            queue = cl.CommandQueue(ctx)
+            pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+            _contexts[key] = (ctx, queue, pool, DeviceInfo.of(dev), {})
+        self.context, self.queue, self.pool, self.info, self._programs = _contexts[key]
+        self.device = dev
+
+    # -- programs ----------------------------------------------------------------------------
+    def program(self, module_file: str, dtype: Any, **defines: Any):
+        """The compiled program of the ``.cl`` file beside ``module_file`` for value type ``dtype``.
+
+        The source sees ``ValueType`` (float or double), ``IndexType`` (int) and each of
+        ``defines`` as a macro, and may ``#include "common.cl"``. Compiled once per context.
+        """
+        import pyopencl as cl
+        path = Path(module_file).with_suffix(".cl")
+        dtype = np.dtype(dtype)
+        options = [f"-DValueType={_TYPE_NAMES[dtype]}", "-DIndexType=int", f"-I{_INCLUDE_DIR}"]
+        options += [f"-D{k}={v}" for k, v in sorted(defines.items())]
+        key = (str(path), tuple(options))
+        prog = self._programs.get(key)
+        if prog is None:
+            source = path.read_text()
+            prog = self._programs[key] = cl.Program(self.context, source).build(options=options)
+        return prog
+
+    # -- memory ------------------------------------------------------------------------------
+    def check_dtype(self, dtype: Any) -> np.dtype:
+        dtype = super().check_dtype(dtype)
+        if dtype == np.float64 and not self.info.fp64:
+            raise TypeError(f"the OpenCL device '{self.info.name}' has no float64 (fp64) support: "
+                            f"use dtype=numpy.float32, or choose another device")
+        return dtype
+
+    def alloc(self, shape, dtype):
+        import pyopencl.array as cla
+        return cla.empty(self.queue, shape, np.dtype(dtype), allocator=self.pool)
+
+    def from_host(self, array: np.ndarray):
+        import pyopencl.array as cla
+        array = np.ascontiguousarray(array)
+        out = cla.empty(self.queue, array.shape, array.dtype, allocator=self.pool)
+        if array.size:
+            out.set(array, queue=self.queue)
+        return out
+
+    def to_host(self, *arrays: Any):
+        import pyopencl as cl
+        out = []
+        for a in arrays:
+            host = np.empty(a.shape, a.dtype)
+            if a.size:
+                cl.enqueue_copy(self.queue, host, a.data, is_blocking=False)
+            out.append(host)
+        self.queue.finish()
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def write(self, array, host: np.ndarray) -> None:
+        import pyopencl as cl
+        if array.size:
+            cl.enqueue_copy(self.queue, array.data, np.ascontiguousarray(host, dtype=array.dtype),
+                            is_blocking=True)
+
+    def copy(self, array):
+        out = self.alloc(array.shape, array.dtype)
+        if array.size:
+            import pyopencl as cl
+            cl.enqueue_copy(self.queue, out.data, array.data)
+        return out
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+    def same_memory(self, other: Executor) -> bool:
+        return isinstance(other, OpenCLExecutor) and other.context == self.context
+
+    def __repr__(self) -> str:
+        return f"OpenCLExecutor('{self.info.name}' on '{self.info.platform}')"

@@ -1,0 +1,48 @@
+"""Generated test problems as scipy.sparse CSR matrices, for examples, tests and benchmarks."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _laplacian_1d(n: int) -> sp.csr_matrix:
+    return sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
+
+
+def poisson_2d(n: int) -> sp.csr_matrix:
+    """5-point Laplacian on an n x n grid (n^2 rows, SPD)."""
+    return sp.kronsum(_laplacian_1d(n), _laplacian_1d(n), format="csr")
+
+
+def poisson_3d(n: int) -> sp.csr_matrix:
+    """7-point Laplacian on an n x n x n grid (n^3 rows, SPD)."""
+    t = _laplacian_1d(n)
+    return sp.kronsum(sp.kronsum(t, t), t, format="csr")
+
+
+def convection_diffusion_2d(n: int, peclet: float = 0.5) -> sp.csr_matrix:
+    """Upwind convection-diffusion on an n x n grid: nonsymmetric, diagonally dominant."""
+    c = peclet  # convection strength per cell, upwinded along the first axis
+    t = sp.diags([-(1 + c) * np.ones(n - 1), (2 + c) * np.ones(n), -np.ones(n - 1)], [-1, 0, 1])
+    return sp.kronsum(t, _laplacian_1d(n), format="csr")
+
+
+def power_law(n: int, mean_nnz: float = 8, exponent: float = 2.0, seed: int = 0) -> sp.csr_matrix:
+    """Rows with power-law distributed lengths (a few very long rows) plus a dominant diagonal."""
+    rng = np.random.default_rng(seed)
+    lengths = np.minimum(np.ceil(rng.pareto(exponent - 1, n) * mean_nnz / 2 + 1), n).astype(np.int64)
+    rows = np.repeat(np.arange(n), lengths)
+    cols = rng.integers(0, n, rows.size)
+    a = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(n, n))
+    a.sum_duplicates()
+    return (a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0)).tocsr()
+
+
+def arrow(n: int) -> sp.csr_matrix:
+    """Arrow matrix: a diagonal plus one full first row and column (SPD, diagonally dominant)."""
+    a = sp.lil_matrix((n, n))
+    a[0, :] = 1.0
+    a[:, 0] = 1.0
+    a.setdiag(np.full(n, 2.0))
+    a[0, 0] = float(n + 1)
+    return a.tocsr()

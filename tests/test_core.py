@@ -1,0 +1,73 @@
+"""Core tests: the API without numbers (parameters, dispatch, dimension and type checks)."""
+import numpy as np
+import pytest
+
+import ginkpy as gk
+from ginkpy.problems import poisson_2d
+
+
+def test_builder_sets_parameters_and_chains():
+    params = gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(5))
+    assert isinstance(params, gk.solver.Cg.Parameters)
+    assert len(params.criteria) == 1
+    assert params.criteria[0].max_iters == 5
+    assert params.preconditioner is None
+
+
+def test_on_binds_executor_and_copies_parameters(ref):
+    params = gk.stop.Iteration.build().with_max_iters(3)
+    factory = params.on(ref)
+    params.with_max_iters(7)
+    assert factory.executor is ref
+    assert factory.parameters.max_iters == 3
+
+
+def test_on_rejects_non_executor():
+    with pytest.raises(TypeError, match="executor"):
+        gk.solver.Cg.build().on("reference")
+
+
+def test_executor_by_name():
+    assert isinstance(gk.executor("reference"), gk.ReferenceExecutor)
+    with pytest.raises(ValueError, match="unknown executor"):
+        gk.executor("cuda")
+
+
+def test_missing_kernel_names_backend_and_kernel(ref):
+    with pytest.raises(gk.KernelNotFoundError, match=r"'matrix\.dense\.nope'.*reference"):
+        ref.run("matrix.dense.nope")
+    with pytest.raises(gk.KernelNotFoundError, match=r"no module ginkpy\.reference\.nothing_kernels"):
+        ref.run("nothing.f")
+
+
+def test_dimension_and_type_checks(ref):
+    A = gk.matrix.Csr.from_scipy(ref, poisson_2d(3))
+    with pytest.raises(ValueError, match="b has 4 rows"):
+        A.apply(gk.matrix.Dense.zeros(ref, (4, 1)), gk.matrix.Dense.zeros(ref, (9, 1)))
+    with pytest.raises(ValueError, match="x must be 9 x 2"):
+        A.apply(gk.matrix.Dense.zeros(ref, (9, 2)), gk.matrix.Dense.zeros(ref, (9, 1)))
+    with pytest.raises(TypeError, match="value type mismatch"):
+        A.apply(gk.matrix.Dense.zeros(ref, (9, 1), np.float32), gk.matrix.Dense.zeros(ref, (9, 1)))
+    with pytest.raises(TypeError, match="ginkpy matrix"):
+        A.apply(np.zeros(9), gk.matrix.Dense.zeros(ref, (9, 1)))
+
+
+def test_unsupported_value_types(ref):
+    with pytest.raises(TypeError, match="complex"):
+        gk.matrix.Dense.from_numpy(ref, np.zeros(3, complex))
+    assert gk.matrix.Dense.from_numpy(ref, np.arange(3)).dtype == np.float64
+
+
+def test_solver_rejects_bad_systems(ref):
+    crit = gk.stop.Iteration.build().with_max_iters(5)
+    with pytest.raises(ValueError, match="square"):
+        gk.solver.Cg.build().with_criteria(crit).on(ref).generate(
+            gk.matrix.Csr.from_scipy(ref, np.ones((2, 3))))
+    bad = poisson_2d(3)
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        gk.solver.Cg.build().with_criteria(crit).on(ref).generate(gk.matrix.Csr.from_scipy(ref, bad))
+    with pytest.raises(TypeError, match="LinOp"):
+        gk.solver.Cg.build().with_criteria(crit).on(ref).generate(poisson_2d(3))
+    with pytest.raises(TypeError, match="criteria"):
+        gk.solver.Cg.build().with_criteria(5).on(ref).generate(gk.matrix.Csr.from_scipy(ref, poisson_2d(3)))
