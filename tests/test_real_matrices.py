@@ -31,8 +31,8 @@ def _scipy_iterations(method, A, b, d):
     return info == 0 and np.linalg.norm(b - A @ x) <= 1.01 * RTOL * np.linalg.norm(b), count[0]
 
 
-def _ginkpy_solve(exec, solver_type, A_host, b):
-    A = gk.read(matrix_path(A_host), exec)
+def _ginkpy_solve(exec, solver_type, name, b):
+    A = gk.read(matrix_path(name), exec)
     params = (solver_type.build()
               .with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1))
               .with_criteria(gk.stop.Iteration.build().with_max_iters(10000),
