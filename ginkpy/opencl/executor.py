@@ -146,6 +146,17 @@ class OpenCLExecutor(Executor):
             prog = self._programs[key] = cl.Program(self.context, source).build(options=options)
         return prog
 
+    def kernel(self, module_file: str, dtype: Any, name: str, **defines: Any):
+        """The kernel ``name`` of :meth:`program`, created once and then reused: pyopencl makes
+        a new kernel object (and warns) on every ``program.name`` access."""
+        import pyopencl as cl
+        prog = self.program(module_file, dtype, **defines)
+        key = (prog.int_ptr, name)
+        knl = self._programs.get(key)
+        if knl is None:
+            knl = self._programs[key] = cl.Kernel(prog, name)
+        return knl
+
     # -- memory ------------------------------------------------------------------------------
     def check_dtype(self, dtype: Any) -> np.dtype:
         dtype = super().check_dtype(dtype)
