@@ -1,3 +1,4 @@
 """Preconditioners, given to a solver with ``with_preconditioner``."""
+from ginkpy.core.preconditioner.jacobi import Jacobi
 
-__all__: list[str] = []
+__all__: list[str] = ["Jacobi"]

@@ -1,0 +1,66 @@
+// Apply kernels of Jacobi: x = D^-1 b and x = alpha D^-1 b + beta x, b and x n x k row-major.
+// One work-item per entry (row, column). The inverse blocks are stored padded to
+// stride x stride (stride = the largest block), block i at i * stride * stride, so a row finds
+// its row of the inverse from its block number alone; scalar Jacobi (stride 1) is the inverse
+// diagonal. A scalar alpha or beta is 1 x 1 or 1 x k, read at column * stride (0 or 1).
+#include "common.cl"
+
+// Entry (row, col) of D^-1 b: the row's row of its inverse block times the block's part of b.
+inline value_type block_row_times_b(const int row, const int col, const int k, const int stride,
+                                    __global const int* block_ptrs, __global const int* row_blocks,
+                                    __global const value_type* blocks, __global const value_type* b)
+{
+    const int block = row_blocks[row];
+    const int start = block_ptrs[block];
+    const int block_size = block_ptrs[block + 1] - start;
+    __global const value_type* inv_row = blocks + ((size_t)block * stride + (row - start)) * stride;
+    __global const value_type* b_block = b + (size_t)start * k + col;
+    value_type sum = 0;
+    for (int j = 0; j < block_size; ++j) {
+        sum += inv_row[j] * b_block[(size_t)j * k];
+    }
+    return sum;
+}
+
+__kernel void simple_apply(const int size, const int k, const int stride,
+                           __global const int* block_ptrs, __global const int* row_blocks,
+                           __global const value_type* blocks, __global const value_type* b,
+                           __global value_type* x)
+{
+    const int i = get_global_id(0);
+    if (i < size) x[i] = block_row_times_b(i / k, i % k, k, stride, block_ptrs, row_blocks, blocks, b);
+}
+
+__kernel void apply(const int size, const int k, __global const value_type* alpha,
+                    const int alpha_stride, const int stride, __global const int* block_ptrs,
+                    __global const int* row_blocks, __global const value_type* blocks,
+                    __global const value_type* b, __global const value_type* beta,
+                    const int beta_stride, __global value_type* x)
+{
+    const int i = get_global_id(0);
+    if (i < size) {
+        const int col = i % k;
+        x[i] = alpha[col * alpha_stride]
+                   * block_row_times_b(i / k, col, k, stride, block_ptrs, row_blocks, blocks, b)
+               + beta[col * beta_stride] * x[i];
+    }
+}
+
+__kernel void simple_scalar_apply(const int size, const int k, __global const value_type* inv_diag,
+                                  __global const value_type* b, __global value_type* x)
+{
+    const int i = get_global_id(0);
+    if (i < size) x[i] = inv_diag[i / k] * b[i];
+}
+
+__kernel void scalar_apply(const int size, const int k, __global const value_type* alpha,
+                           const int alpha_stride, __global const value_type* inv_diag,
+                           __global const value_type* b, __global const value_type* beta,
+                           const int beta_stride, __global value_type* x)
+{
+    const int i = get_global_id(0);
+    if (i < size) {
+        const int col = i % k;
+        x[i] = alpha[col * alpha_stride] * inv_diag[i / k] * b[i] + beta[col * beta_stride] * x[i];
+    }
+}
