@@ -1,0 +1,18 @@
+"""LowerTrs: solves L x = b with the lower triangle L of its system matrix (Ginkgo's LowerTrs)."""
+from __future__ import annotations
+
+from ginkpy.core.base.factory import parameters
+from ginkpy.core.solver.triangular import TriangularSolver
+
+
+class LowerTrs(TriangularSolver):
+    """Forward substitution with the lower triangle (entries above the diagonal are ignored).
+
+    ``gk.solver.LowerTrs.build().with_unit_diagonal(True).on(exec).generate(L)``
+    """
+
+    lower = True
+
+    @parameters
+    class Parameters(TriangularSolver.Parameters):
+        pass

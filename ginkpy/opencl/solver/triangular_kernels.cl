@@ -1,0 +1,52 @@
+// Sparse triangular solve by level scheduling. The host groups the rows by dependency level and
+// stores the strict triangle with its rows in level order (position p holds row rows[p]); the
+// rows of one level only need x of rows in earlier levels, so they are solved in parallel.
+// x and b are n x k row-major; one work-item solves one (row, column) pair.
+#include "common.cl"
+
+// x_row = (b_row - sum_j a_row,j x_j) / a_row,row for the row at level-order position pos
+inline void solve_row(const int pos, const int c, const int k, __global const int* rows,
+                      __global const int* row_ptrs, __global const int* col_idxs,
+                      __global const value_type* values, __global const value_type* diag,
+                      __global const value_type* b, __global value_type* x)
+{
+    const int row = rows[pos];
+    value_type sum = 0;
+    for (int nz = row_ptrs[pos]; nz < row_ptrs[pos + 1]; ++nz) {
+        sum += values[nz] * x[col_idxs[nz] * k + c];
+    }
+    x[row * k + c] = (b[row * k + c] - sum) / diag[pos];
+}
+
+// One wide level: the positions begin..end, every (row, column) pair its own work-item.
+__kernel void solve_level(const int begin, const int end, const int k, __global const int* rows,
+                          __global const int* row_ptrs, __global const int* col_idxs,
+                          __global const value_type* values, __global const value_type* diag,
+                          __global const value_type* b, __global value_type* x)
+{
+    const int id = get_global_id(0);
+    if (id < (end - begin) * k) {
+        solve_row(begin + id / k, id % k, k, rows, row_ptrs, col_idxs, values, diag, b, x);
+    }
+}
+
+// A run of thin levels first_level..last_level in ONE work-group: its work-items share out each
+// level's pairs, and a barrier (which orders global memory within the work-group) separates the
+// levels, so one launch replaces one launch per level. No waiting between work-groups.
+__kernel void solve_chain(const int first_level, const int last_level,
+                          __global const int* level_ptrs, const int k, __global const int* rows,
+                          __global const int* row_ptrs, __global const int* col_idxs,
+                          __global const value_type* values, __global const value_type* diag,
+                          __global const value_type* b, __global value_type* x)
+{
+    const int lid = get_local_id(0);
+    const int wg = get_local_size(0);
+    for (int level = first_level; level < last_level; ++level) {
+        const int begin = level_ptrs[level];
+        const int pairs = (level_ptrs[level + 1] - begin) * k;
+        for (int id = lid; id < pairs; id += wg) {
+            solve_row(begin + id / k, id % k, k, rows, row_ptrs, col_idxs, values, diag, b, x);
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
