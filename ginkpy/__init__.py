@@ -3,6 +3,7 @@ and on any OpenCL device."""
 from ginkpy import log, matrix, preconditioner, solver, stop
 from ginkpy.core.base.executor import Executor, KernelNotFoundError, default_executor, executor
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.mtx_io import read, write
 from ginkpy.reference.executor import ReferenceExecutor
 
 __version__ = "0.1.0"
@@ -17,4 +18,5 @@ def __getattr__(name):
 
 
 __all__ = ["Executor", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
-           "default_executor", "executor", "log", "matrix", "preconditioner", "solver", "stop"]
+           "default_executor", "executor", "log", "matrix", "preconditioner", "read", "solver", "stop",
+           "write"]

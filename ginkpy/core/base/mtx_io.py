@@ -1,0 +1,107 @@
+"""Matrix Market I/O: ``gk.read(path, exec)`` and ``gk.write(path, op)``.
+
+The header is checked here, so that a file ginkpy cannot hold (complex values, a vector
+object, a malformed banner) is refused with a message saying why; the data is parsed by
+scipy.io.mmread (fast_matrix_market), which expands symmetric, skew-symmetric and pattern
+files into general matrices.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.dense import Dense
+
+BANNER = "%%MatrixMarket"
+FORMATS = ("coordinate", "array")
+FIELDS = ("real", "double", "integer", "pattern")
+SYMMETRIES = ("general", "symmetric", "skew-symmetric")
+_HEADER_FORM = f"'{BANNER} matrix <coordinate|array> <real|integer|pattern> <general|symmetric|skew-symmetric>'"
+
+
+def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: Any = None) -> LinOp:
+    """The matrix in the Matrix Market file ``path``, on ``exec``.
+
+    ``format`` is ``"csr"`` (the default: a Csr with int32 indices), ``"dense"`` (a Dense, as
+    for a right-hand side stored as an array), or any class of ``gk.matrix`` with ``from_csr``,
+    given as the class or its lower-case name. ``dtype`` is float64 unless given (float32).
+    Coordinate and array files; real, integer and pattern (values 1) fields; general,
+    symmetric and skew-symmetric storage.
+    """
+    product = _format_class(format)
+    dtype = exec.check_dtype(np.float64 if dtype is None else dtype)
+    _check_header(path)
+    try:
+        data = scipy.io.mmread(path)
+    except ValueError as err:
+        raise ValueError(f"{os.fspath(path)} is not a valid Matrix Market file: {err}") from None
+    if product is Dense:
+        return Dense.from_numpy(exec, data.toarray() if sp.issparse(data) else data, dtype)
+    csr = Csr.from_scipy(exec, data, dtype)
+    return csr if product is Csr else product.from_csr(csr)
+
+
+def write(path: str | os.PathLike, op: LinOp) -> None:
+    """Write ``op`` to the Matrix Market file ``path`` (real, general), with every digit needed
+    to read the same values back: a Dense as an array, a Csr (or any matrix with ``to_csr()``)
+    as coordinates, its stored entries (explicit zeros included)."""
+    if isinstance(op, Dense):
+        data = op.to_numpy()
+    elif isinstance(op, Csr):
+        data = op.to_scipy()
+    elif isinstance(op, LinOp) and hasattr(op, "to_csr"):
+        data = op.to_csr().to_scipy()
+    else:
+        raise TypeError(f"write needs a ginkpy matrix (gk.matrix.Dense, Csr or a format with to_csr()), "
+                        f"not {type(op).__name__}")
+    with open(path, "wb") as f:  # an open file: mmwrite would append .mtx to a name without it
+        scipy.io.mmwrite(f, data, field="real", symmetry="general")
+
+
+def _format_class(format: Any) -> type:
+    """The matrix class for ``format``: Csr, Dense or a class with ``from_csr``."""
+    import ginkpy.matrix as formats
+    classes = [getattr(formats, name) for name in formats.__all__]
+    available = {cls.__name__.lower(): cls for cls in classes
+                 if isinstance(cls, type) and (cls in (Csr, Dense) or hasattr(cls, "from_csr"))}
+    if isinstance(format, str) and format.lower() in available:
+        return available[format.lower()]
+    if isinstance(format, type) and issubclass(format, LinOp) and (
+            format in (Csr, Dense) or hasattr(format, "from_csr")):
+        return format
+    raise ValueError(f"read: unknown matrix format {format!r}: use one of {sorted(available)} "
+                     f"or a gk.matrix class with from_csr")
+
+
+def _check_header(path: str | os.PathLike) -> None:
+    """Raise a clear error unless ``path`` starts with a Matrix Market header ginkpy can read."""
+    name = os.fspath(path)
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            line = f.readline()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"Matrix Market file not found: {name}") from None
+    tokens = line.split()
+    if len(tokens) != 5 or tokens[0] != BANNER:
+        raise ValueError(f"{name} is not a Matrix Market file: its first line must be {_HEADER_FORM}, "
+                         f"but it is {line.strip()[:80]!r}")
+    obj, fmt, field, symmetry = (t.lower() for t in tokens[1:])
+    if field == "complex" or symmetry == "hermitian":
+        raise TypeError(f"{name} holds a complex matrix ({field} {symmetry}); ginkpy supports real values only "
+                        f"(float32 and float64)")
+    if obj != "matrix":
+        raise ValueError(f"{name} holds a Matrix Market '{obj}', not a 'matrix': ginkpy reads matrices "
+                         f"(store a vector as an n x 1 array matrix)")
+    for value, allowed, what in ((fmt, FORMATS, "format"), (field, FIELDS, "field"),
+                                 (symmetry, SYMMETRIES, "symmetry")):
+        if value not in allowed:
+            raise ValueError(f"{name}: unknown Matrix Market {what} '{value}': the header must read {_HEADER_FORM}")
+    if fmt == "array" and field == "pattern":
+        raise ValueError(f"{name}: an array file cannot have the field 'pattern' (only coordinate files can)")
