@@ -1,4 +1,6 @@
 """Preconditioners, given to a solver with ``with_preconditioner``."""
+from ginkpy.core.preconditioner.ic import Ic
+from ginkpy.core.preconditioner.ilu import Ilu
 from ginkpy.core.preconditioner.jacobi import Jacobi
 
-__all__: list[str] = ["Jacobi"]
+__all__: list[str] = ["Ic", "Ilu", "Jacobi"]

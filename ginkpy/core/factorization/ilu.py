@@ -1,0 +1,31 @@
+"""Ilu: the ILU(0) factorization A ~ L U (Ginkgo's factorization::Ilu).
+
+L is unit lower triangular (its diagonal of ones is stored), U upper triangular, both with the
+sparsity pattern of A's triangles, as Csr. The factorization runs on the host at generate(),
+sequentially (the reference algorithm, O(nnz * row length)), on every executor; the factors are
+then copied to the executor, where the preconditioner applies them. A zero pivot raises a
+ValueError naming the row.
+"""
+from __future__ import annotations
+
+from ginkpy.core.base.factory import parameters
+from ginkpy.core.factorization.factorization import Factorization
+from ginkpy.core.matrix.csr import Csr
+
+
+class Ilu(Factorization):
+    """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``."""
+
+    kernel = "factorization.ilu.factorize"
+
+    @parameters
+    class Parameters(Factorization.Parameters):
+        pass
+
+    @property
+    def l_factor(self) -> Csr:
+        return self.factors[0]
+
+    @property
+    def u_factor(self) -> Csr:
+        return self.factors[1]
