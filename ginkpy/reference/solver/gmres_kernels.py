@@ -43,10 +43,11 @@ def orthogonalize(exec, basis, h, j, accumulate, w, hessenberg, estimate, status
     # w = w - sum_{i <= j} h_i v_i;  H[0:j+1, j] = h (accumulate: += h)
     go = _active(estimate, status)
     k = w.shape[1]
-    hg = h.values[: j + 1, go]
-    w.values[:, go] -= np.einsum("ic,inc->nc", hg, _vectors(basis, w.shape[0])[: j + 1, :, go])
+    vectors = _vectors(basis, w.shape[0])
+    for i in range(j + 1):
+        w.values[:, go] -= h.values[i, go] * vectors[i][:, go]
     column = hessenberg.values[: j + 1, j * k:(j + 1) * k]
-    column[:, go] = column[:, go] + hg if accumulate else hg
+    column[:, go] = (column[:, go] if accumulate else 0) + h.values[: j + 1, go]
 
 
 def next_basis(exec, w, w_norm, j, basis, v, estimate, status):
@@ -86,12 +87,16 @@ def solve_krylov(exec, hessenberg, g, inner, y):
     k = g.shape[1]
     for c in range(k):
         for i in range(inner[c] - 1, -1, -1):
-            upper = hessenberg.values[i, (i + 1) * k + c:inner[c] * k:k]
-            y.values[i, c] = (g.values[i, c] - upper @ y.values[i + 1:inner[c], c]) / hessenberg.values[i, i * k + c]
+            value = g.values[i, c]
+            for l in range(i + 1, inner[c]):
+                value -= hessenberg.values[i, l * k + c] * y.values[l, c]
+            y.values[i, c] = value / hessenberg.values[i, i * k + c]
 
 
 def multi_axpy(exec, basis, y, inner, out):
     # out = sum_{i < inner} y_i v_i, every column (0 where inner = 0)
     vectors = _vectors(basis, out.shape[0])
-    for c in range(out.shape[1]):
-        out.values[:, c] = y.values[: inner[c], c] @ vectors[: inner[c], :, c]
+    out.values[...] = 0
+    for i in range(int(inner.max(initial=0))):
+        use = inner > i
+        out.values[:, use] += y.values[i, use] * vectors[i][:, use]
