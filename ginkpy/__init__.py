@@ -5,6 +5,8 @@ from ginkpy.core.base.executor import Executor, KernelNotFoundError, default_exe
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.mtx_io import read, write
 from ginkpy.reference.executor import ReferenceExecutor
+from ginkpy import config, linalg
+from ginkpy.linalg import aslinearoperator
 
 __version__ = "0.1.0"
 
@@ -18,5 +20,6 @@ def __getattr__(name):
 
 
 __all__ = ["Executor", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
+           "aslinearoperator", "config", "linalg",
            "default_executor", "executor", "factorization", "log", "matrix", "preconditioner", "read",
            "solver", "stop", "write"]

@@ -1,0 +1,182 @@
+"""Configuration as data: solvers, preconditioners and stopping criteria from Ginkgo's JSON
+configuration format.
+
+    {"type": "solver::Cg",
+     "preconditioner": {"type": "preconditioner::Jacobi", "max_block_size": 1},
+     "criteria": [{"type": "Iteration", "max_iters": 1000},
+                  {"type": "ResidualNorm", "reduction_factor": 1e-8}]}
+
+:func:`parse` turns such a dict (or a JSON file holding one) into the parameter object that
+``gk.solver.Cg.build().with_...`` gives; call ``.on(exec)`` on it. :func:`to_dict` is the inverse.
+Each key is a parameter of the named type; a dict with a ``"type"`` is a nested factory. As in
+Ginkgo, ``"criteria"`` is a list of criteria, one criterion, or the short form
+``{"iteration": 1000, "relative_residual_norm": 1e-8}``, and ``time_limit`` is in nanoseconds.
+``"value_type"`` and ``"index_type"`` are checked and otherwise ignored: ginkpy takes the value
+type from the matrix and always uses int32 indices.
+
+The type names come from :func:`types`, built from the public namespaces ``gk.solver``,
+``gk.preconditioner`` and ``gk.stop``: a type exported there is configurable, by the command
+line and by name in ``gk.linalg`` too.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters
+from ginkpy.core.stop.criterion import Criterion
+
+# Ginkgo's short form of "criteria": key -> (criterion type, parameter, fixed parameters)
+_SHORT_CRITERIA = {
+    "iteration": ("Iteration", "max_iters", {}),
+    "time": ("Time", "time_limit", {}),
+    "relative_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "rhs_norm"}),
+    "initial_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "initial_resnorm"}),
+    "absolute_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "absolute"}),
+}
+_NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
+_TYPE_KEYS = {"value_type": ("float64", "float32"), "index_type": ("int32",)}
+
+
+def types() -> dict[str, type]:
+    """Every type a configuration can name, with its class: ``"solver::Cg"``,
+    ``"preconditioner::Jacobi"``, ``"Iteration"``, ``"ResidualNorm"``, ``"Time"``, ..."""
+    from ginkpy import preconditioner, solver, stop
+    table = {}
+    for prefix, module in (("solver::", solver), ("preconditioner::", preconditioner), ("", stop)):
+        for name in module.__all__:
+            cls = getattr(module, name)
+            if isinstance(cls, type) and issubclass(cls, EnableBuild) and (prefix or issubclass(cls, Criterion)):
+                table[prefix + name] = cls
+    return table
+
+
+def short_names(kind: str) -> dict[str, type]:
+    """The types of ``kind`` (``"solver"`` or ``"preconditioner"``) by lowercase class name,
+    as the command line and ``gk.linalg`` accept them: ``{"cg": Cg, "bicgstab": Bicgstab, ...}``."""
+    prefix = f"{kind}::"
+    return {name[len(prefix):].lower(): cls for name, cls in types().items() if name.startswith(prefix)}
+
+
+def type_name(cls: type) -> str:
+    """The configuration name of a type (``gk.solver.Cg`` -> ``"solver::Cg"``)."""
+    for name, known in types().items():
+        if known is cls:
+            return name
+    raise TypeError(f"{cls.__name__} is not exported by gk.solver, gk.preconditioner or gk.stop, "
+                    f"so it has no configuration name")
+
+
+def parse(source: Any) -> Parameters:
+    """The parameter object described by ``source``: a dict in Ginkgo's configuration format or
+    the path of a JSON file holding one. Call ``.on(exec)`` on the result."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, encoding="utf-8") as f:
+            try:
+                source = json.load(f)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{os.fspath(f.name)} is not valid JSON: {err}") from None
+    return _parse(source, "configuration")
+
+
+def _parse(config: Any, where: str) -> Parameters:
+    if not isinstance(config, dict):
+        raise TypeError(f"{where} must be a dict with a 'type' key, got {type(config).__name__}")
+    known = types()
+    name = config.get("type")
+    if name not in known:
+        raise ValueError(f"{where}: unknown type {name!r}; accepted types: {', '.join(sorted(known))}")
+    cls = known[name]
+    fields = {f.name: f for f in attrs.fields(cls.Parameters)}
+    params = cls.build()
+    for key, value in config.items():
+        here = f"{where}.{key}"
+        if key == "type":
+            continue
+        if key in _TYPE_KEYS:
+            if value not in _TYPE_KEYS[key]:
+                raise ValueError(f"{here}: ginkpy supports {' and '.join(_TYPE_KEYS[key])}, got {value!r}")
+            continue
+        if key not in fields:
+            accepted = sorted([*fields, "type", *_TYPE_KEYS])
+            raise ValueError(f"{here}: {name} has no parameter {key!r}; accepted keys: {', '.join(accepted)}")
+        if key == "criteria":
+            value = _parse_criteria(value, here)
+        elif fields[key].metadata.get("variadic"):
+            value = tuple(_parse_value(v, f"{here}[{i}]") for i, v in enumerate(_as_list(value)))
+        else:
+            value = _parse_value(value, here)
+        if (name, key) in _NANOSECONDS:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{here}: give the time limit as a number of nanoseconds, got {value!r}")
+            value = value * 1e-9
+        setattr(params, key, value)
+    return params
+
+
+def _as_list(value: Any) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _parse_value(value: Any, where: str) -> Any:
+    """A nested factory (a dict with a "type") becomes parameters; plain values stay."""
+    if isinstance(value, dict):
+        return _parse(value, where)
+    if isinstance(value, list):
+        return tuple(_parse_value(v, f"{where}[{i}]") for i, v in enumerate(value))
+    return value
+
+
+def _parse_criteria(value: Any, where: str) -> tuple:
+    if isinstance(value, dict) and "type" not in value:
+        criteria = []
+        for key, v in value.items():
+            if key not in _SHORT_CRITERIA:
+                raise ValueError(f"{where}: unknown criterion {key!r}; the short form accepts "
+                                 f"{', '.join(_SHORT_CRITERIA)} (or give a list of {{'type': ...}} criteria)")
+            kind, param, fixed = _SHORT_CRITERIA[key]
+            criteria.append({"type": kind, param: v, **fixed})
+        value = criteria
+    parsed = tuple(_parse(c, f"{where}[{i}]") for i, c in enumerate(_as_list(value)))
+    for i, p in enumerate(parsed):
+        if not issubclass(p.product, Criterion):
+            raise ValueError(f"{where}[{i}]: {type_name(p.product)} is not a stopping criterion")
+    return parsed
+
+
+def to_dict(params: Parameters | Factory) -> dict[str, Any]:
+    """The configuration dict of a parameter object (or factory): ``parse(to_dict(p)) == p``.
+
+    Only parameters that differ from their defaults are written."""
+    if isinstance(params, Factory):
+        params = params.parameters
+    if not isinstance(params, Parameters):
+        raise TypeError(f"to_dict takes parameters (Type.build()...) or a factory, not {type(params).__name__}")
+    name = type_name(params.product)
+    out: dict[str, Any] = {"type": name}
+    defaults = type(params)()
+    for field in attrs.fields(type(params)):
+        value = getattr(params, field.name)
+        if not isinstance(value, np.ndarray) and value == getattr(defaults, field.name):
+            continue
+        if (name, field.name) in _NANOSECONDS:
+            value = round(value * 1e9)
+        out[field.name] = _value_to_data(value, f"{name}.{field.name}")
+    return out
+
+
+def _value_to_data(value: Any, where: str) -> Any:
+    if isinstance(value, (Parameters, Factory)):
+        return to_dict(value)
+    if isinstance(value, (list, tuple)):
+        return [_value_to_data(v, where) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"{where}: a {type(value).__name__} cannot be written as configuration data "
+                    f"(only numbers, strings, booleans and nested factories can)")

@@ -1,0 +1,99 @@
+"""Interoperability with scipy.sparse.linalg: ginkpy operators as SciPy LinearOperators, and
+SciPy's operators, sparse matrices and NumPy arrays as ginkpy LinOps."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.dense import Dense, value_dtype
+
+
+class GinkpyLinearOperator(spla.LinearOperator):
+    """A ginkpy LinOp seen as a SciPy LinearOperator: each product copies the operand to the
+    operator's executor, applies the operator there and copies the result back."""
+
+    def __init__(self, linop: LinOp) -> None:
+        super().__init__(dtype=linop.dtype, shape=linop.shape)
+        self.linop = linop
+
+    def _matmat(self, X: np.ndarray) -> np.ndarray:
+        exec = self.linop.executor
+        b = Dense.from_numpy(exec, np.asarray(X), dtype=self.dtype)
+        # x = 0 is also the initial guess when the operator is a solver
+        x = Dense.zeros(exec, (self.shape[0], b.shape[1]), self.dtype)
+        return self.linop.apply(b, x).to_numpy()
+
+    def _adjoint(self) -> "GinkpyLinearOperator":
+        transpose = getattr(self.linop, "transpose", None)
+        if transpose is None:
+            raise NotImplementedError(f"{type(self.linop).__name__} has no transpose(), so rmatvec and "
+                                      f"the adjoint .H are not available")
+        return GinkpyLinearOperator(transpose())
+
+
+def aslinearoperator(op: Any) -> spla.LinearOperator:
+    """``op`` as a SciPy LinearOperator, so that ginkpy operators work inside SciPy's solvers.
+
+    A ginkpy LinOp (matrix, solver, preconditioner) is wrapped so that each product runs on its
+    executor (copying operands there and back); anything else goes to
+    ``scipy.sparse.linalg.aslinearoperator``.
+    """
+    if isinstance(op, ScipyOperator):
+        return op.operator
+    if isinstance(op, LinOp):
+        return GinkpyLinearOperator(op)
+    return spla.aslinearoperator(op)
+
+
+class ScipyOperator(LinOp):
+    """A SciPy LinearOperator as a ginkpy LinOp on any executor.
+
+    SciPy operators compute on the host: each apply copies b to the host, calls the
+    operator's ``matmat`` and copies the result back to the executor (two transfers per apply).
+    """
+
+    def __init__(self, exec: Executor, operator: spla.LinearOperator, dtype: Any) -> None:
+        super().__init__(exec, operator.shape, exec.check_dtype(dtype))
+        self.operator = operator
+
+    def _apply_impl(self, b: Dense, x: Dense) -> None:
+        y = np.asarray(self.operator.matmat(b.to_numpy()))
+        value_dtype(y.dtype, "the result of the LinearOperator")
+        if y.shape != x.shape:
+            raise ValueError(f"the LinearOperator returned an array of shape {y.shape} for an operand "
+                             f"of shape {b.shape}; expected {x.shape}")
+        x.executor.write(x.values, np.ascontiguousarray(y, dtype=self.dtype))
+
+
+def host_operator(A: Any, what: str = "A") -> Any:
+    """``A`` unchanged when it is a ginkpy LinOp, SciPy sparse matrix or NumPy array (a
+    wrapped ginkpy LinOp is unwrapped); otherwise A as a SciPy LinearOperator."""
+    if isinstance(A, GinkpyLinearOperator):
+        return A.linop
+    if isinstance(A, (LinOp, np.ndarray)) or sp.issparse(A):
+        return A
+    try:
+        return spla.aslinearoperator(A)
+    except TypeError:
+        raise TypeError(f"{what} must be a SciPy sparse matrix or array, a NumPy array, a SciPy "
+                        f"LinearOperator or a ginkpy LinOp, not {type(A).__name__}") from None
+
+
+def as_linop(A: Any, exec: Executor, dtype: Any, what: str = "A") -> LinOp:
+    """``A`` (any form :func:`host_operator` accepts) as a ginkpy LinOp for ``exec``: matrices and
+    arrays become Csr in value type ``dtype``, LinearOperators a :class:`ScipyOperator`, and
+    ginkpy LinOps stay as they are."""
+    A = host_operator(A, what)
+    if isinstance(A, LinOp):
+        return A
+    if isinstance(A, np.ndarray) or sp.issparse(A):
+        if A.ndim != 2:
+            raise ValueError(f"{what} must be a 2-D matrix, got a {A.ndim}-D array")
+        return Csr.from_scipy(exec, A, dtype)
+    return ScipyOperator(exec, A, dtype)
