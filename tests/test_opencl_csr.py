@@ -1,0 +1,201 @@
+"""Reference-vs-device tests of the OpenCL Csr kernels, for every SpMV strategy."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ginkpy as gk
+from ginkpy.opencl.executor import DeviceInfo
+from ginkpy.opencl.matrix import csr_kernels
+from ginkpy.problems import arrow, poisson_3d, power_law
+
+from conftest import tol
+
+# Forced launches of each strategy: the GPU-style merge path (many work-items per group, odd
+# piece length, so rows cross work-item and work-group boundaries) and the CPU-style one.
+STRATEGIES = {
+    "classical": dict(name="classical"),
+    "vector": dict(name="vector", lanes=8),
+    "merge_path": dict(name="merge_path", work_group=64, items=7),
+    "merge_path_blocks": dict(name="merge_path", work_group=1, items=301),
+    "automatic": {},
+}
+LONG_ROW = 100_000
+
+
+@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
+def dtype(request):
+    return np.dtype(request.param)
+
+
+@pytest.fixture(params=list(STRATEGIES))
+def strategy(request):
+    return STRATEGIES[request.param]
+
+
+def _random_csr(rng, n, m, dtype, long_row=0):
+    """n x m with 0 to 12 entries per row (a fifth of the rows empty) and, if long_row, one row
+    of that many entries."""
+    lengths = np.where(rng.random(n) < 0.2, 0, rng.integers(1, 13, n))
+    if long_row:
+        lengths[n // 3] = long_row
+    rows = np.repeat(np.arange(n), lengths)
+    cols = np.concatenate([rng.choice(m, size=length, replace=False) for length in lengths])
+    return sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(n, m), dtype=dtype)
+
+
+def _spmv_both(ref, ocl, S, b, x0, strategy, alpha=None, beta=None):
+    """x = S b (or alpha S b + beta x0) on the reference executor and on the device."""
+    out = []
+    for exec in (ref, ocl):
+        A = gk.matrix.Csr.from_scipy(exec, S)
+        if exec is ocl:
+            csr_kernels.select_strategy(ocl, A, **strategy)
+        x = gk.matrix.Dense.from_numpy(exec, x0)
+        B = gk.matrix.Dense.from_numpy(exec, b)
+        if alpha is None:
+            A.apply(B, x)
+        else:
+            A.apply(gk.matrix.Dense.from_numpy(exec, alpha), B, gk.matrix.Dense.from_numpy(exec, beta), x)
+        out.append(x.to_numpy())
+    return out
+
+
+def _assert_close(device, reference, scale, dtype):
+    """|device - reference| <= tol * scale entry-wise, scale = |alpha| |A| |b| + |beta| |x|:
+    the size of the terms summed, which bounds the rounding error of any summation order."""
+    assert device.dtype == reference.dtype == dtype
+    err = np.abs(device.astype(np.float64) - reference)
+    assert (err <= tol(dtype) * scale).all(), f"max error {err.max()} (scale {scale.max()})"
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_spmv(ref, ocl, rng, dtype, strategy, k):
+    S = _random_csr(rng, 1001, 777, dtype)
+    b = rng.standard_normal((777, k)).astype(dtype)
+    x0 = np.full((1001, k), np.nan, dtype)  # plain SpMV must not read x
+    device, reference = _spmv_both(ref, ocl, S, b, x0, strategy)
+    _assert_close(device, reference, abs(S) @ np.abs(b.astype(np.float64)), dtype)
+
+
+@pytest.mark.parametrize("per_column", [False, True], ids=["1x1", "1xk"])
+def test_advanced_spmv(ref, ocl, rng, dtype, strategy, per_column):
+    k = 3
+    S = _random_csr(rng, 1001, 1234, dtype)
+    b = rng.standard_normal((1234, k)).astype(dtype)
+    x0 = rng.standard_normal((1001, k)).astype(dtype)
+    alpha = np.array([[-1.5, 0.0, 2.0]] if per_column else [[0.75]], dtype)
+    beta = np.array([[0.0, -2.0, 1.0]] if per_column else [[-0.5]], dtype)
+    device, reference = _spmv_both(ref, ocl, S, b, x0, strategy, alpha, beta)
+    scale = np.abs(alpha) * (abs(S) @ np.abs(b.astype(np.float64))) + np.abs(beta) * np.abs(x0)
+    _assert_close(device, reference, scale, dtype)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_spmv_one_very_long_row(ref, ocl, rng, dtype, strategy, k):
+    S = _random_csr(rng, 301, LONG_ROW + 7, dtype, long_row=LONG_ROW)
+    b = rng.standard_normal((S.shape[1], k)).astype(dtype)
+    alpha, beta = np.array([[2.0]], dtype), np.array([[0.5]], dtype)
+    x0 = rng.standard_normal((301, k)).astype(dtype)
+    device, reference = _spmv_both(ref, ocl, S, b, x0, strategy, alpha, beta)
+    _assert_close(device, reference, 2 * (abs(S) @ np.abs(b.astype(np.float64))) + 0.5 * np.abs(x0), dtype)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0), (300, 299)])
+def test_spmv_without_nonzeros(ref, ocl, strategy, shape):
+    S = sp.csr_matrix(shape)
+    x0 = np.ones((shape[0], 2))
+    device, reference = _spmv_both(ref, ocl, S, np.ones((shape[1], 2)), x0, strategy,
+                                   np.array([[3.0]]), np.array([[2.0]]))
+    np.testing.assert_array_equal(device, reference)
+    np.testing.assert_array_equal(device, 2 * x0)
+    device, _ = _spmv_both(ref, ocl, S, np.ones((shape[1], 2)), x0, strategy)
+    np.testing.assert_array_equal(device, np.zeros_like(x0))
+
+
+def test_generated_problems_all_strategies_agree(ocl, rng):
+    # power-law and arrow rows in float64; each strategy against SciPy
+    for S in (power_law(2001, seed=3), arrow(1501)):
+        b = rng.standard_normal((S.shape[0], 1))
+        for config in STRATEGIES.values():
+            A = gk.matrix.Csr.from_scipy(ocl, S)
+            csr_kernels.select_strategy(ocl, A, **config)
+            x = gk.matrix.Dense.zeros(ocl, (S.shape[0], 1))
+            A.apply(gk.matrix.Dense.from_numpy(ocl, b), x)
+            _assert_close(x.to_numpy(), S @ b, abs(S) @ np.abs(b), np.float64)
+
+
+def test_convert_to_dense(ref, ocl, rng, dtype):
+    S = _random_csr(rng, 517, 263, dtype)
+    device = gk.matrix.Csr.from_scipy(ocl, S).to_dense().to_numpy()
+    np.testing.assert_array_equal(device, gk.matrix.Csr.from_scipy(ref, S).to_dense().to_numpy())
+    assert device.dtype == dtype
+
+
+@pytest.mark.parametrize("shape", [(517, 263), (263, 517), (301, LONG_ROW + 7)])
+def test_extract_diagonal(ref, ocl, rng, dtype, shape):
+    S = _random_csr(rng, *shape, dtype, long_row=LONG_ROW if shape[1] > LONG_ROW else 0)
+    # diagonal: half the entries stored, half missing
+    d = np.where(rng.random(min(shape)) < 0.5, rng.standard_normal(min(shape)), 0).astype(dtype)
+    S = (S - sp.diags(S.diagonal(), shape=shape) + sp.diags(d, shape=shape)).tocsr()
+    S.eliminate_zeros()
+    device = gk.matrix.Csr.from_scipy(ocl, S).extract_diagonal().to_numpy()
+    np.testing.assert_array_equal(device, gk.matrix.Csr.from_scipy(ref, S).extract_diagonal().to_numpy())
+    np.testing.assert_array_equal(device[:, 0], S.diagonal())
+    assert (device == 0).any() and (device != 0).any()  # stored and missing diagonal entries
+
+
+def test_is_finite(ocl, rng, dtype):
+    S = _random_csr(rng, 700, 700, dtype)
+    assert gk.matrix.Csr.from_scipy(ocl, S).is_finite()
+    for bad in (np.nan, np.inf, -np.inf):
+        T = S.copy()
+        T.data[rng.integers(T.nnz)] = bad
+        assert not gk.matrix.Csr.from_scipy(ocl, T).is_finite()
+    assert gk.matrix.Csr.from_scipy(ocl, sp.csr_matrix((4, 4))).is_finite()
+
+
+def test_zero_size_conversions(ocl):
+    for shape in ((0, 0), (0, 3), (3, 0)):
+        A = gk.matrix.Csr.from_scipy(ocl, sp.csr_matrix(shape))
+        assert A.to_dense().shape == shape
+        assert A.extract_diagonal().shape == (min(shape), 1)
+
+
+def _info(is_cpu):
+    return DeviceInfo(name="test", platform="test", is_cpu=is_cpu, is_gpu=not is_cpu, fp64=True,
+                      max_work_group_size=1024, local_mem_size=49152, compute_units=132,
+                      subgroups=False, global_mem_size=2**34)
+
+
+def test_automatic_choice_by_row_lengths():
+    def choose(S, is_cpu=False):
+        return csr_kernels._choose(_info(is_cpu), S.shape[0], S.nnz, np.diff(S.indptr))
+
+    assert choose(poisson_3d(10)) == "classical"         # short, regular stencil rows
+    assert choose(sp.random(500, 500, 0.2, format="csr", random_state=0)) == "vector"  # ~100 per row
+    assert choose(power_law(5000)) == "merge_path"       # a few very long rows
+    assert choose(arrow(1000)) == "merge_path"           # one full row
+    assert choose(sp.csr_matrix((3, 3))) == "classical"  # nothing stored
+    assert choose(poisson_3d(10), is_cpu=True) == "merge_path"  # CPUs: balanced blocks of rows
+
+
+def test_strategy_is_kept_in_cache_and_can_be_forced(ocl):
+    A = gk.matrix.Csr.from_scipy(ocl, poisson_3d(5))
+    first = csr_kernels.select_strategy(ocl, A)
+    assert A.cache[csr_kernels.CACHE_KEY] is first
+    assert csr_kernels.select_strategy(ocl, A) is first
+    forced = csr_kernels.select_strategy(ocl, A, "vector", lanes=4)
+    assert (forced.name, forced.lanes) == ("vector", 4)
+    assert csr_kernels.select_strategy(ocl, A) is forced
+
+
+def test_bad_strategy_parameters(ocl):
+    A = gk.matrix.Csr.from_scipy(ocl, poisson_3d(3))
+    with pytest.raises(ValueError, match="unknown SpMV strategy 'fast'"):
+        csr_kernels.select_strategy(ocl, A, "fast")
+    with pytest.raises(ValueError, match="lanes must be a power of two"):
+        csr_kernels.select_strategy(ocl, A, "vector", lanes=3)
+    with pytest.raises(ValueError, match="work_group must be between 1"):
+        csr_kernels.select_strategy(ocl, A, "classical", work_group=0)
+    with pytest.raises(ValueError, match="items"):
+        csr_kernels.select_strategy(ocl, A, "merge_path", items=0)
