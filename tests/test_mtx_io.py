@@ -158,6 +158,8 @@ def test_bad_arguments(ref, tmp_path):
         gk.read(path, ref, format="bsr")
     with pytest.raises(ValueError, match="unknown matrix format"):
         gk.read(path, ref, format=dict)
+    with pytest.raises(TypeError, match="exec must be an executor"):
+        gk.read(path, "reference")
     with pytest.raises(TypeError, match="float32 or float64"):
         gk.read(path, ref, dtype=np.int32)
     with pytest.raises(TypeError, match="write needs a ginkpy matrix"):

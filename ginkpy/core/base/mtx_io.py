@@ -35,6 +35,9 @@ def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: An
     Coordinate and array files; real, integer and pattern (values 1) fields; general,
     symmetric and skew-symmetric storage.
     """
+    if not isinstance(exec, Executor):
+        raise TypeError(f"read(path, exec): exec must be an executor (gk.ReferenceExecutor(), "
+                        f"gk.executor('opencl')), not {type(exec).__name__}")
     product = _format_class(format)
     dtype = exec.check_dtype(np.float64 if dtype is None else dtype)
     _check_header(path)

@@ -50,7 +50,7 @@ class Jacobi(EnableBuild, LinOp):
             block_ptrs = host.run("preconditioner.jacobi.find_blocks", A, max_block_size)
         else:
             block_ptrs = _check_block_pointers(self.parameters.block_pointers, A.shape[0], max_block_size)
-        # D_i^-1 for each diagonal block D_i, padded to the largest block
+        # D_i^-1 for each diagonal block D_i, padded to the largest block (layout: reference kernels)
         blocks, row_blocks, singular = host.run("preconditioner.jacobi.generate", A, block_ptrs)
         if singular.any():
             raise ValueError(_singular_message(block_ptrs, np.flatnonzero(singular)))
@@ -70,17 +70,17 @@ class Jacobi(EnableBuild, LinOp):
         return self.executor.to_host(self.block_ptrs)
 
     @property
-    def _scalar(self) -> bool:
+    def _is_scalar(self) -> bool:
         return self.block_stride <= 1
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         # x = D^-1 b
-        kernel = "simple_scalar_apply" if self._scalar else "simple_apply"
+        kernel = "simple_scalar_apply" if self._is_scalar else "simple_apply"
         self.executor.run(f"preconditioner.jacobi.{kernel}", self, b, x)
 
     def _apply_advanced_impl(self, alpha: Dense, b: Dense, beta: Dense, x: Dense) -> None:
         # x = alpha D^-1 b + beta x
-        kernel = "scalar_apply" if self._scalar else "apply"
+        kernel = "scalar_apply" if self._is_scalar else "apply"
         self.executor.run(f"preconditioner.jacobi.{kernel}", alpha, self, b, beta, x)
 
 

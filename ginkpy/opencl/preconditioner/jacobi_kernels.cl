@@ -1,8 +1,9 @@
 // Apply kernels of Jacobi: x = D^-1 b and x = alpha D^-1 b + beta x, b and x n x k row-major.
 // One work-item per entry (row, column). The inverse blocks are stored padded to
 // stride x stride (stride = the largest block), block i at i * stride * stride, so a row finds
-// its row of the inverse from its block number alone; scalar Jacobi (stride 1) is the inverse
-// diagonal. A scalar alpha or beta is 1 x 1 or 1 x k, read at column * stride (0 or 1).
+// its part of the inverse from its block number alone; each block is stored transposed, so for
+// each j the rows of one block read consecutive addresses. Scalar Jacobi (stride 1) is the
+// inverse diagonal. A scalar alpha or beta is 1 x 1 or 1 x k, read at column * stride (0 or 1).
 #include "common.cl"
 
 // Entry (row, col) of D^-1 b: the row's row of its inverse block times the block's part of b.
@@ -13,11 +14,12 @@ inline value_type block_row_times_b(const int row, const int col, const int k, c
     const int block = row_blocks[row];
     const int start = block_ptrs[block];
     const int block_size = block_ptrs[block + 1] - start;
-    __global const value_type* inv_row = blocks + ((size_t)block * stride + (row - start)) * stride;
+    // entry (row, j) of the block's inverse is at inv_row[j * stride]
+    __global const value_type* inv_row = blocks + (size_t)block * stride * stride + (row - start);
     __global const value_type* b_block = b + (size_t)start * k + col;
     value_type sum = 0;
     for (int j = 0; j < block_size; ++j) {
-        sum += inv_row[j] * b_block[(size_t)j * k];
+        sum += inv_row[j * stride] * b_block[(size_t)j * k];
     }
     return sum;
 }

@@ -1,8 +1,11 @@
 """Reference kernels of Jacobi: finding the diagonal blocks, inverting them, applying the inverse.
 
 The inverse blocks are stored as an array of shape (num_blocks, stride, stride), stride the
-size of the largest block; block i covers rows block_ptrs[i] to block_ptrs[i + 1] - 1 and
-its padding is zero. ``row_blocks[r]`` is the block of row r. Scalar Jacobi is stride 1.
+size of the largest block, each block transposed (``blocks[i, j, r]`` is entry (r, j) of the
+inverse of block i), so that for each j the rows of a block read consecutive addresses (one
+work-item per row on a device reads coalesced). Block i covers rows block_ptrs[i] to
+block_ptrs[i + 1] - 1; its padding is zero. ``row_blocks[r]`` is the block of row r. Scalar
+Jacobi is stride 1.
 """
 from __future__ import annotations
 
@@ -50,8 +53,8 @@ def find_blocks(exec, a, max_block_size):
 
 
 def generate(exec, a, block_ptrs):
-    """The inverse diagonal blocks of ``a`` (in a's value type), ``row_blocks``, and a flag
-    per block that is set where the block is singular to working precision."""
+    """The inverse diagonal blocks of ``a`` (in a's value type, transposed), ``row_blocks``, and
+    a flag per block that is set where the block is singular to working precision."""
     n = a.shape[0]
     sizes = np.diff(block_ptrs)
     stride = int(sizes.max(initial=1))
@@ -68,7 +71,7 @@ def generate(exec, a, block_ptrs):
     inverse, singular = _invert(blocks, np.finfo(a.dtype).eps)
     inverse[pad] = 0
     inverse.transpose(0, 2, 1)[pad] = 0
-    return inverse.astype(a.dtype), row_blocks, singular
+    return np.ascontiguousarray(inverse.transpose(0, 2, 1), dtype=a.dtype), row_blocks, singular
 
 
 def _invert(blocks, eps):
@@ -112,7 +115,8 @@ def _block_times(jacobi, b):
     cols = start[:, None] + np.arange(m)
     inside = cols < jacobi.block_ptrs[row_blocks + 1][:, None]
     b_blocks = np.where(inside[:, :, None], b.values[np.minimum(cols, n - 1)], 0)
-    return np.einsum("rj,rjk->rk", jacobi.blocks[row_blocks, np.arange(n) - start], b_blocks)
+    inverse_rows = jacobi.blocks[row_blocks, :, np.arange(n) - start]
+    return np.einsum("rj,rjk->rk", inverse_rows, b_blocks)
 
 
 def simple_scalar_apply(exec, jacobi, b, x):
