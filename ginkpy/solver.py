@@ -1,8 +1,13 @@
 """Solvers: ``gk.solver.Cg.build().with_criteria(...).on(exec).generate(A)``."""
+from ginkpy.core.solver.bicg import Bicg
 from ginkpy.core.solver.bicgstab import Bicgstab
 from ginkpy.core.solver.cg import Cg
+from ginkpy.core.solver.cgs import Cgs
+from ginkpy.core.solver.fcg import Fcg
 from ginkpy.core.solver.gmres import Gmres
+from ginkpy.core.solver.idr import Idr
+from ginkpy.core.solver.ir import Ir
 from ginkpy.core.solver.lower_trs import LowerTrs
 from ginkpy.core.solver.upper_trs import UpperTrs
 
-__all__ = ["Bicgstab", "Cg", "Gmres", "LowerTrs", "UpperTrs"]
+__all__ = ["Bicg", "Bicgstab", "Cg", "Cgs", "Fcg", "Gmres", "Idr", "Ir", "LowerTrs", "UpperTrs"]

@@ -91,6 +91,11 @@ class Csr(LinOp):
         """True when no stored value is NaN or infinite."""
         return bool(self.executor.run("matrix.csr.is_finite", self))
 
+    def transpose(self) -> "Csr":
+        """A new Csr holding A^T (column indices sorted), on the same executor."""
+        row_ptrs, col_idxs, values = self.executor.run("matrix.csr.transpose", self)
+        return Csr(self.executor, (self.shape[1], self.shape[0]), row_ptrs, col_idxs, values)
+
     # -- LinOp: SpMV ------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         # x = A b

@@ -7,3 +7,7 @@ from ginkpy.core.base.lin_op import LinOp
 class Identity(LinOp):
     def _apply_impl(self, b, x) -> None:
         x.copy_from(b)
+
+    def transpose(self) -> "Identity":
+        """I^T = I."""
+        return self

@@ -32,17 +32,18 @@ def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
     return A
 
 
-def generate_preconditioner(value: Any, A: LinOp, exec) -> LinOp:
-    """The preconditioner LinOp from a parameter value: None (identity), a LinOp, or a factory."""
+def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditioner") -> LinOp:
+    """The preconditioner LinOp from a parameter value: None (identity), a LinOp, or a factory.
+    ``what`` names the parameter in errors (Ir builds its inner solver with this too)."""
     if value is None:
         return Identity(exec, A.shape, A.dtype)
     if isinstance(value, LinOp):
         if value.shape != A.shape:
-            raise ValueError(f"preconditioner is {value.shape[0]} x {value.shape[1]}, the system {A.shape[0]} x {A.shape[1]}")
+            raise ValueError(f"{what} is {value.shape[0]} x {value.shape[1]}, the system {A.shape[0]} x {A.shape[1]}")
         return value
     if isinstance(value, (Parameters, Factory)):
         return (value.on(exec) if isinstance(value, Parameters) else value).generate(A)
-    raise TypeError(f"preconditioner must be a factory, parameters or LinOp, not {type(value).__name__}")
+    raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
 
 
 class IterativeSolver(EnableBuild, LinOp):

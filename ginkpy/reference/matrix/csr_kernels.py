@@ -28,3 +28,10 @@ def extract_diagonal(exec, a, out):
 
 def is_finite(exec, a):
     return bool(np.isfinite(a.values).all())
+
+
+def transpose(exec, a):
+    """Row pointers, column indices (sorted in each row) and values of A^T."""
+    t = _scipy(a).T.tocsr()
+    t.sort_indices()
+    return t.indptr.astype(np.int32), t.indices.astype(np.int32), t.data.astype(a.dtype, copy=False)

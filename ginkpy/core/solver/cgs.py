@@ -1,0 +1,49 @@
+"""Cgs: the conjugate gradient squared method (Sonneveld) for general systems.
+
+Applies the BiCG polynomial twice per iteration, with two products by A and no A^T. As in
+Ginkgo it is right-preconditioned (u_hat = M p ..., x += alpha M (u + q)), so r is the
+residual of the original system. A column whose rho = r_tld . r or gamma = r_tld . A M p is 0
+stops with a breakdown instead of dividing by it.
+"""
+from __future__ import annotations
+
+from ginkpy.core.base.factory import parameters
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+
+
+class Cgs(IterativeSolver):
+    @parameters
+    class Parameters(IterativeSolver.Parameters):
+        pass
+
+    def _solve(self, b: Dense, x: Dense) -> None:
+        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+        k = b.shape[1]
+        r, r_tld, p, q, u, u_hat, v_hat, t = (b.empty_like() for _ in range(8))
+        rho, prev_rho, gamma, alpha = (b.empty_like((1, k)) for _ in range(4))
+        # r = b - A x
+        self._residual(b, x, r)
+        monitor = IterationMonitor(self, b, x, r)
+        # r_tld = r;  p = q = 0;  prev_rho = 1
+        exec.run("solver.cgs.initialize", r, r_tld, p, q, prev_rho)
+        iteration = 0
+        while not monitor.check(iteration, residual=r):
+            # rho = r_tld . r
+            r_tld.compute_dot(r, rho)
+            # beta = rho / prev_rho;  u = r + beta q;  p = u + beta (q + beta p)
+            exec.run("solver.cgs.step_1", r, u, p, q, rho, prev_rho, monitor.status)
+            # u_hat = M p;  v_hat = A u_hat
+            M.apply(p, u_hat)
+            A.apply(u_hat, v_hat)
+            # gamma = r_tld . v_hat
+            r_tld.compute_dot(v_hat, gamma)
+            # alpha = rho / gamma;  q = u - alpha v_hat;  t = u + q
+            exec.run("solver.cgs.step_2", u, v_hat, q, t, alpha, rho, gamma, monitor.status)
+            # u_hat = M t;  t = A u_hat
+            M.apply(t, u_hat)
+            A.apply(u_hat, t)
+            # x = x + alpha u_hat;  r = r - alpha t;  prev_rho = rho
+            exec.run("solver.cgs.step_3", t, u_hat, r, x, alpha, rho, prev_rho, monitor.status)
+            iteration += 1
+        monitor.finish()
