@@ -1,0 +1,51 @@
+"""OpenCL kernels of Coo (sources in coo_kernels.cl): a two-phase segmented reduction over the
+row-sorted entries, with no atomics (the OpenCL of NVIDIA GPUs has no float atomics).
+
+As in Ginkgo, ``spmv`` is ``x = 0`` then ``spmv2`` (x += A b), and ``advanced_spmv`` is
+``x = beta x`` then ``advanced_spmv2`` (x += alpha A b); Hybrid calls the ``*2`` kernels after
+its Ell part.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ginkpy.opencl.matrix.dense_kernels import WORK_GROUP, _scalar
+
+
+def _segmented_sum(exec, name, a, b, x, *alpha) -> None:
+    """Phase 1 over chunks of WORK_GROUP entries, then phase 2 over the chunks' two carries each."""
+    k = x.shape[1]
+    if a.nnz == 0 or k == 0:
+        return
+    groups = -(-a.nnz // WORK_GROUP)
+    carry_rows = exec.alloc((2 * groups,), np.int32)
+    carry_vals = exec.alloc((2 * groups, k), a.dtype)
+    exec.kernel(__file__, a.dtype, f"{name}_chunks", WORK_GROUP=WORK_GROUP)(
+        exec.queue, (groups * WORK_GROUP, k), (WORK_GROUP, 1), np.int32(a.nnz), np.int32(k),
+        a.row_idxs.data, a.col_idxs.data, a.values.data, b.values.data, x.values.data,
+        carry_rows.data, carry_vals.data, *alpha)
+    exec.kernel(__file__, a.dtype, f"{name}_carries", WORK_GROUP=WORK_GROUP)(
+        exec.queue, (-(-2 * groups // WORK_GROUP) * WORK_GROUP, k), (WORK_GROUP, 1), np.int32(2 * groups),
+        np.int32(k), carry_rows.data, carry_vals.data, x.values.data, *alpha)
+
+
+def spmv(exec, a, b, x):
+    # x = 0;  x = x + A b
+    exec.run("matrix.dense.fill", x, 0.0)
+    spmv2(exec, a, b, x)
+
+
+def advanced_spmv(exec, alpha, a, b, beta, x):
+    # x = beta x;  x = x + alpha A b
+    exec.run("matrix.dense.scale", beta, x)
+    advanced_spmv2(exec, alpha, a, b, x)
+
+
+def spmv2(exec, a, b, x):
+    # x = x + A b
+    _segmented_sum(exec, "spmv2", a, b, x)
+
+
+def advanced_spmv2(exec, alpha, a, b, x):
+    # x = x + alpha A b
+    _segmented_sum(exec, "advanced_spmv2", a, b, x, *_scalar(alpha))
