@@ -45,7 +45,7 @@ class Csr(LinOp):
         if isinstance(matrix, np.ndarray) and matrix.ndim != 2:
             raise ValueError(f"a matrix must be 2-D, got a {matrix.ndim}-D array")
         dtype = exec.check_dtype(value_dtype(matrix.dtype if dtype is None else dtype, "matrix"))
-        m = sp.csr_matrix(matrix, dtype=dtype)
+        m = sp.csr_matrix(matrix, dtype=dtype, copy=True)  # sorting below must not touch the caller's arrays
         m.sum_duplicates()  # also sorts the indices
         if m.nnz > np.iinfo(np.int32).max:
             raise ValueError(f"matrix has {m.nnz} nonzeros, more than int32 indices can address")
