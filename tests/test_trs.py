@@ -1,0 +1,249 @@
+"""LowerTrs / UpperTrs and the dense TRSV / TRMV kernels.
+
+Hand-checked tiny systems on both executors; reference-vs-device for every kernel on random
+data larger than a work-group (sparse: thin levels batched into chains and wide levels launched
+alone; dense: more rows than a block and a work-group); both executors against SciPy's
+spsolve_triangular on random and real triangles.
+"""
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve_triangular
+
+import ginkpy as gk
+from conftest import matrix_path, tol
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.opencl.solver import triangular_kernels as ocl_trs
+
+L3 = np.array([[2.0, 0, 0], [1, 4, 0], [0, 3, 5]])
+U3 = np.array([[2.0, 1, 0], [0, 4, 3], [0, 0, 5]])
+
+
+def _solve(exec, solver_type, matrix, b, unit=False, dense=False, dtype=np.float64):
+    A = Dense.from_numpy(exec, matrix, dtype) if dense else gk.matrix.Csr.from_scipy(exec, matrix, dtype)
+    solver = solver_type.build().with_unit_diagonal(unit).on(exec).generate(A)
+    x = Dense.zeros(exec, np.atleast_2d(b.T).T.shape, dtype)
+    return solver.apply(Dense.from_numpy(exec, b, dtype), x).to_numpy()
+
+
+def _rel_err(x, expected):
+    return np.linalg.norm(x - expected) / np.linalg.norm(expected)
+
+
+# -- hand-checked -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dense", [False, True])
+def test_hand_checked_lower_and_upper(exec, dense):
+    # [2 0 0; 1 4 0; 0 3 5] x = [2 9 16]: x0 = 1, x1 = (9 - 1)/4 = 2, x2 = (16 - 6)/5 = 2
+    x = _solve(exec, gk.solver.LowerTrs, L3, np.array([2.0, 9, 16]), dense=dense)
+    np.testing.assert_allclose(x[:, 0], [1, 2, 2], rtol=1e-15)
+    # [2 1 0; 0 4 3; 0 0 5] x = [4 14 10]: x2 = 2, x1 = (14 - 6)/4 = 2, x0 = (4 - 2)/2 = 1
+    x = _solve(exec, gk.solver.UpperTrs, U3, np.array([4.0, 14, 10]), dense=dense)
+    np.testing.assert_allclose(x[:, 0], [1, 2, 2], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_unit_diagonal_ignores_stored_diagonal_and_other_triangle(exec, dense):
+    # the full matrix L3 + U3 - diag: the upper part must be ignored by LowerTrs and vice versa;
+    # unit diagonal: x0 = 2, x1 = 9 - 2 = 7, x2 = 16 - 21 = -5
+    full = L3 + np.triu(U3, 1)
+    b = np.array([[2.0, 4], [9, 14], [16, 10]])
+    x = _solve(exec, gk.solver.LowerTrs, full, b, unit=True, dense=dense)
+    np.testing.assert_allclose(x[:, 0], [2, 7, -5], rtol=1e-15)
+    # upper, unit: x2 = 10, x1 = 14 - 30 = -16, x0 = 4 + 16 = 20
+    x = _solve(exec, gk.solver.UpperTrs, full, b, unit=True, dense=dense)
+    np.testing.assert_allclose(x[:, 1], [20, -16, 10], rtol=1e-15)
+    # several right-hand sides: each column solved on its own
+    x = _solve(exec, gk.solver.LowerTrs, full, b, dense=dense)
+    np.testing.assert_allclose(x, np.linalg.solve(L3, b), rtol=1e-15)
+
+
+def test_advanced_apply(exec):
+    A = gk.matrix.Csr.from_scipy(exec, sp.csr_matrix(L3))
+    solver = gk.solver.LowerTrs.build().on(exec).generate(A)
+    x = Dense.from_numpy(exec, np.ones(3))
+    # x = 2 L^-1 b - x
+    solver.apply(2.0, Dense.from_numpy(exec, np.array([2.0, 9, 16])), -1.0, x)
+    np.testing.assert_allclose(x.to_numpy()[:, 0], [1, 3, 3], rtol=1e-15)
+
+
+# -- errors -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dense", [False, True])
+def test_zero_diagonal_is_refused_at_generate(exec, dense):
+    singular = L3.copy()
+    singular[1, 1] = 0.0  # explicit zero (sparse: also not stored after from_scipy of a dense array)
+    A = Dense.from_numpy(exec, singular) if dense else gk.matrix.Csr.from_scipy(exec, singular)
+    with pytest.raises(ValueError, match="row 1 is zero"):
+        gk.solver.LowerTrs.build().on(exec).generate(A)
+    with pytest.raises(ValueError, match="row 1 is zero"):
+        gk.solver.UpperTrs.build().on(exec).generate(A)
+    # with a unit diagonal the stored diagonal is not used
+    x = gk.solver.LowerTrs.build().with_unit_diagonal(True).on(exec).generate(A).apply(
+        Dense.from_numpy(exec, np.array([2.0, 9, 16])), Dense.zeros(exec, (3, 1)))
+    np.testing.assert_allclose(x.to_numpy()[:, 0], [2, 7, -5], rtol=1e-15)
+
+
+def test_explicitly_stored_zero_diagonal(exec):
+    m = sp.csr_matrix((np.array([1.0, 0.0, 2.0, 3.0]), np.array([0, 1, 1, 2]), np.array([0, 1, 2, 4])),
+                      shape=(3, 3))
+    m.data[1] = 0.0  # the diagonal entry of row 1 is stored and zero
+    with pytest.raises(ValueError, match="row 1"):
+        gk.solver.UpperTrs.build().on(exec).generate(gk.matrix.Csr.from_scipy(exec, m))
+
+
+def test_bad_parameters_and_matrices(ref):
+    with pytest.raises(TypeError, match="unit_diagonal must be True or False"):
+        gk.solver.LowerTrs.build().with_unit_diagonal("yes")
+    with pytest.raises(ValueError, match="square"):
+        gk.solver.LowerTrs.build().on(ref).generate(gk.matrix.Csr.from_scipy(ref, np.ones((2, 3))))
+    with pytest.raises(TypeError, match="Csr or Dense"):
+        gk.solver.LowerTrs.build().on(ref).generate(gk.matrix.Identity(ref, (3, 3), np.float64))
+    solver = gk.solver.LowerTrs.build().on(ref).generate(gk.matrix.Csr.from_scipy(ref, L3))
+    with pytest.raises(ValueError, match="b has 4 rows"):
+        solver.apply(Dense.zeros(ref, (4, 1)), Dense.zeros(ref, (3, 1)))
+
+
+def test_empty_system(exec):
+    A = gk.matrix.Csr.from_scipy(exec, sp.csr_matrix((0, 0)))
+    x = gk.solver.LowerTrs.build().on(exec).generate(A).apply(Dense.zeros(exec, (0, 2)), Dense.zeros(exec, (0, 2)))
+    assert x.shape == (0, 2)
+
+
+# -- level structure (OpenCL host analysis) ------------------------------------------------------
+def test_levels_and_schedule():
+    # rows 0 and 2 need nothing, row 1 needs 0, row 3 needs 1 and 2, row 4 needs 3
+    strict = sp.csr_matrix(np.array([[0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0],
+                                     [0, 1, 1, 0, 0], [0, 0, 0, 1, 0.0]]))
+    np.testing.assert_array_equal(ocl_trs.levels(strict, lower=True), [0, 1, 0, 2, 3])
+    # upper: row 4 needs nothing, 3 needs 4, 1 and 2 need 3, 0 needs 1
+    np.testing.assert_array_equal(ocl_trs.levels(strict.T.tocsr(), lower=False), [3, 2, 2, 1, 0])
+    # level sizes 1, 300, 2, 2, 500, 1 with at most 64 rows in a chained level
+    level_ptrs = np.cumsum([0, 1, 300, 2, 2, 500, 1])
+    assert ocl_trs.schedule(level_ptrs, 64) == (("chain", 0, 1), ("level", 1, 301), ("chain", 2, 4),
+                                                ("level", 305, 805), ("chain", 5, 6))
+
+
+# -- random triangles: reference vs device, and against SciPy ------------------------------------
+def _random_triangle(n, rng, lower, per_row, reach=None):
+    """A well-conditioned random triangle: |off-diagonal row sum| <= 1/2 <= diagonal.
+
+    ``reach`` limits how far back (lower) or forward (upper) a row's entries lie: a small reach
+    gives many thin levels, None (anywhere) a few wide ones."""
+    rows = np.repeat(np.arange(n), per_row)
+    span = rows if reach is None else np.minimum(rows, reach)
+    offset = 1 + (rng.random(rows.size) * np.maximum(span, 1)).astype(int)
+    cols = rows - offset
+    keep = cols >= 0
+    m = sp.csr_matrix((rng.uniform(-0.5, 0.5, keep.sum()) / per_row, (rows[keep], cols[keep])), shape=(n, n))
+    m.sum_duplicates()
+    m = (m + sp.diags(rng.uniform(1, 2, n))).tocsr()
+    return m if lower else m[::-1, ::-1].tocsr()
+
+
+CASES = {
+    "thin levels": dict(n=777, per_row=2, reach=3),
+    "wide levels": dict(n=3001, per_row=3, reach=None),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("case", list(CASES))
+def test_sparse_reference_vs_device(ref, ocl, rng, case, lower, dtype):
+    m = _random_triangle(rng=rng, lower=lower, **CASES[case])
+    b = rng.standard_normal((m.shape[0], 3))
+    solver_type = gk.solver.LowerTrs if lower else gk.solver.UpperTrs
+    x_ref = _solve(ref, solver_type, m, b, dtype=dtype)
+    x_ocl = _solve(ocl, solver_type, m, b, dtype=dtype)
+    assert _rel_err(x_ocl, x_ref) <= tol(dtype)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_sparse_chains_and_wide_levels_mixed(ref, ocl, rng, monkeypatch, lower):
+    # chains of 64 work-items and levels over 64 rows launched alone, whatever the device
+    monkeypatch.setattr(ocl_trs, "chain_sizes", lambda info: (64, 64))
+    m = _random_triangle(1501, rng, lower, per_row=2, reach=None)
+    A = gk.matrix.Csr.from_scipy(ocl, m)
+    solver = (gk.solver.LowerTrs if lower else gk.solver.UpperTrs).build().on(ocl).generate(A)
+    kinds = {kind for kind, _, _ in solver.plan.launches}
+    assert kinds == {"chain", "level"}, solver.plan.launches
+    b = rng.standard_normal((m.shape[0], 5))
+    x = solver.apply(Dense.from_numpy(ocl, b), Dense.zeros(ocl, b.shape)).to_numpy()
+    x_ref = _solve(ref, gk.solver.LowerTrs if lower else gk.solver.UpperTrs, m, b)
+    assert _rel_err(x, x_ref) <= tol(np.float64)
+
+
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("case", list(CASES))
+def test_sparse_against_scipy(exec, rng, case, unit):
+    m = _random_triangle(rng=rng, lower=True, **CASES[case])
+    b = rng.standard_normal(m.shape[0])
+    # unit diagonal: the stored diagonal (in [1, 2]) is ignored
+    expected = spsolve_triangular(sp.tril(m, -1, format="csr") + sp.eye(m.shape[0]) if unit else m, b)
+    x = _solve(exec, gk.solver.LowerTrs, m, b, unit=unit)
+    assert _rel_err(x[:, 0], expected) <= 1e-12
+
+
+@pytest.mark.parametrize("name", ["ani4.mtx", "1138_bus.mtx"])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_real_triangles_against_scipy(exec, name, lower, unit):
+    A = scipy.io.mmread(matrix_path(name)).tocsr()
+    n = A.shape[0]
+    b = np.random.default_rng(7).standard_normal((n, 2))
+    strict = sp.tril(A, -1) if lower else sp.triu(A, 1)
+    triangle = (strict + (sp.eye(n) if unit else sp.diags(A.diagonal()))).tocsr()
+    expected = spsolve_triangular(triangle, b, lower=lower)
+    # the full matrix is given: only its triangle may be used
+    x = _solve(exec, gk.solver.LowerTrs if lower else gk.solver.UpperTrs, A, b, unit=unit)
+    assert _rel_err(x, expected) <= 1e-10
+
+
+# -- dense TRSV / TRMV ---------------------------------------------------------------------------
+def test_dense_reference_kernels_hand_checked(ref):
+    a = Dense.from_numpy(ref, L3 + np.triu(U3, 1))
+    x = Dense.from_numpy(ref, np.array([2.0, 9, 16]))
+    ref.run("matrix.dense_trsv.trsv", a, x, True, False, False)
+    np.testing.assert_allclose(x.to_numpy()[:, 0], [1, 2, 2], rtol=1e-15)
+    # L^T x = b with L3: x2 = 10/5 = 2, x1 = (14 - 3*2)/4 = 2, x0 = (4 - 2)/2 = 1
+    x = Dense.from_numpy(ref, np.array([4.0, 14, 10]))
+    ref.run("matrix.dense_trsv.trsv", a, x, True, True, False)
+    np.testing.assert_allclose(x.to_numpy()[:, 0], [1, 2, 2], rtol=1e-15)
+    # x = U b with unit diagonal: [1 1 0; 0 1 3; 0 0 1] [1 2 2] = [3 8 2]
+    out = Dense.zeros(ref, (3, 1))
+    ref.run("matrix.dense_trsv.trmv", a, Dense.from_numpy(ref, np.array([1.0, 2, 2])), out, False, False, True)
+    np.testing.assert_allclose(out.to_numpy()[:, 0], [3, 8, 2], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel", ["trsv", "trmv"])
+def test_dense_reference_vs_device(ref, ocl, rng, kernel, dtype):
+    n, k = 301, 3  # more rows than a work-group (128) and several blocks (<= 64 wide)
+    a = rng.uniform(-1, 1, (n, n)) / n + np.diag(rng.uniform(1, 2, n))
+    a[0, 0] = a[n - 1, n - 1] = np.nan if kernel == "trsv" else 1.0  # unit diagonal: never read
+    b = rng.standard_normal((n, k))
+    for lower in (True, False):
+        for transpose in (False, True):
+            for unit in (False, True):
+                if kernel == "trsv" and not unit:
+                    a[0, 0] = a[n - 1, n - 1] = 1.5
+                out = []
+                for exec in (ref, ocl):
+                    A = Dense.from_numpy(exec, a, dtype)
+                    if kernel == "trsv":
+                        x = Dense.from_numpy(exec, b, dtype)
+                        exec.run("matrix.dense_trsv.trsv", A, x, lower, transpose, unit)
+                    else:
+                        x = Dense.zeros(exec, (n, k), dtype)
+                        exec.run("matrix.dense_trsv.trmv", A, Dense.from_numpy(exec, b, dtype), x, lower,
+                                 transpose, unit)
+                    out.append(x.to_numpy())
+                assert _rel_err(out[1], out[0]) <= tol(dtype), (lower, transpose, unit)
+
+
+def test_dense_and_sparse_solvers_agree(exec, rng):
+    m = _random_triangle(200, rng, lower=False, per_row=4)
+    b = rng.standard_normal((200, 2))
+    x_sparse = _solve(exec, gk.solver.UpperTrs, m, b)
+    x_dense = _solve(exec, gk.solver.UpperTrs, m.toarray(), b, dense=True)
+    assert _rel_err(x_dense, x_sparse) <= tol(np.float64)
