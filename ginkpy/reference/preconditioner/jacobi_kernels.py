@@ -33,16 +33,9 @@ def find_blocks(exec, a, max_block_size):
     entries = np.flatnonzero(same[rows])
     differ = col_idxs[entries] != col_idxs[entries - lengths[rows[entries]]]
     same[rows[entries[differ]]] = False
-    # supervariables: runs of rows with the same pattern, at most max_block_size rows each
-    natural = [0]
-    size = 1
-    for i in range(1, n):
-        if same[i] and size < max_block_size:
-            size += 1
-        else:
-            natural.append(i)
-            size = 1
-    natural.append(n)
+    # supervariables: runs of rows with the same pattern, cut every max_block_size rows
+    run_start = np.maximum.accumulate(np.where(same, 0, np.arange(n)))
+    natural = np.r_[np.flatnonzero((np.arange(n) - run_start) % max_block_size == 0), n].tolist()
     # agglomerate neighbouring supervariables while the block fits
     block_ptrs = [0]
     for start, end in zip(natural[1:-1], natural[2:]):
@@ -75,36 +68,31 @@ def generate(exec, a, block_ptrs):
 
 
 def _invert(blocks, eps):
-    """Gauss-Jordan elimination with partial pivoting on each m x m block, in float64.
+    """Inverses by LU with partial pivoting (LAPACK, batched), in float64.
 
-    Rows are first scaled to a largest entry of 1; a block is singular when a pivot is at
-    most m * eps times the largest (scaled) entry of its column, or when a row is zero.
+    Each block D is first equilibrated, E = R D C with R and C diagonal scalings to a largest
+    entry of 1 per row and then per column, so badly scaled blocks are not mistaken for
+    singular ones. A block is singular when E is (a zero row or column included) or its
+    reciprocal condition number 1 / (|E|_1 |E^-1|_1) is below ``eps``, as for SciPy's
+    ill-conditioning warning.
     """
-    num_blocks, m, _ = blocks.shape
-    row_max = np.abs(blocks).max(axis=2, initial=0)
-    singular = (row_max == 0).any(axis=1)
-    row_max[row_max == 0] = 1
-    lu = blocks / row_max[:, :, None]
-    threshold = m * eps * np.abs(lu).max(axis=1, initial=0)
-    inverse = np.broadcast_to(np.eye(m), blocks.shape).copy()
-    ids = np.arange(num_blocks)
-    for j in range(m):
-        # swap row j with the row of the largest |lu[:, j]| at or below it
-        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
-        for mat in (lu, inverse):
-            mat[ids, j], mat[ids, p] = mat[ids, p], mat[ids, j].copy()
-        pivot = lu[:, j, j]
-        singular |= np.abs(pivot) <= threshold[:, j]
-        pivot = np.where(singular, 1.0, pivot)
-        lu[:, j] /= pivot[:, None]
-        inverse[:, j] /= pivot[:, None]
-        # eliminate column j from every other row
-        factor = lu[:, :, j].copy()
-        factor[:, j] = 0
-        lu -= factor[:, :, None] * lu[:, j, None, :]
-        inverse -= factor[:, :, None] * inverse[:, j, None, :]
-    # (S D)^-1 = D^-1 S^-1, S the row scaling: D^-1 = (S D)^-1 S
-    return inverse / row_max[:, None, :], singular
+    m = blocks.shape[1]
+    row = np.abs(blocks).max(axis=2, initial=0)
+    row_scale = 1 / np.where(row == 0, 1, row)
+    col = np.abs(row_scale[:, :, None] * blocks).max(axis=1, initial=0)
+    col_scale = 1 / np.where(col == 0, 1, col)
+    scaled = row_scale[:, :, None] * blocks * col_scale[:, None, :]
+    singular = np.linalg.slogdet(scaled)[0] == 0
+    scaled[singular] = np.eye(m)
+    inverse = np.linalg.inv(scaled)
+    singular |= ~(1 / (_norm1(scaled) * _norm1(inverse)) >= eps)
+    # D^-1 = C E^-1 R
+    return col_scale[:, :, None] * inverse * row_scale[:, None, :], singular
+
+
+def _norm1(matrices):
+    """The 1-norm (largest column sum) of each matrix of a batch."""
+    return np.abs(matrices).sum(axis=1).max(axis=1, initial=0)
 
 
 def _block_times(jacobi, b):
