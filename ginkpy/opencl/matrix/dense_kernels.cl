@@ -1,7 +1,27 @@
-// Element-wise kernels of Dense. A matrix is n x k row-major; entry (i, j) is at i * k + j.
-// One work-item per entry; a scalar is 1 x 1 or 1 x k, read at j * alpha_stride
-// (alpha_stride is 0 for one scalar shared by all columns).
+// Kernels of Dense. A matrix is n x k row-major; entry (i, j) is at i * k + j.
+// A scalar is 1 x 1 or 1 x k, read at j * alpha_stride (alpha_stride is 0 for one scalar
+// shared by all columns).
 #include "common.cl"
+
+// Tree sum of v over `count` work-items (a power of two), numbered 0 <= index < count, that
+// keep their values at slot[index * stride] in local memory; each of them gets the sum.
+// A caller that reuses the slots afterwards needs a barrier first.
+#define DEFINE_LOCAL_SUM(name, T)                                                        \
+    inline T name(__local T* slot, const T v, const int index, const int count,        \
+                  const int stride)                                                     \
+    {                                                                                   \
+        slot[index * stride] = v;                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                   \
+        for (int s = count / 2; s > 0; s /= 2) {                                        \
+            if (index < s) slot[index * stride] += slot[(index + s) * stride];          \
+            barrier(CLK_LOCAL_MEM_FENCE);                                               \
+        }                                                                               \
+        return slot[0];                                                                 \
+    }
+DEFINE_LOCAL_SUM(local_sum, value_type)
+DEFINE_LOCAL_SUM(local_sum_int, int)
+
+// ---- element-wise: one work-item per entry -------------------------------------------------
 
 __kernel void fill(const int size, __global value_type* x, const value_type value)
 {
@@ -30,4 +50,261 @@ __kernel void sub_scaled(const int size, const int k, __global const value_type*
 {
     const int i = get_global_id(0);
     if (i < size) x[i] -= alpha[(i % k) * alpha_stride] * b[i];
+}
+
+// dst = src rounded to value_type (round to nearest even, as numpy's astype)
+__kernel void convert_from_float(const int size, __global const float* src,
+                                 __global value_type* dst)
+{
+    const int i = get_global_id(0);
+    if (i < size) dst[i] = (value_type)src[i];
+}
+
+#if defined(cl_khr_fp64)
+__kernel void convert_from_double(const int size, __global const double* src,
+                                  __global value_type* dst)
+{
+    const int i = get_global_id(0);
+    if (i < size) dst[i] = (value_type)src[i];
+}
+#endif
+
+// ---- column reductions (seed 000): one partial per work-group, no atomics ----------------
+// Work-group (c, g) sums the columns [c * width, (c + 1) * width) over the rows
+// [g * rows_per_group, (g + 1) * rows_per_group). Its work-items form `lanes` rows of `width`:
+// work-item (x, y) adds rows begin + y, begin + y + lanes, ... of column c * width + x, so
+// neighbouring work-items read neighbouring entries (a one-dimensional local size, which a
+// CPU device vectorises), then the lanes of each column are summed in local memory.
+// partial[g * k + column] receives the sum; with one group per column block that is
+// already the result, and `root` takes its square root (the norm).
+__kernel void column_dot(const int n, const int k, const int width, const int rows_per_group,
+                         __global const value_type* a, __global const value_type* b,
+                         __global value_type* partial, const int root,
+                         __local value_type* tmp)
+{
+    const int x = get_local_id(0) % width;
+    const int y = get_local_id(0) / width;
+    const int lanes = get_local_size(0) / width;
+    const int col = get_group_id(0) * width + x;
+    const int begin = get_group_id(1) * rows_per_group;
+    const int end = min(n, begin + rows_per_group);
+    // four independent partial sums per work-item: shorter dependency chains (a CPU
+    // runs a work-item's loop serially) and fewer rounding errors per sum
+    value_type acc[4] = {0, 0, 0, 0};
+    if (col < k) {
+        int row = begin + y;
+        for (; row + 3 * lanes < end; row += 4 * lanes) {
+            for (int u = 0; u < 4; ++u) {
+                const int i = (row + u * lanes) * k + col;
+                acc[u] += a[i] * b[i];
+            }
+        }
+        for (; row < end; row += lanes) acc[0] += a[row * k + col] * b[row * k + col];
+    }
+    value_type sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    sum = local_sum(tmp + x, sum, y, lanes, width);
+    if (y == 0 && col < k) partial[get_group_id(1) * k + col] = root ? sqrt(sum) : sum;
+}
+
+// result[j] = sum over g of partial[g * k + j] (square root with `root`); one group per column
+__kernel void sum_partials(const int parts, const int k, __global const value_type* partial,
+                           __global value_type* result, const int root,
+                           __local value_type* tmp)
+{
+    const int j = get_group_id(0);
+    value_type sum = 0;
+    for (int g = get_local_id(0); g < parts; g += get_local_size(0)) {
+        sum += partial[g * k + j];
+    }
+    sum = local_sum(tmp, sum, get_local_id(0), get_local_size(0), 1);
+    if (get_local_id(0) == 0) result[j] = root ? sqrt(sum) : sum;
+}
+
+// partial[g] = number of NaN or infinite entries among a[g * per_group, (g + 1) * per_group)
+__kernel void count_nonfinite(const int size, const int per_group, __global const value_type* a,
+                              __global int* partial, __local int* tmp)
+{
+    const int begin = get_group_id(0) * per_group;
+    const int end = min(size, begin + per_group);
+    int count = 0;
+    for (int i = begin + get_local_id(0); i < end; i += get_local_size(0)) {
+        count += !isfinite(a[i]);
+    }
+    count = local_sum_int(tmp, count, get_local_id(0), get_local_size(0), 1);
+    if (get_local_id(0) == 0) partial[get_group_id(0)] = count;
+}
+
+// ---- transpose: a TRANSPOSE_TILE square staged in local memory --------------------------
+// so that both the reads of a and the writes of out are contiguous across work-items.
+
+#define TRANSPOSE_TILE 16
+
+__kernel __attribute__((reqd_work_group_size(TRANSPOSE_TILE, TRANSPOSE_TILE, 1)))
+void transpose(const int n, const int k, __global const value_type* a,
+               __global value_type* out)
+{
+    __local value_type tile[TRANSPOSE_TILE][TRANSPOSE_TILE + 1];  // +1: no bank conflicts
+    const int lx = get_local_id(0);
+    const int ly = get_local_id(1);
+    const int col0 = get_group_id(0) * TRANSPOSE_TILE;
+    const int row0 = get_group_id(1) * TRANSPOSE_TILE;
+    if (row0 + ly < n && col0 + lx < k) tile[ly][lx] = a[(row0 + ly) * k + col0 + lx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // out (k x n): out[c][r] = a[r][c]
+    if (col0 + ly < k && row0 + lx < n) out[(col0 + ly) * n + row0 + lx] = tile[lx][ly];
+}
+
+// ---- matrix products: x = A b (advanced == 0) or x = alpha A b + beta x ---------------------
+// A is n x m, b is m x k, x is n x k. Without `advanced`, alpha and beta are not read.
+
+inline value_type apply_result(const value_type ab, const int advanced, const int j,
+                               __global const value_type* alpha, const int alpha_stride,
+                               __global const value_type* beta, const int beta_stride,
+                               const value_type x)
+{
+    return advanced ? alpha[j * alpha_stride] * ab + beta[j * beta_stride] * x : ab;
+}
+
+// Tiled product (seed 003). A work-group of local size (tile_cols, tile_rows) computes a
+// tile_rows x tile_cols block of x, one entry per work-item, stepping through the inner
+// dimension in slices of `inner` that the whole group stages in local memory:
+// a_tile (tile_rows x inner) and b_tile (inner x tile_cols), zero-padded past the edges.
+__kernel void gemm(const int n, const int m, const int k, const int inner,
+                   __global const value_type* a, __global const value_type* b,
+                   __global value_type* x, const int advanced,
+                   __global const value_type* alpha, const int alpha_stride,
+                   __global const value_type* beta, const int beta_stride,
+                   __local value_type* a_tile, __local value_type* b_tile)
+{
+    const int lx = get_local_id(0);
+    const int ly = get_local_id(1);
+    const int tile_cols = get_local_size(0);
+    const int tile_rows = get_local_size(1);
+    const int group_size = tile_cols * tile_rows;
+    const int lid = ly * tile_cols + lx;
+    const int row0 = get_group_id(1) * tile_rows;
+    const int col0 = get_group_id(0) * tile_cols;
+    value_type sum = 0;
+    for (int p = 0; p < m; p += inner) {
+        for (int e = lid; e < tile_rows * inner; e += group_size) {
+            const int r = row0 + e / inner;
+            const int c = p + e % inner;
+            a_tile[e] = (r < n && c < m) ? a[r * m + c] : 0;
+        }
+        for (int e = lid; e < inner * tile_cols; e += group_size) {
+            const int r = p + e / tile_cols;
+            const int c = col0 + e % tile_cols;
+            b_tile[e] = (r < m && c < k) ? b[r * k + c] : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int q = 0; q < inner; ++q) {
+            sum += a_tile[ly * inner + q] * b_tile[q * tile_cols + lx];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int row = row0 + ly;
+    const int col = col0 + lx;
+    if (row < n && col < k) {
+        const int i = row * k + col;
+        x[i] = apply_result(sum, advanced, col, alpha, alpha_stride, beta, beta_stride, x[i]);
+    }
+}
+
+// Matrix-vector product (b has one column). Local size (lanes, rows): `lanes` work-items
+// share one row of A, reading it contiguously, and reduce in local memory; lanes == 1 is
+// one work-item per row (what a CPU device wants).
+__kernel void gemv(const int n, const int m, __global const value_type* a,
+                   __global const value_type* b, __global value_type* x, const int advanced,
+                   __global const value_type* alpha, const int alpha_stride,
+                   __global const value_type* beta, const int beta_stride,
+                   __local value_type* tmp)
+{
+    const int row = get_global_id(1);
+    value_type sum = 0;
+    if (row < n) {
+        for (int q = get_local_id(0); q < m; q += get_local_size(0)) {
+            sum += a[row * m + q] * b[q];
+        }
+    }
+    sum = local_sum(tmp + get_local_id(1) * get_local_size(0), sum, get_local_id(0),
+                    get_local_size(0), 1);
+    if (row < n && get_local_id(0) == 0) {
+        x[row] = apply_result(sum, advanced, 0, alpha, alpha_stride, beta, beta_stride, x[row]);
+    }
+}
+
+// ---- conversion to CSR: count per row, prefix sum, fill ------------------------------------
+
+// row_ptrs[i + 1] = number of nonzeros of row i; row_ptrs[0] = 0
+__kernel void count_row_nonzeros(const int n, const int k, __global const value_type* a,
+                                 __global int* row_ptrs)
+{
+    const int i = get_global_id(0);
+    if (i == 0) row_ptrs[0] = 0;
+    if (i < n) {
+        int count = 0;
+        for (int j = 0; j < k; ++j) count += a[i * k + j] != 0;
+        row_ptrs[i + 1] = count;
+    }
+}
+
+// partial[g] = sum of v[g * per_group, (g + 1) * per_group): the first pass of the scan
+__kernel void block_sums(const int size, const int per_group, __global const int* v,
+                         __global int* partial, __local int* tmp)
+{
+    const int begin = get_group_id(0) * per_group;
+    const int end = min(size, begin + per_group);
+    int sum = 0;
+    for (int i = begin + get_local_id(0); i < end; i += get_local_size(0)) sum += v[i];
+    sum = local_sum_int(tmp, sum, get_local_id(0), get_local_size(0), 1);
+    if (get_local_id(0) == 0) partial[get_group_id(0)] = sum;
+}
+
+// In-place inclusive prefix sum of v. Group g starts from the sum of the partials of the
+// groups before it and scans its block in slices of the group size (Hillis-Steele in local
+// memory), carrying the running total from slice to slice.
+__kernel void scan_blocks(const int size, const int per_group, __global int* v,
+                          __global const int* partial, __local int* tmp)
+{
+    const int lid = get_local_id(0);
+    const int width = get_local_size(0);
+    const int g = get_group_id(0);
+    int offset = 0;
+    for (int q = lid; q < g; q += width) offset += partial[q];
+    offset = local_sum_int(tmp, offset, get_local_id(0), get_local_size(0), 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int begin = g * per_group;
+    const int end = min(size, begin + per_group);
+    for (int base = begin; base < end; base += width) {
+        const int i = base + lid;
+        tmp[lid] = i < end ? v[i] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = 1; s < width; s *= 2) {
+            const int left = lid >= s ? tmp[lid - s] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            tmp[lid] += left;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (i < end) v[i] = offset + tmp[lid];
+        offset += tmp[width - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+// Column indices and values of the nonzeros of row i, from position row_ptrs[i] on
+__kernel void fill_csr(const int n, const int k, __global const value_type* a,
+                       __global const int* row_ptrs, __global int* col_idxs,
+                       __global value_type* values)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    int nz = row_ptrs[i];
+    for (int j = 0; j < k; ++j) {
+        const value_type v = a[i * k + j];
+        if (v != 0) {
+            col_idxs[nz] = j;
+            values[nz] = v;
+            ++nz;
+        }
+    }
 }

@@ -1,23 +1,79 @@
-"""OpenCL kernels of Dense (sources in dense_kernels.cl)."""
+"""OpenCL kernels of Dense (sources in dense_kernels.cl).
+
+Launch shapes come from ``exec.info``. Reductions (dot, norm, the scan of convert_to_csr)
+run as seed 000 describes: each work-group sums a contiguous chunk into local memory and
+writes one partial, and a second small pass adds the partials. A GPU wants many work-groups
+to fill its compute units; a CPU device wants few, each summing a long chunk, and none of
+the second pass when one group per column covers everything.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 WORK_GROUP = 256
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _kernel(exec, dtype, name):
+    return exec.kernel(__file__, dtype, name)
+
+
+def _check_size(size: int) -> None:
+    """Refuse arrays that the kernels' int32 indices cannot address."""
+    if size > _INT32_MAX:
+        raise ValueError(f"a Dense of {size} entries is too large for the OpenCL kernels, which index "
+                         f"with int32 (at most {_INT32_MAX} entries): split it into several matrices")
+
+
+def launch_1d(exec, module_file: str, name: str, dtype, work_items: int, *args) -> None:
+    """Run kernel ``name`` of the ``.cl`` beside ``module_file`` on ``work_items`` work-items,
+    rounded up to whole work-groups of WORK_GROUP; nothing is launched for 0."""
+    if work_items == 0:
+        return
+    _check_size(work_items)
+    global_size = -(-work_items // WORK_GROUP) * WORK_GROUP
+    exec.kernel(module_file, dtype, name)(exec.queue, (global_size,), (WORK_GROUP,), *args)
 
 
 def _launch(exec, name, dtype, size, *args):
-    if size == 0:
-        return
-    kernel = getattr(exec.program(__file__, dtype), name)
-    global_size = (size + WORK_GROUP - 1) // WORK_GROUP * WORK_GROUP
-    kernel(exec.queue, (global_size,), (WORK_GROUP,), np.int32(size), *args)
+    """One work-item per entry of this module's kernel ``name``, ``size`` passed first."""
+    launch_1d(exec, __file__, name, dtype, size, np.int32(size), *args)
 
 
 def _scalar(alpha):
     """Buffer and column stride of a 1 x 1 or 1 x k scalar."""
     return alpha.values.data, np.int32(0 if alpha.shape[1] == 1 else 1)
 
+
+def _pow2_at_most(value: int) -> int:
+    return 1 << (max(int(value), 1).bit_length() - 1)
+
+
+def _local(exec, count: int, dtype):
+    import pyopencl as cl
+    return cl.LocalMemory(count * np.dtype(dtype).itemsize)
+
+
+def reduction_shape(info, n: int, k: int = 1) -> tuple[int, int, int, int]:
+    """(work-groups, width, lanes, rows per group) for summing the k columns of n rows on the
+    device ``info``: a work-group is ``width`` columns by ``lanes`` rows of work-items.
+
+    GPU: 256 work-items per group, each adding at least 8 rows, up to 8 groups per compute
+    unit. CPU: 64 work-items, each adding at least 64 rows, up to 4 groups per core, so that
+    a core sums long contiguous stretches and vectors of up to 4096 rows take one group.
+    """
+    if info.is_cpu:
+        size, rows_per_lane, max_groups = 64, 64, 4 * info.compute_units
+    else:
+        size, rows_per_lane, max_groups = 256, 8, 8 * info.compute_units
+    size = min(size, _pow2_at_most(info.max_work_group_size))
+    width = min(k, size)
+    lanes = _pow2_at_most(size // width)
+    groups = max(1, min(max_groups, -(-n // (lanes * rows_per_lane))))
+    return groups, width, lanes, -(-n // groups)
+
+
+# -- element-wise ------------------------------------------------------------------------------
 
 def fill(exec, x, value):
     _launch(exec, "fill", x.dtype, x.values.size, x.values.data, x.dtype.type(value))
@@ -27,6 +83,15 @@ def copy(exec, src, dst):
     if src.values.size:
         import pyopencl as cl
         cl.enqueue_copy(exec.queue, dst.values.data, src.values.data)
+
+
+def convert_precision(exec, src, dst):
+    """dst = src in dst's value type."""
+    if src.dtype == dst.dtype:
+        copy(exec, src, dst)
+        return
+    name = "convert_from_float" if src.dtype == np.float32 else "convert_from_double"
+    _launch(exec, name, dst.dtype, src.values.size, src.values.data, dst.values.data)
 
 
 def scale(exec, alpha, x):
@@ -41,3 +106,154 @@ def add_scaled(exec, alpha, b, x):
 def sub_scaled(exec, alpha, b, x):
     _launch(exec, "sub_scaled", x.dtype, x.values.size, np.int32(x.shape[1]), *_scalar(alpha),
             b.values.data, x.values.data)
+
+
+# -- column reductions -------------------------------------------------------------------------
+
+def _column_dot(exec, a, b, result, root: bool) -> None:
+    """result[j] = a[:, j] . b[:, j] (its square root with ``root``): one launch when one
+    work-group per column block covers all rows, else one partial per group and a second pass."""
+    n, k = a.shape
+    if k == 0:
+        return
+    if n == 0:
+        fill(exec, result, 0.0)
+        return
+    _check_size(a.values.size)
+    dtype = a.dtype
+    groups, width, lanes, rows = reduction_shape(exec.info, n, k)
+    out = result.values if groups == 1 else exec.alloc((groups, k), dtype)
+    _kernel(exec, dtype, "column_dot")(
+        exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n), np.int32(k),
+        np.int32(width), np.int32(rows), a.values.data, b.values.data, out.data, np.int32(root and groups == 1),
+        _local(exec, width * lanes, dtype))
+    if groups > 1:
+        size = min(_pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
+        _kernel(exec, dtype, "sum_partials")(
+            exec.queue, (k * size,), (size,), np.int32(groups), np.int32(k), out.data,
+            result.values.data, np.int32(root), _local(exec, size, dtype))
+
+
+def compute_dot(exec, a, b, result):
+    """result (1 x k) = per-column dot products of a and b (n x k)."""
+    _column_dot(exec, a, b, result, root=False)
+
+
+def compute_norm2(exec, a, result):
+    """result (1 x k) = per-column Euclidean norms of a (n x k)."""
+    _column_dot(exec, a, a, result, root=True)
+
+
+def is_finite(exec, a) -> bool:
+    """True when no entry of a is NaN or infinite: one partial count per work-group, summed on the host."""
+    size = a.values.size
+    if size == 0:
+        return True
+    _check_size(size)
+    groups, _, wg, per_group = reduction_shape(exec.info, size)
+    partial = exec.alloc((groups,), np.int32)
+    _kernel(exec, a.dtype, "count_nonfinite")(
+        exec.queue, (groups * wg,), (wg,), np.int32(size), np.int32(per_group), a.values.data,
+        partial.data, _local(exec, wg, np.int32))
+    return not exec.to_host(partial).any()
+
+
+# -- transpose and products --------------------------------------------------------------------
+
+TRANSPOSE_TILE = 16  # as in dense_kernels.cl
+
+
+def transpose(exec, a, out):
+    """out (k x n) = a (n x k) transposed."""
+    n, k = a.shape
+    if a.values.size == 0:
+        return
+    _check_size(a.values.size)
+    t = TRANSPOSE_TILE
+    _kernel(exec, a.dtype, "transpose")(
+        exec.queue, (-(-k // t) * t, -(-n // t) * t), (t, t), np.int32(n), np.int32(k),
+        a.values.data, out.values.data)
+
+
+def gemm_shape(info, k: int) -> tuple[int, int, int]:
+    """(tile columns, tile rows, inner slice) of the tiled product for b with k columns:
+    tiles as wide as b (up to 16 columns), as many rows as fill the work-group."""
+    group = min(256 if info.is_gpu else 64, _pow2_at_most(info.max_work_group_size))
+    cols = min(16, 1 << (k - 1).bit_length(), group)
+    return cols, group // cols, 16
+
+
+def gemv_shape(info) -> tuple[int, int]:
+    """(lanes per row, rows per group) of the matrix-vector product: a GPU reads each row of A
+    with 32 work-items, a CPU device with one (rows are long contiguous streams there)."""
+    group = min(256, _pow2_at_most(info.max_work_group_size))
+    lanes = 1 if info.is_cpu else min(32, group)
+    return lanes, group // lanes
+
+
+def _product(exec, a, b, x, alpha=None, beta=None) -> None:
+    """x = A b, or x = alpha A b + beta x when alpha and beta (1 x 1 or 1 x k) are given."""
+    n, m = a.shape
+    k = b.shape[1]
+    if n == 0 or k == 0:
+        return
+    for v in (a, b, x):
+        _check_size(v.values.size)
+    advanced = alpha is not None
+    scalars = (*_scalar(alpha), *_scalar(beta)) if advanced else (None, np.int32(0), None, np.int32(0))
+    dtype = x.dtype
+    if k == 1:
+        lanes, rows = gemv_shape(exec.info)
+        _kernel(exec, dtype, "gemv")(
+            exec.queue, (lanes, -(-n // rows) * rows), (lanes, rows), np.int32(n), np.int32(m),
+            a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
+            _local(exec, lanes * rows, dtype))
+        return
+    cols, rows, inner = gemm_shape(exec.info, k)
+    _kernel(exec, dtype, "gemm")(
+        exec.queue, (-(-k // cols) * cols, -(-n // rows) * rows), (cols, rows), np.int32(n), np.int32(m),
+        np.int32(k), np.int32(inner), a.values.data, b.values.data, x.values.data, np.int32(advanced),
+        *scalars, _local(exec, rows * inner, dtype), _local(exec, inner * cols, dtype))
+
+
+def simple_apply(exec, a, b, x):
+    """x = A b."""
+    _product(exec, a, b, x)
+
+
+def apply(exec, alpha, a, b, beta, x):
+    """x = alpha A b + beta x."""
+    _product(exec, a, b, x, alpha, beta)
+
+
+# -- conversion to CSR -------------------------------------------------------------------------
+
+def _inclusive_scan(exec, v, dtype) -> None:
+    """v = its inclusive prefix sum (int32, in place): block sums, then each block scanned
+    from the sum of the blocks before it. ``dtype`` picks the program that holds the kernels."""
+    size = v.size
+    groups, _, wg, per_group = reduction_shape(exec.info, size)
+    partial = exec.alloc((groups,), np.int32)
+    args = (np.int32(size), np.int32(per_group), v.data, partial.data, _local(exec, wg, np.int32))
+    for name in ("block_sums", "scan_blocks"):
+        _kernel(exec, dtype, name)(exec.queue, (groups * wg,), (wg,), *args)
+
+
+def convert_to_csr(exec, a):
+    """Row pointers, column indices and values of the nonzeros of ``a`` (row-major order), as
+    device arrays: nonzeros counted per row, prefix-summed into row pointers, then filled."""
+    n, k = a.shape
+    _check_size(a.values.size)
+    if n == 0 or k == 0:
+        empty = exec.from_host(np.zeros(n + 1, dtype=np.int32))
+        return empty, exec.alloc((0,), np.int32), exec.alloc((0,), a.dtype)
+    row_ptrs = exec.alloc((n + 1,), np.int32)
+    rows = (np.int32(n), np.int32(k), a.values.data, row_ptrs.data)
+    launch_1d(exec, __file__, "count_row_nonzeros", a.dtype, n, *rows)
+    # row_ptrs = [0, c_0, c_1, ...] -> [0, c_0, c_0 + c_1, ...]
+    _inclusive_scan(exec, row_ptrs, a.dtype)
+    nnz = int(row_ptrs[n:].get(queue=exec.queue)[0])
+    col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
+    if nnz:
+        launch_1d(exec, __file__, "fill_csr", a.dtype, n, *rows, col_idxs.data, values.data)
+    return row_ptrs, col_idxs, values

@@ -36,12 +36,19 @@ def sub_scaled(exec, alpha, b, x):
     x.values -= _col(alpha) * b.values
 
 
+def _column_sums(v):
+    """Per-column sums with numpy's pairwise summation, which only a sum along contiguous
+    memory gets (einsum or sum down the rows of a row-major array add sequentially, with
+    errors growing like n eps)."""
+    return np.ascontiguousarray(v.T).sum(axis=1)
+
+
 def compute_dot(exec, a, b, result):
-    result.values[0] = np.einsum("ij,ij->j", a.values, b.values)
+    result.values[0] = _column_sums(a.values * b.values)
 
 
 def compute_norm2(exec, a, result):
-    result.values[0] = np.sqrt(np.einsum("ij,ij->j", a.values, a.values))
+    result.values[0] = np.sqrt(_column_sums(a.values * a.values))
 
 
 def transpose(exec, a, out):
