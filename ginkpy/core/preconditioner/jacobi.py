@@ -41,11 +41,11 @@ class Jacobi(EnableBuild, LinOp):
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
         exec = factory.executor
+        max_block_size = _check_max_block_size(self.parameters.max_block_size)
         host = ReferenceExecutor()
         A = _host_csr(system_matrix, host)
         exec.check_dtype(A.dtype)
         LinOp.__init__(self, exec, A.shape, A.dtype)
-        max_block_size = _check_max_block_size(self.parameters.max_block_size)
         if self.parameters.block_pointers is None:
             block_ptrs = host.run("preconditioner.jacobi.find_blocks", A, max_block_size)
         else:
