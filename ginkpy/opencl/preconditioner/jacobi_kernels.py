@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.matrix.dense_kernels import WORK_GROUP, _scalar
+from ginkpy.opencl.matrix.dense_kernels import _scalar, launch_1d
 
 
 def _launch(exec, name, x, *args):
     """Run kernel ``name`` with one work-item per entry of x (n x k), given size and k first."""
     size = x.values.size
-    if size == 0:
-        return
-    global_size = (size + WORK_GROUP - 1) // WORK_GROUP * WORK_GROUP
-    exec.kernel(__file__, x.dtype, name)(exec.queue, (global_size,), (WORK_GROUP,), np.int32(size), np.int32(x.shape[1]), *args)
+    launch_1d(exec, __file__, name, x.dtype, size, np.int32(size), np.int32(x.shape[1]), *args)
 
 
 def _blocks(jacobi):
