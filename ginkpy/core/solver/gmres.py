@@ -36,9 +36,11 @@ class Gmres(IterativeSolver):
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         (n, k), m = b.shape, int(self.parameters.krylov_dim)
-        r, v, z, w = (b.empty_like() for _ in range(4))
-        # Krylov basis V: basis vector i in rows i n .. (i + 1) n;  Hessenberg H: h_{i,j} at (i, j k + column)
-        basis = b.empty_like(((m + 1) * n, k))
+        r, z, w = (b.empty_like() for _ in range(3))
+        # Krylov basis V: basis vector i in rows i n .. (i + 1) n;  Hessenberg H: h_{i,j} at (i, j k + column).
+        # V and v = v_j start at 0, so that the columns that never take a step hold no garbage.
+        basis = Dense.zeros(exec, ((m + 1) * n, k), b.dtype)
+        v = Dense.zeros(exec, (n, k), b.dtype)
         hessenberg = b.empty_like((m + 1, m * k))
         h, g = b.empty_like((m + 1, k)), b.empty_like((m + 1, k))
         cos, sin, y = (b.empty_like((m, k)) for _ in range(3))
