@@ -5,7 +5,7 @@ import numpy as np
 import pyopencl.array as cla
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.matrix.dense_kernels import WORK_GROUP, _check_size
+from ginkpy.opencl.matrix.dense_kernels import launch_1d
 
 
 def kernel_arg(arg):
@@ -18,14 +18,10 @@ def kernel_arg(arg):
 
 def launch(exec, module_file, name, dtype, shape, *args):
     """Kernel ``name`` of ``module_file``'s program with one work-item per entry of an n x k
-    ``shape``, given (n k, k, ``args``); nothing is launched for size 0."""
+    ``shape``, given (n k, k, ``args``)."""
     size = shape[0] * shape[1]
-    if size == 0:
-        return
-    _check_size(size)
-    exec.kernel(module_file, dtype, name)(
-        exec.queue, (-(-size // WORK_GROUP) * WORK_GROUP,), (WORK_GROUP,), np.int32(size),
-        np.int32(shape[1]), *(kernel_arg(a) for a in args))
+    launch_1d(exec, module_file, name, dtype, size, np.int32(size), np.int32(shape[1]),
+              *(kernel_arg(a) for a in args))
 
 
 def initialize(exec, r, r_hat, p, v, s, prev_rho, alpha, omega):
