@@ -61,11 +61,13 @@ def ilu0(m: sp.csr_matrix, name: str = "ILU(0)") -> tuple[sp.csr_matrix, sp.csr_
 
 def to_csr_arrays(exec, factor: sp.csr_matrix, dtype) -> tuple:
     """Row pointers, column indices and values of a host factor on ``exec`` (int32, ``dtype``)."""
-    if not np.isfinite(factor.data.astype(dtype)).all():
+    with np.errstate(over="ignore"):
+        values = factor.data.astype(dtype)
+    if not np.isfinite(values).all():
         raise ValueError(f"the incomplete factors overflow {np.dtype(dtype)} (a tiny pivot): "
                          f"use float64, or scale the matrix")
     return (exec.from_host(factor.indptr.astype(np.int32)), exec.from_host(factor.indices.astype(np.int32)),
-            exec.from_host(factor.data.astype(dtype)))
+            exec.from_host(values))
 
 
 def host_matrix(exec, a) -> sp.csr_matrix:

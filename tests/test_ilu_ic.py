@@ -1,0 +1,177 @@
+"""ILU(0) and IC(0): hand-computed factors, breakdown errors, the Ilu/Ic preconditioners'
+apply on both executors, and preconditioned solves (fewer iterations than Jacobi)."""
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+import ginkpy as gk
+from conftest import matrix_path, tol
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.problems import convection_diffusion_2d, poisson_2d
+
+# periodic tridiagonal: ILU(0) drops the fill at (1, 3), (3, 1)
+A4 = np.array([[4.0, 1, 0, 1], [1, 4, 1, 0], [0, 1, 4, 1], [1, 0, 1, 4]])
+# by hand (IKJ): l10 = 1/4, u11 = 4 - 1/4 = 15/4; l21 = 4/15, u22 = 4 - 4/15 = 56/15;
+# l30 = 1/4, u33 = 4 - 1/4 = 15/4, then l32 = 15/56, u33 = 15/4 - 15/56 = 195/56
+L4 = np.array([[1, 0, 0, 0], [1 / 4, 1, 0, 0], [0, 4 / 15, 1, 0], [1 / 4, 0, 15 / 56, 1]])
+U4 = np.array([[4, 1, 0, 1], [0, 15 / 4, 1, 0], [0, 0, 56 / 15, 1], [0, 0, 0, 195 / 56]])
+
+
+def _csr(exec, m, dtype=np.float64):
+    return gk.matrix.Csr.from_scipy(exec, sp.csr_matrix(m), dtype)
+
+
+# -- factors ------------------------------------------------------------------------------------
+def test_ilu0_hand_computed(exec):
+    fact = gk.factorization.Ilu.build().on(exec).generate(_csr(exec, A4))
+    np.testing.assert_allclose(fact.l_factor.to_scipy().toarray(), L4, rtol=1e-15)
+    np.testing.assert_allclose(fact.u_factor.to_scipy().toarray(), U4, rtol=1e-15)
+    # the factors keep A's pattern: L has a stored unit diagonal, the dropped fill is absent
+    l_stored, u_stored = fact.l_factor.to_scipy(), fact.u_factor.to_scipy()
+    assert l_stored.nnz == u_stored.nnz == 8
+    assert (3, 1) not in zip(*l_stored.nonzero()) and (1, 3) not in zip(*u_stored.nonzero())
+    # tridiagonal: no fill, so ILU(0) is the exact LU
+    a3 = np.array([[4.0, 1, 0], [2, 5, 1], [0, 1, 3]])
+    fact = gk.factorization.Ilu.build().on(exec).generate(_csr(exec, a3))
+    l, u = fact.l_factor.to_scipy().toarray(), fact.u_factor.to_scipy().toarray()
+    np.testing.assert_allclose(l @ u, a3, rtol=1e-15)
+    np.testing.assert_allclose(np.diag(u), [4, 4.5, 3 - 2 / 9], rtol=1e-15)
+
+
+def test_ic0_hand_computed_and_reads_only_lower_triangle(exec):
+    # [4 2 0; 2 5 2; 0 2 5] = L L^T with L = [2 0 0; 1 2 0; 0 1 2] (no fill)
+    a3 = np.array([[4.0, 2, 0], [2, 5, 2], [0, 2, 5]])
+    garbage_above = a3 + np.triu(np.full((3, 3), 7.0), 1)
+    fact = gk.factorization.Ic.build().on(exec).generate(_csr(exec, garbage_above))
+    expected = np.array([[2.0, 0, 0], [1, 2, 0], [0, 1, 2]])
+    np.testing.assert_allclose(fact.l_factor.to_scipy().toarray(), expected, rtol=1e-15)
+    np.testing.assert_allclose(fact.lt_factor.to_scipy().toarray(), expected.T, rtol=1e-15)
+    # with dropped fill, IC(0) = ILU(0)'s L scaled by sqrt(diag(U)): L4 * sqrt([4, 15/4, 56/15, 195/56])
+    fact = gk.factorization.Ic.build().on(exec).generate(_csr(exec, A4))
+    np.testing.assert_allclose(fact.l_factor.to_scipy().toarray(), L4 * np.sqrt(np.diag(U4)), rtol=1e-15)
+
+
+def test_factorization_applies_the_product(exec, rng):
+    fact = gk.factorization.Ilu.build().on(exec).generate(_csr(exec, A4))
+    b = rng.standard_normal((4, 2))
+    x = fact.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, (4, 2))).to_numpy()
+    np.testing.assert_allclose(x, L4 @ U4 @ b, rtol=1e-14)
+
+
+def test_breakdowns_name_the_row(exec):
+    with pytest.raises(ValueError, match="ILU.*pivot of row 1 is 0"):
+        gk.factorization.Ilu.build().on(exec).generate(_csr(exec, np.array([[1.0, 1], [1, 1]])))
+    with pytest.raises(ValueError, match="row 2 has no stored diagonal"):
+        gk.factorization.Ilu.build().on(exec).generate(_csr(exec, np.array([[1.0, 0, 1], [0, 1, 0], [1, 0, 0]])))
+    with pytest.raises(ValueError, match=r"IC\(0\).*pivot of row 1 is -3.*not symmetric positive definite"):
+        gk.factorization.Ic.build().on(exec).generate(_csr(exec, np.array([[1.0, 2], [2, 1]])))
+    with pytest.raises(ValueError, match="IC.*pivot of row 1"):
+        gk.preconditioner.Ic.build().on(exec).generate(_csr(exec, np.array([[1.0, 2], [2, 1]])))
+
+
+def test_bad_arguments(ref):
+    with pytest.raises(TypeError, match="factorizes a Csr"):
+        gk.factorization.Ilu.build().on(ref).generate(Dense.from_numpy(ref, A4))
+    with pytest.raises(TypeError, match="must build a factorization"):
+        gk.preconditioner.Ilu.build().with_factorization(gk.solver.LowerTrs.build()).on(ref).generate(_csr(ref, A4))
+    with pytest.raises(ValueError, match="square"):
+        gk.preconditioner.Ilu.build().on(ref).generate(_csr(ref, np.ones((2, 3))))
+
+
+def test_float32_overflow_is_refused(ref):
+    # the pivot of row 1 is 1e-30, so l21 = 1e30 / 1e-30 does not fit in float32
+    m = np.array([[1.0, 0, 0], [0, 1e-30, 0], [0, 1e30, 1]])
+    with pytest.raises(ValueError, match="overflow float32"):
+        gk.factorization.Ilu.build().on(ref).generate(_csr(ref, m, np.float32))
+
+
+# -- preconditioner apply -----------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["Ilu", "Ic"])
+def test_preconditioner_apply(exec, rng, kind):
+    m = poisson_2d(7) + sp.diags(rng.uniform(0, 1, 49))
+    precond = getattr(gk.preconditioner, kind).build().on(exec).generate(_csr(exec, m))
+    fact = precond.factorization
+    l, u = (f.to_scipy().toarray() for f in fact.factors)
+    b = rng.standard_normal((49, 3))
+    x = precond.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, (49, 3))).to_numpy()
+    # x = U^-1 L^-1 b (Ic: U = L^T)
+    np.testing.assert_allclose(x, np.linalg.solve(u, np.linalg.solve(l, b)), rtol=1e-12)
+    if kind == "Ic":
+        np.testing.assert_allclose(u, l.T, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_preconditioner_reference_vs_device(ref, ocl, rng, dtype):
+    m = convection_diffusion_2d(23)  # 529 rows: more than a work-group
+    b = rng.standard_normal((m.shape[0], 3))
+    out = [gk.preconditioner.Ilu.build().on(e).generate(_csr(e, m, dtype))
+           .apply(Dense.from_numpy(e, b, dtype), Dense.zeros(e, b.shape, dtype)).to_numpy() for e in (ref, ocl)]
+    assert np.linalg.norm(out[1] - out[0]) <= tol(dtype) * np.linalg.norm(out[0])
+
+
+def test_given_factorization_and_solver_parameters(exec, rng):
+    A = _csr(exec, convection_diffusion_2d(6))
+    fact = gk.factorization.Ilu.build().on(exec).generate(A)
+    # L's stored diagonal is 1, so a unit-diagonal l_solver gives the same result
+    precond = (gk.preconditioner.Ilu.build()
+               .with_l_solver(gk.solver.LowerTrs.build().with_unit_diagonal(True))
+               .on(exec).generate(fact))
+    assert precond.factorization is fact and precond.l_solver.unit_diagonal
+    default = gk.preconditioner.Ilu.build().on(exec).generate(A)
+    b = Dense.from_numpy(exec, rng.standard_normal(36))
+    x1, x2 = (p.apply(b, Dense.zeros(exec, (36, 1))).to_numpy() for p in (precond, default))
+    np.testing.assert_allclose(x1, x2, rtol=1e-15)
+
+
+# -- preconditioned solves ----------------------------------------------------------------------
+def _solve(exec, solver_type, A, precond, b, reduction=1e-10):
+    """Iterations (the most over the columns), whether every column converged, and x."""
+    solver = (solver_type.build().with_preconditioner(precond)
+              .with_criteria(gk.stop.Iteration.build().with_max_iters(5000),
+                             gk.stop.ResidualNorm.build().with_reduction_factor(reduction))
+              .on(exec).generate(A))
+    logger = gk.log.Convergence()
+    solver.add_logger(logger)
+    x = solver.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, (b.shape[0], b.size // b.shape[0])))
+    return np.max(logger.num_iterations), bool(np.all(logger.has_converged)), x.to_numpy()
+
+
+def _check_fewer_iterations(exec, solver_type, m, precond, b, reduction=1e-10):
+    """The preconditioned solve converges to the true residual and in fewer iterations than
+    Jacobi (or Jacobi does not converge at all: it stopped, e.g. broke down, after more)."""
+    A = gk.matrix.Csr.from_scipy(exec, m)
+    its, converged, x = _solve(exec, solver_type, A, precond, b, reduction)
+    jacobi_its, jacobi_converged, _ = _solve(exec, solver_type, A, JACOBI, b, reduction)
+    assert converged
+    assert its < jacobi_its, (its, jacobi_its, jacobi_converged)
+    assert np.linalg.norm(b - m @ x.reshape(b.shape)) <= 1.01 * reduction * np.linalg.norm(b)
+
+
+JACOBI = gk.preconditioner.Jacobi.build().with_max_block_size(1)
+
+
+@pytest.mark.parametrize("solver", ["Bicgstab", "Gmres"])
+def test_ilu_beats_jacobi_on_convection_diffusion(exec, solver):
+    m = convection_diffusion_2d(24)
+    _check_fewer_iterations(exec, getattr(gk.solver, solver), m, gk.preconditioner.Ilu.build(), np.ones(m.shape[0]))
+
+
+def test_ic_cg_on_poisson(exec, rng):
+    m = poisson_2d(24)
+    b = rng.standard_normal((m.shape[0], 2))  # two right-hand sides
+    _check_fewer_iterations(exec, gk.solver.Cg, m, gk.preconditioner.Ic.build(), b)
+
+
+@pytest.mark.parametrize("name", ["pde900.mtx", "orsirr_1.mtx"])
+def test_ilu_bicgstab_beats_jacobi_on_real_matrices(exec, name):
+    m = scipy.io.mmread(matrix_path(name)).tocsr()
+    b = m @ np.ones(m.shape[0])
+    _check_fewer_iterations(exec, gk.solver.Bicgstab, m, gk.preconditioner.Ilu.build(), b, 1e-8)
+
+
+@pytest.mark.parametrize("name", ["nos6.mtx", "1138_bus.mtx"])
+def test_ic_cg_on_real_spd_matrices(exec, name):
+    m = scipy.io.mmread(matrix_path(name)).tocsr()
+    b = m @ np.ones(m.shape[0])
+    _check_fewer_iterations(exec, gk.solver.Cg, m, gk.preconditioner.Ic.build(), b, 1e-8)
