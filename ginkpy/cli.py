@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+import attrs
 import numpy as np
 import scipy.sparse as sp
 
@@ -78,7 +79,8 @@ def _solver_parameters(args: argparse.Namespace) -> Any:
     else:
         params = _iterative_solvers()[args.solver or "cg"].build()
         if args.preconditioner not in (None, "none"):
-            params.with_preconditioner(config.short_names("preconditioner")[args.preconditioner].build())
+            setattr(params, _preconditioner_key(params),
+                    config.short_names("preconditioner")[args.preconditioner].build())
     criteria = list(params.criteria)
     kinds = {c.product for c in criteria}
     if args.rtol is not None or ResidualNorm not in kinds:
@@ -89,6 +91,20 @@ def _solver_parameters(args: argparse.Namespace) -> Any:
         criteria = [c for c in criteria if c.product is not Iteration]
         criteria.append(Iteration.build().with_max_iters(args.max_iters))
     return params.with_criteria(*criteria)
+
+
+def _preconditioner_key(params: Any) -> str:
+    """Where a solver takes the preconditioner: Ir has none, its inner solver plays that part
+    (--solver ir --preconditioner jacobi is the Jacobi iteration), as in gk.linalg.ir."""
+    return "solver" if "solver" in attrs.fields_dict(type(params)) else "preconditioner"
+
+
+def _describe(params: Any) -> str:
+    """``Cg, preconditioner Jacobi``: the solver type and what it applies as its preconditioner."""
+    key = _preconditioner_key(params)
+    value = getattr(params, key)
+    name = "none" if value is None else getattr(value, "product", type(value)).__name__
+    return f"{params.product.__name__}, {key.replace('solver', 'inner solver')} {name}"
 
 
 def _iterative_solvers() -> dict[str, type]:
@@ -133,11 +149,9 @@ def solve(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
 
     relative = convergence.residual_norm / np.where(b_norm > 0, b_norm, 1.0)
-    prec = params.preconditioner
     rows = [
         ("matrix", f"{args.matrix}: {n} x {A.shape[1]}, {A.nnz} nonzeros, {dtype}, {B.shape[1]} right-hand side(s)"),
-        ("solver", f"{params.product.__name__}, preconditioner "
-                   f"{'none' if prec is None else getattr(prec, 'product', type(prec)).__name__}"),
+        ("solver", _describe(params)),
         ("executor", f"{exec.backend} on {_device(exec)}"),
         ("iterations", str(convergence.num_iterations)),
         ("residual", f"{np.max(convergence.residual_norm):.3e} (relative {np.max(relative):.3e})"),

@@ -15,8 +15,9 @@ Ginkgo, ``"criteria"`` is a list of criteria, one criterion, or the short form
 type from the matrix and always uses int32 indices.
 
 The type names come from :func:`types`, built from the public namespaces ``gk.solver``,
-``gk.preconditioner`` and ``gk.stop``: a type exported there is configurable, by the command
-line and by name in ``gk.linalg`` too.
+``gk.preconditioner``, ``gk.factorization`` and ``gk.stop``: a type exported there is
+configurable, and solvers and preconditioners are then known by name to the command line and
+``gk.linalg`` too.
 """
 from __future__ import annotations
 
@@ -44,10 +45,11 @@ _TYPE_KEYS = {"value_type": ("float64", "float32"), "index_type": ("int32",)}
 
 def types() -> dict[str, type]:
     """Every type a configuration can name, with its class: ``"solver::Cg"``,
-    ``"preconditioner::Jacobi"``, ``"Iteration"``, ``"ResidualNorm"``, ``"Time"``, ..."""
-    from ginkpy import preconditioner, solver, stop
+    ``"preconditioner::Jacobi"``, ``"factorization::Ilu"``, ``"Iteration"``, ``"ResidualNorm"``, ..."""
+    from ginkpy import factorization, preconditioner, solver, stop
     table = {}
-    for prefix, module in (("solver::", solver), ("preconditioner::", preconditioner), ("", stop)):
+    for prefix, module in (("solver::", solver), ("preconditioner::", preconditioner),
+                           ("factorization::", factorization), ("", stop)):
         for name in module.__all__:
             cls = getattr(module, name)
             if isinstance(cls, type) and issubclass(cls, EnableBuild) and (prefix or issubclass(cls, Criterion)):
@@ -67,8 +69,8 @@ def type_name(cls: type) -> str:
     for name, known in types().items():
         if known is cls:
             return name
-    raise TypeError(f"{cls.__name__} is not exported by gk.solver, gk.preconditioner or gk.stop, "
-                    f"so it has no configuration name")
+    raise TypeError(f"{cls.__name__} is not exported by gk.solver, gk.preconditioner, gk.factorization "
+                    f"or gk.stop, so it has no configuration name")
 
 
 def parse(source: Any) -> Parameters:

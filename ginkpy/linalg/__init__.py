@@ -31,6 +31,6 @@ residual b - A x (computed after the solve, not the solver's recurrence) meets t
 residual became NaN or infinite.
 """
 from ginkpy.linalg._interface import aslinearoperator
-from ginkpy.linalg._isolve import bicgstab, cg
+from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir
 
-__all__ = ["aslinearoperator", "bicgstab", "cg"]
+__all__ = ["aslinearoperator", "bicg", "bicgstab", "cg", "cgs", "fcg", "gmres", "idr", "ir"]

@@ -55,7 +55,8 @@ class ScipyOperator(LinOp):
     """A SciPy LinearOperator as a ginkpy LinOp on any executor.
 
     SciPy operators compute on the host: each apply copies b to the host, calls the
-    operator's ``matmat`` and copies the result back to the executor (two transfers per apply).
+    operator's ``matvec`` (``matmat`` for several columns) and copies the result back to the
+    executor (two transfers per apply).
     """
 
     def __init__(self, exec: Executor, operator: spla.LinearOperator, dtype: Any) -> None:
@@ -63,12 +64,21 @@ class ScipyOperator(LinOp):
         self.operator = operator
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
-        y = np.asarray(self.operator.matmat(b.to_numpy()))
+        host = b.to_numpy()
+        if b.shape[1] == 1:  # through matvec with a 1-D array, as SciPy's solvers call it
+            y = np.asarray(self.operator.matvec(host[:, 0]))
+            y = y[:, None] if y.ndim == 1 else y
+        else:
+            y = np.asarray(self.operator.matmat(host))
         value_dtype(y.dtype, "the result of the LinearOperator")
         if y.shape != x.shape:
             raise ValueError(f"the LinearOperator returned an array of shape {y.shape} for an operand "
                              f"of shape {b.shape}; expected {x.shape}")
         x.executor.write(x.values, np.ascontiguousarray(y, dtype=self.dtype))
+
+    def transpose(self) -> "ScipyOperator":
+        """The transpose, applied with the operator's ``rmatvec`` (real values: the adjoint)."""
+        return ScipyOperator(self.executor, self.operator.H, self.dtype)
 
 
 def host_operator(A: Any, what: str = "A") -> Any:

@@ -30,6 +30,22 @@ def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                   observer=_solution_callback(callback))
 
 
+def fcg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+        M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
+    """Solve A x = b with the flexible conjugate gradient method (A symmetric positive definite,
+    M may change between iterations); the arguments are those of :func:`cg`."""
+    return _solve("fcg", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback))
+
+
+def bicg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+         M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
+    """Solve A x = b with the biconjugate gradient method, as ``scipy.sparse.linalg.bicg``
+    (A and M need a transpose: matrices, or LinearOperators with ``rmatvec``)."""
+    return _solve("bicg", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback))
+
+
 def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
              M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
     """Solve A x = b with the biconjugate gradient stabilized method, as
@@ -38,11 +54,71 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float 
                   observer=_solution_callback(callback))
 
 
+def cgs(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+        M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
+    """Solve A x = b with the conjugate gradient squared method, as ``scipy.sparse.linalg.cgs``."""
+    return _solve("cgs", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback))
+
+
+def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
+          maxiter: int | None = None, M: Any = None, callback: Callable | None = None,
+          callback_type: str | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
+    """Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.
+
+    ``restart`` is the Krylov dimension (default 20, at most n); ``maxiter`` counts restart
+    cycles (default 10 n), or inner iterations for ``callback_type="legacy"``. The callback
+    gets, after each inner iteration, the relative residual norm estimate ||r|| / ||b||
+    (``"pr_norm"``, and ``"legacy"``, the default when a callback is given), or the solution
+    after each restart cycle (``"x"``). ginkpy's GMRES is right-preconditioned, so its estimate
+    is of b - A x itself, where SciPy's is of the left-preconditioned residual M (b - A x).
+    """
+    if callback_type not in (None, "x", "pr_norm", "legacy"):
+        raise ValueError(f"unknown callback_type {callback_type!r}: use 'x', 'pr_norm' or 'legacy'")
+    callback_type = "legacy" if callback_type is None and callback is not None else callback_type
+    if restart is None:
+        restart = 20
+    elif isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
+        raise ValueError(f"restart must be an integer >= 1, got {restart!r}")
+    restart = int(min(restart, max(getattr(A, "shape", (restart,))[0], 1)))
+    if callback_type == "x":
+        observer = _solution_callback(callback, every=restart)
+    else:
+        observer = _residual_callback(callback)
+    return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else restart,
+                  krylov_dim=restart)
+
+
+def idr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+        M: Any = None, callback: Callable | None = None, executor: Any = None,
+        subspace_dim: int = 2) -> tuple[np.ndarray, int]:
+    """Solve A x = b with the induced dimension reduction method IDR(s), s = ``subspace_dim``;
+    the other arguments are those of :func:`bicgstab`."""
+    return _solve("idr", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback), subspace_dim=subspace_dim)
+
+
+def ir(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+       M: Any = None, callback: Callable | None = None, executor: Any = None,
+       relaxation_factor: float = 1.0) -> tuple[np.ndarray, int]:
+    """Solve A x = b with iterative refinement x = x + omega M (b - A x), omega =
+    ``relaxation_factor``: Richardson's iteration without M, the Jacobi iteration with
+    ``M="jacobi"``; the other arguments are those of :func:`cg`."""
+    return _solve("ir", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback), preconditioner_parameter="solver",
+                  relaxation_factor=relaxation_factor)
+
+
 def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxiter: int | None, M: Any,
            executor: Any, observer: Callable[[Dense, float], Logger] | None = None,
-           iterations_per_maxiter: int = 1, **solver_parameters: Any) -> tuple[np.ndarray, int]:
-    """Solve with the ginkpy solver ``name`` under SciPy's conventions; ``observer(x, ||b||)``
-    gives a logger that reports iterations to the user's callback."""
+           iterations_per_maxiter: int = 1, preconditioner_parameter: str = "preconditioner",
+           **solver_parameters: Any) -> tuple[np.ndarray, int]:
+    """Solve with the ginkpy solver ``name`` under SciPy's conventions.
+
+    ``observer(x, ||b||)`` gives a logger that reports iterations to the user's callback; M
+    goes to the solver's ``preconditioner_parameter``; ``solver_parameters`` are set as they are.
+    """
     exec = _as_executor(executor, A)
     A = host_operator(A)
     if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
@@ -63,11 +139,10 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     if b_norm == 0:  # x = 0 solves it exactly, as SciPy answers
         return np.zeros(n, dtype), 0
 
-    params = (short_names("solver")[name].build()
-              .with_criteria(ResidualNorm.build().with_reduction_factor(threshold).with_baseline("absolute"),
-                             Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
-              .with_preconditioner(preconditioner))
-    for key, value in solver_parameters.items():
+    params = short_names("solver")[name].build().with_criteria(
+        ResidualNorm.build().with_reduction_factor(threshold).with_baseline("absolute"),
+        Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
+    for key, value in {preconditioner_parameter: preconditioner, **solver_parameters}.items():
         getattr(params, f"with_{key}")(value)
     solver = params.on(exec).generate(op)
     B = Dense.from_numpy(exec, b, dtype)
@@ -158,19 +233,57 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
 
 
 class _SolutionCallback(Logger):
-    """Calls ``callback(xk)`` with a copy of the current solution after each iteration."""
+    """Calls ``callback(xk)`` with a copy of the current solution after every ``every``-th
+    iteration and after the last one.
 
-    def __init__(self, callback: Callable, x: Dense) -> None:
-        self.callback, self.x = callback, x
+    The solution is read at the next iteration's event, as a solver that updates x at the end of
+    a cycle of ``every`` iterations (restarted GMRES) does so after logging the cycle's last one.
+    """
+
+    def __init__(self, callback: Callable, x: Dense, every: int = 1) -> None:
+        self.callback, self.x, self.every = callback, x, every
+        self.reported = 0
+
+    def _report(self, iteration: int) -> None:
+        self.reported = iteration
+        self.callback(self.x.to_numpy()[:, 0])
+
+    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
+        if self.every == 1 and iteration > 0:
+            self._report(iteration)
+        elif iteration > self.every and (iteration - 1) % self.every == 0:
+            self._report(iteration - 1)
+
+    def on_solve_complete(self, solver, result) -> None:
+        if result.num_iterations > self.reported:
+            self._report(result.num_iterations)
+
+
+def _solution_callback(callback: Callable | None, every: int = 1) -> Callable[[Dense, float], Logger] | None:
+    if callback is None:
+        return None
+    _check_callable(callback)
+    return lambda x, b_norm: _SolutionCallback(callback, x, every)
+
+
+class _ResidualCallback(Logger):
+    """Calls ``callback(||r|| / ||b||)`` after each iteration (gmres' ``callback_type="pr_norm"``)."""
+
+    def __init__(self, callback: Callable, b_norm: float) -> None:
+        self.callback, self.b_norm = callback, b_norm
 
     def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
         if iteration > 0:
-            self.callback(self.x.to_numpy()[:, 0])
+            self.callback(float(residual_norm[0]) / self.b_norm)
 
 
-def _solution_callback(callback: Callable | None) -> Callable[[Dense, float], Logger] | None:
+def _residual_callback(callback: Callable | None) -> Callable[[Dense, float], Logger] | None:
     if callback is None:
         return None
+    _check_callable(callback)
+    return lambda x, b_norm: _ResidualCallback(callback, b_norm)
+
+
+def _check_callable(callback: Any) -> None:
     if not callable(callback):
         raise TypeError(f"callback must be callable, not {type(callback).__name__}")
-    return lambda x, b_norm: _SolutionCallback(callback, x)

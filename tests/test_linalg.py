@@ -1,0 +1,355 @@
+"""gk.linalg: SciPy's solver functions run by ginkpy (parity with SciPy, every input form of A
+and M, the rtol/atol rule, info, callbacks, bad input) and gk.aslinearoperator."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import ginkpy as gk
+from ginkpy.problems import convection_diffusion_2d, poisson_2d
+from conftest import matrix_path
+from ginkpy.linalg._interface import ScipyOperator
+
+
+def _problem(kind, rng):
+    A = poisson_2d(7) if kind == "spd" else convection_diffusion_2d(7)
+    return A, rng.standard_normal(A.shape[0])
+
+
+def _scalar_jacobi(A):
+    """SciPy's form of scalar Jacobi: M r = r / diag(A)."""
+    return spla.LinearOperator(A.shape, matvec=lambda r: r / A.diagonal(), dtype=A.dtype)
+
+
+def _counting():
+    calls = []
+    return calls, lambda xk: calls.append(np.array(xk, copy=True))
+
+
+def _residual(A, b, x):
+    return np.linalg.norm(b - A @ x)
+
+
+# -- parity with SciPy -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, kind, slack", [("cg", "spd", 0), ("bicgstab", "general", 1), ("cgs", "general", 1),
+                                               ("bicg", "general", 1), ("gmres", "general", 0)])
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_parity_with_scipy(ref, rng, name, kind, slack, jacobi):
+    """Same solution, info and (up to SciPy's mid-iteration exits) the same number of callbacks."""
+    A, b = _problem(kind, rng)
+    extra = {"callback_type": "x"} if name == "gmres" else {}
+    ours, theirs = _counting(), _counting()
+    M = gk.preconditioner.Jacobi.build().with_max_block_size(1) if jacobi else None
+    if jacobi and name == "bicg":  # Bicg needs M^T, which Jacobi does not provide: the same M as a matrix
+        M = sp.diags(1.0 / A.diagonal())
+    x, info = getattr(gk.linalg, name)(A, b, rtol=1e-10, M=M, callback=ours[1], executor=ref, **extra)
+    xs, info_s = getattr(spla, name)(A, b, rtol=1e-10, M=sp.diags(1.0 / A.diagonal()) if jacobi else None,
+                                      callback=theirs[1], **extra)
+    assert info == info_s == 0
+    assert x.shape == xs.shape == b.shape
+    assert _residual(A, b, x) <= 1e-10 * np.linalg.norm(b)
+    np.testing.assert_allclose(x, xs, rtol=1e-7, atol=1e-7 * np.abs(xs).max())
+    assert abs(len(ours[0]) - len(theirs[0])) <= slack
+    assert len(ours[0]) > 1
+
+
+def test_cg_iterates_match_scipy_until_maxiter(ref, rng):
+    """With the same algorithm, the iterates themselves agree; info is maxiter for both."""
+    A, b = _problem("spd", rng)
+    ours, theirs = _counting(), _counting()
+    x, info = gk.linalg.cg(A, b, maxiter=6, callback=ours[1], executor=ref)
+    xs, info_s = spla.cg(A, b, maxiter=6, callback=theirs[1])
+    assert info == info_s == 6
+    assert len(ours[0]) == len(theirs[0]) == 6
+    for xk, xk_s in zip(ours[0], theirs[0]):
+        np.testing.assert_allclose(xk, xk_s, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x, xs, rtol=1e-10)
+
+
+@pytest.mark.parametrize("callback_type", ["pr_norm", "legacy"])
+def test_gmres_residual_callbacks_match_scipy(ref, rng, callback_type):
+    A, b = _problem("general", rng)
+    ours, theirs = [], []
+    x, info = gk.linalg.gmres(A, b, restart=10, callback=ours.append, callback_type=callback_type, executor=ref)
+    xs, info_s = spla.gmres(A, b, restart=10, callback=theirs.append, callback_type=callback_type)
+    assert info == info_s == 0
+    assert len(ours) == len(theirs)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("callback_type", ["x", "legacy"])
+def test_gmres_maxiter_counts_restart_cycles_or_inner_iterations(ref, rng, callback_type):
+    """maxiter=2 is two restart cycles of 5 (x after each), or two inner iterations (legacy)."""
+    A, b = _problem("general", rng)
+    (ours, ours_cb), (theirs, theirs_cb) = _counting(), _counting()  # SciPy passes x itself: copy it
+    x, info = gk.linalg.gmres(A, b, rtol=1e-12, restart=5, maxiter=2, callback=ours_cb,
+                              callback_type=callback_type, executor=ref)
+    xs, info_s = spla.gmres(A, b, rtol=1e-12, restart=5, maxiter=2, callback=theirs_cb,
+                            callback_type=callback_type)
+    assert info == info_s == 2
+    assert len(ours) == len(theirs) == 2
+    np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(x, xs, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["fcg", "idr", "ir"])
+def test_solvers_scipy_lacks(ref, rng, name):
+    A, b = _problem("spd", rng)
+    calls = _counting()
+    x, info = getattr(gk.linalg, name)(A, b, rtol=1e-8, M="jacobi", callback=calls[1], executor=ref)
+    assert info == 0
+    assert _residual(A, b, x) <= 1e-8 * np.linalg.norm(b)
+    assert len(calls[0]) >= 1
+    np.testing.assert_allclose(calls[0][-1], x)
+
+
+def test_real_matrix_like_scipy(ref):
+    A = gk.read(matrix_path("gr_900_900_crg.mtx"), ref).to_scipy()
+    b = A @ np.ones(A.shape[0])
+    ours, theirs = _counting(), _counting()
+    x, info = gk.linalg.cg(A, b, rtol=1e-8, callback=ours[1], executor=ref)
+    xs, info_s = spla.cg(A, b, rtol=1e-8, callback=theirs[1])
+    assert info == info_s == 0
+    assert len(ours[0]) == len(theirs[0])
+    np.testing.assert_allclose(x, np.ones(A.shape[0]), rtol=1e-6)
+
+
+def test_device_agrees_with_reference(exec, ref, rng):
+    A, b = _problem("general", rng)
+    for name in ("bicgstab", "gmres"):
+        x, info = getattr(gk.linalg, name)(A, b, rtol=1e-8, M=gk.preconditioner.Jacobi.build(), executor=exec)
+        x_ref, info_ref = getattr(gk.linalg, name)(A, b, rtol=1e-8, M=gk.preconditioner.Jacobi.build(), executor=ref)
+        assert info == info_ref == 0
+        assert _residual(A, b, x) <= 1e-8 * np.linalg.norm(b)
+        np.testing.assert_allclose(x, x_ref, rtol=1e-6, atol=1e-6 * np.abs(x_ref).max())
+
+
+# -- the stopping rule, x0 and info --------------------------------------------------------------
+
+@pytest.mark.parametrize("rtol, atol", [(1e-6, 0.0), (1e-12, 1e-3), (0.0, 1e-5)])
+def test_stops_at_first_iterate_meeting_max_of_rtol_and_atol(ref, rng, rtol, atol):
+    A, b = _problem("spd", rng)
+    threshold = max(rtol * np.linalg.norm(b), atol)
+    calls = _counting()
+    x, info = gk.linalg.cg(A, b, rtol=rtol, atol=atol, callback=calls[1], executor=ref)
+    norms = [_residual(A, b, xk) for xk in calls[0]]
+    assert info == 0
+    assert norms[-1] <= threshold * (1 + 1e-8)
+    assert all(r > threshold * (1 - 1e-8) for r in norms[:-1])
+
+
+def test_initial_guess(ref, rng):
+    A, b = _problem("spd", rng)
+    exact = spla.spsolve(A.tocsc(), b)
+    calls = _counting()
+    x, info = gk.linalg.cg(A, b, x0=exact[:, None], callback=calls[1], executor=ref)
+    assert info == 0 and calls[0] == []
+    np.testing.assert_allclose(x, exact)
+    # from a nearby guess, fewer iterations than from 0
+    near, far = _counting(), _counting()
+    gk.linalg.cg(A, b, x0=exact + 1e-3, callback=near[1], executor=ref)
+    gk.linalg.cg(A, b, callback=far[1], executor=ref)
+    assert len(near[0]) < len(far[0])
+
+
+def test_zero_rhs_gives_zero_solution(ref, rng):
+    A, _ = _problem("spd", rng)
+    x, info = gk.linalg.cg(A, np.zeros(A.shape[0]), x0=np.ones(A.shape[0]), executor=ref)
+    assert info == 0 and not x.any()
+
+
+def test_breakdown_gives_negative_info(ref):
+    # p^T A p = 0 in the first step: CG cannot continue on this indefinite matrix
+    A = sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    x, info = gk.linalg.cg(A, np.array([1.0, 0.0]), executor=ref)
+    assert info == -1
+    assert np.isfinite(x).all()
+
+
+@pytest.mark.parametrize("name, info", [("cg", -1), ("ir", -2)])
+def test_nan_during_the_solve_is_reported(ref, name, info):
+    """An operator that turns NaN mid-solve: Cg's step kernel flags the NaN divisor as a
+    breakdown, Ir (no divisor) sees its residual norm diverge; never info 0."""
+    calls = []
+
+    def matvec(v):
+        calls.append(1)
+        return v * (np.nan if len(calls) > 2 else 2.0)
+
+    A = spla.LinearOperator((5, 5), matvec=matvec, dtype=np.float64)
+    x, got = getattr(gk.linalg, name)(A, np.ones(5), rtol=1e-12, executor=ref)
+    assert got == info
+
+
+def test_callback_gets_a_copy(ref, rng):
+    A, b = _problem("spd", rng)
+    x_plain, _ = gk.linalg.cg(A, b, executor=ref)
+    x, _ = gk.linalg.cg(A, b, callback=lambda xk: xk.fill(1e6), executor=ref)
+    np.testing.assert_array_equal(x, x_plain)
+
+
+def test_value_types(ref, rng):
+    A, b = _problem("spd", rng)
+    x32, info32 = gk.linalg.cg(A.astype(np.float32), b.astype(np.float32), rtol=1e-4, executor=ref)
+    assert x32.dtype == np.float32 and info32 == 0
+    x, info = gk.linalg.cg(A.astype(np.float32), b, executor=ref)
+    assert x.dtype == np.float64
+    x, info = gk.linalg.cg(A.astype(np.int64), b.astype(np.int64), executor=ref)
+    assert x.dtype == np.float64 and info == 0
+
+
+# -- every accepted form of A and M ------------------------------------------------------------
+
+def _forms_of_a(A, ref):
+    csr = gk.matrix.Csr.from_scipy(ref, A)
+    return {
+        "csr_matrix": A, "csr_array": sp.csr_array(A), "coo_matrix": A.tocoo(), "ndarray": A.toarray(),
+        "np.matrix": np.asmatrix(A.toarray()), "aslinearoperator": spla.aslinearoperator(A),
+        "LinearOperator(matvec)": spla.LinearOperator(A.shape, matvec=lambda v: A @ v, dtype=A.dtype),
+        "ginkpy Csr": csr, "gk.aslinearoperator(Csr)": gk.aslinearoperator(csr),
+    }
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_every_form_of_a(ref, rng):
+    A, b = _problem("spd", rng)
+    x_ref, _ = spla.cg(A, b, rtol=1e-10)
+    for form, A_form in _forms_of_a(A, ref).items():
+        x, info = gk.linalg.cg(A_form, b, rtol=1e-10, executor=ref)
+        assert info == 0, form
+        np.testing.assert_allclose(x, x_ref, rtol=1e-7, atol=1e-9, err_msg=form)
+
+
+def test_ginkpy_linop_runs_on_its_executor_by_default(ref, rng):
+    A, b = _problem("spd", rng)
+    x, info = gk.linalg.cg(gk.matrix.Csr.from_scipy(ref, A), b)
+    assert info == 0 and _residual(A, b, x) <= 1e-5 * np.linalg.norm(b)
+
+
+def test_every_form_of_m(ref, rng):
+    A, b = _problem("spd", rng)
+    inv_diag = 1.0 / A.diagonal()
+    jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)
+    A_ref = gk.matrix.Csr.from_scipy(ref, A)
+    scalar_jacobi = {  # the same operator in every form: the iteration counts agree
+        "parameters": jacobi, "factory": jacobi.on(ref), "LinOp": jacobi.on(ref).generate(A_ref),
+        "LinearOperator": _scalar_jacobi(A), "sparse": sp.diags(inv_diag), "ndarray": np.diag(inv_diag),
+        "gk.aslinearoperator(LinOp)": gk.aslinearoperator(jacobi.on(ref).generate(A_ref)),
+    }
+    counts = {}
+    for form, M in scalar_jacobi.items():
+        calls = _counting()
+        x, info = gk.linalg.cg(A, b, rtol=1e-10, M=M, callback=calls[1], executor=ref)
+        assert info == 0, form
+        assert _residual(A, b, x) <= 1e-10 * np.linalg.norm(b), form
+        counts[form] = len(calls[0])
+    assert len(set(counts.values())) == 1, counts
+    for name in ("jacobi", "ILU", "ic", "none", None):
+        x, info = gk.linalg.cg(A, b, rtol=1e-10, M=name, executor=ref)
+        assert info == 0, name
+        assert _residual(A, b, x) <= 1e-10 * np.linalg.norm(b), name
+
+
+def test_ir_takes_m_as_its_inner_solver(ref, rng):
+    A, b = _problem("spd", rng)
+    calls = _counting()
+    x, info = gk.linalg.ir(A, b, rtol=1e-3, M="jacobi", relaxation_factor=0.9, maxiter=2000, callback=calls[1],
+                           executor=ref)
+    assert info == 0 and _residual(A, b, x) <= 1e-3 * np.linalg.norm(b)
+    x, info = gk.linalg.ir(A, b, rtol=1e-3, maxiter=3, executor=ref)
+    assert info == 3
+
+
+def test_bicg_with_linear_operators_uses_rmatvec(ref, rng):
+    A, b = _problem("general", rng)
+    M = sp.diags(1.0 / A.diagonal())
+    x, info = gk.linalg.bicg(spla.aslinearoperator(A), b, rtol=1e-8, M=spla.aslinearoperator(M), executor=ref)
+    xs, info_s = spla.bicg(A, b, rtol=1e-8, M=M)
+    assert info == info_s == 0
+    np.testing.assert_allclose(x, xs, rtol=1e-5, atol=1e-6)
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+def test_bad_input_raises_clear_errors(ref, rng):
+    A, b = _problem("spd", rng)
+    n = A.shape[0]
+    cases = [
+        (ValueError, "square", lambda: gk.linalg.cg(sp.random(n, n + 1, format="csr"), b, executor=ref)),
+        (ValueError, r"b has shape \(5,\)", lambda: gk.linalg.cg(A, np.ones(5), executor=ref)),
+        (ValueError, "b has shape", lambda: gk.linalg.cg(A, np.ones((n, 2)), executor=ref)),
+        (ValueError, "x0 has shape", lambda: gk.linalg.cg(A, b, x0=np.ones(n + 1), executor=ref)),
+        (ValueError, "b contains NaN", lambda: gk.linalg.cg(A, np.full(n, np.nan), executor=ref)),
+        (ValueError, "x0 contains NaN", lambda: gk.linalg.cg(A, b, x0=np.full(n, np.inf), executor=ref)),
+        (ValueError, "NaN", lambda: gk.linalg.cg(A.multiply(np.nan).tocsr(), b, executor=ref)),
+        (TypeError, "complex", lambda: gk.linalg.cg(A, b + 1j, executor=ref)),
+        (TypeError, "LinearOperator", lambda: gk.linalg.cg("A.mtx", b, executor=ref)),
+        (ValueError, "rtol", lambda: gk.linalg.cg(A, b, rtol=-1.0, executor=ref)),
+        (ValueError, "atol", lambda: gk.linalg.cg(A, b, atol=None, executor=ref)),
+        (ValueError, "maxiter", lambda: gk.linalg.cg(A, b, maxiter=0, executor=ref)),
+        (ValueError, "maxiter", lambda: gk.linalg.cg(A, b, maxiter=2.5, executor=ref)),
+        (TypeError, "callable", lambda: gk.linalg.cg(A, b, callback=5, executor=ref)),
+        (ValueError, "jacobi", lambda: gk.linalg.cg(A, b, M="jacobee", executor=ref)),
+        (ValueError, "same shape", lambda: gk.linalg.cg(A, b, M=sp.eye(n + 1), executor=ref)),
+        (ValueError, "M contains NaN", lambda: gk.linalg.cg(A, b, M=sp.diags(np.full(n, np.nan)), executor=ref)),
+        (ValueError, "LinearOperator", lambda: gk.linalg.cg(spla.aslinearoperator(A), b, M="ilu", executor=ref)),
+        (TypeError, "executor", lambda: gk.linalg.cg(A, b, executor=3)),
+        (ValueError, "unknown executor", lambda: gk.linalg.cg(A, b, executor="cuda")),
+        (ValueError, "callback_type", lambda: gk.linalg.gmres(A, b, callback_type="xk", executor=ref)),
+        (ValueError, "restart", lambda: gk.linalg.gmres(A, b, restart=0, executor=ref)),
+    ]
+    for error, message, call in cases:
+        with pytest.raises(error, match=message):
+            call()
+
+
+def test_linear_operator_returning_wrong_shape(ref):
+    A = spla.LinearOperator((4, 4), matvec=lambda v: np.ones(3), dtype=float)
+    with pytest.raises(ValueError, match="shape"):
+        gk.linalg.cg(A, np.ones(4), executor=ref)
+    several = ScipyOperator(ref, spla.LinearOperator((4, 4), matvec=lambda v: v, matmat=lambda X: X[:3]), np.float64)
+    with pytest.raises(ValueError, match=r"shape \(3, 2\) for an operand of shape \(4, 2\)"):
+        several.apply(gk.matrix.Dense.zeros(ref, (4, 2)), gk.matrix.Dense.zeros(ref, (4, 2)))
+
+
+# -- gk.aslinearoperator -------------------------------------------------------------------------
+
+def test_aslinearoperator_of_matrices(ref, rng):
+    A, b = _problem("general", rng)
+    op = gk.aslinearoperator(gk.matrix.Csr.from_scipy(ref, A))
+    assert isinstance(op, spla.LinearOperator) and op.shape == A.shape and op.dtype == np.float64
+    X = rng.standard_normal((A.shape[0], 3))
+    np.testing.assert_allclose(op @ b, A @ b)
+    np.testing.assert_allclose(op.matmat(X), A @ X)
+    np.testing.assert_allclose(op.rmatvec(b), A.T @ b)
+    dense = gk.aslinearoperator(gk.matrix.Dense.from_numpy(ref, A.toarray()))
+    np.testing.assert_allclose(dense.H @ b, A.T @ b)
+    assert gk.aslinearoperator(A).shape == A.shape  # not ginkpy: SciPy's aslinearoperator
+
+
+def test_aslinearoperator_of_solvers_inside_scipy(ref, rng):
+    A, b = _problem("spd", rng)
+    A_ref = gk.matrix.Csr.from_scipy(ref, A)
+    jacobi = gk.aslinearoperator(gk.preconditioner.Jacobi.build().with_max_block_size(1).on(ref).generate(A_ref))
+    ours, theirs = _counting(), _counting()
+    x, info = spla.cg(gk.aslinearoperator(A_ref), b, rtol=1e-10, M=jacobi, callback=ours[1])
+    xs, info_s = spla.cg(A, b, rtol=1e-10, M=_scalar_jacobi(A), callback=theirs[1])
+    assert info == info_s == 0 and len(ours[0]) == len(theirs[0])
+    np.testing.assert_allclose(x, xs, rtol=1e-8)
+    # a whole ginkpy solver as SciPy's operator: op @ b solves A x = b
+    solver = gk.solver.Cg.build().with_criteria(gk.stop.ResidualNorm.build().with_reduction_factor(1e-12)) \
+        .on(ref).generate(A_ref)
+    np.testing.assert_allclose(gk.aslinearoperator(solver) @ b, xs, rtol=1e-7, atol=1e-9)
+
+
+def test_aslinearoperator_without_transpose():
+    class Scale(gk.LinOp):
+        def _apply_impl(self, b, x):
+            x.copy_from(b)
+            x.scale(2.0)
+
+    op = gk.aslinearoperator(Scale(gk.ReferenceExecutor(), (3, 3), np.float64))
+    np.testing.assert_allclose(op @ np.ones(3), 2.0)
+    with pytest.raises(NotImplementedError, match="no transpose"):
+        op.rmatvec(np.ones(3))
