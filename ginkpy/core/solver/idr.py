@@ -12,8 +12,8 @@ s + 1 products by A and M; the criteria are checked once per iteration, as in Gi
 normal samples, orthonormalized on the host at generate time, on every executor.
 
 The new g_j is made orthogonal to p_0 .. p_{j-1} with all its projections P g_j computed in
-one reduction and a triangular solve with m = P^T G (equal to Ginkgo's modified Gram-Schmidt
-in exact arithmetic, with one reduction instead of j). A division by 0 whose numerator is not
+one reduction (Gmres's multi-dot kernel) and a triangular solve with m = P^T G: Ginkgo's
+modified Gram-Schmidt in exact arithmetic, with one reduction instead of j. A division by 0 whose numerator is not
 0 (a singular m, or t = A M r = 0 while r is not) stops the column with a breakdown; one
 whose numerator is 0 too means that component of r is already 0 and contributes nothing.
 """
@@ -51,18 +51,26 @@ class Idr(IterativeSolver):
                              f"got {kappa!r}")
         self.subspace_dim = min(int(s), self.shape[0])
         self.kappa = float(kappa)
-        self.subspace_vectors = Dense.from_numpy(self.executor, shadow_space(self.shape[0], self.subspace_dim),
-                                                 self.dtype)
+        self.subspace_vectors = shadow_space(self.shape[0], self.subspace_dim)
+        self._shadow: dict[int, Dense] = {}
+
+    def _shadow_blocks(self, k: int) -> Dense:
+        """P as s blocks of n x k (block i: p_i in every column) on the executor, made once per k."""
+        if k not in self._shadow:
+            blocks = np.repeat(self.subspace_vectors.reshape(-1, 1), k, axis=1)
+            self._shadow[k] = Dense.from_numpy(self.executor, blocks, self.dtype)
+        return self._shadow[k]
 
     def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M, P = self.executor, self.system_matrix, self.preconditioner, self.subspace_vectors
+        exec, A, M = self.executor, self.system_matrix, self.preconditioner
         (n, k), s = b.shape, self.subspace_dim
+        P = self._shadow_blocks(k)
         r, v, z, t, u_j, g_j = (b.empty_like() for _ in range(6))
         # G = [g_0 ... g_{s-1}] and U = [u_0 ... u_{s-1}]: block i in rows i n .. (i + 1) n
         g, u = (Dense.zeros(exec, (s * n, k), b.dtype) for _ in range(2))
         # m = P^T G, lower triangular, s x s per column: m_{i,l} at (i, l k + column); at first the identity
         m = Dense.from_numpy(exec, np.repeat(np.eye(s), k, axis=1), b.dtype)
-        f, c, h = (b.empty_like((s, k)) for _ in range(3))
+        f, c, h, alpha = (b.empty_like((s, k)) for _ in range(4))
         omega = Dense.full(exec, (1, k), 1.0, b.dtype)
         tr, tt, r_norm = (b.empty_like((1, k)) for _ in range(3))
         # r = b - A x
@@ -71,7 +79,7 @@ class Idr(IterativeSolver):
         iteration = 0
         while not monitor.check(iteration, residual=r):
             # f = P r
-            exec.run("solver.idr.project", P, r, f)
+            exec.run("solver.gmres.multi_dot", P, r, s, f)
             for j in range(s):
                 # c = m \ f (rows j .. s-1);  v = r - sum_{i >= j} c_i g_i
                 exec.run("solver.idr.step_1", j, m, f, r, g, c, v, monitor.status)
@@ -81,10 +89,11 @@ class Idr(IterativeSolver):
                 exec.run("solver.idr.step_2", j, omega, z, c, u, u_j, monitor.status)
                 # g_j = A u_j;  h = P g_j
                 A.apply(u_j, g_j)
-                exec.run("solver.idr.project", P, g_j, h)
-                # g_j, u_j -= sum_{i < j} alpha_i (g_i, u_i) with p_i . g_j = 0 (i < j);  m_{i,j} = p_i . g_j (i >= j);
-                # beta = f_j / m_{j,j};  r -= beta g_j;  x += beta u_j;  f_i -= beta m_{i,j} (i > j)
-                exec.run("solver.idr.step_3", j, h, m, f, g_j, u_j, g, u, r, x, monitor.status)
+                exec.run("solver.gmres.multi_dot", P, g_j, s, h)
+                # (g_j, u_j) -= sum_{i < j} alpha_i (g_i, u_i) with alpha = m \ h, so p_i . g_j = 0 (i < j);
+                # m_{i,j} = p_i . g_j (i >= j);  beta = f_j / m_{j,j};  f_i -= beta m_{i,j} (i > j);
+                # r -= beta g_j;  x += beta u_j
+                exec.run("solver.idr.step_3", j, h, m, f, alpha, g_j, u_j, g, u, r, x, monitor.status)
             # z = M r;  t = A z
             M.apply(r, z)
             A.apply(z, t)

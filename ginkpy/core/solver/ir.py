@@ -49,7 +49,7 @@ class Ir(IterativeSolver):
             # z = S r
             S.apply(r, z)
             # x = x + omega z
-            exec.run("solver.ir.step", self.relaxation_factor, z, x, monitor.status)
+            exec.run("solver.ir.update", self.relaxation_factor, z, x, monitor.status)
             # r = b - A x
             self._residual(b, x, r)
             iteration += 1

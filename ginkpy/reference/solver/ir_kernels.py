@@ -8,7 +8,7 @@ def prepare(exec, r, z, status):
     z.values[...] = r.values
 
 
-def step(exec, omega, z, x, status):
+def update(exec, omega, z, x, status):
     # x += omega z  (omega is 1 x 1)
     go = status == 0
     x.values[:, go] += omega.values[0, 0] * z.values[:, go]

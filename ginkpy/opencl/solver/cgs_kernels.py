@@ -1,0 +1,20 @@
+"""OpenCL kernels of Cgs (sources in cgs_kernels.cl): one work-item per vector entry."""
+from __future__ import annotations
+
+from ginkpy.opencl.solver.bicgstab_kernels import launch
+
+
+def initialize(exec, r, r_tld, p, q, prev_rho):
+    launch(exec, __file__, "initialize", r.dtype, r.shape, r, r_tld, p, q, prev_rho)
+
+
+def step_1(exec, r, u, p, q, rho, prev_rho, status):
+    launch(exec, __file__, "step_1", r.dtype, r.shape, r, u, p, q, rho, prev_rho, status)
+
+
+def step_2(exec, u, v_hat, q, t, alpha, rho, gamma, status):
+    launch(exec, __file__, "step_2", u.dtype, u.shape, u, v_hat, q, t, alpha, rho, gamma, status)
+
+
+def step_3(exec, t, u_hat, r, x, alpha, rho, prev_rho, status):
+    launch(exec, __file__, "step_3", x.dtype, x.shape, t, u_hat, r, x, alpha, rho, prev_rho, status)

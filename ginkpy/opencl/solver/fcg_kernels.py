@@ -1,0 +1,16 @@
+"""OpenCL kernels of Fcg (sources in fcg_kernels.cl): one work-item per vector entry."""
+from __future__ import annotations
+
+from ginkpy.opencl.solver.bicgstab_kernels import launch
+
+
+def initialize(exec, r, t, p, q, prev_rho):
+    launch(exec, __file__, "initialize", r.dtype, r.shape, r, t, p, q, prev_rho)
+
+
+def step_1(exec, p, z, rho_t, prev_rho, status):
+    launch(exec, __file__, "step_1", p.dtype, p.shape, p, z, rho_t, prev_rho, status)
+
+
+def step_2(exec, x, r, t, p, q, beta, rho, prev_rho, status):
+    launch(exec, __file__, "step_2", x.dtype, x.shape, x, r, t, p, q, beta, rho, prev_rho, status)
