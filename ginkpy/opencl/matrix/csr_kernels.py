@@ -216,3 +216,12 @@ def extract_diagonal(exec, a, out) -> None:
 def is_finite(exec, a) -> bool:
     # the stored values as an nnz x 1 Dense view: Dense's reduction does the work
     return exec.run("matrix.dense.is_finite", Dense(exec, a.values.reshape(a.nnz, 1)))
+
+
+def transpose(exec, a):
+    """Row pointers, column indices (sorted) and values of A^T, computed on the host with the
+    reference kernel: it runs once per solver (Bicg forms A^T at generate time), where a device
+    counting sort would save one copy of the matrix each way, not time per iteration."""
+    from ginkpy.reference.executor import ReferenceExecutor
+    host = ReferenceExecutor()
+    return tuple(exec.from_host(v) for v in host.run("matrix.csr.transpose", a.clone(host)))
