@@ -255,6 +255,25 @@ def test_spmv_reference_vs_device(ref, ocl, fmt, dtype, k, rng):
     assert_array_equal(results[ocl, "apply"][[0, 40, 46, -1]], 0)  # empty rows
 
 
+@pytest.mark.parametrize("tile", [(5, 3), (256, 8)], ids=["tiny-tiles", "gpu-tiles"])
+def test_coo_spmv_tile_shapes(ocl, tile, rng, monkeypatch):
+    # tiny tiles: the long row fills whole tiles (one row per tile), rows cross tiles everywhere;
+    # the GPU's shape runs here on the CPU device too
+    from ginkpy.opencl.matrix import coo_kernels
+    monkeypatch.setattr(coo_kernels, "tile_shape", lambda info: tile)
+    s = random_matrix(rng)
+    b_np = rng.standard_normal((s.shape[1], 3))
+    x_np = rng.standard_normal((s.shape[0], 3))
+    alpha, beta = rng.standard_normal(3), np.array([0.0])
+    a = Coo.from_scipy(ocl, s)
+    x = Dense.from_numpy(ocl, x_np)
+    a.apply(Dense.from_numpy(ocl, b_np), x)
+    assert_spmv_close(x.to_numpy(), s @ b_np, abs(s) @ abs(b_np), np.float64)
+    x = Dense.from_numpy(ocl, x_np)
+    a.apply(alpha, Dense.from_numpy(ocl, b_np), beta, x)
+    assert_spmv_close(x.to_numpy(), alpha * (s @ b_np), abs(alpha) * (abs(s) @ abs(b_np)), np.float64)
+
+
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.__name__)
 def test_spmv_real_matrix(exec, fmt):
     # add32: explicit zeros (4036 of 23884 entries), rows of 2 to 32 entries

@@ -12,19 +12,26 @@ import numpy as np
 from ginkpy.opencl.matrix.dense_kernels import WORK_GROUP, _scalar
 
 
+def tile_shape(info) -> tuple[int, int]:
+    """(work-group size, entries per work-item) of phase 1. A GPU wants many work-items with
+    a few entries each; a CPU device fewer, each summing a longer run serially."""
+    return (64, 32) if info.is_cpu else (256, 8)
+
+
 def _segmented_sum(exec, name, a, b, x, *alpha) -> None:
-    """Phase 1 over chunks of WORK_GROUP entries, then phase 2 over the chunks' two carries each."""
+    """Phase 1 over tiles of consecutive entries, then phase 2 over the tiles' two carries each."""
     k = x.shape[1]
     if a.nnz == 0 or k == 0:
         return
-    groups = -(-a.nnz // WORK_GROUP)
+    group, items = tile_shape(exec.info)
+    groups = -(-a.nnz // (group * items))
     carry_rows = exec.alloc((2 * groups,), np.int32)
     carry_vals = exec.alloc((2 * groups, k), a.dtype)
-    exec.kernel(__file__, a.dtype, f"{name}_chunks", WORK_GROUP=WORK_GROUP)(
-        exec.queue, (groups * WORK_GROUP, k), (WORK_GROUP, 1), np.int32(a.nnz), np.int32(k),
+    exec.kernel(__file__, a.dtype, f"{name}_chunks", WORK_GROUP=group, ITEMS=items)(
+        exec.queue, (groups * group, k), (group, 1), np.int32(a.nnz), np.int32(k),
         a.row_idxs.data, a.col_idxs.data, a.values.data, b.values.data, x.values.data,
         carry_rows.data, carry_vals.data, *alpha)
-    exec.kernel(__file__, a.dtype, f"{name}_carries", WORK_GROUP=WORK_GROUP)(
+    exec.kernel(__file__, a.dtype, f"{name}_carries", WORK_GROUP=group, ITEMS=items)(
         exec.queue, (-(-2 * groups // WORK_GROUP) * WORK_GROUP, k), (WORK_GROUP, 1), np.int32(2 * groups),
         np.int32(k), carry_rows.data, carry_vals.data, x.values.data, *alpha)
 
