@@ -210,25 +210,25 @@ __kernel void gemm(const int n, const int m, const int k, const int inner,
     }
 }
 
-// Matrix-vector product (b has one column). Local size (lanes, rows): `lanes` work-items
-// share one row of A, reading it contiguously, and reduce in local memory; lanes == 1 is
-// one work-item per row (what a CPU device wants).
-__kernel void gemv(const int n, const int m, __global const value_type* a,
+// Matrix-vector product (b has one column). A work-group is `rows` rows of `lanes`
+// work-items (a one-dimensional local size: PoCL runs the tail of a kernel twice for local
+// sizes (1, r) when a barrier loop has no trips). The lanes of a row read it contiguously
+// and sum in local memory; lanes == 1 is one work-item per row (what a CPU device wants).
+__kernel void gemv(const int n, const int m, const int lanes, __global const value_type* a,
                    __global const value_type* b, __global value_type* x, const int advanced,
                    __global const value_type* alpha, const int alpha_stride,
                    __global const value_type* beta, const int beta_stride,
                    __local value_type* tmp)
 {
-    const int row = get_global_id(1);
+    const int lane = get_local_id(0) % lanes;
+    const int y = get_local_id(0) / lanes;
+    const int row = get_group_id(0) * (get_local_size(0) / lanes) + y;
     value_type sum = 0;
     if (row < n) {
-        for (int q = get_local_id(0); q < m; q += get_local_size(0)) {
-            sum += a[row * m + q] * b[q];
-        }
+        for (int q = lane; q < m; q += lanes) sum += a[row * m + q] * b[q];
     }
-    sum = local_sum(tmp + get_local_id(1) * get_local_size(0), sum, get_local_id(0),
-                    get_local_size(0), 1);
-    if (row < n && get_local_id(0) == 0) {
+    sum = local_sum(tmp + y * lanes, sum, lane, lanes, 1);
+    if (row < n && lane == 0) {
         x[row] = apply_result(sum, advanced, 0, alpha, alpha_stride, beta, beta_stride, x[row]);
     }
 }

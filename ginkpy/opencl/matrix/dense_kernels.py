@@ -205,8 +205,8 @@ def _product(exec, a, b, x, alpha=None, beta=None) -> None:
     if k == 1:
         lanes, rows = gemv_shape(exec.info)
         _kernel(exec, dtype, "gemv")(
-            exec.queue, (lanes, -(-n // rows) * rows), (lanes, rows), np.int32(n), np.int32(m),
-            a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
+            exec.queue, (-(-n // rows) * rows * lanes,), (rows * lanes,), np.int32(n), np.int32(m),
+            np.int32(lanes), a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
             _local(exec, lanes * rows, dtype))
         return
     cols, rows, inner = gemm_shape(exec.info, k)
