@@ -19,8 +19,11 @@ from ginkpy.core.matrix.dense import Dense
 
 
 class Coo(LinOp):
-    """A sparse matrix in COO format on an executor (arrays ``row_idxs``, ``col_idxs``, ``values``,
-    sorted by row, then column)."""
+    """A sparse matrix in COO format on an executor (arrays ``row_idxs``, ``col_idxs``, ``values``).
+
+    The entries must be sorted by row (the OpenCL SpMV relies on it): create a Coo with
+    :meth:`from_csr` or :meth:`from_scipy`, which sort them, rather than from raw arrays.
+    """
 
     def __init__(self, exec: Executor, shape: tuple[int, int], row_idxs: Any, col_idxs: Any, values: Any) -> None:
         super().__init__(exec, shape, values.dtype)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.matrix.dense_kernels import WORK_GROUP, _scalar
+from ginkpy.opencl.matrix.dense_kernels import _scalar
 
 
 def tile_shape(info) -> tuple[int, int]:
     """(work-group size, entries per work-item) of phase 1. A GPU wants many work-items with
     a few entries each; a CPU device fewer, each summing a longer run serially."""
-    return (64, 32) if info.is_cpu else (256, 8)
+    group, items = (64, 32) if info.is_cpu else (256, 8)
+    return min(group, info.max_work_group_size), items
 
 
 def _segmented_sum(exec, name, a, b, x, *alpha) -> None:
@@ -32,7 +33,7 @@ def _segmented_sum(exec, name, a, b, x, *alpha) -> None:
         a.row_idxs.data, a.col_idxs.data, a.values.data, b.values.data, x.values.data,
         carry_rows.data, carry_vals.data, *alpha)
     exec.kernel(__file__, a.dtype, f"{name}_carries", WORK_GROUP=group, ITEMS=items)(
-        exec.queue, (-(-2 * groups // WORK_GROUP) * WORK_GROUP, k), (WORK_GROUP, 1), np.int32(2 * groups),
+        exec.queue, (-(-2 * groups // group) * group, k), (group, 1), np.int32(2 * groups),
         np.int32(k), carry_rows.data, carry_vals.data, x.values.data, *alpha)
 
 
