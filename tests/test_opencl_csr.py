@@ -199,3 +199,19 @@ def test_bad_strategy_parameters(ocl):
         csr_kernels.select_strategy(ocl, A, "classical", work_group=0)
     with pytest.raises(ValueError, match="items"):
         csr_kernels.select_strategy(ocl, A, "merge_path", items=0)
+
+
+def test_merge_path_bounds_by_hand():
+    # rows of 2, 0, 5 and 1 entries: row ends at path positions 2, 3, 9, 11 (path of 12 steps)
+    row_ptrs = np.array([0, 2, 2, 7, 8])
+    bounds, fixup = csr_kernels._merge_path_bounds(row_ptrs, 4, align=False)
+    # parts begin at diagonals 0, 4, 8 (rows 0, 2, 2), end at 12 (row 4 = n); 8 splits row 2
+    np.testing.assert_array_equal(bounds, [0, 0, 4, 2, 8, 2, 12, 4])
+    assert fixup
+    # aligned: 4 is already at a row end, 8 moves to 10 (after row 2's end); no row is split
+    bounds, fixup = csr_kernels._merge_path_bounds(row_ptrs, 4, align=True)
+    np.testing.assert_array_equal(bounds, [0, 0, 4, 2, 10, 3, 12, 4])
+    assert not fixup
+    # a row of 100 entries is longer than half a part: it stays split across parts
+    bounds, fixup = csr_kernels._merge_path_bounds(np.array([0, 1, 101, 102]), 10, align=True)
+    assert fixup and (np.diff(bounds[::2]) > 0).all() and bounds[-2:].tolist() == [105, 3]

@@ -62,15 +62,15 @@ __kernel void spmv_vector(SPMV_PARAMS, const int lanes, __local value_type* part
 
 
 // Merge path (Merrill & Garland, SC16): the path that merges the n row ends with the nnz
-// nonzeros (row end i comes right after nonzero row_ptrs[i + 1] - 1) is cut into pieces of
-// `items` steps, one per work-item, so every work-item does the same work however long the rows
-// are. `starts[g]` is the row at which work-group g's part of the path begins (precomputed).
+// nonzeros (row end i comes right after nonzero row_ptrs[i + 1] - 1) is cut into one part per
+// work-group, precomputed in `bounds`: part g runs from diagonal bounds[2g], where row
+// bounds[2g + 1] is in progress, to diagonal bounds[2g + 2]. Each work-item takes an equal
+// piece of its group's part, so every work-item does the same work however long the rows are.
 // A work-item writes the rows it finishes; the partial sum of the row it leaves unfinished (its
 // carry) is added by a segmented sum over the work-group's carries, and the one carry that
 // leaves the work-group goes to carry_rows/carry_vals, added by spmv_merge_path_fixup.
 // With one work-item per work-group (CPUs), each work-item runs a contiguous block of rows.
-__kernel void spmv_merge_path(SPMV_PARAMS, const int nnz, const int items,
-                              __global const index_type* restrict starts,
+__kernel void spmv_merge_path(SPMV_PARAMS, __global const index_type* restrict bounds,
                               __global index_type* restrict carry_rows,
                               __global value_type* restrict carry_vals,
                               __local index_type* l_rows, __local value_type* l_vals)
@@ -79,12 +79,14 @@ __kernel void spmv_merge_path(SPMV_PARAMS, const int nnz, const int items,
     const int last = get_local_size(0) - 1;
     const int g = get_group_id(0);
     const int c = get_global_id(1);
-    const int path = n + nnz;
-    const int d_begin = min((int)get_global_id(0) * items, path);
-    const int d_end = min(d_begin + items, path);
+    const int group_begin = bounds[2 * g];
+    const int group_end = bounds[2 * g + 2];
+    const int piece = (group_end - group_begin + last) / (last + 1);
+    const int d_begin = min(group_begin + lid * piece, group_end);
+    const int d_end = min(d_begin + piece, group_end);
     // row = number of row ends before diagonal d_begin, searched within the group's rows
-    int lo = starts[g];
-    int hi = starts[g + 1];
+    int lo = bounds[2 * g + 1];
+    int hi = bounds[2 * g + 3];
     while (lo < hi) {
         const int mid = (lo + hi) >> 1;
         if (row_ptrs[mid + 1] + mid < d_begin) lo = mid + 1; else hi = mid;
@@ -92,7 +94,7 @@ __kernel void spmv_merge_path(SPMV_PARAMS, const int nnz, const int items,
     l_rows[lid] = lo;
     barrier(CLK_LOCAL_MEM_FENCE);
     // this piece ends where the next one begins
-    const int row_end = lid < last ? l_rows[lid + 1] : starts[g + 1];
+    const int row_end = lid < last ? l_rows[lid + 1] : bounds[2 * g + 3];
     int row = lo;
     int j = d_begin - row;
     const int j_end = d_end - row_end;
@@ -122,7 +124,7 @@ __kernel void spmv_merge_path(SPMV_PARAMS, const int nnz, const int items,
     if (lid == last) {
         if (c == 0) carry_rows[g] = row_end;
         carry_vals[g * k + c] = l_vals[lid];
-    } else if (row_end < n && l_rows[lid + 1] != row_end) {
+    } else if (l_rows[lid + 1] != row_end) {
         // row_end was finished (and written) by work-item lid + 1 of this group
         y[row_end * k + c] += (advanced ? alpha[c * alpha_stride] : 1) * l_vals[lid];
     }

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.matrix.dense_kernels import _pow2_at_most, _scalar
+from ginkpy.opencl.matrix.dense_kernels import _local, _pow2_at_most, _scalar
 
 STRATEGIES = ("classical", "vector", "merge_path")
 CACHE_KEY = "opencl.spmv_strategy"
@@ -36,20 +36,25 @@ MAX_LANES = 64
 class SpmvStrategy:
     """How the SpMV of one matrix is launched.
 
-    ``lanes``: work-items per row (vector). ``items``: merge-path steps per work-item and
-    ``starts``: the device array of each work-group's first row (merge_path).
+    ``lanes``: work-items per row (vector). ``items``: merge-path steps per work-item;
+    ``bounds``: device array of (diagonal, row) where each work-group's part of the path begins,
+    and the end; ``fixup``: whether some part ends inside a row, so that carries must be added
+    after the main kernel; ``carries``: the carry buffers per column count, reused by every call
+    (the executor's queue runs kernels in order).
     """
 
     name: str
     work_group: int
     lanes: int = 1
     items: int = 0
-    starts: Any = attrs.field(default=None, repr=False, eq=False)
+    bounds: Any = attrs.field(default=None, repr=False, eq=False)
+    fixup: bool = False
+    carries: dict = attrs.field(factory=dict, repr=False, eq=False)
 
     @property
     def groups(self) -> int:
-        """Number of work-groups of a merge_path launch (the length of ``starts`` minus one)."""
-        return 0 if self.starts is None else int(self.starts.shape[0]) - 1
+        """Number of work-groups of a merge_path launch."""
+        return 0 if self.bounds is None else self.bounds.shape[0] // 2 - 1
 
 
 def select_strategy(exec, a, name: str | None = None, work_group: int | None = None,
@@ -64,9 +69,9 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
     if name is not None and name not in STRATEGIES:
         raise ValueError(f"unknown SpMV strategy {name!r}: use one of {', '.join(STRATEGIES)}")
     n, nnz = a.shape[0], a.nnz
-    lengths = np.diff(exec.to_host(a.row_ptrs)) if n else np.zeros(0, np.int32)
+    row_ptrs = exec.to_host(a.row_ptrs)
     info = exec.info
-    name = name or _choose(info, n, nnz, lengths)
+    name = name or _choose(info, n, nnz, np.diff(row_ptrs))
     if work_group is None:
         work_group = 1 if info.is_cpu and name == "merge_path" else _work_group(exec)
     if not 1 <= work_group <= info.max_work_group_size:
@@ -89,8 +94,8 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
         if items < 1:
             raise ValueError(f"items (merge-path steps per work-item) must be >= 1, got {items}")
         _check_int32(n + nnz + work_group * items, "rows + nonzeros")
-        strategy = SpmvStrategy(name, work_group, items=items,
-                                starts=exec.from_host(_group_starts(lengths, work_group * items)))
+        bounds, fixup = _merge_path_bounds(row_ptrs, work_group * items, align=work_group == 1)
+        strategy = SpmvStrategy(name, work_group, items=items, bounds=exec.from_host(bounds), fixup=fixup)
     a.cache[CACHE_KEY] = strategy
     return strategy
 
@@ -109,17 +114,30 @@ def _choose(info, n: int, nnz: int, lengths: np.ndarray) -> str:
     return "vector" if mean >= VECTOR_MIN_MEAN else "classical"
 
 
-def _group_starts(lengths: np.ndarray, group_items: int) -> np.ndarray:
-    """The merge-path row at which each work-group begins, and n at the end.
+def _merge_path_bounds(row_ptrs: np.ndarray, part: int, align: bool) -> tuple[np.ndarray, bool]:
+    """(diagonal, row) where each work-group's part of the merge path begins, then the end, as
+    one flat int32 array; and whether a part ends inside a row (its carry crosses groups).
 
-    Row end i sits at path position row_ptrs[i + 1] + i, so diagonal d begins in row
-    #{i : row_ptrs[i + 1] + i < d}."""
-    n = lengths.shape[0]
-    path = n + int(lengths.sum())
-    groups = max(1, -(-path // group_items))
-    ends = np.cumsum(lengths, dtype=np.int64) + np.arange(n)
-    diagonals = np.minimum(np.arange(groups + 1, dtype=np.int64) * group_items, path)
-    return np.searchsorted(ends, diagonals, side="left").astype(np.int32)
+    Row end i sits at path position row_ptrs[i + 1] + i, so diagonal d is in row
+    #{i : row_ptrs[i + 1] + i < d}. Parts are ``part`` steps long; with ``align`` (one
+    work-item per group) each inner bound moves to the nearer row end when that is at most
+    half a part away, so that carries only cross groups where a row is longer than that."""
+    n = row_ptrs.shape[0] - 1
+    path = n + int(row_ptrs[-1])
+    ends = row_ptrs[1:].astype(np.int64) + np.arange(n)
+    diagonals = np.minimum(np.arange(max(1, -(-path // part)) + 1, dtype=np.int64) * part, path)
+    if align and diagonals.shape[0] > 2:
+        inner = diagonals[1:-1]
+        row = np.searchsorted(ends, inner)  # < n: an inner bound is before the last row end
+        before = np.where(row > 0, ends[row - 1] + 1, 0)
+        after = ends[row] + 1
+        nearer = np.where(inner - before <= after - inner, before, after)
+        inner = np.where(np.abs(nearer - inner) <= part // 2, nearer, inner)
+        diagonals = np.unique(np.concatenate([[0], inner, [path]]))
+    rows = np.searchsorted(ends, diagonals)
+    inner_rows = rows[1:-1]
+    fixup = bool((diagonals[1:-1] - inner_rows > row_ptrs[inner_rows]).any())
+    return np.stack([diagonals, rows], axis=1).astype(np.int32).ravel(), fixup
 
 
 def _check_int32(size: int, what: str) -> None:
@@ -159,36 +177,36 @@ def _spmv(exec, a, b, x, alpha, beta) -> None:
     strategy = select_strategy(exec, a)
     advanced = alpha is not None
     # plain SpMV never reads alpha and beta: x's buffer stands in for them
-    scalars = (np.int32(advanced), *(_scalar(alpha) if advanced else (x.values.data, np.int32(0))),
-               *(_scalar(beta) if advanced else (x.values.data, np.int32(0))))
+    unused = (x.values.data, np.int32(0))
+    scalars = (np.int32(advanced), *(_scalar(alpha) if advanced else unused),
+               *(_scalar(beta) if advanced else unused))
     args = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data,
             b.values.data, x.values.data, *scalars)
     wg = strategy.work_group
     if strategy.name == "classical":
         _kernel(exec, a, "spmv_classical")(exec.queue, (_round_up(n, wg), k), (wg, 1), *args)
     elif strategy.name == "vector":
-        import pyopencl as cl
         lanes = strategy.lanes
-        _kernel(exec, a, "spmv_vector")(exec.queue, (_round_up(n * lanes, wg), k), (wg, 1), *args, np.int32(lanes),
-                         cl.LocalMemory(wg * a.dtype.itemsize))
+        _kernel(exec, a, "spmv_vector")(exec.queue, (_round_up(n * lanes, wg), k), (wg, 1), *args,
+                                        np.int32(lanes), _local(exec, wg, a.dtype))
     else:
         _merge_path(exec, strategy, a, x, args, scalars)
 
 
 def _merge_path(exec, strategy, a, x, args, scalars) -> None:
-    import pyopencl as cl
     n, k = x.shape
     wg, groups = strategy.work_group, strategy.groups
-    carry_rows = exec.alloc((groups,), np.int32)
-    carry_vals = exec.alloc((groups, k), a.dtype)
-    _kernel(exec, a, "spmv_merge_path")(exec.queue, (groups * wg, k), (wg, 1), *args, np.int32(a.nnz),
-                         np.int32(strategy.items), strategy.starts.data, carry_rows.data,
-                         carry_vals.data, cl.LocalMemory(wg * 4), cl.LocalMemory(wg * a.dtype.itemsize))
-    if groups > 1:  # the last group's carry is always past the end: one group needs no fixup
+    if k not in strategy.carries:
+        strategy.carries[k] = (exec.alloc((groups,), np.int32), exec.alloc((groups, k), a.dtype))
+    carry_rows, carry_vals = strategy.carries[k]
+    _kernel(exec, a, "spmv_merge_path")(
+        exec.queue, (groups * wg, k), (wg, 1), *args, strategy.bounds.data, carry_rows.data,
+        carry_vals.data, _local(exec, wg, np.int32), _local(exec, wg, a.dtype))
+    if strategy.fixup:
         fixup_wg = _work_group(exec)
-        _kernel(exec, a, "spmv_merge_path_fixup")(exec.queue, (_round_up(groups, fixup_wg), k), (fixup_wg, 1),
-                                   np.int32(n), np.int32(k), np.int32(groups), carry_rows.data,
-                                   carry_vals.data, x.values.data, *scalars[:3])
+        _kernel(exec, a, "spmv_merge_path_fixup")(
+            exec.queue, (_round_up(groups, fixup_wg), k), (fixup_wg, 1), np.int32(n), np.int32(k),
+            np.int32(groups), carry_rows.data, carry_vals.data, x.values.data, *scalars[:3])
 
 
 def convert_to_dense(exec, a, out) -> None:
