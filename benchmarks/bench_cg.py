@@ -1,0 +1,118 @@
+"""CG with a fixed number of iterations: ginkpy beside SciPy (host) and, with CuPy on an NVIDIA
+GPU, cupyx.scipy.sparse.linalg.cg.
+
+Every solver runs exactly --iters iterations of unpreconditioned CG from x = 0 on b = A 1:
+ginkpy with only an Iteration criterion, SciPy and CuPy with a relative tolerance of 0 and
+maxiter = --iters. The iteration counts are checked in an untimed run, and the final relative
+residuals are printed side by side, so that the solvers are seen doing the same work.
+
+    python benchmarks/bench_cg.py [--sizes ROWS ...] [--iters N] [--mtx-dir DIR]
+                                  [--executor opencl|reference]
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+import bench_common as bc
+import ginkpy as gk
+
+
+def tolerance_zero(cg) -> dict:
+    """The keyword that sets a CG's relative tolerance to 0: ``rtol`` (SciPy >= 1.12) or ``tol``."""
+    return {"rtol": 0.0} if "rtol" in inspect.signature(cg).parameters else {"tol": 0.0}
+
+
+def is_symmetric(S) -> bool:
+    return S.shape[0] == S.shape[1] and abs(S - S.T).max() <= 1e-12 * abs(S).max()
+
+
+def ginkpy_cg(exec, S, b_host, iters):
+    """(solve function, x, iterations run) of ginkpy's Cg with only an Iteration criterion."""
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    solver = (gk.solver.Cg.build()
+              .with_criteria(gk.stop.Iteration.build().with_max_iters(iters))
+              .on(exec).generate(A))
+    b = gk.matrix.Dense.from_numpy(exec, b_host)
+    x = gk.matrix.Dense.zeros(exec, (S.shape[0], 1), S.dtype)
+    logger = gk.log.Convergence()
+    solver.add_logger(logger)
+    solver.apply(b, x)  # untimed check run
+    done = logger.num_iterations
+    solver.remove_logger(logger)
+
+    def solve():
+        x.fill(0.0)
+        solver.apply(b, x)
+    return solve, x, done
+
+
+def counted(cg, A, b, iters, **kwargs) -> tuple:
+    """(x, iterations) of one run of a SciPy-style cg, iterations counted by its callback."""
+    count = [0]
+    x, _ = cg(A, b, maxiter=iters, callback=lambda xk: count.__setitem__(0, count[0] + 1),
+              **tolerance_zero(cg), **kwargs)
+    return x, count[0]
+
+
+def main() -> int:
+    p = bc.parser(__doc__.split("\n")[0], [490_000], ["poisson_2d", "poisson_3d"])
+    p.add_argument("--iters", type=int, default=100, help="CG iterations every solver runs")
+    p.set_defaults(reps=3)
+    args = p.parse_args()
+    exec = gk.executor(args.executor)
+    cupy = bc.import_cupy(args.no_cupy)
+    print(f"ginkpy executor: {bc.device_name(exec)}; SciPy on the host"
+          + (f"; CuPy on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}" if cupy else ""))
+    print(f"value type {args.dtype}, {args.iters} CG iterations from x = 0, b = A 1; "
+          f"median of {args.reps} solves, ms per iteration; res = ||b - A x|| / ||b|| at the end\n")
+    header = (f"{'matrix':<22}{'rows':>10}{'nnz':>11}{'ginkpy':>10}{'res':>10}{'scipy':>10}{'res':>10}"
+              f"{'cupy':>10}{'res':>10}{'x scipy':>9}{'x cupy':>8}")
+    print(header)
+    print("-" * len(header))
+    failures = 0
+    for name, S in bc.matrices(args, exec, keep=is_symmetric):
+        n = S.shape[0]
+        b_host = S @ np.ones(n, S.dtype)
+        relres = lambda x: float(np.linalg.norm(b_host - S @ x) / np.linalg.norm(b_host))  # noqa: E731
+        notes = []
+
+        solve, x, done = ginkpy_cg(exec, S, b_host, args.iters)
+        if done != args.iters:
+            notes.append(f"ginkpy stopped after {done} iterations")
+        t_gk = bc.measure(solve, exec.synchronize, args.reps, warmup=1) / args.iters
+        res_gk = relres(x.to_numpy()[:, 0])
+
+        x_sp, done = counted(spla.cg, S, b_host, args.iters)
+        if done != args.iters:
+            notes.append(f"scipy ran {done} iterations")
+        t_sp = bc.measure(lambda: spla.cg(S, b_host, maxiter=args.iters, **tolerance_zero(spla.cg)),
+                          lambda: None, args.reps, warmup=1) / args.iters
+        res_sp = relres(x_sp)
+
+        t_cp = res_cp = None
+        if cupy is not None:
+            import cupyx.scipy.sparse as cusp
+            import cupyx.scipy.sparse.linalg as cuspla
+            A_cp, b_cp = cusp.csr_matrix(S), cupy.asarray(b_host)
+            x_cp, done = counted(cuspla.cg, A_cp, b_cp, args.iters)
+            if done != args.iters:
+                notes.append(f"cupy ran {done} iterations")
+            t_cp = bc.measure(lambda: cuspla.cg(A_cp, b_cp, maxiter=args.iters, **tolerance_zero(cuspla.cg)),
+                              cupy.cuda.Device().synchronize, args.reps, warmup=1) / args.iters
+            res_cp = relres(cupy.asnumpy(x_cp))
+
+        failures += bool(notes)
+        print(f"{name:<22}{n:>10}{S.nnz:>11}{t_gk * 1e3:>10.3f}{res_gk:>10.2e}{t_sp * 1e3:>10.3f}{res_sp:>10.2e}"
+              f"{bc.fmt(t_cp and t_cp * 1e3, '.3f'):>10}{bc.fmt(res_cp, '.2e'):>10}"
+              f"{t_sp / t_gk:>8.2f}x{bc.fmt(t_cp and t_cp / t_gk, '.2f'):>7}{'x' if t_cp else ' '}"
+              + "".join(f"  ({note})" for note in notes))
+        sys.stdout.flush()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

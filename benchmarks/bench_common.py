@@ -1,0 +1,129 @@
+"""What bench_spmv.py and bench_cg.py share: command line, problems, timing, copy bandwidth,
+and the optional CuPy side."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+import ginkpy as gk
+from ginkpy import problems
+
+GENERATORS = {
+    # rows -> matrix: the grid side of the Poisson problems is taken from the row count
+    "poisson_2d": lambda rows: problems.poisson_2d(max(2, round(rows ** 0.5))),
+    "poisson_3d": lambda rows: problems.poisson_3d(max(2, round(rows ** (1 / 3)))),
+    "power_law": problems.power_law,
+    "arrow": problems.arrow,
+}
+
+
+def parser(description: str, default_sizes: list[int], default_problems: list[str]) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--sizes", type=int, nargs="+", default=default_sizes,
+                   help="rows of the generated problems (a Poisson grid side is the square or cube root)")
+    p.add_argument("--problems", nargs="*", default=default_problems, choices=list(GENERATORS),
+                   help="generated problems to run (none: only --mtx-dir)")
+    p.add_argument("--mtx-dir", type=Path, help="also run every *.mtx file in this directory")
+    p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
+    p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    p.add_argument("--reps", type=int, default=7, help="timed repetitions (the median is reported)")
+    p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
+    return p
+
+
+def matrices(args, exec, keep: Callable[[sp.csr_matrix], bool] = lambda S: True
+             ) -> Iterator[tuple[str, sp.csr_matrix]]:
+    """(name, SciPy CSR) of each generated problem and size, then of each Matrix Market file
+    (read with gk.read), skipping those ``keep`` rejects."""
+    dtype = np.dtype(args.dtype)
+    for name in args.problems:
+        for rows in args.sizes:
+            S = GENERATORS[name](rows).astype(dtype)
+            if keep(S):
+                yield f"{name}:{S.shape[0]}", S
+    if args.mtx_dir is not None:
+        files = sorted(args.mtx_dir.glob("*.mtx"))
+        if not files:
+            raise SystemExit(f"no .mtx files in {args.mtx_dir}")
+        for path in files:
+            S = gk.read(path, gk.ReferenceExecutor(), dtype=dtype).to_scipy()
+            if keep(S):
+                yield path.stem, S
+
+
+def measure(run: Callable[[], object], synchronize: Callable[[], None], reps: int,
+            min_batch_time: float = 0.02, warmup: int = 2) -> float:
+    """Seconds per call of ``run``: the median over ``reps`` repetitions of a batch of
+    back-to-back calls followed by one synchronisation, after ``warmup`` calls. The batch is as
+    long as it needs to last ``min_batch_time``, so launch latency overlaps the device work as
+    it does in a solver, and short calls are not lost in timer resolution."""
+    for _ in range(warmup):
+        run()
+    synchronize()
+    start = time.perf_counter()
+    run()
+    synchronize()
+    once = time.perf_counter() - start
+    batch = max(1, min(1000, int(min_batch_time / max(once, 1e-7))))
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        for _ in range(batch):
+            run()
+        synchronize()
+        times.append((time.perf_counter() - start) / batch)
+    return float(np.median(times))
+
+
+def copy_bandwidth(exec, reps: int) -> float:
+    """Bytes per second (read + write) of a large buffer copy in ``exec``'s memory: pyopencl's
+    enqueue_copy on an OpenCL device, numpy on the host for the reference executor."""
+    if isinstance(exec, gk.ReferenceExecutor):
+        nbytes = 256 << 20
+        src, dst = np.ones(nbytes // 8), np.empty(nbytes // 8)
+        return 2 * nbytes / measure(lambda: np.copyto(dst, src), lambda: None, reps)
+    import pyopencl as cl
+    nbytes = min(256 << 20, exec.info.global_mem_size // 16) // 8 * 8
+    src = cl.Buffer(exec.context, cl.mem_flags.READ_WRITE, nbytes)
+    dst = cl.Buffer(exec.context, cl.mem_flags.READ_WRITE, nbytes)
+    cl.enqueue_fill_buffer(exec.queue, src, np.float64(1), 0, nbytes)
+    seconds = measure(lambda: cl.enqueue_copy(exec.queue, dst, src), exec.synchronize, reps)
+    src.release()
+    dst.release()
+    return 2 * nbytes / seconds
+
+
+def device_name(exec) -> str:
+    if isinstance(exec, gk.ReferenceExecutor):
+        return "host (reference executor: numpy/scipy)"
+    return f"{exec.info.name} [{exec.info.platform}]"
+
+
+def import_cupy(skip: bool):
+    """The cupy module when CuPy and an NVIDIA GPU are present (and not skipped), else None."""
+    if skip:
+        return None
+    try:
+        import cupy
+        import cupyx.scipy.sparse  # noqa: F401  (loads cupyx for the callers)
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            return None
+        return cupy
+    except Exception:  # no CuPy, no CUDA driver or no GPU: run without it
+        return None
+
+
+def cupy_copy_bandwidth(cupy, reps: int) -> float:
+    nbytes = 256 << 20
+    src, dst = cupy.ones(nbytes // 8), cupy.empty(nbytes // 8)
+    return 2 * nbytes / measure(lambda: cupy.copyto(dst, src), cupy.cuda.Device().synchronize, reps)
+
+
+def fmt(value: float | None, spec: str) -> str:
+    """``value`` formatted, or '-' where there is none."""
+    return "-" if value is None else format(value, spec)
