@@ -160,11 +160,12 @@ class IterationMonitor:
         """Check provisionally converged columns against the true ``residual`` (= b - A x)."""
         if self.pending.any():
             norms = residual.compute_norm2(self._norm).to_numpy()[0].astype(np.float64)
-            ok = self._reasons(iteration, norms) == StopReason.CONVERGED
-            failed = self.pending & ~ok
+            reasons = self._reasons(iteration, norms)
+            failed = self.pending & (reasons != StopReason.CONVERGED)
             self.norms = np.where(self.pending, norms, self.norms)
             if failed.any():
-                self.host_status[failed] = StopReason.RUNNING
+                # iterate on (RUNNING), unless another criterion (iterations, time) is met now
+                self.host_status[failed] = reasons[failed]
                 self.exec.write(self.status, self.host_status)
             self.pending[:] = False
         return self.done
