@@ -124,9 +124,9 @@ def _column_dot(exec, a, b, result, root: bool) -> None:
     groups, width, lanes, rows = reduction_shape(exec.info, n, k)
     out = result.values if groups == 1 else exec.alloc((groups, k), dtype)
     _kernel(exec, dtype, "column_dot")(
-        exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n), np.int32(k),
-        np.int32(width), np.int32(rows), a.values.data, b.values.data, out.data, np.int32(root and groups == 1),
-        _local(exec, width * lanes, dtype))
+        exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n),
+        np.int32(k), np.int32(width), np.int32(rows), a.values.data, b.values.data, out.data,
+        np.int32(root and groups == 1), _local(exec, width * lanes, dtype))
     if groups > 1:
         size = min(_pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
         _kernel(exec, dtype, "sum_partials")(
