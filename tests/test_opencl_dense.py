@@ -4,6 +4,7 @@ Sizes are larger than a work-group, with odd row and column counts. Sums (dot pr
 matrix products) are compared relative to the sum of the magnitudes of their terms, the
 scale their rounding errors have; everything else is compared entry by entry.
 """
+import attrs
 import numpy as np
 import pytest
 
@@ -17,6 +18,16 @@ from conftest import tol
 @pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
 def dtype(request):
     return np.dtype(request.param)
+
+
+@pytest.fixture(params=["cpu_shapes", "gpu_shapes"])
+def dev(request, ocl):
+    """The device executor choosing its launch shapes as on a CPU or as on a GPU, whatever the
+    device is, so that PoCL also runs the GPU variants and a GPU the CPU ones."""
+    exe = gk.OpenCLExecutor(ocl.device)
+    gpu = request.param == "gpu_shapes"
+    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
+    return exe
 
 
 def both(ref, ocl, *arrays):
@@ -75,28 +86,28 @@ REDUCTION_SHAPES = [(1237, 3), (1237, 1), (5001, 1), (203, 301)]
 
 
 @pytest.mark.parametrize("shape", REDUCTION_SHAPES, ids=str)
-def test_compute_dot(ref, ocl, rng, dtype, shape):
+def test_compute_dot(ref, dev, rng, dtype, shape):
     a, b = random(rng, shape, dtype), random(rng, shape, dtype)
-    out = [x.compute_dot(y).to_numpy() for x, y in both(ref, ocl, a, b)]
+    out = [x.compute_dot(y).to_numpy() for x, y in both(ref, dev, a, b)]
     magnitude = np.abs(a.astype(np.float64) * b).sum(axis=0)
     assert_sums_close(out[1], out[0], magnitude, dtype)
 
 
 @pytest.mark.parametrize("shape", REDUCTION_SHAPES, ids=str)
-def test_compute_norm2(ref, ocl, rng, dtype, shape):
+def test_compute_norm2(ref, dev, rng, dtype, shape):
     a = random(rng, shape, dtype)
-    out = [x.compute_norm2().to_numpy() for (x,) in both(ref, ocl, a)]
+    out = [x.compute_norm2().to_numpy() for (x,) in both(ref, dev, a)]
     np.testing.assert_allclose(out[1], out[0], rtol=tol(dtype))
 
 
-def test_reduction_shapes_cover_one_and_several_groups(ocl):
-    assert dense_kernels.reduction_shape(ocl.info, 5001)[0] > 1
-    assert dense_kernels.reduction_shape(ocl.info, 1237)[0] == 1
+def test_reduction_shapes_cover_one_and_several_groups(dev):
+    assert dense_kernels.reduction_shape(dev.info, 5001)[0] > 1
+    assert dense_kernels.reduction_shape(dev.info, 1237)[0] == 1
 
 
-def test_norm2_into_existing_result_and_of_zero_vector(ocl, dtype):
-    result = Dense.full(ocl, (1, 2), 99.0, dtype)
-    Dense.zeros(ocl, (777, 2), dtype).compute_norm2(result)
+def test_norm2_into_existing_result_and_of_zero_vector(dev, dtype):
+    result = Dense.full(dev, (1, 2), 99.0, dtype)
+    Dense.zeros(dev, (777, 2), dtype).compute_norm2(result)
     assert np.array_equal(result.to_numpy(), np.zeros((1, 2), dtype))
 
 
@@ -107,14 +118,14 @@ def test_reductions_of_empty_columns(ocl, dtype):
     assert Dense.zeros(ocl, (5, 0), dtype).compute_norm2().shape == (1, 0)
 
 
-def test_is_finite(ocl, rng, dtype):
+def test_is_finite(dev, rng, dtype):
     a = random(rng, (1237, 3), dtype)
-    assert Dense.from_numpy(ocl, a).is_finite()
+    assert Dense.from_numpy(dev, a).is_finite()
     for bad in (np.nan, np.inf, -np.inf):
         b = a.copy()
         b[1236, 2] = bad
-        assert not Dense.from_numpy(ocl, b).is_finite()
-    assert Dense.zeros(ocl, (0, 3), dtype).is_finite()
+        assert not Dense.from_numpy(dev, b).is_finite()
+    assert Dense.zeros(dev, (0, 3), dtype).is_finite()
 
 
 # -- transpose and products --------------------------------------------------------------------
@@ -132,11 +143,11 @@ PRODUCT_SHAPES = [(1237, 263, 1), (301, 277, 3), (67, 45, 19), (5, 1, 2)]
 
 
 @pytest.mark.parametrize("nmk", PRODUCT_SHAPES, ids=str)
-def test_simple_apply(ref, ocl, rng, dtype, nmk):
+def test_simple_apply(ref, dev, rng, dtype, nmk):
     n, m, k = nmk
     a, b = random(rng, (n, m), dtype), random(rng, (m, k), dtype)
     out = []
-    for A, B, X in both(ref, ocl, a, b, np.full((n, k), np.nan, dtype)):
+    for A, B, X in both(ref, dev, a, b, np.full((n, k), np.nan, dtype)):
         A.apply(B, X)
         out.append(X.to_numpy())
     assert_sums_close(out[1], out[0], np.abs(a.astype(np.float64)) @ np.abs(b), dtype)
@@ -144,25 +155,25 @@ def test_simple_apply(ref, ocl, rng, dtype, nmk):
 
 @pytest.mark.parametrize("nmk", PRODUCT_SHAPES, ids=str)
 @pytest.mark.parametrize("per_column", [False, True], ids=["shared", "per_column"])
-def test_apply(ref, ocl, rng, dtype, nmk, per_column):
+def test_apply(ref, dev, rng, dtype, nmk, per_column):
     n, m, k = nmk
     a, b, x = random(rng, (n, m), dtype), random(rng, (m, k), dtype), random(rng, (n, k), dtype)
     cols = k if per_column else 1
     alpha, beta = random(rng, (1, cols), dtype), random(rng, (1, cols), dtype)
     alpha[0, 0] = 0.0  # a zero factor must zero its part, not leave it
     out = []
-    for A, B, X, al, be in both(ref, ocl, a, b, x, alpha, beta):
+    for A, B, X, al, be in both(ref, dev, a, b, x, alpha, beta):
         A.apply(al, B, be, X)
         out.append(X.to_numpy())
     magnitude = np.abs(alpha) * (np.abs(a.astype(np.float64)) @ np.abs(b)) + np.abs(beta * x)
     assert_sums_close(out[1], out[0], magnitude, dtype)
 
 
-def test_apply_with_empty_inner_dimension(ref, ocl, dtype):
-    x = Dense.full(ocl, (300, 3), 5.0, dtype)
-    Dense.zeros(ocl, (300, 0), dtype).apply(2.0, Dense.zeros(ocl, (0, 3), dtype), 0.5, x)
+def test_apply_with_empty_inner_dimension(ref, dev, dtype):
+    x = Dense.full(dev, (300, 3), 5.0, dtype)
+    Dense.zeros(dev, (300, 0), dtype).apply(2.0, Dense.zeros(dev, (0, 3), dtype), 0.5, x)
     assert np.array_equal(x.to_numpy(), np.full((300, 3), 2.5, dtype))
-    Dense.zeros(ocl, (300, 0), dtype).apply(Dense.zeros(ocl, (0, 3), dtype), x)
+    Dense.zeros(dev, (300, 0), dtype).apply(Dense.zeros(dev, (0, 3), dtype), x)
     assert np.array_equal(x.to_numpy(), np.zeros((300, 3), dtype))
 
 
@@ -176,20 +187,20 @@ def test_empty_products_launch_nothing(ocl, dtype):
 # -- conversion to CSR -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(1237, 3), (20001, 2), (45, 301)], ids=str)
-def test_convert_to_csr(ref, ocl, rng, dtype, shape):
+def test_convert_to_csr(ref, dev, rng, dtype, shape):
     a = random(rng, shape, dtype)
     a[rng.random(shape) < 0.6] = 0.0
     a[shape[0] // 2] = 0.0  # an empty row
     a[0, 0] = np.nan  # a NaN is a stored entry, as in scipy
     out = [[np.asarray(v if exec is ref else v.get()) for v in exec.run("matrix.dense.convert_to_csr", x)]
-           for exec, (x,) in zip((ref, ocl), both(ref, ocl, a))]
+           for exec, (x,) in zip((ref, dev), both(ref, dev, a))]
     for device, expected in zip(out[1], out[0]):
         assert device.dtype == expected.dtype
         np.testing.assert_array_equal(device, expected)
 
 
-def test_convert_to_csr_scan_spans_several_groups(ocl):
-    assert dense_kernels.reduction_shape(ocl.info, 20001 + 1)[0] > 1
+def test_convert_to_csr_scan_spans_several_groups(dev):
+    assert dense_kernels.reduction_shape(dev.info, 20001 + 1)[0] > 1
 
 
 def test_convert_to_csr_of_zero_and_empty_matrices(ocl, dtype):
