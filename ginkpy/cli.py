@@ -104,7 +104,7 @@ def _describe(params: Any) -> str:
     key = _preconditioner_key(params)
     value = getattr(params, key)
     name = "none" if value is None else getattr(value, "product", type(value)).__name__
-    return f"{params.product.__name__}, {key.replace('solver', 'inner solver')} {name}"
+    return f"{params.product.__name__}, {'inner solver' if key == 'solver' else key} {name}"
 
 
 def _iterative_solvers() -> dict[str, type]:

@@ -236,8 +236,9 @@ class _SolutionCallback(Logger):
     """Calls ``callback(xk)`` with a copy of the current solution after every ``every``-th
     iteration and after the last one.
 
-    The solution is read at the next iteration's event, as a solver that updates x at the end of
-    a cycle of ``every`` iterations (restarted GMRES) does so after logging the cycle's last one.
+    With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is read at the next
+    iteration's event or at the end of the solve, since GMRES updates x only after logging the
+    cycle's last iteration.
     """
 
     def __init__(self, callback: Callable, x: Dense, every: int = 1) -> None:
