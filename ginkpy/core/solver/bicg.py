@@ -35,7 +35,9 @@ class Bicg(IterativeSolver):
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         At, Mt = self.system_matrix_transpose, self.preconditioner_transpose
         k = b.shape[1]
-        r, z, p, q, r2, z2, p2, q2 = (b.empty_like() for _ in range(8))
+        r, p, q, r2, p2, q2 = (b.empty_like() for _ in range(6))
+        # z = z2 = 0: the initial guesses of M and M^T when they are iterative solvers
+        z, z2 = (Dense.zeros(exec, b.shape, b.dtype) for _ in range(2))
         rho, prev_rho, beta = (b.empty_like((1, k)) for _ in range(3))
         # r = b - A x
         self._residual(b, x, r)

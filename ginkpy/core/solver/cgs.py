@@ -20,7 +20,9 @@ class Cgs(IterativeSolver):
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         k = b.shape[1]
-        r, r_tld, p, q, u, u_hat, v_hat, t = (b.empty_like() for _ in range(8))
+        r, r_tld, p, q, u, v_hat, t = (b.empty_like() for _ in range(7))
+        # u_hat = 0: the initial guess of M when M is an iterative solver
+        u_hat = Dense.zeros(exec, b.shape, b.dtype)
         rho, prev_rho, gamma, alpha = (b.empty_like((1, k)) for _ in range(4))
         # r = b - A x
         self._residual(b, x, r)

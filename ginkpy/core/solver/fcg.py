@@ -21,7 +21,9 @@ class Fcg(IterativeSolver):
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         k = b.shape[1]
-        r, z, p, q, t = (b.empty_like() for _ in range(5))
+        r, p, q, t = (b.empty_like() for _ in range(4))
+        # z = 0: the initial guess of M when M is an iterative solver
+        z = Dense.zeros(exec, b.shape, b.dtype)
         rho, rho_t, prev_rho, beta = (b.empty_like((1, k)) for _ in range(4))
         # r = b - A x
         self._residual(b, x, r)

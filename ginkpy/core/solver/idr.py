@@ -65,7 +65,9 @@ class Idr(IterativeSolver):
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         (n, k), s = b.shape, self.subspace_dim
         P = self._shadow_blocks(k)
-        r, v, z, t, u_j, g_j = (b.empty_like() for _ in range(6))
+        r, v, t, u_j, g_j = (b.empty_like() for _ in range(5))
+        # z = 0: the initial guess of M when M is an iterative solver
+        z = Dense.zeros(exec, b.shape, b.dtype)
         # G = [g_0 ... g_{s-1}] and U = [u_0 ... u_{s-1}]: block i in rows i n .. (i + 1) n
         g, u = (Dense.zeros(exec, (s * n, k), b.dtype) for _ in range(2))
         # m = P^T G, lower triangular, s x s per column: m_{i,l} at (i, l k + column); at first the identity
