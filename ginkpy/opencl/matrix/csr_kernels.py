@@ -142,7 +142,7 @@ def _merge_path_bounds(row_ptrs: np.ndarray, part: int, align: bool) -> tuple[np
 
 def _check_int32(size: int, what: str) -> None:
     if size > INT_MAX:
-        raise ValueError(f"{what} ({size}) exceed the int32 index range of the OpenCL kernels; "
+        raise ValueError(f"{what}: {size} is beyond the int32 index range of the OpenCL kernels; "
                          f"split the problem or use the reference executor")
 
 
