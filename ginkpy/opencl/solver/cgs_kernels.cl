@@ -59,8 +59,7 @@ __kernel void step_2(const int size, const int k, __global const value_type* u,
     if (i < k) alpha[c] = a;
 }
 
-__kernel void step_3(const int size, const int k, __global const value_type* t,
-                     __global const value_type* u_hat, __global value_type* r,
+__kernel void step_3(const int size, const int k, __global const value_type* u_hat,
                      __global value_type* x, __global const value_type* alpha,
                      __global const value_type* rho, __global value_type* prev_rho,
                      __global const uchar* status)
@@ -69,8 +68,7 @@ __kernel void step_3(const int size, const int k, __global const value_type* t,
     if (i >= size) return;
     const int c = i % k;
     if (status[c] != STATUS_RUNNING) return;
-    // x += alpha u_hat;  r -= alpha t;  prev_rho = rho
+    // x += alpha u_hat;  prev_rho = rho
     x[i] += alpha[c] * u_hat[i];
-    r[i] -= alpha[c] * t[i];
     if (i < k) prev_rho[c] = rho[c];
 }

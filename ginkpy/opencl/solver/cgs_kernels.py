@@ -16,5 +16,5 @@ def step_2(exec, u, v_hat, q, t, alpha, rho, gamma, status):
     launch(exec, __file__, "step_2", u.dtype, u.shape, u, v_hat, q, t, alpha, rho, gamma, status)
 
 
-def step_3(exec, t, u_hat, r, x, alpha, rho, prev_rho, status):
-    launch(exec, __file__, "step_3", x.dtype, x.shape, t, u_hat, r, x, alpha, rho, prev_rho, status)
+def step_3(exec, u_hat, x, alpha, rho, prev_rho, status):
+    launch(exec, __file__, "step_3", x.dtype, x.shape, u_hat, x, alpha, rho, prev_rho, status)

@@ -35,9 +35,8 @@ def step_2(exec, u, v_hat, q, t, alpha, rho, gamma, status):
     t.values[:, go] = u.values[:, go] + q.values[:, go]
 
 
-def step_3(exec, t, u_hat, r, x, alpha, rho, prev_rho, status):
-    # x += alpha u_hat;  r -= alpha t;  prev_rho = rho
+def step_3(exec, u_hat, x, alpha, rho, prev_rho, status):
+    # x += alpha u_hat;  prev_rho = rho
     go = status == 0
     x.values[:, go] += alpha.values[0, go] * u_hat.values[:, go]
-    r.values[:, go] -= alpha.values[0, go] * t.values[:, go]
     prev_rho.values[0, go] = rho.values[0, go]
