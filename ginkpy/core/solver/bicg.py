@@ -17,7 +17,8 @@ from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 def _transpose(op: LinOp, what: str) -> LinOp:
     if not hasattr(op, "transpose"):
         raise TypeError(f"Bicg needs the transpose of its {what}, and {type(op).__name__} has no transpose(): "
-                        f"use a gk.matrix.Csr (or Dense) {what}, or a solver that does not need A^T (Bicgstab, Gmres)")
+                        f"give Bicg a {what} that has one (gk.matrix.Csr does), or use Bicgstab or Gmres, "
+                        f"which need no transpose")
     return op.transpose()
 
 

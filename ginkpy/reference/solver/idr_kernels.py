@@ -46,7 +46,7 @@ def step_1(exec, j, m, f, r, g, c, v, status):
 
 def step_2(exec, j, omega, z, c, u, u_j, status):
     # u_j = omega z + sum_{i >= j} c_i u_i
-    (n, k), s = z.shape, c.shape[0]
+    n, s = z.shape[0], c.shape[0]
     for q in np.flatnonzero(status == 0):
         value = omega.values[0, q] * z.values[:, q]
         for i in range(j, s):
