@@ -1,5 +1,5 @@
-"""Bicgstab: hand-checked iterates, breakdowns, several right-hand sides, right
-preconditioning, each OpenCL kernel against its reference twin, and full solves on both
+"""Bicgstab: hand-checked iterates, breakdowns, restarts when the shadow residual becomes
+orthogonal to r, several right-hand sides, right preconditioning, each OpenCL kernel against its reference twin, and full solves on both
 executors."""
 import numpy as np
 import pytest
@@ -62,26 +62,63 @@ def test_zero_alpha_divisor_is_a_breakdown(exec):
     np.testing.assert_array_equal(x, 0.0)
 
 
-def test_zero_omega_then_zero_rho_is_a_breakdown(exec):
+def test_zero_omega_restarts_into_a_breakdown(exec):
     # A = [[1, 1], [1, 0]], b = e_1: alpha = 1, s = (0, -1), t = (-1, 0): omega = t.s / t.t = 0,
-    # x = (1, 0), r = s; the next rho = r_hat . r = e_1 . s = 0 breaks down and keeps x
+    # x = (1, 0), r = s. The next rho = r_hat . r = e_1 . s = 0 restarts with r_hat = p = r, whose
+    # r_hat . v = s . A s = t . s = 0 is a breakdown (after omega == 0 it always is): x is kept
     x, log = _solve(exec, sp.csr_matrix([[1.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
     assert log.stop_reason == "breakdown" and log.num_iterations == 2
     np.testing.assert_array_equal(x[:, 0], [1.0, 0.0])
     np.testing.assert_allclose(log.residual_norm, [1.0])
 
 
-def test_watt_2_fails_without_nan(ref):
-    # INDEX.md: plain BiCGStab breaks down on watt_2 (SciPy at iteration 21, on |rho| < eps^2). Here rho
-    # gets tiny but (depending on rounding) not exactly 0, so the solve stagnates near 3e-8 or stops
-    # with an exact breakdown: either way it must not claim convergence, and x must stay finite
-    # with the residual it reports
+# A x = e_1 where r_hat = e_1 is exactly orthogonal to the residual after the first iteration, which
+# is not 0: v = A e_1 = (2, 1, -1), alpha = 1/2, s = (0, -1, 1) / 2, t = A s = (0, -3, 4) / 2,
+# omega = 7/25, r = s - omega t = (0, -2, -1.5) / 25 (its first entry exactly 0 - omega 0), so
+# rho = r_hat . r = 0: a breakdown without the restart
+RESTART_A = sp.csr_matrix([[2.0, 1.0, 1.0], [1.0, 3.0, 0.0], [-1.0, 0.0, 4.0]])
+RESTART_B = np.array([1.0, 0.0, 0.0])
+
+
+def test_orthogonal_shadow_residual_restarts(exec):
+    A = RESTART_A.toarray()
+    x1, _ = _solve(exec, RESTART_A, RESTART_B, criteria=_criteria(1, None))
+    r1 = RESTART_B - A @ x1[:, 0]
+    assert r1 @ RESTART_B == 0 and np.linalg.norm(r1) > 0.09
+    # the second iteration is the first step of the method again, from x1 with r_hat = r1
+    v = A @ r1
+    alpha = (r1 @ r1) / (r1 @ v)
+    s = r1 - alpha * v
+    t = A @ s
+    omega = (t @ s) / (t @ t)
+    x2, log = _solve(exec, RESTART_A, RESTART_B, criteria=_criteria(2, None))
+    assert log.stop_reason == "iteration limit"
+    np.testing.assert_allclose(x2[:, 0], x1[:, 0] + alpha * r1 + omega * s, rtol=1e-14)
+    # and the solve converges
+    x, log = _solve(exec, RESTART_A, RESTART_B)
+    assert log.has_converged and 2 < log.num_iterations <= 5
+    np.testing.assert_allclose(x[:, 0], np.linalg.solve(A, RESTART_B), rtol=1e-12)
+
+
+def test_restart_is_per_column(exec):
+    # a column that restarts next to one that does not: each iterates as it would alone
+    b = np.column_stack([RESTART_B, [1.0, 2.0, 3.0]])
+    x, log = _solve(exec, RESTART_A, b)
+    assert log.has_converged
+    for j in range(2):
+        xj, logj = _solve(exec, RESTART_A, b[:, j])
+        assert logj.num_iterations == log.iterations[j]
+        np.testing.assert_allclose(x[:, j], xj[:, 0], rtol=1e-14)
+
+
+def test_watt_2_restarts_and_converges(exec):
+    # INDEX.md: plain BiCGStab breaks down on watt_2 (SciPy at iteration 21, on |rho| < eps^2): r_hat
+    # becomes orthogonal to r within rounding. Restarting, the solve converges
     S = scipy.io.mmread(matrix_path("watt_2.mtx")).tocsr()
     b = S @ np.ones(S.shape[0])
-    x, log = _solve(ref, S, b, criteria=_criteria(300, 1e-10))
-    assert not log.has_converged and log.stop_reason in ("breakdown", "iteration limit")
-    assert np.isfinite(x).all()
-    np.testing.assert_allclose(log.residual_norm, [np.linalg.norm(b - S @ x[:, 0])], rtol=1e-6)
+    x, log = _solve(exec, S, b, criteria=_criteria(1000, 1e-8))
+    assert log.has_converged and log.num_iterations < 200
+    assert np.linalg.norm(b - S @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)
 
 
 # -- convergence ---------------------------------------------------------------------------
@@ -191,14 +228,16 @@ def _assert_close(device, reference, dtype):
                                atol=tol(dtype) * np.abs(reference).max(initial=0))
 
 
-def _run_both(ref, ocl, kernel, arrays, status, dtype):
-    """Run ``kernel`` on both executors with the same inputs; the outputs as host arrays."""
+def _run_both(ref, ocl, kernel, args, dtype):
+    """Run ``kernel`` on both executors with the same inputs: float arrays become Dense of
+    ``dtype``, uint8 arrays (stop status, flags) device arrays, numbers stay; the outputs on the host."""
     outs = []
     for exec in (ref, ocl):
-        dense = [gk.matrix.Dense.from_numpy(exec, a.astype(dtype)) for a in arrays]
-        st = exec.from_host(status.copy())
-        exec.run(kernel, *dense, st)
-        outs.append(([d.to_numpy() for d in dense], exec.to_host(st)))
+        dev = [a if not isinstance(a, np.ndarray) else exec.from_host(a.copy()) if a.dtype == np.uint8
+               else gk.matrix.Dense.from_numpy(exec, a.astype(dtype)) for a in args]
+        exec.run(kernel, *dev)
+        outs.append([d.to_numpy() if isinstance(d, gk.matrix.Dense) else d if isinstance(d, float)
+                     else exec.to_host(d) for d in dev])
     return outs
 
 
@@ -214,45 +253,72 @@ def _stopped_and_zero(arrays, zero_scalar_index):
 def test_opencl_initialize(ref, ocl, rng, dtype):
     vecs = [rng.standard_normal((N, K)) for _ in range(5)]
     scalars = [rng.standard_normal((1, K)) for _ in range(3)]
-    outs = []
-    for exec in (ref, ocl):
-        dense = [gk.matrix.Dense.from_numpy(exec, a.astype(dtype)) for a in vecs + scalars]
-        exec.run("solver.bicgstab.initialize", *dense)
-        outs.append([d.to_numpy() for d in dense])
-    for d, r in zip(*outs):
+    ref_out, dev_out = _run_both(ref, ocl, "solver.bicgstab.initialize", vecs + scalars, dtype)
+    for d, r in zip(dev_out, ref_out):
         np.testing.assert_array_equal(d, r)
-    np.testing.assert_array_equal(outs[1][1], vecs[0].astype(dtype))  # r_hat = r
-    assert (outs[1][5] == 1).all()
+    np.testing.assert_array_equal(dev_out[1], vecs[0].astype(dtype))  # r_hat = r
+    assert (dev_out[5] == 1).all()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("zero", ["rho", "omega"])
-def test_opencl_step_1(ref, ocl, rng, dtype, zero):
-    # r, p, v, rho, prev_rho, alpha, omega
-    arrays = [rng.standard_normal((N, K)) for _ in range(3)] + [rng.uniform(0.5, 2, (1, K)) for _ in range(4)]
-    status = _stopped_and_zero(arrays, 3 if zero == "rho" else 6)
-    (want, want_status), (dev, dev_status) = _run_both(ref, ocl, "solver.bicgstab.step_1", arrays, status, dtype)
-    np.testing.assert_array_equal(dev_status, want_status)
-    assert list(dev_status) == [0, StopReason.CONVERGED, 0, StopReason.BREAKDOWN, 0]
-    for d, w in zip(dev, want):
+@pytest.mark.parametrize("n, k", [(N, K), (1501, 3), (0, 2)])
+def test_opencl_compute_dots(ref, ocl, rng, dtype, n, k):
+    # one work-group per column on a CPU device for (N, K), several for (1501, 3) (and on a GPU)
+    a, b = rng.standard_normal((n, k)), rng.standard_normal((n, k))
+    ref_out, dev_out = _run_both(ref, ocl, "solver.bicgstab.compute_dots", [a, b, np.ones((1, k)), np.ones((1, k))],
+                                 dtype)
+    for d, w in zip(dev_out[2:], ref_out[2:]):
         _assert_close(d, w, dtype)
-    p = arrays[1].astype(dtype)
-    np.testing.assert_array_equal(dev[1][:, [1, 3]], p[:, [1, 3]])  # stopped and broken down: untouched
+    a, b = a.astype(dtype), b.astype(dtype)
+    _assert_close(dev_out[3][0], (b * b).sum(axis=0), dtype)  # bb = b . b
+    _assert_close(dev_out[2][0], (a * b).sum(axis=0), dtype)  # ab = a . b
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_opencl_step_1(ref, ocl, rng, dtype):
+    # r, r_hat, p, v, rho, rr, rhat_sq, prev_rho, alpha, omega, restart_tol, restarted, status.
+    # Column 1 is stopped; column 2 restarts on a tiny rho, column 4 on rho == 0 although omega == 0
+    # there; omega == 0 without a restart is column 3's breakdown
+    vecs = [rng.standard_normal((N, K)) for _ in range(4)]
+    scalars = [rng.uniform(0.5, 2, (1, K)) for _ in range(6)]
+    rho, rr, rhat_sq, omega = scalars[0], scalars[1], scalars[2], scalars[5]
+    restart_tol = float(np.finfo(dtype).eps)
+    rho[0, 2] = 0.5 * restart_tol * np.sqrt(rhat_sq[0, 2] * rr[0, 2])
+    rho[0, 4] = 0
+    omega[0, [3, 4]] = 0
+    status = np.zeros(K, STATUS_DTYPE)
+    status[1] = StopReason.CONVERGED
+    restarted = np.full(K, 7, np.uint8)
+    args = vecs + scalars + [restart_tol, restarted, status]
+    want, dev = _run_both(ref, ocl, "solver.bicgstab.step_1", args, dtype)
+    assert list(dev[-1]) == list(want[-1]) == [0, StopReason.CONVERGED, 0, StopReason.BREAKDOWN, 0]
+    assert list(dev[-2]) == list(want[-2]) == [0, 7, 1, 0, 1]  # restarted; the stopped column untouched
+    for d, w in zip(dev[:10], want[:10]):
+        _assert_close(d, w, dtype)
+    r, r_hat, p = (v.astype(dtype) for v in vecs[:3])
+    np.testing.assert_array_equal(dev[1][:, [2, 4]], r[:, [2, 4]])  # r_hat = r where restarted
+    np.testing.assert_array_equal(dev[2][:, [2, 4]], r[:, [2, 4]])  # p = r where restarted
+    np.testing.assert_array_equal(dev[1][:, [0, 1, 3]], r_hat[:, [0, 1, 3]])
+    np.testing.assert_array_equal(dev[2][:, [1, 3]], p[:, [1, 3]])  # stopped and broken down: untouched
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_opencl_step_2(ref, ocl, rng, dtype):
-    # r, s, v, rho, prev_rho, alpha, rv
-    arrays = [rng.standard_normal((N, K)) for _ in range(3)] + [rng.uniform(0.5, 2, (1, K)) for _ in range(4)]
-    status = _stopped_and_zero(arrays, 6)
-    (want, want_status), (dev, dev_status) = _run_both(ref, ocl, "solver.bicgstab.step_2", arrays, status, dtype)
-    np.testing.assert_array_equal(dev_status, want_status)
-    assert list(dev_status) == [0, StopReason.CONVERGED, 0, StopReason.BREAKDOWN, 0]
-    for d, w in zip(dev, want):
+    # r, s, v, rho, rr, rhat_sq, prev_rho, alpha, rv, restarted, status: columns 2, 3 and 4 restarted
+    # in step_1, column 3 with rv == 0 breaks down
+    arrays = [rng.standard_normal((N, K)) for _ in range(3)] + [rng.uniform(0.5, 2, (1, K)) for _ in range(6)]
+    status = _stopped_and_zero(arrays, 8)
+    restarted = np.array([0, 1, 1, 1, 1], np.uint8)
+    want, dev = _run_both(ref, ocl, "solver.bicgstab.step_2", arrays + [restarted, status], dtype)
+    assert list(dev[-1]) == list(want[-1]) == [0, StopReason.CONVERGED, 0, StopReason.BREAKDOWN, 0]
+    for d, w in zip(dev[:9], want[:9]):
         _assert_close(d, w, dtype)
-    for i in (1, 4, 5):  # s, prev_rho, alpha untouched in the stopped and broken-down columns
+    rho, rr, rhat_sq = (a.astype(dtype)[0] for a in arrays[3:6])
+    for i in (1, 5, 6, 7):  # s, rhat_sq, prev_rho, alpha untouched in the stopped and broken-down columns
         np.testing.assert_array_equal(dev[i][:, [1, 3]], arrays[i].astype(dtype)[:, [1, 3]])
-    np.testing.assert_array_equal(dev[4][0, [0, 2, 4]], dev[3][0, [0, 2, 4]])  # prev_rho = rho
+    np.testing.assert_array_equal(dev[6][0, [0, 2, 4]], [rho[0], rr[2], rr[4]])  # prev_rho = rho, rr where restarted
+    np.testing.assert_array_equal(dev[5][0, [0, 2, 4]], [rhat_sq[0], rr[2], rr[4]])  # rhat_sq = rr where restarted
+    _assert_close(dev[7][0, [0, 2]], [rho[0] / arrays[8][0, 0], rr[2] / arrays[8][0, 2]], dtype)  # alpha
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -260,9 +326,9 @@ def test_opencl_step_3(ref, ocl, rng, dtype):
     # x, r, s, t, y, z, alpha, omega, ts, tt;  tt = 0 in column 3 is no breakdown: omega = 0
     arrays = [rng.standard_normal((N, K)) for _ in range(6)] + [rng.uniform(0.5, 2, (1, K)) for _ in range(4)]
     status = _stopped_and_zero(arrays, 9)
-    (want, want_status), (dev, dev_status) = _run_both(ref, ocl, "solver.bicgstab.step_3", arrays, status, dtype)
-    assert list(dev_status) == list(want_status) == [0, StopReason.CONVERGED, 0, 0, 0]
-    for d, w in zip(dev, want):
+    want, dev = _run_both(ref, ocl, "solver.bicgstab.step_3", arrays + [status], dtype)
+    assert list(dev[-1]) == list(want[-1]) == [0, StopReason.CONVERGED, 0, 0, 0]
+    for d, w in zip(dev[:-1], want[:-1]):
         _assert_close(d, w, dtype)
     assert dev[7][0, 3] == 0  # omega
     np.testing.assert_array_equal(dev[1][:, 3], arrays[2].astype(dtype)[:, 3])  # r = s
