@@ -111,3 +111,23 @@ def test_empty_system_gives_empty_solution(ref):
     solver = gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(5)).on(ref).generate(A)
     x = gk.matrix.Dense.zeros(ref, (0, 1))
     assert solver.apply(gk.matrix.Dense.zeros(ref, (0, 1)), x).shape == (0, 1)
+
+
+@pytest.mark.parametrize("outer", ["Cg", "Gmres"])
+def test_an_iterative_solver_as_preconditioner(exec, outer):
+    # The inner solver's initial guess is the outer solver's preconditioner output: it must start
+    # at 0, so that 3 Jacobi-Richardson sweeps are a fixed SPD polynomial preconditioner.
+    A_host = poisson_2d(10)
+    A = gk.matrix.Csr.from_scipy(exec, A_host)
+    inner = (gk.solver.Ir.build().with_solver(gk.preconditioner.Jacobi.build().with_max_block_size(1))
+             .with_criteria(gk.stop.Iteration.build().with_max_iters(3)))
+    solver = (getattr(gk.solver, outer).build().with_preconditioner(inner)
+              .with_criteria(gk.stop.Iteration.build().with_max_iters(200),
+                             gk.stop.ResidualNorm.build().with_reduction_factor(1e-10))
+              .on(exec).generate(A))
+    log = gk.log.Convergence()
+    solver.add_logger(log)
+    b = np.ones(A.shape[0])
+    x = solver.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.zeros(exec, (A.shape[0], 1)))
+    assert log.has_converged
+    assert np.linalg.norm(b - A_host @ x.to_numpy()[:, 0]) <= 1e-10 * np.linalg.norm(b)

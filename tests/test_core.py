@@ -71,3 +71,27 @@ def test_solver_rejects_bad_systems(ref):
         gk.solver.Cg.build().with_criteria(crit).on(ref).generate(poisson_2d(3))
     with pytest.raises(TypeError, match="criteria"):
         gk.solver.Cg.build().with_criteria(5).on(ref).generate(gk.matrix.Csr.from_scipy(ref, poisson_2d(3)))
+
+
+def test_default_initial_guess(ref):
+    A = gk.matrix.Csr.from_scipy(ref, poisson_2d(3))
+    one_step = gk.stop.Iteration.build().with_max_iters(0)
+    b = gk.matrix.Dense.from_numpy(ref, np.arange(9.0))
+    for mode, expected in [("provided", np.full(9, 7.0)), ("zero", np.zeros(9)), ("rhs", np.arange(9.0))]:
+        solver = gk.solver.Cg.build().with_criteria(one_step).with_default_initial_guess(mode).on(ref).generate(A)
+        # no iterations: x is the initial guess the mode gives
+        x = solver.apply(b, gk.matrix.Dense.full(ref, (9, 1), 7.0))
+        np.testing.assert_array_equal(x.to_numpy()[:, 0], expected)
+    with pytest.raises(ValueError, match="default_initial_guess"):
+        gk.solver.Cg.build().with_criteria(one_step).with_default_initial_guess("random").on(ref).generate(A)
+
+
+def test_a_solver_as_preconditioner_starts_from_zero(ref):
+    A = gk.matrix.Csr.from_scipy(ref, poisson_2d(3))
+    inner = gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(2))
+    outer = gk.solver.Cg.build().with_preconditioner(inner).with_criteria(
+        gk.stop.Iteration.build().with_max_iters(1)).on(ref).generate(A)
+    assert outer.preconditioner.parameters.default_initial_guess == "zero"
+    explicit = gk.solver.Cg.build().with_preconditioner(inner.with_default_initial_guess("provided")).with_criteria(
+        gk.stop.Iteration.build().with_max_iters(1)).on(ref).generate(A)
+    assert explicit.preconditioner.parameters.default_initial_guess == "provided"

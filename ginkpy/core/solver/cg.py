@@ -18,7 +18,8 @@ class Cg(IterativeSolver):
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         k = b.shape[1]
-        r, z, p, q = (b.empty_like() for _ in range(4))
+        r, p, q = (b.empty_like() for _ in range(3))
+        z = Dense.zeros(exec, b.shape, b.dtype)  # the initial guess of an iterative preconditioner
         rho, prev_rho, beta = (b.empty_like((1, k)) for _ in range(3))
         # r = b - A x
         self._residual(b, x, r)

@@ -36,7 +36,8 @@ class Gmres(IterativeSolver):
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         (n, k), m = b.shape, int(self.parameters.krylov_dim)
-        r, z, w = (b.empty_like() for _ in range(3))
+        r, w = b.empty_like(), b.empty_like()
+        z = Dense.zeros(exec, b.shape, b.dtype)  # the initial guess of an iterative preconditioner
         # Krylov basis V: basis vector i in rows i n .. (i + 1) n;  Hessenberg H: h_{i,j} at (i, j k + column).
         # V and v = v_j start at 0, so that the columns that never take a step hold no garbage.
         basis = Dense.zeros(exec, ((m + 1) * n, k), b.dtype)

@@ -33,7 +33,7 @@ class Ir(IterativeSolver):
             raise ValueError(f"Ir needs with_relaxation_factor(omega) with a finite number omega, got {omega!r}")
         super().__init__(factory, system_matrix)
         self.solver = generate_preconditioner(self.parameters.solver, self.system_matrix, self.executor,
-                                              "inner solver")
+                                              "inner solver", initial_guess="rhs")
         self.relaxation_factor = as_scalar(self.executor, omega, self.dtype)
 
     def _solve(self, b: Dense, x: Dense) -> None:

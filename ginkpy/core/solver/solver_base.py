@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters, variadic
@@ -16,6 +17,8 @@ from ginkpy.core.stop.criterion import CriterionArgs, SolveState, as_criterion_f
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.core.stop.time import Time
+
+INITIAL_GUESSES = (None, "provided", "zero", "rhs")
 
 
 def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
@@ -32,9 +35,15 @@ def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
     return A
 
 
-def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditioner") -> LinOp:
+def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditioner",
+                            initial_guess: str = "zero") -> LinOp:
     """The preconditioner LinOp from a parameter value: None (identity), a LinOp, or a factory.
-    ``what`` names the parameter in errors (Ir builds its inner solver with this too)."""
+    ``what`` names the parameter in errors (Ir builds its inner solver with this too).
+
+    An iterative solver generated here starts each apply from ``initial_guess`` (x = 0 by
+    default) unless its own parameters say otherwise (``with_default_initial_guess``), so that
+    it acts as a fixed operator M, not as a continuation of its previous output.
+    """
     if value is None:
         return Identity(exec, A.shape, A.dtype)
     if isinstance(value, LinOp):
@@ -42,12 +51,20 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
             raise ValueError(f"{what} is {value.shape[0]} x {value.shape[1]}, the system {A.shape[0]} x {A.shape[1]}")
         return value
     if isinstance(value, (Parameters, Factory)):
-        return (value.on(exec) if isinstance(value, Parameters) else value).generate(A)
+        factory = value.on(exec) if isinstance(value, Parameters) else value
+        params = factory.parameters
+        if isinstance(params, IterativeSolver.Parameters) and params.default_initial_guess is None:
+            factory = attrs.evolve(params, default_initial_guess=initial_guess).on(factory.executor)
+        return factory.generate(A)
     raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
 
 
 class IterativeSolver(EnableBuild, LinOp):
     """Base of the Krylov solvers. ``apply(b, x)`` solves A x = b with x as the initial guess.
+
+    ``with_default_initial_guess`` as in Ginkgo: ``"provided"`` (x as given; the default for a
+    solver applied directly), ``"zero"`` (the default for a solver used as a preconditioner or
+    inner solver) or ``"rhs"`` (x = b).
 
     Without an Iteration or Time criterion the solver adds an iteration limit of
     max(1000, 10 n), as SciPy's default ``maxiter``, so that no solve can run forever.
@@ -57,6 +74,7 @@ class IterativeSolver(EnableBuild, LinOp):
     class Parameters(Parameters):
         criteria: tuple = variadic()
         preconditioner: Any = None
+        default_initial_guess: str | None = None
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -65,6 +83,9 @@ class IterativeSolver(EnableBuild, LinOp):
         LinOp.__init__(self, exec, A.shape, A.dtype)
         self.system_matrix = A
         self.preconditioner = generate_preconditioner(self.parameters.preconditioner, A, exec)
+        if self.parameters.default_initial_guess not in INITIAL_GUESSES:
+            raise ValueError(f"unknown default_initial_guess {self.parameters.default_initial_guess!r}: "
+                             f"use one of {INITIAL_GUESSES[1:]}")
         self.criteria = [as_criterion_factory(c, exec) for c in self.parameters.criteria]
         if not any(issubclass(c.parameters.product, (Iteration, Time)) for c in self.criteria):
             self.criteria.append(Iteration.build().with_max_iters(max(1000, 10 * A.shape[0])).on(exec))
@@ -72,6 +93,10 @@ class IterativeSolver(EnableBuild, LinOp):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.shape[0] == 0 or b.shape[1] == 0:
             return
+        if self.parameters.default_initial_guess == "zero":
+            x.fill(0.0)
+        elif self.parameters.default_initial_guess == "rhs":
+            x.copy_from(b)
         self._solve(b, x)
 
     def _solve(self, b: Dense, x: Dense) -> None:
