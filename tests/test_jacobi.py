@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from conftest import matrix_path, tol
-from ginkpy.problems import poisson_2d
+from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 Jacobi = gk.preconditioner.Jacobi
 
@@ -238,3 +238,32 @@ def test_jacobi_cg_on_nos6(exec):
         iterations, x = _cg_iterations(exec, A, b, Jacobi.build().with_max_block_size(max_block_size))
         assert iterations < plain / 4, (max_block_size, iterations, plain)
         assert np.linalg.norm(b - S @ x) <= 1e-8 * np.linalg.norm(b) * (1 + 1e-6)
+
+
+def test_transpose_is_the_jacobi_of_the_transpose(exec, rng):
+    n = 37
+    A = sp.random(n, n, density=0.2, random_state=1) + sp.diags(np.full(n, 4.0))
+    for size in (1, 4):
+        pointers = np.arange(0, n + 1, size) if size > 1 else None
+        params = gk.preconditioner.Jacobi.build().with_max_block_size(size)
+        if pointers is not None:
+            params.with_block_pointers(np.append(pointers[pointers < n], n))
+        M = params.on(exec).generate(gk.matrix.Csr.from_scipy(exec, A)).transpose()
+        MT = params.on(exec).generate(gk.matrix.Csr.from_scipy(exec, A.T.tocsr()))
+        b = gk.matrix.Dense.from_numpy(exec, rng.standard_normal((n, 2)))
+        x, y = gk.matrix.Dense.zeros(exec, (n, 2)), gk.matrix.Dense.zeros(exec, (n, 2))
+        np.testing.assert_allclose(M.apply(b, x).to_numpy(), MT.apply(b, y).to_numpy(), rtol=1e-12)
+
+
+def test_bicg_takes_jacobi(exec):
+    A = convection_diffusion_2d(8)
+    b = np.ones(A.shape[0])
+    solver = (gk.solver.Bicg.build().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(4))
+              .with_criteria(gk.stop.Iteration.build().with_max_iters(200),
+                             gk.stop.ResidualNorm.build().with_reduction_factor(1e-10))
+              .on(exec).generate(gk.matrix.Csr.from_scipy(exec, A)))
+    log = gk.log.Convergence()
+    solver.add_logger(log)
+    x = solver.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.zeros(exec, (A.shape[0], 1)))
+    assert log.has_converged
+    assert np.linalg.norm(b - A @ x.to_numpy()[:, 0]) <= 1e-10 * np.linalg.norm(b)

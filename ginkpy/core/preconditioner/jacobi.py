@@ -5,6 +5,7 @@ with partial pivoting) and copies the inverse blocks to the executor; apply is a
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,16 @@ class Jacobi(EnableBuild, LinOp):
     def block_pointers(self) -> np.ndarray:
         """First row of each block, then n (a host copy)."""
         return self.executor.to_host(self.block_ptrs)
+
+    def transpose(self) -> "Jacobi":
+        """The Jacobi preconditioner of A^T: each inverse block transposed (once, through the
+        host; scalar Jacobi is its own transpose). Bicg uses it for its shadow system."""
+        if self._is_scalar:
+            return self
+        out = copy.copy(self)
+        out._loggers = []
+        out.blocks = self.executor.from_host(np.ascontiguousarray(self.executor.to_host(self.blocks).swapaxes(1, 2)))
+        return out
 
     @property
     def _is_scalar(self) -> bool:
