@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+import pyopencl as cl
 import scipy.sparse as sp
 
 from ginkpy.core.matrix.dense import Dense
@@ -98,6 +99,9 @@ def generate(exec, a, lower, unit_diagonal):
     np.cumsum(np.bincount(level, minlength=num_levels), out=level_ptrs[1:])
     permuted = strict[order]  # rows in level order, columns still the original rows
     chain_size, thin_rows = chain_sizes(exec.info)
+    # the chain kernel may allow fewer work-items than the device (registers)
+    chain_size = min(chain_size, exec.kernel(__file__, a.dtype, "solve_chain").get_work_group_info(
+        cl.kernel_work_group_info.WORK_GROUP_SIZE, exec.device))
     to = exec.from_host
     return LevelSchedule(num_levels, chain_size, schedule(level_ptrs, thin_rows), to(level_ptrs),
                          to(order.astype(np.int32)), to(permuted.indptr.astype(np.int32)),
@@ -118,6 +122,7 @@ def solve(exec, plan, b, x):
                 plan.level_ptrs.data, np.int32(k), *arrays)
         else:
             size = (last - first) * k
+            wg = min(WORK_GROUP, exec.info.max_work_group_size)
             exec.kernel(__file__, x.dtype, "solve_level")(
-                exec.queue, ((size + WORK_GROUP - 1) // WORK_GROUP * WORK_GROUP,), (WORK_GROUP,),
+                exec.queue, ((size + wg - 1) // wg * wg,), (wg,),
                 np.int32(first), np.int32(last), np.int32(k), *arrays)
