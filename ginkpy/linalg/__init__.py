@@ -19,8 +19,8 @@ M
     inverse of A (M r), a ginkpy preconditioner factory or LinOp, or a name (``"jacobi"``,
     ``"ilu"``, ``"ic"``, ...: any of ``gk.config.short_names("preconditioner")``, or ``"none"``).
     A name gives that type's defaults, as in Ginkgo: ``"jacobi"`` is block-Jacobi with blocks of
-    up to 32 rows found from A's structure (scalar Jacobi where A has no such structure);
-    ``M=gk.preconditioner.Jacobi.build().with_max_block_size(1)`` is always scalar Jacobi.
+    up to 32 consecutive rows (Ginkgo's supervariable agglomeration); scalar Jacobi, as SciPy
+    users often build it, is ``M=gk.preconditioner.Jacobi.build().with_max_block_size(1)``.
 callback
     Called as ``callback(xk)`` after each iteration with a copy of the current solution.
 executor
