@@ -71,7 +71,7 @@ def test_breakdowns_name_the_row(exec):
 
 
 def test_bad_arguments(ref):
-    with pytest.raises(TypeError, match="factorizes a Csr"):
+    with pytest.raises(TypeError, match="factorizes a sparse matrix, not Dense"):
         gk.factorization.Ilu.build().on(ref).generate(Dense.from_numpy(ref, A4))
     with pytest.raises(TypeError, match="must build a factorization"):
         gk.preconditioner.Ilu.build().with_factorization(gk.solver.LowerTrs.build()).on(ref).generate(_csr(ref, A4))
@@ -149,6 +149,19 @@ def _check_fewer_iterations(exec, solver_type, m, precond, b, reduction=1e-10):
 
 
 JACOBI = gk.preconditioner.Jacobi.build().with_max_block_size(1)
+
+
+def test_other_sparse_formats_are_converted(exec, rng):
+    # an Ell system matrix: the factorization and the triangular solvers work on its Csr copy
+    m = convection_diffusion_2d(9)
+    A = gk.matrix.Ell.from_csr(gk.matrix.Csr.from_scipy(exec, m))
+    b = rng.standard_normal(81)
+    its, converged, x = _solve(exec, gk.solver.Bicgstab, A, gk.preconditioner.Ilu.build(), b)
+    assert converged
+    np.testing.assert_allclose(m @ x[:, 0], b, rtol=0, atol=1e-9 * np.linalg.norm(b))
+    lower = gk.solver.LowerTrs.build().on(exec).generate(A)
+    y = lower.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, (81, 1))).to_numpy()[:, 0]
+    np.testing.assert_allclose(sp.tril(m) @ y, b, rtol=1e-13)
 
 
 @pytest.mark.parametrize("solver", ["Bicgstab", "Gmres"])

@@ -13,7 +13,8 @@ from ginkpy.core.solver.solver_base import check_system_matrix
 
 
 class Factorization(EnableBuild, LinOp):
-    """Base of Ilu and Ic: ``generate(A)`` runs the kernel ``kernel`` and keeps the two factors.
+    """Base of Ilu and Ic: ``generate(A)`` runs the kernel ``kernel`` on A (converted to Csr when
+    in another sparse format) and keeps the two factors.
 
     ``factors`` is the pair (F1, F2) with A ~ F1 F2.
     """
@@ -28,8 +29,10 @@ class Factorization(EnableBuild, LinOp):
         EnableBuild.__init__(self, factory)
         exec = factory.executor
         A = check_system_matrix(system_matrix, exec)
+        if not isinstance(A, Csr) and hasattr(A, "to_csr"):
+            A = A.to_csr()  # Coo, Ell, Sellp, Hybrid
         if not isinstance(A, Csr):
-            raise TypeError(f"{type(self).__name__} factorizes a Csr matrix, not {type(A).__name__}: "
+            raise TypeError(f"{type(self).__name__} factorizes a sparse matrix, not {type(A).__name__}: "
                             f"convert it with gk.matrix.Csr.from_scipy or Csr.from_dense")
         LinOp.__init__(self, exec, A.shape, A.dtype)
         arrays = exec.run(self.kernel, A)

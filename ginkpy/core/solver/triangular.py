@@ -1,6 +1,6 @@
 """What LowerTrs and UpperTrs share: a direct triangular solve x = T^-1 b as a LinOp.
 
-The system matrix is a Csr or a Dense. Only its lower (LowerTrs) or upper (UpperTrs)
+The system matrix is a Dense or a sparse matrix (other formats are converted to Csr). Only its lower (LowerTrs) or upper (UpperTrs)
 triangle is used: entries of the other triangle are ignored, so the full matrix A may be given
 to solve with its triangular part. ``generate()`` prepares the solve once (on the OpenCL
 executor: the level structure of a sparse triangle) and refuses a zero or missing diagonal
@@ -42,9 +42,11 @@ class TriangularSolver(EnableBuild, LinOp):
         EnableBuild.__init__(self, factory)
         exec = factory.executor
         A = check_system_matrix(system_matrix, exec)
+        if not isinstance(A, (Csr, Dense)) and hasattr(A, "to_csr"):
+            A = A.to_csr()  # Coo, Ell, Sellp, Hybrid
         if not isinstance(A, (Csr, Dense)):
-            raise TypeError(f"{type(self).__name__} solves with a Csr or Dense matrix, not {type(A).__name__}: "
-                            f"convert it to Csr first")
+            raise TypeError(f"{type(self).__name__} solves with a sparse matrix (converted to Csr) or a Dense, "
+                            f"not {type(A).__name__}")
         LinOp.__init__(self, exec, A.shape, A.dtype)
         self.system_matrix = A
         self.unit_diagonal = bool(self.parameters.unit_diagonal)
