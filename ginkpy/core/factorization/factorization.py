@@ -5,7 +5,7 @@ As Ginkgo's factorizations (a Composition of the factors), the object is a LinOp
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -19,11 +19,7 @@ class Factorization(EnableBuild, LinOp):
     ``factors`` is the pair (F1, F2) with A ~ F1 F2.
     """
 
-    kernel: str = ""
-
-    @parameters
-    class Parameters(Parameters):
-        pass
+    kernel: str = ""  # the factorization kernel, set by each subclass
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
