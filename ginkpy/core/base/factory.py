@@ -73,15 +73,19 @@ class EnableBuild:
     """Mixin for types built by factories: gives ``build()`` and ``get_parameters()``.
 
     A subclass declares its parameters as a nested ``Parameters`` class decorated with
-    :func:`parameters` (subclassing its base's ``Parameters`` to inherit fields).
+    :func:`parameters` (subclassing its base's ``Parameters`` to inherit fields); one that adds
+    no parameters gets its own copy of its base's.
     """
 
     Parameters = Parameters
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "Parameters" in cls.__dict__:
-            cls.Parameters.product = cls
+        if "Parameters" not in cls.__dict__:
+            inherited = type("Parameters", (cls.Parameters,), {"__qualname__": f"{cls.__qualname__}.Parameters",
+                                                                "__module__": cls.__module__})
+            cls.Parameters = parameters(inherited) if attrs.has(cls.Parameters) else inherited
+        cls.Parameters.product = cls
 
     @classmethod
     def build(cls) -> Any:

@@ -41,7 +41,7 @@ class LinOp:
     # -- apply -------------------------------------------------------------------------------
     def apply(self, *args: Any) -> Any:
         """``apply(b, x)``: x = op(b). ``apply(alpha, b, beta, x)``: x = alpha op(b) + beta x. Returns x."""
-        from ginkpy.core.matrix.dense import Dense, as_scalar
+        from ginkpy.core.matrix.dense import as_scalar
         if len(args) == 2:
             b, x = args
             alpha = beta = None

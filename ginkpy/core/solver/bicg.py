@@ -8,7 +8,6 @@ rho = z . r2 is 0 stops with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
@@ -23,10 +22,6 @@ def _transpose(op: LinOp, what: str) -> LinOp:
 
 
 class Bicg(IterativeSolver):
-    @parameters
-    class Parameters(IterativeSolver.Parameters):
-        pass
-
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
         self.system_matrix_transpose = _transpose(self.system_matrix, "system matrix")

@@ -23,16 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 class Bicgstab(IterativeSolver):
-    @parameters
-    class Parameters(IterativeSolver.Parameters):
-        pass
-
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         k = b.shape[1]

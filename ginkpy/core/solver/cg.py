@@ -5,16 +5,11 @@ with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 class Cg(IterativeSolver):
-    @parameters
-    class Parameters(IterativeSolver.Parameters):
-        pass
-
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         k = b.shape[1]

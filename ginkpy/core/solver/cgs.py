@@ -11,16 +11,11 @@ gamma = r_tld . A M p is 0 stops with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 class Cgs(IterativeSolver):
-    @parameters
-    class Parameters(IterativeSolver.Parameters):
-        pass
-
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         k = b.shape[1]

@@ -8,16 +8,11 @@ column whose p^T A p <= 0 or rho = r . z is 0 stops with a breakdown, as in Cg.
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 class Fcg(IterativeSolver):
-    @parameters
-    class Parameters(IterativeSolver.Parameters):
-        pass
-
     def _solve(self, b: Dense, x: Dense) -> None:
         exec, A, M = self.executor, self.system_matrix, self.preconditioner
         k = b.shape[1]
