@@ -5,7 +5,7 @@ As Ginkgo's factorizations (a Composition of the factors), the object is a LinOp
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import EnableBuild, Factory
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -20,6 +20,10 @@ class Factorization(EnableBuild, LinOp):
     """
 
     kernel: str = ""  # the factorization kernel, set by each subclass
+
+    @parameters
+    class Parameters(Parameters):
+        """No parameters yet (Ginkgo's ILU(0)/IC(0) have none that change the result)."""
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)

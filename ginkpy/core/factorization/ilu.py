@@ -8,7 +8,6 @@ ValueError naming the row.
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.factorization.factorization import Factorization
 from ginkpy.core.matrix.csr import Csr
 
@@ -17,10 +16,6 @@ class Ilu(Factorization):
     """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``."""
 
     kernel = "factorization.ilu.factorize"
-
-    @parameters
-    class Parameters(Factorization.Parameters):
-        pass
 
     @property
     def l_factor(self) -> Csr:

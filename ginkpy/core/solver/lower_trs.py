@@ -1,7 +1,6 @@
 """LowerTrs: solves L x = b with the lower triangle L of its system matrix (Ginkgo's LowerTrs)."""
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.solver.triangular import TriangularSolver
 
 
@@ -12,7 +11,3 @@ class LowerTrs(TriangularSolver):
     """
 
     lower = True
-
-    @parameters
-    class Parameters(TriangularSolver.Parameters):
-        pass

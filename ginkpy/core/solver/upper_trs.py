@@ -1,7 +1,6 @@
 """UpperTrs: solves U x = b with the upper triangle U of its system matrix (Ginkgo's UpperTrs)."""
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
 from ginkpy.core.solver.triangular import TriangularSolver
 
 
@@ -12,7 +11,3 @@ class UpperTrs(TriangularSolver):
     """
 
     lower = False
-
-    @parameters
-    class Parameters(TriangularSolver.Parameters):
-        pass
