@@ -95,3 +95,26 @@ def test_a_solver_as_preconditioner_starts_from_zero(ref):
     explicit = gk.solver.Cg.build().with_preconditioner(inner.with_default_initial_guess("provided")).with_criteria(
         gk.stop.Iteration.build().with_max_iters(1)).on(ref).generate(A)
     assert explicit.preconditioner.parameters.default_initial_guess == "provided"
+
+
+def test_a_type_without_parameters_of_its_own_builds(ref):
+    from ginkpy.core.base.factory import EnableBuild
+
+    class Plain(EnableBuild):
+        def __init__(self, factory, value):
+            super().__init__(factory)
+            self.value = value
+
+    product = Plain.build().on(ref).generate(3)
+    assert isinstance(product, Plain) and product.value == 3
+    assert gk.solver.Cg.Parameters is not gk.solver.Bicgstab.Parameters
+    assert gk.solver.Bicgstab.build().product is gk.solver.Bicgstab
+
+
+def test_from_scipy_leaves_the_input_untouched(ref):
+    import scipy.sparse as sp
+    S = sp.csr_matrix((np.array([1.0, 2.0, 3.0], np.float32), np.array([2, 0, 1]), np.array([0, 3])), shape=(1, 3))
+    before = S.indices.copy()
+    A = gk.matrix.Csr.from_scipy(ref, S, dtype=np.float64)
+    np.testing.assert_array_equal(S.indices, before)
+    np.testing.assert_array_equal(A.to_scipy().toarray(), [[2.0, 3.0, 1.0]])

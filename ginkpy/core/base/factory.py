@@ -84,7 +84,7 @@ class EnableBuild:
         if "Parameters" not in cls.__dict__:
             inherited = type("Parameters", (cls.Parameters,), {"__qualname__": f"{cls.__qualname__}.Parameters",
                                                                 "__module__": cls.__module__})
-            cls.Parameters = parameters(inherited) if attrs.has(cls.Parameters) else inherited
+            cls.Parameters = parameters(inherited)
         cls.Parameters.product = cls
 
     @classmethod
