@@ -10,6 +10,7 @@ import pytest
 
 import ginkpy as gk
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.opencl import launch
 from ginkpy.opencl.matrix import dense_kernels
 
 from conftest import tol
@@ -212,4 +213,4 @@ def test_convert_to_csr_of_zero_and_empty_matrices(ocl, dtype):
 
 def test_too_large_for_int32_indices_is_a_clear_error():
     with pytest.raises(ValueError, match="int32"):
-        dense_kernels._check_size(2**31)
+        launch.check_size(2**31)

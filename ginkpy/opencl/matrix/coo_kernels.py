@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.matrix.dense_kernels import _scalar
+from ginkpy.opencl.launch import scalar_arg
 
 
 def tile_shape(info) -> tuple[int, int]:
@@ -56,4 +56,4 @@ def spmv2(exec, a, b, x):
 
 def advanced_spmv2(exec, alpha, a, b, x):
     # x = x + alpha A b
-    _segmented_sum(exec, "advanced_spmv2", a, b, x, *_scalar(alpha))
+    _segmented_sum(exec, "advanced_spmv2", a, b, x, *scalar_arg(alpha))

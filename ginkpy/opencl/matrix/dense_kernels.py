@@ -10,48 +10,23 @@ from __future__ import annotations
 
 import numpy as np
 
-WORK_GROUP = 256
-_INT32_MAX = np.iinfo(np.int32).max
+from ginkpy.opencl.launch import check_size, launch_1d, local_buffer, pow2_at_most, scalar_arg
+# kept for csr_kernels until it moves to launch.py
+from ginkpy.opencl.launch import pow2_at_most as _pow2_at_most, scalar_arg as _scalar  # noqa: F401
+
+
+def _local(exec, count: int, dtype):
+    """local_buffer(count, dtype), kept for csr_kernels until it moves to launch.py."""
+    return local_buffer(count, dtype)
 
 
 def _kernel(exec, dtype, name):
     return exec.kernel(__file__, dtype, name)
 
 
-def _check_size(size: int) -> None:
-    """Refuse arrays that the kernels' int32 indices cannot address."""
-    if size > _INT32_MAX:
-        raise ValueError(f"a Dense of {size} entries is too large for the OpenCL kernels, which index "
-                         f"with int32 (at most {_INT32_MAX} entries): split it into several matrices")
-
-
-def launch_1d(exec, module_file: str, name: str, dtype, work_items: int, *args) -> None:
-    """Run kernel ``name`` of the ``.cl`` beside ``module_file`` on ``work_items`` work-items,
-    rounded up to whole work-groups of WORK_GROUP; nothing is launched for 0."""
-    if work_items == 0:
-        return
-    _check_size(work_items)
-    global_size = -(-work_items // WORK_GROUP) * WORK_GROUP
-    exec.kernel(module_file, dtype, name)(exec.queue, (global_size,), (WORK_GROUP,), *args)
-
-
 def _launch(exec, name, dtype, size, *args):
     """One work-item per entry of this module's kernel ``name``, ``size`` passed first."""
     launch_1d(exec, __file__, name, dtype, size, np.int32(size), *args)
-
-
-def _scalar(alpha):
-    """Buffer and column stride of a 1 x 1 or 1 x k scalar."""
-    return alpha.values.data, np.int32(0 if alpha.shape[1] == 1 else 1)
-
-
-def _pow2_at_most(value: int) -> int:
-    return 1 << (max(int(value), 1).bit_length() - 1)
-
-
-def _local(exec, count: int, dtype):
-    import pyopencl as cl
-    return cl.LocalMemory(count * np.dtype(dtype).itemsize)
 
 
 def reduction_shape(info, n: int, k: int = 1) -> tuple[int, int, int, int]:
@@ -66,9 +41,9 @@ def reduction_shape(info, n: int, k: int = 1) -> tuple[int, int, int, int]:
         size, rows_per_lane, max_groups = 64, 64, 4 * info.compute_units
     else:
         size, rows_per_lane, max_groups = 256, 8, 8 * info.compute_units
-    size = min(size, _pow2_at_most(info.max_work_group_size))
+    size = min(size, pow2_at_most(info.max_work_group_size))
     width = min(k, size)
-    lanes = _pow2_at_most(size // width)
+    lanes = pow2_at_most(size // width)
     groups = max(1, min(max_groups, -(-n // (lanes * rows_per_lane))))
     return groups, width, lanes, -(-n // groups)
 
@@ -95,16 +70,16 @@ def convert_precision(exec, src, dst):
 
 
 def scale(exec, alpha, x):
-    _launch(exec, "scale", x.dtype, x.values.size, np.int32(x.shape[1]), *_scalar(alpha), x.values.data)
+    _launch(exec, "scale", x.dtype, x.values.size, np.int32(x.shape[1]), *scalar_arg(alpha), x.values.data)
 
 
 def add_scaled(exec, alpha, b, x):
-    _launch(exec, "add_scaled", x.dtype, x.values.size, np.int32(x.shape[1]), *_scalar(alpha),
+    _launch(exec, "add_scaled", x.dtype, x.values.size, np.int32(x.shape[1]), *scalar_arg(alpha),
             b.values.data, x.values.data)
 
 
 def sub_scaled(exec, alpha, b, x):
-    _launch(exec, "sub_scaled", x.dtype, x.values.size, np.int32(x.shape[1]), *_scalar(alpha),
+    _launch(exec, "sub_scaled", x.dtype, x.values.size, np.int32(x.shape[1]), *scalar_arg(alpha),
             b.values.data, x.values.data)
 
 
@@ -119,19 +94,19 @@ def _column_dot(exec, a, b, result, root: bool) -> None:
     if n == 0:
         fill(exec, result, 0.0)
         return
-    _check_size(a.values.size)
+    check_size(a.values.size)
     dtype = a.dtype
     groups, width, lanes, rows = reduction_shape(exec.info, n, k)
     out = result.values if groups == 1 else exec.alloc((groups, k), dtype)
     _kernel(exec, dtype, "column_dot")(
         exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n),
         np.int32(k), np.int32(width), np.int32(rows), a.values.data, b.values.data, out.data,
-        np.int32(root and groups == 1), _local(exec, width * lanes, dtype))
+        np.int32(root and groups == 1), local_buffer(width * lanes, dtype))
     if groups > 1:
-        size = min(_pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
+        size = min(pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
         _kernel(exec, dtype, "sum_partials")(
             exec.queue, (k * size,), (size,), np.int32(groups), np.int32(k), out.data,
-            result.values.data, np.int32(root), _local(exec, size, dtype))
+            result.values.data, np.int32(root), local_buffer(size, dtype))
 
 
 def compute_dot(exec, a, b, result):
@@ -149,12 +124,12 @@ def is_finite(exec, a) -> bool:
     size = a.values.size
     if size == 0:
         return True
-    _check_size(size)
+    check_size(size)
     groups, _, wg, per_group = reduction_shape(exec.info, size)
     partial = exec.alloc((groups,), np.int32)
     _kernel(exec, a.dtype, "count_nonfinite")(
         exec.queue, (groups * wg,), (wg,), np.int32(size), np.int32(per_group), a.values.data,
-        partial.data, _local(exec, wg, np.int32))
+        partial.data, local_buffer(wg, np.int32))
     return not exec.to_host(partial).any()
 
 
@@ -168,7 +143,7 @@ def transpose(exec, a, out):
     n, k = a.shape
     if a.values.size == 0:
         return
-    _check_size(a.values.size)
+    check_size(a.values.size)
     t = TRANSPOSE_TILE
     _kernel(exec, a.dtype, "transpose")(
         exec.queue, (-(-k // t) * t, -(-n // t) * t), (t, t), np.int32(n), np.int32(k),
@@ -178,7 +153,7 @@ def transpose(exec, a, out):
 def gemm_shape(info, k: int) -> tuple[int, int, int]:
     """(tile columns, tile rows, inner slice) of the tiled product for b with k columns:
     tiles as wide as b (up to 16 columns), as many rows as fill the work-group."""
-    group = min(256 if info.is_gpu else 64, _pow2_at_most(info.max_work_group_size))
+    group = min(256 if info.is_gpu else 64, pow2_at_most(info.max_work_group_size))
     cols = min(16, 1 << (k - 1).bit_length(), group)
     return cols, group // cols, 16
 
@@ -186,7 +161,7 @@ def gemm_shape(info, k: int) -> tuple[int, int, int]:
 def gemv_shape(info) -> tuple[int, int]:
     """(lanes per row, rows per group) of the matrix-vector product: a GPU reads each row of A
     with 32 work-items, a CPU device with one (rows are long contiguous streams there)."""
-    group = min(256, _pow2_at_most(info.max_work_group_size))
+    group = min(256, pow2_at_most(info.max_work_group_size))
     lanes = 1 if info.is_cpu else min(32, group)
     return lanes, group // lanes
 
@@ -198,22 +173,22 @@ def _product(exec, a, b, x, alpha=None, beta=None) -> None:
     if n == 0 or k == 0:
         return
     for v in (a, b, x):
-        _check_size(v.values.size)
+        check_size(v.values.size)
     advanced = alpha is not None
-    scalars = (*_scalar(alpha), *_scalar(beta)) if advanced else (None, np.int32(0), None, np.int32(0))
+    scalars = (*scalar_arg(alpha), *scalar_arg(beta)) if advanced else (None, np.int32(0), None, np.int32(0))
     dtype = x.dtype
     if k == 1:
         lanes, rows = gemv_shape(exec.info)
         _kernel(exec, dtype, "gemv")(
             exec.queue, (-(-n // rows) * rows * lanes,), (rows * lanes,), np.int32(n), np.int32(m),
             np.int32(lanes), a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
-            _local(exec, lanes * rows, dtype))
+            local_buffer(lanes * rows, dtype))
         return
     cols, rows, inner = gemm_shape(exec.info, k)
     _kernel(exec, dtype, "gemm")(
         exec.queue, (-(-k // cols) * cols, -(-n // rows) * rows), (cols, rows), np.int32(n), np.int32(m),
         np.int32(k), np.int32(inner), a.values.data, b.values.data, x.values.data, np.int32(advanced),
-        *scalars, _local(exec, rows * inner, dtype), _local(exec, inner * cols, dtype))
+        *scalars, local_buffer(rows * inner, dtype), local_buffer(inner * cols, dtype))
 
 
 def simple_apply(exec, a, b, x):
@@ -234,7 +209,7 @@ def _inclusive_scan(exec, v, dtype) -> None:
     size = v.size
     groups, _, wg, per_group = reduction_shape(exec.info, size)
     partial = exec.alloc((groups,), np.int32)
-    args = (np.int32(size), np.int32(per_group), v.data, partial.data, _local(exec, wg, np.int32))
+    args = (np.int32(size), np.int32(per_group), v.data, partial.data, local_buffer(wg, np.int32))
     for name in ("block_sums", "scan_blocks"):
         _kernel(exec, dtype, name)(exec.queue, (groups * wg,), (wg,), *args)
 
@@ -243,7 +218,7 @@ def convert_to_csr(exec, a):
     """Row pointers, column indices and values of the nonzeros of ``a`` (row-major order), as
     device arrays: nonzeros counted per row, prefix-summed into row pointers, then filled."""
     n, k = a.shape
-    _check_size(a.values.size)
+    check_size(a.values.size)
     if n == 0 or k == 0:
         empty = exec.from_host(np.zeros(n + 1, dtype=np.int32))
         return empty, exec.alloc((0,), np.int32), exec.alloc((0,), a.dtype)

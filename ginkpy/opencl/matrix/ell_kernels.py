@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.matrix.dense_kernels import WORK_GROUP, _scalar
+from ginkpy.opencl.launch import WORK_GROUP, scalar_arg
 
 
 def launch_rows(exec, kernel, num_rows: int, k: int, *args) -> None:
@@ -27,4 +27,4 @@ def spmv(exec, a, b, x):
 def advanced_spmv(exec, alpha, a, b, beta, x):
     # x = alpha A b + beta x
     launch_rows(exec, exec.kernel(__file__, a.dtype, "advanced_spmv"), a.shape[0], x.shape[1], *_args(a, b, x),
-                *_scalar(alpha), *_scalar(beta))
+                *scalar_arg(alpha), *scalar_arg(beta))

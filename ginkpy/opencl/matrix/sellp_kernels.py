@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.matrix.dense_kernels import _scalar
+from ginkpy.opencl.launch import scalar_arg
 from ginkpy.opencl.matrix.ell_kernels import launch_rows
 
 
@@ -20,4 +20,4 @@ def spmv(exec, a, b, x):
 def advanced_spmv(exec, alpha, a, b, beta, x):
     # x = alpha A b + beta x
     launch_rows(exec, exec.kernel(__file__, a.dtype, "sellp_advanced_spmv"), a.shape[0], x.shape[1],
-                *_args(a, b, x), *_scalar(alpha), *_scalar(beta))
+                *_args(a, b, x), *scalar_arg(alpha), *scalar_arg(beta))

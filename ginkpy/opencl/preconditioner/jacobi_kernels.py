@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.matrix.dense_kernels import _scalar, launch_1d
+from ginkpy.opencl.launch import launch_1d, scalar_arg
 
 
 def _launch(exec, name, x, *args):
@@ -23,8 +23,8 @@ def simple_scalar_apply(exec, jacobi, b, x):
 
 
 def scalar_apply(exec, alpha, jacobi, b, beta, x):
-    _launch(exec, "scalar_apply", x, *_scalar(alpha), jacobi.blocks.data, b.values.data,
-            *_scalar(beta), x.values.data)
+    _launch(exec, "scalar_apply", x, *scalar_arg(alpha), jacobi.blocks.data, b.values.data,
+            *scalar_arg(beta), x.values.data)
 
 
 def simple_apply(exec, jacobi, b, x):
@@ -32,5 +32,5 @@ def simple_apply(exec, jacobi, b, x):
 
 
 def apply(exec, alpha, jacobi, b, beta, x):
-    _launch(exec, "apply", x, *_scalar(alpha), *_blocks(jacobi), b.values.data, *_scalar(beta),
+    _launch(exec, "apply", x, *scalar_arg(alpha), *_blocks(jacobi), b.values.data, *scalar_arg(beta),
             x.values.data)

@@ -1,7 +1,7 @@
 """OpenCL kernels of Bicg (sources in bicg_kernels.cl): one work-item per vector entry."""
 from __future__ import annotations
 
-from ginkpy.opencl.solver.bicgstab_kernels import launch
+from ginkpy.opencl.launch import launch
 
 
 def initialize(exec, r, r2, p, p2, prev_rho):

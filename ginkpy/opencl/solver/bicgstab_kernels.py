@@ -5,26 +5,9 @@ several work-groups."""
 from __future__ import annotations
 
 import numpy as np
-import pyopencl.array as cla
 
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.matrix.dense_kernels import _check_size, _local, _pow2_at_most, fill, launch_1d, reduction_shape
-
-
-def kernel_arg(arg):
-    """A kernel argument: the device buffer of a Dense or of a device array (the stop status);
-    numbers (np.int32, the value type) as they are."""
-    if isinstance(arg, Dense):
-        return arg.values.data
-    return arg.data if isinstance(arg, cla.Array) else arg
-
-
-def launch(exec, module_file, name, dtype, shape, *args):
-    """Kernel ``name`` of ``module_file``'s program with one work-item per entry of an n x k
-    ``shape``, given (n k, k, ``args``)."""
-    size = shape[0] * shape[1]
-    launch_1d(exec, module_file, name, dtype, size, np.int32(size), np.int32(shape[1]),
-              *(kernel_arg(a) for a in args))
+from ginkpy.opencl.launch import check_size, launch, local_buffer, pow2_at_most
+from ginkpy.opencl.matrix.dense_kernels import fill, reduction_shape
 
 
 def initialize(exec, r, r_hat, p, v, s, prev_rho, alpha, omega):
@@ -40,19 +23,19 @@ def compute_dots(exec, a, b, ab, bb):
         fill(exec, ab, 0.0)
         fill(exec, bb, 0.0)
         return
-    _check_size(a.values.size)
+    check_size(a.values.size)
     dtype = a.dtype
     groups, width, lanes, rows = reduction_shape(exec.info, n, k)
     ab_out, bb_out = (ab.values, bb.values) if groups == 1 else (exec.alloc((groups, k), dtype) for _ in range(2))
     exec.kernel(__file__, dtype, "dots")(
         exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n), np.int32(k),
         np.int32(width), np.int32(rows), a.values.data, b.values.data, ab_out.data, bb_out.data,
-        _local(exec, 2 * width * lanes, dtype))
+        local_buffer(2 * width * lanes, dtype))
     if groups > 1:
-        size = min(_pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
+        size = min(pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
         exec.kernel(__file__, dtype, "sum_dots")(
             exec.queue, (2 * k * size,), (size,), np.int32(groups), np.int32(k), ab_out.data, bb_out.data,
-            ab.values.data, bb.values.data, _local(exec, size, dtype))
+            ab.values.data, bb.values.data, local_buffer(size, dtype))
 
 
 def step_1(exec, r, r_hat, p, v, rho, rr, rhat_sq, prev_rho, alpha, omega, restart_tol, restarted, status):

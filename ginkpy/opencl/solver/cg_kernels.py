@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.matrix.dense_kernels import launch_1d
+from ginkpy.opencl.launch import launch_1d
 
 
 def _run(exec, name, v, work_items, *args):

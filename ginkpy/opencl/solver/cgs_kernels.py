@@ -1,7 +1,7 @@
 """OpenCL kernels of Cgs (sources in cgs_kernels.cl): one work-item per vector entry."""
 from __future__ import annotations
 
-from ginkpy.opencl.solver.bicgstab_kernels import launch
+from ginkpy.opencl.launch import launch
 
 
 def initialize(exec, r, r_tld, p, q, prev_rho):

@@ -11,13 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from ginkpy.opencl.launch import check_size, launch
 from ginkpy.opencl.matrix import dense_kernels
-from ginkpy.opencl.matrix.dense_kernels import _check_size
-from ginkpy.opencl.solver.bicgstab_kernels import launch
 
 
 def restart(exec, r, r_norm, basis, v, g, estimate, inner, status):
-    _check_size(basis.values.size)  # the kernels index the whole basis with int32
+    check_size(basis.values.size)  # the kernels index the whole basis with int32
     launch(exec, __file__, "restart", r.dtype, r.shape, r, r_norm, basis, v, g, estimate, inner, status)
 
 

@@ -1,7 +1,7 @@
 """OpenCL kernels of Ir (sources in ir_kernels.cl): one work-item per vector entry."""
 from __future__ import annotations
 
-from ginkpy.opencl.solver.bicgstab_kernels import launch
+from ginkpy.opencl.launch import launch
 
 
 def prepare(exec, r, z, status):
