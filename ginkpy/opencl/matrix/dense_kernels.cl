@@ -3,24 +3,6 @@
 // shared by all columns).
 #include "common.cl"
 
-// Tree sum of v over `count` work-items (a power of two), numbered 0 <= index < count, that
-// keep their values at slot[index * stride] in local memory; each of them gets the sum.
-// A caller that reuses the slots afterwards needs a barrier first.
-#define DEFINE_LOCAL_SUM(name, T)                                                        \
-    inline T name(__local T* slot, const T v, const int index, const int count,        \
-                  const int stride)                                                     \
-    {                                                                                   \
-        slot[index * stride] = v;                                                       \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                   \
-        for (int s = count / 2; s > 0; s /= 2) {                                        \
-            if (index < s) slot[index * stride] += slot[(index + s) * stride];          \
-            barrier(CLK_LOCAL_MEM_FENCE);                                               \
-        }                                                                               \
-        return slot[0];                                                                 \
-    }
-DEFINE_LOCAL_SUM(local_sum, value_type)
-DEFINE_LOCAL_SUM(local_sum_int, int)
-
 // ---- element-wise: one work-item per entry -------------------------------------------------
 
 __kernel void fill(const int size, __global value_type* x, const value_type value)

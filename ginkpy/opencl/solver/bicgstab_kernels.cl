@@ -63,21 +63,15 @@ __kernel void dots(const int n, const int k, const int width, const int rows_per
             sum_bb[0] += bi * bi;
         }
     }
-    __local value_type* tmp_ab = tmp;
-    __local value_type* tmp_bb = tmp + get_local_size(0);
-    tmp_ab[lid] = sum_ab[0] + sum_ab[1];
-    tmp_bb[lid] = sum_bb[0] + sum_bb[1];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = lanes / 2; s > 0; s /= 2) {
-        if (y < s) {
-            tmp_ab[lid] += tmp_ab[lid + s * width];
-            tmp_bb[lid] += tmp_bb[lid + s * width];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    // both sums leave the arrays before the first barrier: PoCL lost a float array's values
+    // when it stayed live across a barrier
+    const value_type part_ab = sum_ab[0] + sum_ab[1];
+    const value_type part_bb = sum_bb[0] + sum_bb[1];
+    const value_type total_ab = local_sum(tmp + x, part_ab, y, lanes, width);
+    const value_type total_bb = local_sum(tmp + get_local_size(0) + x, part_bb, y, lanes, width);
     if (y == 0 && col < k) {
-        ab[get_group_id(1) * k + col] = tmp_ab[x];
-        bb[get_group_id(1) * k + col] = tmp_bb[x];
+        ab[get_group_id(1) * k + col] = total_ab;
+        bb[get_group_id(1) * k + col] = total_bb;
     }
 }
 
@@ -93,13 +87,8 @@ __kernel void sum_dots(const int parts, const int k, __global const value_type* 
     __global const value_type* part = is_bb ? bb_part : ab_part;
     value_type sum = 0;
     for (int g = lid; g < parts; g += get_local_size(0)) sum += part[g * k + j];
-    tmp[lid] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = get_local_size(0) / 2; s > 0; s /= 2) {
-        if (lid < s) tmp[lid] += tmp[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) (is_bb ? bb : ab)[j] = tmp[0];
+    sum = local_sum(tmp, sum, lid, get_local_size(0), 1);
+    if (lid == 0) (is_bb ? bb : ab)[j] = sum;
 }
 
 // Restart where |rho| <= restart_tol ||r_hat|| ||r|| (r_hat numerically orthogonal to r):

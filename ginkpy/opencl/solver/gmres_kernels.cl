@@ -45,14 +45,8 @@ __kernel void multi_dot(const int n, const int k, const int num, const int rows_
     for (int row = begin + get_local_id(0); row < end; row += get_local_size(0)) {
         sum += v[row * k + c] * w[row * k + c];
     }
-    const int lid = get_local_id(0);
-    tmp[lid] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = get_local_size(0) / 2; s > 0; s /= 2) {
-        if (lid < s) tmp[lid] += tmp[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) partial[group] = tmp[0];
+    sum = local_sum(tmp, sum, get_local_id(0), get_local_size(0), 1);
+    if (get_local_id(0) == 0) partial[group] = sum;
 }
 
 // w = w - sum_{i < num} h_i v_i;  H[0:num, j] = h (accumulate: H[0:num, j] += h)
