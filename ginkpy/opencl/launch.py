@@ -44,12 +44,15 @@ def kernel_arg(arg: Any) -> Any:
     return arg.data if isinstance(arg, cla.Array) else arg
 
 
-def launch(exec, module_file: str, name: str, dtype: Any, shape: tuple[int, int], *args: Any) -> None:
+def launch(exec, module_file: str, name: str, dtype: Any, shape: tuple[int, int], *args: Any,
+           work_items: int | None = None) -> None:
     """Kernel ``name`` of ``module_file``'s program with one work-item per entry of an n x k
-    ``shape``, given (n k, k, ``args``) with ``args`` converted by :func:`kernel_arg`."""
+    ``shape`` (or ``work_items`` of them: a kernel that also sets 1 x k scalars runs at least k,
+    so that it does so when n is 0), given (n k, k, ``args``) with ``args`` converted by
+    :func:`kernel_arg`."""
     size = shape[0] * shape[1]
-    launch_1d(exec, module_file, name, dtype, size, np.int32(size), np.int32(shape[1]),
-              *(kernel_arg(a) for a in args))
+    launch_1d(exec, module_file, name, dtype, size if work_items is None else work_items, np.int32(size),
+              np.int32(shape[1]), *(kernel_arg(a) for a in args))
 
 
 def scalar_arg(alpha: Dense) -> tuple[Any, np.int32]:

@@ -103,10 +103,22 @@ def _column_dot(exec, a, b, result, root: bool) -> None:
         np.int32(k), np.int32(width), np.int32(rows), a.values.data, b.values.data, out.data,
         np.int32(root and groups == 1), local_buffer(width * lanes, dtype))
     if groups > 1:
-        size = min(pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
-        _kernel(exec, dtype, "sum_partials")(
-            exec.queue, (k * size,), (size,), np.int32(groups), np.int32(k), out.data,
-            result.values.data, np.int32(root), local_buffer(size, dtype))
+        sum_partials(exec, out, result.values, root, partials_group_size(exec.info, groups))
+
+
+def partials_group_size(info, parts: int) -> int:
+    """Work-group size of the second pass over ``parts`` partials per column: a power of two
+    that covers them, at most 256."""
+    return min(pow2_at_most(info.max_work_group_size), 256, 1 << (parts - 1).bit_length())
+
+
+def sum_partials(exec, partial, result, root: bool, group_size: int) -> None:
+    """result[j] = sum over g of partial[g, j] (its square root with ``root``) for device arrays
+    partial (parts x k) and result (k entries): one work-group of ``group_size`` per column."""
+    parts, k = partial.shape
+    _kernel(exec, partial.dtype, "sum_partials")(
+        exec.queue, (k * group_size,), (group_size,), np.int32(parts), np.int32(k), partial.data,
+        result.data, np.int32(root), local_buffer(group_size, partial.dtype))
 
 
 def compute_dot(exec, a, b, result):

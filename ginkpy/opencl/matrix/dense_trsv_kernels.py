@@ -7,7 +7,8 @@ work-groups update the rest of x with the rectangle below (lower) or above (uppe
 from __future__ import annotations
 
 import numpy as np
-import pyopencl as cl
+
+from ginkpy.opencl.launch import local_buffer
 
 WORK_GROUP = 128
 MAX_BLOCK = 64
@@ -34,7 +35,7 @@ def trsv(exec, a, x, lower, transpose, unit_diagonal):
     if n == 0 or k == 0:
         return
     rs, cs, op_lower = _op(a, lower, transpose)
-    dtype, item = x.dtype, x.dtype.itemsize
+    dtype = x.dtype
     nb = block_size(exec, dtype)
     solve_block = exec.kernel(__file__, dtype, "trsv_block")
     update = exec.kernel(__file__, dtype, "trsv_update")
@@ -44,14 +45,14 @@ def trsv(exec, a, x, lower, transpose, unit_diagonal):
         # solve the diagonal block: one work-group per right-hand side
         solve_block(exec.queue, (WORK_GROUP * k,), (WORK_GROUP,), np.int32(begin), np.int32(size),
                     np.int32(k), rs, cs, op_lower, np.int32(unit_diagonal), a.values.data,
-                    x.values.data, cl.LocalMemory(size * size * item), cl.LocalMemory(size * item))
+                    x.values.data, local_buffer(size * size, dtype), local_buffer(size, dtype))
         # update the rows still to solve with the solved block
         rows = n - begin - size if op_lower else begin
         if rows:
             global_rows = (rows + WORK_GROUP - 1) // WORK_GROUP * WORK_GROUP
             update(exec.queue, (global_rows, k), (WORK_GROUP, 1), np.int32(n), np.int32(begin),
                    np.int32(size), np.int32(k), rs, cs, op_lower, a.values.data, x.values.data,
-                   cl.LocalMemory(size * item))
+                   local_buffer(size, dtype))
 
 
 def trmv(exec, a, b, x, lower, transpose, unit_diagonal):
@@ -64,4 +65,4 @@ def trmv(exec, a, b, x, lower, transpose, unit_diagonal):
     exec.kernel(__file__, x.dtype, "trmv")(
         exec.queue, (global_rows, k), (WORK_GROUP, 1), np.int32(n), np.int32(k), rs, cs, op_lower,
         np.int32(unit_diagonal), a.values.data, b.values.data, x.values.data,
-        cl.LocalMemory(WORK_GROUP * x.dtype.itemsize))
+        local_buffer(WORK_GROUP, x.dtype))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_size, launch, local_buffer, pow2_at_most
-from ginkpy.opencl.matrix.dense_kernels import fill, reduction_shape
+from ginkpy.opencl.launch import check_size, launch, local_buffer
+from ginkpy.opencl.matrix.dense_kernels import fill, partials_group_size, reduction_shape
 
 
 def initialize(exec, r, r_hat, p, v, s, prev_rho, alpha, omega):
@@ -32,7 +32,7 @@ def compute_dots(exec, a, b, ab, bb):
         np.int32(width), np.int32(rows), a.values.data, b.values.data, ab_out.data, bb_out.data,
         local_buffer(2 * width * lanes, dtype))
     if groups > 1:
-        size = min(pow2_at_most(exec.info.max_work_group_size), 256, 1 << (groups - 1).bit_length())
+        size = partials_group_size(exec.info, groups)
         exec.kernel(__file__, dtype, "sum_dots")(
             exec.queue, (2 * k * size,), (size,), np.int32(groups), np.int32(k), ab_out.data, bb_out.data,
             ab.values.data, bb.values.data, local_buffer(size, dtype))

@@ -2,20 +2,8 @@
 // row * k + c); scalars are 1 x k. Columns with a nonzero stop status are left untouched; a
 // zero divisor makes the work-item of row 0 write STATUS_BREAKDOWN and every work-item of
 // the column skip it. A scalar that a kernel writes is never read by it.
+// initialize (r_tld = r;  p = q = 0;  prev_rho = 1) runs Bicg's kernel.
 #include "common.cl"
-
-__kernel void initialize(const int size, const int k, __global const value_type* r,
-                         __global value_type* r_tld, __global value_type* p,
-                         __global value_type* q, __global value_type* prev_rho)
-{
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    // r_tld = r;  p = q = 0;  prev_rho = 1
-    r_tld[i] = r[i];
-    p[i] = 0;
-    q[i] = 0;
-    if (i < k) prev_rho[i] = 1;
-}
 
 __kernel void step_1(const int size, const int k, __global const value_type* r,
                      __global value_type* u, __global value_type* p,

@@ -9,10 +9,9 @@ work-groups.
 from __future__ import annotations
 
 import numpy as np
-import pyopencl as cl
 
-from ginkpy.opencl.launch import check_size, launch
-from ginkpy.opencl.matrix import dense_kernels
+from ginkpy.opencl.launch import check_size, launch, local_buffer, pow2_at_most
+from ginkpy.opencl.matrix.dense_kernels import sum_partials
 
 
 def restart(exec, r, r_norm, basis, v, g, estimate, inner, status):
@@ -29,7 +28,7 @@ def dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
         size, rows_per_item, device_groups = 64, 64, info.compute_units
     else:
         size, rows_per_item, device_groups = 256, 8, 8 * info.compute_units
-    size = min(size, 1 << (info.max_work_group_size.bit_length() - 1))
+    size = min(size, pow2_at_most(info.max_work_group_size))
     groups = max(1, min(device_groups // pairs, -(-n // (size * rows_per_item))))
     return groups, size, -(-n // groups)
 
@@ -44,13 +43,10 @@ def multi_dot(exec, basis, w, num, h):
     out = h.values if groups == 1 else exec.alloc((groups, pairs), dtype)
     exec.kernel(__file__, dtype, "multi_dot")(
         exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(num),
-        np.int32(rows), basis.values.data, w.values.data, out.data, cl.LocalMemory(size * dtype.itemsize))
+        np.int32(rows), basis.values.data, w.values.data, out.data, local_buffer(size, dtype))
     if groups > 1:
         # h[p] = sum over groups g of out[g, p]
-        size = min(size, 1 << (groups - 1).bit_length())
-        exec.kernel(dense_kernels.__file__, dtype, "sum_partials")(
-            exec.queue, (pairs * size,), (size,), np.int32(groups), np.int32(pairs), out.data,
-            h.values.data, np.int32(0), cl.LocalMemory(size * dtype.itemsize))
+        sum_partials(exec, out, h.values, False, min(size, 1 << (groups - 1).bit_length()))
 
 
 def orthogonalize(exec, basis, h, j, accumulate, w, hessenberg, estimate, status):
