@@ -15,6 +15,7 @@ import numpy as np
 
 import bench_common as bc
 import ginkpy as gk
+from ginkpy.opencl.matrix.csr_kernels import CACHE_KEY, STRATEGIES, select_strategy
 
 
 def spmv_bytes(S) -> int:
@@ -25,11 +26,12 @@ def spmv_bytes(S) -> int:
 
 def main() -> int:
     p = bc.parser(__doc__.split("\n")[0], [10_000, 490_000], list(bc.GENERATORS))
-    p.add_argument("--strategy", choices=["classical", "vector", "merge_path"],
+    p.add_argument("--strategy", choices=STRATEGIES,
                    help="force the OpenCL SpMV strategy (default: chosen per matrix)")
     p.add_argument("--work-group", type=int, help="force the OpenCL work-group size")
     p.add_argument("--lanes", type=int, help="vector strategy: work-items per row")
-    p.add_argument("--items", type=int, help="merge_path strategy: path steps per work-item")
+    p.add_argument("--items", type=int,
+                   help="merge_path: path steps per work-item; row_blocks: per block")
     args = p.parse_args()
     exec = gk.executor(args.executor)
     forced = {k: v for k, v in (("name", args.strategy), ("work_group", args.work_group),
@@ -60,13 +62,12 @@ def main() -> int:
         A = gk.matrix.Csr.from_scipy(exec, S)
         strategy = "-"
         if forced and not isinstance(exec, gk.ReferenceExecutor):
-            from ginkpy.opencl.matrix.csr_kernels import select_strategy
             select_strategy(exec, A, **forced)
         x = gk.matrix.Dense.from_numpy(exec, x_host)
         y = gk.matrix.Dense.zeros(exec, (n, 1), S.dtype)
         t_gk = bc.measure(lambda: A.apply(x, y), exec.synchronize, args.reps)
-        if "opencl.spmv_strategy" in A.cache:
-            strategy = A.cache["opencl.spmv_strategy"].name
+        if CACHE_KEY in A.cache:
+            strategy = A.cache[CACHE_KEY].name
 
         # SciPy, which is also the check of ginkpy's result
         y_ref = S @ x_host

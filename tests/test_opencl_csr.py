@@ -10,13 +10,17 @@ from ginkpy.problems import arrow, poisson_3d, power_law
 
 from conftest import tol
 
-# Forced launches of each strategy: the GPU-style merge path (many work-items per group, odd
-# piece length, so rows cross work-item and work-group boundaries) and the CPU-style one.
+# Forced launches of each strategy, with work-groups of other sizes than powers of two where
+# that is allowed: long rows in short pieces, with one or several work-items per other row; the
+# merge path with short parts (odd piece length, so rows cross work-item and work-group
+# boundaries); row blocks several to a work-group (the last one only partly used).
 STRATEGIES = {
     "classical": dict(name="classical"),
     "vector": dict(name="vector", lanes=8),
-    "merge_path": dict(name="merge_path", work_group=64, items=7),
-    "merge_path_blocks": dict(name="merge_path", work_group=1, items=301),
+    "long_rows": dict(name="long_rows", work_group=48, items=3),
+    "long_rows_lanes": dict(name="long_rows", work_group=32, lanes=4, items=5),
+    "merge_path": dict(name="merge_path", work_group=96, items=7),
+    "row_blocks": dict(name="row_blocks", work_group=4, items=301),
     "automatic": {},
 }
 LONG_ROW = 100_000
@@ -32,12 +36,14 @@ def strategy(request):
     return STRATEGIES[request.param]
 
 
-def _random_csr(rng, n, m, dtype, long_row=0):
+def _random_csr(rng, n, m, dtype, long_row=0, long_rows=None):
     """n x m with 0 to 12 entries per row (a fifth of the rows empty) and, if long_row, one row
-    of that many entries."""
+    of that many entries; long_rows: {row: entries} of more such rows."""
     lengths = np.where(rng.random(n) < 0.2, 0, rng.integers(1, 13, n))
     if long_row:
         lengths[n // 3] = long_row
+    for row, length in (long_rows or {}).items():
+        lengths[row] = length
     rows = np.repeat(np.arange(n), lengths)
     cols = np.concatenate([rng.choice(m, size=length, replace=False) for length in lengths])
     return sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(n, m), dtype=dtype)
@@ -98,6 +104,15 @@ def test_spmv_one_very_long_row(ref, ocl, rng, dtype, strategy, k):
     x0 = rng.standard_normal((301, k)).astype(dtype)
     device, reference = _spmv_both(ref, ocl, S, b, x0, strategy, alpha, beta)
     _assert_close(device, reference, 2 * (abs(S) @ np.abs(b.astype(np.float64))) + 0.5 * np.abs(x0), dtype)
+
+
+def test_spmv_several_long_rows(ref, ocl, rng, dtype, strategy):
+    # long rows first, last and between, of different lengths: several rows split over parts
+    # (or pieces), some over more parts than others
+    S = _random_csr(rng, 501, 30_011, dtype, long_rows={0: 30_000, 250: 9_000, 251: 700, 500: 4_000})
+    b = rng.standard_normal((S.shape[1], 2)).astype(dtype)
+    device, reference = _spmv_both(ref, ocl, S, b, np.zeros((501, 2), dtype), strategy)
+    _assert_close(device, reference, abs(S) @ np.abs(b.astype(np.float64)), dtype)
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0), (300, 299)])
@@ -174,9 +189,9 @@ def test_automatic_choice_by_row_lengths():
     assert choose(poisson_3d(10)) == "classical"         # short, regular stencil rows
     assert choose(sp.random(500, 500, 0.2, format="csr", random_state=0)) == "vector"  # ~100 per row
     assert choose(power_law(5000)) == "merge_path"       # a few very long rows
-    assert choose(arrow(1000)) == "merge_path"           # one full row
+    assert choose(arrow(1000)) == "long_rows"            # one full row, the others short
     assert choose(sp.csr_matrix((3, 3))) == "classical"  # nothing stored
-    assert choose(poisson_3d(10), is_cpu=True) == "merge_path"  # CPUs: balanced blocks of rows
+    assert choose(poisson_3d(10), is_cpu=True) == "row_blocks"  # CPUs: balanced blocks of rows
 
 
 def test_strategy_is_kept_in_cache_and_can_be_forced(ocl):
@@ -198,20 +213,42 @@ def test_bad_strategy_parameters(ocl):
     with pytest.raises(ValueError, match="work_group must be between 1"):
         csr_kernels.select_strategy(ocl, A, "classical", work_group=0)
     with pytest.raises(ValueError, match="items"):
-        csr_kernels.select_strategy(ocl, A, "merge_path", items=0)
+        csr_kernels.select_strategy(ocl, A, "row_blocks", items=0)
+    with pytest.raises(ValueError, match="must fit the device's"):
+        csr_kernels.select_strategy(ocl, A, "merge_path", work_group=1,
+                                    items=ocl.info.local_mem_size)
+    with pytest.raises(ValueError, match="merge_path needs 2 <= items"):
+        csr_kernels.select_strategy(ocl, A, "merge_path", items=1)
+    with pytest.raises(ValueError, match="lanes must be a power of two >= 1 dividing"):
+        csr_kernels.select_strategy(ocl, A, "long_rows", work_group=32, lanes=64)
 
 
 def test_merge_path_bounds_by_hand():
     # rows of 2, 0, 5 and 1 entries: row ends at path positions 2, 3, 9, 11 (path of 12 steps)
     row_ptrs = np.array([0, 2, 2, 7, 8])
-    bounds, fixup = csr_kernels._merge_path_bounds(row_ptrs, 4, align=False)
-    # parts begin at diagonals 0, 4, 8 (rows 0, 2, 2), end at 12 (row 4 = n); 8 splits row 2
+    bounds, runs = csr_kernels._merge_path_bounds(row_ptrs, 4, align=False)
+    # parts begin at diagonals 0, 4, 8 (rows 0, 2, 2), end at 12 (row 4 = n); part 0 ends
+    # before row 2's first entry, part 1 inside it: one carry, of part 1 into row 2
     np.testing.assert_array_equal(bounds, [0, 0, 4, 2, 8, 2, 12, 4])
-    assert fixup
+    np.testing.assert_array_equal(runs, [1, 1, 2])
     # aligned: 4 is already at a row end, 8 moves to 10 (after row 2's end); no row is split
-    bounds, fixup = csr_kernels._merge_path_bounds(row_ptrs, 4, align=True)
+    bounds, runs = csr_kernels._merge_path_bounds(row_ptrs, 4, align=True)
     np.testing.assert_array_equal(bounds, [0, 0, 4, 2, 10, 3, 12, 4])
-    assert not fixup
-    # a row of 100 entries is longer than half a part: it stays split across parts
-    bounds, fixup = csr_kernels._merge_path_bounds(np.array([0, 1, 101, 102]), 10, align=True)
-    assert fixup and (np.diff(bounds[::2]) > 0).all() and bounds[-2:].tolist() == [105, 3]
+    assert runs.size == 0
+    # a row of 100 entries (path steps 1 to 102) is longer than half a part: it stays split
+    # over parts 0 to 9 (the last bound moves from 100 to 103, after its end), and the
+    # carries of parts 0 to 8 run into it
+    bounds, runs = csr_kernels._merge_path_bounds(np.array([0, 1, 101, 102]), 10, align=True)
+    np.testing.assert_array_equal(bounds[::2], [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 103, 105])
+    np.testing.assert_array_equal(bounds[1::2], [0] + [1] * 9 + [2, 3])
+    np.testing.assert_array_equal(runs, [0, 9, 1])
+
+
+def test_long_row_pieces_by_hand():
+    # rows of 2, 10, 1 and 7 entries; rows 1 and 3 cut into pieces of at most 4 entries
+    row_ptrs = np.array([0, 2, 12, 13, 20])
+    bounds, runs = csr_kernels._long_row_pieces(row_ptrs, np.array([1, 3]), 4)
+    np.testing.assert_array_equal(bounds, [2, 6, 6, 10, 10, 12, 13, 17, 17, 20])
+    np.testing.assert_array_equal(runs, [0, 3, 1, 3, 2, 3])  # (first piece, pieces, row)
+    bounds, runs = csr_kernels._long_row_pieces(row_ptrs, np.array([], int), 4)
+    assert bounds.size == runs.size == 0

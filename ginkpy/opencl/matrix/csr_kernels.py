@@ -1,14 +1,22 @@
 """OpenCL kernels of Csr (sources in csr_kernels.cl).
 
-SpMV has three launch strategies, chosen once per matrix from its row lengths and the device
+SpMV has five launch strategies, chosen once per matrix from its row lengths and the device
 by :func:`select_strategy` and kept in ``A.cache``:
 
 - ``classical``: one work-item per row; the lean path for short rows of similar length.
 - ``vector``: a power-of-two number of work-items per row, reduced in local memory, for longer rows.
-- ``merge_path``: every work-item takes an equal share of rows plus nonzeros, so a few very long
-  rows (power-law, arrow matrices) are shared out instead of serialising the kernel. On a CPU
-  device with one work-item per work-group this is a contiguous, nonzero-balanced block of rows
-  per work-item, which is what a CPU runs best, so CPUs always use it.
+- ``long_rows``: rows of similar length as classical or vector, plus a few much longer rows
+  (an arrow matrix) cut into pieces of one work-group each, in the same launch.
+- ``merge_path``: for rows of any lengths (power law): every work-group takes an equal share of
+  rows plus nonzeros, staged in local memory (the matrix is read contiguously), and every
+  work-item an equal share of that.
+- ``row_blocks``: one work-item per contiguous, nonzero-balanced block of rows (the same
+  partition of the merge path, with its bounds moved to row ends where that is near); what a
+  CPU runs best, so CPUs always use it.
+
+The last three sum a row split over several parts (pieces, work-groups or blocks) in a second,
+small launch, the fix-up. Scalar kernel arguments are declared to pyopencl (see
+:func:`_launcher`): its generic path costs more time per launch than a small SpMV on a GPU.
 """
 from __future__ import annotations
 
@@ -20,13 +28,17 @@ import numpy as np
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.opencl.matrix.dense_kernels import _local, _pow2_at_most, _scalar
 
-STRATEGIES = ("classical", "vector", "merge_path")
+STRATEGIES = ("classical", "vector", "long_rows", "merge_path", "row_blocks")
 CACHE_KEY = "opencl.spmv_strategy"
 INT_MAX = np.iinfo(np.int32).max
 
 GPU_WORK_GROUP = 256
-GPU_ITEMS = 16          # merge-path steps (row ends + nonzeros) per work-item on a GPU
-CPU_BLOCKS_PER_UNIT = 8  # merge-path blocks per compute unit on a CPU (balance against overhead)
+GPU_ITEMS = 5           # merge-path steps (row ends + nonzeros) per work-item on a GPU (odd:
+                        # neighbouring work-items then read different local memory banks)
+LONG_ROW_ITEMS = 16     # nonzeros per work-item of a long row's piece
+FIXUP_WORK_GROUP = 256  # the fix-up packs the rows summed over several parts into work-groups,
+FIXUP_PARTS_PER_LANE = 8  # with enough work-items per row that each adds at most this many parts
+CPU_BLOCKS_PER_UNIT = 8  # row blocks per compute unit on a CPU (balance against overhead)
 CPU_MIN_ITEMS = 4096     # a CPU block is at least this many steps: small matrices use fewer blocks
 VECTOR_MIN_MEAN = 12     # mean row length from which the vector strategy is used
 MAX_LANES = 64
@@ -36,25 +48,30 @@ MAX_LANES = 64
 class SpmvStrategy:
     """How the SpMV of one matrix is launched.
 
-    ``lanes``: work-items per row (vector). ``items``: merge-path steps per work-item;
-    ``bounds``: device array of (diagonal, row) where each work-group's part of the path begins,
-    and the end; ``fixup``: whether some part ends inside a row, so that carries must be added
-    after the main kernel; ``carries``: the carry buffers per column count, reused by every call
-    (the executor's queue runs kernels in order).
+    ``lanes``: work-items per row (vector, the short rows of long_rows). ``items``: nonzeros per
+    work-item of a long row's piece (long_rows), merge-path steps per work-item (merge_path) or
+    per block (row_blocks). ``long_min``: long_rows cuts the rows longer than this into pieces.
+    ``parts``: pieces (long_rows) or parts of the merge path, with their ``bounds`` on the
+    device: (first, end) nonzero of each piece, or (diagonal, row) where each part of the path
+    begins, then its end. ``runs``: device array of (first part, number of parts, row) of each
+    row summed over several parts, added by the fix-up, or None: the first ``fixup_long`` of
+    them (those of many parts) by ``fixup_lanes`` work-items each, the others by one each.
+    ``carries``: the sums of the parts per column count, reused by every call (the executor's
+    queue runs kernels in order); ``kernels``: the kernels of the launch by name, made once.
     """
 
     name: str
     work_group: int
     lanes: int = 1
     items: int = 0
+    long_min: int = 0
+    parts: int = 0
+    fixup_long: int = 0
+    fixup_lanes: int = 1
     bounds: Any = attrs.field(default=None, repr=False, eq=False)
-    fixup: bool = False
+    runs: Any = attrs.field(default=None, repr=False, eq=False)
     carries: dict = attrs.field(factory=dict, repr=False, eq=False)
-
-    @property
-    def groups(self) -> int:
-        """Number of work-groups of a merge_path launch."""
-        return 0 if self.bounds is None else self.bounds.shape[0] // 2 - 1
+    kernels: dict = attrs.field(factory=dict, repr=False, eq=False)
 
 
 def select_strategy(exec, a, name: str | None = None, work_group: int | None = None,
@@ -70,58 +87,142 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
         raise ValueError(f"unknown SpMV strategy {name!r}: use one of {', '.join(STRATEGIES)}")
     n, nnz = a.shape[0], a.nnz
     row_ptrs = exec.to_host(a.row_ptrs)
+    lengths = np.diff(row_ptrs)
     info = exec.info
-    name = name or _choose(info, n, nnz, np.diff(row_ptrs))
+    name = name or _choose(info, n, nnz, lengths)
     if work_group is None:
-        work_group = 1 if info.is_cpu and name == "merge_path" else _work_group(exec)
+        work_group = 1 if name == "row_blocks" and info.is_cpu else _work_group(exec)
     if not 1 <= work_group <= info.max_work_group_size:
         raise ValueError(f"work_group must be between 1 and the device's maximum "
                          f"{info.max_work_group_size}, got {work_group}")
+    if items is not None and items < 1:
+        raise ValueError(f"items (nonzeros or merge-path steps per work-item or block) must be "
+                         f">= 1, got {items}")
     if name == "classical":
         strategy = SpmvStrategy(name, work_group)
     elif name == "vector":
-        # about one entry per lane: the largest power of two <= the mean row length
-        lanes = lanes or min(MAX_LANES, work_group, max(2, _pow2_at_most(nnz // max(n, 1))))
-        if lanes < 2 or lanes & (lanes - 1) or work_group % lanes:
-            raise ValueError(f"lanes must be a power of two >= 2 dividing the work-group size "
-                             f"{work_group}, got {lanes}")
+        lanes = lanes or _lanes(nnz, n, work_group, 2)
+        _check_lanes(lanes, work_group, 2)
         _check_int32(n * lanes + work_group, "rows x lanes")
         strategy = SpmvStrategy(name, work_group, lanes=lanes)
+    elif name == "long_rows":
+        long_min = _long_min(n, nnz)
+        short = lengths <= long_min
+        lanes = lanes or _lanes(int(lengths[short].sum()), int(short.sum()), work_group, 1)
+        _check_lanes(lanes, work_group, 1)
+        items = LONG_ROW_ITEMS if items is None else items
+        _check_int32(n * lanes + work_group + nnz + work_group * items, "rows x lanes + nonzeros")
+        bounds, runs = _long_row_pieces(row_ptrs, np.flatnonzero(~short), work_group * items)
+        strategy = SpmvStrategy(name, work_group, lanes=lanes, items=items, long_min=long_min,
+                                parts=bounds.size // 2, bounds=_device(exec, bounds),
+                                **_fixup(exec, runs))
     else:
-        if items is None:  # one work-item per group: CPU blocks; else short GPU pieces
-            items = GPU_ITEMS if work_group > 1 else max(
-                CPU_MIN_ITEMS, -(-(n + nnz) // (CPU_BLOCKS_PER_UNIT * info.compute_units)))
-        if items < 1:
-            raise ValueError(f"items (merge-path steps per work-item) must be >= 1, got {items}")
-        _check_int32(n + nnz + work_group * items, "rows + nonzeros")
-        bounds, fixup = _merge_path_bounds(row_ptrs, work_group * items, align=work_group == 1)
-        strategy = SpmvStrategy(name, work_group, items=items, bounds=exec.from_host(bounds), fixup=fixup)
+        if name == "merge_path":
+            # the staged part: one row end and one product per step in local memory
+            per_step = 4 + a.dtype.itemsize
+            most = info.local_mem_size // (work_group * per_step)
+            items = min(GPU_ITEMS, most) if items is None else items
+            if not 2 <= items <= most:  # and the scan needs 2 values per work-item
+                raise ValueError(f"merge_path needs 2 <= items <= {most}: items x work_group "
+                                 f"steps of {per_step} bytes must fit the device's "
+                                 f"{info.local_mem_size} bytes of local memory; got items "
+                                 f"{items} with work_group {work_group}")
+            part = work_group * items
+        else:  # a few blocks per compute unit, at least CPU_MIN_ITEMS steps each
+            blocks = CPU_BLOCKS_PER_UNIT * info.compute_units
+            part = items = items or max(CPU_MIN_ITEMS, -(-(n + nnz) // blocks))
+        _check_int32(n + nnz + part, "rows + nonzeros")
+        bounds, runs = _merge_path_bounds(row_ptrs, part, align=name == "row_blocks")
+        strategy = SpmvStrategy(name, work_group, items=items, parts=bounds.size // 2 - 1,
+                                bounds=_device(exec, bounds), **_fixup(exec, runs))
     a.cache[CACHE_KEY] = strategy
     return strategy
 
 
 def _choose(info, n: int, nnz: int, lengths: np.ndarray) -> str:
-    """The strategy for a matrix with these row lengths: merge_path on CPUs and for irregular
-    rows (the longest row much longer than the mean: it would hold up its whole work-group),
-    vector for long rows, classical for short ones."""
+    """The strategy for a matrix with these row lengths: row_blocks on CPUs. On GPUs, for
+    irregular rows (the longest row much longer than the mean: it would hold up its whole
+    work-group), long_rows where the other rows are regular, else merge_path; for regular rows
+    vector where they are long, classical where they are short."""
     if info.is_cpu:
-        return "merge_path"
+        return "row_blocks"
     if n == 0 or nnz == 0:
         return "classical"
-    mean = nnz / n
-    if lengths.max() > 8 * mean + 64:
-        return "merge_path"
-    return "vector" if mean >= VECTOR_MIN_MEAN else "classical"
+    if not _irregular(lengths, nnz, n):
+        return "vector" if nnz / n >= VECTOR_MIN_MEAN else "classical"
+    short = lengths[lengths <= _long_min(n, nnz)]
+    return "merge_path" if _irregular(short, int(short.sum()), short.size) else "long_rows"
 
 
-def _merge_path_bounds(row_ptrs: np.ndarray, part: int, align: bool) -> tuple[np.ndarray, bool]:
-    """(diagonal, row) where each work-group's part of the merge path begins, then the end, as
-    one flat int32 array; and whether a part ends inside a row (its carry crosses groups).
+def _long_min(n: int, nnz: int) -> int:
+    """Rows longer than this hold up the work-group of a classical or vector launch."""
+    return int(8 * nnz / max(n, 1)) + 64
+
+
+def _irregular(lengths: np.ndarray, nnz: int, n: int) -> bool:
+    return lengths.size > 0 and lengths.max() > _long_min(n, nnz)
+
+
+def _lanes(nnz: int, n: int, work_group: int, least: int) -> int:
+    """Work-items per row for rows of nnz / n entries on average: the largest power of two at
+    most that (about one entry per lane), at least ``least``; one below VECTOR_MIN_MEAN."""
+    if least == 1 and nnz < VECTOR_MIN_MEAN * n:
+        return 1
+    return min(MAX_LANES, work_group, max(least, _pow2_at_most(nnz // max(n, 1))))
+
+
+def _check_lanes(lanes: int, work_group: int, least: int) -> None:
+    if lanes < least or lanes & (lanes - 1) or work_group % lanes:
+        raise ValueError(f"lanes must be a power of two >= {least} dividing the work-group size "
+                         f"{work_group}, got {lanes}")
+
+
+def _device(exec, host: np.ndarray):
+    """``host`` on the device, or None where it is empty."""
+    return exec.from_host(host) if host.size else None
+
+
+def _fixup_wg(exec) -> int:
+    return min(FIXUP_WORK_GROUP, _work_group(exec))
+
+
+def _fixup(exec, runs: np.ndarray) -> dict:
+    """The fix-up of these runs (first part, number of parts, row; flat): the runs on the
+    device, those of more than FIXUP_PARTS_PER_LANE parts first, how many those are, and the
+    work-items for each of them: a power of two, so that each sums at most about
+    FIXUP_PARTS_PER_LANE parts of the run of most parts."""
+    runs = runs.reshape(-1, 3)
+    long = runs[:, 1] > FIXUP_PARTS_PER_LANE
+    most = int(runs[:, 1].max()) if long.any() else 1
+    lanes = 1 << (-(-most // FIXUP_PARTS_PER_LANE) - 1).bit_length()
+    return dict(runs=_device(exec, np.concatenate([runs[long], runs[~long]]).ravel()),
+                fixup_long=int(long.sum()), fixup_lanes=min(MAX_LANES, _fixup_wg(exec), lanes))
+
+
+def _long_row_pieces(row_ptrs: np.ndarray, rows: np.ndarray,
+                     piece: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first, end) nonzero of each piece of the given rows, cut into ``piece`` nonzeros, as one
+    flat int32 array; and (first piece, number of pieces, row) of each of the rows, flat int32."""
+    begins, ends = row_ptrs[rows].astype(np.int64), row_ptrs[rows + 1].astype(np.int64)
+    counts = -(-(ends - begins) // piece)
+    firsts = np.cumsum(counts) - counts
+    offsets = (np.arange(counts.sum()) - np.repeat(firsts, counts)) * piece
+    starts = np.repeat(begins, counts) + offsets
+    bounds = np.stack([starts, np.minimum(starts + piece, np.repeat(ends, counts))], axis=1)
+    runs = np.stack([firsts, counts, rows], axis=1)
+    return bounds.astype(np.int32).ravel(), runs.astype(np.int32).ravel()
+
+
+def _merge_path_bounds(row_ptrs: np.ndarray, part: int,
+                       align: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(diagonal, row) where each part of the merge path begins, then the end, as one flat
+    int32 array; and (first part, number of parts, row) of each row whose carries leave their
+    parts, flat int32 (empty if none).
 
     Row end i sits at path position row_ptrs[i + 1] + i, so diagonal d is in row
-    #{i : row_ptrs[i + 1] + i < d}. Parts are ``part`` steps long; with ``align`` (one
-    work-item per group) each inner bound moves to the nearer row end when that is at most
-    half a part away, so that carries only cross groups where a row is longer than that."""
+    #{i : row_ptrs[i + 1] + i < d}. Parts are ``part`` steps long; with ``align`` each inner
+    bound moves to the nearer row end when that is at most half a part away, so that carries
+    only leave a part where a row is longer than that."""
     n = row_ptrs.shape[0] - 1
     path = n + int(row_ptrs[-1])
     ends = row_ptrs[1:].astype(np.int64) + np.arange(n)
@@ -135,9 +236,15 @@ def _merge_path_bounds(row_ptrs: np.ndarray, part: int, align: bool) -> tuple[np
         inner = np.where(np.abs(nearer - inner) <= part // 2, nearer, inner)
         diagonals = np.unique(np.concatenate([[0], inner, [path]]))
     rows = np.searchsorted(ends, diagonals)
-    inner_rows = rows[1:-1]
-    fixup = bool((diagonals[1:-1] - inner_rows > row_ptrs[inner_rows]).any())
-    return np.stack([diagonals, rows], axis=1).astype(np.int32).ravel(), fixup
+    # part g carries into row rows[g + 1] where it ends after that row's first nonzero
+    carry_rows = rows[1:-1]
+    crossing = np.flatnonzero(diagonals[1:-1] - carry_rows > row_ptrs[carry_rows])
+    # the parts carrying into one row are consecutive (those between lie inside the row)
+    firsts = np.flatnonzero(np.diff(carry_rows[crossing], prepend=-1))
+    starts = crossing[firsts]
+    runs = np.stack([starts, np.diff(firsts, append=crossing.size), carry_rows[starts]], axis=1)
+    return (np.stack([diagonals, rows], axis=1).astype(np.int32).ravel(),
+            runs.astype(np.int32).ravel())
 
 
 def _check_int32(size: int, what: str) -> None:
@@ -182,31 +289,55 @@ def _spmv(exec, a, b, x, alpha, beta) -> None:
                *(_scalar(beta) if advanced else unused))
     args = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data,
             b.values.data, x.values.data, *scalars)
-    wg = strategy.work_group
+    wg, lanes, parts = strategy.work_group, strategy.lanes, strategy.parts
+    if parts and k not in strategy.carries:
+        strategy.carries[k] = exec.alloc((parts, k), a.dtype)
+    carries = strategy.carries.get(k)
+    run = _launcher(exec, strategy, a)
     if strategy.name == "classical":
-        _kernel(exec, a, "spmv_classical")(exec.queue, (_round_up(n, wg), k), (wg, 1), *args)
+        run("spmv_classical", (_round_up(n, wg), k), *args)
     elif strategy.name == "vector":
-        lanes = strategy.lanes
-        _kernel(exec, a, "spmv_vector")(exec.queue, (_round_up(n * lanes, wg), k), (wg, 1), *args,
-                                        np.int32(lanes), _local(exec, wg, a.dtype))
+        run("spmv_vector", (_round_up(n * lanes, wg), k), *args, np.int32(lanes),
+            _local(exec, wg, a.dtype))
+    elif strategy.name == "long_rows":
+        run("spmv_long_rows", ((parts + -(-n * lanes // wg)) * wg, k), *args, np.int32(lanes),
+            np.int32(strategy.long_min), np.int32(parts),
+            (strategy.bounds if parts else a.row_ptrs).data,  # a stand-in where there are none
+            (carries if parts else x.values).data, _local(exec, wg, a.dtype))
+    elif strategy.name == "merge_path":
+        part = wg * strategy.items
+        run("spmv_merge_path", (parts * wg, k), *args, strategy.bounds.data, carries.data,
+            _local(exec, part, np.int32), _local(exec, part, a.dtype),
+            defines=dict(MERGE_PATH_WORK_GROUP=wg))
     else:
-        _merge_path(exec, strategy, a, x, args, scalars)
+        run("spmv_row_blocks", (_round_up(parts, wg), k), *args, np.int32(parts),
+            strategy.bounds.data, carries.data)
+    if strategy.runs is not None:
+        # the rows summed over several parts
+        count, fixup_wg = strategy.runs.shape[0] // 3, _fixup_wg(exec)
+        long, lanes = strategy.fixup_long, strategy.fixup_lanes
+        size = _round_up(long * lanes, fixup_wg) + _round_up(count - long, fixup_wg)
+        run("spmv_merge_path_fixup", (size, k), np.int32(k), np.int32(count), np.int32(long),
+            np.int32(lanes), strategy.runs.data, carries.data, x.values.data, *scalars[:3],
+            _local(exec, fixup_wg, a.dtype), work_group=fixup_wg)
 
 
-def _merge_path(exec, strategy, a, x, args, scalars) -> None:
-    n, k = x.shape
-    wg, groups = strategy.work_group, strategy.groups
-    if k not in strategy.carries:
-        strategy.carries[k] = (exec.alloc((groups,), np.int32), exec.alloc((groups, k), a.dtype))
-    carry_rows, carry_vals = strategy.carries[k]
-    _kernel(exec, a, "spmv_merge_path")(
-        exec.queue, (groups * wg, k), (wg, 1), *args, strategy.bounds.data, carry_rows.data,
-        carry_vals.data, _local(exec, wg, np.int32), _local(exec, wg, a.dtype))
-    if strategy.fixup:
-        fixup_wg = _work_group(exec)
-        _kernel(exec, a, "spmv_merge_path_fixup")(
-            exec.queue, (_round_up(groups, fixup_wg), k), (fixup_wg, 1), np.int32(n), np.int32(k),
-            np.int32(groups), carry_rows.data, carry_vals.data, x.values.data, *scalars[:3])
+def _launcher(exec, strategy, a):
+    """run(name, global size, *args, work_group=strategy's, defines=None): launches kernel
+    ``name`` (of the program built with these macros) on a range of (global size) x (columns).
+    The kernel is made once per strategy, with the types of its scalar arguments (numpy
+    scalars, the same in every call) declared: pyopencl then packs them directly, where its
+    generic path costs about 10 us per scalar and launch, more than many SpMVs take on a GPU."""
+    def run(name, size, *args, work_group=strategy.work_group, defines=None):
+        knl = strategy.kernels.get(name)
+        if knl is None:
+            import pyopencl as cl
+            program = exec.program(__file__, a.dtype, **(defines or {}))
+            knl = strategy.kernels[name] = cl.Kernel(program, name)
+            knl.set_scalar_arg_dtypes([arg.dtype if isinstance(arg, np.generic) else None
+                                       for arg in args])
+        return knl(exec.queue, size, (work_group, 1), *args)
+    return run
 
 
 def convert_to_dense(exec, a, out) -> None:
