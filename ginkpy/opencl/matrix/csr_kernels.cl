@@ -75,10 +75,12 @@ __kernel void spmv_vector(SPMV_PARAMS, const int lanes, __local value_type* part
 
 
 // Long rows: the rows longer than `long_min` are cut into pieces of at most a few thousand
-// nonzeros, one work-group per piece ([pieces[2p], pieces[2p + 1]) of the nonzeros), whose sum
-// goes to carry_vals[p] and is added by spmv_merge_path_fixup. The other rows are summed as in
-// spmv_vector by `lanes` work-items each (1: one work-item per row, as in spmv_classical), in
-// the work-groups after the pieces; a long row gets y = beta y there (0 in the plain SpMV).
+// nonzeros, one work-group per piece (piece p: nonzeros [piece_bounds[2p], piece_bounds[2p + 1])),
+// whose sum goes to carry_vals[p] and is added by spmv_merge_path_fixup. The other rows are
+// summed as in spmv_vector by `lanes` work-items each (1: one work-item per row, as in
+// spmv_classical), in the work-groups after the pieces; a long row gets y = beta y there (0 in
+// the plain SpMV). Both kinds of work-group reach the same segment_sum: PoCL's compiler has
+// crashed on barriers after a work-group's early return.
 __kernel void spmv_long_rows(SPMV_PARAMS, const int lanes, const int long_min, const int pieces,
                              __global const index_type* restrict piece_bounds,
                              __global value_type* restrict carry_vals,
