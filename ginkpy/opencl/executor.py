@@ -101,6 +101,27 @@ def select_device(spec: Any = None):
     raise NoOpenCLDeviceError(f"the OpenCL platforms have no device: {_HOW_TO_GET_ONE}")
 
 
+class Kernel:
+    """A pyopencl kernel whose scalar argument types are declared at its first launch, from the
+    numpy scalars passed then (every launch passes the same types). pyopencl packs declared
+    scalars directly; its generic path costs about 10 us per scalar and launch, more than a
+    whole vector update takes on a GPU."""
+
+    def __init__(self, program, name: str) -> None:
+        import pyopencl as cl
+        self._kernel = cl.Kernel(program, name)
+        self._declared = False
+
+    def __call__(self, queue, global_size, local_size, *args: Any):
+        if not self._declared:
+            self._kernel.set_scalar_arg_dtypes([a.dtype if isinstance(a, np.generic) else None for a in args])
+            self._declared = True
+        return self._kernel(queue, global_size, local_size, *args)
+
+    def __getattr__(self, name: str) -> Any:  # the rest of pyopencl's Kernel (get_work_group_info, ...)
+        return getattr(self._kernel, name)
+
+
 _contexts: dict[Any, tuple] = {}  # one context, queue and memory pool per device, shared by executors
 
 
@@ -146,15 +167,14 @@ class OpenCLExecutor(Executor):
             prog = self._programs[key] = cl.Program(self.context, source).build(options=options)
         return prog
 
-    def kernel(self, module_file: str, dtype: Any, name: str, **defines: Any):
-        """The kernel ``name`` of :meth:`program`, created once and then reused: pyopencl makes
-        a new kernel object (and warns) on every ``program.name`` access."""
-        import pyopencl as cl
+    def kernel(self, module_file: str, dtype: Any, name: str, **defines: Any) -> "Kernel":
+        """The kernel ``name`` of :meth:`program`, created once and then reused (pyopencl makes a
+        new kernel object, and warns, on every ``program.name`` access)."""
         prog = self.program(module_file, dtype, **defines)
         key = (prog.int_ptr, name)
         knl = self._programs.get(key)
         if knl is None:
-            knl = self._programs[key] = cl.Kernel(prog, name)
+            knl = self._programs[key] = Kernel(prog, name)
         return knl
 
     # -- memory ------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.matrix.dense_kernels import _local, _pow2_at_most, _scalar
+from ginkpy.opencl.launch import local_buffer, pow2_at_most, scalar_arg
 
 STRATEGIES = ("classical", "vector", "long_rows", "merge_path", "row_blocks")
 CACHE_KEY = "opencl.spmv_strategy"
@@ -71,7 +71,6 @@ class SpmvStrategy:
     bounds: Any = attrs.field(default=None, repr=False, eq=False)
     runs: Any = attrs.field(default=None, repr=False, eq=False)
     carries: dict = attrs.field(factory=dict, repr=False, eq=False)
-    kernels: dict = attrs.field(factory=dict, repr=False, eq=False)
 
 
 def select_strategy(exec, a, name: str | None = None, work_group: int | None = None,
@@ -168,7 +167,7 @@ def _lanes(nnz: int, n: int, work_group: int, least: int) -> int:
     most that (about one entry per lane), at least ``least``; one below VECTOR_MIN_MEAN."""
     if least == 1 and nnz < VECTOR_MIN_MEAN * n:
         return 1
-    return min(MAX_LANES, work_group, max(least, _pow2_at_most(nnz // max(n, 1))))
+    return min(MAX_LANES, work_group, max(least, pow2_at_most(nnz // max(n, 1))))
 
 
 def _check_lanes(lanes: int, work_group: int, least: int) -> None:
@@ -259,7 +258,7 @@ def _kernel(exec, a, name: str):
 
 def _work_group(exec) -> int:
     """The default work-group size: GPU_WORK_GROUP or the largest power of two the device allows."""
-    return min(GPU_WORK_GROUP, _pow2_at_most(exec.info.max_work_group_size))
+    return min(GPU_WORK_GROUP, pow2_at_most(exec.info.max_work_group_size))
 
 
 def _round_up(size: int, multiple: int) -> int:
@@ -285,8 +284,8 @@ def _spmv(exec, a, b, x, alpha, beta) -> None:
     advanced = alpha is not None
     # plain SpMV never reads alpha and beta: x's buffer stands in for them
     unused = (x.values.data, np.int32(0))
-    scalars = (np.int32(advanced), *(_scalar(alpha) if advanced else unused),
-               *(_scalar(beta) if advanced else unused))
+    scalars = (np.int32(advanced), *(scalar_arg(alpha) if advanced else unused),
+               *(scalar_arg(beta) if advanced else unused))
     args = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data,
             b.values.data, x.values.data, *scalars)
     wg, lanes, parts = strategy.work_group, strategy.lanes, strategy.parts
@@ -298,16 +297,16 @@ def _spmv(exec, a, b, x, alpha, beta) -> None:
         run("spmv_classical", (_round_up(n, wg), k), *args)
     elif strategy.name == "vector":
         run("spmv_vector", (_round_up(n * lanes, wg), k), *args, np.int32(lanes),
-            _local(exec, wg, a.dtype))
+            local_buffer(wg, a.dtype))
     elif strategy.name == "long_rows":
         run("spmv_long_rows", ((parts + -(-n * lanes // wg)) * wg, k), *args, np.int32(lanes),
             np.int32(strategy.long_min), np.int32(parts),
             (strategy.bounds if parts else a.row_ptrs).data,  # a stand-in where there are none
-            (carries if parts else x.values).data, _local(exec, wg, a.dtype))
+            (carries if parts else x.values).data, local_buffer(wg, a.dtype))
     elif strategy.name == "merge_path":
         part = wg * strategy.items
         run("spmv_merge_path", (parts * wg, k), *args, strategy.bounds.data, carries.data,
-            _local(exec, part, np.int32), _local(exec, part, a.dtype),
+            local_buffer(part, np.int32), local_buffer(part, a.dtype),
             defines=dict(MERGE_PATH_WORK_GROUP=wg))
     else:
         run("spmv_row_blocks", (_round_up(parts, wg), k), *args, np.int32(parts),
@@ -319,24 +318,14 @@ def _spmv(exec, a, b, x, alpha, beta) -> None:
         size = _round_up(long * lanes, fixup_wg) + _round_up(count - long, fixup_wg)
         run("spmv_merge_path_fixup", (size, k), np.int32(k), np.int32(count), np.int32(long),
             np.int32(lanes), strategy.runs.data, carries.data, x.values.data, *scalars[:3],
-            _local(exec, fixup_wg, a.dtype), work_group=fixup_wg)
+            local_buffer(fixup_wg, a.dtype), work_group=fixup_wg)
 
 
 def _launcher(exec, strategy, a):
     """run(name, global size, *args, work_group=strategy's, defines=None): launches kernel
-    ``name`` (of the program built with these macros) on a range of (global size) x (columns).
-    The kernel is made once per strategy, with the types of its scalar arguments (numpy
-    scalars, the same in every call) declared: pyopencl then packs them directly, where its
-    generic path costs about 10 us per scalar and launch, more than many SpMVs take on a GPU."""
+    ``name`` (of the program built with these macros) on a range of (global size) x (columns)."""
     def run(name, size, *args, work_group=strategy.work_group, defines=None):
-        knl = strategy.kernels.get(name)
-        if knl is None:
-            import pyopencl as cl
-            program = exec.program(__file__, a.dtype, **(defines or {}))
-            knl = strategy.kernels[name] = cl.Kernel(program, name)
-            knl.set_scalar_arg_dtypes([arg.dtype if isinstance(arg, np.generic) else None
-                                       for arg in args])
-        return knl(exec.queue, size, (work_group, 1), *args)
+        return exec.kernel(__file__, a.dtype, name, **(defines or {}))(exec.queue, size, (work_group, 1), *args)
     return run
 
 

@@ -11,13 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.opencl.launch import check_size, launch_1d, local_buffer, pow2_at_most, scalar_arg
-# kept for csr_kernels until it moves to launch.py
-from ginkpy.opencl.launch import pow2_at_most as _pow2_at_most, scalar_arg as _scalar  # noqa: F401
-
-
-def _local(exec, count: int, dtype):
-    """local_buffer(count, dtype), kept for csr_kernels until it moves to launch.py."""
-    return local_buffer(count, dtype)
 
 
 def _kernel(exec, dtype, name):
