@@ -29,7 +29,7 @@ from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 class Bicgstab(IterativeSolver):
     def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+        exec, A = self.executor, self.system_matrix
         k = b.shape[1]
         r, r_hat, p, v, s, t, y, z = (b.empty_like() for _ in range(8))
         rho, rr, rhat_sq, prev_rho, alpha, omega, rv, ts, tt = (b.empty_like((1, k)) for _ in range(9))
@@ -51,7 +51,7 @@ class Bicgstab(IterativeSolver):
             exec.run("solver.bicgstab.step_1", r, r_hat, p, v, rho, rr, rhat_sq, prev_rho, alpha, omega,
                      restart_tol, restarted, monitor.status)
             # y = M p;  v = A y
-            M.apply(p, y)
+            y = self._precondition(p, y)
             A.apply(y, v)
             # rv = r_hat . v
             r_hat.compute_dot(v, rv)
@@ -59,7 +59,7 @@ class Bicgstab(IterativeSolver):
             exec.run("solver.bicgstab.step_2", r, s, v, rho, rr, rhat_sq, prev_rho, alpha, rv, restarted,
                      monitor.status)
             # z = M s;  t = A z
-            M.apply(s, z)
+            z = self._precondition(s, z)
             A.apply(z, t)
             # ts = s . t;  tt = t . t
             exec.run("solver.bicgstab.compute_dots", s, t, ts, tt)

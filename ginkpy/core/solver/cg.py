@@ -11,7 +11,7 @@ from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 class Cg(IterativeSolver):
     def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+        exec, A = self.executor, self.system_matrix
         k = b.shape[1]
         r, p, q = (b.empty_like() for _ in range(3))
         z = Dense.zeros(exec, b.shape, b.dtype)  # the initial guess of an iterative preconditioner
@@ -24,7 +24,7 @@ class Cg(IterativeSolver):
         iteration = 0
         while not monitor.check(iteration, residual=r):
             # z = M r
-            M.apply(r, z)
+            z = self._precondition(r, z)
             # rho = r . z
             r.compute_dot(z, rho)
             # p = z + (rho / prev_rho) p

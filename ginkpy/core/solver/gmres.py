@@ -34,7 +34,7 @@ class Gmres(IterativeSolver):
             raise ValueError(f"Gmres needs with_krylov_dim(m) with an integer m >= 1 (the restart length), got {m!r}")
 
     def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+        exec, A = self.executor, self.system_matrix
         (n, k), m = b.shape, int(self.parameters.krylov_dim)
         r, w = b.empty_like(), b.empty_like()
         z = Dense.zeros(exec, b.shape, b.dtype)  # the initial guess of an iterative preconditioner
@@ -59,7 +59,7 @@ class Gmres(IterativeSolver):
             exec.run("solver.gmres.restart", r, r_norm, basis, v, g, estimate, inner, monitor.status)
             for j in range(m):
                 # z = M v_j;  w = A z
-                M.apply(v, z)
+                z = self._precondition(v, z)
                 A.apply(z, w)
                 # h_{0:j+1,j} = V_{0:j+1}^T w;  w = w - V_{0:j+1} h, twice (CGS2)
                 for accumulate in (False, True):
@@ -79,8 +79,7 @@ class Gmres(IterativeSolver):
             # y = R^-1 g (each column with its own inner iterations);  x = x + M V y
             exec.run("solver.gmres.solve_krylov", hessenberg, g, inner, y)
             exec.run("solver.gmres.multi_axpy", basis, y, inner, w)
-            M.apply(w, z)
-            x.add_scaled(one, z)
+            x.add_scaled(one, self._precondition(w, z))
             # r = b - A x confirms (or reopens) the columns that stopped on the estimate
             self._residual(b, x, r)
             done = monitor.confirm(iteration, r)

@@ -102,6 +102,14 @@ class IterativeSolver(EnableBuild, LinOp):
     def _solve(self, b: Dense, x: Dense) -> None:
         raise NotImplementedError
 
+    def _precondition(self, b: Dense, x: Dense) -> Dense:
+        """M b: computed into x, or b itself when there is no preconditioner (saves a copy per
+        iteration; callers only read the result)."""
+        if isinstance(self.preconditioner, Identity):
+            return b
+        self.preconditioner.apply(b, x)
+        return x
+
     def _residual(self, b: Dense, x: Dense, r: Dense) -> Dense:
         # r = b - A x
         r.copy_from(b)

@@ -15,7 +15,7 @@ __kernel void scale(const int size, const int k, __global const value_type* alph
                     const int alpha_stride, __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] *= alpha[(i % k) * alpha_stride];
+    if (i < size) x[i] *= alpha[(COLUMN(i, k)) * alpha_stride];
 }
 
 __kernel void add_scaled(const int size, const int k, __global const value_type* alpha,
@@ -23,7 +23,7 @@ __kernel void add_scaled(const int size, const int k, __global const value_type*
                          __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] += alpha[(i % k) * alpha_stride] * b[i];
+    if (i < size) x[i] += alpha[(COLUMN(i, k)) * alpha_stride] * b[i];
 }
 
 __kernel void sub_scaled(const int size, const int k, __global const value_type* alpha,
@@ -31,7 +31,7 @@ __kernel void sub_scaled(const int size, const int k, __global const value_type*
                          __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] -= alpha[(i % k) * alpha_stride] * b[i];
+    if (i < size) x[i] -= alpha[(COLUMN(i, k)) * alpha_stride] * b[i];
 }
 
 // dst = src rounded to value_type (round to nearest even, as numpy's astype)
@@ -86,6 +86,29 @@ __kernel void column_dot(const int n, const int k, const int width, const int ro
     value_type sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
     sum = local_sum(tmp + x, sum, y, lanes, width);
     if (y == 0 && col < k) partial[get_group_id(1) * k + col] = root ? sqrt(sum) : sum;
+}
+
+// The CPU variant of column_dot: work-item (g, column) alone sums the contiguous rows
+// g * rows_per_group .. (g + 1) * rows_per_group - 1 of its column, a stretch a core streams
+// through its cache and prefetcher (one work-item per work-group: no local memory, no barrier).
+__kernel void column_dot_blocked(const int n, const int k, const int rows_per_group,
+                                 __global const value_type* a, __global const value_type* b,
+                                 __global value_type* partial, const int root)
+{
+    const int g = get_global_id(0);
+    const int col = get_global_id(1);
+    const int end = min(n, (g + 1) * rows_per_group);
+    value_type acc[4] = {0, 0, 0, 0};
+    int row = g * rows_per_group;
+    for (; row + 3 < end; row += 4) {
+        for (int u = 0; u < 4; ++u) {
+            const int i = (row + u) * k + col;
+            acc[u] += a[i] * b[i];
+        }
+    }
+    for (; row < end; ++row) acc[0] += a[row * k + col] * b[row * k + col];
+    const value_type sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    partial[g * k + col] = root ? sqrt(sum) : sum;
 }
 
 // result[j] = sum over g of partial[g * k + j] (square root with `root`); one group per column

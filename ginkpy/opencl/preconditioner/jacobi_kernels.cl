@@ -30,7 +30,7 @@ __kernel void simple_apply(const int size, const int k, const int stride,
                            __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] = block_row_times_b(i / k, i % k, k, stride, block_ptrs, row_blocks, blocks, b);
+    if (i < size) x[i] = block_row_times_b(i / k, COLUMN(i, k), k, stride, block_ptrs, row_blocks, blocks, b);
 }
 
 __kernel void apply(const int size, const int k, __global const value_type* alpha,
@@ -41,7 +41,7 @@ __kernel void apply(const int size, const int k, __global const value_type* alph
 {
     const int i = get_global_id(0);
     if (i < size) {
-        const int col = i % k;
+        const int col = COLUMN(i, k);
         x[i] = alpha[col * alpha_stride]
                    * block_row_times_b(i / k, col, k, stride, block_ptrs, row_blocks, blocks, b)
                + beta[col * beta_stride] * x[i];
@@ -62,7 +62,7 @@ __kernel void scalar_apply(const int size, const int k, __global const value_typ
 {
     const int i = get_global_id(0);
     if (i < size) {
-        const int col = i % k;
+        const int col = COLUMN(i, k);
         x[i] = alpha[col * alpha_stride] * inv_diag[i / k] * b[i] + beta[col * beta_stride] * x[i];
     }
 }

@@ -24,7 +24,7 @@ __kernel void step_1(const int size, const int k, __global value_type* p,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     // p = z + (rho / prev_rho) p;  p2 = z2 + (rho / prev_rho) p2  (tmp = 0 where prev_rho == 0)
     const value_type tmp = prev_rho[c] != 0 ? rho[c] / prev_rho[c] : 0;
@@ -41,7 +41,7 @@ __kernel void step_2(const int size, const int k, __global value_type* x,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     if (beta[c] == 0 || rho[c] == 0) {
         if (i < k) status[c] = STATUS_BREAKDOWN;

@@ -104,7 +104,7 @@ __kernel void step_1(const int size, const int k, __global const value_type* r,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     const int restart = fabs(rho[c]) <= restart_tol * sqrt(rhat_sq[c]) * sqrt(rr[c]);
     if (i < k) restarted[c] = restart;
@@ -132,7 +132,7 @@ __kernel void step_2(const int size, const int k, __global const value_type* r,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     if (rv[c] == 0) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
@@ -157,7 +157,7 @@ __kernel void step_3(const int size, const int k, __global value_type* x,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     // omega = ts / tt (0 where tt == 0: s == 0);  x += alpha y + omega z;  r = s - omega t
     const value_type w = tt[c] != 0 ? ts[c] / tt[c] : 0;

@@ -25,7 +25,7 @@ __kernel void step_1(const int size, const int k, __global value_type* p,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int j = i % k;
+    const int j = COLUMN(i, k);
     if (status[j] != STATUS_RUNNING) return;
     const value_type tmp = prev_rho[j] != 0 ? rho[j] / prev_rho[j] : 0;
     p[i] = z[i] + tmp * p[i];
@@ -43,7 +43,7 @@ __kernel void step_2(const int size, const int k, __global value_type* x,
                      __global uchar* status)
 {
     const int i = get_global_id(0);
-    const int j = i % k;
+    const int j = COLUMN(i, k);
     if (i >= max(size, k) || status[j] != STATUS_RUNNING) return;
     const bool ok = beta[j] > 0 && rho[j] != 0;
     if (i < k) {

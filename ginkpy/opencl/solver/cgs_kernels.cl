@@ -12,7 +12,7 @@ __kernel void step_1(const int size, const int k, __global const value_type* r,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     if (rho[c] == 0) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
@@ -33,7 +33,7 @@ __kernel void step_2(const int size, const int k, __global const value_type* u,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     if (gamma[c] == 0) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
@@ -54,7 +54,7 @@ __kernel void step_3(const int size, const int k, __global const value_type* u_h
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     // x += alpha u_hat;  prev_rho = rho
     x[i] += alpha[c] * u_hat[i];

@@ -26,7 +26,7 @@ __kernel void step_2(const int size, const int k, __global value_type* x,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     if (!(beta[c] > 0) || rho[c] == 0) {
         if (i < k) status[c] = STATUS_BREAKDOWN;

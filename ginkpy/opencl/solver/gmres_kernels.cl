@@ -16,7 +16,7 @@ __kernel void restart(const int size, const int k, __global const value_type* r,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (i < k) inner[c] = 0;
     if (status[c] != STATUS_RUNNING) return;
     const value_type norm = r_norm[c];
@@ -58,7 +58,7 @@ __kernel void orthogonalize(const int size, const int k, const int num, const in
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (!ACTIVE(c)) return;
     value_type value = w[i];
     for (int b = 0; b < num; ++b) {
@@ -81,7 +81,7 @@ __kernel void next_basis(const int size, const int k, const int j, __global cons
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     if (!ACTIVE(c)) return;
     const value_type value = w_norm[c] != 0 ? w[i] / w_norm[c] : 0;
     v[i] = value;
@@ -154,7 +154,7 @@ __kernel void multi_axpy(const int size, const int k, __global const value_type*
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = i % k;
+    const int c = COLUMN(i, k);
     value_type value = 0;
     for (int b = 0; b < inner[c]; ++b) {
         value += y[b * k + c] * basis[b * size + i];

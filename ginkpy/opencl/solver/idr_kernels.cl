@@ -35,7 +35,7 @@ __kernel void step_1(const int size, const int k, const int j, const int s,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int q = i % k;
+    const int q = COLUMN(i, k);
     if (status[q] != STATUS_RUNNING) return;
     value_type value = r[i];
     for (int l = j; l < s; ++l) value -= c[l * k + q] * g[l * size + i];
@@ -50,7 +50,7 @@ __kernel void step_2(const int size, const int k, const int j, const int s,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int q = i % k;
+    const int q = COLUMN(i, k);
     if (status[q] != STATUS_RUNNING) return;
     value_type value = omega[q] * z[i];
     for (int l = j; l < s; ++l) value += c[l * k + q] * u[l * size + i];
@@ -102,7 +102,7 @@ __kernel void step_3(const int size, const int k, const int j,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int q = i % k;
+    const int q = COLUMN(i, k);
     if (status[q] != STATUS_RUNNING) return;
     value_type g_value = g_j[i];
     value_type u_value = u_j[i];
@@ -129,7 +129,7 @@ __kernel void step_4(const int size, const int k, const value_type kappa,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int q = i % k;
+    const int q = COLUMN(i, k);
     if (status[q] != STATUS_RUNNING) return;
     const value_type tr_q = tr[q];
     const value_type tt_q = tt[q];

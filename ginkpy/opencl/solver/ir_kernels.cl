@@ -7,7 +7,7 @@ __kernel void prepare(const int size, const int k, __global value_type* r,
 {
     const int i = get_global_id(0);
     if (i >= size) return;
-    const value_type value = status[i % k] == STATUS_RUNNING ? r[i] : 0;
+    const value_type value = status[COLUMN(i, k)] == STATUS_RUNNING ? r[i] : 0;
     r[i] = value;
     z[i] = value;
 }
@@ -18,6 +18,6 @@ __kernel void update(const int size, const int k, __global const value_type* ome
                    __global const uchar* status)
 {
     const int i = get_global_id(0);
-    if (i >= size || status[i % k] != STATUS_RUNNING) return;
+    if (i >= size || status[COLUMN(i, k)] != STATUS_RUNNING) return;
     x[i] += omega[0] * z[i];
 }
