@@ -144,8 +144,8 @@ class OpenCLExecutor(Executor):
             ctx = cl.Context([dev])
             queue = cl.CommandQueue(ctx)
             pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
-            _contexts[key] = (ctx, queue, pool, DeviceInfo.of(dev), {})
-        self.context, self.queue, self.pool, self.info, self._programs = _contexts[key]
+            _contexts[key] = (ctx, queue, pool, DeviceInfo.of(dev), {}, {})
+        self.context, self.queue, self.pool, self.info, self._programs, self._kernels_by_name = _contexts[key]
         self.device = dev
 
     # -- programs ----------------------------------------------------------------------------
@@ -169,12 +169,12 @@ class OpenCLExecutor(Executor):
 
     def kernel(self, module_file: str, dtype: Any, name: str, **defines: Any) -> "Kernel":
         """The kernel ``name`` of :meth:`program`, created once and then reused (pyopencl makes a
-        new kernel object, and warns, on every ``program.name`` access)."""
-        prog = self.program(module_file, dtype, **defines)
-        key = (prog.int_ptr, name)
-        knl = self._programs.get(key)
+        new kernel object, and warns, on every ``program.name`` access). The look-up is one dict
+        access: it runs for every launch."""
+        key = (module_file, dtype, name, *sorted(defines.items()))
+        knl = self._kernels_by_name.get(key)
         if knl is None:
-            knl = self._programs[key] = Kernel(prog, name)
+            knl = self._kernels_by_name[key] = Kernel(self.program(module_file, dtype, **defines), name)
         return knl
 
     # -- memory ------------------------------------------------------------------------------
