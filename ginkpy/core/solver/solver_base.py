@@ -19,6 +19,9 @@ from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.core.stop.time import Time
 
 INITIAL_GUESSES = (None, "provided", "zero", "rhs")
+# the stop codes as plain ints: the monitor compares with them every iteration (enum look-ups are slow)
+_RUNNING, _CONVERGED, _BREAKDOWN, _DIVERGED = (int(StopReason[name]) for name in
+                                               ("RUNNING", "CONVERGED", "BREAKDOWN", "DIVERGED"))
 
 
 def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
@@ -148,14 +151,14 @@ class IterationMonitor:
 
     @property
     def done(self) -> bool:
-        return bool((self.host_status != StopReason.RUNNING).all())
+        return bool((self.host_status != _RUNNING).all())
 
     def _reasons(self, iteration: int, norms: np.ndarray) -> np.ndarray:
         """Per column, the StopReason of the first criterion met (RUNNING where none is)."""
         state = SolveState(iteration, norms, time.perf_counter() - self._start)
         reasons = np.zeros(norms.shape, dtype=STATUS_DTYPE)
         for crit in self.criteria:
-            met = crit.check(state) & (reasons == StopReason.RUNNING)
+            met = crit.check(state) & (reasons == _RUNNING)
             reasons[met] = crit.reason
         return reasons
 
@@ -173,13 +176,13 @@ class IterationMonitor:
             residual_norm = residual.compute_norm2(self._norm)
         norms, dev_status = self.exec.to_host(residual_norm.values, self.status)
         norms = norms[0].astype(np.float64)
-        running = self.host_status == StopReason.RUNNING
+        running = self.host_status == _RUNNING
         reasons = self._reasons(iteration, norms)
-        new = np.where(reasons == StopReason.CONVERGED, reasons,
-                       np.where(dev_status == StopReason.BREAKDOWN, StopReason.BREAKDOWN,
-                                np.where(~np.isfinite(norms), StopReason.DIVERGED, reasons)))
+        new = np.where(reasons == _CONVERGED, reasons,
+                       np.where(dev_status == _BREAKDOWN, _BREAKDOWN,
+                                np.where(~np.isfinite(norms), _DIVERGED, reasons)))
         new = np.where(running, new, self.host_status).astype(STATUS_DTYPE)
-        converged = running & (new == StopReason.CONVERGED)
+        converged = running & (new == _CONVERGED)
         if converged.any():
             if provisional:
                 self.pending |= converged
@@ -194,7 +197,7 @@ class IterationMonitor:
         if self.pending.any():
             norms = residual.compute_norm2(self._norm).to_numpy()[0].astype(np.float64)
             reasons = self._reasons(iteration, norms)
-            failed = self.pending & (reasons != StopReason.CONVERGED)
+            failed = self.pending & (reasons != _CONVERGED)
             self.norms = np.where(self.pending, norms, self.norms)
             if failed.any():
                 # iterate on (RUNNING), unless another criterion (iterations, time) is met now
@@ -207,14 +210,14 @@ class IterationMonitor:
         true_r = self.solver._residual(self.b, self.x, residual.empty_like())
         true_norms = true_r.compute_norm2(self._norm).to_numpy()[0].astype(np.float64)
         reasons = self._reasons(iteration, true_norms)
-        failed = converged & (reasons != StopReason.CONVERGED)
+        failed = converged & (reasons != _CONVERGED)
         if failed.any():
             new[failed] = reasons[failed]
             residual.copy_from(true_r)
         return true_norms
 
     def _update(self, iteration, running, new, norms) -> None:
-        stopped = running & (new != StopReason.RUNNING)
+        stopped = running & (new != _RUNNING)
         self.iterations[running] = iteration
         self.norms = np.where(running, norms, self.norms)
         if stopped.any():
