@@ -8,30 +8,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import matrix_path, tol
+from conftest import criteria as _criteria, matrix_path, solve, tol
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 
-def _criteria(max_iters=200, reduction=1e-12):
-    crit = [gk.stop.Iteration.build().with_max_iters(max_iters)]
-    if reduction is not None:
-        crit.append(gk.stop.ResidualNorm.build().with_reduction_factor(reduction))
-    return crit
-
-
-def _solve(exec, A, b, x0=None, criteria=None, precond=None, dtype=np.float64):
-    A = gk.matrix.Csr.from_scipy(exec, A, dtype)
-    b = gk.matrix.Dense.from_numpy(exec, b, dtype)
-    x = gk.matrix.Dense.from_numpy(exec, np.zeros(b.shape) if x0 is None else x0, dtype)
-    params = gk.solver.Bicgstab.build().with_criteria(*(criteria or _criteria()))
-    if precond is not None:
-        params.with_preconditioner(precond)
-    solver = params.on(exec).generate(A)
-    logger = gk.log.Convergence()
-    solver.add_logger(logger)
-    solver.apply(b, x)
-    return x.to_numpy(), logger
+def _solve(exec, A, b, **kwargs):
+    return solve(exec, "Bicgstab", A, b, **kwargs)
 
 
 # -- hand-checked values -----------------------------------------------------------------------
@@ -177,7 +160,7 @@ def test_right_preconditioning_with_the_exact_inverse_takes_one_iteration(exec):
     A = convection_diffusion_2d(4)
     inverse = gk.matrix.Dense.from_numpy(exec, np.linalg.inv(A.toarray()))
     b = np.random.default_rng(5).standard_normal(A.shape[0])
-    x, log = _solve(exec, A, b, precond=inverse, criteria=_criteria(10, 1e-12))
+    x, log = _solve(exec, A, b, preconditioner=inverse, criteria=_criteria(10, 1e-12))
     assert log.has_converged and log.num_iterations == 1
     np.testing.assert_allclose(x[:, 0], np.linalg.solve(A.toarray(), b), rtol=1e-12)
 
@@ -190,7 +173,7 @@ def test_preconditioned_residual_is_the_true_residual(ref):
     A = (scale @ base).tocsr()
     b = A @ np.random.default_rng(6).standard_normal(A.shape[0])
     jacobi = gk.matrix.Csr.from_scipy(ref, sp.diags(1 / A.diagonal()))
-    x, log = _solve(ref, A, b, precond=jacobi, criteria=_criteria(500, 1e-10))
+    x, log = _solve(ref, A, b, preconditioner=jacobi, criteria=_criteria(500, 1e-10))
     _, plain = _solve(ref, A, b, criteria=_criteria(500, 1e-10))
     assert log.has_converged and log.num_iterations < plain.num_iterations
     true_norm = np.linalg.norm(b - A @ x[:, 0])

@@ -5,23 +5,12 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
+from conftest import solve
 from ginkpy.problems import poisson_2d
 
 
-def _solve(exec, A, b, x0=None, criteria=None, precond=None):
-    A = gk.matrix.Csr.from_scipy(exec, A)
-    b = gk.matrix.Dense.from_numpy(exec, b)
-    x = gk.matrix.Dense.from_numpy(exec, np.zeros(b.shape) if x0 is None else x0)
-    params = gk.solver.Cg.build().with_criteria(*(criteria or [
-        gk.stop.Iteration.build().with_max_iters(100),
-        gk.stop.ResidualNorm.build().with_reduction_factor(1e-12)]))
-    if precond is not None:
-        params.with_preconditioner(precond)
-    solver = params.on(exec).generate(A)
-    logger = gk.log.Convergence()
-    solver.add_logger(logger)
-    solver.apply(b, x)
-    return x.to_numpy(), logger
+def _solve(exec, A, b, **kwargs):
+    return solve(exec, "Cg", A, b, **kwargs)
 
 
 def test_one_iteration_by_hand(ref):

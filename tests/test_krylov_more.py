@@ -8,36 +8,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import matrix_path, tol
+from conftest import criteria as _criteria, matrix_path, solve, solver_params, tol
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 SOLVERS = ["Bicg", "Cgs", "Fcg", "Idr", "Ir"]
-
-
-def _criteria(max_iters=300, reduction=1e-12):
-    crit = [gk.stop.Iteration.build().with_max_iters(max_iters)]
-    if reduction is not None:
-        crit.append(gk.stop.ResidualNorm.build().with_reduction_factor(reduction))
-    return crit
-
-
-def _params(name, criteria=None, **params):
-    p = getattr(gk.solver, name).build().with_criteria(*(criteria or _criteria()))
-    for key, value in params.items():
-        getattr(p, f"with_{key}")(value)
-    return p
-
-
-def _solve(exec, name, A, b, x0=None, criteria=None, dtype=np.float64, **params):
-    A = gk.matrix.Csr.from_scipy(exec, sp.csr_matrix(A), dtype)
-    b = gk.matrix.Dense.from_numpy(exec, b, dtype)
-    x = gk.matrix.Dense.from_numpy(exec, np.zeros(b.shape) if x0 is None else x0, dtype)
-    solver = _params(name, criteria, **params).on(exec).generate(A)
-    logger = gk.log.Convergence()
-    solver.add_logger(logger)
-    solver.apply(b, x)
-    return x.to_numpy(), logger
 
 
 # -- parameters and errors ---------------------------------------------------------------------
@@ -60,16 +35,16 @@ def test_defaults():
 def test_bad_parameters_are_value_errors(ref, name, param, value, match):
     A = gk.matrix.Csr.from_scipy(ref, poisson_2d(3))
     with pytest.raises(ValueError, match=match):
-        _params(name, **{param: value}).on(ref).generate(A)
+        solver_params(name, **{param: value}).on(ref).generate(A)
 
 
 def test_ir_takes_no_preconditioner_and_checks_its_inner_solver(ref):
     A = gk.matrix.Csr.from_scipy(ref, poisson_2d(3))
     jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)
     with pytest.raises(ValueError, match="inner solver"):
-        _params("Ir", preconditioner=jacobi).on(ref).generate(A)
+        solver_params("Ir", preconditioner=jacobi).on(ref).generate(A)
     with pytest.raises(TypeError, match="inner solver must be"):
-        _params("Ir", solver=5).on(ref).generate(A)
+        solver_params("Ir", solver=5).on(ref).generate(A)
 
 
 class _NoTranspose(gk.LinOp):
@@ -82,12 +57,12 @@ class _NoTranspose(gk.LinOp):
 def test_bicg_needs_the_transposed_preconditioner(ref):
     A = gk.matrix.Csr.from_scipy(ref, poisson_2d(3))
     with pytest.raises(TypeError, match="transpose"):
-        _params("Bicg", preconditioner=_NoTranspose(ref, A.shape, A.dtype)).on(ref).generate(A)
+        solver_params("Bicg", preconditioner=_NoTranspose(ref, A.shape, A.dtype)).on(ref).generate(A)
 
 
 def test_idr_subspace_larger_than_the_system_is_reduced(ref):
     A = gk.matrix.Csr.from_scipy(ref, sp.diags([1.0, 2.0]))
-    solver = _params("Idr", subspace_dim=5).on(ref).generate(A)
+    solver = solver_params("Idr", subspace_dim=5).on(ref).generate(A)
     assert solver.subspace_dim == 2
     P = solver.subspace_vectors
     np.testing.assert_allclose(P @ P.T, np.eye(2), atol=1e-15)
@@ -95,8 +70,8 @@ def test_idr_subspace_larger_than_the_system_is_reduced(ref):
 
 def test_idr_shadow_space_is_deterministic(ref):
     A = gk.matrix.Csr.from_scipy(ref, poisson_2d(5))
-    P1 = _params("Idr", subspace_dim=3).on(ref).generate(A).subspace_vectors
-    P2 = _params("Idr", subspace_dim=3).on(ref).generate(A).subspace_vectors
+    P1 = solver_params("Idr", subspace_dim=3).on(ref).generate(A).subspace_vectors
+    P2 = solver_params("Idr", subspace_dim=3).on(ref).generate(A).subspace_vectors
     np.testing.assert_array_equal(P1, P2)
     np.testing.assert_allclose(P1 @ P1.T, np.eye(3), atol=1e-14)
 
@@ -112,10 +87,10 @@ def test_idr_shadow_space_is_deterministic(ref):
 ])
 def test_diagonal_2x2_by_hand(ref, name, first):
     # A = diag(1, 2), b = (1, 1): one iteration gives `first`, two the exact solution (1, 1/2)
-    x, log = _solve(ref, name, sp.diags([1.0, 2.0]), np.ones(2), criteria=_criteria(1, None))
+    x, log = solve(ref, name, sp.diags([1.0, 2.0]), np.ones(2), criteria=_criteria(1, None))
     np.testing.assert_allclose(x[:, 0], first, rtol=1e-15)
     np.testing.assert_allclose(log.residual_norm, [np.linalg.norm(1 - np.array([1, 2]) * first)], rtol=1e-14)
-    x, log = _solve(ref, name, sp.diags([1.0, 2.0]), np.ones(2))
+    x, log = solve(ref, name, sp.diags([1.0, 2.0]), np.ones(2))
     np.testing.assert_allclose(x[:, 0], [1.0, 0.5], rtol=1e-14)
     assert log.has_converged and log.num_iterations == 2
 
@@ -123,7 +98,7 @@ def test_diagonal_2x2_by_hand(ref, name, first):
 def test_bicg_breakdown_when_the_shadow_residual_vanishes(ref):
     # A = [[2, 1], [0, 1]], b = (1, 1): alpha = 2/4, x = (1/2, 1/2), r2 = b - A^T b / 2 = 0,
     # so the next rho = z . r2 is 0: a breakdown that keeps the first iterate
-    x, log = _solve(ref, "Bicg", np.array([[2.0, 1.0], [0.0, 1.0]]), np.ones(2))
+    x, log = solve(ref, "Bicg", np.array([[2.0, 1.0], [0.0, 1.0]]), np.ones(2))
     assert log.stop_reason == "breakdown"
     np.testing.assert_array_equal(x[:, 0], [0.5, 0.5])
 
@@ -131,13 +106,13 @@ def test_bicg_breakdown_when_the_shadow_residual_vanishes(ref):
 @pytest.mark.parametrize("name", ["Bicg", "Cgs"])
 def test_skew_symmetric_system_is_a_breakdown_not_nan(exec, name):
     # r . A r = 0 for every r: the first divisor (p2 . A p, r_tld . A M p) is 0
-    x, log = _solve(exec, name, np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, 2.0]))
+    x, log = solve(exec, name, np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, 2.0]))
     assert log.stop_reason == "breakdown" and not log.has_converged
     np.testing.assert_array_equal(x, 0.0)
 
 
 def test_fcg_indefinite_matrix_is_a_breakdown_not_nan(exec):
-    x, log = _solve(exec, "Fcg", sp.diags([1.0, -1.0]), np.ones(2))
+    x, log = solve(exec, "Fcg", sp.diags([1.0, -1.0]), np.ones(2))
     assert log.stop_reason == "breakdown"
     np.testing.assert_array_equal(x, 0.0)
 
@@ -146,14 +121,14 @@ def test_idr_scaled_identity_solves_in_one_iteration(exec):
     # A = 2 I: the first step's beta = f_0 / (2 f_0) = 1/2 makes r exactly 0; the remaining
     # steps meet 0 / 0 (nothing left to reduce), which is no breakdown
     b = np.arange(1.0, 6.0)
-    x, log = _solve(exec, "Idr", sp.identity(5) * 2, b)
+    x, log = solve(exec, "Idr", sp.identity(5) * 2, b)
     assert log.has_converged and log.num_iterations == 1
     np.testing.assert_array_equal(x[:, 0], b / 2)
 
 
 def test_idr_with_s_equal_n_solves_in_one_iteration(ref):
     # after s steps r is orthogonal to the s-dimensional shadow space, here all of R^2
-    x, log = _solve(ref, "Idr", sp.diags([1.0, 2.0]), np.ones(2), subspace_dim=2)
+    x, log = solve(ref, "Idr", sp.diags([1.0, 2.0]), np.ones(2), subspace_dim=2)
     assert log.has_converged and log.num_iterations == 1
     np.testing.assert_allclose(x[:, 0], [1.0, 0.5], rtol=1e-14)
 
@@ -162,16 +137,16 @@ def test_idr_kappa_keeps_omega_away_from_zero(ref):
     # A skew-symmetric: t = A r is orthogonal to r, so the minimal-residual omega = t.r / t.t
     # is 0. With kappa = 0 that is a breakdown; kappa = 0.7 takes omega = kappa |r| / |t|.
     A, b = np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, 2.0])
-    x, log = _solve(ref, "Idr", A, b, subspace_dim=1, kappa=0)
+    x, log = solve(ref, "Idr", A, b, subspace_dim=1, kappa=0)
     assert log.stop_reason == "breakdown" and np.isfinite(x).all()
-    x, log = _solve(ref, "Idr", A, b, subspace_dim=1)
+    x, log = solve(ref, "Idr", A, b, subspace_dim=1)
     assert log.has_converged
     np.testing.assert_allclose(x[:, 0], [-2.0, 1.0], rtol=1e-12)
 
 
 def test_ir_richardson_by_hand(ref):
     # A = diag(1, 2), b = (1, 1), omega = 1/2: x_k = (1 - 2^-k, 1/2)
-    x, log = _solve(ref, "Ir", sp.diags([1.0, 2.0]), np.ones(2), criteria=_criteria(3, None),
+    x, log = solve(ref, "Ir", sp.diags([1.0, 2.0]), np.ones(2), criteria=_criteria(3, None),
                     relaxation_factor=0.5)
     np.testing.assert_array_equal(x[:, 0], [0.875, 0.5])
     assert log.num_iterations == 3
@@ -180,7 +155,7 @@ def test_ir_richardson_by_hand(ref):
 
 def test_ir_with_jacobi_solves_a_diagonal_system_in_one_iteration(exec):
     jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)
-    x, log = _solve(exec, "Ir", sp.diags([2.0, 4.0, 8.0]), np.ones(3), solver=jacobi)
+    x, log = solve(exec, "Ir", sp.diags([2.0, 4.0, 8.0]), np.ones(3), solver=jacobi)
     np.testing.assert_array_equal(x[:, 0], [0.5, 0.25, 0.125])
     assert log.has_converged and log.num_iterations == 1
 
@@ -192,7 +167,7 @@ def test_ir_a_diverging_column_leaves_the_inner_solver_to_the_others(ref):
     # iterations, DIVERGED), 0.98 on column 2 (still running then). The diverged column must
     # not reach the inner solver, which would refuse its infinite right-hand side.
     inner = gk.solver.Ir.build().with_criteria(gk.stop.Iteration.build().with_max_iters(1))
-    x, log = _solve(ref, "Ir", sp.diags([0.5, 3.0, 0.01]), np.eye(3) + np.eye(3, k=1) * [0, 1, 0],
+    x, log = solve(ref, "Ir", sp.diags([0.5, 3.0, 0.01]), np.eye(3) + np.eye(3, k=1) * [0, 1, 0],
                     criteria=_criteria(300), solver=inner)
     assert log.result.stop_reasons == [StopReason.CONVERGED, StopReason.DIVERGED, StopReason.ITERATION_LIMIT]
     assert log.iterations[1] < log.iterations[2] == 300
@@ -225,7 +200,7 @@ def test_generated_problems_agree_with_spsolve(exec, name, problem, params):
     A = problem(9)
     n = A.shape[0]
     b = np.random.default_rng(0).standard_normal((n, 3))
-    x, log = _solve(exec, name, A, b, **params)
+    x, log = solve(exec, name, A, b, **params)
     assert log.has_converged
     exact = spla.spsolve(A.tocsc(), b)
     np.testing.assert_allclose(x, exact, rtol=1e-8, atol=1e-10 * np.abs(exact).max())
@@ -241,7 +216,7 @@ def test_columns_stop_on_their_own(exec, name):
     b = np.column_stack([np.ones(n), np.zeros(n), A @ exact])
     x0 = np.column_stack([np.zeros(n), np.zeros(n), exact])
     params = {"solver": _inner_gmres()} if name == "Ir" else {}
-    x, log = _solve(exec, name, A, b, x0=x0, **params)
+    x, log = solve(exec, name, A, b, x0=x0, **params)
     assert log.has_converged
     assert log.iterations[1] == 0 and log.iterations[2] == 0 and log.iterations[0] > 0
     np.testing.assert_array_equal(x[:, 1], 0.0)
@@ -253,7 +228,7 @@ def test_fcg_with_a_changing_preconditioner(ref):
     # a few Cg iterations as preconditioner: a different (nonlinear) operator each application
     A = poisson_2d(10)
     b = np.random.default_rng(1).standard_normal(A.shape[0])
-    x, log = _solve(ref, "Fcg", A, b, preconditioner=_inner_cg())
+    x, log = solve(ref, "Fcg", A, b, preconditioner=_inner_cg())
     assert log.has_converged
     assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-12 * np.linalg.norm(b) * (1 + 1e-6)
 
@@ -263,7 +238,7 @@ def test_float32(exec, name):
     A = convection_diffusion_2d(6) if name != "Fcg" else poisson_2d(6)
     b = np.random.default_rng(2).standard_normal(A.shape[0])
     params = {"solver": _inner_gmres()} if name == "Ir" else {}
-    x, log = _solve(exec, name, A, b, criteria=_criteria(300, 1e-5), dtype=np.float32, **params)
+    x, log = solve(exec, name, A, b, criteria=_criteria(300, 1e-5), dtype=np.float32, **params)
     assert x.dtype == np.float32 and log.has_converged
     assert np.linalg.norm(b - A @ x[:, 0].astype(np.float64)) <= 2e-5 * np.linalg.norm(b)
 
@@ -303,7 +278,7 @@ def test_real_matrices_against_scipy(exec, name, matrix, jacobi, method, cost, s
     S = A.to_scipy()
     b = S @ np.ones(S.shape[0])
     params = {"preconditioner": gk.preconditioner.Jacobi.build().with_max_block_size(1)} if jacobi else {}
-    solver = _params(name, _criteria(10000, 1e-8), **params).on(exec).generate(A)
+    solver = solver_params(name, _criteria(10000, 1e-8), **params).on(exec).generate(A)
     log = gk.log.Convergence()
     solver.add_logger(log)
     x = gk.matrix.Dense.zeros(exec, (S.shape[0], 1))
@@ -528,8 +503,8 @@ def test_opencl_idr_step_4(ref, ocl, rng, dtype):
 def test_executors_agree(ref, ocl, name, problem, params):
     A = problem(7)
     b = np.random.default_rng(4).standard_normal((A.shape[0], 2))
-    x_ref, log_ref = _solve(ref, name, A, b, **params)
-    x_dev, log_dev = _solve(ocl, name, A, b, **params)
+    x_ref, log_ref = solve(ref, name, A, b, **params)
+    x_dev, log_dev = solve(ocl, name, A, b, **params)
     assert log_ref.has_converged and log_dev.has_converged
     assert abs(log_ref.num_iterations - log_dev.num_iterations) <= 1
     np.testing.assert_allclose(x_dev, x_ref, rtol=1e-9, atol=1e-11 * np.abs(x_ref).max())
