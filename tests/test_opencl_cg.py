@@ -59,32 +59,47 @@ def test_step_1(ref, ocl, rng, dtype):
     assert np.array_equal(p_dev[:, 2], z[:, 2])
 
 
-def test_step_2(ref, ocl, rng, dtype):
-    # columns: running, stopped, beta < 0, beta == 0, rho == 0 (the last three break down)
+@pytest.fixture(params=["cpu_layout", "gpu_layout"])
+def dev(request, ocl):
+    """The device executor launching as on a CPU or as on a GPU, whatever the device is."""
+    import attrs
+    exe = gk.OpenCLExecutor(ocl.device)
+    gpu = request.param == "gpu_layout"
+    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
+    return exe
+
+
+@pytest.mark.parametrize("n", [N, 5001])  # one work-group per column, and several
+def test_step_2(ref, dev, rng, dtype, n):
+    # columns: running, stopped, beta < 0, beta == 0, rho == 0 (the last three break down);
+    # r_norm is ||r|| of every column after the update
     k = 5
-    x, r, p, q = (rng.standard_normal((N, k)).astype(dtype) for _ in range(4))
+    x, r, p, q = (rng.standard_normal((n, k)).astype(dtype) for _ in range(4))
     beta = np.array([[2.5, 1.0, -1.0, 0.0, 3.0]], dtype)
     rho = np.array([[0.5, 2.0, 1.0, 1.0, 0.0]], dtype)
     prev_rho = np.full((1, k), 9.0, dtype)
+    r_norm = np.full((1, k), -1.0, dtype)
     status = [RUNNING, StopReason.CONVERGED, RUNNING, RUNNING, RUNNING]
-    out = run_both(ref, ocl, "step_2", [x, r, p, q, beta, rho, prev_rho], status)
+    out = run_both(ref, dev, "step_2", [x, r, p, q, beta, rho, prev_rho, r_norm], status)
     assert_same(out, dtype)
-    (x_dev, r_dev, _, _, _, _, prev_dev), status_dev = out[1]
+    (x_dev, r_dev, _, _, _, _, prev_dev, norm_dev), status_dev = out[1]
     assert list(status_dev) == [RUNNING, StopReason.CONVERGED, BREAKDOWN, BREAKDOWN, BREAKDOWN]
     assert np.array_equal(x_dev[:, 1:], x[:, 1:]) and np.array_equal(r_dev[:, 1:], r[:, 1:])
     assert list(prev_dev[0]) == [0.5, 9.0, 9.0, 9.0, 9.0]
+    np.testing.assert_allclose(norm_dev[0], np.linalg.norm(r_dev.astype(np.float64), axis=0), rtol=tol(dtype))
 
 
-def test_steps_on_empty_vectors(ref, ocl, dtype):
+def test_steps_on_empty_vectors(ref, dev, dtype):
     # n == 0: nothing to update, but step_2 still flags breakdowns and sets prev_rho
     k = 2
     e = np.zeros((0, k), dtype)
     scalars = [np.array([[1.0, -1.0]], dtype), np.array([[2.0, 2.0]], dtype), np.ones((1, k), dtype)]
-    assert_same(run_both(ref, ocl, "initialize", [e, e, *scalars[:2]], [RUNNING] * k), dtype)
-    assert_same(run_both(ref, ocl, "step_1", [e, e, *scalars[1:]], [RUNNING] * k), dtype)
-    out = run_both(ref, ocl, "step_2", [e, e, e, e, *scalars], [RUNNING] * k)
+    assert_same(run_both(ref, dev, "initialize", [e, e, *scalars[:2]], [RUNNING] * k), dtype)
+    assert_same(run_both(ref, dev, "step_1", [e, e, *scalars[1:]], [RUNNING] * k), dtype)
+    out = run_both(ref, dev, "step_2", [e, e, e, e, *scalars, np.ones((1, k), dtype)], [RUNNING] * k)
     assert_same(out, dtype)
     assert list(out[1][1]) == [RUNNING, BREAKDOWN]
+    assert not out[1][0][-1].any()  # the norm of no entries is 0
 
 
 def solve(exec, A, b, criteria, fmt):

@@ -15,14 +15,15 @@ class Cg(IterativeSolver):
         k = b.shape[1]
         r, p, q = (b.empty_like() for _ in range(3))
         z = Dense.zeros(exec, b.shape, b.dtype)  # the initial guess of an iterative preconditioner
-        rho, prev_rho, beta = (b.empty_like((1, k)) for _ in range(3))
+        rho, prev_rho, beta, r_norm = (b.empty_like((1, k)) for _ in range(4))
         # r = b - A x
         self._residual(b, x, r)
         monitor = IterationMonitor(self, b, x, r)
         # p = q = 0, rho = 0, prev_rho = 1
         exec.run("solver.cg.initialize", p, q, rho, prev_rho, monitor.status)
+        r.compute_norm2(r_norm)
         iteration = 0
-        while not monitor.check(iteration, residual=r):
+        while not monitor.check(iteration, residual=r, residual_norm=r_norm):
             # z = M r
             z = self._precondition(r, z)
             # rho = r . z
@@ -33,7 +34,7 @@ class Cg(IterativeSolver):
             A.apply(p, q)
             # beta = p . q
             p.compute_dot(q, beta)
-            # x = x + (rho / beta) p;  r = r - (rho / beta) q;  prev_rho = rho
-            exec.run("solver.cg.step_2", x, r, p, q, beta, rho, prev_rho, monitor.status)
+            # x = x + (rho / beta) p;  r = r - (rho / beta) q;  prev_rho = rho;  r_norm = ||r||
+            exec.run("solver.cg.step_2", x, r, p, q, beta, rho, prev_rho, r_norm, monitor.status)
             iteration += 1
         monitor.finish()

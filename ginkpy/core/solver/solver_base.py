@@ -166,13 +166,14 @@ class IterationMonitor:
               provisional: bool = False) -> bool:
         """Check the criteria after ``iteration`` iterations; True once every column has stopped.
 
-        Pass the residual vector (its norm is computed here) or a 1 x k residual norm estimate.
+        Pass the residual vector (its norm is computed here, unless ``residual_norm`` gives it,
+        as Cg's fused step computes it) or only a 1 x k residual norm estimate.
         With a residual vector, newly converged columns are confirmed with the true residual,
         which replaces ``residual`` where it does not meet the criterion (residual replacement).
         With ``provisional`` (an estimate while x is not yet updated, as in GMRES), converged
         columns wait for :meth:`confirm`.
         """
-        if residual is not None:
+        if residual_norm is None:
             residual_norm = residual.compute_norm2(self._norm)
         norms, dev_status = self.exec.to_host(residual_norm.values, self.status)
         norms = norms[0].astype(np.float64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.reference.matrix.dense_kernels import compute_norm2
 
 
 def initialize(exec, p, q, rho, prev_rho, status):
@@ -21,8 +22,8 @@ def step_1(exec, p, z, rho, prev_rho, status):
     p.values[:, active] = z.values[:, active] + tmp[active] * p.values[:, active]
 
 
-def step_2(exec, x, r, p, q, beta, rho, prev_rho, status):
-    # x += (rho / beta) p;  r -= (rho / beta) q;  beta <= 0 or rho == 0 is a breakdown
+def step_2(exec, x, r, p, q, beta, rho, prev_rho, r_norm, status):
+    # x += (rho / beta) p;  r -= (rho / beta) q;  beta <= 0 or rho == 0 is a breakdown;  r_norm = ||r||
     active = status == 0
     ok = (beta.values[0] > 0) & (rho.values[0] != 0)
     status[active & ~ok] = StopReason.BREAKDOWN
@@ -31,3 +32,4 @@ def step_2(exec, x, r, p, q, beta, rho, prev_rho, status):
     x.values[:, go] += alpha * p.values[:, go]
     r.values[:, go] -= alpha * q.values[:, go]
     prev_rho.values[0, go] = rho.values[0, go]
+    compute_norm2(exec, r, r_norm)
