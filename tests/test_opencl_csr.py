@@ -139,6 +139,20 @@ def test_generated_problems_all_strategies_agree(ocl, rng):
             _assert_close(x.to_numpy(), S @ b, abs(S) @ np.abs(b), np.float64)
 
 
+def test_spmv_after_the_matrix_arrays_are_replaced(ocl, rng):
+    # the launches keep the matrix's arrays; new arrays must be used, not the old ones
+    S = _random_csr(rng, 1001, 5007, np.float64, long_row=5000)
+    b = gk.matrix.Dense.from_numpy(ocl, rng.standard_normal((5007, 2)))
+    for config in STRATEGIES.values():
+        A = gk.matrix.Csr.from_scipy(ocl, S)
+        csr_kernels.select_strategy(ocl, A, **config)
+        x = gk.matrix.Dense.zeros(ocl, (1001, 2))
+        A.apply(b, x)
+        A.values = ocl.from_host(-2 * S.data)
+        A.apply(b, x)
+        _assert_close(x.to_numpy(), -2 * (S @ b.to_numpy()), 2 * (abs(S) @ np.abs(b.to_numpy())), np.float64)
+
+
 def test_convert_to_dense(ref, ocl, rng, dtype):
     S = _random_csr(rng, 517, 263, dtype)
     device = gk.matrix.Csr.from_scipy(ocl, S).to_dense().to_numpy()

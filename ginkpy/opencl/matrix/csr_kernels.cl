@@ -124,86 +124,172 @@ __kernel void spmv_long_rows(SPMV_PARAMS, const int lanes, const int long_min, c
 // The partial sum of the row in progress at the end of part g (row bounds[2g + 3], its carry)
 // goes to carry_vals[g] and is added by spmv_merge_path_fixup.
 
-// One work-group per part. The work-group first stages the products of the part's nonzeros
-// with b, and the ends of its rows, in local memory, reading the matrix contiguously; then each
-// work-item takes an equal piece of the part's path in local memory, so every work-item does
-// the same work however long the rows are. A work-item writes the rows it finishes; the sum of
-// the row it leaves unfinished is added by a segmented sum over the work-group, and the one
-// that leaves the work-group is its carry.
+// A work-group of MERGE_PATH_WORK_GROUP work-items sums MERGE_PATH_PARTS consecutive parts of
+// at most MERGE_PATH_ITEMS steps per work-item (all three fixed at compile time: the loads are
+// unrolled into registers). For each part, every work-item loads the column indices and values
+// of its nonzeros lid, lid + MERGE_PATH_WORK_GROUP, ... of the part and the ends of its rows
+// likewise (the matrix is read contiguously, all loads in flight at once), then the entries of
+// b they name; the next part's loads are issued before the current part is summed, so that
+// they arrive meanwhile. The products and row ends are staged in local memory, where each
+// work-item takes an equal piece of the part's path, so that every work-item does the same
+// work however long the rows are, and keeps the sums of the rows it finishes in local memory.
+// The sum of the row a work-item leaves unfinished is added by a segmented scan over the
+// work-group; the one that leaves the part is its carry. The part's row sums are then written
+// to y together (coalesced). A part inside one row (no row end: long rows) skips the staging
+// and the walk, and sums its products by a tree in the steps of the scan.
 #ifdef MERGE_PATH_WORK_GROUP
-// declared, so that the compiler may give each work-item more registers than for the largest
-// work-group the device allows
-__attribute__((reqd_work_group_size(MERGE_PATH_WORK_GROUP, 1, 1)))
-#endif
-__kernel void spmv_merge_path(SPMV_PARAMS, __global const index_type* restrict bounds,
-                              __global value_type* restrict carry_vals,
-                              __local index_type* l_ends, __local value_type* l_vals)
+#define MP_SIZE MERGE_PATH_WORK_GROUP
+#define MP_ITEMS MERGE_PATH_ITEMS
+
+// Part g of the merge path: first row, first nonzero, row ends and nonzeros in it
+typedef struct {
+    int first_row, first, rows, nnz;
+} mp_part;
+
+// Loads this work-item's column indices, values and row ends of part g (zero beyond the part)
+inline mp_part mp_load(__global const index_type* restrict bounds, const int g, const int lid,
+                       __global const index_type* restrict row_ptrs,
+                       __global const index_type* restrict col_idxs,
+                       __global const value_type* restrict values,
+                       index_type* cols, value_type* vals, index_type* ends)
 {
+    mp_part p;
+    p.first_row = bounds[2 * g + 1];
+    p.first = bounds[2 * g] - p.first_row;
+    p.rows = bounds[2 * g + 3] - p.first_row;
+    p.nnz = bounds[2 * g + 2] - bounds[2 * g + 3] - p.first;
+#pragma unroll
+    for (int i = 0; i < MP_ITEMS; ++i) {
+        const int t = lid + i * MP_SIZE;
+        cols[i] = t < p.nnz ? col_idxs[p.first + t] : 0;
+        vals[i] = t < p.nnz ? values[p.first + t] : 0;
+        ends[i] = t < p.rows ? row_ptrs[p.first_row + t + 1] - p.first : 0;
+    }
+    return p;
+}
+
+__attribute__((reqd_work_group_size(MP_SIZE, 1, 1)))
+__kernel void spmv_merge_path(SPMV_PARAMS, const int parts,
+                              __global const index_type* restrict bounds,
+                              __global value_type* restrict carry_vals)
+{
+    // l_vals[t]: product of the part's nonzero t; l_ends[i]: end of its row i (local index);
+    // l_rows[i]: sum of its row i
+    __local index_type l_ends[MP_SIZE * MP_ITEMS];
+    __local value_type l_vals[MP_SIZE * MP_ITEMS];
+    __local value_type l_rows[MP_SIZE * MP_ITEMS];
     const int lid = get_local_id(0);
-    const int size = get_local_size(0);
-    const int g = get_group_id(0);
     const int c = get_global_id(1);
-    const int first_row = bounds[2 * g + 1];
-    const int first = bounds[2 * g] - first_row;
-    const int rows = bounds[2 * g + 3] - first_row;  // row ends in this part
-    const int nnz = bounds[2 * g + 2] - bounds[2 * g + 3] - first;
-    // l_vals[t]: product of nonzero first + t; l_ends[i]: end of row first_row + i (local)
-#pragma unroll 4
-    for (int t = lid; t < nnz; t += size) {
-        l_vals[t] = values[first + t] * b[col_idxs[first + t] * k + c];
-    }
-    for (int i = lid; i < rows; i += size) l_ends[i] = row_ptrs[first_row + i + 1] - first;
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    // this work-item's piece: path steps [d, d_end) of the part; row = row ends before d
-    const int steps = rows + nnz;
-    const int piece = (steps + size - 1) / size;
-    int d = min(lid * piece, steps);
-    const int d_end = min(d + piece, steps);
-    int row = 0;
-    int hi = rows;
-    while (row < hi) {
-        const int mid = (row + hi) >> 1;
-        if (l_ends[mid] + mid < d) row = mid + 1; else hi = mid;
-    }
-    int j = d - row;
-    value_type sum = 0;
-    for (; d < d_end; ++d) {
-        if (row < rows && j == l_ends[row]) {  // the end of row comes next on the path
-            STORE((first_row + row) * k + c, sum);
-            sum = 0;
-            ++row;
-        } else {
-            sum += l_vals[j++];
+    const int g_first = get_group_id(0) * MERGE_PATH_PARTS;
+    const int g_end = min(g_first + MERGE_PATH_PARTS, parts);
+    index_type cols[MP_ITEMS];
+    index_type ends[MP_ITEMS];
+    value_type prods[MP_ITEMS];
+    mp_part p = mp_load(bounds, g_first, lid, row_ptrs, col_idxs, values, cols, prods, ends);
+    for (int g = g_first; g < g_end; ++g) {
+#pragma unroll
+        for (int i = 0; i < MP_ITEMS; ++i) {
+            if (lid + i * MP_SIZE < p.nnz) prods[i] *= b[cols[i] * k + c];
         }
-    }
-
-    // segmented inclusive scan over the work-items that stopped inside the same row (rows only
-    // grow with lid, so equal rows are contiguous), between two halves of l_vals (2 or more
-    // items per work-item make it long enough) in turn, so that one barrier per step suffices;
-    // l_ends is reused for the rows
-    barrier(CLK_LOCAL_MEM_FENCE);
-    __local value_type* from = l_vals;
-    __local value_type* to = l_vals + size;
-    l_ends[lid] = row;
-    from[lid] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  // also publishes the rows written above
-    for (int offset = 1; offset < size; offset <<= 1) {
-        if (lid >= offset && l_ends[lid - offset] == row) sum += from[lid - offset];
-        to[lid] = sum;
+        index_type next_cols[MP_ITEMS];
+        index_type next_ends[MP_ITEMS];
+        value_type next_prods[MP_ITEMS];
+        mp_part next = p;
+        if (g + 1 < g_end) {
+            next = mp_load(bounds, g + 1, lid, row_ptrs, col_idxs, values, next_cols, next_prods,
+                           next_ends);
+        }
+        // the same for the whole work-group, as is every branch below that holds a barrier
+        const bool one_row = p.rows == 0;
+        if (!one_row) {
+#pragma unroll
+            for (int i = 0; i < MP_ITEMS; ++i) {
+                const int t = lid + i * MP_SIZE;
+                if (t < p.nnz) l_vals[t] = prods[i];
+                if (t < p.rows) l_ends[t] = ends[i];
+            }
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
-        __local value_type* swap = from;
-        from = to;
-        to = swap;
-    }
-    // the last work-item of each run holds its total
-    if (lid == size - 1) {
-        carry_vals[g * k + c] = sum;
-    } else if (l_ends[lid + 1] != row) {
-        // row was finished (and written) by a later work-item of this group
-        y[(first_row + row) * k + c] += (advanced ? alpha[c * alpha_stride] : 1) * sum;
+
+        // this work-item's piece: path steps [d, d_end) of the part; row = row ends before d
+        int row = 0;
+        value_type sum = 0;
+        if (one_row) {
+#pragma unroll
+            for (int i = 0; i < MP_ITEMS; ++i) sum += prods[i];
+        } else {
+            const int steps = p.rows + p.nnz;
+            const int piece = (steps + MP_SIZE - 1) / MP_SIZE;
+            int d = min(lid * piece, steps);
+            const int d_end = min(d + piece, steps);
+            int hi = p.rows;
+            while (row < hi) {
+                const int mid = (row + hi) >> 1;
+                if (l_ends[mid] + mid < d) row = mid + 1; else hi = mid;
+            }
+            int j = d - row;
+            for (; d < d_end; ++d) {
+                if (row < p.rows && j == l_ends[row]) {  // the end of row comes next on the path
+                    l_rows[row++] = sum;
+                    sum = 0;
+                } else {
+                    sum += l_vals[j++];
+                }
+            }
+        }
+
+        // segmented inclusive scan over the work-items that stopped inside the same row (rows
+        // only grow with lid, so equal rows are contiguous), between two halves of l_vals (2 or
+        // more items per work-item make it long enough) in turn, so that one barrier per step
+        // suffices; l_ends is reused for the rows. Inside one row: a tree sum in l_vals instead.
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local value_type* from = l_vals;
+        __local value_type* to = l_vals + MP_SIZE;
+        l_ends[lid] = row;
+        from[lid] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int active = MP_SIZE;
+        for (int offset = 1; offset < MP_SIZE; offset <<= 1) {
+            if (one_row) {
+                const int upper = (active + 1) >> 1;  // from[upper, active) is added to from[0, ...)
+                if (lid + upper < active) from[lid] += from[lid + upper];
+                active = upper;
+            } else {
+                if (lid >= offset && l_ends[lid - offset] == row) sum += from[lid - offset];
+                to[lid] = sum;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (!one_row) {
+                __local value_type* swap = from;
+                from = to;
+                to = swap;
+            }
+        }
+        if (one_row) {
+            if (lid == 0) carry_vals[g * k + c] = from[0];
+        } else if (lid == MP_SIZE - 1) {  // the last work-item of each run holds its total
+            carry_vals[g * k + c] = sum;
+        } else if (l_ends[lid + 1] != row) {
+            l_rows[row] += sum;  // row was finished by a later work-item of this group
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int i = 0; i < MP_ITEMS; ++i) {
+            const int r = lid + i * MP_SIZE;
+            if (r < p.rows) STORE((p.first_row + r) * k + c, l_rows[r]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);  // before the next part is staged
+
+#pragma unroll
+        for (int i = 0; i < MP_ITEMS; ++i) {
+            cols[i] = next_cols[i];
+            ends[i] = next_ends[i];
+            prods[i] = next_prods[i];
+        }
+        p = next;
     }
 }
+#endif
 
 
 // Row blocks, for CPUs: one work-item per part of the merge path, running its rows one after

@@ -7,16 +7,17 @@ by :func:`select_strategy` and kept in ``A.cache``:
 - ``vector``: a power-of-two number of work-items per row, reduced in local memory, for longer rows.
 - ``long_rows``: rows of similar length as classical or vector, plus a few much longer rows
   (an arrow matrix) cut into pieces of one work-group each, in the same launch.
-- ``merge_path``: for rows of any lengths (power law): every work-group takes an equal share of
-  rows plus nonzeros, staged in local memory (the matrix is read contiguously), and every
-  work-item an equal share of that.
+- ``merge_path``: for rows of any lengths (power law): the rows plus nonzeros are cut into equal
+  parts, two per work-group (the second loads while the first is summed); a part is staged in
+  local memory (the matrix is read contiguously) and every work-item takes an equal share of it.
 - ``row_blocks``: one work-item per contiguous, nonzero-balanced block of rows (the same
   partition of the merge path, with its bounds moved to row ends where that is near); what a
   CPU runs best, so CPUs always use it.
 
 The last three sum a row split over several parts (pieces, work-groups or blocks) in a second,
-small launch, the fix-up. Scalar kernel arguments are declared to pyopencl (see
-:func:`_launcher`): its generic path costs more time per launch than a small SpMV on a GPU.
+small launch, the fix-up. The launches of a strategy are made once per column count with all
+their arguments but the operands (:func:`_launches`): building them per call cost more host
+time than a small SpMV takes on a GPU.
 """
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ CACHE_KEY = "opencl.spmv_strategy"
 INT_MAX = np.iinfo(np.int32).max
 
 GPU_WORK_GROUP = 256
-GPU_ITEMS = 5           # merge-path steps (row ends + nonzeros) per work-item on a GPU (odd:
-                        # neighbouring work-items then read different local memory banks)
+GPU_ITEMS = 4           # merge-path steps (row ends + nonzeros) per work-item and part on a GPU
+GPU_PARTS = 2           # merge-path parts per work-group (the next one loads while one is summed)
 LONG_ROW_ITEMS = 16     # nonzeros per work-item of a long row's piece
 FIXUP_WORK_GROUP = 256  # the fix-up packs the rows summed over several parts into work-groups,
 FIXUP_PARTS_PER_LANE = 8  # with enough work-items per row that each adds at most this many parts
@@ -56,8 +57,8 @@ class SpmvStrategy:
     begins, then its end. ``runs``: device array of (first part, number of parts, row) of each
     row summed over several parts, added by the fix-up, or None: the first ``fixup_long`` of
     them (those of many parts) by ``fixup_lanes`` work-items each, the others by one each.
-    ``carries``: the sums of the parts per column count, reused by every call (the executor's
-    queue runs kernels in order); ``kernels``: the kernels of the launch by name, made once.
+    ``launches``: per column count, the launches with their arguments (the sums of the parts
+    among them, reused by every call: the executor's queue runs kernels in order).
     """
 
     name: str
@@ -70,7 +71,7 @@ class SpmvStrategy:
     fixup_lanes: int = 1
     bounds: Any = attrs.field(default=None, repr=False, eq=False)
     runs: Any = attrs.field(default=None, repr=False, eq=False)
-    carries: dict = attrs.field(factory=dict, repr=False, eq=False)
+    launches: dict = attrs.field(factory=dict, repr=False, eq=False)
 
 
 def select_strategy(exec, a, name: str | None = None, work_group: int | None = None,
@@ -117,8 +118,8 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
                                 **_fixup(exec, runs))
     else:
         if name == "merge_path":
-            # the staged part: one row end and one product per step in local memory
-            per_step = 4 + a.dtype.itemsize
+            # the staged part: one row end, one product and one row sum per step in local memory
+            per_step = 4 + 2 * a.dtype.itemsize
             most = info.local_mem_size // (work_group * per_step)
             items = min(GPU_ITEMS, most) if items is None else items
             if not 2 <= items <= most:  # and the scan needs 2 values per work-item
@@ -280,53 +281,83 @@ def _spmv(exec, a, b, x, alpha, beta) -> None:
     if n == 0 or k == 0:
         return
     _check_int32(max(n, b.shape[0]) * k, "entries of b or x")
-    strategy = select_strategy(exec, a)
-    advanced = alpha is not None
-    # plain SpMV never reads alpha and beta: x's buffer stands in for them
-    unused = (x.values.data, np.int32(0))
-    scalars = (np.int32(advanced), *(scalar_arg(alpha) if advanced else unused),
-               *(scalar_arg(beta) if advanced else unused))
-    args = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data,
-            b.values.data, x.values.data, *scalars)
-    wg, lanes, parts = strategy.work_group, strategy.lanes, strategy.parts
-    if parts and k not in strategy.carries:
-        strategy.carries[k] = exec.alloc((parts, k), a.dtype)
-    carries = strategy.carries.get(k)
-    run = _launcher(exec, strategy, a)
-    if strategy.name == "classical":
-        run("spmv_classical", (_round_up(n, wg), k), *args)
-    elif strategy.name == "vector":
-        run("spmv_vector", (_round_up(n * lanes, wg), k), *args, np.int32(lanes),
-            local_buffer(wg, a.dtype))
-    elif strategy.name == "long_rows":
-        run("spmv_long_rows", ((parts + -(-n * lanes // wg)) * wg, k), *args, np.int32(lanes),
-            np.int32(strategy.long_min), np.int32(parts),
-            (strategy.bounds if parts else a.row_ptrs).data,  # a stand-in where there are none
-            (carries if parts else x.values).data, local_buffer(wg, a.dtype))
-    elif strategy.name == "merge_path":
-        part = wg * strategy.items
-        run("spmv_merge_path", (parts * wg, k), *args, strategy.bounds.data, carries.data,
-            local_buffer(part, np.int32), local_buffer(part, a.dtype),
-            defines=dict(MERGE_PATH_WORK_GROUP=wg))
+    x_buf = x.values.data
+    if alpha is None:  # plain SpMV never reads alpha and beta: x's buffer stands in for them
+        operands = (b.values.data, x_buf, _FALSE, x_buf, _ZERO, x_buf, _ZERO)
     else:
-        run("spmv_row_blocks", (_round_up(parts, wg), k), *args, np.int32(parts),
-            strategy.bounds.data, carries.data)
+        operands = (b.values.data, x_buf, _TRUE, *scalar_arg(alpha), *scalar_arg(beta))
+    queue = exec.queue
+    for launch in _launches(exec, a, k):
+        launch.kernel(queue, launch.global_size, launch.local_size, *launch.head,
+                      *(operands[1:5] if launch.fixup else operands), *launch.tail)
+
+
+_FALSE = _ZERO = np.int32(0)
+_TRUE = np.int32(1)
+
+
+@attrs.frozen
+class _Launch:
+    """One kernel launch of an SpMV with all but its operands fixed: the kernel takes
+    (*head, b, x, advanced, alpha, alpha stride, beta, beta stride, *tail), the fix-up
+    (*head, x, advanced, alpha, alpha stride, *tail)."""
+
+    kernel: Any
+    global_size: tuple[int, int]
+    local_size: tuple[int, int]
+    head: tuple
+    tail: tuple = ()
+    fixup: bool = False
+
+
+def _launches(exec, a, k: int) -> tuple[_Launch, ...]:
+    """The launches of the SpMV of ``a`` with ``k`` columns, made once per strategy and column
+    count (a call then only passes its operands: building the arguments cost more host time
+    than a small SpMV takes on a GPU), again if the matrix's arrays were replaced."""
+    strategy = select_strategy(exec, a)
+    matrix = (a.row_ptrs, a.col_idxs, a.values)
+    made = strategy.launches.get(k)
+    if made is not None and all(p is q for p, q in zip(made[0], matrix)):
+        return made[1]
+    n = a.shape[0]
+    wg, lanes, parts = strategy.work_group, strategy.lanes, strategy.parts
+    # the sums of the parts; a stand-in where there are none (never written then)
+    carries = (exec.alloc((parts, k), a.dtype) if parts else a.values).data
+    head = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data)
+
+    def launch(name, size, tail=(), head=head, work_group=wg, defines=None, fixup=False):
+        return _Launch(exec.kernel(__file__, a.dtype, name, **(defines or {})), (size, k),
+                       (work_group, 1), head, tail, fixup)
+
+    if strategy.name == "classical":
+        launches = [launch("spmv_classical", _round_up(n, wg))]
+    elif strategy.name == "vector":
+        launches = [launch("spmv_vector", _round_up(n * lanes, wg),
+                           (np.int32(lanes), local_buffer(wg, a.dtype)))]
+    elif strategy.name == "long_rows":
+        bounds = strategy.bounds if parts else a.row_ptrs  # a stand-in where there are no pieces
+        launches = [launch("spmv_long_rows", (parts + -(-n * lanes // wg)) * wg,
+                           (np.int32(lanes), np.int32(strategy.long_min), np.int32(parts),
+                            bounds.data, carries, local_buffer(wg, a.dtype)))]
+    elif strategy.name == "merge_path":
+        launches = [launch("spmv_merge_path", -(-parts // GPU_PARTS) * wg,
+                           (np.int32(parts), strategy.bounds.data, carries),
+                           defines=dict(MERGE_PATH_WORK_GROUP=wg, MERGE_PATH_ITEMS=strategy.items,
+                                        MERGE_PATH_PARTS=GPU_PARTS))]
+    else:
+        launches = [launch("spmv_row_blocks", _round_up(parts, wg),
+                           (np.int32(parts), strategy.bounds.data, carries))]
     if strategy.runs is not None:
         # the rows summed over several parts
         count, fixup_wg = strategy.runs.shape[0] // 3, _fixup_wg(exec)
-        long, lanes = strategy.fixup_long, strategy.fixup_lanes
-        size = _round_up(long * lanes, fixup_wg) + _round_up(count - long, fixup_wg)
-        run("spmv_merge_path_fixup", (size, k), np.int32(k), np.int32(count), np.int32(long),
-            np.int32(lanes), strategy.runs.data, carries.data, x.values.data, *scalars[:3],
-            local_buffer(fixup_wg, a.dtype), work_group=fixup_wg)
-
-
-def _launcher(exec, strategy, a):
-    """run(name, global size, *args, work_group=strategy's, defines=None): launches kernel
-    ``name`` (of the program built with these macros) on a range of (global size) x (columns)."""
-    def run(name, size, *args, work_group=strategy.work_group, defines=None):
-        return exec.kernel(__file__, a.dtype, name, **(defines or {}))(exec.queue, size, (work_group, 1), *args)
-    return run
+        long, fixup_lanes = strategy.fixup_long, strategy.fixup_lanes
+        size = _round_up(long * fixup_lanes, fixup_wg) + _round_up(count - long, fixup_wg)
+        launches.append(launch("spmv_merge_path_fixup", size, (local_buffer(fixup_wg, a.dtype),),
+                               head=(np.int32(k), np.int32(count), np.int32(long),
+                                     np.int32(fixup_lanes), strategy.runs.data, carries),
+                               work_group=fixup_wg, fixup=True))
+    strategy.launches[k] = (matrix, tuple(launches))
+    return strategy.launches[k][1]
 
 
 def convert_to_dense(exec, a, out) -> None:
