@@ -118,3 +118,10 @@ def test_from_scipy_leaves_the_input_untouched(ref):
     A = gk.matrix.Csr.from_scipy(ref, S, dtype=np.float64)
     np.testing.assert_array_equal(S.indices, before)
     np.testing.assert_array_equal(A.to_scipy().toarray(), [[2.0, 3.0, 1.0]])
+
+
+def test_b_and_x_must_differ(ref):
+    A = gk.matrix.Csr.from_scipy(ref, poisson_2d(3))
+    b = gk.matrix.Dense.from_numpy(ref, np.ones(9))
+    with pytest.raises(ValueError, match="same matrix"):
+        A.apply(b, b)

@@ -53,6 +53,9 @@ class LinOp:
             if not isinstance(v, LinOp):
                 raise TypeError(f"apply: {name} must be a ginkpy matrix (gk.matrix.Dense.from_numpy(exec, array)), "
                                 f"not {type(v).__name__}")
+        if b is x:
+            raise ValueError("apply(b, x): b and x are the same matrix, but x is overwritten while b is read; "
+                             "pass a copy of b (b.clone()) or a separate x")
         self._check_operands(b, x)
         exec = self.executor
         b_local = b.to_executor(exec)
