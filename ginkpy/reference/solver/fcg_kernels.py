@@ -2,7 +2,6 @@
 is Cg's."""
 from __future__ import annotations
 
-
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.reference.solver import cg_kernels
 
