@@ -76,6 +76,14 @@ class Executor:
         """A new array in this executor's memory with the contents of ``array`` (of this executor)."""
         raise NotImplementedError
 
+    def copy_arrays(self, source: "Executor", *arrays: Any) -> list:
+        """Copies, in this executor's memory, of ``arrays`` of the executor ``source`` (directly
+        when the memory is shared, else through the host)."""
+        if self.same_memory(source):
+            return [self.copy(a) for a in arrays]
+        host = source.to_host(*arrays)
+        return [self.from_host(a) for a in (host if len(arrays) > 1 else (host,))]
+
     def synchronize(self) -> None:
         """Wait until all work queued on this executor is done (Ginkgo's ``exec->synchronize()``)."""
 

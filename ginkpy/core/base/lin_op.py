@@ -92,10 +92,13 @@ class LinOp:
         x.add_scaled(alpha, tmp)
 
     def to_executor(self, exec: Executor) -> "LinOp":
-        """This operator on ``exec``: itself if already there (matrices override with a copy)."""
-        if exec.same_memory(self.executor):
-            return self
-        raise NotImplementedError(f"{type(self).__name__} cannot be copied to another executor")
+        """This operator on ``exec``: itself if already there, else a copy (:meth:`clone`)."""
+        return self if exec.same_memory(self.executor) else self.clone(exec)
+
+    def clone(self, exec: Executor | None = None) -> "LinOp":
+        """A copy of this operator, on ``exec`` if given (matrices implement it)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be copied to another executor: "
+                                  f"generate it on that executor instead")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.shape[0]} x {self.shape[1]}, {self.dtype}, {self.executor!r})"

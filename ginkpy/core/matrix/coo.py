@@ -69,13 +69,8 @@ class Coo(LinOp):
     def clone(self, exec: Executor | None = None) -> "Coo":
         """A copy of this matrix, on ``exec`` if given."""
         exec = self.executor if exec is None else exec
-        arrays = (self.row_idxs, self.col_idxs, self.values)
-        if exec.same_memory(self.executor):
-            return Coo(exec, self.shape, *(exec.copy(a) for a in arrays))
-        return Coo(exec, self.shape, *(exec.from_host(a) for a in self.executor.to_host(*arrays)))
+        return Coo(exec, self.shape, *exec.copy_arrays(self.executor, self.row_idxs, self.col_idxs, self.values))
 
-    def to_executor(self, exec: Executor) -> "Coo":
-        return self if exec.same_memory(self.executor) else self.clone(exec)
 
     def is_finite(self) -> bool:
         """True when no stored value is NaN or infinite."""

@@ -72,14 +72,8 @@ class Csr(LinOp):
     def clone(self, exec: Executor | None = None) -> "Csr":
         """A copy of this matrix, on ``exec`` if given."""
         exec = self.executor if exec is None else exec
-        if exec.same_memory(self.executor):
-            arrays = (exec.copy(a) for a in (self.row_ptrs, self.col_idxs, self.values))
-        else:
-            arrays = (exec.from_host(a) for a in self.executor.to_host(self.row_ptrs, self.col_idxs, self.values))
-        return Csr(exec, self.shape, *arrays)
+        return Csr(exec, self.shape, *exec.copy_arrays(self.executor, self.row_ptrs, self.col_idxs, self.values))
 
-    def to_executor(self, exec: Executor) -> "Csr":
-        return self if exec.same_memory(self.executor) else self.clone(exec)
 
     def extract_diagonal(self) -> Dense:
         """The main diagonal as an n x 1 Dense (zero where no entry is stored)."""

@@ -68,12 +68,8 @@ class Dense(LinOp):
     def clone(self, exec: Executor | None = None) -> "Dense":
         """A copy of this matrix, on ``exec`` if given."""
         exec = self.executor if exec is None else exec
-        if exec.same_memory(self.executor):
-            return Dense(exec, exec.copy(self.values))
-        return Dense(exec, exec.from_host(self.to_numpy()))
+        return Dense(exec, *exec.copy_arrays(self.executor, self.values))
 
-    def to_executor(self, exec: Executor) -> "Dense":
-        return self if exec.same_memory(self.executor) else self.clone(exec)
 
     def copy_from(self, other: "Dense") -> "Dense":
         """Copy ``other``'s values (same shape, any executor) into this matrix."""

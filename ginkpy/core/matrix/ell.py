@@ -111,14 +111,9 @@ class Ell(LinOp):
     def clone(self, exec: Executor | None = None) -> "Ell":
         """A copy of this matrix, on ``exec`` if given."""
         exec = self.executor if exec is None else exec
-        arrays = (self.col_idxs, self.values)
-        if exec.same_memory(self.executor):
-            return Ell(exec, self.shape, *(exec.copy(a) for a in arrays), self.num_stored_elements_per_row)
-        return Ell(exec, self.shape, *(exec.from_host(a) for a in self.executor.to_host(*arrays)),
+        return Ell(exec, self.shape, *exec.copy_arrays(self.executor, self.col_idxs, self.values),
                    self.num_stored_elements_per_row)
 
-    def to_executor(self, exec: Executor) -> "Ell":
-        return self if exec.same_memory(self.executor) else self.clone(exec)
 
     def is_finite(self) -> bool:
         """True when no stored value is NaN or infinite."""

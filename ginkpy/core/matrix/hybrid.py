@@ -90,8 +90,6 @@ class Hybrid(LinOp):
         """A copy of this matrix, on ``exec`` if given."""
         return Hybrid(self.ell.clone(exec), self.coo.clone(exec))
 
-    def to_executor(self, exec: Executor) -> "Hybrid":
-        return self if exec.same_memory(self.executor) else self.clone(exec)
 
     def is_finite(self) -> bool:
         """True when no stored value is NaN or infinite."""

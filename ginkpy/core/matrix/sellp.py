@@ -109,15 +109,9 @@ class Sellp(LinOp):
     def clone(self, exec: Executor | None = None) -> "Sellp":
         """A copy of this matrix, on ``exec`` if given."""
         exec = self.executor if exec is None else exec
-        arrays = (self.slice_sets, self.slice_lengths, self.col_idxs, self.values)
-        if exec.same_memory(self.executor):
-            arrays = (exec.copy(a) for a in arrays)
-        else:
-            arrays = (exec.from_host(a) for a in self.executor.to_host(*arrays))
+        arrays = exec.copy_arrays(self.executor, self.slice_sets, self.slice_lengths, self.col_idxs, self.values)
         return Sellp(exec, self.shape, *arrays, self.slice_size, self.stride_factor)
 
-    def to_executor(self, exec: Executor) -> "Sellp":
-        return self if exec.same_memory(self.executor) else self.clone(exec)
 
     def is_finite(self) -> bool:
         """True when no stored value is NaN or infinite."""
