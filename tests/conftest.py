@@ -56,6 +56,59 @@ def tol(dtype) -> float:
     return 10 * np.finfo(dtype).eps
 
 
+# -- twins: a kernel on the reference executor and on the device, on the same inputs -------------
+
+def _to_exec(exec, value, dtype):
+    """A test input on ``exec``: float numpy arrays become Dense of ``dtype`` (1-D as n x 1),
+    other numpy arrays (stop status, flags, indices) raw executor arrays, SciPy sparse
+    matrices Csr; anything else is passed as it is."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            return gk.matrix.Dense.from_numpy(exec, value, dtype)
+        return exec.from_host(value)
+    if sp.issparse(value):
+        return gk.matrix.Csr.from_scipy(exec, value, dtype)
+    return value
+
+
+def _to_host(exec, value):
+    if isinstance(value, gk.matrix.Dense):
+        return value.to_numpy()
+    if isinstance(value, gk.matrix.Csr):
+        return value.to_scipy().toarray()
+    if isinstance(value, (np.ndarray,)) or type(value).__module__.startswith("pyopencl"):
+        return exec.to_host(value)
+    return value
+
+
+def twin(ref, ocl, kernel: str, *args, dtype=np.float64):
+    """Run ``exec.run(kernel, *args)`` on the reference executor and on the device, each on its
+    own copy of the inputs (see :func:`_to_exec`). Returns, per executor, the host values of every
+    argument after the call (numbers as they were) followed by the kernel's return value."""
+    outs = []
+    for exec in (ref, ocl):
+        converted = [_to_exec(exec, a, dtype) for a in args]
+        result = exec.run(kernel, *converted)
+        outs.append([_to_host(exec, c) for c in converted] + [result])
+    return outs
+
+
+def assert_twins(outs, dtype, factor: float = 1.0, skip=()):
+    """The device's values (outs[1]) match the reference's (outs[0]) within ``factor`` x 10
+    machine epsilons of each entry, or of the largest entry of the array where terms cancel;
+    integer arrays (status, counts) exactly. ``skip`` lists argument positions not compared."""
+    reference, device = outs
+    for i, (r, d) in enumerate(zip(reference, device)):
+        if i in skip or r is None or isinstance(r, (int, float, str)):
+            continue
+        r, d = np.asarray(r), np.asarray(d)
+        if r.dtype.kind in "iub":
+            np.testing.assert_array_equal(d, r, err_msg=f"argument {i}")
+        else:
+            t = factor * tol(dtype)
+            np.testing.assert_allclose(d, r, rtol=t, atol=t * np.abs(r).max(initial=0), err_msg=f"argument {i}")
+
+
 def criteria(max_iters: int = 300, reduction: float | None = 1e-12) -> list:
     """Iteration(max_iters) and, unless ``reduction`` is None, ResidualNorm(reduction)."""
     crit = [gk.stop.Iteration.build().with_max_iters(max_iters)]

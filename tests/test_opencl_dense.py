@@ -213,4 +213,4 @@ def test_convert_to_csr_of_zero_and_empty_matrices(ocl, dtype):
 
 def test_too_large_for_int32_indices_is_a_clear_error():
     with pytest.raises(ValueError, match="int32"):
-        launch.check_size(2**31)
+        launch.check_int32(2**31)

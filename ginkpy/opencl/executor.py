@@ -133,6 +133,7 @@ class OpenCLExecutor(Executor):
     """
 
     backend = "opencl"
+    NoDeviceError = NoOpenCLDeviceError
 
     def __init__(self, device: Any = None) -> None:
         super().__init__()

@@ -19,11 +19,23 @@ WORK_GROUP = 256  # work-group size of the element-wise launches
 INT32_MAX = np.iinfo(np.int32).max
 
 
-def check_size(size: int) -> None:
-    """Refuse arrays that the kernels' int32 indices cannot address."""
+def ceil_div(a: int, b: int) -> int:
+    """a / b rounded up (a >= 0, b > 0)."""
+    return -(-a // b)
+
+
+def round_up(a: int, b: int) -> int:
+    """The smallest multiple of b that is >= a: a global size of whole work-groups of b."""
+    return ceil_div(a, b) * b
+
+
+def check_int32(size: int, what: str = "a Dense") -> None:
+    """Refuse sizes that the kernels' int32 indices cannot address; ``what`` names the data."""
     if size > INT32_MAX:
-        raise ValueError(f"a Dense of {size} entries is too large for the OpenCL kernels, which index "
+        raise ValueError(f"{what} of {size} entries is too large for the OpenCL kernels, which index "
                          f"with int32 (at most {INT32_MAX} entries): split it into several matrices")
+
+
 
 
 def launch_1d(exec, module_file: str, name: str, dtype: Any, work_items: int, *args: Any) -> None:
@@ -31,7 +43,7 @@ def launch_1d(exec, module_file: str, name: str, dtype: Any, work_items: int, *a
     rounded up to whole work-groups of WORK_GROUP; nothing is launched for 0."""
     if work_items == 0:
         return
-    check_size(work_items)
+    check_int32(work_items)
     global_size = -(-work_items // WORK_GROUP) * WORK_GROUP
     exec.kernel(module_file, dtype, name)(exec.queue, (global_size,), (WORK_GROUP,), *args)
 

@@ -17,6 +17,19 @@ class KernelNotFoundError(NotImplementedError):
     """A core algorithm asked for a kernel that this executor's backend does not provide."""
 
 
+# The executor registry: executor names and the classes that implement them, as
+# "module:class" so that a backend is only imported when it is asked for. This is the only
+# place where core/ names a backend.
+EXECUTORS = {"reference": "ginkpy.reference.executor:ReferenceExecutor",
+             "opencl": "ginkpy.opencl.executor:OpenCLExecutor"}
+
+
+def executor_class(name: str) -> type:
+    """The executor class registered under ``name`` (imported at first use)."""
+    module, _, cls = EXECUTORS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
 class Executor:
     """Base of all executors.
 
@@ -25,9 +38,19 @@ class Executor:
     """
 
     backend: str = ""
+    _host: "Executor | None" = None
 
     def __init__(self) -> None:
         self._kernels: dict[str, Callable[..., Any]] = {}
+
+    @property
+    def host(self) -> "Executor":
+        """The executor of the host (Ginkgo's ``get_master()``): where setup work that is not
+        done by a device kernel runs (block inversions, factorizations, analyses), on numpy
+        arrays, before its results move here with :meth:`copy_arrays` or ``to_executor``."""
+        if Executor._host is None:
+            Executor._host = executor_class("reference")()
+        return Executor._host
 
     # -- kernel dispatch -------------------------------------------------------------------
     def run(self, kernel: str, *args: Any, **kwargs: Any) -> Any:
@@ -103,16 +126,19 @@ class Executor:
 
 
 def executor(name: str = "default") -> Executor:
-    """An executor by name: ``"reference"``, ``"opencl"``, ``"opencl:<platform>:<device>"``, or
-    ``"default"`` (OpenCL when a device is present, else the reference executor)."""
-    if name == "reference":
-        from ginkpy.reference.executor import ReferenceExecutor
-        return ReferenceExecutor()
+    """An executor by name: ``"reference"``, ``"opencl"``, ``"opencl:<platform>:<device>"``
+    (or ``"opencl:<name substring>"``), or ``"default"`` (OpenCL when a device is present,
+    else the reference executor)."""
+    if not isinstance(name, str):
+        raise TypeError(f"executor(name): name must be a string ('reference', 'opencl', "
+                        f"'opencl:<platform>:<device>' or 'default'), not {type(name).__name__}")
     if name == "default":
         return default_executor()
-    if name == "opencl" or name.startswith("opencl:"):
-        from ginkpy.opencl.executor import OpenCLExecutor
-        return OpenCLExecutor(name.partition(":")[2] or None)
+    kind, _, device = name.partition(":")
+    if kind == "reference" and not device:
+        return executor_class("reference")()
+    if kind == "opencl":
+        return executor_class("opencl")(device or None)
     raise ValueError(f"unknown executor '{name}': use 'reference', 'opencl', "
                      f"'opencl:<platform>:<device>' or 'default'")
 
@@ -120,11 +146,10 @@ def executor(name: str = "default") -> Executor:
 def default_executor() -> Executor:
     """The OpenCL executor on the default device (a GPU if there is one); the reference
     executor, with a warning, when no OpenCL device can be found."""
-    from ginkpy.opencl.executor import NoOpenCLDeviceError, OpenCLExecutor
+    opencl = executor_class("opencl")
     try:
-        return OpenCLExecutor()
-    except NoOpenCLDeviceError as err:
+        return opencl()
+    except opencl.NoDeviceError as err:
         import warnings
-        from ginkpy.reference.executor import ReferenceExecutor
         warnings.warn(f"{err} -- using the reference executor instead", RuntimeWarning, stacklevel=2)
-        return ReferenceExecutor()
+        return executor_class("reference")()

@@ -8,11 +8,68 @@ parameter objects without ``.on()``: :func:`as_factory` binds them to the outer 
 """
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Callable
 
 import attrs
 
 from ginkpy.core.base.executor import Executor
+
+
+# -- validators: parameters are checked where they are declared, at every with_<name> call ------
+
+def _owner(instance: Any) -> str:
+    product = getattr(type(instance), "product", None)
+    return product.__name__ if product is not None else type(instance).__qualname__
+
+
+def _fail(instance: Any, attribute: Any, value: Any, expected: str) -> None:
+    raise ValueError(f"{_owner(instance)}.with_{attribute.name}({value!r}): {attribute.name} must be "
+                     f"{expected}")
+
+
+def integer(min: int | None = None, max: int | None = None, optional: bool = False) -> Callable:
+    """An attrs validator: an integer (not a bool) within [min, max]; None too if ``optional``."""
+    bounds = " ".join(filter(None, [f">= {min}" if min is not None else "",
+                                    "and" if min is not None and max is not None else "",
+                                    f"<= {max}" if max is not None else ""]))
+    expected = f"an integer {bounds}".strip() + (" or None" if optional else "")
+
+    def check(instance, attribute, value):
+        if value is None and optional:
+            return
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+                (min is not None and value < min) or (max is not None and value > max):
+            _fail(instance, attribute, value, expected)
+    return check
+
+
+def number(min: float | None = None, max: float | None = None, min_open: bool = False,
+           allow_inf: bool = False, optional: bool = False) -> Callable:
+    """An attrs validator: a real number (not a bool or a string), finite unless ``allow_inf``,
+    within [min, max] (min excluded with ``min_open``); None too if ``optional``."""
+    parts = [f"{'>' if min_open else '>='} {min}" if min is not None else "", f"<= {max}" if max is not None else ""]
+    expected = (("a number" if allow_inf else "a finite number") + " " + " and ".join(filter(None, parts))).strip()
+    expected += " or None" if optional else ""
+
+    def check(instance, attribute, value):
+        if value is None and optional:
+            return
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value) or \
+                (not allow_inf and math.isinf(value)) or \
+                (min is not None and (value <= min if min_open else value < min)) or \
+                (max is not None and value > max):
+            _fail(instance, attribute, value, expected)
+    return check
+
+
+def one_of(*choices: Any) -> Callable:
+    """An attrs validator: one of ``choices``."""
+    def check(instance, attribute, value):
+        if not any(value == c and type(value) is type(c) for c in choices):
+            _fail(instance, attribute, value, "one of " + ", ".join(repr(c) for c in choices))
+    return check
 
 
 def variadic(**kwargs: Any) -> Any:

@@ -35,8 +35,10 @@ class Factorization(EnableBuild, LinOp):
             raise TypeError(f"{type(self).__name__} factorizes a sparse matrix, not {type(A).__name__}: "
                             f"convert it with gk.matrix.Csr.from_scipy or Csr.from_dense")
         LinOp.__init__(self, exec, A.shape, A.dtype)
-        arrays = exec.run(self.kernel, A)
-        self.factors = (Csr(exec, A.shape, *arrays[:3]), Csr(exec, A.shape, *arrays[3:]))
+        # the exact factorizations are sequential: they run on the host, the factors move to exec
+        host = exec.host
+        arrays = host.run(self.kernel, A.to_executor(host))
+        self.factors = tuple(Csr(host, A.shape, *arrays[i:i + 3]).to_executor(exec) for i in (0, 3))
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         first, second = self.factors

@@ -15,7 +15,6 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import check_system_matrix
-from ginkpy.reference.executor import ReferenceExecutor
 
 MAX_BLOCK_SIZE = 32
 
@@ -43,7 +42,7 @@ class Jacobi(EnableBuild, LinOp):
         EnableBuild.__init__(self, factory)
         exec = factory.executor
         max_block_size = _check_max_block_size(self.parameters.max_block_size)
-        host = ReferenceExecutor()
+        host = exec.host
         A = _host_csr(system_matrix, host)
         exec.check_dtype(A.dtype)
         LinOp.__init__(self, exec, A.shape, A.dtype)
@@ -95,7 +94,7 @@ class Jacobi(EnableBuild, LinOp):
         self.executor.run(f"preconditioner.jacobi.{kernel}", alpha, self, b, beta, x)
 
 
-def _host_csr(A: Any, host: ReferenceExecutor) -> Csr:
+def _host_csr(A: Any, host) -> Csr:
     """A as a checked Csr on the host: square, finite, of a supported value type."""
     if isinstance(A, LinOp) and not isinstance(A, (Csr, Dense)):
         if not hasattr(A, "to_csr"):

@@ -27,11 +27,10 @@ import attrs
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.launch import local_buffer, pow2_at_most, scalar_arg
+from ginkpy.opencl.launch import check_int32, local_buffer, pow2_at_most, scalar_arg
 
 STRATEGIES = ("classical", "vector", "long_rows", "merge_path", "row_blocks")
 CACHE_KEY = "opencl.spmv_strategy"
-INT_MAX = np.iinfo(np.int32).max
 
 GPU_WORK_GROUP = 256
 GPU_ITEMS = 4           # merge-path steps (row ends + nonzeros) per work-item and part on a GPU
@@ -103,7 +102,7 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
     elif name == "vector":
         lanes = lanes or _lanes(nnz, n, work_group, 2)
         _check_lanes(lanes, work_group, 2)
-        _check_int32(n * lanes + work_group, "rows x lanes")
+        check_int32(n * lanes + work_group, "rows x lanes")
         strategy = SpmvStrategy(name, work_group, lanes=lanes)
     elif name == "long_rows":
         long_min = _long_min(n, nnz)
@@ -111,7 +110,7 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
         lanes = lanes or _lanes(int(lengths[short].sum()), int(short.sum()), work_group, 1)
         _check_lanes(lanes, work_group, 1)
         items = LONG_ROW_ITEMS if items is None else items
-        _check_int32(n * lanes + work_group + nnz + work_group * items, "rows x lanes + nonzeros")
+        check_int32(n * lanes + work_group + nnz + work_group * items, "rows x lanes + nonzeros")
         bounds, runs = _long_row_pieces(row_ptrs, np.flatnonzero(~short), work_group * items)
         strategy = SpmvStrategy(name, work_group, lanes=lanes, items=items, long_min=long_min,
                                 parts=bounds.size // 2, bounds=_device(exec, bounds),
@@ -131,7 +130,7 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
         else:  # a few blocks per compute unit, at least CPU_MIN_ITEMS steps each
             blocks = CPU_BLOCKS_PER_UNIT * info.compute_units
             part = items = items or max(CPU_MIN_ITEMS, -(-(n + nnz) // blocks))
-        _check_int32(n + nnz + part, "rows + nonzeros")
+        check_int32(n + nnz + part, "rows + nonzeros")
         bounds, runs = _merge_path_bounds(row_ptrs, part, align=name == "row_blocks")
         strategy = SpmvStrategy(name, work_group, items=items, parts=bounds.size // 2 - 1,
                                 bounds=_device(exec, bounds), **_fixup(exec, runs))
@@ -247,12 +246,6 @@ def _merge_path_bounds(row_ptrs: np.ndarray, part: int,
             runs.astype(np.int32).ravel())
 
 
-def _check_int32(size: int, what: str) -> None:
-    if size > INT_MAX:
-        raise ValueError(f"{what}: {size} is beyond the int32 index range of the OpenCL kernels; "
-                         f"split the problem or use the reference executor")
-
-
 def _kernel(exec, a, name: str):
     return exec.kernel(__file__, a.dtype, name)
 
@@ -280,7 +273,7 @@ def _spmv(exec, a, b, x, alpha, beta) -> None:
     n, k = x.shape
     if n == 0 or k == 0:
         return
-    _check_int32(max(n, b.shape[0]) * k, "entries of b or x")
+    check_int32(max(n, b.shape[0]) * k, "entries of b or x")
     x_buf = x.values.data
     if alpha is None:  # plain SpMV never reads alpha and beta: x's buffer stands in for them
         operands = (b.values.data, x_buf, _FALSE, x_buf, _ZERO, x_buf, _ZERO)
@@ -364,7 +357,7 @@ def convert_to_dense(exec, a, out) -> None:
     n, m = a.shape
     if n == 0 or m == 0:
         return
-    _check_int32(n * m, "entries of the dense matrix")
+    check_int32(n * m, "entries of the dense matrix")
     exec.run("matrix.dense.fill", out, 0.0)
     wg = _work_group(exec)
     _kernel(exec, a, "scatter_to_dense")(
@@ -391,6 +384,5 @@ def transpose(exec, a):
     """Row pointers, column indices (sorted) and values of A^T, computed on the host with the
     reference kernel: it runs once per solver (Bicg forms A^T at generate time), where a device
     counting sort would save one copy of the matrix each way, not time per iteration."""
-    from ginkpy.reference.executor import ReferenceExecutor
-    host = ReferenceExecutor()
+    host = exec.host
     return tuple(exec.from_host(v) for v in host.run("matrix.csr.transpose", a.clone(host)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_size, launch_1d, local_buffer, pow2_at_most, scalar_arg
+from ginkpy.opencl.launch import check_int32, launch_1d, local_buffer, pow2_at_most, scalar_arg
 
 
 def _kernel(exec, dtype, name):
@@ -97,7 +97,7 @@ def _column_dot(exec, a, b, result, root: bool) -> None:
     if n == 0:
         fill(exec, result, 0.0)
         return
-    check_size(a.values.size)
+    check_int32(a.values.size)
     dtype = a.dtype
     if exec.info.is_cpu:
         groups, rows = blocked_shape(exec.info, n)
@@ -146,7 +146,7 @@ def is_finite(exec, a) -> bool:
     size = a.values.size
     if size == 0:
         return True
-    check_size(size)
+    check_int32(size)
     groups, _, wg, per_group = reduction_shape(exec.info, size)
     partial = exec.alloc((groups,), np.int32)
     _kernel(exec, a.dtype, "count_nonfinite")(
@@ -165,7 +165,7 @@ def transpose(exec, a, out):
     n, k = a.shape
     if a.values.size == 0:
         return
-    check_size(a.values.size)
+    check_int32(a.values.size)
     t = TRANSPOSE_TILE
     _kernel(exec, a.dtype, "transpose")(
         exec.queue, (-(-k // t) * t, -(-n // t) * t), (t, t), np.int32(n), np.int32(k),
@@ -195,7 +195,7 @@ def _product(exec, a, b, x, alpha=None, beta=None) -> None:
     if n == 0 or k == 0:
         return
     for v in (a, b, x):
-        check_size(v.values.size)
+        check_int32(v.values.size)
     advanced = alpha is not None
     scalars = (*scalar_arg(alpha), *scalar_arg(beta)) if advanced else (None, np.int32(0), None, np.int32(0))
     dtype = x.dtype
@@ -240,7 +240,7 @@ def convert_to_csr(exec, a):
     """Row pointers, column indices and values of the nonzeros of ``a`` (row-major order), as
     device arrays: nonzeros counted per row, prefix-summed into row pointers, then filled."""
     n, k = a.shape
-    check_size(a.values.size)
+    check_int32(a.values.size)
     if n == 0 or k == 0:
         empty = exec.from_host(np.zeros(n + 1, dtype=np.int32))
         return empty, exec.alloc((0,), np.int32), exec.alloc((0,), a.dtype)

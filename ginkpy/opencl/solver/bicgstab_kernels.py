@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_size, launch, local_buffer
+from ginkpy.opencl.launch import check_int32, launch, local_buffer
 from ginkpy.opencl.matrix.dense_kernels import fill, partials_group_size, reduction_shape
 
 
@@ -23,7 +23,7 @@ def compute_dots(exec, a, b, ab, bb):
         fill(exec, ab, 0.0)
         fill(exec, bb, 0.0)
         return
-    check_size(a.values.size)
+    check_int32(a.values.size)
     dtype = a.dtype
     groups, width, lanes, rows = reduction_shape(exec.info, n, k)
     ab_out, bb_out = (ab.values, bb.values) if groups == 1 else (exec.alloc((groups, k), dtype) for _ in range(2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_size, launch, local_buffer
+from ginkpy.opencl.launch import check_int32, launch, local_buffer
 from ginkpy.opencl.matrix.dense_kernels import blocked_shape, partials_group_size, reduction_shape, sum_partials
 
 
@@ -28,7 +28,7 @@ def step_2(exec, x, r, p, q, beta, rho, prev_rho, r_norm, status):
     n, k = x.shape
     if k == 0:
         return
-    check_size(x.values.size)
+    check_int32(x.values.size)
     vectors = [v.values.data for v in (x, r, p, q, beta, rho, prev_rho)]
     if exec.info.is_cpu:
         groups, rows = blocked_shape(exec.info, n)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_size, launch, local_buffer, pow2_at_most
+from ginkpy.opencl.launch import check_int32, launch, local_buffer, pow2_at_most
 from ginkpy.opencl.matrix.dense_kernels import sum_partials
 
 
 def restart(exec, r, r_norm, basis, v, g, estimate, inner, status):
-    check_size(basis.values.size)  # the kernels index the whole basis with int32
+    check_int32(basis.values.size)  # the kernels index the whole basis with int32
     launch(exec, __file__, "restart", r.dtype, r.shape, r, r_norm, basis, v, g, estimate, inner, status)
 
 
