@@ -15,6 +15,9 @@ class SolveResult:
     residual_norm: np.ndarray       # final residual norm of each column
     stop_reasons: list[StopReason]  # why each column stopped
     time: float                     # seconds
+    rhs_norm: np.ndarray = attrs.field(factory=lambda: np.zeros(0))   # ||b|| of each column
+    threshold: np.ndarray = attrs.field(factory=lambda: np.zeros(0))  # residual norm that counts as
+    # converged, per column (NaN where no residual criterion was given)
 
     @property
     def num_iterations(self) -> int:

@@ -141,6 +141,9 @@ class IterationMonitor:
             raise ValueError("the initial residual b - A x is not finite: the initial guess x contains NaN or Inf")
         args = CriterionArgs(solver.system_matrix, b_norm, r_norm)
         self.criteria = [c.generate(args) for c in solver.criteria]
+        self.rhs_norm = b_norm
+        thresholds = [c.threshold for c in self.criteria if hasattr(c, "threshold")]
+        self.threshold = np.max(thresholds, axis=0) if thresholds else np.full(k, np.nan)
         self.host_status = np.zeros(k, dtype=STATUS_DTYPE)
         self.status = exec.from_host(self.host_status)
         self.iterations = np.zeros(k, dtype=np.int64)
@@ -229,6 +232,7 @@ class IterationMonitor:
     def finish(self) -> SolveResult:
         """Report how the solve ended to the solver's loggers."""
         result = SolveResult(self.iterations.copy(), self.norms.copy(),
-                             [StopReason(s) for s in self.host_status], time.perf_counter() - self._start)
+                             [StopReason(s) for s in self.host_status], time.perf_counter() - self._start,
+                             self.rhs_norm.copy(), self.threshold.copy())
         self.solver._log("on_solve_complete", result)
         return result
