@@ -94,8 +94,8 @@ def test_generated_problems_agree_with_spsolve(exec, problem):
 
 def test_estimate_below_an_unreachable_tolerance_is_not_convergence(ref):
     # in float32 the Givens estimate keeps falling while the true residual stalls near 1e-7 ||b||:
-    # a column that meets 1e-9 on the estimate is reopened by the true residual, and stops at the
-    # iteration limit even when that is the iteration of the estimate
+    # a column that meets 1e-9 on the estimate is reopened by the true residual at the end of the
+    # cycle, and stops at the iteration limit with the true residual, whatever the limit is
     A = convection_diffusion_2d(10)
     b = np.random.default_rng(2).standard_normal(A.shape[0])
     threshold = 1e-9 * np.linalg.norm(b.astype(np.float32))
@@ -105,13 +105,11 @@ def test_estimate_below_an_unreachable_tolerance_is_not_convergence(ref):
                     gk.stop.Iteration.build().with_max_iters(max_iters)]
         return _solve(ref, A, b, criteria=criteria, krylov_dim=15, dtype=np.float32)
 
-    x, log = run(200)
-    assert not log.has_converged and log.num_iterations == 200
-    below = [i for i, norms in enumerate(log.residual_norm_history) if norms[0] <= threshold]
-    assert below, "the estimate never met the tolerance: the test needs another system"
-    x, log = run(below[0])
-    assert log.stop_reason == "iteration limit" and log.num_iterations == below[0]
-    assert log.residual_norm[0] > threshold and np.isfinite(x).all()
+    for max_iters in (14, 15, 16, 30, 45, 60, 100, 200):
+        x, log = run(max_iters)
+        assert log.stop_reason == "iteration limit" and log.num_iterations == max_iters
+        true = np.linalg.norm(b - A @ x[:, 0].astype(np.float64))
+        assert log.residual_norm[0] > threshold and true > threshold and np.isfinite(x).all()
 
 
 def test_float32(exec):

@@ -61,10 +61,16 @@ def test_first_criterion_met_gives_the_reason(ref):
 
 def test_bad_parameters_are_errors(ref):
     A = gk.matrix.Csr.from_scipy(ref, sp.diags([1.0, 2.0]))
-    for crit, msg in [(gk.stop.Iteration.build(), "max_iters"),
-                      (gk.stop.Iteration.build().with_max_iters(-1), "max_iters"),
-                      (gk.stop.ResidualNorm.build().with_baseline("relative"), "baseline"),
-                      (gk.stop.Time.build().with_time_limit(-1.0), "time_limit")]:
-        solver = gk.solver.Cg.build().with_criteria(crit).on(ref).generate(A)
+    # a criterion without its limit is an error when the solver is generated
+    with pytest.raises(ValueError, match="max_iters"):
+        gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build()).on(ref).generate(A)
+    # a bad value is an error where it is given, naming the parameter and what it accepts
+    for make, msg in [(lambda: gk.stop.Iteration.build().with_max_iters(-1), "max_iters must be an integer >= 0"),
+                      (lambda: gk.stop.Iteration.build().with_max_iters(float("nan")), "max_iters"),
+                      (lambda: gk.stop.Iteration.build().with_max_iters(2.5), "max_iters"),
+                      (lambda: gk.stop.ResidualNorm.build().with_baseline("relative"), "baseline must be one of"),
+                      (lambda: gk.stop.ResidualNorm.build().with_reduction_factor("1e-8"), "reduction_factor"),
+                      (lambda: gk.stop.ResidualNorm.build().with_reduction_factor(-1.0), "reduction_factor"),
+                      (lambda: gk.stop.Time.build().with_time_limit(-1.0), "time_limit")]:
         with pytest.raises(ValueError, match=msg):
-            solver.apply(gk.matrix.Dense.from_numpy(ref, [1.0, 1.0]), gk.matrix.Dense.zeros(ref, (2, 1)))
+            make()

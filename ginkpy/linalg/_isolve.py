@@ -234,12 +234,15 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
 
 class _SolutionCallback(Logger):
     """Calls ``callback(xk)`` with a copy of the current solution after every ``every``-th
-    iteration and after the last one.
+    iteration and after the last one. It needs the live solution, so the solve reads its state
+    after every iteration (a host round trip per iteration).
 
     With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is read at the next
     iteration's event or at the end of the solve, since GMRES updates x only after logging the
     cycle's last iteration.
     """
+
+    needs_solution = True
 
     def __init__(self, callback: Callable, x: Dense, every: int = 1) -> None:
         self.callback, self.x, self.every = callback, x, every

@@ -10,7 +10,13 @@ typedef IndexType index_type;
 
 // Stop status of a right-hand-side column (see core/stop/stopping_status.py).
 #define STATUS_RUNNING 0
+#define STATUS_CONVERGED 1
 #define STATUS_BREAKDOWN 4
+#define STATUS_DIVERGED 5
+#define STATUS_PENDING 6
+
+// The machine epsilon of value_type.
+#define EPSILON (sizeof(value_type) == 8 ? DBL_EPSILON : FLT_EPSILON)
 
 // Tree sum of v over `count` work-items (a power of two), numbered 0 <= index < count, that
 // keep their values at slot[index * stride] in local memory; each of them gets the sum.
@@ -34,3 +40,132 @@ DEFINE_LOCAL_SUM(local_sum_int, int)
 // The column of entry i of a row-major n x k matrix. The k == 1 case (one right-hand side)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))
+
+// ---- reductions: partial sums per work-group, summed by the kernel that consumes them ------
+
+// The layout of a kernel that sums over the n rows of n x k vectors (launch.ReductionShape):
+// work-group (x, g) takes columns x * width .. and rows g * rows_per_group .. of them; its
+// work-items form `lanes` rows of `width` columns: work-item (c, y) takes rows begin + y,
+// begin + y + lanes, ... below end of column col (col < k only). On a CPU width = lanes = 1.
+#define REDUCTION_PARAMS const int n, const int k, const int width, const int rows_per_group
+#define REDUCTION_LAYOUT                                                                 \
+    const int c_ = get_local_id(0) % width;                                             \
+    const int y_ = get_local_id(0) / width;                                             \
+    const int lanes = get_local_size(0) / width;                                        \
+    const int col = get_group_id(0) * width + c_;                                       \
+    const int begin = get_group_id(1) * rows_per_group + y_;                            \
+    const int end = min(n, (int)get_group_id(1) * rows_per_group + rows_per_group);     \
+    const int group = get_group_id(1)
+// The work-group's sum of v over its lanes, for the column of the work-item (every work-item
+// must call it); tmp: local scratch of get_local_size(0) values.
+#define REDUCE_LANES(v, tmp) local_sum((tmp) + c_, (v), y_, lanes, width)
+// The work-item that writes its column's partial sum of the group.
+#define IS_LANE_ROOT (y_ == 0 && col < k)
+
+// The sum of a[i] b[i] over the rows begin, begin + lanes, ... below end of column col, with
+// four independent partial sums (shorter dependency chains: a CPU runs a work-item's loop
+// serially) added pairwise at the end.
+inline value_type column_dot(__global const value_type* a, __global const value_type* b,
+                             const int begin, const int end, const int lanes, const int k,
+                             const int col)
+{
+    value_type acc[4] = {0, 0, 0, 0};
+    int row = begin;
+    for (; row + 3 * lanes < end; row += 4 * lanes) {
+        for (int u = 0; u < 4; ++u) {
+            const int i = (row + u * lanes) * k + col;
+            acc[u] += a[i] * b[i];
+        }
+    }
+    for (; row < end; row += lanes) acc[0] += a[row * k + col] * b[row * k + col];
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+// sums[j] = sum over g < parts of partials[g * count + j] for j < count, into local memory,
+// by the whole work-group (a power of two in size; every work-item calls it), always in the
+// same order: every work-group of a kernel, and every kernel given the same partials, gets the
+// same bits, so all agree on what they decide from them. tmp: local scratch of
+// get_local_size(0) values. Ends with a barrier.
+inline void sum_partials(__global const value_type* partials, const int parts, const int count,
+                         __local value_type* sums, __local value_type* tmp)
+{
+    const int size = get_local_size(0) * get_local_size(1);
+    const int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    int width = 1;
+    while (width * 2 <= min(count, size)) width *= 2;
+    const int lanes = size / width;
+    const int c = lid % width, y = lid / width;
+    for (int first = 0; first < count; first += width) {
+        const int j = first + c;
+        value_type s = 0;
+        if (j < count) {
+            for (int g = y; g < parts; g += lanes) s += partials[g * count + j];
+        }
+        s = local_sum(tmp + c, s, y, lanes, width);
+        if (y == 0 && j < count) sums[j] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+// ---- the stopping check on the device (core/stop/stop_state.py) -----------------------------
+
+// The device stopping state of a solve: per column the status, the number of checks so far,
+// the residual norm history (a ring of history_rows rows of k), the threshold, and the
+// iteration limit.
+#define STATUS_ITERATION_LIMIT 2
+#define STOP_PARAMS __global uchar* status, __global int* checks, __global value_type* history, \
+                    const int history_rows, __global const value_type* threshold, const int max_iters
+#define STOP_ARGS status, checks, history, history_rows, threshold, max_iters
+
+// The stopping check of column col on its residual norm: converged when norm <= threshold,
+// diverged when it is not finite. Every work-item that works on the column calls it with the
+// same norm and so reaches the same verdict; only the `writer` records it (the history, the
+// check count and a new status), and only the writer also stops the column at its iteration
+// limit (checks counted so far >= max_iters): the others may then still update what the
+// column no longer uses, which a kernel calling this must allow (no update of x or r after
+// the check). True while the column runs on. A column stopped before is left as it is (also
+// when the writer of this launch has just stopped it: same verdict).
+// `converged` is the status of a column that converged: STATUS_PENDING for an estimate that the
+// true residual confirms later (stop_confirm).
+inline bool stop_check_as(const int col, const int k, const value_type norm, const bool writer,
+                          const uchar converged, STOP_PARAMS)
+{
+    if (status[col] != STATUS_RUNNING) return false;
+    const uchar reason = norm <= threshold[col] ? converged
+                         : isfinite(norm) ? STATUS_RUNNING : STATUS_DIVERGED;
+    if (writer) {
+        const int h = checks[col];
+        history[(h % history_rows) * k + col] = norm;
+        checks[col] = h + 1;
+        if (reason != STATUS_RUNNING) {
+            status[col] = reason;
+        } else if (h >= max_iters) {
+            status[col] = STATUS_ITERATION_LIMIT;
+            return false;
+        }
+    }
+    return reason == STATUS_RUNNING;
+}
+
+inline bool stop_check(const int col, const int k, const value_type norm, const bool writer,
+                       STOP_PARAMS)
+{
+    return stop_check_as(col, k, norm, writer, STATUS_CONVERGED, STOP_ARGS);
+}
+
+// A column PENDING (converged on an estimate) meets its true residual norm: converged if it
+// meets the threshold, else it runs on (unless at its iteration limit); the writer puts the norm in place of the estimate in
+// the history. True when the column runs on.
+inline bool stop_confirm(const int col, const int k, const value_type norm, const bool writer,
+                         STOP_PARAMS)
+{
+    if (status[col] != STATUS_PENDING) return false;
+    const uchar reason = norm <= threshold[col] ? STATUS_CONVERGED
+                         : !isfinite(norm) ? STATUS_DIVERGED
+                         : checks[col] - 1 >= max_iters ? STATUS_ITERATION_LIMIT : STATUS_RUNNING;
+    if (writer) {
+        history[((checks[col] - 1) % history_rows) * k + col] = norm;
+        status[col] = reason;
+    }
+    return reason == STATUS_RUNNING;
+}

@@ -8,6 +8,7 @@ into :class:`DeviceInfo`, from which kernels choose their variant and launch siz
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -102,27 +103,67 @@ def select_device(spec: Any = None):
 
 
 class Kernel:
-    """A pyopencl kernel whose scalar argument types are declared at its first launch, from the
-    numpy scalars passed then (every launch passes the same types). pyopencl packs declared
-    scalars directly; its generic path costs about 10 us per scalar and launch, more than a
-    whole vector update takes on a GPU."""
+    """A kernel of a compiled program, shared by the executors of one device.
 
-    def __init__(self, program, name: str) -> None:
+    Its scalar argument types are declared at its first launch, from the numpy scalars passed
+    then (every launch passes the same types): pyopencl packs declared scalars directly, where
+    its generic path costs about 10 us per scalar and launch. Setting the arguments and
+    enqueueing happen under the device's lock, so threads sharing the kernel cannot mix their
+    arguments. Inside :meth:`Executor.capture <ginkpy.core.base.executor.Executor.capture>` a
+    launch also goes to the recording, as a private copy of the kernel with its arguments set
+    once, which the replay enqueues without setting anything.
+    """
+
+    def __init__(self, program, name: str, device: "_Device") -> None:
         import pyopencl as cl
+        self._program, self._name, self._device = program, name, device
         self._kernel = cl.Kernel(program, name)
-        self._declared = False
+        self._dtypes = None
 
     def __call__(self, queue, global_size, local_size, *args: Any):
-        if not self._declared:
-            self._kernel.set_scalar_arg_dtypes([a.dtype if isinstance(a, np.generic) else None for a in args])
-            self._declared = True
-        return self._kernel(queue, global_size, local_size, *args)
+        import pyopencl as cl
+        device = self._device
+        if self._dtypes is None:
+            self._dtypes = [a.dtype if isinstance(a, np.generic) else None for a in args]
+            self._kernel.set_scalar_arg_dtypes(self._dtypes)
+        device.counters["launches"] += 1
+        recording = getattr(device.capture, "recording", None)
+        if recording is None:
+            with device.lock:
+                return self._kernel(queue, global_size, local_size, *args)
+        # a private copy with its arguments set once: the replay only enqueues it
+        kernel = cl.Kernel(self._program, self._name)
+        kernel.set_scalar_arg_dtypes(self._dtypes)
+        kernel.set_args(*args)
+        global_size, local_size = tuple(global_size), None if local_size is None else tuple(local_size)
+
+        def launch() -> None:
+            cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+        recording.steps.append(launch)
+        return launch()
 
     def __getattr__(self, name: str) -> Any:  # the rest of pyopencl's Kernel (get_work_group_info, ...)
         return getattr(self._kernel, name)
 
 
-_contexts: dict[Any, tuple] = {}  # one context, queue and memory pool per device, shared by executors
+@attrs.define(eq=False)
+class _Device:
+    """What the executors of one device share: context, queue, memory pool, device properties,
+    compiled programs and kernels, the launch lock, the counters and the running capture."""
+
+    context: Any
+    queue: Any
+    pool: Any
+    info: DeviceInfo
+    programs: dict = attrs.field(factory=dict)
+    kernels: dict = attrs.field(factory=dict)
+    counters: dict = attrs.field(factory=lambda: {"launches": 0, "allocations": 0, "reads": 0})
+    lock: Any = attrs.field(factory=threading.RLock)
+    capture: Any = attrs.field(factory=threading.local)
+
+
+_devices: dict[Any, _Device] = {}
+_devices_lock = threading.Lock()  # one context, queue and memory pool per device, shared by executors
 
 
 class OpenCLExecutor(Executor):
@@ -141,12 +182,15 @@ class OpenCLExecutor(Executor):
         import pyopencl.tools as cl_tools
         dev = select_device(device)
         key = dev.int_ptr
-        if key not in _contexts:
-            ctx = cl.Context([dev])
-            queue = cl.CommandQueue(ctx)
-            pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
-            _contexts[key] = (ctx, queue, pool, DeviceInfo.of(dev), {}, {})
-        self.context, self.queue, self.pool, self.info, self._programs, self._kernels_by_name = _contexts[key]
+        with _devices_lock:
+            if key not in _devices:
+                ctx = cl.Context([dev])
+                queue = cl.CommandQueue(ctx)
+                pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
+                _devices[key] = _Device(ctx, queue, pool, DeviceInfo.of(dev))
+        shared = self._device = _devices[key]
+        self.context, self.queue, self.pool, self.info = shared.context, shared.queue, shared.pool, shared.info
+        self.counters, self._capture = shared.counters, shared.capture
         self.device = dev
 
     # -- programs ----------------------------------------------------------------------------
@@ -162,10 +206,13 @@ class OpenCLExecutor(Executor):
         options = [f"-DValueType={_TYPE_NAMES[dtype]}", "-DIndexType=int", f"-I{_INCLUDE_DIR}"]
         options += [f"-D{k}={v}" for k, v in sorted(defines.items())]
         key = (str(path), tuple(options))
-        prog = self._programs.get(key)
+        prog = self._device.programs.get(key)
         if prog is None:
-            source = path.read_text()
-            prog = self._programs[key] = cl.Program(self.context, source).build(options=options)
+            with self._device.lock:
+                prog = self._device.programs.get(key)
+                if prog is None:
+                    source = path.read_text()
+                    prog = self._device.programs[key] = cl.Program(self.context, source).build(options=options)
         return prog
 
     def kernel(self, module_file: str, dtype: Any, name: str, **defines: Any) -> "Kernel":
@@ -173,9 +220,10 @@ class OpenCLExecutor(Executor):
         new kernel object, and warns, on every ``program.name`` access). The look-up is one dict
         access: it runs for every launch."""
         key = (module_file, dtype, name, *sorted(defines.items()))
-        knl = self._kernels_by_name.get(key)
+        knl = self._device.kernels.get(key)
         if knl is None:
-            knl = self._kernels_by_name[key] = Kernel(self.program(module_file, dtype, **defines), name)
+            knl = Kernel(self.program(module_file, dtype, **defines), name, self._device)
+            knl = self._device.kernels.setdefault(key, knl)
         return knl
 
     # -- memory ------------------------------------------------------------------------------
@@ -188,39 +236,75 @@ class OpenCLExecutor(Executor):
 
     def alloc(self, shape, dtype):
         import pyopencl.array as cla
+        self.counters["allocations"] += 1
         return cla.empty(self.queue, shape, np.dtype(dtype), allocator=self.pool)
 
     def from_host(self, array: np.ndarray):
-        import pyopencl.array as cla
         array = np.ascontiguousarray(array)
-        out = cla.empty(self.queue, array.shape, array.dtype, allocator=self.pool)
+        out = self.alloc(array.shape, array.dtype)
         if array.size:
-            out.set(array, queue=self.queue)
+            with self._device.lock:
+                out.set(array, queue=self.queue)
         return out
 
     def to_host(self, *arrays: Any):
         import pyopencl as cl
+        self._note_read()
         out = []
-        for a in arrays:
-            host = np.empty(a.shape, a.dtype)
-            if a.size:
-                cl.enqueue_copy(self.queue, host, a.data, is_blocking=False)
-            out.append(host)
+        with self._device.lock:
+            for a in arrays:
+                host = np.empty(a.shape, a.dtype)
+                if a.size:
+                    cl.enqueue_copy(self.queue, host, a.data, is_blocking=False)
+                out.append(host)
         self.queue.finish()
         return out[0] if len(out) == 1 else tuple(out)
 
+    def read_async(self, *arrays: Any):
+        """Start copying ``arrays`` to new host arrays without waiting; returns the host arrays
+        and the event to wait on (``event.wait()``) before reading them."""
+        import pyopencl as cl
+        out, event = [], None
+        with self._device.lock:
+            for a in arrays:
+                host = np.empty(a.shape, a.dtype)
+                if a.size:
+                    event = cl.enqueue_copy(self.queue, host, a.data, is_blocking=False)
+                out.append(host)
+        return out, event
+
+    def read_done(self, event) -> bool:
+        import pyopencl as cl
+        return event is None or event.command_execution_status == cl.command_execution_status.COMPLETE
+
     def write(self, array, host: np.ndarray) -> None:
         import pyopencl as cl
-        if array.size:
-            cl.enqueue_copy(self.queue, array.data, np.ascontiguousarray(host, dtype=array.dtype),
-                            is_blocking=True)
+        if not array.size:
+            return
+        host = np.array(host, dtype=array.dtype, order="C", copy=True)
+        queue, buffer = self.queue, array.data
+        with self._device.lock:
+            cl.enqueue_copy(queue, buffer, host, is_blocking=True)
+        self._record_write(lambda: cl.enqueue_copy(queue, buffer, host, is_blocking=False))
 
     def copy(self, array):
         out = self.alloc(array.shape, array.dtype)
-        if array.size:
-            import pyopencl as cl
-            cl.enqueue_copy(self.queue, out.data, array.data)
+        self.copy_into(out, array)
         return out
+
+    def copy_into(self, dst, src) -> None:
+        """dst = src for device arrays of the same size: one copy on the queue (recorded by a
+        running capture like a launch)."""
+        import pyopencl as cl
+        if not src.size:
+            return
+        queue, dst_buf, src_buf = self.queue, dst.data, src.data
+        self.counters["launches"] += 1
+        recording = self._recording()
+        if recording is not None:
+            recording.steps.append(lambda: cl.enqueue_copy(queue, dst_buf, src_buf))
+        with self._device.lock:
+            cl.enqueue_copy(queue, dst_buf, src_buf)
 
     def synchronize(self) -> None:
         self.queue.finish()

@@ -1,6 +1,7 @@
 """The reference executor: sequential host kernels on numpy arrays, the definition of correctness."""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -13,20 +14,47 @@ class ReferenceExecutor(Executor):
 
     backend = "reference"
 
+    def run(self, kernel: str, *args: Any, **kwargs: Any) -> Any:
+        fn = self._kernels.get(kernel)
+        if fn is None:
+            fn = self._kernels[kernel] = self._resolve(kernel)
+        recording = self._recording()
+        if recording is None:
+            self.counters["launches"] += 1
+            return fn(self, *args, **kwargs)
+        # inside a capture: record the kernel (not the kernels it runs itself)
+        self._capture.recording = None
+        try:
+            result = fn(self, *args, **kwargs)
+        finally:
+            self._capture.recording = recording
+        self.counters["launches"] += 1
+        if result is None:
+            recording.steps.append(functools.partial(fn, self, *args, **kwargs))
+        else:  # the caller goes on with a value computed from the data
+            recording.read = True
+        return result
+
     def alloc(self, shape, dtype) -> np.ndarray:
+        self.counters["allocations"] += 1
         return np.empty(shape, dtype=dtype)
 
     def from_host(self, array: np.ndarray) -> np.ndarray:
+        self.counters["allocations"] += 1
         return np.array(array, copy=True, order="C")
 
     def to_host(self, *arrays: Any):
+        self._note_read()
         out = tuple(np.array(a, copy=True) for a in arrays)
         return out[0] if len(out) == 1 else out
 
     def write(self, array: np.ndarray, host: np.ndarray) -> None:
+        host = np.array(host, dtype=array.dtype, copy=True)
         array[...] = host
+        self._record_write(lambda: array.__setitem__(Ellipsis, host))
 
     def copy(self, array: np.ndarray) -> np.ndarray:
+        self.counters["allocations"] += 1
         return array.copy()
 
     def same_memory(self, other: Executor) -> bool:

@@ -8,6 +8,7 @@ that a backend lacks raises :class:`KernelNotFoundError`; nothing falls back to 
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -30,11 +31,30 @@ def executor_class(name: str) -> type:
     return getattr(importlib.import_module(module), cls)
 
 
+class Recording:
+    """What :meth:`Executor.capture` records while a function runs: the device work (each
+    step a callable that enqueues one launch or copy again) and whether the function read the
+    executor's memory (then its work may depend on data, and it cannot be replayed)."""
+
+    def __init__(self) -> None:
+        self.steps: list[Callable[[], None]] = []
+        self.read = False
+
+
 class Executor:
     """Base of all executors.
 
     Subclasses set ``backend`` (the package under ``ginkpy/`` holding the kernels) and
     implement the memory operations on their array type.
+
+    ``counters`` counts, since the executor's device was first used, the kernel ``launches``
+    (and copies), device ``allocations`` and blocking ``reads`` to the host: tests and
+    benchmarks read them to check what a solve loop costs per iteration.
+
+    Thread safety: executors may be shared between threads. Kernel launches are atomic (a
+    kernel's arguments are set and the kernel enqueued under a lock), so concurrent solves
+    on one executor are correct; a solver's work vectors are its own, and one solver object
+    serializes concurrent ``apply`` calls.
     """
 
     backend: str = ""
@@ -42,6 +62,60 @@ class Executor:
 
     def __init__(self) -> None:
         self._kernels: dict[str, Callable[..., Any]] = {}
+        self.counters = {"launches": 0, "allocations": 0, "reads": 0}
+        self._capture = threading.local()
+
+    # -- capture: a loop body recorded once, then replayed without Python in between ----------
+    def capture(self, fn: Callable[[], Any]) -> Callable[[], None] | None:
+        """Run ``fn()`` once and record the device work it enqueues. Returns a callable that
+        enqueues the same work again (the same kernels with the same arguments, set once),
+        or None when ``fn`` read from the executor's memory while it ran: then what it enqueues
+        may depend on the data, and it must be called itself each time.
+
+        Solvers capture one iteration of their loop this way, so that an iteration costs
+        its launches and nothing else on the host.
+        """
+        recording = Recording()
+        outer = getattr(self._capture, "recording", None)
+        self._capture.recording = recording
+        try:
+            fn()
+        finally:
+            self._capture.recording = outer
+        if outer is not None:  # nested capture: the outer recording gets the same work
+            outer.steps.extend(recording.steps)
+            outer.read |= recording.read
+        if recording.read:
+            return None
+        steps = tuple(recording.steps)
+        counters = self.counters
+
+        def replay() -> None:
+            for step in steps:
+                step()
+            counters["launches"] += len(steps)
+            outer = self._recording()
+            if outer is not None:  # replayed inside another capture: that one records it too
+                outer.steps.extend(steps)
+        return replay
+
+    def _recording(self) -> Recording | None:
+        """The recording of a capture running in this thread, if any."""
+        return getattr(self._capture, "recording", None)
+
+    def _record_write(self, step: Callable[[], None]) -> None:
+        """A write of host data into the executor's memory, made inside a running capture: the
+        replay writes the same data again (the solve it belongs to resets its state so)."""
+        recording = self._recording()
+        if recording is not None:
+            recording.steps.append(step)
+
+    def _note_read(self) -> None:
+        """Count a blocking read of the executor's memory (and spoil a running capture)."""
+        self.counters["reads"] += 1
+        recording = self._recording()
+        if recording is not None:
+            recording.read = True
 
     @property
     def host(self) -> "Executor":
@@ -90,6 +164,15 @@ class Executor:
     def to_host(self, *arrays: Any) -> Any:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError
+
+    def read_async(self, *arrays: Any) -> tuple[list, Any]:
+        """Start copying ``arrays`` to new host arrays; returns them and the event to wait for
+        (``event.wait()``; None when the copies are done already, as on the host)."""
+        return [np.array(a, copy=True) for a in arrays], None
+
+    def read_done(self, event: Any) -> bool:
+        """Whether the read of :meth:`read_async` that gave ``event`` has arrived."""
+        return True
 
     def write(self, array: Any, host: np.ndarray) -> None:
         """Overwrite ``array`` (of this executor) with the host array ``host`` of the same shape."""

@@ -91,6 +91,14 @@ class LinOp:
         x.scale(beta)
         x.add_scaled(alpha, tmp)
 
+    def apply_with_dots(self, b: Any, x: Any, u: Any, w: Any, partials: Any) -> None:
+        """x = op(b), and into ``partials`` the partial sums of the dot products u . x (and
+        w . x, unless w is None) per column, as ``components.reduction.dots`` makes them: the
+        dot products a Krylov solver needs right after a product. Operators that can form them
+        in the same pass over x (Csr) do so."""
+        self.apply(b, x)
+        self.executor.run("components.reduction.dots", x, u, w, partials)
+
     def to_executor(self, exec: Executor) -> "LinOp":
         """This operator on ``exec``: itself if already there, else a copy (:meth:`clone`)."""
         return self if exec.same_memory(self.executor) else self.clone(exec)

@@ -90,7 +90,18 @@ class Csr(LinOp):
         row_ptrs, col_idxs, values = self.executor.run("matrix.csr.transpose", self)
         return Csr(self.executor, (self.shape[1], self.shape[0]), row_ptrs, col_idxs, values)
 
+    def scale_columns(self, diag: Dense) -> "Csr":
+        """A D with D = diag(diag) (diag n x 1): a new Csr sharing this one's pattern, its values
+        scaled per column. Right-preconditioned solvers fold scalar Jacobi into A this way."""
+        values = self.executor.alloc(self.values.shape, self.dtype)
+        self.executor.run("matrix.csr.scale_columns", self, diag, values)
+        return Csr(self.executor, self.shape, self.row_ptrs, self.col_idxs, values)
+
     # -- LinOp: SpMV ------------------------------------------------------------------------------
+    def apply_with_dots(self, b: Dense, x: Dense, u: Dense, w: Dense | None, partials: Dense) -> None:
+        # x = A b;  partial sums of u . x (and w . x)
+        self.executor.run("matrix.csr.spmv_dots", self, b, x, u, w, partials)
+
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         # x = A b
         self.executor.run("matrix.csr.spmv", self, b, x)

@@ -155,6 +155,13 @@ def as_scalar(exec: Executor, value: Any, dtype: Any) -> Dense:
     arr = np.asarray(value, dtype=dtype)
     if arr.ndim > 1 or not np.all(np.isfinite(arr)):
         raise ValueError(f"a scalar must be a finite number or a 1-D array of per-column numbers, got {value!r}")
+    if arr.ndim == 0:
+        # a number: one constant per executor and value (solver loops apply with -1 and 1 often)
+        constants = exec.__dict__.setdefault("_constants", {})
+        key = (arr.dtype, arr.item())
+        if key not in constants:
+            constants[key] = Dense(exec, exec.from_host(arr.reshape(1, 1)))
+        return constants[key]
     return Dense(exec, exec.from_host(arr.reshape(1, -1)))
 
 

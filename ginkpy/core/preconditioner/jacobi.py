@@ -80,6 +80,14 @@ class Jacobi(EnableBuild, LinOp):
         return out
 
     @property
+    def inverse_diagonal(self) -> Dense | None:
+        """D^-1 as an n x 1 Dense for scalar Jacobi (solvers apply it inside their own kernels),
+        None for block-Jacobi."""
+        if not self._is_scalar:
+            return None
+        return Dense(self.executor, self.blocks.reshape(self.shape[0], 1))
+
+    @property
     def _is_scalar(self) -> bool:
         return self.block_stride <= 1
 

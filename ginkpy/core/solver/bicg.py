@@ -27,34 +27,36 @@ class Bicg(IterativeSolver):
         self.system_matrix_transpose = _transpose(self.system_matrix, "system matrix")
         self.preconditioner_transpose = _transpose(self.preconditioner, "preconditioner")
 
-    def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
+        exec, A = self.executor, self.system_matrix
         At, Mt = self.system_matrix_transpose, self.preconditioner_transpose
-        k = b.shape[1]
-        r, p, q, r2, p2, q2 = (b.empty_like() for _ in range(6))
-        # z = z2 = 0: the initial guesses of M and M^T when they are iterative solvers
-        z, z2 = (Dense.zeros(exec, b.shape, b.dtype) for _ in range(2))
-        rho, prev_rho, beta = (b.empty_like((1, k)) for _ in range(3))
+        monitor = IterationMonitor(self, b, x, zero_guess)
+        ws = monitor.ws
+        r, p, q, r2, p2, q2, z, z2 = ws.vectors("r", "p", "q", "r2", "p2", "q2", "z", "z2")
+        rho, prev_rho, beta = ws.scalars("rho", "prev_rho", "beta")
         # r = b - A x
-        self._residual(b, x, r)
-        monitor = IterationMonitor(self, b, x, r)
+        monitor.start(monitor.residual(r))
+        status = monitor.stop.status
         # r2 = r;  p = p2 = 0;  prev_rho = 1
         exec.run("solver.bicg.initialize", r, r2, p, p2, prev_rho)
-        iteration = 0
-        while not monitor.check(iteration, residual=r):
+        self._check(monitor, r)
+
+        def iteration():
             # z = M r;  z2 = M^T r2
-            M.apply(r, z)
-            Mt.apply(r2, z2)
+            z_ = self._precondition(r, z)
+            z2_ = self._precondition(r2, z2, Mt)
             # rho = z . r2
-            z.compute_dot(r2, rho)
+            z_.compute_dot(r2, rho)
             # p = z + (rho / prev_rho) p;  p2 = z2 + (rho / prev_rho) p2
-            exec.run("solver.bicg.step_1", p, z, p2, z2, rho, prev_rho, monitor.status)
+            exec.run("solver.bicg.step_1", p, z_, p2, z2_, rho, prev_rho, status)
             # q = A p;  q2 = A^T p2
             A.apply(p, q)
             At.apply(p2, q2)
             # beta = p2 . q
             p2.compute_dot(q, beta)
             # x = x + (rho / beta) p;  r = r - (rho / beta) q;  r2 = r2 - (rho / beta) q2;  prev_rho = rho
-            exec.run("solver.bicg.step_2", x, r, r2, p, q, q2, beta, rho, prev_rho, monitor.status)
-            iteration += 1
+            exec.run("solver.bicg.step_2", x, r, r2, p, q, q2, beta, rho, prev_rho, status)
+            self._check(monitor, r)
+
+        monitor.run(iteration)
         monitor.finish()

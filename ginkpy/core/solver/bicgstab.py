@@ -1,7 +1,10 @@
 """Bicgstab: the biconjugate gradient stabilized method (van der Vorst) for general systems.
 
 Right-preconditioned as in Ginkgo (y = M p, z = M s), so the recurrence residual r is the
-residual of the original system and the criteria check the true residual.
+residual of the original system and the criteria check the true residual. With scalar Jacobi
+M = D^-1 the products use A D^-1 (the system matrix with scaled columns, made once), so an
+iteration is five launches: v = A M p with r_hat . v, step_2 (s), t = A M s with s . t and
+t . t, step_3 (x, r, and r_hat . r and r . r in the same pass), step_1 (the stopping check, p).
 
 Restarts: once the shadow residual r_hat is numerically orthogonal to r, that is
 |rho| = |r_hat . r| <= 100 eps ||r_hat|| ||r|| with eps the machine epsilon of the value type,
@@ -24,46 +27,67 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, right_preconditioned
 
 
 class Bicgstab(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A = self.executor, self.system_matrix
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
+        exec = self.executor
+        # AM = A M with scalar Jacobi folded in (diag), else A and M applied one after the other
+        AM, diag, M = right_preconditioned(self)
+        monitor = IterationMonitor(self, b, x, zero_guess)
+        ws = monitor.ws
         k = b.shape[1]
-        r, r_hat, p, v, s, t, y, z = (b.empty_like() for _ in range(8))
-        rho, rr, rhat_sq, prev_rho, alpha, omega, rv, ts, tt = (b.empty_like((1, k)) for _ in range(9))
-        restarted = exec.from_host(np.zeros(k, dtype=np.uint8))
-        restart_tol = 100 * np.finfo(b.dtype).eps
+        r, r_hat, p, v, s, t = ws.vectors("r", "r_hat", "p", "v", "s", "t")
+        y, z = (ws.vectors("y", "z") if M is not None else (None, None))
+        rho, prev_rho, alpha, omega, rhat_sq = ws.scalars("rho", "prev_rho", "alpha", "omega", "rhat_sq")
+        restarted = ws.array("restarted", (k,), np.uint8)
+        # partial sums of r_hat . r, r . r, r_hat . v and (s . t, t . t)
+        rho_new, rr, rv, st = (ws.partials(name) for name in ("rho_new", "rr", "rv", "st"))
+        restart_tol = float(100 * np.finfo(b.dtype).eps)
         # r = b - A x
-        self._residual(b, x, r)
-        monitor = IterationMonitor(self, b, x, r)
-        # r_hat = r, p = v = s = 0, prev_rho = alpha = omega = 1
-        exec.run("solver.bicgstab.initialize", r, r_hat, p, v, s, prev_rho, alpha, omega)
-        # rhat_sq = r_hat . r_hat
-        r_hat.compute_dot(r_hat, rhat_sq)
-        iteration = 0
-        while not monitor.check(iteration, residual=r):
-            # rho = r_hat . r;  rr = r . r
-            exec.run("solver.bicgstab.compute_dots", r_hat, r, rho, rr)
-            # restart where |rho| <= 100 eps ||r_hat|| ||r||: r_hat = p = r;
+        monitor.start(monitor.residual(r))
+        stop = monitor.stop
+        # r_hat = r;  p = v = 0;  prev_rho = alpha = omega = 1;  ||r_hat||^2 = ||r||^2
+        exec.run("solver.bicgstab.initialize", r, r_hat, p, v, prev_rho, alpha, omega)
+        exec.write(rhat_sq.values, (monitor.norms ** 2).reshape(1, k))
+
+        def step_1():
+            # stop on ||r||;  restart where |r_hat . r| <= 100 eps ||r_hat|| ||r||: r_hat = p = r;
             # elsewhere p = r + (rho / prev_rho) (alpha / omega) (p - omega v)
-            exec.run("solver.bicgstab.step_1", r, r_hat, p, v, rho, rr, rhat_sq, prev_rho, alpha, omega,
-                     restart_tol, restarted, monitor.status)
-            # y = M p;  v = A y
-            y = self._precondition(p, y)
-            A.apply(y, v)
-            # rv = r_hat . v
-            r_hat.compute_dot(v, rv)
-            # rho = rhat_sq = rr where restarted;  alpha = rho / rv;  s = r - alpha v;  prev_rho = rho
-            exec.run("solver.bicgstab.step_2", r, s, v, rho, rr, rhat_sq, prev_rho, alpha, rv, restarted,
-                     monitor.status)
-            # z = M s;  t = A z
-            z = self._precondition(s, z)
-            A.apply(z, t)
-            # ts = s . t;  tt = t . t
-            exec.run("solver.bicgstab.compute_dots", s, t, ts, tt)
-            # omega = ts / tt;  x = x + alpha y + omega z;  r = s - omega t
-            exec.run("solver.bicgstab.step_3", x, r, s, t, y, z, alpha, omega, ts, tt, monitor.status)
-            iteration += 1
+            exec.run("solver.bicgstab.step_1", r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega,
+                     rhat_sq, restart_tol, restarted, stop)
+
+        def iteration():
+            # v = A M p;  partial sums of r_hat . v
+            self._product(AM, M, p, y, v, r_hat, None, rv)
+            # alpha = rho / (r_hat . v);  s = r - alpha v;  prev_rho = rho
+            exec.run("solver.bicgstab.step_2", r, s, v, rv, rho, prev_rho, alpha, rhat_sq, restarted, stop.status)
+            # t = A M s;  partial sums of s . t and t . t
+            self._product(AM, M, s, z, t, s, t, st)
+            # omega = (s . t) / (t . t);  x = x + alpha M p + omega M s;  r = s - omega t;
+            # partial sums of r_hat . r and r . r
+            exec.run("solver.bicgstab.step_3", x, r, r_hat, s, t, p if M is None else y,
+                     s if M is None else z, diag, st, alpha, omega, rho_new, rr, stop.status)
+            step_1()
+
+        def resume(columns):
+            # the columns that take the true residual as r start over: r_hat = p = r, rho = r . r
+            for vector in (r_hat, p):
+                exec.run("matrix.dense.copy_columns", r, vector, columns)
+            rho_resumed = r.compute_dot(r, ws.vector("rho_resume", rows=1))
+            for scalar in (rho, rhat_sq):
+                exec.run("matrix.dense.copy_columns", rho_resumed, scalar, columns)
+
+        # partial sums of r_hat . r and r . r
+        exec.run("solver.bicgstab.prepare", r, r_hat, rho_new, rr)
+        step_1()
+        monitor.run(iteration, resume=resume)
         monitor.finish()
+
+    def _product(self, AM, M, b, Mb, x, u, w, partials) -> None:
+        """x = A M b (M b kept in Mb where M is an operator of its own) and the partial sums of
+        u . x (and w . x)."""
+        if M is not None:
+            b = self._precondition(b, Mb, M)
+        AM.apply_with_dots(b, x, u, w, partials)

@@ -1,40 +1,66 @@
 """Cg: the (preconditioned) conjugate gradient method for symmetric positive definite systems.
 
+One iteration is three launches with scalar Jacobi or without a preconditioner: q = A p with
+the partial sums of p . q in the same pass, step_2 (x and r updated, z = M r and the partial
+sums of r . z and r . r in the same pass) and step_1 (the stopping check of the new residual,
+p = z + beta p). Each kernel sums the partial sums it needs itself, so no launch finishes a
+reduction. Another preconditioner adds its own launches and one reduction.
+
 A column whose p^T A p <= 0 (the matrix or preconditioner is not positive definite) stops
 with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 class Cg(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A = self.executor, self.system_matrix
-        k = b.shape[1]
-        r, p, q = (b.empty_like() for _ in range(3))
-        z = Dense.zeros(exec, b.shape, b.dtype)  # the initial guess of an iterative preconditioner
-        rho, prev_rho, beta, r_norm = (b.empty_like((1, k)) for _ in range(4))
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
+        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+        monitor = IterationMonitor(self, b, x, zero_guess)
+        ws = monitor.ws
+        r, p, q = ws.vectors("r", "p", "q")
+        rho, prev_rho = ws.scalars("rho", "prev_rho")
+        # M: none (z = r), scalar Jacobi (z = D^-1 r inside the kernels), or an operator of its own
+        diag = self._diagonal_preconditioner
+        z = None if diag is not None or isinstance(M, Identity) else ws.vector("z")
+        # partial sums of p . q, r . r and r . z (r . z is r . r without a preconditioner)
+        pq, rr = ws.partials("pq"), ws.partials("rr")
+        rz = rr if z is None and diag is None else ws.partials("rz")
         # r = b - A x
-        self._residual(b, x, r)
-        monitor = IterationMonitor(self, b, x, r)
-        # p = q = 0, rho = 0, prev_rho = 1
-        exec.run("solver.cg.initialize", p, q, rho, prev_rho, monitor.status)
-        r.compute_norm2(r_norm)
-        iteration = 0
-        while not monitor.check(iteration, residual=r, residual_norm=r_norm):
-            # z = M r
-            z = self._precondition(r, z)
-            # rho = r . z
-            r.compute_dot(z, rho)
-            # p = z + (rho / prev_rho) p
-            exec.run("solver.cg.step_1", p, z, rho, prev_rho, monitor.status)
-            # q = A p
-            A.apply(p, q)
-            # beta = p . q
-            p.compute_dot(q, beta)
-            # x = x + (rho / beta) p;  r = r - (rho / beta) q;  prev_rho = rho;  r_norm = ||r||
-            exec.run("solver.cg.step_2", x, r, p, q, beta, rho, prev_rho, r_norm, monitor.status)
-            iteration += 1
+        monitor.start(monitor.residual(r))
+        stop = monitor.stop
+
+        def step_1():
+            # stop on ||r||;  rho = r . z;  p = z + (rho / prev_rho) p
+            exec.run("solver.cg.step_1", p, r, z, diag, rz, rr, rho, prev_rho, stop)
+
+        def iteration():
+            # q = A p;  partial sums of p . q
+            A.apply_with_dots(p, q, p, None, pq)
+            # alpha = rho / (p . q);  x = x + alpha p;  r = r - alpha q;  prev_rho = rho;
+            # partial sums of r . r (and of r . z, z = D^-1 r)
+            exec.run("solver.cg.step_2", x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop)
+            if z is not None:
+                # z = M r;  partial sums of r . z
+                M.apply(r, z)
+                exec.run("components.reduction.dots", z, r, None, rz)
+            step_1()
+
+        def resume(columns):
+            # the columns that take the true residual as r start over: p = M r, rho = r . z
+            z_ = self._precondition(r, ws.vector("z_resume"))
+            exec.run("matrix.dense.copy_columns", z_, p, columns)
+            rho_resumed = z_.compute_dot(r, ws.vector("rho_resume", rows=1))
+            exec.run("matrix.dense.copy_columns", rho_resumed, rho, columns)
+
+        # p = 0, prev_rho = 1;  z = M r;  partial sums of r . z and r . r
+        exec.run("solver.cg.initialize", p, prev_rho)
+        if z is not None:
+            M.apply(r, z)
+        exec.run("solver.cg.prepare", r, z, diag, rz, rr)
+        step_1()
+        monitor.run(iteration, resume=resume)
         monitor.finish()

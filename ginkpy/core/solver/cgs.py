@@ -16,36 +16,35 @@ from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 class Cgs(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
-        k = b.shape[1]
-        r, r_tld, p, q, u, v_hat, t = (b.empty_like() for _ in range(7))
-        # u_hat = 0: the initial guess of M when M is an iterative solver
-        u_hat = Dense.zeros(exec, b.shape, b.dtype)
-        rho, prev_rho, gamma, alpha = (b.empty_like((1, k)) for _ in range(4))
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
+        exec, A = self.executor, self.system_matrix
+        monitor = IterationMonitor(self, b, x, zero_guess)
+        ws = monitor.ws
+        r, r_tld, p, q, u, v_hat, t, u_hat = ws.vectors("r", "r_tld", "p", "q", "u", "v_hat", "t", "u_hat")
+        rho, prev_rho, gamma, alpha = ws.scalars("rho", "prev_rho", "gamma", "alpha")
         # r = b - A x
-        self._residual(b, x, r)
-        monitor = IterationMonitor(self, b, x, r)
+        monitor.start(monitor.residual(r))
+        status = monitor.stop.status
         # r_tld = r;  p = q = 0;  prev_rho = 1
         exec.run("solver.cgs.initialize", r, r_tld, p, q, prev_rho)
-        iteration = 0
-        while not monitor.check(iteration, residual=r):
+        self._check(monitor, r)
+
+        def iteration():
             # rho = r_tld . r
             r_tld.compute_dot(r, rho)
             # beta = rho / prev_rho;  u = r + beta q;  p = u + beta (q + beta p)
-            exec.run("solver.cgs.step_1", r, u, p, q, rho, prev_rho, monitor.status)
+            exec.run("solver.cgs.step_1", r, u, p, q, rho, prev_rho, status)
             # u_hat = M p;  v_hat = A u_hat
-            M.apply(p, u_hat)
-            A.apply(u_hat, v_hat)
+            A.apply(self._precondition(p, u_hat), v_hat)
             # gamma = r_tld . v_hat
             r_tld.compute_dot(v_hat, gamma)
             # alpha = rho / gamma;  q = u - alpha v_hat;  t = u + q
-            exec.run("solver.cgs.step_2", u, v_hat, q, t, alpha, rho, gamma, monitor.status)
-            # u_hat = M t
-            M.apply(t, u_hat)
-            # x = x + alpha u_hat;  prev_rho = rho
-            exec.run("solver.cgs.step_3", u_hat, x, alpha, rho, prev_rho, monitor.status)
+            exec.run("solver.cgs.step_2", u, v_hat, q, t, alpha, rho, gamma, status)
+            # u_hat = M t;  x = x + alpha u_hat;  prev_rho = rho
+            exec.run("solver.cgs.step_3", self._precondition(t, u_hat), x, alpha, rho, prev_rho, status)
             # r = b - A x
-            self._residual(b, x, r)
-            iteration += 1
+            self._residual(monitor.b, x, r)
+            self._check(monitor, r)
+
+        monitor.run(iteration)
         monitor.finish()

@@ -13,32 +13,34 @@ from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 class Fcg(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
-        k = b.shape[1]
-        r, p, q, t = (b.empty_like() for _ in range(4))
-        # z = 0: the initial guess of M when M is an iterative solver
-        z = Dense.zeros(exec, b.shape, b.dtype)
-        rho, rho_t, prev_rho, beta = (b.empty_like((1, k)) for _ in range(4))
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
+        exec, A = self.executor, self.system_matrix
+        monitor = IterationMonitor(self, b, x, zero_guess)
+        ws = monitor.ws
+        r, p, q, t, z = ws.vectors("r", "p", "q", "t", "z")
+        rho, rho_t, prev_rho, beta = ws.scalars("rho", "rho_t", "prev_rho", "beta")
         # r = b - A x
-        self._residual(b, x, r)
-        monitor = IterationMonitor(self, b, x, r)
+        monitor.start(monitor.residual(r))
+        status = monitor.stop.status
         # t = r;  p = q = 0;  prev_rho = 1
         exec.run("solver.fcg.initialize", r, t, p, q, prev_rho)
-        iteration = 0
-        while not monitor.check(iteration, residual=r):
+        self._check(monitor, r)
+
+        def iteration():
             # z = M r
-            M.apply(r, z)
+            z_ = self._precondition(r, z)
             # rho = r . z;  rho_t = t . z
-            r.compute_dot(z, rho)
-            t.compute_dot(z, rho_t)
+            r.compute_dot(z_, rho)
+            t.compute_dot(z_, rho_t)
             # p = z + (rho_t / prev_rho) p
-            exec.run("solver.fcg.step_1", p, z, rho_t, prev_rho, monitor.status)
+            exec.run("solver.fcg.step_1", p, z_, rho_t, prev_rho, status)
             # q = A p
             A.apply(p, q)
             # beta = p . q
             p.compute_dot(q, beta)
             # x = x + (rho / beta) p;  r_new = r - (rho / beta) q;  t = r_new - r;  prev_rho = rho
-            exec.run("solver.fcg.step_2", x, r, t, p, q, beta, rho, prev_rho, monitor.status)
-            iteration += 1
+            exec.run("solver.fcg.step_2", x, r, t, p, q, beta, rho, prev_rho, status)
+            self._check(monitor, r)
+
+        monitor.run(iteration)
         monitor.finish()

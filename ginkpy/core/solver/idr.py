@@ -61,48 +61,61 @@ class Idr(IterativeSolver):
             self._shadow[k] = Dense.from_numpy(self.executor, blocks, self.dtype)
         return self._shadow[k]
 
-    def _solve(self, b: Dense, x: Dense) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
+        exec, A = self.executor, self.system_matrix
         (n, k), s = b.shape, self.subspace_dim
         P = self._shadow_blocks(k)
-        r, v, t, u_j, g_j = (b.empty_like() for _ in range(5))
-        # z = 0: the initial guess of M when M is an iterative solver
-        z = Dense.zeros(exec, b.shape, b.dtype)
+        monitor = IterationMonitor(self, b, x, zero_guess)
+        ws = monitor.ws
+        r, v, t, u_j, g_j, z = ws.vectors("r", "v", "t", "u_j", "g_j", "z")
         # G = [g_0 ... g_{s-1}] and U = [u_0 ... u_{s-1}]: block i in rows i n .. (i + 1) n
-        g, u = (Dense.zeros(exec, (s * n, k), b.dtype) for _ in range(2))
-        # m = P^T G, lower triangular, s x s per column: m_{i,l} at (i, l k + column); at first the identity
-        m = Dense.from_numpy(exec, np.repeat(np.eye(s), k, axis=1), b.dtype)
-        f, c, h, alpha = (b.empty_like((s, k)) for _ in range(4))
-        omega = Dense.full(exec, (1, k), 1.0, b.dtype)
-        tr, tt, r_norm = (b.empty_like((1, k)) for _ in range(3))
+        g, u = ws.vector("g", rows=s * n), ws.vector("u", rows=s * n)
+        # m = P^T G, lower triangular, s x s per column: m_{i,l} at (i, l k + column)
+        m = ws.vector("m", rows=s, cols=s * k)
+        f, c, h, alpha = ws.scalars("f", "c", "h", "alpha", rows=s)
+        omega, tr, tt, r_norm = ws.scalars("omega", "tr", "tt", "r_norm")
         # r = b - A x
-        self._residual(b, x, r)
-        monitor = IterationMonitor(self, b, x, r)
-        iteration = 0
-        while not monitor.check(iteration, residual=r):
+        monitor.start(monitor.residual(r))
+        status = monitor.stop.status
+        # G = U = 0, m = I, omega = 1
+        for vector in (g, u):
+            vector.fill(0.0)
+        m.copy_from(self._identity(k))
+        omega.fill(1.0)
+        self._check(monitor, r)
+
+        def iteration():
             # f = P r
-            exec.run("solver.gmres.multi_dot", P, r, s, f)
+            exec.run("components.reduction.multi_dot", P, r, s, f)
             for j in range(s):
                 # c = m \ f (rows j .. s-1);  v = r - sum_{i >= j} c_i g_i
-                exec.run("solver.idr.step_1", j, m, f, r, g, c, v, monitor.status)
-                # z = M v
-                M.apply(v, z)
-                # u_j = omega z + sum_{i >= j} c_i u_i
-                exec.run("solver.idr.step_2", j, omega, z, c, u, u_j, monitor.status)
+                exec.run("solver.idr.step_1", j, m, f, r, g, c, v, status)
+                # u_j = omega z + sum_{i >= j} c_i u_i, z = M v
+                exec.run("solver.idr.step_2", j, omega, self._precondition(v, z), c, u, u_j, status)
                 # g_j = A u_j;  h = P g_j
                 A.apply(u_j, g_j)
-                exec.run("solver.gmres.multi_dot", P, g_j, s, h)
+                exec.run("components.reduction.multi_dot", P, g_j, s, h)
                 # (g_j, u_j) -= sum_{i < j} alpha_i (g_i, u_i) with alpha = m \ h, so p_i . g_j = 0 (i < j);
                 # m_{i,j} = p_i . g_j (i >= j);  beta = f_j / m_{j,j};  f_i -= beta m_{i,j} (i > j);
                 # r -= beta g_j;  x += beta u_j
-                exec.run("solver.idr.step_3", j, h, m, f, alpha, g_j, u_j, g, u, r, x, monitor.status)
+                exec.run("solver.idr.step_3", j, h, m, f, alpha, g_j, u_j, g, u, r, x, status)
             # z = M r;  t = A z
-            M.apply(r, z)
-            A.apply(z, t)
+            z_ = self._precondition(r, z)
+            A.apply(z_, t)
             # omega = (t . r) / (t . t), enlarged when |t . r| < kappa |t| |r|;  r -= omega t;  x += omega z
             t.compute_dot(r, tr)
             t.compute_dot(t, tt)
             r.compute_norm2(r_norm)
-            exec.run("solver.idr.step_4", self.kappa, tr, tt, r_norm, omega, z, t, r, x, monitor.status)
-            iteration += 1
+            exec.run("solver.idr.step_4", self.kappa, tr, tt, r_norm, omega, z_, t, r, x, status)
+            self._check(monitor, r)
+
+        monitor.run(iteration)
         monitor.finish()
+
+    def _identity(self, k: int) -> Dense:
+        """The s x s identity for every column (m_{i,l} at (i, l k + column)), made once per k."""
+        key = ("identity", k)
+        if key not in self._shadow:
+            self._shadow[key] = Dense.from_numpy(self.executor, np.repeat(np.eye(self.subspace_dim), k, axis=1),
+                                                 self.dtype)
+        return self._shadow[key]

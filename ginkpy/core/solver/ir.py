@@ -13,44 +13,43 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import number, parameters
 from ginkpy.core.matrix.dense import Dense, as_scalar
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, generate_preconditioner
+from ginkpy.core.solver.solver_base import IterationMonitor, IterativeParameters, IterativeSolver, generate_preconditioner
 
 
 class Ir(IterativeSolver):
     @parameters
-    class Parameters(IterativeSolver.Parameters):
+    class Parameters(IterativeParameters):
         solver: Any = None
-        relaxation_factor: float = attrs.field(default=1.0)
+        relaxation_factor: float = attrs.field(default=1.0, validator=number())
 
     def __init__(self, factory, system_matrix) -> None:
-        if factory.parameters.preconditioner is not None:
-            raise ValueError("Ir has no preconditioner: give it to the inner solver, or make it the inner "
-                             "solver with with_solver(...) (Jacobi there is the Jacobi iteration)")
-        omega = factory.parameters.relaxation_factor
-        if isinstance(omega, bool) or not isinstance(omega, (int, float, np.number)) or not np.isfinite(omega):
-            raise ValueError(f"Ir needs with_relaxation_factor(omega) with a finite number omega, got {omega!r}")
         super().__init__(factory, system_matrix)
+        omega = self.parameters.relaxation_factor
         self.solver = generate_preconditioner(self.parameters.solver, self.system_matrix, self.executor,
                                               "inner solver", initial_guess="rhs")
         self.relaxation_factor = as_scalar(self.executor, omega, self.dtype)
 
-    def _solve(self, b: Dense, x: Dense) -> None:
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
         exec, S = self.executor, self.solver
-        r, z = b.empty_like(), b.empty_like()
+        monitor = IterationMonitor(self, b, x, zero_guess)
+        r, z = monitor.ws.vectors("r", "z")
         # r = b - A x
-        self._residual(b, x, r)
-        monitor = IterationMonitor(self, b, x, r)
-        iteration = 0
-        while not monitor.check(iteration, residual=r):
+        monitor.start(monitor.residual(r))
+        status = monitor.stop.status
+        self._check(monitor, r)
+
+        def iteration():
             # r = 0 in stopped columns (the inner solver sees only running ones);  z = r
-            exec.run("solver.ir.prepare", r, z, monitor.status)
+            exec.run("solver.ir.prepare", r, z, status)
             # z = S r
             S.apply(r, z)
             # x = x + omega z
-            exec.run("solver.ir.update", self.relaxation_factor, z, x, monitor.status)
+            exec.run("solver.ir.update", self.relaxation_factor, z, x, status)
             # r = b - A x
-            self._residual(b, x, r)
-            iteration += 1
+            self._residual(monitor.b, x, r)
+            self._check(monitor, r)
+
+        monitor.run(iteration)
         monitor.finish()

@@ -1,27 +1,41 @@
 """What every iterative solver shares: its parameters (criteria, preconditioner), the checks
-on its system, and the IterationMonitor that decides each iteration which columns stop."""
+on its system, its work vectors, and the IterationMonitor that runs its loop.
+
+The loop runs on the device: the stopping thresholds are device values, the step kernels
+check each column's residual norm against them and stop the column themselves, and the host
+enqueues iterations without waiting for them. It reads the stop status back asynchronously
+every few iterations (more as the solve goes on), so at most a few iterations are enqueued
+after the last column stopped, and those leave stopped columns untouched.
+"""
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters, variadic
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import SolveResult
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
-from ginkpy.core.stop.criterion import CriterionArgs, SolveState, as_criterion_factory
+from ginkpy.core.stop.criterion import CriterionArgs, as_criterion_factory
 from ginkpy.core.stop.iteration import Iteration
+from ginkpy.core.stop.residual_norm import ResidualNorm
+from ginkpy.core.stop.stop_state import StopState
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.core.stop.time import Time
 
-INITIAL_GUESSES = (None, "provided", "zero", "rhs")
-# the stop codes as plain ints: the monitor compares with them every iteration (enum look-ups are slow)
-_RUNNING, _CONVERGED, _BREAKDOWN, _DIVERGED = (int(StopReason[name]) for name in
-                                               ("RUNNING", "CONVERGED", "BREAKDOWN", "DIVERGED"))
+INITIAL_GUESSES = ("provided", "zero", "rhs")
+# the stop codes as plain ints (enum look-ups are slow in the per-read path)
+_RUNNING, _CONVERGED, _LIMIT, _TIME, _BREAKDOWN, _DIVERGED, _PENDING = (
+    int(StopReason[name]) for name in
+    ("RUNNING", "CONVERGED", "ITERATION_LIMIT", "TIME_LIMIT", "BREAKDOWN", "DIVERGED", "PENDING"))
+# norms outside [2^-SCALE_RANGE, 2^SCALE_RANGE] make a solve run on b and x scaled by a power of 2
+# (exact), so that the sums of squares in its kernels neither underflow nor overflow
+SCALE_RANGE = 60
 
 
 def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
@@ -52,14 +66,73 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
     if isinstance(value, LinOp):
         if value.shape != A.shape:
             raise ValueError(f"{what} is {value.shape[0]} x {value.shape[1]}, the system {A.shape[0]} x {A.shape[1]}")
-        return value
+        return value.to_executor(exec)
     if isinstance(value, (Parameters, Factory)):
         factory = value.on(exec) if isinstance(value, Parameters) else value
         params = factory.parameters
-        if isinstance(params, IterativeSolver.Parameters) and params.default_initial_guess is None:
+        if not issubclass(params.product, LinOp):
+            raise TypeError(f"{what} must build an operator (a preconditioner or solver: gk.preconditioner.Jacobi."
+                            f"build(), gk.solver.Cg.build()...), but {params.product.__name__} builds none")
+        if isinstance(params, IterativeParameters) and params.default_initial_guess is None:
             factory = attrs.evolve(params, default_initial_guess=initial_guess).on(factory.executor)
-        return factory.generate(A)
+        op = factory.generate(A)
+        if isinstance(op, IterativeSolver):
+            op.inner = True
+        return op
     raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
+
+
+class Workspace:
+    """A solver's work vectors for one right-hand-side shape and value type: made at the first
+    apply of that shape and kept for the next ones, so nothing is allocated in the loop."""
+
+    def __init__(self, exec, shape: tuple[int, int], dtype) -> None:
+        self.exec, self.shape, self.dtype = exec, shape, np.dtype(dtype)
+        self.items: dict[str, Any] = {}
+
+    def get(self, name: str, make: Callable[[], Any]) -> Any:
+        item = self.items.get(name)
+        if item is None:
+            item = self.items[name] = make()
+        return item
+
+    def vector(self, name: str, rows: int | None = None, cols: int | None = None) -> Dense:
+        """An n x k Dense (or rows x cols), zero at first (the initial guess of an iterative
+        preconditioner that writes into it)."""
+        n, k = self.shape
+        return self.get(name, lambda: Dense.zeros(self.exec, (n if rows is None else rows, k if cols is None else cols),
+                                                  self.dtype))
+
+    def vectors(self, *names: str) -> list[Dense]:
+        return [self.vector(name) for name in names]
+
+    def scalars(self, *names: str, rows: int = 1) -> list[Dense]:
+        """rows x k Dense each (one value per column)."""
+        return [self.vector(name, rows=rows) for name in names]
+
+    def partials(self, name: str, count: int = 1) -> Dense:
+        """The partial sums of ``count`` reductions per column (their kernel gives them its shape)."""
+        return self.vector(name, rows=1, cols=count * self.shape[1])
+
+    def array(self, name: str, shape: tuple[int, ...], dtype) -> Any:
+        """A raw executor array (int32 counts, uint8 flags)."""
+        return self.get(name, lambda: self.exec.alloc(shape, dtype))
+
+
+@parameters
+class IterativeParameters(Parameters):
+    """What every iterative solver takes: stopping criteria and the initial guess rule."""
+
+    criteria: tuple = variadic()
+    default_initial_guess: str | None = attrs.field(default=None,
+                                                    validator=attrs.validators.optional(one_of(*INITIAL_GUESSES)))
+
+
+@parameters
+class PreconditionedParameters(IterativeParameters):
+    """What a preconditioned iterative solver takes besides: the preconditioner."""
+
+    preconditioner: Any = None
 
 
 class IterativeSolver(EnableBuild, LinOp):
@@ -71,13 +144,12 @@ class IterativeSolver(EnableBuild, LinOp):
 
     Without an Iteration or Time criterion the solver adds an iteration limit of
     max(1000, 10 n), as SciPy's default ``maxiter``, so that no solve can run forever.
+
+    Work vectors are kept between applies of the same shape; one solver object runs one apply
+    at a time (concurrent applies from several threads wait for each other).
     """
 
-    @parameters
-    class Parameters(Parameters):
-        criteria: tuple = variadic()
-        preconditioner: Any = None
-        default_initial_guess: str | None = None
+    Parameters = PreconditionedParameters
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -85,33 +157,64 @@ class IterativeSolver(EnableBuild, LinOp):
         A = check_system_matrix(system_matrix, exec)
         LinOp.__init__(self, exec, A.shape, A.dtype)
         self.system_matrix = A
-        self.preconditioner = generate_preconditioner(self.parameters.preconditioner, A, exec)
-        if self.parameters.default_initial_guess not in INITIAL_GUESSES:
-            raise ValueError(f"unknown default_initial_guess {self.parameters.default_initial_guess!r}: "
-                             f"use one of {INITIAL_GUESSES[1:]}")
+        if isinstance(self.parameters, PreconditionedParameters):
+            self.preconditioner = generate_preconditioner(self.parameters.preconditioner, A, exec)
+        else:
+            self.preconditioner = Identity(exec, A.shape, A.dtype)
         self.criteria = [as_criterion_factory(c, exec) for c in self.parameters.criteria]
+        for c in self.criteria:
+            if c.parameters.product is Iteration and c.parameters.max_iters is None:
+                raise ValueError("Iteration needs with_max_iters(N) with an integer N >= 0")
         if not any(issubclass(c.parameters.product, (Iteration, Time)) for c in self.criteria):
             self.criteria.append(Iteration.build().with_max_iters(max(1000, 10 * A.shape[0])).on(exec))
+        self._workspace: Workspace | None = None
+        self._apply_lock = threading.Lock()
+        # an inner solver (a preconditioner, a smoother) gets its input from the solver around it
+        self.inner = False
+
+    def workspace(self, b: Dense) -> Workspace:
+        """The work vectors for right-hand sides shaped as ``b`` (kept for the next apply)."""
+        ws = self._workspace
+        if ws is None or ws.shape != b.shape or ws.dtype != b.dtype:
+            ws = self._workspace = Workspace(self.executor, b.shape, b.dtype)
+        return ws
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.shape[0] == 0 or b.shape[1] == 0:
             return
-        if self.parameters.default_initial_guess == "zero":
-            x.fill(0.0)
-        elif self.parameters.default_initial_guess == "rhs":
-            x.copy_from(b)
-        self._solve(b, x)
+        with self._apply_lock:
+            guess = self.parameters.default_initial_guess
+            if guess == "zero":
+                x.fill(0.0)
+            elif guess == "rhs":
+                x.copy_from(b)
+            self._solve(b, x, zero_guess=guess == "zero")
 
-    def _solve(self, b: Dense, x: Dense) -> None:
+    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
         raise NotImplementedError
 
-    def _precondition(self, b: Dense, x: Dense) -> Dense:
-        """M b: computed into x, or b itself when there is no preconditioner (saves a copy per
-        iteration; callers only read the result)."""
-        if isinstance(self.preconditioner, Identity):
+    @property
+    def _diagonal_preconditioner(self) -> Dense | None:
+        """D^-1 (n x 1) when the preconditioner is scalar Jacobi, which the step kernels apply
+        themselves (no launch of its own); None otherwise."""
+        return getattr(self.preconditioner, "inverse_diagonal", None)
+
+    def _precondition(self, b: Dense, x: Dense, M: LinOp | None = None) -> Dense:
+        """M b (M the preconditioner unless given): computed into x, or b itself when M is the
+        identity (saves a copy per iteration; callers only read the result)."""
+        M = self.preconditioner if M is None else M
+        if isinstance(M, Identity):
             return b
-        self.preconditioner.apply(b, x)
+        M.apply(b, x)
         return x
+
+    def _check(self, monitor: "IterationMonitor", r: Dense) -> None:
+        """The stopping check on ||r|| on the device (two launches), for solvers whose steps do
+        not compute the norm themselves; nothing when the solve runs blind."""
+        if monitor.needs_norms:
+            rr = monitor.ws.partials("rr")
+            self.executor.run("components.reduction.dots", r, r, None, rr)
+            self.executor.run("components.stop.check", rr, monitor.stop)
 
     def _residual(self, b: Dense, x: Dense, r: Dense) -> Dense:
         # r = b - A x
@@ -120,119 +223,361 @@ class IterativeSolver(EnableBuild, LinOp):
         return r
 
 
-class IterationMonitor:
-    """The stopping logic of one solve, shared by every solver.
+def right_preconditioned(solver: IterativeSolver) -> tuple[LinOp, Dense | None, LinOp | None]:
+    """(AM, diag, M) for a right-preconditioned solver: AM = A D^-1, made once, and diag = D^-1
+    when the preconditioner is scalar Jacobi and A can scale its columns (the step kernels then
+    apply D^-1 themselves); else AM = A, diag None and M the preconditioner (None: none)."""
+    A, M = solver.system_matrix, solver.preconditioner
+    if isinstance(M, Identity):
+        return A, None, None
+    diag = solver._diagonal_preconditioner
+    if diag is None or not hasattr(A, "scale_columns"):
+        return A, None, M
+    if getattr(solver, "_scaled_matrix", None) is None:
+        solver._scaled_matrix = A.scale_columns(diag)
+    return solver._scaled_matrix, diag, None
 
-    Keeps the per-column stop status on the device (kernels skip stopped columns and flag
-    breakdowns there) and on the host; each ``check`` reads the residual norms and the status
-    (the one host round trip per iteration), evaluates the criteria, and logs the iteration.
-    A column only counts as converged once the true residual b - A x meets the criterion too.
+
+@attrs.define
+class _Read:
+    """A read of the device's stop state on its way to the host."""
+
+    arrays: list
+    event: Any
+    iteration: int
+
+
+class IterationMonitor:
+    """The loop of one solve, shared by every solver.
+
+    At the start: robust norms of b (and x), b and x scaled by powers of 2 when those are far
+    from 1, r = b - A x (``monitor.residual``), the thresholds of the criteria per column on the
+    device (:class:`StopState`). Then :meth:`run` enqueues iterations (one iteration captured
+    once and replayed, see ``Executor.capture``) and reads the stop state every few
+    iterations without waiting; a column the device reports converged is confirmed with the
+    true residual b - A x (and, if that fails, resumed with it as its residual). Loggers get
+    every iteration's residual norms, in order, at each read.
+
+    Only a logger that needs the live solution after every iteration (``needs_solution``, as
+    SciPy's ``callback(xk)``) makes the solve read after every iteration; that costs a host
+    round trip per iteration.
     """
 
-    def __init__(self, solver: IterativeSolver, b: Dense, x: Dense, r: Dense) -> None:
-        self.solver, self.b, self.x = solver, b, x
+    MAX_INTERVAL = 64    # iterations between two reads at most (StopState keeps 256 in its history)
+    READ_PERIOD = 1e-3   # seconds of iterations between two reads at most
+
+    def __init__(self, solver: IterativeSolver, b: Dense, x: Dense, zero_guess: bool = False,
+                 confirmed_on_device: bool = False) -> None:
+        self.solver, self.x = solver, x
         exec = self.exec = solver.executor
+        ws = self.ws = solver.workspace(b)
         k = b.shape[1]
-        b_norm, r_norm = b.compute_norm2(), r.compute_norm2()
-        b_norm, r_norm = (v[0].astype(np.float64) for v in exec.to_host(b_norm.values, r_norm.values))
+        self.k = k
+        self.iteration = 0
+        self.confirmed_on_device = confirmed_on_device
+        self._start = time.perf_counter()
+        factories = solver.criteria
+        products = [c.parameters.product for c in factories]
+        self.max_iters = min([int(c.parameters.max_iters) for c in factories if c.parameters.product is Iteration]
+                             or [np.iinfo(np.int64).max])
+        self.time_limit = min([float(c.parameters.time_limit) for c in factories if c.parameters.product is Time]
+                              or [np.inf])
+        has_norm_criterion = any(issubclass(p, ResidualNorm) for p in products)
+        loggers = solver.loggers
+        self.log_iterations = any(getattr(lg, "wants_iterations", True) for lg in loggers)
+        self.sync = any(getattr(lg, "needs_solution", False) for lg in loggers)
+        # an inner solver without a residual criterion, a time limit or loggers has nothing to
+        # read back: it runs max_iters iterations blind (so the solver around it can capture it)
+        self.blind = solver.inner and not (has_norm_criterion or self.time_limit < np.inf or loggers)
+        self.stop = ws.get("stop", lambda: StopState(exec, k, b.dtype))
+        self.scale = np.ones(k)
+        self.b = b
+        self.zero_guess = zero_guess
+        self.x0 = None
+        if self.blind:
+            self.rhs_norm = np.full(k, np.nan)
+            self.needs_norms = False
+            return
+        self.needs_norms = True
+        # ||b|| and ||x|| without underflow or overflow; b = 0 columns have x = 0 as their answer
+        b_norm = _host(exec, b.compute_norm2(ws.vector("norm", rows=1)))
         if not np.isfinite(b_norm).all():
             raise ValueError("the right-hand side b contains NaN or Inf values")
-        if not np.isfinite(r_norm).all():
-            raise ValueError("the initial residual b - A x is not finite: the initial guess x contains NaN or Inf")
-        args = CriterionArgs(solver.system_matrix, b_norm, r_norm)
-        self.criteria = [c.generate(args) for c in solver.criteria]
+        x_norm = np.zeros(k) if zero_guess else _host(exec, x.compute_norm2(ws.vector("norm", rows=1)))
+        if not np.isfinite(x_norm).all():
+            raise ValueError("the initial guess x contains NaN or Inf values")
+        self.zero_rhs = b_norm == 0
+        size = np.maximum(b_norm, x_norm)
+        exponent = np.where((size > 0) & ((size < 2.0 ** -SCALE_RANGE) | (size > 2.0 ** SCALE_RANGE)),
+                            -np.round(np.log2(np.where(size > 0, size, 1))), 0)
+        self.scale = np.ldexp(1.0, exponent.astype(int))
         self.rhs_norm = b_norm
-        thresholds = [c.threshold for c in self.criteria if hasattr(c, "threshold")]
-        self.threshold = np.max(thresholds, axis=0) if thresholds else np.full(k, np.nan)
-        self.host_status = np.zeros(k, dtype=STATUS_DTYPE)
-        self.status = exec.from_host(self.host_status)
-        self.iterations = np.zeros(k, dtype=np.int64)
+        if (self.scale != 1).any():
+            self.b = ws.vector("b_scaled")
+            self.b.copy_from(b)
+            self.b.scale(self.scale)
+            x.scale(self.scale)
+        if self.zero_rhs.any():
+            x.scale(np.where(self.zero_rhs, 0.0, 1.0))
+        self.zero_guess = zero_guess or bool(self.zero_rhs.all())
+        # the initial guess, to give back a column that diverges
+        self.x0 = None
+        if not self.zero_guess:
+            self.x0 = ws.vector("x0")
+            self.x0.copy_from(x)
+
+    # -- the start ---------------------------------------------------------------------------
+    def residual(self, r: Dense) -> Dense:
+        """r = b - A x (b scaled as the solve runs it; no product when x is zero)."""
+        if self.zero_guess:
+            r.copy_from(self.b)
+        else:
+            self.solver._residual(self.b, self.x, r)
+        return r
+
+    def start(self, r: Dense) -> None:
+        """Set up the device stopping state from the initial residual r = b - A x."""
+        k, exec = self.k, self.exec
+        self.residual_vector = r
+        self.host_status = np.zeros(k, STATUS_DTYPE)
+        self.confirmed = np.zeros(k, bool)
+        self.checks = np.zeros(k, np.int64)    # checks per column (a breakdown counts as one)
+        self.recorded = np.zeros(k, np.int64)  # checks in the device's history
+        self.emitted = 0
+        self.replaced: dict[tuple[int, int], float] = {}
+        self._pending: _Read | None = None
+        self._interval, self._next_read = 1, 1
+        # the parts of an iteration, captured at their first run in this apply (they hold x and b)
+        self._replays: dict[Any, tuple] = {}
+        if self.blind:
+            self.norms = np.full(k, np.nan)
+            self.threshold = np.full(k, -1.0)
+            self.stop.reset(self.host_status, self.threshold, self.max_iters)
+            return
+        r_norm = _host(exec, r.compute_norm2(self.ws.vector("norm", rows=1)))
+        if not np.isfinite(r_norm).all():
+            raise ValueError("the initial residual b - A x is not finite (NaN or Inf): A x overflows for the "
+                             "initial guess x; start from a smaller x (or x = 0)")
+        scale = self.scale
+        args = CriterionArgs(self.solver.system_matrix, self.rhs_norm, r_norm / scale)
+        thresholds = [c.generate(args).threshold for c in self.solver.criteria
+                      if issubclass(c.parameters.product, ResidualNorm)]
+        self.threshold = np.max(thresholds, axis=0) * scale if thresholds else np.full(k, -1.0)
         self.norms = r_norm
-        self.pending = np.zeros(k, dtype=bool)  # converged on an estimate, true residual not yet checked
-        self._norm = Dense.empty(exec, (1, k), b.dtype)
-        self._start = time.perf_counter()
+        # b = 0: x = 0 is the answer, at once
+        self.host_status[self.zero_rhs] = _CONVERGED
+        self.confirmed[:] = self.zero_rhs
+        self.norms[self.zero_rhs] = 0
+        if time.perf_counter() - self._start >= self.time_limit:  # a time limit of 0: no iteration
+            met = r_norm <= self.threshold
+            self.host_status = np.where(self.host_status == _RUNNING, np.where(met, _CONVERGED, _TIME),
+                                        self.host_status).astype(STATUS_DTYPE)
+            self.confirmed |= met
+        device_threshold = self.threshold.astype(self.solver.dtype)
+        # a threshold that rounds up in the value type would let a norm above it pass
+        device_threshold = np.where(device_threshold > self.threshold,
+                                    np.nextafter(device_threshold, -np.inf, dtype=self.solver.dtype),
+                                    device_threshold)
+        self.stop.reset(self.host_status, device_threshold, self.max_iters)
+
+    # -- the loop ----------------------------------------------------------------------------
+    @property
+    def loop_limit(self) -> int:
+        """Iterations the host enqueues at most. Each column stops itself on the device after
+        ``max_iters`` iterations of its own; a column that waited for its confirmation (or, in
+        Gmres, for the end of a cycle) lags the loop, so the loop may run a little longer."""
+        if self.blind:
+            return self.max_iters
+        return 2 * self.max_iters + 2 * self.MAX_INTERVAL + 100
 
     @property
-    def done(self) -> bool:
-        return bool((self.host_status != _RUNNING).all())
+    def running(self) -> bool:
+        """Whether a column still runs, as far as the host knows."""
+        return bool(((self.host_status == _RUNNING) | (self.host_status == _PENDING)).any())
 
-    def _reasons(self, iteration: int, norms: np.ndarray) -> np.ndarray:
-        """Per column, the StopReason of the first criterion met (RUNNING where none is)."""
-        state = SolveState(iteration, norms, time.perf_counter() - self._start)
-        reasons = np.zeros(norms.shape, dtype=STATUS_DTYPE)
-        for crit in self.criteria:
-            met = crit.check(state) & (reasons == _RUNNING)
-            reasons[met] = crit.reason
-        return reasons
+    def has_status(self, reason: StopReason) -> bool:
+        """Whether a column has the status ``reason``, as far as the host knows."""
+        return bool((self.host_status == int(reason)).any())
 
-    def check(self, iteration: int, residual: Dense | None = None, residual_norm: Dense | None = None,
-              provisional: bool = False) -> bool:
-        """Check the criteria after ``iteration`` iterations; True once every column has stopped.
+    def replay(self, key: Any, fn: Callable[[], None]) -> None:
+        """Run ``fn``, a part of an iteration: the first time captured (``Executor.capture``),
+        later replayed, unless it read from the device (then it runs itself each time)."""
+        replays = self._replays
+        entry = replays.get(key)
+        if entry is None or (entry[0] is None and entry[1] < 2):
+            tries = 0 if entry is None else entry[1]
+            replays[key] = (self.exec.capture(fn), tries + 1)
+        else:
+            (entry[0] or fn)()
 
-        Pass the residual vector (its norm is computed here, unless ``residual_norm`` gives it,
-        as Cg's fused step computes it) or only a 1 x k residual norm estimate.
-        With a residual vector, newly converged columns are confirmed with the true residual,
-        which replaces ``residual`` where it does not meet the criterion (residual replacement).
-        With ``provisional`` (an estimate while x is not yet updated, as in GMRES), converged
-        columns wait for :meth:`confirm`.
+    def run(self, body: Callable[[], None], resume: Callable[[Any], None] | None = None) -> None:
+        """Enqueue iterations of ``body`` until every column stopped (each column stops itself on
+        the device at its iteration limit). The body ends with the stopping check of its
+        residual, so that after iteration t the check of iteration t is recorded with x_t.
+
+        ``resume(columns)`` restarts the columns (a uint8 device mask) that got the true residual
+        as their r after a failed confirmation (without it only r is replaced).
         """
-        if residual_norm is None:
-            residual_norm = residual.compute_norm2(self._norm)
-        norms, dev_status = self.exec.to_host(residual_norm.values, self.status)
-        norms = norms[0].astype(np.float64)
-        running = self.host_status == _RUNNING
-        reasons = self._reasons(iteration, norms)
-        new = np.where(reasons == _CONVERGED, reasons,
-                       np.where(dev_status == _BREAKDOWN, _BREAKDOWN,
-                                np.where(~np.isfinite(norms), _DIVERGED, reasons)))
-        new = np.where(running, new, self.host_status).astype(STATUS_DTYPE)
-        converged = running & (new == _CONVERGED)
-        if converged.any():
-            if provisional:
-                self.pending |= converged
-            elif residual is not None:
-                true_norms = self._true_residual_check(iteration, converged, new, residual)
-                norms = np.where(converged, true_norms, norms)
-        self._update(iteration, running, new, norms)
-        return self.done
+        while True:
+            while self.running and self.iteration < self.loop_limit:
+                self.replay("body", body)
+                self.iteration += 1
+                self.next(resume)
+            if self.running and self.iteration >= self.loop_limit:
+                self.exec.run("components.stop.stop_running", self.stop, _LIMIT)
+            if not self.settle(resume):
+                return
 
-    def confirm(self, iteration: int, residual: Dense) -> bool:
-        """Check provisionally converged columns against the true ``residual`` (= b - A x)."""
-        if self.pending.any():
-            norms = residual.compute_norm2(self._norm).to_numpy()[0].astype(np.float64)
-            reasons = self._reasons(iteration, norms)
-            failed = self.pending & (reasons != _CONVERGED)
-            self.norms = np.where(self.pending, norms, self.norms)
-            if failed.any():
-                # iterate on (RUNNING), unless another criterion (iterations, time) is met now
-                self.host_status[failed] = reasons[failed]
-                self.exec.write(self.status, self.host_status)
-            self.pending[:] = False
-        return self.done
+    def next(self, resume: Callable[[], None] | None = None) -> None:
+        """After enqueueing an iteration: take in the last read of the stop state once it has
+        arrived, and start the next read when due. Reads start every ``interval`` iterations,
+        which doubles from 1 up to MAX_INTERVAL or to what the iterations take in READ_PERIOD,
+        and the host waits for a read only when the next one is due: so it never runs more than
+        two intervals ahead of what it knows. With a ``needs_solution`` logger: a read after
+        every iteration, waited for."""
+        if self.blind:
+            return
+        if self.sync:
+            self._absorb(self._issue_read(), resume)
+            return
+        pending = self._pending
+        due = self.iteration >= self._next_read
+        if pending is not None and (due or self.exec.read_done(pending.event)):
+            self._pending = None
+            self._absorb(pending, resume)
+        if due and self._pending is None and self.running:
+            self._pending = self._issue_read()
+            per_iteration = (time.perf_counter() - self._start) / self.iteration
+            cap = max(1, min(self.MAX_INTERVAL, int(self.READ_PERIOD / max(per_iteration, 1e-9))))
+            self._interval = min(2 * self._interval, cap)
+            self._next_read = self.iteration + self._interval
 
-    def _true_residual_check(self, iteration, converged, new, residual) -> np.ndarray:
-        true_r = self.solver._residual(self.b, self.x, residual.empty_like())
-        true_norms = true_r.compute_norm2(self._norm).to_numpy()[0].astype(np.float64)
-        reasons = self._reasons(iteration, true_norms)
-        failed = converged & (reasons != _CONVERGED)
+    def settle(self, resume: Callable[[], None] | None = None) -> bool:
+        """Read the final stop state (waiting for it). True when a column was resumed by a failed
+        confirmation and the loop must go on."""
+        if self.blind:
+            self.host_status[:] = _LIMIT
+            self.checks[:] = self.iteration + 1
+            return False
+        if self._pending is not None:
+            self._absorb(self._pending, resume)
+            self._pending = None
+        self._absorb(self._issue_read(), resume)
+        return self.running and self.iteration < self.loop_limit
+
+    def _issue_read(self) -> _Read:
+        stop = self.stop
+        arrays, event = self.exec.read_async(stop.status, stop.checks, stop.history.values)
+        return _Read(arrays, event, self.iteration)
+
+    def _absorb(self, read: _Read, resume) -> None:
+        """Take in a read of the stop state: time limit, confirmations, logger events."""
+        if read.event is not None:
+            read.event.wait()
+        status, checks, history = read.arrays
+        status = status.copy()
+        # a breakdown stops its column in the middle of an iteration: that iteration counts, with
+        # the residual norm of the last check (the column's r did not change)
+        self.recorded = np.maximum(self.recorded, checks)
+        self.checks = np.maximum(self.checks, checks + (status == _BREAKDOWN))
+        new = (status == _CONVERGED) & ~self.confirmed
+        if new.any():
+            if self.confirmed_on_device:
+                self.confirmed |= new
+            else:
+                status = self._confirm(new, status, checks, resume)
+        self.host_status = np.where((self.host_status == _RUNNING) | (self.host_status == _PENDING),
+                                    status, self.host_status).astype(STATUS_DTYPE)
+        if self.time_limit < np.inf and self.running and time.perf_counter() - self._start >= self.time_limit:
+            self.exec.run("components.stop.stop_running", self.stop, _TIME)
+            self.host_status[self.host_status == _RUNNING] = _TIME
+        self._emit(history)
+
+    def _confirm(self, new: np.ndarray, status: np.ndarray, checks: np.ndarray, resume) -> np.ndarray:
+        """Check the columns ``new`` (converged on the device) against the true residual."""
+        ws = self.ws
+        r_true = ws.vector("r_true")
+        self.solver._residual(self.b, self.x, r_true)
+        true_norms = _host(self.exec, r_true.compute_norm2(ws.vector("norm", rows=1)))
+        ok = new & (true_norms <= self.threshold)
+        failed = new & ~ok
+        self.confirmed |= ok
+        for c in np.flatnonzero(new):
+            self.replaced[(int(checks[c]) - 1, int(c))] = float(true_norms[c])
         if failed.any():
-            new[failed] = reasons[failed]
-            residual.copy_from(true_r)
-        return true_norms
+            # on with the true residual as r, unless at the iteration limit
+            at_limit = failed & (checks - 1 >= self.max_iters)
+            status[failed] = np.where(at_limit[failed], _LIMIT, _RUNNING)
+            device_status = self.exec.to_host(self.stop.status)
+            device_status[failed] = status[failed]
+            self.exec.write(self.stop.status, device_status)
+            if (failed & ~at_limit).any():
+                # residual replacement: the true residual goes on as the columns' r
+                mask = ws.array("mask", (self.k,), STATUS_DTYPE)
+                self.exec.write(mask, (failed & ~at_limit).astype(STATUS_DTYPE))
+                self.exec.run("matrix.dense.copy_columns", r_true, self.residual_vector, mask)
+                if resume is not None:
+                    resume(mask)
+        return status
 
-    def _update(self, iteration, running, new, norms) -> None:
-        stopped = running & (new != _RUNNING)
-        self.iterations[running] = iteration
-        self.norms = np.where(running, norms, self.norms)
-        if stopped.any():
-            self.host_status = new
-            self.exec.write(self.status, new)
-        self.solver._log("on_iteration_complete", iteration, norms, self.host_status.copy())
+    def _emit(self, history: np.ndarray) -> None:
+        """Logger events for the iterations every running column has completed."""
+        running = (self.host_status == _RUNNING) | (self.host_status == _PENDING)
+        # a column converged on an estimate has its last check replaced by the true residual later
+        settled = self.checks - (self.host_status == _PENDING)
+        done = int(settled[running].min()) if running.any() else int(self.checks.max(initial=0))
+        done = max(done, 1)  # iteration 0 (the initial residual) even when every column stopped before
+        rows = history.shape[0]
+        for t in range(self.emitted, done):
+            has = t < self.recorded
+            norms = np.where(has, history[t % rows].astype(np.float64), self.norms)
+            for (it, c), value in list(self.replaced.items()):
+                if it == t:
+                    norms[c] = value
+                    del self.replaced[(it, c)]
+            self.norms = norms
+            if self.log_iterations:
+                status = np.where(t < self.checks - 1, _RUNNING, self.host_status).astype(STATUS_DTYPE)
+                self.solver._log("on_iteration_complete", t, norms / self.scale, status)
+        self.emitted = max(self.emitted, done)
+
+    # -- the end -----------------------------------------------------------------------------
+    residual_vector: Dense | None = None
 
     def finish(self) -> SolveResult:
-        """Report how the solve ended to the solver's loggers."""
-        result = SolveResult(self.iterations.copy(), self.norms.copy(),
-                             [StopReason(s) for s in self.host_status], time.perf_counter() - self._start,
-                             self.rhs_norm.copy(), self.threshold.copy())
+        """Undo the scaling, give back the initial guess of columns that diverged to NaN or Inf,
+        and report how the solve ended to the loggers."""
+        exec, x, k = self.exec, self.x, self.k
+        bad = (self.host_status == _DIVERGED) | (self.host_status == _BREAKDOWN)
+        if bad.any():
+            finite = np.isfinite(exec.to_host(x.values)).all(axis=0)
+            restore = bad & ~finite
+            if restore.any():
+                mask = self.ws.array("mask", (k,), STATUS_DTYPE)
+                exec.write(mask, restore.astype(STATUS_DTYPE))
+                if self.x0 is None:
+                    x.scale(np.where(restore, 0.0, 1.0))
+                else:
+                    exec.run("matrix.dense.copy_columns", self.x0, x, mask)
+                self.norms = np.where(restore, self._initial_norms(), self.norms)
+        if (self.scale != 1).any():
+            x.scale(1 / self.scale)
+        iterations = np.maximum(self.checks - 1, 0)
+        result = SolveResult(iterations, self.norms / self.scale, [StopReason(s) for s in self.host_status],
+                             time.perf_counter() - self._start, self.rhs_norm.copy(),
+                             self.threshold / self.scale)
         self.solver._log("on_solve_complete", result)
         return result
+
+    def _initial_norms(self) -> np.ndarray:
+        r = self.ws.vector("r_true")
+        if self.x0 is None:
+            r.copy_from(self.b)
+        else:
+            self.solver._residual(self.b, self.x0, r)
+        return _host(self.exec, r.compute_norm2(self.ws.vector("norm", rows=1)))
+
+
+def _host(exec, d: Dense) -> np.ndarray:
+    """A 1 x k Dense as k float64 host values."""
+    return exec.to_host(d.values)[0].astype(np.float64)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import integer, parameters
 from ginkpy.core.stop.criterion import Criterion, SolveState
 from ginkpy.core.stop.stopping_status import StopReason
 
@@ -14,13 +14,16 @@ class Iteration(Criterion):
 
     @parameters
     class Parameters(Criterion.Parameters):
-        max_iters: int = attrs.field(default=None)
+        max_iters: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
 
     def __init__(self, factory, args) -> None:
         super().__init__(factory, args)
-        m = self.parameters.max_iters
-        if m is None or int(m) != m or m < 0:
-            raise ValueError(f"Iteration needs with_max_iters(N) with an integer N >= 0, got {m!r}")
+        if self.parameters.max_iters is None:
+            raise ValueError("Iteration needs with_max_iters(N) with an integer N >= 0")
+
+    @property
+    def max_iters(self) -> int:
+        return int(self.parameters.max_iters)
 
     def check(self, state: SolveState) -> np.ndarray:
-        return np.full(state.residual_norm.shape, state.iteration >= self.parameters.max_iters)
+        return np.full(state.residual_norm.shape, state.iteration >= self.max_iters)

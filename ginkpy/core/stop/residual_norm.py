@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import number, one_of, parameters
 from ginkpy.core.stop.criterion import Criterion, SolveState
 from ginkpy.core.stop.stopping_status import StopReason
 
@@ -20,19 +20,15 @@ class ResidualNorm(Criterion):
 
     @parameters
     class Parameters(Criterion.Parameters):
-        reduction_factor: float = attrs.field(default=1e-15)
-        baseline: str = attrs.field(default="rhs_norm")
+        reduction_factor: float = attrs.field(default=1e-15, validator=number(min=0, allow_inf=True))
+        baseline: str = attrs.field(default="rhs_norm", validator=one_of(*BASELINES))
 
     def __init__(self, factory, args) -> None:
         super().__init__(factory, args)
         p = self.parameters
-        if p.baseline not in BASELINES:
-            raise ValueError(f"unknown ResidualNorm baseline {p.baseline!r}: use one of {BASELINES}")
-        if not p.reduction_factor >= 0:
-            raise ValueError(f"ResidualNorm needs with_reduction_factor(f) with f >= 0, got {p.reduction_factor!r}")
         base = {"rhs_norm": args.rhs_norm, "initial_resnorm": args.initial_residual_norm,
                 "absolute": np.ones_like(args.rhs_norm)}[p.baseline]
-        self.threshold = p.reduction_factor * base
+        self.threshold = float(p.reduction_factor) * base
 
     def check(self, state: SolveState) -> np.ndarray:
         return state.residual_norm <= self.threshold

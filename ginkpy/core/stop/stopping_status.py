@@ -20,6 +20,7 @@ class StopReason(enum.IntEnum):
     TIME_LIMIT = 3
     BREAKDOWN = 4
     DIVERGED = 5  # the residual norm became NaN or infinite
+    PENDING = 6  # converged on an estimate (Gmres): the true residual at the end of the cycle decides
 
     def describe(self) -> str:
         return self.name.lower().replace("_", " ")

@@ -383,3 +383,124 @@ __kernel void extract_diagonal(const int size, __global const index_type* restri
     diag[row] = lo < end && col_idxs[lo] == row ? values[lo] : 0;
 }
 
+
+
+// ---- SpMV with dot products: y = A b and, in the same pass, the partial sums of u . y (and
+// of w . y with TWO; w is y itself with W_IS_Y), one per work-group and column, written to
+// partial[group * count + c] (and [group * count + k + c]), count = k or 2 k. The kernels loop
+// over the rows with a stride of the whole launch, so that the number of work-groups, the
+// partial sums per column, stays small for the kernel that sums them.
+
+#ifndef TWO
+#define TWO 0
+#endif
+#ifndef W_IS_Y
+#define W_IS_Y 0
+#endif
+
+#define DOTS_PARAMS                                                                  \
+    const int n, const int k, __global const index_type* restrict row_ptrs,         \
+    __global const index_type* restrict col_idxs,                                    \
+    __global const value_type* restrict values, __global const value_type* restrict b, \
+    __global value_type* y, __global const value_type* u, __global const value_type* w, \
+    __global value_type* restrict partial
+
+#if W_IS_Y
+#define W_AT(i, sum) (sum)
+#else
+#define W_AT(i, sum) w[i]
+#endif
+
+inline void write_dots(value_type du, value_type dw, __local value_type* tmp, const int k,
+                       const int c, const int g, __global value_type* partial)
+{
+    const int lid = get_local_id(0), size = get_local_size(0);
+    const int count = (1 + TWO) * k;
+    du = local_sum(tmp, du, lid, size, 1);
+    if (lid == 0) partial[g * count + c] = du;
+#if TWO
+    barrier(CLK_LOCAL_MEM_FENCE);
+    dw = local_sum(tmp, dw, lid, size, 1);
+    if (lid == 0) partial[g * count + k + c] = dw;
+#endif
+}
+
+__kernel void spmv_classical_dots(DOTS_PARAMS, __local value_type* tmp)
+{
+    const int c = get_global_id(1);
+    const int stride = get_global_size(0);
+    value_type du = 0, dw = 0;
+    for (int row = get_global_id(0); row < n; row += stride) {
+        value_type sum = 0;
+        const int end = row_ptrs[row + 1];
+        for (int j = row_ptrs[row]; j < end; ++j) sum += values[j] * b[col_idxs[j] * k + c];
+        const int i = row * k + c;
+        y[i] = sum;
+        du += u[i] * sum;
+        dw += W_AT(i, sum) * sum;
+    }
+    write_dots(du, dw, tmp, k, c, get_group_id(0), partial);
+}
+
+__kernel void spmv_vector_dots(DOTS_PARAMS, const int lanes, __local value_type* tmp)
+{
+    const int lid = get_local_id(0);
+    const int lane = lid & (lanes - 1);
+    const int c = get_global_id(1);
+    const int rows_per_group = get_local_size(0) / lanes;
+    const int stride = get_num_groups(0) * rows_per_group;
+    value_type du = 0, dw = 0;
+    for (int first = get_group_id(0) * rows_per_group; first < n; first += stride) {
+        const int row = first + lid / lanes;
+        value_type sum = 0;
+        if (row < n) {
+            const int end = row_ptrs[row + 1];
+            for (int j = row_ptrs[row] + lane; j < end; j += lanes) sum += values[j] * b[col_idxs[j] * k + c];
+        }
+        sum = segment_sum(tmp, sum, lid, lanes);
+        if (lane == 0 && row < n) {
+            const int i = row * k + c;
+            y[i] = sum;
+            du += u[i] * sum;
+            dw += W_AT(i, sum) * sum;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    write_dots(du, dw, tmp, k, c, get_group_id(0), partial);
+}
+
+// Row blocks whose bounds are all row ends (no row split over blocks): work-item g alone
+// takes block g; its work-group is itself (partial sums per block).
+__kernel void spmv_row_blocks_dots(DOTS_PARAMS, const int parts,
+                                   __global const index_type* restrict bounds)
+{
+    const int g = get_global_id(0);
+    const int c = get_global_id(1);
+    if (g >= parts) return;
+    const int row_end = bounds[2 * g + 3];
+    int j = bounds[2 * g] - bounds[2 * g + 1];
+    value_type du = 0, dw = 0;
+    for (int row = bounds[2 * g + 1]; row < row_end; ++row) {
+        value_type sum = 0;
+        const int end = row_ptrs[row + 1];
+        for (; j < end; ++j) sum += values[j] * b[col_idxs[j] * k + c];
+        const int i = row * k + c;
+        y[i] = sum;
+        du += u[i] * sum;
+        dw += W_AT(i, sum) * sum;
+    }
+    const int count = (1 + TWO) * k;
+    partial[g * count + c] = du;
+#if TWO
+    partial[g * count + k + c] = dw;
+#endif
+}
+
+// out[j] = values[j] diag[col_idxs[j]]: A D with D = diag(diag)
+__kernel void scale_columns(const int nnz, __global const index_type* restrict col_idxs,
+                            __global const value_type* restrict values,
+                            __global const value_type* restrict diag, __global value_type* restrict out)
+{
+    const int j = get_global_id(0);
+    if (j < nnz) out[j] = values[j] * diag[col_idxs[j]];
+}

@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.launch import check_int32, local_buffer, pow2_at_most, scalar_arg
+from ginkpy.opencl.launch import MAX_PARTIALS, check_int32, local_buffer, pow2_at_most, resize, scalar_arg
 
 STRATEGIES = ("classical", "vector", "long_rows", "merge_path", "row_blocks")
 CACHE_KEY = "opencl.spmv_strategy"
@@ -42,6 +42,7 @@ CPU_BLOCKS_PER_UNIT = 8  # row blocks per compute unit on a CPU (balance against
 CPU_MIN_ITEMS = 4096     # a CPU block is at least this many steps: small matrices use fewer blocks
 VECTOR_MIN_MEAN = 12     # mean row length from which the vector strategy is used
 MAX_LANES = 64
+DOTS_GROUPS_PER_UNIT = 4  # work-groups per compute unit of an SpMV with dot products (its partial sums)
 
 
 @attrs.frozen
@@ -351,6 +352,54 @@ def _launches(exec, a, k: int) -> tuple[_Launch, ...]:
                                work_group=fixup_wg, fixup=True))
     strategy.launches[k] = (matrix, tuple(launches))
     return strategy.launches[k][1]
+
+
+def spmv_dots(exec, a, b, x, u, w, partials) -> None:
+    """x = A b and the partial sums of u . x (and w . x unless w is None) per column: in the
+    same pass for the classical and vector strategies and for row blocks that split no row;
+    else the SpMV, then ``components.reduction.dots``."""
+    n, k = x.shape
+    strategy = select_strategy(exec, a)
+    fused = strategy.name in ("classical", "vector") or (strategy.name == "row_blocks" and strategy.runs is None)
+    if not fused or n == 0 or k == 0:
+        _spmv(exec, a, b, x, None, None)
+        exec.run("components.reduction.dots", x, u, w, partials)
+        return
+    check_int32(max(n, b.shape[0]) * k, "entries of b or x")
+    count = (1 if w is None else 2) * k
+    defines = dict(TWO=int(w is not None), W_IS_Y=int(w is x))
+    operands = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data, b.values.data,
+                x.values.data, u.values.data, (w or u).values.data)
+    if strategy.name == "row_blocks":
+        parts = strategy.parts
+        resize(exec, partials, (parts, count))
+        wg = strategy.work_group
+        exec.kernel(__file__, a.dtype, "spmv_row_blocks_dots", **defines)(
+            exec.queue, (_round_up(parts, wg), k), (wg, 1), *operands, partials.values.data,
+            np.int32(parts), strategy.bounds.data)
+        return
+    wg = strategy.work_group
+    rows_per_group = wg // strategy.lanes
+    groups = max(1, min(-(-n // rows_per_group), DOTS_GROUPS_PER_UNIT * exec.info.compute_units,
+                        MAX_PARTIALS // count))
+    resize(exec, partials, (groups, count))
+    if strategy.name == "classical":
+        exec.kernel(__file__, a.dtype, "spmv_classical_dots", **defines)(
+            exec.queue, (groups * wg, k), (wg, 1), *operands, partials.values.data, local_buffer(wg, a.dtype))
+    else:
+        exec.kernel(__file__, a.dtype, "spmv_vector_dots", **defines)(
+            exec.queue, (groups * wg, k), (wg, 1), *operands, partials.values.data, np.int32(strategy.lanes),
+            local_buffer(wg, a.dtype))
+
+
+def scale_columns(exec, a, diag, out) -> None:
+    """out (the values of A D) = A's values times diag at their columns."""
+    nnz = a.nnz
+    if nnz == 0:
+        return
+    wg = _work_group(exec)
+    _kernel(exec, a, "scale_columns")(exec.queue, (_round_up(nnz, wg),), (wg,), np.int32(nnz), a.col_idxs.data,
+                                      a.values.data, diag.values.data, out.data)
 
 
 def convert_to_dense(exec, a, out) -> None:

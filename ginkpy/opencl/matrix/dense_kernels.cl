@@ -51,78 +51,96 @@ __kernel void convert_from_double(const int size, __global const double* src,
 }
 #endif
 
-// ---- column reductions (seed 000): one partial per work-group, no atomics ----------------
-// Work-group (c, g) sums the columns [c * width, (c + 1) * width) over the rows
-// [g * rows_per_group, (g + 1) * rows_per_group). Its work-items form `lanes` rows of `width`:
-// work-item (x, y) adds rows begin + y, begin + y + lanes, ... of column c * width + x, so
-// neighbouring work-items read neighbouring entries (a one-dimensional local size, which a
-// CPU device vectorises), then the lanes of each column are summed in local memory.
-// partial[g * k + column] receives the sum; with one group per column block that is
-// already the result, and `root` takes its square root (the norm).
-__kernel void column_dot(const int n, const int k, const int width, const int rows_per_group,
-                         __global const value_type* a, __global const value_type* b,
-                         __global value_type* partial, const int root,
+// ---- column reductions: one partial sum per work-group, no atomics -------------------------
+// In the reduction layout of common.cl; with one group per column block the partial is the sum.
+__kernel void compute_dot(REDUCTION_PARAMS, __global const value_type* a,
+                         __global const value_type* b, __global value_type* partial,
                          __local value_type* tmp)
 {
-    const int x = get_local_id(0) % width;
-    const int y = get_local_id(0) / width;
-    const int lanes = get_local_size(0) / width;
-    const int col = get_group_id(0) * width + x;
-    const int begin = get_group_id(1) * rows_per_group;
-    const int end = min(n, begin + rows_per_group);
-    // four independent partial sums per work-item: shorter dependency chains (a CPU
-    // runs a work-item's loop serially) and fewer rounding errors per sum
-    value_type acc[4] = {0, 0, 0, 0};
-    if (col < k) {
-        int row = begin + y;
-        for (; row + 3 * lanes < end; row += 4 * lanes) {
-            for (int u = 0; u < 4; ++u) {
-                const int i = (row + u * lanes) * k + col;
-                acc[u] += a[i] * b[i];
-            }
-        }
-        for (; row < end; row += lanes) acc[0] += a[row * k + col] * b[row * k + col];
-    }
-    value_type sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    sum = local_sum(tmp + x, sum, y, lanes, width);
-    if (y == 0 && col < k) partial[get_group_id(1) * k + col] = root ? sqrt(sum) : sum;
+    REDUCTION_LAYOUT;
+    value_type s = 0;
+    if (col < k) s = column_dot(a, b, begin, end, lanes, k, col);
+    s = REDUCE_LANES(s, tmp);
+    if (IS_LANE_ROOT) partial[group * k + col] = s;
 }
 
-// The CPU variant of column_dot: work-item (g, column) alone sums the contiguous rows
-// g * rows_per_group .. (g + 1) * rows_per_group - 1 of its column, a stretch a core streams
-// through its cache and prefetcher (one work-item per work-group: no local memory, no barrier).
-__kernel void column_dot_blocked(const int n, const int k, const int rows_per_group,
-                                 __global const value_type* a, __global const value_type* b,
-                                 __global value_type* partial, const int root)
+// ---- robust norms (LAPACK's nrm2): a norm is scale * sqrt(ssq), ssq = sum of (a_i / scale)^2 ---
+
+// (scale, ssq) of the union of two sets of entries
+inline void merge_scaled(value_type* scale, value_type* ssq, const value_type s2, const value_type q2)
 {
-    const int g = get_global_id(0);
-    const int col = get_global_id(1);
-    const int end = min(n, (g + 1) * rows_per_group);
-    value_type acc[4] = {0, 0, 0, 0};
-    int row = g * rows_per_group;
-    for (; row + 3 < end; row += 4) {
-        for (int u = 0; u < 4; ++u) {
-            const int i = (row + u) * k + col;
-            acc[u] += a[i] * b[i];
-        }
+    if (s2 > *scale) {
+        *ssq = q2 + *ssq * (*scale / s2) * (*scale / s2);
+        *scale = s2;
+    } else if (s2 > 0) {
+        *ssq += q2 * (s2 / *scale) * (s2 / *scale);
     }
-    for (; row < end; ++row) acc[0] += a[row * k + col] * b[row * k + col];
-    const value_type sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    partial[g * k + col] = root ? sqrt(sum) : sum;
 }
 
-// result[j] = sum over g of partial[g * k + j] (square root with `root`); one group per column
-__kernel void sum_partials(const int parts, const int k, __global const value_type* partial,
-                           __global value_type* result, const int root,
-                           __local value_type* tmp)
+// Tree merge of the (scale, ssq) pairs of `count` work-items at slot[index * stride]; the first
+// work-item gets the result. Every work-item of the group must call it.
+inline void local_merge_scaled(__local value_type* scales, __local value_type* ssqs, value_type scale,
+                               value_type ssq, const int index, const int count, const int stride,
+                               value_type* out_scale, value_type* out_ssq)
+{
+    scales[index * stride] = scale;
+    ssqs[index * stride] = ssq;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = count / 2; s > 0; s /= 2) {
+        if (index < s) {
+            value_type a = scales[index * stride], q = ssqs[index * stride];
+            merge_scaled(&a, &q, scales[(index + s) * stride], ssqs[(index + s) * stride]);
+            scales[index * stride] = a;
+            ssqs[index * stride] = q;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    *out_scale = scales[0];
+    *out_ssq = ssqs[0];
+}
+
+// partial[2 g][col], partial[2 g + 1][col] = (scale, ssq) of the group's rows of column col
+__kernel void norm2_partials(REDUCTION_PARAMS, __global const value_type* a,
+                             __global value_type* partial, __local value_type* scales,
+                             __local value_type* ssqs)
+{
+    REDUCTION_LAYOUT;
+    value_type scale = 0, ssq = 0;
+    if (col < k) {
+        for (int row = begin; row < end; row += lanes) {
+            const value_type v = fabs(a[row * k + col]);
+            if (v > 0) merge_scaled(&scale, &ssq, v, 1);
+        }
+    }
+    value_type s, q;
+    local_merge_scaled(scales + c_, ssqs + c_, scale, ssq, y_, lanes, width, &s, &q);
+    if (IS_LANE_ROOT) {
+        partial[2 * group * k + col] = s;
+        partial[(2 * group + 1) * k + col] = q;
+    }
+}
+
+// result[j] = the norm of column j from its `parts` (scale, ssq) pairs; one group per column
+__kernel void norm2_finalize(const int parts, const int k, __global const value_type* partial,
+                             __global value_type* result, __local value_type* scales,
+                             __local value_type* ssqs)
 {
     const int j = get_group_id(0);
-    value_type sum = 0;
+    value_type scale = 0, ssq = 0;
     for (int g = get_local_id(0); g < parts; g += get_local_size(0)) {
-        sum += partial[g * k + j];
+        merge_scaled(&scale, &ssq, partial[2 * g * k + j], partial[(2 * g + 1) * k + j]);
     }
-    sum = local_sum(tmp, sum, get_local_id(0), get_local_size(0), 1);
-    if (get_local_id(0) == 0) result[j] = root ? sqrt(sum) : sum;
+    value_type s, q;
+    local_merge_scaled(scales, ssqs, scale, ssq, get_local_id(0), get_local_size(0), 1, &s, &q);
+    if (get_local_id(0) == 0) result[j] = s * sqrt(q);
+}
+
+// dst[i] = src[i] in the columns whose mask is set
+__kernel void copy_columns(const int size, const int k, __global const uchar* mask,
+                           __global const value_type* src, __global value_type* dst)
+{
+    const int i = get_global_id(0);
+    if (i < size && mask[COLUMN(i, k)]) dst[i] = src[i];
 }
 
 // partial[g] = number of NaN or infinite entries among a[g * per_group, (g + 1) * per_group)

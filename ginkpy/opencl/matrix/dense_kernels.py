@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_int32, launch_1d, local_buffer, pow2_at_most, scalar_arg
+from ginkpy.opencl.launch import check_int32, launch_1d, local_buffer, pow2_at_most, reduction_shape, scalar_arg, sum_rows
 
 
 def _kernel(exec, dtype, name):
@@ -22,33 +22,12 @@ def _launch(exec, name, dtype, size, *args):
     launch_1d(exec, __file__, name, dtype, size, np.int32(size), *args)
 
 
-CPU_ROWS_PER_ITEM = 4096  # rows a CPU work-item sums at least before the work is split further
-
-
-def blocked_shape(info, n: int) -> tuple[int, int]:
-    """(work-items, rows each) for summing n rows on a CPU device: a few long contiguous
-    stretches, one per work-item and work-group (3-6x faster on PoCL than interleaved lanes)."""
-    items = max(1, min(4 * info.compute_units, -(-n // CPU_ROWS_PER_ITEM)))
-    return items, -(-n // items)
-
-
-def reduction_shape(info, n: int, k: int = 1) -> tuple[int, int, int, int]:
-    """(work-groups, width, lanes, rows per group) for summing the k columns of n rows on the
-    device ``info``: a work-group is ``width`` columns by ``lanes`` rows of work-items.
-
-    GPU: 256 work-items per group, each adding at least 8 rows, up to 8 groups per compute
-    unit. CPU: 64 work-items, each adding at least 64 rows, up to 4 groups per core, so that
-    a core sums long contiguous stretches and vectors of up to 4096 rows take one group.
-    """
-    if info.is_cpu:
-        size, rows_per_lane, max_groups = 64, 64, 4 * info.compute_units
-    else:
-        size, rows_per_lane, max_groups = 256, 8, 8 * info.compute_units
-    size = min(size, pow2_at_most(info.max_work_group_size))
-    width = min(k, size)
-    lanes = pow2_at_most(size // width)
-    groups = max(1, min(max_groups, -(-n // (lanes * rows_per_lane))))
-    return groups, width, lanes, -(-n // groups)
+def _flat_shape(info, size: int) -> tuple[int, int, int]:
+    """(work-groups, work-group size, entries per group) of a reduction over ``size`` entries
+    in one stretch (the count of non-finite values, the scan of convert_to_csr)."""
+    shape = reduction_shape(info, size, 1)
+    wg = 64 if info.is_cpu else shape.lanes
+    return shape.groups, min(wg, pow2_at_most(info.max_work_group_size)), shape.rows
 
 
 # -- element-wise ------------------------------------------------------------------------------
@@ -58,9 +37,7 @@ def fill(exec, x, value):
 
 
 def copy(exec, src, dst):
-    if src.values.size:
-        import pyopencl as cl
-        cl.enqueue_copy(exec.queue, dst.values.data, src.values.data)
+    exec.copy_into(dst.values, src.values)
 
 
 def convert_precision(exec, src, dst):
@@ -88,9 +65,10 @@ def sub_scaled(exec, alpha, b, x):
 
 # -- column reductions -------------------------------------------------------------------------
 
-def _column_dot(exec, a, b, result, root: bool) -> None:
-    """result[j] = a[:, j] . b[:, j] (its square root with ``root``): one launch when one
-    work-group per column block covers all rows, else one partial per group and a second pass."""
+def compute_dot(exec, a, b, result):
+    """result (1 x k) = per-column dot products of a and b (n x k): one launch when one
+    work-group per column covers the rows (always on a CPU device), else one partial sum per
+    group and a second pass."""
     n, k = a.shape
     if k == 0:
         return
@@ -98,47 +76,49 @@ def _column_dot(exec, a, b, result, root: bool) -> None:
         fill(exec, result, 0.0)
         return
     check_int32(a.values.size)
-    dtype = a.dtype
-    if exec.info.is_cpu:
-        groups, rows = blocked_shape(exec.info, n)
-        out = result.values if groups == 1 else exec.alloc((groups, k), dtype)
-        _kernel(exec, dtype, "column_dot_blocked")(
-            exec.queue, (groups, k), (1, 1), np.int32(n), np.int32(k), np.int32(rows),
-            a.values.data, b.values.data, out.data, np.int32(root and groups == 1))
-    else:
-        groups, width, lanes, rows = reduction_shape(exec.info, n, k)
-        out = result.values if groups == 1 else exec.alloc((groups, k), dtype)
-        _kernel(exec, dtype, "column_dot")(
-            exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n),
-            np.int32(k), np.int32(width), np.int32(rows), a.values.data, b.values.data, out.data,
-            np.int32(root and groups == 1), local_buffer(width * lanes, dtype))
-    if groups > 1:
-        sum_partials(exec, out, result.values, root, partials_group_size(exec.info, groups))
+    shape = reduction_shape(exec.info, n, k)
+    out = result.values if shape.groups == 1 else exec.alloc((shape.groups, k), a.dtype)
+    _kernel(exec, a.dtype, "compute_dot")(
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
+        a.values.data, b.values.data, out.data, local_buffer(shape.local_size[0], a.dtype))
+    if shape.groups > 1:
+        sum_rows(exec, out, result.values)
 
 
-def partials_group_size(info, parts: int) -> int:
-    """Work-group size of the second pass over ``parts`` partials per column: a power of two
+def _partials_group_size(info, parts: int) -> int:
+    """Work-group size of a second pass over ``parts`` partials per column: a power of two
     that covers them, at most 256."""
     return min(pow2_at_most(info.max_work_group_size), 256, 1 << (parts - 1).bit_length())
 
 
-def sum_partials(exec, partial, result, root: bool, group_size: int) -> None:
-    """result[j] = sum over g of partial[g, j] (its square root with ``root``) for device arrays
-    partial (parts x k) and result (k entries): one work-group of ``group_size`` per column."""
-    parts, k = partial.shape
-    _kernel(exec, partial.dtype, "sum_partials")(
-        exec.queue, (k * group_size,), (group_size,), np.int32(parts), np.int32(k), partial.data,
-        result.data, np.int32(root), local_buffer(group_size, partial.dtype))
-
-
-def compute_dot(exec, a, b, result):
-    """result (1 x k) = per-column dot products of a and b (n x k)."""
-    _column_dot(exec, a, b, result, root=False)
-
-
 def compute_norm2(exec, a, result):
-    """result (1 x k) = per-column Euclidean norms of a (n x k)."""
-    _column_dot(exec, a, a, result, root=True)
+    """result (1 x k) = per-column Euclidean norms of a (n x k), without underflow or overflow
+    where the norm is representable (LAPACK's nrm2: each work-item keeps a scale, its largest
+    |a_i| so far, and the sum of (a_i / scale)^2; the pairs are merged by the work-group, then
+    across the work-groups by a second launch, one group per column)."""
+    n, k = a.shape
+    if k == 0:
+        return
+    if n == 0:
+        fill(exec, result, 0.0)
+        return
+    check_int32(a.values.size)
+    shape = reduction_shape(exec.info, n, k)
+    partial = exec.alloc((2 * shape.groups, k), a.dtype)
+    size = shape.local_size[0]
+    _kernel(exec, a.dtype, "norm2_partials")(
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
+        a.values.data, partial.data, local_buffer(size, a.dtype), local_buffer(size, a.dtype))
+    group = _partials_group_size(exec.info, shape.groups)
+    _kernel(exec, a.dtype, "norm2_finalize")(
+        exec.queue, (k * group,), (group,), np.int32(shape.groups), np.int32(k), partial.data,
+        result.values.data, local_buffer(group, a.dtype), local_buffer(group, a.dtype))
+
+
+def copy_columns(exec, src, dst, mask):
+    """dst[:, j] = src[:, j] in the columns j where mask[j] (uint8) is nonzero."""
+    _launch(exec, "copy_columns", dst.dtype, dst.values.size, np.int32(dst.shape[1]), mask.data,
+            src.values.data, dst.values.data)
 
 
 def is_finite(exec, a) -> bool:
@@ -147,7 +127,7 @@ def is_finite(exec, a) -> bool:
     if size == 0:
         return True
     check_int32(size)
-    groups, _, wg, per_group = reduction_shape(exec.info, size)
+    groups, wg, per_group = _flat_shape(exec.info, size)
     partial = exec.alloc((groups,), np.int32)
     _kernel(exec, a.dtype, "count_nonfinite")(
         exec.queue, (groups * wg,), (wg,), np.int32(size), np.int32(per_group), a.values.data,
@@ -229,7 +209,7 @@ def _inclusive_scan(exec, v, dtype) -> None:
     """v = its inclusive prefix sum (int32, in place): block sums, then each block scanned
     from the sum of the blocks before it. ``dtype`` picks the program that holds the kernels."""
     size = v.size
-    groups, _, wg, per_group = reduction_shape(exec.info, size)
+    groups, wg, per_group = _flat_shape(exec.info, size)
     partial = exec.alloc((groups,), np.int32)
     args = (np.int32(size), np.int32(per_group), v.data, partial.data, local_buffer(wg, np.int32))
     for name in ("block_sums", "scan_blocks"):

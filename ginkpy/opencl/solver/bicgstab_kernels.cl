@@ -1,25 +1,20 @@
-// Kernels of Bicgstab. The steps run one work-item per entry of the n x k vectors (entry
-// (row, c) at row * k + c); scalars are 1 x k. Columns with a nonzero stop status are left
-// untouched; a zero divisor makes the work-item of row 0 write STATUS_BREAKDOWN and every
-// work-item of the column skip it. Every work-item of a column must take the same decision,
-// so a kernel never writes a scalar it reads (work-items of one launch are not ordered):
-// step_1 decides the restart from rho, rr and rhat_sq and records it in `restarted`, and
-// step_2 reads that flag and updates prev_rho and rhat_sq; omega is updated in step_3.
+// Kernels of Bicgstab over n x k vectors (entry i in column i % k). Columns whose stop status
+// is nonzero are left untouched; a zero divisor stops its column with BREAKDOWN (written by the
+// column's first work-item: others that read the status before or after skip it either way).
 #include "common.cl"
 
+// r_hat = r;  p = v = 0;  prev_rho = alpha = omega = 1
 __kernel void initialize(const int size, const int k, __global const value_type* r,
                          __global value_type* r_hat, __global value_type* p,
-                         __global value_type* v, __global value_type* s,
-                         __global value_type* prev_rho, __global value_type* alpha,
-                         __global value_type* omega)
+                         __global value_type* v, __global value_type* prev_rho,
+                         __global value_type* alpha, __global value_type* omega)
 {
     const int i = get_global_id(0);
-    if (i >= size) return;
-    // r_hat = r;  p = v = s = 0;  prev_rho = alpha = omega = 1
-    r_hat[i] = r[i];
-    p[i] = 0;
-    v[i] = 0;
-    s[i] = 0;
+    if (i < size) {
+        r_hat[i] = r[i];
+        p[i] = 0;
+        v[i] = 0;
+    }
     if (i < k) {
         prev_rho[i] = 1;
         alpha[i] = 1;
@@ -27,141 +22,140 @@ __kernel void initialize(const int size, const int k, __global const value_type*
     }
 }
 
-// Column reduction shaped as Dense's column_dot: work-group (c, g) is `width` columns by
-// `lanes` rows of work-items (lanes a power of two) and sums the rows
-// [g * rows_per_group, (g + 1) * rows_per_group) of columns [c * width, (c + 1) * width);
-// work-item (x, y) adds rows begin + y, begin + y + lanes, ... of column c * width + x.
-// ab[g * k + col] = the group's part of a . b and bb[g * k + col] of b . b: the results with
-// one group per column, else the partials that sum_dots adds. tmp holds 2 * local size values.
-__kernel void dots(const int n, const int k, const int width, const int rows_per_group,
-                   __global const value_type* a, __global const value_type* b,
-                   __global value_type* ab, __global value_type* bb, __local value_type* tmp)
+// The work-group's partial sums of r_hat . r and r . r over its rows of column col.
+inline void write_partials(const value_type s_rho, const value_type s_rr, const int c_, const int y_,
+                           const int lanes, const int width, const int col, const int k,
+                           const int group, __global value_type* rho_new, __global value_type* rr,
+                           __local value_type* tmp)
 {
-    const int lid = get_local_id(0);
-    const int x = lid % width;
-    const int y = lid / width;
-    const int lanes = get_local_size(0) / width;
-    const int col = get_group_id(0) * width + x;
-    const int begin = get_group_id(1) * rows_per_group;
-    const int end = min(n, begin + rows_per_group);
-    // two independent partial sums of each product: shorter dependency chains
-    value_type sum_ab[2] = {0, 0};
-    value_type sum_bb[2] = {0, 0};
+    const value_type t_rho = local_sum(tmp + c_, s_rho, y_, lanes, width);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const value_type t_rr = local_sum(tmp + c_, s_rr, y_, lanes, width);
+    if (y_ == 0 && col < k) {
+        rho_new[group * k + col] = t_rho;
+        rr[group * k + col] = t_rr;
+    }
+}
+
+// partial sums of r_hat . r and r . r (reduction layout)
+__kernel void prepare(REDUCTION_PARAMS, __global const value_type* r,
+                      __global const value_type* r_hat, __global value_type* rho_new,
+                      __global value_type* rr, __local value_type* sums, __local value_type* tmp)
+{
+    REDUCTION_LAYOUT;
+    value_type s_rho = 0, s_rr = 0;
     if (col < k) {
-        int row = begin + y;
-        for (; row + lanes < end; row += 2 * lanes) {
-            for (int u = 0; u < 2; ++u) {
-                const int i = (row + u * lanes) * k + col;
-                const value_type bi = b[i];
-                sum_ab[u] += a[i] * bi;
-                sum_bb[u] += bi * bi;
-            }
-        }
-        if (row < end) {
-            const value_type bi = b[row * k + col];
-            sum_ab[0] += a[row * k + col] * bi;
-            sum_bb[0] += bi * bi;
-        }
+        s_rho = column_dot(r_hat, r, begin, end, lanes, k, col);
+        s_rr = column_dot(r, r, begin, end, lanes, k, col);
     }
-    // both sums leave the arrays before the first barrier: PoCL lost a float array's values
-    // when it stayed live across a barrier
-    const value_type part_ab = sum_ab[0] + sum_ab[1];
-    const value_type part_bb = sum_bb[0] + sum_bb[1];
-    const value_type total_ab = local_sum(tmp + x, part_ab, y, lanes, width);
-    const value_type total_bb = local_sum(tmp + get_local_size(0) + x, part_bb, y, lanes, width);
-    if (y == 0 && col < k) {
-        ab[get_group_id(1) * k + col] = total_ab;
-        bb[get_group_id(1) * k + col] = total_bb;
-    }
+    write_partials(s_rho, s_rr, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);
 }
 
-// The second pass of dots: work-group j < k writes ab[j] = sum over g of ab_part[g * k + j],
-// work-group k + j writes bb[j] from bb_part likewise; a tree in local memory.
-__kernel void sum_dots(const int parts, const int k, __global const value_type* ab_part,
-                       __global const value_type* bb_part, __global value_type* ab,
-                       __global value_type* bb, __local value_type* tmp)
-{
-    const int lid = get_local_id(0);
-    const int is_bb = get_group_id(0) >= k;
-    const int j = get_group_id(0) - is_bb * k;
-    __global const value_type* part = is_bb ? bb_part : ab_part;
-    value_type sum = 0;
-    for (int g = lid; g < parts; g += get_local_size(0)) sum += part[g * k + j];
-    sum = local_sum(tmp, sum, lid, get_local_size(0), 1);
-    if (lid == 0) (is_bb ? bb : ab)[j] = sum;
-}
-
-// Restart where |rho| <= restart_tol ||r_hat|| ||r|| (r_hat numerically orthogonal to r):
-// r_hat = p = r and restarted = 1; elsewhere restarted = 0, omega == 0 is a breakdown, and
-// p = r + (rho / prev_rho) (alpha / omega) (p - omega v)
+// The stopping check on ||r||, then in running columns: a restart where |r_hat . r| <=
+// restart_tol ||r_hat|| ||r|| (r_hat = p = r, rho = r . r), else p = r + beta (p - omega v) with
+// beta = (rho / prev_rho) (alpha / omega), rho = r_hat . r (omega == 0: breakdown).
 __kernel void step_1(const int size, const int k, __global const value_type* r,
                      __global value_type* r_hat, __global value_type* p,
-                     __global const value_type* v, __global const value_type* rho,
-                     __global const value_type* rr, __global const value_type* rhat_sq,
-                     __global const value_type* prev_rho, __global const value_type* alpha,
-                     __global const value_type* omega, const value_type restart_tol,
-                     __global uchar* restarted, __global uchar* status)
+                     __global const value_type* v, __global const value_type* rho_new,
+                     const int rho_parts, __global const value_type* rr, const int rr_parts,
+                     __global value_type* rho, __global const value_type* prev_rho,
+                     __global const value_type* alpha, __global const value_type* omega,
+                     __global const value_type* rhat_sq, const value_type restart_tol,
+                     __global uchar* restarted, STOP_PARAMS, __local value_type* sums,
+                     __local value_type* tmp)
 {
+    sum_partials(rho_new, rho_parts, k, sums, tmp);
+    sum_partials(rr, rr_parts, k, sums + k, tmp);
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
-    const int restart = fabs(rho[c]) <= restart_tol * sqrt(rhat_sq[c]) * sqrt(rr[c]);
-    if (i < k) restarted[c] = restart;
+    const int col = COLUMN(i, k);
+    const bool writer = i == col;
+    const value_type rho_c = sums[col], rr_c = sums[k + col];
+    if (!stop_check(col, k, sqrt(rr_c), writer, STOP_ARGS)) return;
+    const bool restart = fabs(rho_c) <= restart_tol * sqrt(rhat_sq[col]) * sqrt(rr_c);
+    if (writer) restarted[col] = restart;
     if (restart) {
         r_hat[i] = r[i];
         p[i] = r[i];
+        if (writer) rho[col] = rr_c;
         return;
     }
-    if (omega[c] == 0) {
-        if (i < k) status[c] = STATUS_BREAKDOWN;
+    const value_type w = omega[col];
+    if (w == 0) {
+        if (writer) status[col] = STATUS_BREAKDOWN;
         return;
     }
-    const value_type beta = (rho[c] / prev_rho[c]) * (alpha[c] / omega[c]);
-    p[i] = r[i] + beta * (p[i] - omega[c] * v[i]);
+    if (writer) rho[col] = rho_c;
+    const value_type beta = (rho_c / prev_rho[col]) * (alpha[col] / w);
+    p[i] = r[i] + beta * (p[i] - w * v[i]);
 }
 
-// rho = rhat_sq = rr where step_1 restarted;  alpha = rho / rv;  s = r - alpha v;
-// prev_rho = rho;  rv == 0 is a breakdown
+// alpha = rho / (r_hat . v) (0: breakdown); s = r - alpha v; prev_rho = rho;
+// ||r_hat||^2 = rho where restarted
 __kernel void step_2(const int size, const int k, __global const value_type* r,
                      __global value_type* s, __global const value_type* v,
-                     __global const value_type* rho, __global const value_type* rr,
-                     __global value_type* rhat_sq, __global value_type* prev_rho,
-                     __global value_type* alpha, __global const value_type* rv,
-                     __global const uchar* restarted, __global uchar* status)
+                     __global const value_type* rv, const int rv_parts,
+                     __global const value_type* rho, __global value_type* prev_rho,
+                     __global value_type* alpha, __global value_type* rhat_sq,
+                     __global const uchar* restarted, __global uchar* status,
+                     __local value_type* sums, __local value_type* tmp)
 {
+    sum_partials(rv, rv_parts, k, sums, tmp);
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
-    if (rv[c] == 0) {
-        if (i < k) status[c] = STATUS_BREAKDOWN;
+    const int col = COLUMN(i, k);
+    const bool writer = i == col;
+    if (status[col] != STATUS_RUNNING) return;
+    const value_type rv_c = sums[col];
+    if (rv_c == 0) {
+        if (writer) status[col] = STATUS_BREAKDOWN;
         return;
     }
-    const value_type rho_c = restarted[c] ? rr[c] : rho[c];
-    const value_type a = rho_c / rv[c];
+    const value_type a = rho[col] / rv_c;
     s[i] = r[i] - a * v[i];
-    if (i < k) {
-        alpha[c] = a;
-        prev_rho[c] = rho_c;
-        if (restarted[c]) rhat_sq[c] = rr[c];
+    if (writer) {
+        alpha[col] = a;
+        prev_rho[col] = rho[col];
+        if (restarted[col]) rhat_sq[col] = rho[col];
     }
 }
 
-__kernel void step_3(const int size, const int k, __global value_type* x,
-                     __global value_type* r, __global const value_type* s,
+// omega = (s . t) / (t . t) (0 where t . t == 0); x += alpha y + omega z (times diag with
+// DIAGONAL); r = s - omega t in running columns; the partial sums of r_hat . r and r . r of
+// every column (reduction layout). st holds the partial sums of s . t, then of t . t.
+__kernel void step_3(REDUCTION_PARAMS, __global value_type* x, __global value_type* r,
+                     __global const value_type* r_hat, __global const value_type* s,
                      __global const value_type* t, __global const value_type* y,
-                     __global const value_type* z, __global const value_type* alpha,
-                     __global value_type* omega, __global const value_type* ts,
-                     __global const value_type* tt, __global uchar* status)
+                     __global const value_type* z, __global const value_type* diag,
+                     __global const value_type* st, const int st_parts,
+                     __global const value_type* alpha, __global value_type* omega,
+                     __global const uchar* status, __global value_type* rho_new,
+                     __global value_type* rr, __local value_type* sums, __local value_type* tmp)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
-    // omega = ts / tt (0 where tt == 0: s == 0);  x += alpha y + omega z;  r = s - omega t
-    const value_type w = tt[c] != 0 ? ts[c] / tt[c] : 0;
-    x[i] += alpha[c] * y[i] + w * z[i];
-    r[i] = s[i] - w * t[i];
-    if (i < k) omega[c] = w;
+    sum_partials(st, st_parts, 2 * k, sums, tmp);
+    REDUCTION_LAYOUT;
+    value_type s_rho = 0, s_rr = 0;
+    if (col < k) {
+        const bool go = status[col] == STATUS_RUNNING;
+        const value_type ts = sums[col], tt = sums[k + col];
+        const value_type w = tt != 0 ? ts / tt : 0;
+        const value_type a = alpha[col];
+        if (go && group == 0 && y_ == 0) omega[col] = w;
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            value_type r_i = r[i];
+            if (go) {
+#if DIAGONAL
+                x[i] += diag[row] * (a * y[i] + w * z[i]);
+#else
+                x[i] += a * y[i] + w * z[i];
+#endif
+                r_i = s[i] - w * t[i];
+                r[i] = r_i;
+            }
+            s_rho += r_hat[i] * r_i;
+            s_rr += r_i * r_i;
+        }
+    }
+    write_partials(s_rho, s_rr, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);
 }

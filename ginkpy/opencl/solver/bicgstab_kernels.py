@@ -1,52 +1,70 @@
-"""OpenCL kernels of Bicgstab (sources in bicgstab_kernels.cl): the steps run one work-item per
-vector entry; ``compute_dots`` is a column reduction shaped as Dense's dot products (seed 000)
-that sums a . b and b . b in one pass over a and b, plus a second pass when a column needs
-several work-groups."""
+"""OpenCL kernels of Bicgstab (sources in bicgstab_kernels.cl): each step one launch; the
+partial sums a step needs are summed by each of its work-groups (``sum_partials``)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_int32, launch, local_buffer
-from ginkpy.opencl.matrix.dense_kernels import fill, partials_group_size, reduction_shape
+from ginkpy.opencl.launch import (WORK_GROUP, check_int32, consumer_buffers, launch, reduction_shape, resize,
+                                  round_up, stop_args)
 
 
-def initialize(exec, r, r_hat, p, v, s, prev_rho, alpha, omega):
-    launch(exec, __file__, "initialize", r.dtype, r.shape, r, r_hat, p, v, s, prev_rho, alpha, omega)
+def _kernel(exec, dtype, name, **defines):
+    return exec.kernel(__file__, dtype, name, **defines)
 
 
-def compute_dots(exec, a, b, ab, bb):
-    """ab = a . b and bb = b . b per column (1 x k each) for n x k a and b."""
-    n, k = a.shape
-    if k == 0:
-        return
-    if n == 0:
-        fill(exec, ab, 0.0)
-        fill(exec, bb, 0.0)
-        return
-    check_int32(a.values.size)
-    dtype = a.dtype
-    groups, width, lanes, rows = reduction_shape(exec.info, n, k)
-    ab_out, bb_out = (ab.values, bb.values) if groups == 1 else (exec.alloc((groups, k), dtype) for _ in range(2))
-    exec.kernel(__file__, dtype, "dots")(
-        exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n), np.int32(k),
-        np.int32(width), np.int32(rows), a.values.data, b.values.data, ab_out.data, bb_out.data,
-        local_buffer(2 * width * lanes, dtype))
-    if groups > 1:
-        size = partials_group_size(exec.info, groups)
-        exec.kernel(__file__, dtype, "sum_dots")(
-            exec.queue, (2 * k * size,), (size,), np.int32(groups), np.int32(k), ab_out.data, bb_out.data,
-            ab.values.data, bb.values.data, local_buffer(size, dtype))
+def _elementwise(exec, name, v, *args, sums: int):
+    size, k = v.values.size, v.shape[1]
+    check_int32(size)
+    _kernel(exec, v.dtype, name)(exec.queue, (round_up(size, WORK_GROUP),), (WORK_GROUP,), np.int32(size),
+                                 np.int32(k), *args, *consumer_buffers(v.dtype, sums * k))
 
 
-def step_1(exec, r, r_hat, p, v, rho, rr, rhat_sq, prev_rho, alpha, omega, restart_tol, restarted, status):
-    launch(exec, __file__, "step_1", r.dtype, r.shape, r, r_hat, p, v, rho, rr, rhat_sq, prev_rho, alpha,
-           omega, r.dtype.type(restart_tol), restarted, status)
+def initialize(exec, r, r_hat, p, v, prev_rho, alpha, omega):
+    """r_hat = r;  p = v = 0;  prev_rho = alpha = omega = 1."""
+    launch(exec, __file__, "initialize", r.dtype, r.shape, r, r_hat, p, v, prev_rho, alpha, omega,
+           work_items=max(r.values.size, r.shape[1]))
 
 
-def step_2(exec, r, s, v, rho, rr, rhat_sq, prev_rho, alpha, rv, restarted, status):
-    launch(exec, __file__, "step_2", r.dtype, r.shape, r, s, v, rho, rr, rhat_sq, prev_rho, alpha, rv,
-           restarted, status)
+def _reduction(exec, name, r, rho_new, rr, *args, defines=None, sums=0):
+    """A kernel in the reduction layout writing the partial sums of r_hat . r and r . r."""
+    n, k = r.shape
+    check_int32(r.values.size)
+    shape = reduction_shape(exec.info, n, k, 2 * k)
+    for partials in (rho_new, rr):
+        resize(exec, partials, (shape.groups, k))
+    _kernel(exec, r.dtype, name, **(defines or {}))(
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
+        *args, rho_new.values.data, rr.values.data, *consumer_buffers(r.dtype, sums * k, shape.local_size[0]))
 
 
-def step_3(exec, x, r, s, t, y, z, alpha, omega, ts, tt, status):
-    launch(exec, __file__, "step_3", x.dtype, x.shape, x, r, s, t, y, z, alpha, omega, ts, tt, status)
+def prepare(exec, r, r_hat, rho_new, rr):
+    """Partial sums of r_hat . r and r . r."""
+    _reduction(exec, "prepare", r, rho_new, rr, r.values.data, r_hat.values.data)
+
+
+def step_1(exec, r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega, rhat_sq, restart_tol, restarted, stop):
+    """The stopping check on ||r||; then per running column either a restart (|r_hat . r| <=
+    restart_tol ||r_hat|| ||r||: r_hat = p = r, rho = r . r) or p = r + (rho / prev_rho)
+    (alpha / omega) (p - omega v) with rho = r_hat . r (omega == 0: breakdown)."""
+    _elementwise(exec, "step_1", r, r.values.data, r_hat.values.data, p.values.data, v.values.data,
+                 rho_new.values.data, np.int32(rho_new.shape[0]), rr.values.data, np.int32(rr.shape[0]),
+                 rho.values.data, prev_rho.values.data, alpha.values.data, omega.values.data,
+                 rhat_sq.values.data, r.dtype.type(restart_tol), restarted.data, *stop_args(stop), sums=2)
+
+
+def step_2(exec, r, s, v, rv, rho, prev_rho, alpha, rhat_sq, restarted, status):
+    """alpha = rho / (r_hat . v) (0: breakdown); s = r - alpha v; prev_rho = rho;
+    ||r_hat||^2 = rho where restarted."""
+    _elementwise(exec, "step_2", r, r.values.data, s.values.data, v.values.data, rv.values.data,
+                 np.int32(rv.shape[0]), rho.values.data, prev_rho.values.data, alpha.values.data,
+                 rhat_sq.values.data, restarted.data, status.data, sums=1)
+
+
+def step_3(exec, x, r, r_hat, s, t, y, z, diag, st, alpha, omega, rho_new, rr, status):
+    """omega = (s . t) / (t . t) (0 where t . t == 0); x += alpha y + omega z (scaled by diag
+    when given); r = s - omega t in running columns; the partial sums of r_hat . r and r . r of
+    every column in the same pass."""
+    _reduction(exec, "step_3", r, rho_new, rr, x.values.data, r.values.data, r_hat.values.data,
+               s.values.data, t.values.data, y.values.data, z.values.data, (diag or r).values.data,
+               st.values.data, np.int32(st.shape[0]), alpha.values.data, omega.values.data, status.data,
+               defines={"DIAGONAL": int(diag is not None)}, sums=2)

@@ -1,108 +1,135 @@
-// Kernels of Cg, each one fused launch over the n x k vectors (entry i in column i % k).
-// Columns whose stop status is nonzero are left untouched.
+// Kernels of Cg over n x k vectors (entry i in column i % k). Columns whose stop status is
+// nonzero are left untouched. PRECONDITIONER: 0 none (z = r), 1 scalar Jacobi (z = diag r,
+// diag n x 1), 2 an operator of its own (z given).
 #include "common.cl"
 
-// p = q = 0, rho = 0, prev_rho = 1 (work-items i < size for the vectors, i < k for the scalars)
+inline value_type z_at(const int i, const int row, __global const value_type* r,
+                       __global const value_type* z, __global const value_type* diag)
+{
+#if PRECONDITIONER == 0
+    return r[i];
+#elif PRECONDITIONER == 1
+    return diag[row] * r[i];
+#else
+    return z[i];
+#endif
+}
+
+// p = 0, prev_rho = 1 (work-items i < size for p, i < k for prev_rho)
 __kernel void initialize(const int size, const int k, __global value_type* p,
-                         __global value_type* q, __global value_type* rho,
                          __global value_type* prev_rho)
 {
     const int i = get_global_id(0);
-    if (i < size) {
-        p[i] = 0;
-        q[i] = 0;
-    }
-    if (i < k) {
-        rho[i] = 0;
-        prev_rho[i] = 1;
+    if (i < size) p[i] = 0;
+    if (i < k) prev_rho[i] = 1;
+}
+
+// The work-group's partial sums of r . r and r . z over its rows of column col, written to
+// rr and rz (rz only with a preconditioner: else r . z is r . r).
+inline void write_partials(const value_type s_rr, const value_type s_rz, const int c_, const int y_,
+                           const int lanes, const int width, const int col, const int k,
+                           const int group, __global value_type* rz, __global value_type* rr,
+                           __local value_type* tmp)
+{
+    const value_type t_rr = local_sum(tmp + c_, s_rr, y_, lanes, width);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if PRECONDITIONER
+    const value_type t_rz = local_sum(tmp + c_, s_rz, y_, lanes, width);
+#endif
+    if (y_ == 0 && col < k) {
+        rr[group * k + col] = t_rr;
+#if PRECONDITIONER
+        rz[group * k + col] = t_rz;
+#endif
     }
 }
 
-// p = z + (rho / prev_rho) p, where rho / prev_rho is 0 if prev_rho is 0
-__kernel void step_1(const int size, const int k, __global value_type* p,
-                     __global const value_type* z, __global const value_type* rho,
-                     __global const value_type* prev_rho, __global const uchar* status)
+// partial sums of r . r and r . z (reduction layout)
+__kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global const value_type* z,
+                      __global const value_type* diag, __global value_type* rz,
+                      __global value_type* rr, __local value_type* tmp)
 {
+    REDUCTION_LAYOUT;
+    value_type s_rr = 0, s_rz = 0;
+    if (col < k) {
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            const value_type r_i = r[i];
+            s_rr += r_i * r_i;
+            s_rz += r_i * z_at(i, row, r, z, diag);
+        }
+    }
+    write_partials(s_rr, s_rz, c_, y_, lanes, width, col, k, group, rz, rr, tmp);
+}
+
+// The stopping check on ||r|| = sqrt(sum of rr); rho = r . z (sum of rz, written by the first
+// work-item of the column); p = z + (rho / prev_rho) p, where rho / prev_rho is 0 if prev_rho is 0.
+__kernel void step_1(const int size, const int k, __global value_type* p,
+                     __global const value_type* r, __global const value_type* z,
+                     __global const value_type* diag, __global const value_type* rz,
+                     const int rz_parts, __global const value_type* rr, const int rr_parts,
+                     __global value_type* rho, __global const value_type* prev_rho, STOP_PARAMS,
+                     __local value_type* sums, __local value_type* tmp)
+{
+    sum_partials(rr, rr_parts, k, sums, tmp);
+#if PRECONDITIONER
+    sum_partials(rz, rz_parts, k, sums + k, tmp);
+#endif
     const int i = get_global_id(0);
     if (i >= size) return;
-    const int j = COLUMN(i, k);
-    if (status[j] != STATUS_RUNNING) return;
-    const value_type tmp = prev_rho[j] != 0 ? rho[j] / prev_rho[j] : 0;
-    p[i] = z[i] + tmp * p[i];
+    const int col = COLUMN(i, k);
+    const value_type rr_c = sums[col];
+#if PRECONDITIONER
+    const value_type rho_c = sums[k + col];
+#else
+    const value_type rho_c = rr_c;
+#endif
+    if (!stop_check(col, k, sqrt(rr_c), i == col, STOP_ARGS)) return;
+    if (i == col) rho[col] = rho_c;
+    const value_type beta = prev_rho[col] != 0 ? rho_c / prev_rho[col] : 0;
+    p[i] = z_at(i, i / k, r, z, diag) + beta * p[i];
 }
 
-// x = x + (rho / beta) p;  r = r - (rho / beta) q;  prev_rho = rho;  and in the same pass
-// the sum of r^2 of each column (all columns: the stopping check's ||r||), as column_dot does.
-// beta <= 0 or rho == 0 is a breakdown: the column is skipped and one work-item writes
-// BREAKDOWN to status[col] (work-items that read status[col] before or after that skip the
-// column either way: it is not ok). Rows begin, begin + stride, ... below end of column col.
-inline value_type step_2_rows(const int begin, const int end, const int stride, const int k,
-                              const int col, __global value_type* x, __global value_type* r,
-                              __global const value_type* p, __global const value_type* q,
-                              __global const value_type* beta, __global const value_type* rho,
-                              __global value_type* prev_rho, __global uchar* status,
-                              const bool writer)
+// alpha = rho / (p . q) (sum of pq); x = x + alpha p; r = r - alpha q; prev_rho = rho in running
+// columns, and the partial sums of r . r (and r . z = r . diag r) of every column in the same
+// pass (reduction layout). p . q <= 0 or rho == 0 is a breakdown: the column is skipped and the
+// column's first work-item writes BREAKDOWN (work-items that read the status before or after
+// skip the column either way).
+__kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_type* r,
+                     __global const value_type* p, __global const value_type* q,
+                     __global const value_type* diag, __global const value_type* pq,
+                     const int pq_parts, __global const value_type* rho,
+                     __global value_type* prev_rho, __global uchar* status,
+                     __global value_type* rz, __global value_type* rr,
+                     __local value_type* sums, __local value_type* tmp)
 {
-    const bool running = status[col] == STATUS_RUNNING;
-    const bool ok = beta[col] > 0 && rho[col] != 0;
-    const bool go = running && ok;
-    const value_type alpha = go ? rho[col] / beta[col] : 0;
-    value_type sum = 0;
-    for (int row = begin; row < end; row += stride) {
-        const int i = row * k + col;
-        value_type r_i = r[i];
-        if (go) {
-            x[i] += alpha * p[i];
-            r_i -= alpha * q[i];
-            r[i] = r_i;
-        }
-        sum += r_i * r_i;
-    }
-    if (writer && running) {
-        if (ok) {
-            prev_rho[col] = rho[col];
-        } else {
-            status[col] = STATUS_BREAKDOWN;
-        }
-    }
-    return sum;
-}
-
-// GPU layout (as column_dot): work-item (c, y) of a group of width columns by lanes rows takes
-// rows begin + y, begin + y + lanes, ...; the lanes' sums meet in local memory.
-__kernel void step_2(const int n, const int k, const int width, const int rows_per_group,
-                     __global value_type* x, __global value_type* r, __global const value_type* p,
-                     __global const value_type* q, __global const value_type* beta,
-                     __global const value_type* rho, __global value_type* prev_rho,
-                     __global uchar* status, __global value_type* partial, const int root,
-                     __local value_type* tmp)
-{
-    const int c = get_local_id(0) % width;
-    const int y = get_local_id(0) / width;
-    const int lanes = get_local_size(0) / width;
-    const int col = get_group_id(0) * width + c;
-    const int begin = get_group_id(1) * rows_per_group;
-    value_type sum = 0;
+    sum_partials(pq, pq_parts, k, sums, tmp);
+    REDUCTION_LAYOUT;
+    value_type s_rr = 0, s_rz = 0;
     if (col < k) {
-        sum = step_2_rows(begin + y, min(n, begin + rows_per_group), lanes, k, col, x, r, p, q,
-                          beta, rho, prev_rho, status, get_group_id(1) == 0 && y == 0);
+        const value_type beta = sums[col];
+        const bool running = status[col] == STATUS_RUNNING;
+        const bool ok = beta > 0 && rho[col] != 0;
+        const bool go = running && ok;
+        const value_type alpha = go ? rho[col] / beta : 0;
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            value_type r_i = r[i];
+            if (go) {
+                x[i] += alpha * p[i];
+                r_i -= alpha * q[i];
+                r[i] = r_i;
+            }
+            s_rr += r_i * r_i;
+            s_rz += r_i * z_at(i, row, r, r, diag);
+        }
+        if (group == 0 && y_ == 0 && running) {
+            if (ok) {
+                prev_rho[col] = rho[col];
+            } else {
+                status[col] = STATUS_BREAKDOWN;
+            }
+        }
     }
-    sum = local_sum(tmp + c, sum, y, lanes, width);
-    if (y == 0 && col < k) partial[get_group_id(1) * k + col] = root ? sqrt(sum) : sum;
-}
-
-// CPU layout (as column_dot_blocked): work-item (g, col) alone takes a contiguous stretch of rows.
-__kernel void step_2_blocked(const int n, const int k, const int rows_per_item,
-                             __global value_type* x, __global value_type* r,
-                             __global const value_type* p, __global const value_type* q,
-                             __global const value_type* beta, __global const value_type* rho,
-                             __global value_type* prev_rho, __global uchar* status,
-                             __global value_type* partial, const int root)
-{
-    const int g = get_global_id(0);
-    const int col = get_global_id(1);
-    const int begin = g * rows_per_item;
-    const value_type sum = step_2_rows(begin, min(n, begin + rows_per_item), 1, k, col, x, r, p, q,
-                                       beta, rho, prev_rho, status, g == 0);
-    partial[g * k + col] = root ? sqrt(sum) : sum;
+    write_partials(s_rr, s_rz, c_, y_, lanes, width, col, k, group, rz, rr, tmp);
 }

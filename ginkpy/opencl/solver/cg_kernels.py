@@ -1,47 +1,69 @@
-"""OpenCL kernels of Cg (sources in cg_kernels.cl): each step is one fused launch (step_2 with
-the residual norm folded in, plus a second pass over its partial sums when it needs several
-work-groups), and the solver scalars (1 x k) stay on the device."""
+"""OpenCL kernels of Cg (sources in cg_kernels.cl). Each step is one launch; the partial sums
+a step needs are summed by each of its work-groups (``sum_partials`` in common.cl).
+
+The preconditioner is compiled in (PRECONDITIONER): 0 none (z = r), 1 scalar Jacobi (z =
+D^-1 r computed where it is used), 2 an operator of its own (z given)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_int32, launch, local_buffer
-from ginkpy.opencl.matrix.dense_kernels import blocked_shape, partials_group_size, reduction_shape, sum_partials
+from ginkpy.opencl.launch import (WORK_GROUP, check_int32, consumer_buffers, launch, local_buffer,
+                                  reduction_shape, resize, round_up, stop_args)
 
 
-def initialize(exec, p, q, rho, prev_rho, status):
-    """p = q = 0, rho = 0, prev_rho = 1."""
-    launch(exec, __file__, "initialize", p.dtype, p.shape, p, q, rho, prev_rho,
+def _mode(z, diag) -> int:
+    return 2 if z is not None else 1 if diag is not None else 0
+
+
+def _kernel(exec, dtype, name, z, diag):
+    return exec.kernel(__file__, dtype, name, PRECONDITIONER=_mode(z, diag))
+
+
+def _stand_ins(r, z, diag):
+    """Buffers of z and diag, r's where there is none (never read then)."""
+    return (z or r).values.data, (diag or r).values.data
+
+
+def initialize(exec, p, prev_rho):
+    """p = 0, prev_rho = 1."""
+    launch(exec, __file__, "initialize", p.dtype, p.shape, p, prev_rho,
            work_items=max(p.values.size, p.shape[1]))
 
 
-def step_1(exec, p, z, rho, prev_rho, status):
-    """p = z + (rho / prev_rho) p in running columns (rho / prev_rho = 0 where prev_rho is 0)."""
-    launch(exec, __file__, "step_1", p.dtype, p.shape, p, z, rho, prev_rho, status)
+def _reduction(exec, name, r, z, diag, rz, rr, *args, sums=0):
+    """A kernel in the reduction layout that writes the partial sums of r . r (and r . z)."""
+    n, k = r.shape
+    check_int32(r.values.size)
+    shape = reduction_shape(exec.info, n, k, 2 * k)
+    for partials in (rr, rz):
+        resize(exec, partials, (shape.groups, k))
+    size = shape.local_size[0]
+    local = consumer_buffers(r.dtype, k, size) if sums else (local_buffer(size, r.dtype),)
+    _kernel(exec, r.dtype, name, z, diag)(
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
+        *args, rz.values.data, rr.values.data, *local)
 
 
-def step_2(exec, x, r, p, q, beta, rho, prev_rho, r_norm, status):
-    """x += (rho / beta) p; r -= (rho / beta) q; prev_rho = rho in running columns, and r_norm
-    = ||r|| of every column in the same pass (the stopping check reads it). A column with
-    beta <= 0 or rho == 0 gets status BREAKDOWN instead (also when n == 0). Launched as the
-    column reductions are (dense_kernels): contiguous stretches on a CPU, lanes on a GPU."""
-    n, k = x.shape
-    if k == 0:
-        return
-    check_int32(x.values.size)
-    vectors = [v.values.data for v in (x, r, p, q, beta, rho, prev_rho)]
-    if exec.info.is_cpu:
-        groups, rows = blocked_shape(exec.info, n)
-        partial = r_norm.values if groups == 1 else exec.alloc((groups, k), x.dtype)
-        exec.kernel(__file__, x.dtype, "step_2_blocked")(
-            exec.queue, (groups, k), (1, 1), np.int32(n), np.int32(k), np.int32(rows), *vectors,
-            status.data, partial.data, np.int32(groups == 1))
-    else:
-        groups, width, lanes, rows = reduction_shape(exec.info, n, k)
-        partial = r_norm.values if groups == 1 else exec.alloc((groups, k), x.dtype)
-        exec.kernel(__file__, x.dtype, "step_2")(
-            exec.queue, (-(-k // width) * width * lanes, groups), (width * lanes, 1), np.int32(n),
-            np.int32(k), np.int32(width), np.int32(rows), *vectors, status.data, partial.data,
-            np.int32(groups == 1), local_buffer(width * lanes, x.dtype))
-    if groups > 1:
-        sum_partials(exec, partial, r_norm.values, True, partials_group_size(exec.info, groups))
+def prepare(exec, r, z, diag, rz, rr):
+    """Partial sums of r . r and of r . z."""
+    _reduction(exec, "prepare", r, z, diag, rz, rr, r.values.data, *_stand_ins(r, z, diag))
+
+
+def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
+    """The stopping check on ||r|| = sqrt(sum of rr); rho = r . z (sum of rz); p = z + (rho /
+    prev_rho) p in running columns (rho / prev_rho = 0 where prev_rho is 0)."""
+    size, k = p.values.size, p.shape[1]
+    _kernel(exec, p.dtype, "step_1", z, diag)(
+        exec.queue, (round_up(size, WORK_GROUP),), (WORK_GROUP,), np.int32(size), np.int32(k),
+        p.values.data, r.values.data, *_stand_ins(r, z, diag), rz.values.data, np.int32(rz.shape[0]),
+        rr.values.data, np.int32(rr.shape[0]), rho.values.data, prev_rho.values.data, *stop_args(stop),
+        *consumer_buffers(p.dtype, 2 * k))
+
+
+def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
+    """alpha = rho / (p . q) (sum of pq); x += alpha p; r -= alpha q; prev_rho = rho in running
+    columns, and the partial sums of r . r (and r . z with scalar Jacobi) of every column in the
+    same pass. p . q <= 0 or rho == 0 is a breakdown: status BREAKDOWN, the column untouched."""
+    _reduction(exec, "step_2", r, None, diag, rz, rr, x.values.data, r.values.data, p.values.data,
+               q.values.data, (diag or r).values.data, pq.values.data, np.int32(pq.shape[0]),
+               rho.values.data, prev_rho.values.data, stop.status.data, sums=1)

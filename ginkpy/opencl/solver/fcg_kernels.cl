@@ -2,8 +2,20 @@
 // row * k + c); scalars are 1 x k. Columns with a nonzero stop status are left untouched; a
 // zero or negative divisor makes the work-item of row 0 write STATUS_BREAKDOWN and every
 // work-item of the column skip it. A scalar that a kernel writes is never read by it.
-// step_1 (p = z + (rho_t / prev_rho) p) runs Cg's kernel.
 #include "common.cl"
+
+// p = z + (rho_t / prev_rho) p, where rho_t / prev_rho is 0 if prev_rho is 0
+__kernel void step_1(const int size, const int k, __global value_type* p,
+                     __global const value_type* z, __global const value_type* rho_t,
+                     __global const value_type* prev_rho, __global const uchar* status)
+{
+    const int i = get_global_id(0);
+    if (i >= size) return;
+    const int c = COLUMN(i, k);
+    if (status[c] != STATUS_RUNNING) return;
+    const value_type tmp = prev_rho[c] != 0 ? rho_t[c] / prev_rho[c] : 0;
+    p[i] = z[i] + tmp * p[i];
+}
 
 __kernel void initialize(const int size, const int k, __global const value_type* r,
                          __global value_type* t, __global value_type* p,

@@ -1,41 +1,112 @@
 // Kernels of Gmres. Vectors are n x k row-major (entry (row, c) at row * k + c, `size` = n k);
 // basis vector i starts at basis + i * size; h_{i,j} of column c is
-// hessenberg[i * hess_stride + j * k + c] (hess_stride = m k); g, cos, sin, h and y hold
-// entry i of column c at i * k + c. A column takes part in a cycle's steps while its stop
-// status is 0 and its residual estimate is nonzero; the others are left untouched.
+// hessenberg[i * hess_stride + j * k + c] (hess_stride = m k); g, cos and sin hold entry i of
+// column c at i * k + c. Basis vector j + 1 is stored unnormalized by reorthogonalize and
+// normalized by the next orthogonalize, which knows its norm from the partial sums ww.
 #include "common.cl"
 
-#define ACTIVE(c) (status[c] == STATUS_RUNNING && estimate[c] != 0)
+#define SINGULAR 100  // a rotated diagonal below SINGULAR eps of its column's norm: H is rank-deficient
 
-// v_0 = v = r / ||r|| (0 where ||r|| = 0);  g_0 = estimate = ||r||;  inner = 0 in every column
-__kernel void restart(const int size, const int k, __global const value_type* r,
-                      __global const value_type* r_norm, __global value_type* basis,
-                      __global value_type* v, __global value_type* g,
-                      __global value_type* estimate, __global int* inner,
-                      __global const uchar* status)
+// The Givens step of Hessenberg column j of column c (running): h_{j+1,j} = nrm; rotations
+// 0..j-1 applied; rotation j zeroes h_{j+1,j}; g_{j+1} = -sin_j g_j, g_j = cos_j g_j; the
+// estimate |g_{j+1}| checked (PENDING on convergence); inner = j + 1. A column whose residual is
+// 0 already (g_j = 0) idles (its estimate 0 checked); a rank-deficient H is a breakdown.
+inline void givens_step(const int j, const int c, const int k, const int hess_stride,
+                        const value_type nrm, __global value_type* hessenberg,
+                        __global value_type* g, __global value_type* cos_,
+                        __global value_type* sin_, __global int* inner, STOP_PARAMS)
 {
+    if (status[c] != STATUS_RUNNING) return;
+    if (g[j * k + c] == 0) {
+        stop_check_as(c, k, 0, true, STATUS_PENDING, STOP_ARGS);
+        return;
+    }
+    __global value_type* h = hessenberg + j * k + c;  // h[i * hess_stride] = h_{i,j}
+    h[(j + 1) * hess_stride] = nrm;
+    value_type norm2 = nrm * nrm;
+    for (int i = 0; i <= j; ++i) norm2 += h[i * hess_stride] * h[i * hess_stride];
+    for (int i = 0; i < j; ++i) {
+        const value_type ci = cos_[i * k + c];
+        const value_type si = sin_[i * k + c];
+        const value_type a = h[i * hess_stride];
+        const value_type b = h[(i + 1) * hess_stride];
+        h[i * hess_stride] = ci * a + si * b;
+        h[(i + 1) * hess_stride] = -si * a + ci * b;
+    }
+    const value_type a = h[j * hess_stride];
+    const value_type b = h[(j + 1) * hess_stride];
+    const value_type diag = hypot(a, b);
+    if (!(diag > SINGULAR * EPSILON * sqrt(norm2))) {
+        status[c] = STATUS_BREAKDOWN;
+        return;
+    }
+    const value_type cj = a / diag;
+    const value_type sj = b / diag;
+    cos_[j * k + c] = cj;
+    sin_[j * k + c] = sj;
+    h[j * hess_stride] = diag;
+    h[(j + 1) * hess_stride] = 0;
+    const value_type gj = g[j * k + c];
+    g[(j + 1) * k + c] = -sj * gj;
+    g[j * k + c] = cj * gj;
+    inner[c] = j + 1;
+    stop_check_as(c, k, fabs(sj * gj), true, STATUS_PENDING, STOP_ARGS);
+}
+
+// The true residual's norm ||r|| (sum of rr): the first check (no check yet), or the
+// confirmation of a column PENDING; then in running columns v_0 = v = r / ||r|| and g_0 =
+// ||r||; inner = 0 in every column.
+__kernel void restart(const int size, const int k, __global const value_type* r,
+                      __global const value_type* rr, const int rr_parts,
+                      __global value_type* basis, __global value_type* v, __global value_type* g,
+                      __global int* inner, STOP_PARAMS, __local value_type* sums,
+                      __local value_type* tmp)
+{
+    sum_partials(rr, rr_parts, k, sums, tmp);
     const int i = get_global_id(0);
     if (i >= size) return;
     const int c = COLUMN(i, k);
-    if (i < k) inner[c] = 0;
-    if (status[c] != STATUS_RUNNING) return;
-    const value_type norm = r_norm[c];
-    const value_type value = norm != 0 ? r[i] / norm : 0;
+    const bool writer = i == c;
+    const value_type nrm = sqrt(sums[c]);
+    const uchar st = status[c];
+    bool running;
+    if (st == STATUS_RUNNING && checks[c] == 0) {
+        running = stop_check(c, k, nrm, writer, STOP_ARGS);
+    } else if (st == STATUS_PENDING) {
+        running = stop_confirm(c, k, nrm, writer, STOP_ARGS);
+    } else {
+        running = st == STATUS_RUNNING;
+    }
+    if (writer) {
+        inner[c] = 0;
+        if (running) g[c] = nrm;
+    }
+    if (!running) return;
+    const value_type value = nrm != 0 ? r[i] / nrm : 0;
     v[i] = value;
     basis[i] = value;
-    if (i < k) {
-        g[c] = norm;
-        estimate[c] = norm;
-    }
 }
 
 // partial[group] = sum over rows [g * rows_per_group, (g + 1) * rows_per_group) of
-// v_i[row, c] w[row, c], for group = g * num k + i k + c (every column); a tree in local memory
-__kernel void multi_dot(const int n, const int k, const int num, const int rows_per_group,
+// v_i[row, c] w[row, c], for group = g * num k + i k + c, i < num = j + 1 (every column). On the
+// first pass with j > 0 the first work-item of group c first takes the Givens step of
+// Hessenberg column j - 1 of column c, h_{j,j-1} = ||w|| from the partial sums ww.
+__kernel void multi_dot(const int n, const int k, const int j, const int first,
+                        const int rows_per_group, const int hess_stride,
                         __global const value_type* basis, __global const value_type* w,
-                        __global value_type* partial, __local value_type* tmp)
+                        __global const value_type* ww, const int ww_parts,
+                        __global value_type* partial, __global value_type* hessenberg,
+                        __global value_type* g, __global value_type* cos_,
+                        __global value_type* sin_, __global int* inner, STOP_PARAMS,
+                        __local value_type* sums, __local value_type* tmp)
 {
     const int group = get_group_id(0);
+    const int num = j + 1;
+    sum_partials(ww, first && j > 0 ? ww_parts : 0, k, sums, tmp);
+    if (first && j > 0 && group < k && get_local_id(0) == 0) {
+        givens_step(j - 1, group, k, hess_stride, sqrt(sums[group]), hessenberg, g, cos_, sin_,
+                    inner, STOP_ARGS);
+    }
     const int pair = group % (num * k);
     const int c = pair % k;
     const int begin = group / (num * k) * rows_per_group;
@@ -49,115 +120,108 @@ __kernel void multi_dot(const int n, const int k, const int num, const int rows_
     if (get_local_id(0) == 0) partial[group] = sum;
 }
 
-// w = w - sum_{i < num} h_i v_i;  H[0:num, j] = h (accumulate: H[0:num, j] += h)
-__kernel void orthogonalize(const int size, const int k, const int num, const int hess_stride,
-                            const int j, const int accumulate, __global const value_type* basis,
-                            __global const value_type* h, __global value_type* w,
-                            __global value_type* hessenberg, __global const value_type* estimate,
-                            __global const uchar* status)
+// The first pass: nrm = ||w_j|| (sum of ww; 1 for j = 0); v_j = v_j / nrm (stored unnormalized);
+// h = (V^T w) / nrm (and / nrm^2 for v_j) from the partial sums h; w = w / nrm - V h;
+// H[0:j+1, j] = h in running columns.
+__kernel void orthogonalize(const int size, const int k, const int j, const int hess_stride,
+                            __global value_type* basis, __global value_type* w,
+                            __global const value_type* ww, const int ww_parts,
+                            __global const value_type* h, const int h_parts,
+                            __global value_type* hessenberg, __global const uchar* status,
+                            __local value_type* sums, __local value_type* tmp)
 {
+    const int num = j + 1;
+    sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, tmp);
+    sum_partials(h, h_parts, num * k, sums + k, tmp);
     const int i = get_global_id(0);
     if (i >= size) return;
     const int c = COLUMN(i, k);
-    if (!ACTIVE(c)) return;
-    value_type value = w[i];
-    for (int b = 0; b < num; ++b) {
-        value -= h[b * k + c] * basis[b * size + i];
-    }
+    const value_type nrm = j > 0 ? sqrt(sums[c]) : 1;
+    const value_type inv = nrm > 0 ? 1 / nrm : 0;
+    const value_type v_j = basis[j * size + i] * inv;
+    if (j > 0) basis[j * size + i] = v_j;
+    value_type value = w[i] * inv;
+    for (int l = 0; l < j; ++l) value -= sums[k + l * k + c] * inv * basis[l * size + i];
+    value -= sums[k + j * k + c] * inv * inv * v_j;
     w[i] = value;
-    if (i < k) {
-        for (int b = 0; b < num; ++b) {
-            __global value_type* entry = hessenberg + b * hess_stride + j * k + c;
-            *entry = accumulate ? *entry + h[b * k + c] : h[b * k + c];
+    if (i == c && status[c] == STATUS_RUNNING) {
+        for (int l = 0; l < j; ++l) hessenberg[l * hess_stride + j * k + c] = sums[k + l * k + c] * inv;
+        hessenberg[j * hess_stride + j * k + c] = sums[k + j * k + c] * inv * inv;
+    }
+}
+
+// The second pass (reduction layout): w = w - V h (h from the partial sums);
+// H[0:j+1, j] += h in running columns; v_{j+1} = v = w; partial sums of ||w||^2.
+__kernel void reorthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
+                              __global value_type* basis, __global value_type* w,
+                              __global const value_type* h, const int h_parts,
+                              __global value_type* hessenberg, __global value_type* v,
+                              __global const uchar* status, __global value_type* ww,
+                              __local value_type* sums, __local value_type* tmp)
+{
+    const int num = j + 1;
+    sum_partials(h, h_parts, num * k, sums, tmp);
+    REDUCTION_LAYOUT;
+    const int size = n * k;
+    value_type s = 0;
+    if (col < k) {
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            value_type value = w[i];
+            for (int l = 0; l < num; ++l) value -= sums[l * k + col] * basis[l * size + i];
+            w[i] = value;
+            basis[num * size + i] = value;
+            v[i] = value;
+            s += value * value;
+        }
+        if (group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
+            for (int l = 0; l < num; ++l) hessenberg[l * hess_stride + j * k + col] += sums[l * k + col];
         }
     }
+    s = REDUCE_LANES(s, tmp);
+    if (IS_LANE_ROOT) ww[group * k + col] = s;
 }
 
-// v_{j+1} = v = w / ||w|| (0 where ||w|| = 0: happy breakdown)
-__kernel void next_basis(const int size, const int k, const int j, __global const value_type* w,
-                         __global const value_type* w_norm, __global value_type* basis,
-                         __global value_type* v, __global const value_type* estimate,
-                         __global const uchar* status)
+// One work-group: the Givens step of Hessenberg column j in every running column,
+// h_{j+1,j} = ||w|| from the partial sums ww.
+__kernel void givens(const int k, const int j, const int hess_stride,
+                     __global const value_type* ww, const int ww_parts,
+                     __global value_type* hessenberg, __global value_type* g,
+                     __global value_type* cos_, __global value_type* sin_, __global int* inner,
+                     STOP_PARAMS, __local value_type* sums, __local value_type* tmp)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (!ACTIVE(c)) return;
-    const value_type value = w_norm[c] != 0 ? w[i] / w_norm[c] : 0;
-    v[i] = value;
-    basis[(j + 1) * size + i] = value;
-}
-
-// One work-item per column: h_{j+1,j} = ||w||; rotations 0..j-1 applied to H[:, j]; rotation j
-// zeroes h_{j+1,j}; g_{j+1} = -sin_j g_j, g_j = cos_j g_j; estimate = |g_{j+1}|; inner += 1.
-// A zero diagonal after the rotations (singular Hessenberg matrix) is a breakdown.
-__kernel void givens(const int size, const int k, const int j, const int hess_stride,
-                     __global const value_type* w_norm, __global value_type* hessenberg,
-                     __global value_type* g, __global value_type* cos_,
-                     __global value_type* sin_, __global value_type* estimate,
-                     __global int* inner, __global uchar* status)
-{
-    const int c = get_global_id(0);
-    if (c >= size || !ACTIVE(c)) return;
-    __global value_type* h = hessenberg + j * k + c;  // h[i * hess_stride] = h_{i,j}
-    h[(j + 1) * hess_stride] = w_norm[c];
-    for (int i = 0; i < j; ++i) {
-        const value_type ci = cos_[i * k + c];
-        const value_type si = sin_[i * k + c];
-        const value_type a = h[i * hess_stride];
-        const value_type b = h[(i + 1) * hess_stride];
-        h[i * hess_stride] = ci * a + si * b;
-        h[(i + 1) * hess_stride] = -si * a + ci * b;
+    sum_partials(ww, ww_parts, k, sums, tmp);
+    for (int c = get_local_id(0); c < k; c += get_local_size(0)) {
+        givens_step(j, c, k, hess_stride, sqrt(sums[c]), hessenberg, g, cos_, sin_, inner, STOP_ARGS);
     }
-    const value_type a = h[j * hess_stride];
-    const value_type b = h[(j + 1) * hess_stride];
-    const value_type diag = hypot(a, b);
-    if (diag == 0) {
-        status[c] = STATUS_BREAKDOWN;
-        return;
-    }
-    const value_type cj = a / diag;
-    const value_type sj = b / diag;
-    cos_[j * k + c] = cj;
-    sin_[j * k + c] = sj;
-    h[j * hess_stride] = diag;
-    h[(j + 1) * hess_stride] = 0;
-    const value_type gj = g[j * k + c];
-    g[(j + 1) * k + c] = -sj * gj;
-    g[j * k + c] = cj * gj;
-    estimate[c] = fabs(sj * gj);
-    inner[c] += 1;
 }
 
-// One work-item per column: y = R^-1 g by back substitution, R the leading inner x inner
-// triangle of H
-__kernel void solve_krylov(const int size, const int k, const int hess_stride,
-                           __global const value_type* hessenberg, __global const value_type* g,
-                           __global const int* inner, __global value_type* y)
+// y = R^-1 g per column (R the leading inner x inner triangle of H; each work-group solves it
+// in local memory, one work-item per column), then x += V y, or x += diag (V y) with DIAGONAL.
+__kernel void update(const int size, const int k, const int m, const int hess_stride,
+                     __global const value_type* basis, __global const value_type* hessenberg,
+                     __global const value_type* g, __global const int* inner,
+                     __global const value_type* diag, __global value_type* x,
+                     __local value_type* y)
 {
-    const int c = get_global_id(0);
-    if (c >= size) return;
-    for (int i = inner[c] - 1; i >= 0; --i) {
-        __global const value_type* row = hessenberg + i * hess_stride + c;  // row[l * k] = h_{i,l}
-        value_type value = g[i * k + c];
-        for (int l = i + 1; l < inner[c]; ++l) {
-            value -= row[l * k] * y[l * k + c];
+    for (int c = get_local_id(0); c < k; c += get_local_size(0)) {
+        for (int i = inner[c] - 1; i >= 0; --i) {
+            value_type value = g[i * k + c];
+            for (int l = i + 1; l < inner[c]; ++l) {
+                value -= hessenberg[i * hess_stride + l * k + c] * y[l * k + c];
+            }
+            y[i * k + c] = value / hessenberg[i * hess_stride + i * k + c];
         }
-        y[i * k + c] = value / row[i * k];
     }
-}
-
-// out = sum_{i < inner} y_i v_i, every column (0 where inner = 0)
-__kernel void multi_axpy(const int size, const int k, __global const value_type* basis,
-                         __global const value_type* y, __global const int* inner,
-                         __global value_type* out)
-{
+    barrier(CLK_LOCAL_MEM_FENCE);
     const int i = get_global_id(0);
     if (i >= size) return;
     const int c = COLUMN(i, k);
     value_type value = 0;
-    for (int b = 0; b < inner[c]; ++b) {
-        value += y[b * k + c] * basis[b * size + i];
-    }
-    out[i] = value;
+    for (int l = 0; l < inner[c]; ++l) value += y[l * k + c] * basis[l * size + i];
+#if DIAGONAL
+    x[i] += diag[i / k] * value;
+#else
+    x[i] += value;
+#endif
 }

@@ -1,72 +1,97 @@
 """OpenCL kernels of Gmres (sources in gmres_kernels.cl).
 
-Vector work runs one work-item per entry; the per-column work of the small Hessenberg
-problem (Givens rotations, the triangular solve) one work-item per column. The Arnoldi dot
-products against all basis vectors are one reduction launch (one group of partial sums per
-basis vector and column), plus Dense's ``sum_partials`` pass when a vector needs several
-work-groups.
+Vector work runs one work-item per entry (orthogonalize, restart, update) or in the reduction
+layout (reorthogonalize, which also sums ||w||^2); the dot products against all basis vectors
+are one launch with one group of partial sums per basis vector and column, which the next
+kernel sums itself; the Givens steps run in the first work-items of that launch (or of
+``givens``, one work-group, at the end of a cycle).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import check_int32, launch, local_buffer, pow2_at_most
-from ginkpy.opencl.matrix.dense_kernels import sum_partials
+from ginkpy.opencl.launch import (WORK_GROUP, ceil_div, check_int32, consumer_buffers, local_buffer, pow2_at_most,
+                                  reduction_shape, resize, round_up, stop_args)
 
 
-def restart(exec, r, r_norm, basis, v, g, estimate, inner, status):
+def _kernel(exec, dtype, name, **defines):
+    return exec.kernel(__file__, dtype, name, **defines)
+
+
+def _elementwise(exec, name, v, *args, local=(), defines=None):
+    size, k = v.values.size, v.shape[1]
+    _kernel(exec, v.dtype, name, **(defines or {}))(
+        exec.queue, (round_up(size, WORK_GROUP),), (WORK_GROUP,), np.int32(size), np.int32(k), *args, *local)
+
+
+def restart(exec, r, rr, basis, v, g, inner, stop):
+    """The true residual's norm: first check or confirmation; v_0 = v = r / ||r||, g_0 = ||r||."""
     check_int32(basis.values.size)  # the kernels index the whole basis with int32
-    launch(exec, __file__, "restart", r.dtype, r.shape, r, r_norm, basis, v, g, estimate, inner, status)
+    _elementwise(exec, "restart", r, r.values.data, rr.values.data, np.int32(rr.shape[0]), basis.values.data,
+                 v.values.data, g.values.data, inner.data, *stop_args(stop),
+                 local=consumer_buffers(r.dtype, r.shape[1]))
 
 
-def dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
+def _dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
     """(work-groups per dot product, work-group size, rows per group) for ``pairs`` dot
-    products of n rows at once: together they should fill the device (about 8 groups per
-    compute unit on a GPU, one on a CPU), each work-item adding at least 8 (GPU) or 64 (CPU)
-    rows; so a CPU, or a long Arnoldi step, sums each product in one group, one pass."""
+    products of n rows at once: together they fill the device (about 4 groups per compute unit
+    on a GPU, one on a CPU), each work-item adding at least 8 (GPU) or 64 (CPU) rows."""
     if info.is_cpu:
         size, rows_per_item, device_groups = 64, 64, info.compute_units
     else:
-        size, rows_per_item, device_groups = 256, 8, 8 * info.compute_units
+        size, rows_per_item, device_groups = 256, 8, 4 * info.compute_units
     size = min(size, pow2_at_most(info.max_work_group_size))
-    groups = max(1, min(device_groups // pairs, -(-n // (size * rows_per_item))))
-    return groups, size, -(-n // groups)
+    groups = max(1, min(device_groups // pairs, ceil_div(n, size * rows_per_item)))
+    return groups, size, ceil_div(n, groups)
 
 
-def multi_dot(exec, basis, w, num, h):
+def multi_dot(exec, j, first, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
+    """Partial sums h of V_{0..j}^T w; on the first pass (j > 0) the Givens step of H[:, j - 1]."""
     n, k = w.shape
-    pairs = num * k
-    if pairs == 0:
-        return
-    dtype = w.dtype
-    groups, size, rows = dot_shape(exec.info, n, pairs)
-    out = h.values if groups == 1 else exec.alloc((groups, pairs), dtype)
-    exec.kernel(__file__, dtype, "multi_dot")(
-        exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(num),
-        np.int32(rows), basis.values.data, w.values.data, out.data, local_buffer(size, dtype))
-    if groups > 1:
-        # h[p] = sum over groups g of out[g, p]
-        sum_partials(exec, out, h.values, False, min(size, 1 << (groups - 1).bit_length()))
+    pairs = (j + 1) * k
+    groups, size, rows = _dot_shape(exec.info, n, pairs)
+    resize(exec, h, (groups, pairs))
+    _kernel(exec, w.dtype, "multi_dot")(
+        exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(j), np.int32(first),
+        np.int32(rows), np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, ww.values.data,
+        np.int32(ww.shape[0]), h.values.data, hessenberg.values.data, g.values.data, cos.values.data,
+        sin.values.data, inner.data, *stop_args(stop), *consumer_buffers(w.dtype, k, size))
 
 
-def orthogonalize(exec, basis, h, j, accumulate, w, hessenberg, estimate, status):
-    launch(exec, __file__, "orthogonalize", w.dtype, w.shape, np.int32(j + 1), np.int32(hessenberg.shape[1]),
-           np.int32(j), np.int32(accumulate), basis, h, w, hessenberg, estimate, status)
+def orthogonalize(exec, j, basis, w, ww, h, hessenberg, stop):
+    """v_j normalized; w = w / ||v_j|| - V h; H[0:j+1, j] = h."""
+    k = w.shape[1]
+    _elementwise(exec, "orthogonalize", w, np.int32(j), np.int32(hessenberg.shape[1]), basis.values.data,
+                 w.values.data, ww.values.data, np.int32(ww.shape[0]), h.values.data, np.int32(h.shape[0]),
+                 hessenberg.values.data, stop.status.data, local=consumer_buffers(w.dtype, (j + 2) * k))
 
 
-def next_basis(exec, w, w_norm, j, basis, v, estimate, status):
-    launch(exec, __file__, "next_basis", w.dtype, w.shape, np.int32(j), w, w_norm, basis, v, estimate, status)
+def reorthogonalize(exec, j, basis, w, h, hessenberg, v, ww, stop):
+    """w = w - V h; H[0:j+1, j] += h; v_{j+1} = v = w; partial sums of ||w||^2."""
+    n, k = w.shape
+    shape = reduction_shape(exec.info, n, k)
+    resize(exec, ww, (shape.groups, k))
+    _kernel(exec, w.dtype, "reorthogonalize")(
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), np.int32(j),
+        np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, h.values.data, np.int32(h.shape[0]),
+        hessenberg.values.data, v.values.data, stop.status.data, ww.values.data,
+        *consumer_buffers(w.dtype, (j + 1) * k, shape.local_size[0]))
 
 
-def givens(exec, w_norm, j, hessenberg, g, cos, sin, estimate, inner, status):
-    launch(exec, __file__, "givens", g.dtype, (1, g.shape[1]), np.int32(j), np.int32(hessenberg.shape[1]),
-           w_norm, hessenberg, g, cos, sin, estimate, inner, status)
+def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
+    """The Givens step of H[:, j] in every running column (one work-group)."""
+    k = g.shape[1]
+    wg = min(256, pow2_at_most(exec.info.max_work_group_size))
+    _kernel(exec, g.dtype, "givens")(
+        exec.queue, (wg,), (wg,), np.int32(k), np.int32(j), np.int32(hessenberg.shape[1]), ww.values.data,
+        np.int32(ww.shape[0]), hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
+        inner.data, *stop_args(stop), *consumer_buffers(g.dtype, k, wg))
 
 
-def solve_krylov(exec, hessenberg, g, inner, y):
-    launch(exec, __file__, "solve_krylov", g.dtype, (1, g.shape[1]), np.int32(hessenberg.shape[1]),
-           hessenberg, g, inner, y)
-
-
-def multi_axpy(exec, basis, y, inner, out):
-    launch(exec, __file__, "multi_axpy", out.dtype, out.shape, basis, y, inner, out)
+def update(exec, basis, hessenberg, g, inner, diag, x):
+    """y = R^-1 g per column; x += V y (times diag when given)."""
+    k = x.shape[1]
+    m = hessenberg.shape[1] // k
+    _elementwise(exec, "update", x, np.int32(m), np.int32(hessenberg.shape[1]), basis.values.data,
+                 hessenberg.values.data, g.values.data, inner.data, (diag or x).values.data, x.values.data,
+                 local=(local_buffer(m * k, x.dtype),), defines={"DIAGONAL": int(diag is not None)})

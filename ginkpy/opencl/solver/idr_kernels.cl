@@ -118,7 +118,7 @@ __kernel void step_3(const int size, const int k, const int j,
 }
 
 // omega = tr / tt, or sign(tr) kappa |r| / |t| where |tr| / (|t| |r|) < kappa;
-// r -= omega t;  x += omega z.  r == 0 leaves the column as it is; t == 0 while r is not,
+// x += omega z;  r -= omega t (in this order: z may be r itself).  r == 0 leaves the column as it is; t == 0 while r is not,
 // or omega == 0, is a breakdown.
 __kernel void step_4(const int size, const int k, const value_type kappa,
                      __global const value_type* tr, __global const value_type* tt,
@@ -144,6 +144,6 @@ __kernel void step_4(const int size, const int k, const value_type kappa,
         return;
     }
     if (i < k) omega[q] = w;
-    r[i] -= w * t[i];
     x[i] += w * z[i];
+    r[i] -= w * t[i];
 }

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ginkpy.reference.components.reduction_kernels import dots
+
 
 def _scipy(a):
     """The matrix as a scipy CSR sharing its arrays (no copy)."""
@@ -16,6 +18,17 @@ def spmv(exec, a, b, x):
 
 def advanced_spmv(exec, alpha, a, b, beta, x):
     x.values[...] = alpha.values[0] * (_scipy(a) @ b.values) + beta.values[0] * x.values
+
+
+def spmv_dots(exec, a, b, x, u, w, partials):
+    # x = A b;  partials = [u . x, w . x] per column (w . x only when w is given)
+    spmv(exec, a, b, x)
+    dots(exec, x, u, w, partials)
+
+
+def scale_columns(exec, a, diag, out):
+    # out = the values of A D, D = diag(diag)
+    out[...] = a.values * diag.values[a.col_idxs, 0]
 
 
 def convert_to_dense(exec, a, out):

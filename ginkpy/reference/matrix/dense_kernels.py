@@ -50,7 +50,16 @@ def compute_dot(exec, a, b, result):
 
 
 def compute_norm2(exec, a, result):
-    result.values[0] = np.sqrt(_column_sums(a.values * a.values))
+    # ||a|| = s sqrt(sum (a / s)^2), s = max |a|: no underflow or overflow where the norm is representable
+    scale = np.abs(a.values).max(axis=0, initial=0)
+    safe = np.where(scale > 0, scale, 1)
+    result.values[0] = scale * np.sqrt(_column_sums((a.values / safe) ** 2))
+
+
+def copy_columns(exec, src, dst, mask):
+    # dst[:, j] = src[:, j] where mask[j]
+    use = mask != 0
+    dst.values[:, use] = src.values[:, use]
 
 
 def transpose(exec, a, out):

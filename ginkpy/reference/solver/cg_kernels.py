@@ -1,35 +1,72 @@
-"""Reference kernels of Cg. Columns whose stop status is nonzero are left untouched."""
+"""Reference kernels of Cg. Columns whose stop status is nonzero are left untouched.
+
+``z`` is M r when the preconditioner is an operator of its own, else None: then ``diag``
+(D^-1 of scalar Jacobi) gives z = D^-1 r, or, None too, z = r. Partial sums on the host are
+the whole sums (one row)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.matrix.dense_kernels import compute_norm2
+from ginkpy.reference.components.reduction_kernels import _column_sums, _set
+from ginkpy.reference.components.stopping import stop_check
 
 
-def initialize(exec, p, q, rho, prev_rho, status):
+def _z(r, z, diag):
+    """z = M r as the kernels see it."""
+    if z is not None:
+        return z.values
+    return r.values if diag is None else diag.values * r.values
+
+
+def initialize(exec, p, prev_rho):
+    # p = 0;  prev_rho = 1
     p.values[...] = 0
-    q.values[...] = 0
-    rho.values[...] = 0
     prev_rho.values[...] = 1
 
 
-def step_1(exec, p, z, rho, prev_rho, status):
-    # p = z + (rho / prev_rho) p  (tmp = 0 where prev_rho == 0)
-    active = status == 0
+def prepare(exec, r, z, diag, rz, rr):
+    # partial sums of r . r and r . z
+    _set(rr, _column_sums(r.values * r.values))
+    if rz is not rr:
+        _set(rz, _column_sums(r.values * _z(r, z, diag)))
+
+
+def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
+    # stop on ||r||;  rho = r . z;  p = z + (rho / prev_rho) p  (0 for rho / prev_rho where prev_rho == 0)
+    running = stop_check(stop, np.sqrt(rr.values.sum(axis=0)))
+    if not running.any():
+        return
+    rho_new = rz.values.sum(axis=0)
+    prev = prev_rho.values[0]
     with np.errstate(divide="ignore", invalid="ignore"):
-        tmp = np.where(prev_rho.values[0] != 0, rho.values[0] / prev_rho.values[0], 0)
-    p.values[:, active] = z.values[:, active] + tmp[active] * p.values[:, active]
+        beta = np.where(prev != 0, rho_new / prev, 0)
+    rho.values[0, running] = rho_new[running]
+    zz = _z(r, z, diag)
+    if running.all():
+        p.values *= beta
+        p.values += zz
+    else:
+        p.values[:, running] = zz[:, running] + beta[running] * p.values[:, running]
 
 
-def step_2(exec, x, r, p, q, beta, rho, prev_rho, r_norm, status):
-    # x += (rho / beta) p;  r -= (rho / beta) q;  beta <= 0 or rho == 0 is a breakdown;  r_norm = ||r||
-    active = status == 0
-    ok = (beta.values[0] > 0) & (rho.values[0] != 0)
-    status[active & ~ok] = StopReason.BREAKDOWN
-    go = active & ok
-    alpha = rho.values[0, go] / beta.values[0, go]
-    x.values[:, go] += alpha * p.values[:, go]
-    r.values[:, go] -= alpha * q.values[:, go]
-    prev_rho.values[0, go] = rho.values[0, go]
-    compute_norm2(exec, r, r_norm)
+def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
+    # alpha = rho / (p . q) (p . q <= 0 or rho == 0: breakdown);  x += alpha p;  r -= alpha q;
+    # prev_rho = rho;  partial sums of r . r and r . z
+    running = stop.status == 0
+    beta, rho_ = pq.values.sum(axis=0), rho.values[0]
+    ok = (beta > 0) & (rho_ != 0)
+    stop.status[running & ~ok] = StopReason.BREAKDOWN
+    go = running & ok
+    if go.any():
+        alpha = rho_[go] / beta[go]
+        if go.all():
+            x.values += alpha * p.values
+            r.values -= alpha * q.values
+        else:
+            x.values[:, go] += alpha * p.values[:, go]
+            r.values[:, go] -= alpha * q.values[:, go]
+        prev_rho.values[0, go] = rho_[go]
+    _set(rr, _column_sums(r.values * r.values))
+    if diag is not None:
+        _set(rz, _column_sums(r.values * _z(r, None, diag)))

@@ -1,9 +1,9 @@
-"""Reference kernels of Fcg. Columns whose stop status is nonzero are left untouched. step_1
-is Cg's."""
+"""Reference kernels of Fcg. Columns whose stop status is nonzero are left untouched."""
 from __future__ import annotations
 
+import numpy as np
+
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.solver import cg_kernels
 
 
 def initialize(exec, r, t, p, q, prev_rho):
@@ -15,8 +15,11 @@ def initialize(exec, r, t, p, q, prev_rho):
 
 
 def step_1(exec, p, z, rho_t, prev_rho, status):
-    # p = z + (rho_t / prev_rho) p: Cg's step_1 with rho_t for rho
-    cg_kernels.step_1(exec, p, z, rho_t, prev_rho, status)
+    # p = z + (rho_t / prev_rho) p  (0 for rho_t / prev_rho where prev_rho == 0)
+    active = status == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tmp = np.where(prev_rho.values[0] != 0, rho_t.values[0] / prev_rho.values[0], 0)
+    p.values[:, active] = z.values[:, active] + tmp[active] * p.values[:, active]
 
 
 def step_2(exec, x, r, t, p, q, beta, rho, prev_rho, status):

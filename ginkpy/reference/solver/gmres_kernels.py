@@ -1,16 +1,22 @@
 """Reference kernels of Gmres.
 
 The Krylov basis is a ((m + 1) n) x k Dense whose rows i n .. (i + 1) n hold basis vector i;
-the Hessenberg matrix is (m + 1) x (m k) with h_{i,j} of column c at (i, j k + c). A column
-takes part in a cycle's steps while its stop status is 0 and its residual estimate is
-nonzero (a zero estimate means the Krylov space already holds the solution); the others are
-left untouched. ``inner`` (int32, one per column) counts the steps each column took.
+the Hessenberg matrix is (m + 1) x (m k) with h_{i,j} of column c at (i, j k + c). Basis
+vector j + 1 is stored as w (not yet divided by its norm) by ``reorthogonalize`` and
+normalized by the next ``orthogonalize``, which knows the norm from its partial sums; the
+Givens rotation of Hessenberg column j runs in the next ``multi_dot`` (or ``givens`` at the end
+of a cycle). ``inner`` (int32, one per column) counts the Givens steps each column took in
+the cycle: its update uses that many basis vectors.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.reference.components.reduction_kernels import _column_sums, _set
+from ginkpy.reference.components.stopping import stop_check, stop_confirm
+
+SINGULAR = 100  # a rotated diagonal below SINGULAR eps times its column's norm: rank-deficient H
 
 
 def _vectors(basis, n):
@@ -18,85 +24,111 @@ def _vectors(basis, n):
     return basis.values.reshape(-1, n, basis.shape[1])
 
 
-def _active(estimate, status):
-    return (status == 0) & (estimate.values[0] != 0)
+def _norms(ww):
+    return np.sqrt(ww.values.sum(axis=0))
 
 
-def restart(exec, r, r_norm, basis, v, g, estimate, inner, status):
-    # v_0 = v = r / ||r|| (0 where ||r|| = 0);  g_0 = estimate = ||r||;  inner = 0 in every column
-    go = status == 0
-    norm = r_norm.values[0, go]
+def restart(exec, r, rr, basis, v, g, inner, stop):
+    # ||r|| of the true residual: the first check (no check yet), or the confirmation of columns
+    # converged on an estimate;  then in running columns v_0 = v = r / ||r||, g_0 = ||r||;  inner = 0
+    norms = _norms(rr)
+    stop_check(stop, norms, only=stop.checks == 0)
+    stop_confirm(stop, norms)
+    go = stop.status == 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        v.values[:, go] = np.where(norm != 0, r.values[:, go] / norm, 0)
+        v.values[:, go] = np.where(norms[go] != 0, r.values[:, go] / norms[go], 0)
     _vectors(basis, r.shape[0])[0][:, go] = v.values[:, go]
-    g.values[0, go] = norm
-    estimate.values[0, go] = norm
+    g.values[0, go] = norms[go]
     inner[...] = 0
 
 
-def multi_dot(exec, basis, w, num, h):
-    # h_i = v_i . w for i < num, every column
-    h.values[:num] = np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[:num], w.values)
+def _givens(j, c, nrm, hessenberg, g, cos, sin, inner, stop):
+    """Givens step of Hessenberg column j of column c (running): h_{j+1,j} = nrm; rotations
+    0..j-1 applied; rotation j zeroes h_{j+1,j}; g_{j+1} = -sin_j g_j, g_j = cos_j g_j; the
+    estimate |g_{j+1}| checked (PENDING on convergence). A column whose residual is 0 already
+    (g_j = 0) idles: its estimate 0 is checked, nothing rotated. A rotated diagonal below SINGULAR eps
+    times the column's norm (a rank-deficient H: A or M singular) is a breakdown, the column's
+    update keeping the steps before."""
+    k = g.shape[1]
+    only = np.arange(k) == c
+    if g.values[j, c] == 0:  # the residual is 0 already: nothing to rotate, the column idles
+        stop_check(stop, np.zeros(k), int(StopReason.PENDING), only=only)
+        return
+    hcol = hessenberg.values[:, j * k + c]
+    hcol[j + 1] = nrm
+    column_norm = np.sqrt(np.sum(hcol[: j + 2].astype(np.float64) ** 2))
+    for i in range(j):
+        hcol[i], hcol[i + 1] = (cos.values[i, c] * hcol[i] + sin.values[i, c] * hcol[i + 1],
+                                -sin.values[i, c] * hcol[i] + cos.values[i, c] * hcol[i + 1])
+    diag = np.hypot(hcol[j], hcol[j + 1])
+    if not diag > SINGULAR * np.finfo(g.dtype).eps * column_norm:
+        stop.status[c] = StopReason.BREAKDOWN
+        return
+    cos.values[j, c], sin.values[j, c] = hcol[j] / diag, hcol[j + 1] / diag
+    hcol[j], hcol[j + 1] = diag, 0
+    g.values[j + 1, c] = -sin.values[j, c] * g.values[j, c]
+    g.values[j, c] = cos.values[j, c] * g.values[j, c]
+    inner[c] = j + 1
+    estimate = np.zeros(k)
+    estimate[c] = abs(g.values[j + 1, c])
+    stop_check(stop, estimate, int(StopReason.PENDING), only=only)
 
 
-def orthogonalize(exec, basis, h, j, accumulate, w, hessenberg, estimate, status):
-    # w = w - sum_{i <= j} h_i v_i;  H[0:j+1, j] = h (accumulate: += h)
-    go = _active(estimate, status)
+def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
+    # the Givens step of Hessenberg column j in running columns, h_{j+1,j} = ||w||
+    norms = _norms(ww)
+    for c in np.flatnonzero(stop.status == 0):
+        _givens(j, c, norms[c], hessenberg, g, cos, sin, inner, stop)
+
+
+def multi_dot(exec, j, first, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
+    # h = V_{0..j}^T w (partial sums);  first pass with j > 0: the Givens step of column j - 1 first
+    if first and j > 0:
+        givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
+    _set(h, np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1], w.values).ravel())
+
+
+def orthogonalize(exec, j, basis, w, ww, h, hessenberg, stop):
+    # nrm = ||w_j|| (1 for j = 0): v_j = v_j / nrm;  w = w / nrm;  h = (V^T w) scaled the same;
+    # w = w - V h;  H[0:j+1, j] = h in running columns
+    k = w.shape[1]
+    nrm = _norms(ww) if j > 0 else np.ones(k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(nrm > 0, 1 / nrm, 0)
+    vectors = _vectors(basis, w.shape[0])
+    coef = h.values.reshape(j + 1, k) * inv
+    coef[j] *= inv
+    vectors[j] *= inv
+    w.values *= inv
+    w.values -= np.einsum("ic,inc->nc", coef, vectors[: j + 1])
+    go = stop.status == 0
+    hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] = coef[:, go]
+
+
+def reorthogonalize(exec, j, basis, w, h, hessenberg, v, ww, stop):
+    # w = w - V h (h = V^T w, the second pass);  H[0:j+1, j] += h in running columns;
+    # v_{j+1} = v = w (normalized by the next orthogonalize);  partial sums of ||w||^2
     k = w.shape[1]
     vectors = _vectors(basis, w.shape[0])
-    for i in range(j + 1):
-        w.values[:, go] -= h.values[i, go] * vectors[i][:, go]
-    column = hessenberg.values[: j + 1, j * k:(j + 1) * k]
-    column[:, go] = (column[:, go] if accumulate else 0) + h.values[: j + 1, go]
+    coef = h.values.reshape(j + 1, k)
+    w.values -= np.einsum("ic,inc->nc", coef, vectors[: j + 1])
+    go = stop.status == 0
+    hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] += coef[:, go]
+    vectors[j + 1] = w.values
+    v.values[...] = w.values
+    _set(ww, _column_sums(w.values * w.values))
 
 
-def next_basis(exec, w, w_norm, j, basis, v, estimate, status):
-    # v_{j+1} = v = w / ||w|| (0 where ||w|| = 0: happy breakdown)
-    go = _active(estimate, status)
-    norm = w_norm.values[0, go]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v.values[:, go] = np.where(norm != 0, w.values[:, go] / norm, 0)
-    _vectors(basis, w.shape[0])[j + 1][:, go] = v.values[:, go]
-
-
-def givens(exec, w_norm, j, hessenberg, g, cos, sin, estimate, inner, status):
-    # per column: h_{j+1,j} = ||w||; apply rotations 0..j-1 to H[:, j]; a new rotation j zeroes
-    # h_{j+1,j}; g_{j+1} = -sin_j g_j, g_j = cos_j g_j; estimate = |g_{j+1}|; inner += 1.
-    # A zero diagonal after rotation (singular Hessenberg) is a breakdown.
+def update(exec, basis, hessenberg, g, inner, diag, x):
+    # y = R^-1 g (R the leading inner x inner triangle of H, per column);  x += D^-1 V y with
+    # diag, x += V y without;  every column (nothing where inner = 0)
     k = g.shape[1]
-    for c in np.flatnonzero(_active(estimate, status)):
-        hcol = hessenberg.values[:, j * k + c]
-        hcol[j + 1] = w_norm.values[0, c]
-        for i in range(j):
-            hcol[i], hcol[i + 1] = (cos.values[i, c] * hcol[i] + sin.values[i, c] * hcol[i + 1],
-                                    -sin.values[i, c] * hcol[i] + cos.values[i, c] * hcol[i + 1])
-        diag = np.hypot(hcol[j], hcol[j + 1])
-        if diag == 0:
-            status[c] = StopReason.BREAKDOWN
-            continue
-        cos.values[j, c], sin.values[j, c] = hcol[j] / diag, hcol[j + 1] / diag
-        hcol[j], hcol[j + 1] = diag, 0
-        g.values[j + 1, c] = -sin.values[j, c] * g.values[j, c]
-        g.values[j, c] = cos.values[j, c] * g.values[j, c]
-        estimate.values[0, c] = abs(g.values[j + 1, c])
-        inner[c] += 1
-
-
-def solve_krylov(exec, hessenberg, g, inner, y):
-    # y = R^-1 g by back substitution, R the leading inner[c] x inner[c] triangle of H
-    k = g.shape[1]
-    for c in range(k):
-        for i in range(inner[c] - 1, -1, -1):
-            value = g.values[i, c]
-            for l in range(i + 1, inner[c]):
-                value -= hessenberg.values[i, l * k + c] * y.values[l, c]
-            y.values[i, c] = value / hessenberg.values[i, i * k + c]
-
-
-def multi_axpy(exec, basis, y, inner, out):
-    # out = sum_{i < inner} y_i v_i, every column (0 where inner = 0)
-    vectors = _vectors(basis, out.shape[0])
-    out.values[...] = 0
-    for i in range(int(inner.max(initial=0))):
-        use = inner > i
-        out.values[:, use] += y.values[i, use] * vectors[i][:, use]
+    vectors = _vectors(basis, x.shape[0])
+    for c in np.flatnonzero(inner > 0):
+        m = int(inner[c])
+        R = hessenberg.values[:m, c::k][:, :m]
+        y = np.zeros(m, dtype=g.dtype)
+        for i in range(m - 1, -1, -1):
+            y[i] = (g.values[i, c] - R[i, i + 1:m] @ y[i + 1:m]) / R[i, i]
+        step = vectors[:m, :, c].T @ y
+        x.values[:, c] += step if diag is None else diag.values[:, 0] * step

@@ -98,7 +98,8 @@ def _step_3_scalars(j, s, k, q, h, m, f, alpha) -> bool:
 
 
 def step_4(exec, kappa, tr, tt, r_norm, omega, z, t, r, x, status):
-    # omega = tr / tt, or sign(tr) kappa |r| / |t| where |tr| / (|t| |r|) < kappa;  r -= omega t;  x += omega z
+    # omega = tr / tt, or sign(tr) kappa |r| / |t| where |tr| / (|t| |r|) < kappa;  x += omega z;
+    # r -= omega t (in this order: z may be r itself, without a preconditioner)
     # r == 0 leaves the column as it is; t == 0 while r is not (A M singular) or omega == 0 is a breakdown
     for q in np.flatnonzero(status == 0):
         trq, ttq, rq = tr.values[0, q], tt.values[0, q], r_norm.values[0, q]
@@ -111,5 +112,5 @@ def step_4(exec, kappa, tr, tt, r_norm, omega, z, t, r, x, status):
             status[q] = StopReason.BREAKDOWN
             continue
         omega.values[0, q] = w
-        r.values[:, q] -= w * t.values[:, q]
         x.values[:, q] += w * z.values[:, q]
+        r.values[:, q] -= w * t.values[:, q]
