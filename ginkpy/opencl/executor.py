@@ -174,6 +174,7 @@ class OpenCLExecutor(Executor):
     """
 
     backend = "opencl"
+    asynchronous = True
     NoDeviceError = NoOpenCLDeviceError
 
     def __init__(self, device: Any = None) -> None:

@@ -57,5 +57,8 @@ class ReferenceExecutor(Executor):
         self.counters["allocations"] += 1
         return array.copy()
 
+    def none_running(self, status: np.ndarray) -> bool:
+        return not (status == 0).any()
+
     def same_memory(self, other: Executor) -> bool:
         return isinstance(other, ReferenceExecutor)

@@ -59,6 +59,7 @@ class Executor:
 
     backend: str = ""
     _host: "Executor | None" = None
+    asynchronous = False  # work is queued (a device); else it is done when its call returns
 
     def __init__(self) -> None:
         self._kernels: dict[str, Callable[..., Any]] = {}
@@ -169,6 +170,11 @@ class Executor:
         """Start copying ``arrays`` to new host arrays; returns them and the event to wait for
         (``event.wait()``; None when the copies are done already, as on the host)."""
         return [np.array(a, copy=True) for a in arrays], None
+
+    def none_running(self, status: Any) -> bool:
+        """Whether no column of the stop ``status`` array runs, where that is known without a
+        read (on the host); False otherwise."""
+        return False
 
     def read_done(self, event: Any) -> bool:
         """Whether the read of :meth:`read_async` that gave ``event`` has arrived."""

@@ -1,16 +1,20 @@
 """Jacobi: the block-diagonal preconditioner M = D^-1, D the (block) diagonal of A.
 
-Generation runs once on the host with the reference kernels (find the blocks, invert each
-with partial pivoting) and copies the inverse blocks to the executor; apply is a kernel there.
+Scalar Jacobi is generated on the executor (one kernel inverts the diagonal); block-Jacobi
+finds its blocks and inverts them on the host, vectorized (batched LU), and copies the
+inverse blocks to the executor. Apply is a kernel there; the Krylov solvers apply scalar
+Jacobi inside their own kernels (``inverse_diagonal``).
 """
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
+import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
@@ -28,22 +32,27 @@ class Jacobi(EnableBuild, LinOp):
     merge while the block stays within ``max_block_size`` rows. ``block_pointers`` (row
     offsets 0 = p_0 < p_1 < ... < p_m = n) gives the blocks instead.
 
-    Generation runs on the host once: A is copied there, each diagonal block is inverted with
-    partial pivoting, and the inverses move to the executor. A zero diagonal entry or a block
-    singular to working precision raises ValueError naming it.
+    Scalar Jacobi replaces a diagonal entry that is zero (or too small to invert) by 1, with a
+    warning through ``logging``, as PETSc's PCJACOBI does (circuit matrices have a few). For
+    block-Jacobi, A is copied to the host, each diagonal block inverted with partial pivoting
+    and the inverses moved to the executor; a block singular to working precision raises a
+    ValueError naming it.
     """
 
     @parameters
     class Parameters(Parameters):
-        max_block_size: int = MAX_BLOCK_SIZE
+        max_block_size: int = attrs.field(default=MAX_BLOCK_SIZE, validator=integer(min=1, max=MAX_BLOCK_SIZE))
         block_pointers: Any = None
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
         exec = factory.executor
-        max_block_size = _check_max_block_size(self.parameters.max_block_size)
+        max_block_size = int(self.parameters.max_block_size)
+        if max_block_size == 1 and self.parameters.block_pointers is None:
+            self._generate_scalar(exec, system_matrix)
+            return
         host = exec.host
-        A = _host_csr(system_matrix, host)
+        A = _csr(system_matrix, host)
         exec.check_dtype(A.dtype)
         LinOp.__init__(self, exec, A.shape, A.dtype)
         if self.parameters.block_pointers is None:
@@ -59,14 +68,34 @@ class Jacobi(EnableBuild, LinOp):
         self.row_blocks = exec.from_host(row_blocks)
         self.blocks = exec.from_host(blocks)
 
+    def _generate_scalar(self, exec, system_matrix: LinOp) -> None:
+        """D^-1 of scalar Jacobi, on the executor."""
+        A = _csr(system_matrix, exec)
+        LinOp.__init__(self, exec, A.shape, A.dtype)
+        inverse = Dense.empty(exec, (A.shape[0], 1), A.dtype)
+        replaced = exec.run("preconditioner.jacobi.invert_diagonal", A, inverse)
+        if replaced:
+            d = exec.to_host(A.extract_diagonal().values)[:, 0]
+            with np.errstate(divide="ignore", over="ignore"):
+                first = int(np.flatnonzero(~np.isfinite(1 / d))[0])
+            logging.getLogger("ginkpy").warning(
+                "Jacobi: %d diagonal entr%s of the matrix %s zero or too small to invert (the first in row %d); "
+                "replaced by 1, as PETSc's PCJACOBI does", replaced, "y" if replaced == 1 else "ies",
+                "is" if replaced == 1 else "are", first)
+        self.block_stride = 1
+        self.block_ptrs = self.row_blocks = None
+        self.blocks = inverse.values
+
     @property
     def num_blocks(self) -> int:
         """Number of diagonal blocks."""
-        return int(self.block_ptrs.shape[0]) - 1
+        return self.shape[0] if self.block_ptrs is None else int(self.block_ptrs.shape[0]) - 1
 
     @property
     def block_pointers(self) -> np.ndarray:
         """First row of each block, then n (a host copy)."""
+        if self.block_ptrs is None:
+            return np.arange(self.shape[0] + 1, dtype=INDEX_DTYPE)
         return self.executor.to_host(self.block_ptrs)
 
     def transpose(self) -> "Jacobi":
@@ -102,22 +131,15 @@ class Jacobi(EnableBuild, LinOp):
         self.executor.run(f"preconditioner.jacobi.{kernel}", alpha, self, b, beta, x)
 
 
-def _host_csr(A: Any, host) -> Csr:
-    """A as a checked Csr on the host: square, finite, of a supported value type."""
+def _csr(A: Any, exec) -> Csr:
+    """A as a checked Csr on ``exec``: square, finite, of a supported value type."""
     if isinstance(A, LinOp) and not isinstance(A, (Csr, Dense)):
         if not hasattr(A, "to_csr"):
             raise TypeError(f"Jacobi needs a matrix (gk.matrix.Csr, Dense or a format with to_csr()), "
                             f"not {type(A).__name__}")
         A = A.to_csr()
-    A = check_system_matrix(A, host, "matrix of the Jacobi preconditioner")
+    A = check_system_matrix(A, exec, "matrix of the Jacobi preconditioner")
     return Csr.from_dense(A) if isinstance(A, Dense) else A
-
-
-def _check_max_block_size(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_BLOCK_SIZE:
-        raise ValueError(f"max_block_size must be an integer from 1 (scalar Jacobi) to {MAX_BLOCK_SIZE}, "
-                         f"got {value!r}")
-    return int(value)
 
 
 def _check_block_pointers(value: Any, n: int, max_block_size: int) -> np.ndarray:

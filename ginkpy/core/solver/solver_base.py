@@ -441,8 +441,8 @@ class IterationMonitor:
             self._absorb(self._issue_read(), resume)
             return
         pending = self._pending
-        due = self.iteration >= self._next_read
-        if pending is not None and (due or self.exec.read_done(pending.event)):
+        due = self.iteration >= self._next_read or self.exec.none_running(self.stop.status)
+        if pending is not None and (due or (self.exec.asynchronous and self.exec.read_done(pending.event))):
             self._pending = None
             self._absorb(pending, resume)
         if due and self._pending is None and self.running:

@@ -66,3 +66,22 @@ __kernel void scalar_apply(const int size, const int k, __global const value_typ
         x[i] = alpha[col * alpha_stride] * inv_diag[i / k] * b[i] + beta[col * beta_stride] * x[i];
     }
 }
+
+// inverse[row] = 1 / a_{row,row} (the sum of its stored diagonal entries); where that is 0,
+// missing or not finite (too small to invert) it is 1 and bad[row] = 1
+__kernel void invert_diagonal(const int n, __global const index_type* row_ptrs,
+                              __global const index_type* col_idxs,
+                              __global const value_type* values, __global value_type* inverse,
+                              __global uchar* bad)
+{
+    const int row = get_global_id(0);
+    if (row >= n) return;
+    value_type d = 0;
+    for (int j = row_ptrs[row]; j < row_ptrs[row + 1]; ++j) {
+        if (col_idxs[j] == row) d += values[j];
+    }
+    const value_type inv = 1 / d;
+    const bool ok = d != 0 && isfinite(inv);
+    inverse[row] = ok ? inv : 1;
+    bad[row] = !ok;
+}

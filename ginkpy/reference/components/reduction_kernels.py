@@ -8,6 +8,8 @@ import numpy as np
 def _column_sums(v: np.ndarray) -> np.ndarray:
     """Per-column sums with numpy's pairwise summation, which only a sum along contiguous
     memory gets (a sum down the rows of a row-major array adds sequentially)."""
+    if v.shape[1] == 1:
+        return v.sum(axis=0)
     return np.ascontiguousarray(v.T).sum(axis=1)
 
 

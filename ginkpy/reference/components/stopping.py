@@ -26,6 +26,8 @@ def stop_check(stop, norms: np.ndarray, converged: int = _CONVERGED, only: np.nd
     running = stop.status == _RUNNING
     if only is not None:
         running &= only
+    if running.size == 1:  # one column: plain numbers (the common case; numpy's overhead dominates)
+        return _check_one(stop, float(norms[0]), converged) if running[0] else running
     if not running.any():
         return running
     reason = _verdict(stop, norms, converged)
@@ -48,3 +50,17 @@ def stop_confirm(stop, norms: np.ndarray) -> None:
     reason = _verdict(stop, norms, _CONVERGED)
     reason = np.where((reason == _RUNNING) & (stop.checks - 1 >= stop.max_iters), _LIMIT, reason)
     stop.status[pending] = reason[pending]
+
+
+def _check_one(stop, norm: float, converged: int) -> np.ndarray:
+    """stop_check of a single running column."""
+    h = int(stop.checks[0])
+    stop.history.values[h % stop.history.shape[0], 0] = norm
+    stop.checks[0] = h + 1
+    if norm <= stop.threshold.values[0, 0]:
+        stop.status[0] = converged
+    elif norm != norm or norm in (np.inf, -np.inf):
+        stop.status[0] = _DIVERGED
+    elif h >= stop.max_iters:
+        stop.status[0] = _LIMIT
+    return stop.status == _RUNNING

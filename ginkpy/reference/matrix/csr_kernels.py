@@ -8,8 +8,14 @@ from ginkpy.reference.components.reduction_kernels import dots
 
 
 def _scipy(a):
-    """The matrix as a scipy CSR sharing its arrays (no copy)."""
-    return sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+    """The matrix as a scipy CSR sharing its arrays (no copy), made once and kept in a.cache
+    while the arrays stay the same (making it costs more than a small SpMV)."""
+    cached = a.cache.get("reference.scipy")
+    if cached is not None and cached[0] is a.values and cached[1] is a.col_idxs and cached[2] is a.row_ptrs:
+        return cached[3]
+    m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+    a.cache["reference.scipy"] = (a.values, a.col_idxs, a.row_ptrs, m)
+    return m
 
 
 def spmv(exec, a, b, x):

@@ -19,7 +19,9 @@ def find_blocks(exec, a, max_block_size):
 
     Consecutive rows with the same column pattern form a supervariable of at most
     ``max_block_size`` rows; neighbouring supervariables are then merged greedily while the
-    merged block has at most ``max_block_size`` rows.
+    merged block has at most ``max_block_size`` rows. The greedy merge is a chain of jumps
+    (from a block's first supervariable to the first one that no longer fits), followed from
+    the first supervariable by binary lifting: a few whole-array steps, no loop over blocks.
     """
     n = a.shape[0]
     if n == 0:
@@ -35,14 +37,42 @@ def find_blocks(exec, a, max_block_size):
     same[rows[entries[differ]]] = False
     # supervariables: runs of rows with the same pattern, cut every max_block_size rows
     run_start = np.maximum.accumulate(np.where(same, 0, np.arange(n)))
-    natural = np.r_[np.flatnonzero((np.arange(n) - run_start) % max_block_size == 0), n].tolist()
-    # agglomerate neighbouring supervariables while the block fits
-    block_ptrs = [0]
-    for start, end in zip(natural[1:-1], natural[2:]):
-        if end - block_ptrs[-1] > max_block_size:
-            block_ptrs.append(start)
-    block_ptrs.append(n)
-    return np.array(block_ptrs, dtype=INDEX_DTYPE)
+    starts = np.r_[np.flatnonzero((np.arange(n) - run_start) % max_block_size == 0), n]
+    count = starts.size - 1
+    # jump[s]: the supervariable after the block that starts at supervariable s (count: the end)
+    jump = np.searchsorted(starts, starts[:-1] + max_block_size, side="right") - 1
+    jump = np.r_[np.maximum(jump, np.arange(1, count + 1)), count]
+    # the block starts are 0, jump[0], jump[jump[0]], ...: step i of the chain for every i at once
+    steps = np.arange(count)
+    position = np.zeros(count, dtype=np.int64)
+    power = jump
+    for bit in range(max(count, 1).bit_length()):
+        take = (steps >> bit) & 1 == 1
+        position[take] = power[position[take]]
+        power = power[power]
+    first = np.unique(position[position < count])
+    return np.r_[starts[first], n].astype(INDEX_DTYPE)
+
+
+def invert_diagonal(exec, a, inverse):
+    # inverse = 1 / diag(A); an entry that is 0, missing or too small to invert (1/d not finite)
+    # becomes 1; returns how many did
+    d = _diagonal(a)
+    with np.errstate(divide="ignore", over="ignore"):
+        inv = np.where(d != 0, 1 / d, np.inf).astype(a.dtype)
+    bad = ~np.isfinite(inv)
+    inv[bad] = 1
+    inverse.values[:, 0] = inv
+    return int(bad.sum())
+
+
+def _diagonal(a):
+    n = min(a.shape)
+    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.row_ptrs))
+    on = np.flatnonzero((rows == a.col_idxs) & (rows < n))
+    d = np.zeros(n, dtype=a.dtype)
+    np.add.at(d, rows[on], a.values[on])
+    return d
 
 
 def generate(exec, a, block_ptrs):
@@ -108,11 +138,11 @@ def _block_times(jacobi, b):
 
 
 def simple_scalar_apply(exec, jacobi, b, x):
-    x.values[...] = jacobi.blocks[:, 0] * b.values
+    x.values[...] = jacobi.blocks.reshape(-1, 1) * b.values
 
 
 def scalar_apply(exec, alpha, jacobi, b, beta, x):
-    x.values[...] = alpha.values[0] * (jacobi.blocks[:, 0] * b.values) + beta.values[0] * x.values
+    x.values[...] = alpha.values[0] * (jacobi.blocks.reshape(-1, 1) * b.values) + beta.values[0] * x.values
 
 
 def simple_apply(exec, jacobi, b, x):

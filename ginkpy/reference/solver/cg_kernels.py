@@ -37,6 +37,12 @@ def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
     running = stop_check(stop, np.sqrt(rr.values.sum(axis=0)))
     if not running.any():
         return
+    if running.size == 1:  # one column: plain numbers
+        rho_new, prev = float(rz.values.sum()), float(prev_rho.values[0, 0])
+        rho.values[0, 0] = rho_new
+        p.values *= rho_new / prev if prev != 0 else 0.0
+        p.values += _z(r, z, diag)
+        return
     rho_new = rz.values.sum(axis=0)
     prev = prev_rho.values[0]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -54,6 +60,17 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
     # alpha = rho / (p . q) (p . q <= 0 or rho == 0: breakdown);  x += alpha p;  r -= alpha q;
     # prev_rho = rho;  partial sums of r . r and r . z
     running = stop.status == 0
+    if running.size == 1 and running[0]:  # one column: plain numbers
+        beta, rho_ = float(pq.values.sum()), float(rho.values[0, 0])
+        if beta > 0 and rho_ != 0:
+            alpha = rho_ / beta
+            x.values += alpha * p.values
+            r.values -= alpha * q.values
+            prev_rho.values[0, 0] = rho_
+        else:
+            stop.status[0] = StopReason.BREAKDOWN
+        _partials(r, diag, rz, rr)
+        return
     beta, rho_ = pq.values.sum(axis=0), rho.values[0]
     ok = (beta > 0) & (rho_ != 0)
     stop.status[running & ~ok] = StopReason.BREAKDOWN
@@ -67,6 +84,11 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
             x.values[:, go] += alpha * p.values[:, go]
             r.values[:, go] -= alpha * q.values[:, go]
         prev_rho.values[0, go] = rho_[go]
+    _partials(r, diag, rz, rr)
+
+
+def _partials(r, diag, rz, rr):
+    """Partial sums of r . r, and of r . D^-1 r with scalar Jacobi."""
     _set(rr, _column_sums(r.values * r.values))
     if diag is not None:
         _set(rz, _column_sums(r.values * _z(r, None, diag)))
