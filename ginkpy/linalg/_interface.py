@@ -59,26 +59,33 @@ class ScipyOperator(LinOp):
     executor (two transfers per apply).
     """
 
-    def __init__(self, exec: Executor, operator: spla.LinearOperator, dtype: Any) -> None:
+    def __init__(self, exec: Executor, operator: spla.LinearOperator, dtype: Any, what: str = "A") -> None:
         super().__init__(exec, operator.shape, exec.check_dtype(dtype))
         self.operator = operator
+        self.what = what
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         host = b.to_numpy()
-        if b.shape[1] == 1:  # through matvec with a 1-D array, as SciPy's solvers call it
-            y = np.asarray(self.operator.matvec(host[:, 0]))
-            y = y[:, None] if y.ndim == 1 else y
-        else:
-            y = np.asarray(self.operator.matmat(host))
-        value_dtype(y.dtype, "the result of the LinearOperator")
+        name = f"the LinearOperator {self.what} ({type(self.operator).__name__})"
+        try:
+            if b.shape[1] == 1:  # through matvec with a 1-D array, as SciPy's solvers call it
+                y = np.asarray(self.operator.matvec(host[:, 0]))
+                y = y[:, None] if y.ndim == 1 else y
+            else:
+                y = np.asarray(self.operator.matmat(host))
+        except ValueError as err:  # SciPy's own checks of what matvec returned
+            raise ValueError(f"{name} failed on an operand of shape {b.shape}: {err}") from err
+        value_dtype(y.dtype, f"the result of {name}")
         if y.shape != x.shape:
-            raise ValueError(f"the LinearOperator returned an array of shape {y.shape} for an operand "
-                             f"of shape {b.shape}; expected {x.shape}")
+            raise ValueError(f"{name} returned an array of shape {y.shape} for an operand of shape "
+                             f"{b.shape}; expected {x.shape}")
+        if not np.isfinite(y).all():
+            raise ValueError(f"{name} returned NaN or Inf values (for a finite operand)")
         x.executor.write(x.values, np.ascontiguousarray(y, dtype=self.dtype))
 
     def transpose(self) -> "ScipyOperator":
         """The transpose, applied with the operator's ``rmatvec`` (real values: the adjoint)."""
-        return ScipyOperator(self.executor, self.operator.H, self.dtype)
+        return ScipyOperator(self.executor, self.operator.H, self.dtype, f"{self.what}^T")
 
 
 def host_operator(A: Any, what: str = "A") -> Any:
@@ -106,4 +113,4 @@ def as_linop(A: Any, exec: Executor, dtype: Any, what: str = "A") -> LinOp:
         if A.ndim != 2:
             raise ValueError(f"{what} must be a 2-D matrix, got a {A.ndim}-D array")
         return Csr.from_scipy(exec, A, dtype)
-    return ScipyOperator(exec, A, dtype)
+    return ScipyOperator(exec, A, dtype, what)

@@ -10,7 +10,6 @@ from ginkpy.core.base.executor import Executor, default_executor
 from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.log.convergence import Convergence
 from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
@@ -125,13 +124,14 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
         raise ValueError(f"A must be a square matrix, got shape {A.shape}")
     n = A.shape[0]
     b = _vector(b, n, "b")
+    zero_guess = x0 is None
     x0 = np.zeros(n, b.dtype) if x0 is None else _vector(x0, n, "x0")
     if isinstance(A, LinOp):
         dtype = A.dtype
     else:
         dtype = np.result_type(value_dtype(A.dtype, "A"), b.dtype, x0.dtype)
     dtype = exec.check_dtype(dtype)
-    b_norm = float(np.linalg.norm(b.astype(np.float64)))
+    b_norm = _norm(b)
     threshold = _threshold(rtol, atol, b_norm)
     maxiter = 10 * n if maxiter is None else _check_maxiter(maxiter)
     op = as_linop(A, exec, dtype)
@@ -139,24 +139,48 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     if b_norm == 0:  # x = 0 solves it exactly, as SciPy answers
         return np.zeros(n, dtype), 0
 
+    # the threshold max(rtol ||b||, atol) as rtol' ||b|| (the solver computes ||b|| robustly, in
+    # its own scaling: an absolute threshold of 1e-300 would underflow there)
     params = short_names("solver")[name].build().with_criteria(
-        ResidualNorm.build().with_reduction_factor(threshold).with_baseline("absolute"),
+        ResidualNorm.build().with_reduction_factor(threshold / b_norm).with_baseline("rhs_norm"),
         Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
+    if zero_guess:  # no product for the initial residual
+        params.with_default_initial_guess("zero")
     for key, value in {preconditioner_parameter: preconditioner, **solver_parameters}.items():
         getattr(params, f"with_{key}")(value)
     solver = params.on(exec).generate(op)
     B = Dense.from_numpy(exec, b, dtype)
-    X = Dense.from_numpy(exec, x0, dtype)
-    convergence = Convergence()
+    X = Dense.from_numpy(exec, x0, dtype) if not zero_guess else Dense.empty(exec, (n, 1), dtype)
+    convergence = _Result()
     solver.add_logger(convergence)
     if observer is not None:
         solver.add_logger(observer(X, b_norm))
     solver.apply(B, X)
-    return X.to_numpy()[:, 0], _info(op, B, X, threshold, convergence.stop_reasons[0], maxiter)
+    return X.to_numpy()[:, 0], _info(op, B, X, threshold, convergence.result, maxiter)
 
 
-def _info(A: LinOp, b: Dense, x: Dense, threshold: float, reason: StopReason, maxiter: int) -> int:
-    """SciPy's info from the true residual ||b - A x|| and how the solver stopped."""
+def _norm(v: np.ndarray) -> float:
+    """||v|| without underflow or overflow where it is representable."""
+    scale = float(np.abs(v).max(initial=0))
+    return 0.0 if scale == 0 else scale * float(np.sqrt(np.sum((v.astype(np.float64) / scale) ** 2)))
+
+
+class _Result(Logger):
+    """Keeps how the solve ended (no per-iteration events)."""
+
+    wants_iterations = False
+    result = None
+
+    def on_solve_complete(self, solver, result) -> None:
+        self.result = result
+
+
+def _info(A: LinOp, b: Dense, x: Dense, threshold: float, result, maxiter: int) -> int:
+    """SciPy's info from how the solver stopped: 0 when it converged (the solver confirmed that
+    with the true residual b - A x), else from the true residual, computed here."""
+    reason = result.stop_reasons[0]
+    if reason == StopReason.CONVERGED:
+        return 0
     # r = b - A x
     r = b.clone()
     A.apply(-1.0, x, 1.0, r)
@@ -215,11 +239,16 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
         names = short_names("preconditioner")
         if M.lower() == "none":
             return None
-        if M.lower() not in names:
-            raise ValueError(f"unknown preconditioner {M!r}: use one of {', '.join([*sorted(names), 'none'])}")
+        if M.lower() not in names and M.lower() != "block_jacobi":
+            raise ValueError(f"unknown preconditioner {M!r}: use one of "
+                             f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
         if isinstance(A, ScipyOperator):
             raise ValueError(f"M={M!r} is built from the entries of A, which a LinearOperator does not "
                              f"expose: pass A as a sparse matrix or array, or M as an operator")
+        if M.lower() == "jacobi":  # SciPy users' Jacobi: the diagonal
+            return names["jacobi"].build().with_max_block_size(1)
+        if M.lower() == "block_jacobi":
+            return names["jacobi"].build()
         return names[M.lower()].build()
     if isinstance(M, (Parameters, Factory)):
         return M

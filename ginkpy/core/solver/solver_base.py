@@ -347,6 +347,7 @@ class IterationMonitor:
         self.replaced: dict[tuple[int, int], float] = {}
         self._pending: _Read | None = None
         self._interval, self._next_read = 1, 1
+        self._last_issue = (time.perf_counter(), 0)
         # the parts of an iteration, captured at their first run in this apply (they hold x and b)
         self._replays: dict[Any, tuple] = {}
         if self.blind:
@@ -438,7 +439,7 @@ class IterationMonitor:
         if self.blind:
             return
         if self.sync:
-            self._absorb(self._issue_read(), resume)
+            self._absorb(self._issue_read(history=True), resume)
             return
         pending = self._pending
         due = self.iteration >= self._next_read or self.exec.none_running(self.stop.status)
@@ -447,7 +448,10 @@ class IterationMonitor:
             self._absorb(pending, resume)
         if due and self._pending is None and self.running:
             self._pending = self._issue_read()
-            per_iteration = (time.perf_counter() - self._start) / self.iteration
+            # the time an iteration takes, measured since the last read started
+            now = time.perf_counter()
+            per_iteration = (now - self._last_issue[0]) / max(self.iteration - self._last_issue[1], 1)
+            self._last_issue = (now, self.iteration)
             cap = max(1, min(self.MAX_INTERVAL, int(self.READ_PERIOD / max(per_iteration, 1e-9))))
             self._interval = min(2 * self._interval, cap)
             self._next_read = self.iteration + self._interval
@@ -462,12 +466,18 @@ class IterationMonitor:
         if self._pending is not None:
             self._absorb(self._pending, resume)
             self._pending = None
-        self._absorb(self._issue_read(), resume)
+        self._absorb(self._issue_read(history=True), resume)
         return self.running and self.iteration < self.loop_limit
 
-    def _issue_read(self) -> _Read:
+    def _issue_read(self, history: bool = False) -> _Read:
+        """Start reading the stop status and check counts, and the history when a logger
+        wants every iteration's norms (else only at the end, for the final norms)."""
         stop = self.stop
-        arrays, event = self.exec.read_async(stop.status, stop.checks, stop.history.values)
+        if history or self.log_iterations:
+            arrays, event = self.exec.read_async(stop.status, stop.checks, stop.history.values)
+        else:
+            arrays, event = self.exec.read_async(stop.status, stop.checks)
+            arrays.append(None)
         return _Read(arrays, event, self.iteration)
 
     def _absorb(self, read: _Read, resume) -> None:
@@ -491,7 +501,8 @@ class IterationMonitor:
         if self.time_limit < np.inf and self.running and time.perf_counter() - self._start >= self.time_limit:
             self.exec.run("components.stop.stop_running", self.stop, _TIME)
             self.host_status[self.host_status == _RUNNING] = _TIME
-        self._emit(history)
+        if history is not None:
+            self._emit(history)
 
     def _confirm(self, new: np.ndarray, status: np.ndarray, checks: np.ndarray, resume) -> np.ndarray:
         """Check the columns ``new`` (converged on the device) against the true residual."""
@@ -521,13 +532,26 @@ class IterationMonitor:
         return status
 
     def _emit(self, history: np.ndarray) -> None:
-        """Logger events for the iterations every running column has completed."""
+        """Logger events for the iterations every running column has completed (without loggers
+        that want them: only the last norms, for the result)."""
         running = (self.host_status == _RUNNING) | (self.host_status == _PENDING)
         # a column converged on an estimate has its last check replaced by the true residual later
         settled = self.checks - (self.host_status == _PENDING)
         done = int(settled[running].min()) if running.any() else int(self.checks.max(initial=0))
         done = max(done, 1)  # iteration 0 (the initial residual) even when every column stopped before
         rows = history.shape[0]
+        if not self.log_iterations:
+            last = self.recorded - 1
+            has = last >= 0
+            norms = np.where(has, history[np.maximum(last, 0) % rows, np.arange(self.k)].astype(np.float64), self.norms)
+            for (it, c), value in list(self.replaced.items()):
+                if it == last[c]:
+                    norms[c] = value
+                if it <= last[c]:
+                    del self.replaced[(it, c)]
+            self.norms = norms
+            self.emitted = max(self.emitted, done)
+            return
         for t in range(self.emitted, done):
             has = t < self.recorded
             norms = np.where(has, history[t % rows].astype(np.float64), self.norms)
@@ -536,9 +560,8 @@ class IterationMonitor:
                     norms[c] = value
                     del self.replaced[(it, c)]
             self.norms = norms
-            if self.log_iterations:
-                status = np.where(t < self.checks - 1, _RUNNING, self.host_status).astype(STATUS_DTYPE)
-                self.solver._log("on_iteration_complete", t, norms / self.scale, status)
+            status = np.where(t < self.checks - 1, _RUNNING, self.host_status).astype(STATUS_DTYPE)
+            self.solver._log("on_iteration_complete", t, norms / self.scale, status)
         self.emitted = max(self.emitted, done)
 
     # -- the end -----------------------------------------------------------------------------

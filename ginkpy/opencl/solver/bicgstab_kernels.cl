@@ -54,29 +54,30 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r,
 // The stopping check on ||r||, then in running columns: a restart where |r_hat . r| <=
 // restart_tol ||r_hat|| ||r|| (r_hat = p = r, rho = r . r), else p = r + beta (p - omega v) with
 // beta = (rho / prev_rho) (alpha / omega), rho = r_hat . r (omega == 0: breakdown).
-__kernel void step_1(const int size, const int k, __global const value_type* r,
-                     __global value_type* r_hat, __global value_type* p,
-                     __global const value_type* v, __global const value_type* rho_new,
-                     const int rho_parts, __global const value_type* rr, const int rr_parts,
-                     __global value_type* rho, __global const value_type* prev_rho,
-                     __global const value_type* alpha, __global const value_type* omega,
-                     __global const value_type* rhat_sq, const value_type restart_tol,
-                     __global uchar* restarted, STOP_PARAMS, __local value_type* sums,
-                     __local value_type* tmp)
+__kernel void step_1(REDUCTION_PARAMS, __global const value_type* r, __global value_type* r_hat,
+                     __global value_type* p, __global const value_type* v,
+                     __global const value_type* rho_new, const int rho_parts,
+                     __global const value_type* rr, const int rr_parts, __global value_type* rho,
+                     __global const value_type* prev_rho, __global const value_type* alpha,
+                     __global const value_type* omega, __global const value_type* rhat_sq,
+                     const value_type restart_tol, __global uchar* restarted, STOP_PARAMS,
+                     __local value_type* sums, __local value_type* tmp)
 {
     sum_partials(rho_new, rho_parts, k, sums, tmp);
     sum_partials(rr, rr_parts, k, sums + k, tmp);
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int col = COLUMN(i, k);
-    const bool writer = i == col;
+    REDUCTION_LAYOUT;
+    if (col >= k) return;
+    const bool writer = group == 0 && y_ == 0;
     const value_type rho_c = sums[col], rr_c = sums[k + col];
     if (!stop_check(col, k, sqrt(rr_c), writer, STOP_ARGS)) return;
     const bool restart = fabs(rho_c) <= restart_tol * sqrt(rhat_sq[col]) * sqrt(rr_c);
     if (writer) restarted[col] = restart;
     if (restart) {
-        r_hat[i] = r[i];
-        p[i] = r[i];
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            r_hat[i] = r[i];
+            p[i] = r[i];
+        }
         if (writer) rho[col] = rr_c;
         return;
     }
@@ -87,32 +88,35 @@ __kernel void step_1(const int size, const int k, __global const value_type* r,
     }
     if (writer) rho[col] = rho_c;
     const value_type beta = (rho_c / prev_rho[col]) * (alpha[col] / w);
-    p[i] = r[i] + beta * (p[i] - w * v[i]);
+    for (int row = begin; row < end; row += lanes) {
+        const int i = row * k + col;
+        p[i] = r[i] + beta * (p[i] - w * v[i]);
+    }
 }
 
 // alpha = rho / (r_hat . v) (0: breakdown); s = r - alpha v; prev_rho = rho;
 // ||r_hat||^2 = rho where restarted
-__kernel void step_2(const int size, const int k, __global const value_type* r,
-                     __global value_type* s, __global const value_type* v,
-                     __global const value_type* rv, const int rv_parts,
+__kernel void step_2(REDUCTION_PARAMS, __global const value_type* r, __global value_type* s,
+                     __global const value_type* v, __global const value_type* rv, const int rv_parts,
                      __global const value_type* rho, __global value_type* prev_rho,
                      __global value_type* alpha, __global value_type* rhat_sq,
                      __global const uchar* restarted, __global uchar* status,
                      __local value_type* sums, __local value_type* tmp)
 {
     sum_partials(rv, rv_parts, k, sums, tmp);
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int col = COLUMN(i, k);
-    const bool writer = i == col;
-    if (status[col] != STATUS_RUNNING) return;
+    REDUCTION_LAYOUT;
+    if (col >= k || status[col] != STATUS_RUNNING) return;
+    const bool writer = group == 0 && y_ == 0;
     const value_type rv_c = sums[col];
     if (rv_c == 0) {
         if (writer) status[col] = STATUS_BREAKDOWN;
         return;
     }
     const value_type a = rho[col] / rv_c;
-    s[i] = r[i] - a * v[i];
+    for (int row = begin; row < end; row += lanes) {
+        const int i = row * k + col;
+        s[i] = r[i] - a * v[i];
+    }
     if (writer) {
         alpha[col] = a;
         prev_rho[col] = rho[col];

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import (WORK_GROUP, check_int32, consumer_buffers, launch, reduction_shape, resize,
-                                  round_up, stop_args)
+from ginkpy.opencl.launch import check_int32, consumer_buffers, launch, reduction_shape, resize, stop_args
 
 
 def _kernel(exec, dtype, name, **defines):
     return exec.kernel(__file__, dtype, name, **defines)
 
 
-def _elementwise(exec, name, v, *args, sums: int):
-    size, k = v.values.size, v.shape[1]
-    check_int32(size)
-    _kernel(exec, v.dtype, name)(exec.queue, (round_up(size, WORK_GROUP),), (WORK_GROUP,), np.int32(size),
-                                 np.int32(k), *args, *consumer_buffers(v.dtype, sums * k))
+def _consumer(exec, name, v, *args, sums: int):
+    """A kernel in the reduction layout that sums ``sums`` reductions' partial sums."""
+    n, k = v.shape
+    check_int32(v.values.size)
+    shape = reduction_shape(exec.info, n, k)
+    _kernel(exec, v.dtype, name)(exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k),
+                                 *shape.args(), *args, *consumer_buffers(v.dtype, sums * k, shape.local_size[0]))
 
 
 def initialize(exec, r, r_hat, p, v, prev_rho, alpha, omega):
@@ -46,7 +47,7 @@ def step_1(exec, r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega, rhat_
     """The stopping check on ||r||; then per running column either a restart (|r_hat . r| <=
     restart_tol ||r_hat|| ||r||: r_hat = p = r, rho = r . r) or p = r + (rho / prev_rho)
     (alpha / omega) (p - omega v) with rho = r_hat . r (omega == 0: breakdown)."""
-    _elementwise(exec, "step_1", r, r.values.data, r_hat.values.data, p.values.data, v.values.data,
+    _consumer(exec, "step_1", r, r.values.data, r_hat.values.data, p.values.data, v.values.data,
                  rho_new.values.data, np.int32(rho_new.shape[0]), rr.values.data, np.int32(rr.shape[0]),
                  rho.values.data, prev_rho.values.data, alpha.values.data, omega.values.data,
                  rhat_sq.values.data, r.dtype.type(restart_tol), restarted.data, *stop_args(stop), sums=2)
@@ -55,7 +56,7 @@ def step_1(exec, r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega, rhat_
 def step_2(exec, r, s, v, rv, rho, prev_rho, alpha, rhat_sq, restarted, status):
     """alpha = rho / (r_hat . v) (0: breakdown); s = r - alpha v; prev_rho = rho;
     ||r_hat||^2 = rho where restarted."""
-    _elementwise(exec, "step_2", r, r.values.data, s.values.data, v.values.data, rv.values.data,
+    _consumer(exec, "step_2", r, r.values.data, s.values.data, v.values.data, rv.values.data,
                  np.int32(rv.shape[0]), rho.values.data, prev_rho.values.data, alpha.values.data,
                  rhat_sq.values.data, restarted.data, status.data, sums=1)
 

@@ -63,31 +63,35 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global c
 }
 
 // The stopping check on ||r|| = sqrt(sum of rr); rho = r . z (sum of rz, written by the first
-// work-item of the column); p = z + (rho / prev_rho) p, where rho / prev_rho is 0 if prev_rho is 0.
-__kernel void step_1(const int size, const int k, __global value_type* p,
-                     __global const value_type* r, __global const value_type* z,
-                     __global const value_type* diag, __global const value_type* rz,
-                     const int rz_parts, __global const value_type* rr, const int rr_parts,
-                     __global value_type* rho, __global const value_type* prev_rho, STOP_PARAMS,
-                     __local value_type* sums, __local value_type* tmp)
+// work-item of the column); p = z + (rho / prev_rho) p, where rho / prev_rho is 0 if prev_rho is
+// 0 (reduction layout, so that a CPU takes long stretches and only a few work-groups sum).
+__kernel void step_1(REDUCTION_PARAMS, __global value_type* p, __global const value_type* r,
+                     __global const value_type* z, __global const value_type* diag,
+                     __global const value_type* rz, const int rz_parts,
+                     __global const value_type* rr, const int rr_parts, __global value_type* rho,
+                     __global const value_type* prev_rho, STOP_PARAMS, __local value_type* sums,
+                     __local value_type* tmp)
 {
     sum_partials(rr, rr_parts, k, sums, tmp);
 #if PRECONDITIONER
     sum_partials(rz, rz_parts, k, sums + k, tmp);
 #endif
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int col = COLUMN(i, k);
+    REDUCTION_LAYOUT;
+    if (col >= k) return;
+    const bool writer = group == 0 && y_ == 0;
     const value_type rr_c = sums[col];
 #if PRECONDITIONER
     const value_type rho_c = sums[k + col];
 #else
     const value_type rho_c = rr_c;
 #endif
-    if (!stop_check(col, k, sqrt(rr_c), i == col, STOP_ARGS)) return;
-    if (i == col) rho[col] = rho_c;
+    if (!stop_check(col, k, sqrt(rr_c), writer, STOP_ARGS)) return;
+    if (writer) rho[col] = rho_c;
     const value_type beta = prev_rho[col] != 0 ? rho_c / prev_rho[col] : 0;
-    p[i] = z_at(i, i / k, r, z, diag) + beta * p[i];
+    for (int row = begin; row < end; row += lanes) {
+        const int i = row * k + col;
+        p[i] = z_at(i, row, r, z, diag) + beta * p[i];
+    }
 }
 
 // alpha = rho / (p . q) (sum of pq); x = x + alpha p; r = r - alpha q; prev_rho = rho in running

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import (WORK_GROUP, check_int32, consumer_buffers, launch, local_buffer,
-                                  reduction_shape, resize, round_up, stop_args)
+from ginkpy.opencl.launch import (check_int32, consumer_buffers, launch, local_buffer, reduction_shape, resize,
+                                  stop_args)
 
 
 def _mode(z, diag) -> int:
@@ -52,12 +52,13 @@ def prepare(exec, r, z, diag, rz, rr):
 def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
     """The stopping check on ||r|| = sqrt(sum of rr); rho = r . z (sum of rz); p = z + (rho /
     prev_rho) p in running columns (rho / prev_rho = 0 where prev_rho is 0)."""
-    size, k = p.values.size, p.shape[1]
+    n, k = p.shape
+    shape = reduction_shape(exec.info, n, k)
     _kernel(exec, p.dtype, "step_1", z, diag)(
-        exec.queue, (round_up(size, WORK_GROUP),), (WORK_GROUP,), np.int32(size), np.int32(k),
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
         p.values.data, r.values.data, *_stand_ins(r, z, diag), rz.values.data, np.int32(rz.shape[0]),
         rr.values.data, np.int32(rr.shape[0]), rho.values.data, prev_rho.values.data, *stop_args(stop),
-        *consumer_buffers(p.dtype, 2 * k))
+        *consumer_buffers(p.dtype, 2 * k, shape.local_size[0]))
 
 
 def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):

@@ -55,36 +55,39 @@ inline void givens_step(const int j, const int c, const int k, const int hess_st
 
 // The true residual's norm ||r|| (sum of rr): the first check (no check yet), or the
 // confirmation of a column PENDING; then in running columns v_0 = v = r / ||r|| and g_0 =
-// ||r||; inner = 0 in every column.
-__kernel void restart(const int size, const int k, __global const value_type* r,
+// ||r||; inner = 0 in every column (reduction layout).
+__kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
                       __global const value_type* rr, const int rr_parts,
                       __global value_type* basis, __global value_type* v, __global value_type* g,
                       __global int* inner, STOP_PARAMS, __local value_type* sums,
                       __local value_type* tmp)
 {
     sum_partials(rr, rr_parts, k, sums, tmp);
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    const bool writer = i == c;
-    const value_type nrm = sqrt(sums[c]);
-    const uchar st = status[c];
+    REDUCTION_LAYOUT;
+    if (col >= k) return;
+    const bool writer = group == 0 && y_ == 0;
+    const value_type nrm = sqrt(sums[col]);
+    const uchar st = status[col];
     bool running;
-    if (st == STATUS_RUNNING && checks[c] == 0) {
-        running = stop_check(c, k, nrm, writer, STOP_ARGS);
+    if (st == STATUS_RUNNING && checks[col] == 0) {
+        running = stop_check(col, k, nrm, writer, STOP_ARGS);
     } else if (st == STATUS_PENDING) {
-        running = stop_confirm(c, k, nrm, writer, STOP_ARGS);
+        running = stop_confirm(col, k, nrm, writer, STOP_ARGS);
     } else {
         running = st == STATUS_RUNNING;
     }
     if (writer) {
-        inner[c] = 0;
-        if (running) g[c] = nrm;
+        inner[col] = 0;
+        if (running) g[col] = nrm;
     }
     if (!running) return;
-    const value_type value = nrm != 0 ? r[i] / nrm : 0;
-    v[i] = value;
-    basis[i] = value;
+    const value_type inv = nrm != 0 ? 1 / nrm : 0;
+    for (int row = begin; row < end; row += lanes) {
+        const int i = row * k + col;
+        const value_type value = r[i] * inv;
+        v[i] = value;
+        basis[i] = value;
+    }
 }
 
 // partial[group] = sum over rows [g * rows_per_group, (g + 1) * rows_per_group) of
@@ -120,10 +123,10 @@ __kernel void multi_dot(const int n, const int k, const int j, const int first,
     if (get_local_id(0) == 0) partial[group] = sum;
 }
 
-// The first pass: nrm = ||w_j|| (sum of ww; 1 for j = 0); v_j = v_j / nrm (stored unnormalized);
-// h = (V^T w) / nrm (and / nrm^2 for v_j) from the partial sums h; w = w / nrm - V h;
-// H[0:j+1, j] = h in running columns.
-__kernel void orthogonalize(const int size, const int k, const int j, const int hess_stride,
+// The first pass (reduction layout): nrm = ||w_j|| (sum of ww; 1 for j = 0); v_j = v_j / nrm
+// (stored unnormalized); h = (V^T w) / nrm (and / nrm^2 for v_j) from the partial sums h;
+// w = w / nrm - V h; H[0:j+1, j] = h in running columns.
+__kernel void orthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
                             __global value_type* basis, __global value_type* w,
                             __global const value_type* ww, const int ww_parts,
                             __global const value_type* h, const int h_parts,
@@ -133,20 +136,23 @@ __kernel void orthogonalize(const int size, const int k, const int j, const int 
     const int num = j + 1;
     sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, tmp);
     sum_partials(h, h_parts, num * k, sums + k, tmp);
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    const value_type nrm = j > 0 ? sqrt(sums[c]) : 1;
+    REDUCTION_LAYOUT;
+    if (col >= k) return;
+    const int size = n * k;
+    const value_type nrm = j > 0 ? sqrt(sums[col]) : 1;
     const value_type inv = nrm > 0 ? 1 / nrm : 0;
-    const value_type v_j = basis[j * size + i] * inv;
-    if (j > 0) basis[j * size + i] = v_j;
-    value_type value = w[i] * inv;
-    for (int l = 0; l < j; ++l) value -= sums[k + l * k + c] * inv * basis[l * size + i];
-    value -= sums[k + j * k + c] * inv * inv * v_j;
-    w[i] = value;
-    if (i == c && status[c] == STATUS_RUNNING) {
-        for (int l = 0; l < j; ++l) hessenberg[l * hess_stride + j * k + c] = sums[k + l * k + c] * inv;
-        hessenberg[j * hess_stride + j * k + c] = sums[k + j * k + c] * inv * inv;
+    for (int row = begin; row < end; row += lanes) {
+        const int i = row * k + col;
+        const value_type v_j = basis[j * size + i] * inv;
+        if (j > 0) basis[j * size + i] = v_j;
+        value_type value = w[i] * inv;
+        for (int l = 0; l < j; ++l) value -= sums[k + l * k + col] * inv * basis[l * size + i];
+        value -= sums[k + j * k + col] * inv * inv * v_j;
+        w[i] = value;
+    }
+    if (group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
+        for (int l = 0; l < j; ++l) hessenberg[l * hess_stride + j * k + col] = sums[k + l * k + col] * inv;
+        hessenberg[j * hess_stride + j * k + col] = sums[k + j * k + col] * inv * inv;
     }
 }
 
@@ -197,8 +203,9 @@ __kernel void givens(const int k, const int j, const int hess_stride,
 }
 
 // y = R^-1 g per column (R the leading inner x inner triangle of H; each work-group solves it
-// in local memory, one work-item per column), then x += V y, or x += diag (V y) with DIAGONAL.
-__kernel void update(const int size, const int k, const int m, const int hess_stride,
+// in local memory, one work-item per column), then x += V y, or x += diag (V y) with DIAGONAL
+// (reduction layout).
+__kernel void update(REDUCTION_PARAMS, const int m, const int hess_stride,
                      __global const value_type* basis, __global const value_type* hessenberg,
                      __global const value_type* g, __global const int* inner,
                      __global const value_type* diag, __global value_type* x,
@@ -214,14 +221,18 @@ __kernel void update(const int size, const int k, const int m, const int hess_st
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    value_type value = 0;
-    for (int l = 0; l < inner[c]; ++l) value += y[l * k + c] * basis[l * size + i];
+    REDUCTION_LAYOUT;
+    if (col >= k) return;
+    const int size = n * k;
+    const int used = inner[col];
+    for (int row = begin; row < end; row += lanes) {
+        const int i = row * k + col;
+        value_type value = 0;
+        for (int l = 0; l < used; ++l) value += y[l * k + col] * basis[l * size + i];
 #if DIAGONAL
-    x[i] += diag[i / k] * value;
+        x[i] += diag[row] * value;
 #else
-    x[i] += value;
+        x[i] += value;
 #endif
+    }
 }

@@ -1,7 +1,7 @@
 """OpenCL kernels of Gmres (sources in gmres_kernels.cl).
 
-Vector work runs one work-item per entry (orthogonalize, restart, update) or in the reduction
-layout (reorthogonalize, which also sums ||w||^2); the dot products against all basis vectors
+Vector work runs in the reduction layout (few work-groups, each summing the partial sums it
+needs; reorthogonalize also sums ||w||^2); the dot products against all basis vectors
 are one launch with one group of partial sums per basis vector and column, which the next
 kernel sums itself; the Givens steps run in the first work-items of that launch (or of
 ``givens``, one work-group, at the end of a cycle).
@@ -10,26 +10,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import (WORK_GROUP, ceil_div, check_int32, consumer_buffers, local_buffer, pow2_at_most,
-                                  reduction_shape, resize, round_up, stop_args)
+from ginkpy.opencl.launch import (ceil_div, check_int32, consumer_buffers, local_buffer, pow2_at_most,
+                                  reduction_shape, resize, stop_args)
 
 
 def _kernel(exec, dtype, name, **defines):
     return exec.kernel(__file__, dtype, name, **defines)
 
 
-def _elementwise(exec, name, v, *args, local=(), defines=None):
-    size, k = v.values.size, v.shape[1]
+def _layout(exec, name, v, *args, local=lambda size: (), defines=None):
+    """A kernel in the reduction layout over the rows of v (its local buffers made for the
+    work-group size by ``local``)."""
+    n, k = v.shape
+    shape = reduction_shape(exec.info, n, k)
     _kernel(exec, v.dtype, name, **(defines or {}))(
-        exec.queue, (round_up(size, WORK_GROUP),), (WORK_GROUP,), np.int32(size), np.int32(k), *args, *local)
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), *args,
+        *local(shape.local_size[0]))
 
 
 def restart(exec, r, rr, basis, v, g, inner, stop):
     """The true residual's norm: first check or confirmation; v_0 = v = r / ||r||, g_0 = ||r||."""
     check_int32(basis.values.size)  # the kernels index the whole basis with int32
-    _elementwise(exec, "restart", r, r.values.data, rr.values.data, np.int32(rr.shape[0]), basis.values.data,
-                 v.values.data, g.values.data, inner.data, *stop_args(stop),
-                 local=consumer_buffers(r.dtype, r.shape[1]))
+    _layout(exec, "restart", r, r.values.data, rr.values.data, np.int32(rr.shape[0]), basis.values.data,
+            v.values.data, g.values.data, inner.data, *stop_args(stop),
+            local=lambda size: consumer_buffers(r.dtype, r.shape[1], size))
 
 
 def _dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
@@ -61,9 +65,9 @@ def multi_dot(exec, j, first, basis, w, ww, h, hessenberg, g, cos, sin, inner, s
 def orthogonalize(exec, j, basis, w, ww, h, hessenberg, stop):
     """v_j normalized; w = w / ||v_j|| - V h; H[0:j+1, j] = h."""
     k = w.shape[1]
-    _elementwise(exec, "orthogonalize", w, np.int32(j), np.int32(hessenberg.shape[1]), basis.values.data,
-                 w.values.data, ww.values.data, np.int32(ww.shape[0]), h.values.data, np.int32(h.shape[0]),
-                 hessenberg.values.data, stop.status.data, local=consumer_buffers(w.dtype, (j + 2) * k))
+    _layout(exec, "orthogonalize", w, np.int32(j), np.int32(hessenberg.shape[1]), basis.values.data,
+            w.values.data, ww.values.data, np.int32(ww.shape[0]), h.values.data, np.int32(h.shape[0]),
+            hessenberg.values.data, stop.status.data, local=lambda size: consumer_buffers(w.dtype, (j + 2) * k, size))
 
 
 def reorthogonalize(exec, j, basis, w, h, hessenberg, v, ww, stop):
@@ -92,6 +96,6 @@ def update(exec, basis, hessenberg, g, inner, diag, x):
     """y = R^-1 g per column; x += V y (times diag when given)."""
     k = x.shape[1]
     m = hessenberg.shape[1] // k
-    _elementwise(exec, "update", x, np.int32(m), np.int32(hessenberg.shape[1]), basis.values.data,
-                 hessenberg.values.data, g.values.data, inner.data, (diag or x).values.data, x.values.data,
-                 local=(local_buffer(m * k, x.dtype),), defines={"DIAGONAL": int(diag is not None)})
+    _layout(exec, "update", x, np.int32(m), np.int32(hessenberg.shape[1]), basis.values.data,
+            hessenberg.values.data, g.values.data, inner.data, (diag or x).values.data, x.values.data,
+            local=lambda size: (local_buffer(m * k, x.dtype),), defines={"DIAGONAL": int(diag is not None)})

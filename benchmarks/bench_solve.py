@@ -1,0 +1,160 @@
+"""Whole solves as a user times them: a SciPy matrix in, a NumPy x out, setup included.
+
+Each case is solved to rtol 1e-8 from x = 0 with b = A 1 by
+- ginkpy through the builder (Csr.from_scipy, Jacobi, the solver, apply, x back to NumPy),
+- ginkpy through ``ginkpy.linalg`` (``cg(A, b, rtol=1e-8, M="jacobi")``, as a SciPy user calls it),
+- SciPy's solver with a Jacobi LinearOperator,
+- CuPy's (cupyx.scipy.sparse.linalg) with a Jacobi LinearOperator, where CuPy and a GPU are
+  present (the matrix and b copied to the GPU and x back inside the timed region),
+and the time of the second of two runs is reported, with the iterations, us per iteration,
+the ginkpy executor's kernel launches and host reads per iteration (its counters), and the
+ratios (> 1: ginkpy faster).
+
+    python benchmarks/bench_solve.py                       # the issue's cases at small sizes
+    python benchmarks/bench_solve.py --cases cg_poisson_2d --sizes 1000000
+    python benchmarks/bench_solve.py --executor reference  # the reference executor against SciPy
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+import bench_common as bc
+import ginkpy as gk
+from ginkpy import problems
+
+CASES = {
+    # name: (solver, problem from rows)
+    "cg_poisson_2d": ("cg", lambda rows: problems.poisson_2d(max(2, round(rows ** 0.5)))),
+    "cg_poisson_3d": ("cg", lambda rows: problems.poisson_3d(max(2, round(rows ** (1 / 3))))),
+    "bicgstab_convdiff_2d": ("bicgstab", lambda rows: problems.convection_diffusion_2d(max(2, round(rows ** 0.5)))),
+    "gmres_convdiff_2d": ("gmres", lambda rows: problems.convection_diffusion_2d(max(2, round(rows ** 0.5)))),
+}
+RTOL = 1e-8
+SOLVERS = {"cg": gk.solver.Cg, "bicgstab": gk.solver.Bicgstab, "gmres": gk.solver.Gmres}
+
+
+def timed(run):
+    """(seconds of the second of two runs, its result)."""
+    run()
+    start = time.perf_counter()
+    out = run()
+    return time.perf_counter() - start, out
+
+
+def ginkpy_builder(exec, method, S, b):
+    """The builder API: returns x and the iterations."""
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    params = SOLVERS[method].build().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1))
+    if method == "gmres":
+        params.with_krylov_dim(30)
+    solver = (params.with_criteria(gk.stop.Iteration.build().with_max_iters(100000),
+                                   gk.stop.ResidualNorm.build().with_reduction_factor(RTOL))
+              .on(exec).generate(A))
+    logger = gk.log.Convergence()
+    solver.add_logger(logger)
+    B = gk.matrix.Dense.from_numpy(exec, b)
+    X = gk.matrix.Dense.zeros(exec, (S.shape[0], 1), S.dtype)
+    solver.apply(B, X)
+    return X.to_numpy()[:, 0], logger.num_iterations, logger.has_converged
+
+
+def ginkpy_linalg(exec, method, S, b):
+    kwargs = {"restart": 30} if method == "gmres" else {}
+    x, info = getattr(gk.linalg, method)(S, b, rtol=RTOL, M="jacobi", maxiter=100000, executor=exec, **kwargs)
+    return x, None, info == 0
+
+
+def scipy_solve(method, S, b, counter):
+    d = 1 / S.diagonal()
+    M = spla.LinearOperator(S.shape, matvec=lambda v: d * v, dtype=S.dtype)
+    kwargs = {"restart": 30} if method == "gmres" else {}
+    counter.clear()
+    cb = (lambda *args: counter.append(1))
+    if method == "gmres":
+        kwargs["callback_type"] = "pr_norm"
+    x, info = getattr(spla, method)(S, b, rtol=RTOL, M=M, maxiter=100000, callback=cb, **kwargs)
+    return x, len(counter), info == 0
+
+
+def cupy_solve(cupy, method, S, b, counter):
+    import cupyx.scipy.sparse as csp
+    import cupyx.scipy.sparse.linalg as cla
+    if not hasattr(cla, method):
+        return None
+    A = csp.csr_matrix(S)
+    bg = cupy.asarray(b)
+    d = 1 / A.diagonal()
+    M = cla.LinearOperator(S.shape, matvec=lambda v: d * v, dtype=S.dtype)
+    kwargs = {"restart": 30} if method == "gmres" else {}
+    counter.clear()
+    tol = {"tol": RTOL} if "tol" in cla.cg.__code__.co_varnames else {"rtol": RTOL}
+    x, info = getattr(cla, method)(A, bg, M=M, maxiter=100000, callback=lambda *a: counter.append(1), **tol,
+                                   **kwargs)
+    return cupy.asnumpy(x), len(counter), int(info) == 0
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 90000])
+    p.add_argument("--executor", default="opencl")
+    p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    p.add_argument("--no-cupy", action="store_true")
+    p.add_argument("--no-scipy", action="store_true", help="skip SciPy (slow at the largest sizes)")
+    args = p.parse_args()
+    exec = gk.executor(args.executor)
+    cupy = bc.import_cupy(args.no_cupy)
+    print(f"ginkpy on {bc.device_name(exec)}; CuPy: {'yes' if cupy else 'no'}; rtol {RTOL}, {args.dtype}")
+    print(f"{'case':<28}{'who':<16}{'total ms':>10}{'iters':>7}{'us/iter':>9}{'launch/it':>10}{'reads':>7}"
+          f"{'x scipy':>9}{'x cupy':>8}  ok")
+    for case in args.cases:
+        method, make = CASES[case]
+        for rows in args.sizes:
+            S = make(rows).astype(args.dtype).tocsr()
+            n = S.shape[0]
+            b = S @ np.ones(n, dtype=args.dtype)
+            label = f"{case}:{n}"
+            counter: list = []
+            t_scipy = t_cupy = None
+            results = []
+            if not args.no_scipy:
+                t_scipy, (x, it_scipy, ok) = timed(lambda: scipy_solve(method, S, b, counter))
+                results.append(("scipy", t_scipy, it_scipy, ok, None, None))
+            if cupy is not None:
+                def run_cupy():
+                    out = cupy_solve(cupy, method, S, b, counter)
+                    cupy.cuda.Device().synchronize()
+                    return out
+                t_cupy, out = timed(run_cupy)
+                if out is not None:
+                    results.append(("cupy", t_cupy, out[1], out[2], None, None))
+                else:
+                    t_cupy = None
+            for who, fn in (("ginkpy builder", ginkpy_builder), ("ginkpy linalg", ginkpy_linalg)):
+                fn(exec, method, S, b)
+                before = dict(exec.counters)
+                t, (x, its, ok) = timed(lambda: fn(exec, method, S, b))
+                after = exec.counters
+                if its is None:
+                    its = results[-1][2] if results and results[-1][0].startswith("ginkpy") else None
+                launches = (after["launches"] - before["launches"]) / 2
+                reads = (after["reads"] - before["reads"]) / 2
+                true = np.linalg.norm(b - S @ x) / np.linalg.norm(b)
+                ok = ok and true <= RTOL * 1.0001
+                results.append((who, t, its, ok, launches, reads))
+            for who, t, its, ok, launches, reads in results:
+                per = t / its * 1e6 if its else None
+                ratio_s = t_scipy / t if t_scipy and who.startswith("ginkpy") else None
+                ratio_c = t_cupy / t if t_cupy and who.startswith("ginkpy") else None
+                lpi = launches / its if launches is not None and its else None
+                print(f"{label:<28}{who:<16}{t * 1e3:>10.1f}{bc.fmt(its, 'd'):>7}{bc.fmt(per, '.1f'):>9}"
+                      f"{bc.fmt(lpi, '.2f'):>10}{bc.fmt(reads, '.0f'):>7}{bc.fmt(ratio_s, '.2f'):>9}"
+                      f"{bc.fmt(ratio_c, '.2f'):>8}  {'yes' if ok else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()
