@@ -261,18 +261,30 @@ class OpenCLExecutor(Executor):
         self.queue.finish()
         return out[0] if len(out) == 1 else tuple(out)
 
-    def read_async(self, *arrays: Any):
-        """Start copying ``arrays`` to new host arrays without waiting; returns the host arrays
-        and the event to wait on (``event.wait()``) before reading them."""
+    def host_array(self, shape, dtype) -> np.ndarray:
+        """Host memory the device writes into directly: a buffer allocated with ALLOC_HOST_PTR
+        (page-locked) and mapped once. :meth:`read_async` copies into it buffer to buffer, a
+        command of the queue like any other; a read into ordinary (pageable) host memory makes
+        NVIDIA's driver wait for the queue to drain, a hidden round trip."""
         import pyopencl as cl
-        out, event = [], None
+        nbytes = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
         with self._device.lock:
-            for a in arrays:
-                host = np.empty(a.shape, a.dtype)
+            buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nbytes)
+            array, _ = cl.enqueue_map_buffer(self.queue, buffer, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                                             shape, dtype, is_blocking=True)
+        self._mapped = getattr(self, "_mapped", {})
+        self._mapped[array.__array_interface__["data"][0]] = buffer  # the mapping lives with its buffer
+        return array
+
+    def read_async(self, arrays: list, into: list):
+        import pyopencl as cl
+        event = None
+        with self._device.lock:
+            for a, host in zip(arrays, into):
                 if a.size:
-                    event = cl.enqueue_copy(self.queue, host, a.data, is_blocking=False)
-                out.append(host)
-        return out, event
+                    buffer = self._mapped[host.__array_interface__["data"][0]]
+                    event = cl.enqueue_copy(self.queue, buffer, a.data, byte_count=a.nbytes)
+        return event
 
     def read_done(self, event) -> bool:
         import pyopencl as cl
@@ -309,6 +321,9 @@ class OpenCLExecutor(Executor):
 
     def synchronize(self) -> None:
         self.queue.finish()
+
+    def flush(self) -> None:
+        self.queue.flush()
 
     def same_memory(self, other: Executor) -> bool:
         return isinstance(other, OpenCLExecutor) and other.context == self.context

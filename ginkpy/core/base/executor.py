@@ -166,10 +166,23 @@ class Executor:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError
 
-    def read_async(self, *arrays: Any) -> tuple[list, Any]:
-        """Start copying ``arrays`` to new host arrays; returns them and the event to wait for
-        (``event.wait()``; None when the copies are done already, as on the host)."""
-        return [np.array(a, copy=True) for a in arrays], None
+    def host_array(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A host array that :meth:`read_async` can copy into without the host waiting (page-locked
+        memory on a device; a plain numpy array on the host)."""
+        return np.empty(shape, dtype)
+
+    def read_async(self, arrays: list, into: list) -> Any:
+        """Start copying the executor's ``arrays`` into the host arrays ``into`` (made by
+        :meth:`host_array`); returns the event to wait for (``event.wait()``; None when the
+        copies are done already, as on the host)."""
+        for a, host in zip(arrays, into):
+            host[...] = a
+        return None
+
+    def flush(self) -> None:
+        """Hand the work queued so far to the device without waiting for it (OpenCL's clFlush:
+        a driver may otherwise hold it until something waits, leaving the device idle while the
+        host queues more). Nothing to do on the host."""
 
     def none_running(self, status: Any) -> bool:
         """Whether no column of the stop ``status`` array runs, where that is known without a

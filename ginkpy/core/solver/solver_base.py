@@ -366,7 +366,7 @@ class IterationMonitor:
         self.threshold = np.max(thresholds, axis=0) * scale if thresholds else np.full(k, -1.0)
         self.norms = r_norm
         # b = 0: x = 0 is the answer, at once
-        self.host_status[self.zero_rhs] = _CONVERGED
+        self.host_status = np.where(self.zero_rhs, _CONVERGED, self.host_status)
         self.confirmed[:] = self.zero_rhs
         self.norms[self.zero_rhs] = 0
         if time.perf_counter() - self._start >= self.time_limit:  # a time limit of 0: no iteration
@@ -392,13 +392,24 @@ class IterationMonitor:
         return 2 * self.max_iters + 2 * self.MAX_INTERVAL + 100
 
     @property
+    def host_status(self) -> np.ndarray:
+        """The stop status per column as far as the host knows (read-only: set it whole)."""
+        return self._host_status
+
+    @host_status.setter
+    def host_status(self, status: np.ndarray) -> None:
+        self._host_status = np.asarray(status, dtype=STATUS_DTYPE)
+        self._host_status.flags.writeable = False
+        self._codes = frozenset(int(c) for c in np.unique(self._host_status))
+
+    @property
     def running(self) -> bool:
         """Whether a column still runs, as far as the host knows."""
-        return bool(((self.host_status == _RUNNING) | (self.host_status == _PENDING)).any())
+        return _RUNNING in self._codes or _PENDING in self._codes
 
     def has_status(self, reason: StopReason) -> bool:
         """Whether a column has the status ``reason``, as far as the host knows."""
-        return bool((self.host_status == int(reason)).any())
+        return int(reason) in self._codes
 
     def replay(self, key: Any, fn: Callable[[], None]) -> None:
         """Run ``fn``, a part of an iteration: the first time captured (``Executor.capture``),
@@ -441,6 +452,7 @@ class IterationMonitor:
         if self.sync:
             self._absorb(self._issue_read(history=True), resume)
             return
+        self.exec.flush()
         pending = self._pending
         due = self.iteration >= self._next_read or self.exec.none_running(self.stop.status)
         if pending is not None and (due or (self.exec.asynchronous and self.exec.read_done(pending.event))):
@@ -460,7 +472,7 @@ class IterationMonitor:
         """Read the final stop state (waiting for it). True when a column was resumed by a failed
         confirmation and the loop must go on."""
         if self.blind:
-            self.host_status[:] = _LIMIT
+            self.host_status = np.full(self.k, _LIMIT)
             self.checks[:] = self.iteration + 1
             return False
         if self._pending is not None:
@@ -471,14 +483,14 @@ class IterationMonitor:
 
     def _issue_read(self, history: bool = False) -> _Read:
         """Start reading the stop status and check counts, and the history when a logger
-        wants every iteration's norms (else only at the end, for the final norms)."""
-        stop = self.stop
-        if history or self.log_iterations:
-            arrays, event = self.exec.read_async(stop.status, stop.checks, stop.history.values)
-        else:
-            arrays, event = self.exec.read_async(stop.status, stop.checks)
-            arrays.append(None)
-        return _Read(arrays, event, self.iteration)
+        wants every iteration's norms (else only at the end, for the final norms), into host
+        arrays of the workspace (page-locked: the host does not wait)."""
+        stop, exec = self.stop, self.exec
+        into = self.ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
+                                            for a in (stop.status, stop.checks, stop.history.values)])
+        count = 3 if history or self.log_iterations else 2
+        event = exec.read_async([stop.status, stop.checks, stop.history.values][:count], into[:count])
+        return _Read(into[:count] + [None] * (3 - count), event, self.iteration)
 
     def _absorb(self, read: _Read, resume) -> None:
         """Take in a read of the stop state: time limit, confirmations, logger events."""
@@ -500,7 +512,7 @@ class IterationMonitor:
                                     status, self.host_status).astype(STATUS_DTYPE)
         if self.time_limit < np.inf and self.running and time.perf_counter() - self._start >= self.time_limit:
             self.exec.run("components.stop.stop_running", self.stop, _TIME)
-            self.host_status[self.host_status == _RUNNING] = _TIME
+            self.host_status = np.where(self.host_status == _RUNNING, _TIME, self.host_status)
         if history is not None:
             self._emit(history)
 

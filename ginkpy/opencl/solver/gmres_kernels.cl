@@ -91,22 +91,21 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
 }
 
 // partial[group] = sum over rows [g * rows_per_group, (g + 1) * rows_per_group) of
-// v_i[row, c] w[row, c], for group = g * num k + i k + c, i < num = j + 1 (every column). On the
-// first pass with j > 0 the first work-item of group c first takes the Givens step of
-// Hessenberg column j - 1 of column c, h_{j,j-1} = ||w|| from the partial sums ww.
-__kernel void multi_dot(const int n, const int k, const int j, const int first,
-                        const int rows_per_group, const int hess_stride,
-                        __global const value_type* basis, __global const value_type* w,
-                        __global const value_type* ww, const int ww_parts,
-                        __global value_type* partial, __global value_type* hessenberg,
-                        __global value_type* g, __global value_type* cos_,
-                        __global value_type* sin_, __global int* inner, STOP_PARAMS,
-                        __local value_type* sums, __local value_type* tmp)
+// v_i[row, c] w[row, c], for group = g * num k + i k + c, i < num = j + 1 (every column). With
+// j > 0 the first work-item of group c first takes the Givens step of Hessenberg column j - 1
+// of column c, h_{j,j-1} = ||w|| from the partial sums ww.
+__kernel void multi_dot(const int n, const int k, const int j, const int rows_per_group,
+                        const int hess_stride, __global const value_type* basis,
+                        __global const value_type* w, __global const value_type* ww,
+                        const int ww_parts, __global value_type* partial,
+                        __global value_type* hessenberg, __global value_type* g,
+                        __global value_type* cos_, __global value_type* sin_, __global int* inner,
+                        STOP_PARAMS, __local value_type* sums, __local value_type* tmp)
 {
     const int group = get_group_id(0);
     const int num = j + 1;
-    sum_partials(ww, first && j > 0 ? ww_parts : 0, k, sums, tmp);
-    if (first && j > 0 && group < k && get_local_id(0) == 0) {
+    sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, tmp);
+    if (j > 0 && group < k && get_local_id(0) == 0) {
         givens_step(j - 1, group, k, hess_stride, sqrt(sums[group]), hessenberg, g, cos_, sin_,
                     inner, STOP_ARGS);
     }
@@ -123,40 +122,69 @@ __kernel void multi_dot(const int n, const int k, const int j, const int first,
     if (get_local_id(0) == 0) partial[group] = sum;
 }
 
+#define MAX_DOTS 32  // the second pass's dot products a work-item keeps at once
+
 // The first pass (reduction layout): nrm = ||w_j|| (sum of ww; 1 for j = 0); v_j = v_j / nrm
 // (stored unnormalized); h = (V^T w) / nrm (and / nrm^2 for v_j) from the partial sums h;
-// w = w / nrm - V h; H[0:j+1, j] = h in running columns.
+// w = w / nrm - V h; H[0:j+1, j] = h in running columns; and in the same pass the partial sums
+// h2 of V^T w, the second pass's dot products (MAX_DOTS at a time; with SINGLE_LANE, a CPU's
+// one work-item per group, they go out without a work-group sum).
 __kernel void orthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
                             __global value_type* basis, __global value_type* w,
                             __global const value_type* ww, const int ww_parts,
                             __global const value_type* h, const int h_parts,
-                            __global value_type* hessenberg, __global const uchar* status,
-                            __local value_type* sums, __local value_type* tmp)
+                            __global value_type* hessenberg, __global value_type* h2,
+                            __global const uchar* status, __local value_type* sums,
+                            __local value_type* tmp)
 {
     const int num = j + 1;
     sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, tmp);
     sum_partials(h, h_parts, num * k, sums + k, tmp);
     REDUCTION_LAYOUT;
-    if (col >= k) return;
     const int size = n * k;
-    const value_type nrm = j > 0 ? sqrt(sums[col]) : 1;
+    const int c = col < k ? col : 0;
+    const value_type nrm = j > 0 ? sqrt(sums[c]) : 1;
     const value_type inv = nrm > 0 ? 1 / nrm : 0;
-    for (int row = begin; row < end; row += lanes) {
-        const int i = row * k + col;
-        const value_type v_j = basis[j * size + i] * inv;
-        if (j > 0) basis[j * size + i] = v_j;
-        value_type value = w[i] * inv;
-        for (int l = 0; l < j; ++l) value -= sums[k + l * k + col] * inv * basis[l * size + i];
-        value -= sums[k + j * k + col] * inv * inv * v_j;
-        w[i] = value;
+    for (int first = 0; first < num; first += MAX_DOTS) {
+        const int count = min(MAX_DOTS, num - first);
+        value_type acc[MAX_DOTS];
+        for (int l = 0; l < MAX_DOTS; ++l) acc[l] = 0;
+        if (col < k) {
+            for (int row = begin; row < end; row += lanes) {
+                const int i = row * k + col;
+                value_type w_i;
+                if (first == 0) {
+                    const value_type v_j = basis[j * size + i] * inv;
+                    if (j > 0) basis[j * size + i] = v_j;
+                    w_i = w[i] * inv;
+                    for (int l = 0; l < j; ++l) w_i -= sums[k + l * k + col] * inv * basis[l * size + i];
+                    w_i -= sums[k + j * k + col] * inv * inv * v_j;
+                    w[i] = w_i;
+                } else {
+                    w_i = w[i];
+                }
+                for (int l = 0; l < count; ++l) acc[l] += basis[(first + l) * size + i] * w_i;
+            }
+        }
+#if SINGLE_LANE
+        if (col < k) {
+            for (int l = 0; l < count; ++l) h2[group * num * k + (first + l) * k + col] = acc[l];
+        }
+#else
+        for (int l = 0; l < count; ++l) {
+            const value_type s_l = REDUCE_LANES(acc[l], tmp);
+            if (IS_LANE_ROOT) h2[group * num * k + (first + l) * k + col] = s_l;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+#endif
     }
-    if (group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
+    if (col < k && group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
         for (int l = 0; l < j; ++l) hessenberg[l * hess_stride + j * k + col] = sums[k + l * k + col] * inv;
         hessenberg[j * hess_stride + j * k + col] = sums[k + j * k + col] * inv * inv;
     }
 }
 
-// The second pass (reduction layout): w = w - V h (h from the partial sums);
+// The second pass (reduction layout): w = w - V h2 (h2 from the partial sums);
 // H[0:j+1, j] += h in running columns; v_{j+1} = v = w; partial sums of ||w||^2.
 __kernel void reorthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
                               __global value_type* basis, __global value_type* w,

@@ -49,29 +49,34 @@ def _dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
     return groups, size, ceil_div(n, groups)
 
 
-def multi_dot(exec, j, first, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    """Partial sums h of V_{0..j}^T w; on the first pass (j > 0) the Givens step of H[:, j - 1]."""
+def multi_dot(exec, j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
+    """Partial sums h of V_{0..j}^T w; with j > 0 the Givens step of H[:, j - 1] first."""
     n, k = w.shape
     pairs = (j + 1) * k
     groups, size, rows = _dot_shape(exec.info, n, pairs)
     resize(exec, h, (groups, pairs))
     _kernel(exec, w.dtype, "multi_dot")(
-        exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(j), np.int32(first),
+        exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(j),
         np.int32(rows), np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, ww.values.data,
         np.int32(ww.shape[0]), h.values.data, hessenberg.values.data, g.values.data, cos.values.data,
         sin.values.data, inner.data, *stop_args(stop), *consumer_buffers(w.dtype, k, size))
 
 
-def orthogonalize(exec, j, basis, w, ww, h, hessenberg, stop):
-    """v_j normalized; w = w / ||v_j|| - V h; H[0:j+1, j] = h."""
-    k = w.shape[1]
-    _layout(exec, "orthogonalize", w, np.int32(j), np.int32(hessenberg.shape[1]), basis.values.data,
-            w.values.data, ww.values.data, np.int32(ww.shape[0]), h.values.data, np.int32(h.shape[0]),
-            hessenberg.values.data, stop.status.data, local=lambda size: consumer_buffers(w.dtype, (j + 2) * k, size))
+def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, stop):
+    """v_j normalized; w = w / ||v_j|| - V h; H[0:j+1, j] = h; partial sums h2 of V^T w."""
+    n, k = w.shape
+    shape = reduction_shape(exec.info, n, k, (j + 1) * k)
+    resize(exec, h2, (shape.groups, (j + 1) * k))
+    _kernel(exec, w.dtype, "orthogonalize", SINGLE_LANE=int(shape.local_size[0] == 1))(
+        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), np.int32(j),
+        np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
+        h.values.data, np.int32(h.shape[0]), hessenberg.values.data, h2.values.data, stop.status.data,
+        *consumer_buffers(w.dtype, (j + 2) * k, shape.local_size[0]))
 
 
 def reorthogonalize(exec, j, basis, w, h, hessenberg, v, ww, stop):
-    """w = w - V h; H[0:j+1, j] += h; v_{j+1} = v = w; partial sums of ||w||^2."""
+    """w = w - V h (h: the second pass's partial sums); H[0:j+1, j] += h; v_{j+1} = v = w;
+    partial sums of ||w||^2."""
     n, k = w.shape
     shape = reduction_shape(exec.info, n, k)
     resize(exec, ww, (shape.groups, k))

@@ -81,16 +81,16 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
         _givens(j, c, norms[c], hessenberg, g, cos, sin, inner, stop)
 
 
-def multi_dot(exec, j, first, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    # h = V_{0..j}^T w (partial sums);  first pass with j > 0: the Givens step of column j - 1 first
-    if first and j > 0:
+def multi_dot(exec, j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
+    # h = V_{0..j}^T w (partial sums);  with j > 0 the Givens step of column j - 1 first
+    if j > 0:
         givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
     _set(h, np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1], w.values).ravel())
 
 
-def orthogonalize(exec, j, basis, w, ww, h, hessenberg, stop):
+def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, stop):
     # nrm = ||w_j|| (1 for j = 0): v_j = v_j / nrm;  w = w / nrm;  h = (V^T w) scaled the same;
-    # w = w - V h;  H[0:j+1, j] = h in running columns
+    # w = w - V h;  H[0:j+1, j] = h in running columns;  h2 = V^T w (partial sums: the second pass)
     k = w.shape[1]
     nrm = _norms(ww) if j > 0 else np.ones(k)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -103,6 +103,7 @@ def orthogonalize(exec, j, basis, w, ww, h, hessenberg, stop):
     w.values -= np.einsum("ic,inc->nc", coef, vectors[: j + 1])
     go = stop.status == 0
     hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] = coef[:, go]
+    _set(h2, np.einsum("inc,nc->ic", vectors[: j + 1], w.values).ravel())
 
 
 def reorthogonalize(exec, j, basis, w, h, hessenberg, v, ww, stop):
