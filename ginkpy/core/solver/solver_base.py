@@ -450,7 +450,7 @@ class IterationMonitor:
         if self.blind:
             return
         if self.sync:
-            self._absorb(self._issue_read(history=True), resume)
+            self._absorb(self._issue_read(final=True), resume)
             return
         self.exec.flush()
         pending = self._pending
@@ -478,17 +478,17 @@ class IterationMonitor:
         if self._pending is not None:
             self._absorb(self._pending, resume)
             self._pending = None
-        self._absorb(self._issue_read(history=True), resume)
+        self._absorb(self._issue_read(final=True), resume)
         return self.running and self.iteration < self.loop_limit
 
-    def _issue_read(self, history: bool = False) -> _Read:
-        """Start reading the stop status and check counts, and the history when a logger
-        wants every iteration's norms (else only at the end, for the final norms), into host
-        arrays of the workspace (page-locked: the host does not wait)."""
+    def _issue_read(self, final: bool = False) -> _Read:
+        """Start reading the stop status into host arrays of the workspace (page-locked: the
+        host does not wait), with the check counts and the history when a logger wants every
+        iteration's norms or at the end (for the iteration counts and final norms)."""
         stop, exec = self.stop, self.exec
         into = self.ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
                                             for a in (stop.status, stop.checks, stop.history.values)])
-        count = 3 if history or self.log_iterations else 2
+        count = 3 if final or self.log_iterations else 1
         event = exec.read_async([stop.status, stop.checks, stop.history.values][:count], into[:count])
         return _Read(into[:count] + [None] * (3 - count), event, self.iteration)
 
@@ -498,11 +498,14 @@ class IterationMonitor:
             read.event.wait()
         status, checks, history = read.arrays
         status = status.copy()
-        # a breakdown stops its column in the middle of an iteration: that iteration counts, with
-        # the residual norm of the last check (the column's r did not change)
-        self.recorded = np.maximum(self.recorded, checks)
-        self.checks = np.maximum(self.checks, checks + (status == _BREAKDOWN))
         new = (status == _CONVERGED) & ~self.confirmed
+        if checks is None and new.any() and not self.confirmed_on_device:
+            checks = self.exec.to_host(self.stop.checks)  # a confirmation needs them
+        if checks is not None:
+            # a breakdown stops its column in the middle of an iteration: that iteration counts,
+            # with the residual norm of the last check (the column's r did not change)
+            self.recorded = np.maximum(self.recorded, checks)
+            self.checks = np.maximum(self.checks, checks + (status == _BREAKDOWN))
         if new.any():
             if self.confirmed_on_device:
                 self.confirmed |= new
