@@ -128,17 +128,25 @@ class Kernel:
             self._kernel.set_scalar_arg_dtypes(self._dtypes)
         device.counters["launches"] += 1
         recording = getattr(device.capture, "recording", None)
+        events, name = device.events, self._name
         if recording is None:
             with device.lock:
-                return self._kernel(queue, global_size, local_size, *args)
+                event = self._kernel(queue, global_size, local_size, *args)
+            if events is not None:
+                events.append((name, event))
+            return event
         # a private copy with its arguments set once: the replay only enqueues it
         kernel = cl.Kernel(self._program, self._name)
         kernel.set_scalar_arg_dtypes(self._dtypes)
         kernel.set_args(*args)
         global_size, local_size = tuple(global_size), None if local_size is None else tuple(local_size)
 
-        def launch() -> None:
-            cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+        if events is None:
+            def launch() -> None:
+                cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+        else:
+            def launch() -> None:
+                events.append((name, cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)))
         recording.steps.append(launch)
         return launch()
 
@@ -160,6 +168,7 @@ class _Device:
     counters: dict = attrs.field(factory=lambda: {"launches": 0, "allocations": 0, "reads": 0})
     lock: Any = attrs.field(factory=threading.RLock)
     capture: Any = attrs.field(factory=threading.local)
+    events: list | None = None  # (kernel name, event) of every launch when profiling
 
 
 _devices: dict[Any, _Device] = {}
@@ -186,9 +195,12 @@ class OpenCLExecutor(Executor):
         with _devices_lock:
             if key not in _devices:
                 ctx = cl.Context([dev])
-                queue = cl.CommandQueue(ctx)
+                # GINKPY_OPENCL_PROFILE=1: kernel times per name in executor.kernel_times()
+                profile = os.environ.get("GINKPY_OPENCL_PROFILE") == "1"
+                queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE
+                                        if profile else 0)
                 pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
-                _devices[key] = _Device(ctx, queue, pool, DeviceInfo.of(dev))
+                _devices[key] = _Device(ctx, queue, pool, DeviceInfo.of(dev), events=[] if profile else None)
         shared = self._device = _devices[key]
         self.context, self.queue, self.pool, self.info = shared.context, shared.queue, shared.pool, shared.info
         self.counters, self._capture = shared.counters, shared.capture
@@ -319,6 +331,20 @@ class OpenCLExecutor(Executor):
 
     def synchronize(self) -> None:
         self.queue.finish()
+
+    def kernel_times(self) -> dict[str, tuple[int, float]]:
+        """With GINKPY_OPENCL_PROFILE=1: per kernel name, the launches and their device seconds
+        since the last call (for benchmarks and tuning; waits for the queue)."""
+        events = self._device.events
+        if events is None:
+            raise RuntimeError("kernel times need GINKPY_OPENCL_PROFILE=1 set before the first executor")
+        self.queue.finish()
+        out: dict[str, tuple[int, float]] = {}
+        for name, event in events:
+            count, seconds = out.get(name, (0, 0.0))
+            out[name] = (count + 1, seconds + (event.profile.end - event.profile.start) * 1e-9)
+        events.clear()
+        return out
 
     def flush(self) -> None:
         self.queue.flush()

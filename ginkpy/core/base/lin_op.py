@@ -91,6 +91,12 @@ class LinOp:
         x.scale(beta)
         x.add_scaled(alpha, tmp)
 
+    def reduce_sums(self, partials: Any) -> None:
+        """Make the partial sums of a reduction over vectors of this operator's rows global:
+        nothing for an operator on one executor (every kernel that needs the sums adds them
+        up); a distributed operator adds them over its ranks. Solvers call it after each kernel
+        that writes partial sums."""
+
     def apply_with_dots(self, b: Any, x: Any, u: Any, w: Any, partials: Any) -> None:
         """x = op(b), and into ``partials`` the partial sums of the dot products u . x (and
         w . x, unless w is None) per column, as ``components.reduction.dots`` makes them: the
@@ -98,6 +104,7 @@ class LinOp:
         in the same pass over x (Csr) do so."""
         self.apply(b, x)
         self.executor.run("components.reduction.dots", x, u, w, partials)
+        self.reduce_sums(partials)
 
     def to_executor(self, exec: Executor) -> "LinOp":
         """This operator on ``exec``: itself if already there, else a copy (:meth:`clone`)."""

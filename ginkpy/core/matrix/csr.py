@@ -101,6 +101,7 @@ class Csr(LinOp):
     def apply_with_dots(self, b: Dense, x: Dense, u: Dense, w: Dense | None, partials: Dense) -> None:
         # x = A b;  partial sums of u . x (and w . x)
         self.executor.run("matrix.csr.spmv_dots", self, b, x, u, w, partials)
+        self.reduce_sums(partials)
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         # x = A b

@@ -52,6 +52,11 @@ class Bicgstab(IterativeSolver):
         exec.run("solver.bicgstab.initialize", r, r_hat, p, v, prev_rho, alpha, omega)
         exec.write(rhat_sq.values, (monitor.norms ** 2).reshape(1, k))
 
+        def reduce():
+            # the partial sums of r_hat . r and r . r over every rank of a distributed system
+            self.system_matrix.reduce_sums(rho_new)
+            self.system_matrix.reduce_sums(rr)
+
         def step_1():
             # stop on ||r||;  restart where |r_hat . r| <= 100 eps ||r_hat|| ||r||: r_hat = p = r;
             # elsewhere p = r + (rho / prev_rho) (alpha / omega) (p - omega v)
@@ -69,6 +74,7 @@ class Bicgstab(IterativeSolver):
             # partial sums of r_hat . r and r . r
             exec.run("solver.bicgstab.step_3", x, r, r_hat, s, t, p if M is None else y,
                      s if M is None else z, diag, st, alpha, omega, rho_new, rr, stop.status)
+            reduce()
             step_1()
 
         def resume(columns):
@@ -81,6 +87,7 @@ class Bicgstab(IterativeSolver):
 
         # partial sums of r_hat . r and r . r
         exec.run("solver.bicgstab.prepare", r, r_hat, rho_new, rr)
+        reduce()
         step_1()
         monitor.run(iteration, resume=resume)
         monitor.finish()

@@ -33,6 +33,11 @@ class Cg(IterativeSolver):
         monitor.start(monitor.residual(r))
         stop = monitor.stop
 
+        def reduce(*partials):
+            # the partial sums over every rank of a distributed system
+            for sums in dict.fromkeys(partials):
+                A.reduce_sums(sums)
+
         def step_1():
             # stop on ||r||;  rho = r . z;  p = z + (rho / prev_rho) p
             exec.run("solver.cg.step_1", p, r, z, diag, rz, rr, rho, prev_rho, stop)
@@ -43,10 +48,12 @@ class Cg(IterativeSolver):
             # alpha = rho / (p . q);  x = x + alpha p;  r = r - alpha q;  prev_rho = rho;
             # partial sums of r . r (and of r . z, z = D^-1 r)
             exec.run("solver.cg.step_2", x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop)
+            reduce(rz, rr)
             if z is not None:
                 # z = M r;  partial sums of r . z
                 M.apply(r, z)
                 exec.run("components.reduction.dots", z, r, None, rz)
+                reduce(rz)
             step_1()
 
         def resume(columns):
@@ -61,6 +68,7 @@ class Cg(IterativeSolver):
         if z is not None:
             M.apply(r, z)
         exec.run("solver.cg.prepare", r, z, diag, rz, rr)
+        reduce(rz, rr)
         step_1()
         monitor.run(iteration, resume=resume)
         monitor.finish()

@@ -65,6 +65,7 @@ class Gmres(IterativeSolver):
         def restart():
             # partial sums of ||r||^2: the check of the true residual;  v_0 = r / ||r||;  g = ||r|| e_1
             exec.run("components.reduction.dots", r, r, None, rr)
+            A.reduce_sums(rr)
             exec.run("solver.gmres.restart", r, rr, basis, v, g, inner, stop)
 
         def step(j: int) -> None:
@@ -76,8 +77,11 @@ class Gmres(IterativeSolver):
             # h = V^T w (the Givens step of H[:, j - 1] first);  w = w - V h, and h2 = V^T w in the same
             # pass;  w = w - V h2 (CGS2);  v_{j+1} = v = w, ||w||^2 for its norm
             exec.run("solver.gmres.multi_dot", j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop)
+            A.reduce_sums(h)
             exec.run("solver.gmres.orthogonalize", j, basis, w, ww, h, hessenberg, h2, stop)
+            A.reduce_sums(h2)
             exec.run("solver.gmres.reorthogonalize", j, basis, w, h2, hessenberg, v, ww, stop)
+            A.reduce_sums(ww)
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y;  r = b - A x

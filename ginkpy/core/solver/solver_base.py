@@ -214,6 +214,7 @@ class IterativeSolver(EnableBuild, LinOp):
         if monitor.needs_norms:
             rr = monitor.ws.partials("rr")
             self.executor.run("components.reduction.dots", r, r, None, rr)
+            self.system_matrix.reduce_sums(rr)
             self.executor.run("components.stop.check", rr, monitor.stop)
 
     def _residual(self, b: Dense, x: Dense, r: Dense) -> Dense:
