@@ -149,3 +149,10 @@ def residual_rounding(A, x, b) -> np.ndarray:
     longest = int(np.diff(A.indptr).max(initial=0))
     eps = np.finfo(np.float64).eps
     return 2 * (longest + 1) * eps * np.linalg.norm(abs(A) @ np.abs(x) + np.abs(b), axis=0)
+
+
+def reduction_tol(dtype, n: int) -> float:
+    """Relative tolerance for a sum of n terms of one sign (a norm, b . b) computed in two orders:
+    a sequential stretch of up to n terms (a CPU device's layout) gathers rounding errors like a
+    random walk, about sqrt(n) eps; never below :func:`tol`."""
+    return max(tol(dtype), 2 * np.sqrt(n) * np.finfo(dtype).eps)
