@@ -37,6 +37,7 @@ def _summary(out):
 
 
 def test_solve_writes_solution_and_plot(capsys, tmp_path, spd_file):
+    pytest.importorskip("matplotlib")  # in the test extra: .ci/run fails on this skip
     out_path, png = tmp_path / "x.mtx", tmp_path / "convergence.png"
     rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--preconditioner", "jacobi",
                           "--rtol", "1e-10", "--out", out_path, "--plot", png)
@@ -197,6 +198,7 @@ def test_progress_line_only_on_a_terminal(ref, spd_file):
 
 
 def test_plot_residual_history_per_column():
+    pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
     history = [np.array([1.0, 2.0]), np.array([0.1, 0.5]), np.array([0.0, 0.01])]
     ax = Figure().add_subplot()
@@ -211,6 +213,7 @@ def test_plot_residual_history_per_column():
 
 
 def test_convergence_logger_plots(ref, spd_file):
+    pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
     logger = gk.log.Convergence()
     solver = gk.solver.Cg.build().with_criteria(gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)) \
@@ -383,6 +386,7 @@ def test_warm_up_runs_every_kernel_of_the_solve(ocl, monkeypatch, tmp_path):
 
 
 def test_plot_with_the_result_shows_relative_residual_tolerance_and_ends():
+    pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
     from ginkpy.log import SolveResult
     from ginkpy.core.stop.stopping_status import StopReason
