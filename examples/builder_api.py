@@ -36,5 +36,5 @@ logger = gk.log.Convergence()
 solver.add_logger(logger)
 solver.apply(b, x)
 print(exe, "iterations:", logger.num_iterations, "residual norm:", logger.residual_norm,
-      "converged:", logger.has_converged)
+      "stopped:", logger.stop_reason)
 print("x[:5] =", x.to_numpy()[:5, 0])

@@ -1,11 +1,16 @@
 """The ``ginkpy`` command line, also run as ``python -m ginkpy``:
 
-    ginkpy solve A.mtx [--rhs b.mtx] [--solver cg] [--preconditioner jacobi] [--executor opencl]
-                       [--rtol 1e-8] [--max-iters N] [--config solver.json] [--out x.mtx] [--plot c.png]
+    ginkpy solve A.mtx [--rhs b.mtx] [--solver auto] [--preconditioner jacobi] [--executor opencl]
+                       [--dtype float64] [--rtol 1e-8] [--max-iters N] [--config solver.json]
+                       [--out x.mtx] [--plot c.png] [--profile]
     ginkpy info A.mtx
     ginkpy devices
 
-``solve`` exits with 0 when every right-hand side converged, 1 when not, 2 on bad input.
+``solve`` exits with 0 when every right-hand side converged, 1 when not, 2 on bad input. Its
+summary says which solver ran and why, how each right-hand side ended and, when one did not
+converge, the likely cause and what to try. On an OpenCL device the kernels are compiled (or
+loaded from the disk cache) in a short warm-up solve first, so that the setup and solve times
+are those of the work alone; the compile time is reported apart.
 """
 from __future__ import annotations
 
@@ -23,15 +28,19 @@ from ginkpy import config
 from ginkpy.core.base.executor import Executor, executor
 from ginkpy.core.base.mtx_io import read, write
 from ginkpy.core.log.convergence import Convergence
-from ginkpy.core.log.logger import Logger
+from ginkpy.core.log.logger import Logger, SolveResult
 from ginkpy.core.log.plot import require_matplotlib
+from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import IterativeSolver
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
+from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.reference.executor import ReferenceExecutor
 
 DEFAULT_RTOL = 1e-8
+WARM_UP_ITERATIONS = 2  # enough to run every kernel of an iteration and of the solve's end once
+COLUMN_ROWS = 10  # right-hand sides listed one per row in the summary (the others summarised)
 
 
 class Progress(Logger):
@@ -65,19 +74,16 @@ class Progress(Logger):
             self.stream.flush()
 
 
-def _solver_parameters(args: argparse.Namespace) -> Any:
-    """The solver's parameters from --config or --solver/--preconditioner, with the criteria
-    of --rtol and --max-iters replacing those of the same kind."""
+def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
+    """The solver's parameters from --config, or from ``solver`` and --preconditioner, with the
+    criteria of --rtol and --max-iters replacing those of the same kind."""
     if args.config:
-        if args.solver or args.preconditioner:
-            raise ValueError("--config describes the solver and its preconditioner: leave out --solver "
-                             "and --preconditioner, or --config")
         params = config.parse(args.config)
         if not issubclass(params.product, IterativeSolver):
             raise ValueError(f"{args.config} describes a {config.type_name(params.product)}, "
                              f"not an iterative solver (solver::Cg, solver::Gmres, ...)")
     else:
-        params = _iterative_solvers()[args.solver or "cg"].build()
+        params = _iterative_solvers()[solver].build()
         if args.preconditioner not in (None, "none"):
             setattr(params, _preconditioner_key(params),
                     config.short_names("preconditioner")[args.preconditioner].build())
@@ -116,47 +122,112 @@ def _device(exec: Executor) -> str:
     return f"{info.name} [{info.platform}]" if info is not None else "host (numpy/scipy)"
 
 
+def _open_executor(name: str) -> Executor:
+    """``executor(name)``; when the OpenCL device asked for does not exist but others do, the
+    error lists them (the executor's own message advises installing a device)."""
+    try:
+        return executor(name)
+    except RuntimeError as err:
+        from ginkpy.opencl.executor import NoOpenCLDeviceError
+        if not isinstance(err, NoOpenCLDeviceError):
+            raise
+        from ginkpy.opencl.devices import describe_devices
+        listing = describe_devices()
+        if "opencl:" not in listing:  # no device at all: the advice to install one stands
+            raise
+        raise ValueError(f"{str(err).split(';')[0]}; the OpenCL devices here are:\n{listing}") from None
+
+
+def _matrix_kind(S: sp.csr_matrix) -> tuple[bool, str]:
+    """Whether Cg suits the matrix (symmetric, up to rounding, with a positive diagonal: what
+    every symmetric positive definite matrix has) and a few words on why (not)."""
+    if S.shape[0] != S.shape[1]:
+        return False, "not square"
+    symmetry = _symmetry(S)
+    nonpositive = int(np.count_nonzero(S.diagonal() <= 0))
+    if not symmetry.startswith(("symmetric", "numerically symmetric")):
+        return False, "nonsymmetric"
+    if nonpositive:
+        entries = "1 diagonal entry is" if nonpositive == 1 else f"{nonpositive} diagonal entries are"
+        return False, f"symmetric, but {entries} zero or negative"
+    return True, "symmetric with a positive diagonal"
+
+
+def _choose_solver(suits_cg: bool, kind: str) -> tuple[str, str]:
+    """--solver auto: Cg where it applies (see :func:`_matrix_kind`), else Gmres; and why."""
+    if suits_cg:
+        return "cg", f"auto: the matrix is {kind}"
+    return "gmres", f"auto: the matrix is {kind}; Cg needs a symmetric positive definite one"
+
+
+def _relative_tolerance(params: Any) -> float | None:
+    """The reduction factor of a ResidualNorm criterion relative to ||b|| or ||r0||, if any."""
+    factors = [c.reduction_factor for c in params.criteria
+               if c.product is ResidualNorm and c.baseline != "absolute"]
+    return min(factors) if factors else None
+
+
+def _warm_up(params: Any, exec: Executor, A: Any, B: Dense) -> tuple[float, int]:
+    """Compile every kernel of the solve (or load it from the disk cache) before anything is
+    timed: the same solver on the same system, stopped after WARM_UP_ITERATIONS iterations.
+    The system's own sizes matter: a device may compile a kernel anew for other launch sizes.
+    Returns the seconds it took and the iterations it ran."""
+    criteria = [c for c in params.criteria if c.product is not Iteration]
+    warm = attrs.evolve(params, criteria=(*criteria, Iteration.build().with_max_iters(WARM_UP_ITERATIONS)))
+    logger = Convergence()
+    start = time.perf_counter()
+    solver = warm.on(exec).generate(A)
+    solver.add_logger(logger)
+    solver.apply(B, Dense.zeros(exec, B.shape, B.dtype))
+    exec.synchronize()
+    return time.perf_counter() - start, logger.num_iterations
+
+
 def solve(args: argparse.Namespace) -> int:
     """``ginkpy solve``: solve A x = b (b from --rhs, else A times ones) and report how it went."""
     if args.plot:
         require_matplotlib()  # before the solve, not after it
-    params = _solver_parameters(args)
-    exec = executor(args.executor)
-    dtype = np.dtype(args.dtype)
-    A = read(args.matrix, exec, dtype=dtype)
-    n = A.shape[0]
-    if args.rhs:
-        B = read(args.rhs, exec, "dense", dtype)
-        if B.shape[0] != n:
-            raise ValueError(f"the right-hand side {args.rhs} has {B.shape[0]} rows but the matrix has {n}")
-    else:
-        # b = A 1, so that the exact solution is all ones
-        B = Dense.empty(exec, (n, 1), dtype)
-        A.apply(Dense.full(exec, (A.shape[1], 1), 1.0, dtype), B)
-    X = Dense.zeros(exec, (A.shape[1], B.shape[1]), dtype)
-
+    if args.config and (args.solver not in (None, "auto") or args.preconditioner):
+        raise ValueError("--config describes the solver and its preconditioner: leave out --solver "
+                         "and --preconditioner, or --config")
+    if args.rtol is not None and not args.rtol >= 0:
+        raise ValueError(f"--rtol must be a relative tolerance >= 0 (such as 1e-8), got {args.rtol:g}")
+    params = _solver_parameters(args, "") if args.config else None  # a bad file fails before the matrix is read
+    times = {}
     start = time.perf_counter()
-    solver = params.on(exec).generate(A)
+    exec = _open_executor(args.executor)
+    dtype = exec.check_dtype(args.dtype)
+    times["device"] = time.perf_counter() - start
+    start = time.perf_counter()
+    S, B_host = _read_system(args, dtype)
+    times["read"] = time.perf_counter() - start
+    start = time.perf_counter()
+    A, B = Csr.from_scipy(exec, S, dtype), Dense.from_numpy(exec, B_host, dtype)
     exec.synchronize()
-    setup = time.perf_counter() - start
+    times["transfer"] = time.perf_counter() - start
+
+    suits_cg, kind = _matrix_kind(S)
+    why = None
+    if params is None:
+        solver, why = (args.solver, None) if args.solver not in (None, "auto") else _choose_solver(suits_cg, kind)
+        params = _solver_parameters(args, solver)
+    rtol, eps = _relative_tolerance(params), float(np.finfo(dtype).eps)
+    if rtol is not None and rtol < 10 * eps:
+        print(f"ginkpy solve: warning: the tolerance {rtol:g} is below what {dtype} resolves (about "
+              f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
+              f"{10 * eps:.0e} or more{', or --dtype float64' if dtype != np.float64 else ''}", file=sys.stderr)
     convergence = Convergence()
-    b_norm = B.compute_norm2().to_numpy()[0].astype(np.float64)
-    solver.add_logger(convergence)
-    solver.add_logger(Progress(b_norm))
-    start = time.perf_counter()
-    solver.apply(B, X)
-    exec.synchronize()
-    elapsed = time.perf_counter() - start
+    X = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
 
-    relative = convergence.residual_norm / np.where(b_norm > 0, b_norm, 1.0)
+    result = convergence.result
     rows = [
-        ("matrix", f"{args.matrix}: {n} x {A.shape[1]}, {A.nnz} nonzeros, {dtype}, {B.shape[1]} right-hand side(s)"),
-        ("solver", _describe(params)),
+        ("matrix", f"{args.matrix}: {S.shape[0]} x {S.shape[1]}, {S.nnz} nonzeros, {dtype}, "
+                   f"{B.shape[1]} right-hand side{'s' if B.shape[1] != 1 else ''}"),
+        ("solver", _describe(params) + (f" ({why})" if why else "")),
         ("executor", f"{exec.backend} on {_device(exec)}"),
-        ("iterations", str(convergence.num_iterations)),
-        ("residual", f"{np.max(convergence.residual_norm):.3e} (relative {np.max(relative):.3e})"),
-        ("stopped", convergence.stop_reason),
-        ("time", f"setup {setup:.4f} s, solve {elapsed:.4f} s"),
+        *_outcome_rows(result),
+        *_time_rows(times, result.num_iterations, args.profile),
+        *[("hint", text) for text in _hints(result, convergence.residual_norm_history, params, suits_cg, kind, dtype)],
     ]
     if args.out:
         write(args.out, X)
@@ -170,11 +241,183 @@ def solve(args: argparse.Namespace) -> int:
     return 0 if convergence.has_converged else 1
 
 
+def _read_system(args: argparse.Namespace, dtype: np.dtype) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The matrix and the right-hand sides (--rhs, else b = A 1, whose solution is all ones),
+    read on the host."""
+    host = ReferenceExecutor()
+    S = read(args.matrix, host, dtype=dtype).to_scipy()
+    if not args.rhs:
+        return S, (S @ np.ones((S.shape[1], 1), dtype)).astype(dtype)
+    B = read(args.rhs, host, "dense", dtype).to_numpy()
+    if B.shape[0] != S.shape[0]:
+        raise ValueError(f"the right-hand side {args.rhs} has {B.shape[0]} rows but the matrix has {S.shape[0]}")
+    return S, B
+
+
+def _timed_solve(params: Any, exec: Executor, A: Any, B: Dense, times: dict[str, float],
+                 convergence: Convergence, *loggers: Logger) -> Dense:
+    """Generate the solver and solve from x = 0 with ``convergence`` and ``loggers`` attached;
+    returns x. Records the seconds of "generate" and "solve" in ``times`` and, on a device, of
+    the warm-up before them and the part of it that compiled or loaded kernels ("compile")."""
+    compiled = exec.backend != "reference"  # the reference executor runs numpy/scipy: nothing to compile
+    if compiled:
+        times["warm-up"], warm_iterations = _warm_up(params, exec, A, B)
+    start = time.perf_counter()
+    solver = params.on(exec).generate(A)
+    exec.synchronize()
+    times["generate"] = time.perf_counter() - start
+    for logger in (convergence, *loggers):
+        solver.add_logger(logger)
+    X = Dense.zeros(exec, (A.shape[1], B.shape[1]), B.dtype)
+    exec.synchronize()
+    start = time.perf_counter()
+    solver.apply(B, X)
+    exec.synchronize()
+    times["solve"] = time.perf_counter() - start
+    if compiled:
+        # the warm-up's time beyond the setup and the iterations it repeated
+        per_iteration = times["solve"] / max(convergence.num_iterations, 1)
+        times["compile"] = max(0.0, times["warm-up"] - times["generate"] - warm_iterations * per_iteration)
+    return X
+
+
+def _relative(result: SolveResult) -> np.ndarray:
+    return result.residual_norm / np.where(result.rhs_norm > 0, result.rhs_norm, 1.0)
+
+
+def _outcome_rows(result: SolveResult) -> list[tuple[str, str]]:
+    """iterations, residual and stopped rows; with several right-hand sides, what each ended
+    with (one row per column up to COLUMN_ROWS, then the ones that did not converge)."""
+    relative = _relative(result)
+    k = len(result.stop_reasons)
+    if k == 1:
+        return [("iterations", str(result.num_iterations)),
+                ("residual", f"{result.residual_norm[0]:.3e} (relative {relative[0]:.3e})"),
+                ("stopped", result.stop_reasons[0].describe())]
+    worst = int(np.argmax(relative))
+    counts = {}
+    for reason in result.stop_reasons:
+        counts[reason.describe()] = counts.get(reason.describe(), 0) + 1
+    stopped = (f"{result.stop_reasons[0].describe()} (all {k} columns)" if len(counts) == 1
+               else ", ".join(f"{c} {name}" for name, c in counts.items()) + f" (of {k} columns)")
+    rows = [("iterations", f"{result.num_iterations} (the most of any column; fewest {int(result.iterations.min())})"),
+            ("residual", f"relative {relative[worst]:.3e} at worst (column {worst}), best {relative.min():.3e}"),
+            ("stopped", stopped)]
+    listed = range(k) if k <= COLUMN_ROWS else [j for j in range(k) if not result.converged[j]][:COLUMN_ROWS]
+    for j in listed:
+        rows.append((f"column {j}", f"{int(result.iterations[j])} iterations, relative residual "
+                                    f"{relative[j]:.3e}, {result.stop_reasons[j].describe()}"))
+    if k > COLUMN_ROWS and len(listed) < k - int(result.converged.sum()):
+        rows.append(("columns", f"... and {k - int(result.converged.sum()) - len(listed)} more that did not converge"))
+    return rows
+
+
+def _time_rows(times: dict[str, float], iterations: int, profile: bool) -> list[tuple[str, str]]:
+    """The time row (setup, solve, rate, compile apart) or, with --profile, one row per phase."""
+    solve = times["solve"]
+    rate = f"{iterations / solve:.0f} iterations/s" if solve > 0 and iterations else "no iterations"
+    if not profile:
+        text = f"setup {times['generate']:.3f} s, solve {solve:.3f} s ({rate})"
+        if "compile" in times:
+            text += f"; kernels compiled or loaded from cache in {times['compile']:.2f} s more"
+        return [("time", text)]
+    compile_ = (f"{times['compile']:.3f} s   kernels compiled or loaded from the disk cache (a "
+                f"{WARM_UP_ITERATIONS}-iteration warm-up of {times['warm-up']:.3f} s, less the work it repeated)"
+                if "compile" in times else "none      the reference executor runs numpy/scipy")
+    per = f", {1e3 * solve / iterations:.3f} ms per iteration" if iterations else ""
+    return [("device", f"{times['device']:.3f} s   executor opened"),
+            ("read", f"{times['read']:.3f} s   Matrix Market file(s) parsed on the host"),
+            ("transfer", f"{times['transfer']:.3f} s   matrix and right-hand sides to the executor"),
+            ("compile", compile_),
+            ("generate", f"{times['generate']:.3f} s   solver and preconditioner set up"),
+            ("solve", f"{solve:.3f} s   {iterations} iterations, {rate}{per}")]
+
+
+def _hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind: str,
+           dtype: np.dtype) -> list[str]:
+    """For each way some column stopped short of convergence: the likely cause and what to try."""
+    name = params.product.__name__
+    has_preconditioner = getattr(params, _preconditioner_key(params)) is not None
+    relative_history = np.array(history, dtype=np.float64) / np.where(result.rhs_norm > 0, result.rhs_norm, 1.0)
+    relative = _relative(result)
+    eps = float(np.finfo(dtype).eps)
+    k = len(result.stop_reasons)
+    hints = []
+    for reason in sorted(set(result.stop_reasons) - {StopReason.CONVERGED}):
+        columns = [j for j in range(k) if result.stop_reasons[j] == reason]
+        where = "" if k == 1 else f"column{'s' if len(columns) > 1 else ''} {', '.join(map(str, columns[:8]))}" \
+                                  f"{', ...' if len(columns) > 8 else ''}: "
+        worst = max(columns, key=lambda j: relative[j])
+        spd_solver = name in ("Cg", "Fcg")
+        if spd_solver and not suits_cg:
+            text = (f"{name} needs a symmetric positive definite matrix and this one is {kind}: "
+                    f"use --solver gmres (or leave --solver out: auto picks Gmres here)")
+        elif reason == StopReason.BREAKDOWN:
+            text = {"Cg": "a zero p^T A p or rho: the matrix or the preconditioner is not positive definite; "
+                          "try --solver gmres",
+                    "Gmres": "a zero divisor: the matrix may be singular (see ginkpy info); "
+                             "try --preconditioner ilu or jacobi"}.get(
+                name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs and Idr can break "
+                      "down on indefinite or nonsymmetric systems; try --solver gmres, which does not")
+            text = f"{name} broke down: {text}"
+            if relative[worst] > 1:
+                text += f" (the residual is {relative[worst]:.1e} ||b||, worse than x = 0)"
+        elif reason == StopReason.DIVERGED and name == "Ir":
+            text = ("the residual became NaN or infinite: Ir (a Richardson iteration) converges only where its "
+                    "inner solver approximates A^-1 well; try --preconditioner jacobi or ilu, or a Krylov "
+                    "--solver such as gmres")
+        elif reason == StopReason.DIVERGED:
+            text = ("the residual became NaN or infinite: the matrix may be singular or badly scaled, or the "
+                    "preconditioner unstable (an ILU/IC pivot near zero); try another --preconditioner or "
+                    "--solver gmres")
+        elif reason == StopReason.TIME_LIMIT:
+            text = "the time limit of the configuration came before the tolerance"
+        elif relative[worst] < 100 * eps:
+            text = (f"the residual reached {dtype}'s precision ({relative[worst]:.1e} ||b||) above the "
+                    f"tolerance: use a larger --rtol" + (" or --dtype float64" if dtype != np.float64 else ""))
+        elif _stagnated(relative_history[:, worst], int(result.iterations[worst])):
+            text = ("the iteration limit came with the residual stagnating (less than 2x smaller over the last "
+                    "quarter of the iterations): try " +
+                    (f"a larger Krylov dimension (a --config with \"krylov_dim\": {2 * params.krylov_dim}) or "
+                     if name == "Gmres" else "--solver gmres or ") +
+                    ("a stronger preconditioner (--preconditioner ilu)" if has_preconditioner
+                     else "a preconditioner (--preconditioner ilu or jacobi)"))
+        else:
+            text = ("the iteration limit came while the residual was still falling: allow more with "
+                    f"--max-iters {2 * int(result.iterations[worst])}" +
+                    ("" if has_preconditioner else ", or add --preconditioner ilu or jacobi to need fewer"))
+        hints.append(where + text)
+    return hints
+
+
+def _stagnated(relative: np.ndarray, iterations: int) -> bool:
+    """Did the residual fall less than 2x over the last quarter of the iterations (at least 5)?"""
+    if iterations < 8 or relative.shape[0] <= iterations:
+        return False
+    back = max(5, iterations // 4)
+    earlier, last = relative[iterations - back], relative[iterations]
+    return bool(np.isfinite(last) and last > 0.5 * earlier)
+
+
 def _save_plot(convergence: Convergence, path: str, title: str) -> None:
     from matplotlib.figure import Figure
     fig = Figure(figsize=(7, 4.5), layout="tight")
     convergence.plot(ax=fig.add_subplot(), title=title)
     fig.savefig(path, dpi=120)
+
+
+def _symmetry(A: sp.csr_matrix) -> str:
+    """How symmetric a square matrix is, for ``ginkpy info`` and --solver auto."""
+    scale = abs(A).max() if A.nnz else 0.0
+    asym = abs(A - A.T).max() if A.nnz else 0.0
+    pattern = A != 0
+    if asym == 0:
+        return "symmetric"
+    if asym <= 1e-12 * scale:
+        return f"numerically symmetric (max |A - A^T| = {asym:.1e} of max |A| = {scale:.1e})"
+    if (pattern != pattern.T).nnz == 0:
+        return "structurally symmetric, values nonsymmetric"
+    return "nonsymmetric"
 
 
 def matrix_info(A: sp.csr_matrix) -> list[tuple[str, str]]:
@@ -195,20 +438,9 @@ def matrix_info(A: sp.csr_matrix) -> list[tuple[str, str]]:
     ]
     if n != m:
         return rows + [("symmetry", "not square"), ("diagonal", "not square")]
-    absA = abs(A)
-    scale = absA.max() if A.nnz else 0.0
-    asym = abs(A - A.T).max() if A.nnz else 0.0
-    pattern = A != 0
-    if asym == 0:
-        symmetry = "symmetric"
-    elif asym <= 1e-12 * scale:
-        symmetry = f"numerically symmetric (max |A - A^T| = {asym:.1e} of max |A| = {scale:.1e})"
-    elif (pattern != pattern.T).nnz == 0:
-        symmetry = "structurally symmetric, values nonsymmetric"
-    else:
-        symmetry = "nonsymmetric"
+    symmetry = _symmetry(A)
     diag = np.abs(A.diagonal())
-    off = np.asarray(absA.sum(axis=1)).ravel() - diag
+    off = np.asarray(abs(A).sum(axis=1)).ravel() - diag
     strict, weak = int(np.count_nonzero(diag > off)), int(np.count_nonzero(diag >= off))
     if strict == n:
         dominance = "strictly diagonally dominant"
@@ -245,7 +477,9 @@ def _parser() -> argparse.ArgumentParser:
     s = commands.add_parser("solve", help="solve A x = b for a Matrix Market matrix A")
     s.add_argument("matrix", help="the matrix A (Matrix Market .mtx)")
     s.add_argument("--rhs", help="right-hand side(s) b (Matrix Market, n x k); default b = A * ones")
-    s.add_argument("--solver", choices=sorted(_iterative_solvers()), help="the Krylov solver (default cg)")
+    s.add_argument("--solver", choices=["auto", *sorted(_iterative_solvers())],
+                   help="the Krylov solver (default auto: cg for a symmetric matrix with a positive diagonal, "
+                        "else gmres)")
     s.add_argument("--preconditioner", choices=[*sorted(config.short_names("preconditioner")), "none"],
                    help="the preconditioner (default none)")
     s.add_argument("--executor", default="default",
@@ -256,6 +490,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--config", help="solver, preconditioner and criteria from a JSON file in Ginkgo's format")
     s.add_argument("--out", help="write the solution x here (Matrix Market)")
     s.add_argument("--plot", help="save the residual history here as an image (needs matplotlib)")
+    s.add_argument("--profile", action="store_true",
+                   help="time each phase: open the device, read, transfer, compile, generate, solve")
     s.set_defaults(run=solve)
 
     i = commands.add_parser("info", help="size, nonzeros, row lengths, symmetry, diagonal dominance of a matrix")

@@ -137,3 +137,22 @@ def solve(exec, name: str, A, b, x0=None, criteria=None, dtype=np.float64, **par
     solver.add_logger(logger)
     solver.apply(b, x)
     return x.to_numpy(), logger
+
+
+def residual_rounding(A, x, b) -> np.ndarray:
+    """Per column, how far two computations of ||b - A x|| may differ by rounding alone (rows
+    summed in another order, with or without FMA, in ginkpy and in SciPy): each entry of
+    b - A x is off by at most (longest row + 1) eps (|A| |x| + |b|), twice for two computations."""
+    A = sp.csr_matrix(A)
+    x = np.asarray(x, dtype=np.float64).reshape(A.shape[1], -1)
+    b = np.asarray(b, dtype=np.float64).reshape(A.shape[0], -1)
+    longest = int(np.diff(A.indptr).max(initial=0))
+    eps = np.finfo(np.float64).eps
+    return 2 * (longest + 1) * eps * np.linalg.norm(abs(A) @ np.abs(x) + np.abs(b), axis=0)
+
+
+def reduction_tol(dtype, n: int) -> float:
+    """Relative tolerance for a sum of n terms of one sign (a norm, b . b) computed in two orders:
+    a sequential stretch of up to n terms (a CPU device's layout) gathers rounding errors like a
+    random walk, about sqrt(n) eps; never below :func:`tol`."""
+    return max(tol(dtype), 2 * np.sqrt(n) * np.finfo(dtype).eps)

@@ -178,7 +178,9 @@ def test_preconditioned_residual_is_the_true_residual(ref):
     assert log.has_converged and log.num_iterations < plain.num_iterations
     true_norm = np.linalg.norm(b - A @ x[:, 0])
     assert true_norm <= 1e-10 * np.linalg.norm(b)
-    np.testing.assert_allclose(log.residual_norm, [true_norm], rtol=1e-6)
+    # the solver's b - A x sums the rows of this unsorted matrix in another order than SciPy
+    from conftest import residual_rounding
+    np.testing.assert_allclose(log.residual_norm, [true_norm], rtol=0, atol=residual_rounding(A, x, b)[0])
 
 
 @pytest.mark.parametrize("name", ["pde900.mtx", "cage8.mtx"])

@@ -1,10 +1,11 @@
-"""The ginkpy command line end to end on small Matrix Market files, its progress line, and the
-residual history plots."""
+"""The ginkpy command line end to end on small Matrix Market files (solver choice, summaries,
+hints, timings), its progress line, the residual history plots, and the main job example."""
 import io
 import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,14 +38,14 @@ def _summary(out):
 
 
 def test_solve_writes_solution_and_plot(capsys, tmp_path, spd_file):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib")  # in the test extra: .ci/run fails on this skip
     out_path, png = tmp_path / "x.mtx", tmp_path / "convergence.png"
     rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--preconditioner", "jacobi",
                           "--rtol", "1e-10", "--out", out_path, "--plot", png)
     assert rc == 0, err
     summary = _summary(out)
     assert summary["stopped"] == "converged"
-    assert summary["solver"] == "Cg, preconditioner Jacobi"
+    assert summary["solver"] == "Cg, preconditioner Jacobi (auto: the matrix is symmetric with a positive diagonal)"
     assert summary["executor"].startswith("reference")
     assert int(summary["iterations"]) > 0
     assert float(summary["residual"].split("relative ")[1].rstrip(")")) <= 1e-10
@@ -119,7 +120,7 @@ def test_bad_input_exits_2_with_a_message(capsys, tmp_path, spd_file):
         ([tmp_path / "missing.mtx", "--executor", "reference"], "missing.mtx"),
         ([spd_file, "--rhs", short_rhs, "--executor", "reference"], "has 5 rows but the matrix has 36"),
         ([spd_file, "--executor", "cuda"], "unknown executor 'cuda'"),
-        ([spd_file, "--rtol", "-1", "--executor", "reference"], "reduction_factor"),
+        ([spd_file, "--rtol", "-1", "--executor", "reference"], "--rtol must be a relative tolerance >= 0"),
     ]
     for args, message in cases:
         rc, out, err = _solve(capsys, *args)
@@ -198,8 +199,7 @@ def test_progress_line_only_on_a_terminal(ref, spd_file):
 
 
 def test_plot_residual_history_per_column():
-    mpl = pytest.importorskip("matplotlib")
-    mpl.use("Agg")
+    pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
     history = [np.array([1.0, 2.0]), np.array([0.1, 0.5]), np.array([0.0, 0.01])]
     ax = Figure().add_subplot()
@@ -223,3 +223,213 @@ def test_convergence_logger_plots(ref, spd_file):
     solver.apply(gk.matrix.Dense.from_numpy(ref, np.ones(36)), gk.matrix.Dense.zeros(ref, (36, 1)))
     ax = logger.plot(ax=Figure().add_subplot())
     assert len(ax.get_lines()[0].get_ydata()) == logger.num_iterations + 1
+
+
+# -- choosing the solver and explaining how a solve ended ------------------------------------
+
+def _write(tmp_path, name, matrix):
+    path = tmp_path / name
+    scipy.io.mmwrite(path, matrix)
+    return path
+
+
+def test_auto_picks_cg_or_gmres_and_says_why(capsys, tmp_path, spd_file):
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference")
+    assert rc == 0, err
+    assert _summary(out)["solver"] == "Cg, preconditioner none (auto: the matrix is symmetric with a positive diagonal)"
+    cases = [(convection_diffusion_2d(6), "the matrix is nonsymmetric"),
+             (-poisson_2d(6), "the matrix is symmetric, but 36 diagonal entries are zero or negative")]
+    for matrix, why in cases:
+        rc, out, err = _solve(capsys, _write(tmp_path, "A.mtx", matrix), "--solver", "auto", "--executor", "reference")
+        assert rc == 0, err
+        summary = _summary(out)
+        assert summary["solver"] == f"Gmres, preconditioner none (auto: {why}; Cg needs a symmetric positive " \
+                                    f"definite one)"
+        assert summary["stopped"] == "converged" and "hint" not in summary
+
+
+def test_cg_on_a_matrix_it_does_not_suit_is_explained(capsys, tmp_path):
+    nonsymmetric = _write(tmp_path, "cd.mtx", convection_diffusion_2d(6))
+    rc, out, err = _solve(capsys, nonsymmetric, "--solver", "cg", "--max-iters", "20", "--executor", "reference")
+    assert rc == 1
+    summary = _summary(out)
+    assert summary["solver"] == "Cg, preconditioner none"  # chosen by the user: no "auto" note
+    assert summary["hint"] == ("Cg needs a symmetric positive definite matrix and this one is nonsymmetric: "
+                               "use --solver gmres (or leave --solver out: auto picks Gmres here)")
+    # an indefinite diagonal: Cg breaks down on p^T A p = 0
+    indefinite = _write(tmp_path, "indef.mtx", sp.diags([1.0, -1.0]).tocsr())
+    rhs = _write(tmp_path, "b.mtx", np.ones((2, 1)))
+    rc, out, err = _solve(capsys, indefinite, "--rhs", rhs, "--solver", "cg", "--executor", "reference")
+    summary = _summary(out)
+    assert rc == 1 and summary["stopped"] == "breakdown"
+    assert "this one is symmetric, but 1 diagonal entry is zero or negative" in summary["hint"]
+
+
+def test_breakdown_stagnation_divergence_and_the_limit_are_explained(capsys, tmp_path, spd_file):
+    swap = _write(tmp_path, "swap.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])))
+    rotation = _write(tmp_path, "rotation.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [-1.0, 0.0]])))
+    e0 = _write(tmp_path, "e0.mtx", np.array([[1.0], [0.0]]))
+    gmres1 = tmp_path / "gmres1.json"
+    gmres1.write_text(json.dumps({"type": "solver::Gmres", "krylov_dim": 1}))
+    cases = [
+        # Bicgstab: r_hat^T A r = 0 at once
+        ([swap, "--rhs", e0, "--solver", "bicgstab"], "breakdown",
+         "Bicgstab broke down: a zero divisor (such as rho = r_hat^T r)"),
+        # GMRES(1) on a rotation: no step ever reduces the residual
+        ([rotation, "--rhs", e0, "--config", gmres1, "--max-iters", "20"], "iteration limit",
+         'stagnating (less than 2x smaller over the last quarter of the iterations): try a larger Krylov '
+         'dimension (a --config with "krylov_dim": 2)'),
+        # Richardson without a preconditioner on a matrix of norm 8
+        ([spd_file, "--solver", "ir", "--max-iters", "400"], "diverged",
+         "Ir (a Richardson iteration) converges only where its inner solver approximates A^-1 well"),
+        ([spd_file, "--max-iters", "3"], "iteration limit",
+         "still falling: allow more with --max-iters 6, or add --preconditioner ilu or jacobi to need fewer"),
+    ]
+    for args, stopped, hint in cases:
+        with np.errstate(over="ignore", invalid="ignore"):
+            rc, out, err = _solve(capsys, *args, "--executor", "reference")
+        summary = _summary(out)
+        assert rc == 1 and summary["stopped"] == stopped, out
+        assert hint in summary["hint"], summary["hint"]
+
+
+def test_float32_with_an_unreachable_tolerance_warns(capsys, spd_file):
+    rc, out, err = _solve(capsys, spd_file, "--dtype", "float32", "--rtol", "1e-10", "--max-iters", "200",
+                          "--executor", "reference")
+    assert rc == 1
+    assert err.startswith("ginkpy solve: warning: the tolerance 1e-10 is below what float32 resolves")
+    assert "--rtol 1e-06 or more, or --dtype float64" in err
+    summary = _summary(out)
+    assert summary["hint"].startswith("the residual reached float32's precision")
+    rc, out, err = _solve(capsys, spd_file, "--dtype", "float32", "--rtol", "1e-5", "--executor", "reference")
+    assert rc == 0 and err == ""
+
+
+def test_several_right_hand_sides_are_summarised_per_column(capsys, tmp_path, spd_file):
+    A = poisson_2d(6)
+    # b = A 1 (6 iterations), b = 0 (converged at once), a random b (not in 8 iterations)
+    b = np.c_[A @ np.ones(36), np.zeros(36), np.random.default_rng(0).standard_normal(36)]
+    rc, out, err = _solve(capsys, spd_file, "--rhs", _write(tmp_path, "b.mtx", b), "--max-iters", "8",
+                          "--executor", "reference")
+    assert rc == 1
+    summary = _summary(out)
+    assert summary["iterations"] == "8 (the most of any column; fewest 0)"
+    assert summary["stopped"] == "2 converged, 1 iteration limit (of 3 columns)"
+    assert summary["residual"].endswith("at worst (column 2), best 0.000e+00")
+    assert summary["column 1"] == "0 iterations, relative residual 0.000e+00, converged"
+    assert re.fullmatch(r"8 iterations, relative residual \S+, iteration limit", summary["column 2"])
+    assert summary["hint"].startswith("column 2: the iteration limit came")
+    # many columns: only those that did not converge are listed
+    many = np.c_[np.tile(A @ np.ones((36, 1)), 12), b[:, 2:]]
+    rc, out, err = _solve(capsys, spd_file, "--rhs", _write(tmp_path, "b13.mtx", many), "--max-iters", "8",
+                          "--executor", "reference")
+    summary = _summary(out)
+    assert summary["stopped"] == "12 converged, 1 iteration limit (of 13 columns)"
+    assert [key for key in summary if key.startswith("column")] == ["column 12"]
+
+
+# -- devices and timings -----------------------------------------------------------------------
+
+def test_a_missing_device_lists_the_devices_there_are(capsys, ocl, spd_file):
+    rc, out, err = _solve(capsys, spd_file, "--executor", "opencl:7:7")
+    assert rc == 2 and out == ""
+    assert err.startswith("ginkpy solve: error: no OpenCL device 7:7; the OpenCL devices here are:")
+    assert f"{ocl.info.name} [{ocl.info.platform}]" in err
+    assert "pip install" not in err
+
+
+def test_profile_rows(capsys, exec, spd_file):
+    rc, out, err = _solve(capsys, spd_file, "--profile", "--executor", exec.backend)
+    assert rc == 0, err
+    summary = _summary(out)
+    for phase in ("device", "read", "transfer", "generate", "solve", "compile"):
+        assert re.fullmatch(r"\d+\.\d{3} s .*|none .*", summary[phase]), (phase, summary[phase])
+    assert re.search(r"\d+ iterations, \d+ iterations/s, [\d.]+ ms per iteration", summary["solve"])
+    assert "time" not in summary
+    if exec.backend == "reference":
+        assert summary["compile"].startswith("none")
+    rc, out, err = _solve(capsys, spd_file, "--executor", exec.backend)
+    time_row = _summary(out)["time"]
+    assert re.match(r"setup \d+\.\d{3} s, solve \d+\.\d{3} s \(\d+ iterations/s\)", time_row)
+    assert ("kernels compiled or loaded from cache in" in time_row) == (exec.backend != "reference")
+
+
+def test_warm_up_runs_every_kernel_of_the_solve(ocl, monkeypatch, tmp_path):
+    # what the timed solve launches, the warm-up has launched (and so compiled) before
+    import argparse
+    from ginkpy import cli
+    from ginkpy.opencl.executor import OpenCLExecutor
+    A = gk.matrix.Csr.from_scipy(ocl, convection_diffusion_2d(12))
+    B = gk.matrix.Dense.from_numpy(ocl, np.random.default_rng(3).standard_normal((144, 2)))
+    launched = []
+    kernel = OpenCLExecutor.kernel
+
+    def recording(self, module_file, dtype, name, **defines):
+        launched[-1].add((module_file, np.dtype(dtype), name, *sorted(defines.items())))
+        return kernel(self, module_file, dtype, name, **defines)
+
+    monkeypatch.setattr(OpenCLExecutor, "kernel", recording)
+    restarted = tmp_path / "gmres3.json"
+    restarted.write_text(json.dumps({"type": "solver::Gmres", "krylov_dim": 3}))
+    for solver, preconditioner, config in (("gmres", "ilu", None), ("cg", "jacobi", None), ("bicgstab", None, None),
+                                           ("", None, restarted)):
+        args = argparse.Namespace(config=config, preconditioner=preconditioner, rtol=1e-8, max_iters=None)
+        params = cli._solver_parameters(args, solver)
+        launched.append(set())
+        cli._warm_up(params, ocl, A, B)
+        launched.append(set())
+        s = params.on(ocl).generate(A)
+        logger = gk.log.Convergence()
+        s.add_logger(logger)
+        s.apply(B, gk.matrix.Dense.zeros(ocl, B.shape))
+        assert logger.num_iterations > 2 * cli.WARM_UP_ITERATIONS
+        assert launched[-1] <= launched[-2], (solver, launched[-1] - launched[-2])
+
+
+def test_plot_with_the_result_shows_relative_residual_tolerance_and_ends():
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+    from ginkpy.log import SolveResult
+    from ginkpy.core.stop.stopping_status import StopReason
+    # column 0 converges at iteration 2, column 1 stops at the limit (3), column 2 diverges at 2;
+    # the monitor keeps logging a stopped column's last norm, which must not be drawn on
+    history = [[1.0, 2.0, 4.0], [0.1, 1.0, 8.0], [1e-9, 0.5, np.inf], [1e-9, 0.25, np.inf]]
+    reasons = [StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.DIVERGED]
+    result = SolveResult(np.array([2, 3, 2]), np.array([1e-9, 0.25, np.inf]), reasons, 0.0,
+                         rhs_norm=np.array([1.0, 2.0, 4.0]), threshold=np.array([1e-8, 2e-8, 4e-8]))
+    ax = plot_residual_history(history, ax=Figure().add_subplot(), result=result)
+    assert ax.get_ylabel().startswith("relative residual")
+    columns = {line.get_label(): line for line in ax.get_lines()}
+    np.testing.assert_allclose(columns["right-hand side 0"].get_ydata(), [1.0, 0.1, 1e-9])
+    np.testing.assert_allclose(columns["right-hand side 1"].get_ydata(), [1.0, 0.5, 0.25, 0.125])
+    np.testing.assert_allclose(columns["right-hand side 2"].get_ydata(), [1.0, 2.0, np.nan])
+    assert columns["tolerance 1e-08"].get_ydata()[0] == 1e-8 and columns["tolerance 1e-08"].get_linestyle() == "--"
+    markers = {line.get_marker(): (line.get_xdata()[0], line.get_ydata()[0]) for line in ax.get_lines()
+               if line.get_marker() not in ("None", None, "") and line.get_label().startswith("_")}
+    assert markers == {"o": (2, 1e-9), ">": (3, 0.125), "^": (1, 2.0)}  # diverged: at the last finite norm
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["right-hand side 0", "right-hand side 1", "right-hand side 2", "tolerance 1e-08",
+                      "converged", "iteration limit", "diverged"]
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    # tolerances that differ relative to ||b||: one line per column
+    result.threshold = np.array([1e-8, 1e-6, 1e-4])
+    ax = plot_residual_history(history, ax=Figure().add_subplot(), result=result)
+    assert "tolerance of each column" in [t.get_text() for t in ax.get_legend().get_texts()]
+    with pytest.raises(ValueError, match="the result has 3 columns, the history 2"):
+        plot_residual_history([[1.0, 1.0]], ax=Figure().add_subplot(), result=result)
+
+
+def test_convergence_plot_needs_a_solve():
+    with pytest.raises(RuntimeError, match="no solve has completed yet"):
+        gk.log.Convergence().plot()
+
+
+def test_main_job_example_reports_compile_apart(exec):
+    # the README's main job, small: setup and solve times, the warm-up (compilation) apart
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, str(root / "examples" / "solve.py"), "--grid", "12",
+                             "--executor", exec.backend], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "iterations: " in result.stdout and "(converged)" in result.stdout
+    assert re.search(r"time: +setup \d+\.\d{3} s, solve \d+\.\d{3} s \(\d+ iterations/s\)", result.stdout)
+    assert re.search(r"warm-up: +\d+\.\d{3} s \(compiling the kernels", result.stdout)

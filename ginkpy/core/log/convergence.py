@@ -65,6 +65,7 @@ class Convergence(Logger):
         return names[0] if len(set(names)) == 1 else ", ".join(names)
 
     def plot(self, ax=None, title: str | None = None):
-        """Plot the residual history per right-hand side on a logarithmic axis (needs ginkpy[plot])."""
+        """Plot the relative residual per right-hand side on a logarithmic axis, with the
+        tolerance and how each column ended (needs ginkpy[plot]; see plot_residual_history)."""
         from ginkpy.core.log.plot import plot_residual_history
-        return plot_residual_history(self.residual_norm_history, ax=ax, title=title)
+        return plot_residual_history(self.residual_norm_history, ax=ax, title=title, result=self._get())
