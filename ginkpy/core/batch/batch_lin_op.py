@@ -48,6 +48,10 @@ class BatchLinOp:
     # -- apply -------------------------------------------------------------------------------
     def apply(self, b: MultiVector, x: MultiVector) -> MultiVector:
         """x_i = op_i(b_i) for every batch item i; returns x."""
+        return self._apply_checked(b, x, self._apply_impl)
+
+    def _apply_checked(self, b: MultiVector, x: MultiVector, apply_impl) -> MultiVector:
+        """Check b and x, move them to the executor, ``apply_impl(b, x)`` there, copy x back."""
         for name, v in (("b", b), ("x", x)):
             if not isinstance(v, MultiVector):
                 raise TypeError(f"apply: {name} must be a gk.batch.MultiVector "
@@ -57,7 +61,7 @@ class BatchLinOp:
                              "read; pass a copy of b (b.clone()) or a separate x")
         self._check_operands(b, x)
         b_local, x_local = b.to_executor(self.executor), x.to_executor(self.executor)
-        self._apply_impl(b_local, x_local)
+        apply_impl(b_local, x_local)
         if x_local is not x:
             x.copy_from(x_local)
         return x

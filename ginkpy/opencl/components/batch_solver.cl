@@ -34,7 +34,7 @@ typedef XCAT(ValueType, 4) value_type4;
     const int mat_stride, __global const int* block_ptrs, __global const int* row_blocks,         \
     const int block_stride, __global const value_type* prec_values, const int prec_stride,        \
     __global const value_type* b, __global value_type* x, const int max_iters,                    \
-    const value_type tol, const int relative, __global int* iterations,                           \
+    const value_type rtol, const value_type atol, __global int* iterations,                     \
     __global value_type* res_norms, __global uchar* reasons, __global value_type* gwork,          \
     const int gslot, __local value_type* lwork, __local value_type4* slots
 

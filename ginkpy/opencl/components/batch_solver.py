@@ -71,7 +71,7 @@ def _pow2_at_least(value: int) -> int:
 
 
 def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str, int]], max_iterations: int,
-          tolerance: Any, relative: bool, iterations, residual_norms, reasons, *extra: Any) -> Plan:
+          rtol: Any, atol: Any, iterations, residual_norms, reasons, *extra: Any) -> Plan:
     """Run kernel ``apply`` of the ``.cl`` beside ``module_file`` on every item of the batch:
     ``work`` lists the solver's work arrays (name, entries) in order of priority, ``extra`` the
     kernel's arguments after the shared ones. Returns the plan it launched with."""
@@ -111,8 +111,8 @@ def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str,
     kernel(exec.queue, (p.groups * p.work_group,), (p.work_group,),
            np.int32(N), np.int32(n), row_ptrs.data, col_idxs.data, np.int32(width), a.values.data,
            np.int32(mat_stride), block_ptrs.data, row_blocks.data, np.int32(block_stride), prec_values.data,
-           np.int32(prec_stride), b.values.data, x.values.data, np.int32(max_iterations), dtype.type(tolerance),
-           np.int32(relative), iterations.data, residual_norms.data, reasons.data, gwork.data,
+           np.int32(prec_stride), b.values.data, x.values.data, np.int32(max_iterations), dtype.type(rtol),
+           dtype.type(atol), iterations.data, residual_norms.data, reasons.data, gwork.data,
            np.int32(p.global_entries), local_buffer(max(1, p.local_entries), dtype),
            local_buffer(4 * p.work_group, dtype), *extra)
     return p

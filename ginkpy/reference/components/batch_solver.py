@@ -41,9 +41,9 @@ def item_preconditioners(preconditioner, num_items: int) -> list[Callable[[np.nd
     return [apply(w) for w in weights]
 
 
-def threshold(tolerance, relative: bool, b_norm):
-    """The residual norm an item must reach: tolerance, or tolerance ||b|| when relative."""
-    return tolerance * b_norm if relative else tolerance
+def threshold(rtol, atol, b_norm):
+    """The residual norm an item must reach: max(rtol ||b||, atol)."""
+    return max(rtol * b_norm, atol)
 
 
 def norm(v):

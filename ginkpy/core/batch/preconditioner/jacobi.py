@@ -55,6 +55,20 @@ class Jacobi(EnableBuild, BatchLinOp):
         self.row_blocks = exec.from_host(row_blocks)
         self.blocks = exec.from_host(blocks)
 
+    @classmethod
+    def from_arrays(cls, exec, common_size: tuple[int, int], block_ptrs, row_blocks, blocks) -> "Jacobi":
+        """A batch Jacobi from inverse blocks already on ``exec``: ``blocks`` of shape
+        (N, num_blocks, stride, stride) in the layout of the reference kernels (which is the
+        single-system Jacobi's with a leading item axis), ``block_ptrs`` and ``row_blocks`` as
+        the single-system Jacobi holds them. Nothing is copied or checked: this is how a
+        generated gk.preconditioner.Jacobi runs inside the batched kernels."""
+        self = cls.__new__(cls)
+        stride = int(blocks.shape[2])
+        EnableBuild.__init__(self, cls.build().with_max_block_size(max(1, min(stride, MAX_BLOCK_SIZE))).on(exec))
+        BatchLinOp.__init__(self, exec, blocks.shape[0], common_size, blocks.dtype)
+        self.block_stride, self.block_ptrs, self.row_blocks, self.blocks = stride, block_ptrs, row_blocks, blocks
+        return self
+
     @property
     def num_blocks(self) -> int:
         """Diagonal blocks per item (the same for every item)."""

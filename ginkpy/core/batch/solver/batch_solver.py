@@ -93,6 +93,26 @@ class BatchSolver(EnableBuild, BatchLinOp):
                         f"batch Jacobi, not {type(value).__name__}")
 
     def _apply_impl(self, b: MultiVector, x: MultiVector) -> None:
+        p = self.parameters
+        rtol, atol = (p.tolerance, 0.0) if p.tolerance_type == "relative" else (0.0, p.tolerance)
+        self._run(b, x, int(p.max_iterations), rtol, atol)
+
+    def apply_with_tolerances(self, b: MultiVector, x: MultiVector, rtol: float, atol: float,
+                              max_iterations: int | None = None) -> BatchSolveResult:
+        """``apply(b, x)`` with SciPy's stopping threshold: item i has converged once
+        ||b_i - A_i x_i|| <= max(rtol ||b_i||, atol) (and at most ``max_iterations``, default
+        the parameter's, iterations). Returns how each item ended, as the loggers get it."""
+        for name, value in (("rtol", rtol), ("atol", atol)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or \
+                    not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        max_iterations = self.parameters.max_iterations if max_iterations is None else max_iterations
+        results = []
+        self._apply_checked(b, x, lambda b, x: results.append(self._run(b, x, int(max_iterations), rtol, atol)))
+        return results[0]
+
+    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float) -> BatchSolveResult:
+        """Solve every item (one kernel launch), then report to the loggers."""
         if b.common_size[1] != 1:
             raise ValueError(f"the batched solvers take one right-hand side per item (b of shape (N, n)), "
                              f"but b has {b.common_size[1]} columns per item: solve each column separately")
@@ -101,28 +121,26 @@ class BatchSolver(EnableBuild, BatchLinOp):
         residual_norms = exec.from_host(np.zeros(N, self.dtype))
         reasons = exec.from_host(np.zeros(N, STATUS_DTYPE))
         if self.common_size[0] > 0:
-            self._solve(b, x, iterations, residual_norms, reasons)
+            self._solve(b, x, max_iterations, self.dtype.type(rtol), self.dtype.type(atol), iterations,
+                        residual_norms, reasons)
         else:
             exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))
         iterations, residual_norms, reasons = exec.to_host(iterations, residual_norms, reasons)
         _check_inputs(iterations, reasons)
-        self._log("on_batch_solver_completed", BatchSolveResult(iterations.astype(np.int64),
-                                                                residual_norms.astype(np.float64), reasons))
+        result = BatchSolveResult(iterations.astype(np.int64), residual_norms.astype(np.float64), reasons)
+        self._log("on_batch_solver_completed", result)
+        return result
 
-    @property
-    def _settings(self) -> tuple[int, Any, bool]:
-        """(max_iterations, tolerance in the value type, relative?) as the kernels take them."""
-        p = self.parameters
-        return int(p.max_iterations), self.dtype.type(p.tolerance), p.tolerance_type == "relative"
-
-    def _solve(self, b: MultiVector, x: MultiVector, iterations, residual_norms, reasons) -> None:
+    def _solve(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol, atol, iterations,
+               residual_norms, reasons) -> None:
+        """Run the solver's kernel: item i stops once ||r_i|| <= max(rtol ||b_i||, atol)."""
         raise NotImplementedError
 
 
 def _check_inputs(iterations: np.ndarray, reasons: np.ndarray) -> None:
     """The kernels stop an item whose ||b|| or initial residual is not finite before its first
-    iteration, leaving its x as it was, with reason DIVERGED: that is bad input."""
-    bad = np.flatnonzero((reasons == StopReason.DIVERGED) & (iterations == 0))
+    iteration, leaving its x as it was, with -1 iterations: that is bad input."""
+    bad = np.flatnonzero(iterations < 0)
     if bad.size:
         more = f" (and {bad.size - 1} more items)" if bad.size > 1 else ""
         raise ValueError(f"item {int(bad[0])}{more}: the right-hand side b or the initial guess x contains NaN "

@@ -13,7 +13,6 @@ from ginkpy.core.batch.solver.batch_solver import BatchSolver
 
 
 class Bicgstab(BatchSolver):
-    def _solve(self, b, x, iterations, residual_norms, reasons) -> None:
-        max_iterations, tolerance, relative = self._settings
-        self.executor.run("batch.solver.bicgstab.apply", self.system_matrix, self.preconditioner, b, x,
-                          max_iterations, tolerance, relative, iterations, residual_norms, reasons)
+    def _solve(self, b, x, max_iterations, rtol, atol, iterations, residual_norms, reasons) -> None:
+        self.executor.run("batch.solver.bicgstab.apply", self.system_matrix, self.preconditioner, b, x, max_iterations,
+                          rtol, atol, iterations, residual_norms, reasons)

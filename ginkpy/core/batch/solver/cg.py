@@ -11,7 +11,6 @@ from ginkpy.core.batch.solver.batch_solver import BatchSolver
 
 
 class Cg(BatchSolver):
-    def _solve(self, b, x, iterations, residual_norms, reasons) -> None:
-        max_iterations, tolerance, relative = self._settings
+    def _solve(self, b, x, max_iterations, rtol, atol, iterations, residual_norms, reasons) -> None:
         self.executor.run("batch.solver.cg.apply", self.system_matrix, self.preconditioner, b, x, max_iterations,
-                          tolerance, relative, iterations, residual_norms, reasons)
+                          rtol, atol, iterations, residual_norms, reasons)

@@ -24,8 +24,6 @@ class Gmres(BatchSolver):
     class Parameters(BatchSolver.Parameters):
         krylov_dim: int = attrs.field(default=DEFAULT_KRYLOV_DIM, validator=integer(min=1, max=1024))
 
-    def _solve(self, b, x, iterations, residual_norms, reasons) -> None:
-        max_iterations, tolerance, relative = self._settings
-        self.executor.run("batch.solver.gmres.apply", self.system_matrix, self.preconditioner, b, x,
-                          max_iterations, tolerance, relative, int(self.parameters.krylov_dim), iterations,
-                          residual_norms, reasons)
+    def _solve(self, b, x, max_iterations, rtol, atol, iterations, residual_norms, reasons) -> None:
+        self.executor.run("batch.solver.gmres.apply", self.system_matrix, self.preconditioner, b, x, max_iterations,
+                          rtol, atol, int(self.parameters.krylov_dim), iterations, residual_norms, reasons)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ginkpy.opencl.components.batch_solver import solve
 
 
-def apply(exec, a, preconditioner, b, x, max_iterations, tolerance, relative, iterations, residual_norms,
+def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, iterations, residual_norms,
           reasons):
     """Solve A_i x_i = b_i for every item with Bicgstab, x the initial guess; per item the
     iterations, final residual norm and stop reason go to ``iterations``, ``residual_norms``,
@@ -15,5 +15,5 @@ def apply(exec, a, preconditioner, b, x, max_iterations, tolerance, relative, it
     # preconditioner p_hat and s_hat are p and s
     work = [("p_hat", n), ("s_hat", n)] if preconditioner is not None else []
     work = work + [("r", n), ("s", n), ("v", n), ("t", n), ("r_hat", n), ("p", n)]
-    solve(exec, __file__, a, preconditioner, b, x, work, max_iterations, tolerance, relative, iterations,
+    solve(exec, __file__, a, preconditioner, b, x, work, max_iterations, rtol, atol, iterations,
           residual_norms, reasons)

@@ -27,7 +27,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         value_type res = sqrt(sums.s0);
         const value_type b_norm = sqrt(sums.s1);
         value_type x_sum = sums.s2;
-        const value_type limit = relative ? tol * b_norm : tol;
+        const value_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
         int reason = STATUS_RUNNING;
         if (!isfinite(b_norm) || !isfinite(res)) {
             reason = STATUS_DIVERGED;  // bad input: x stays as it is
@@ -44,7 +44,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
             s0 += r[i] * zi;
         }
         value_type rho = SUM4(s0, 0, 0, 0).s0;
-        int it = 0;
+        int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
         if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
         // one iteration per trip; the loop has no other exit (PoCL mishandles barrier loops with
         // several)

@@ -9,24 +9,25 @@ from ginkpy.reference.components.batch_solver import (finite, item_matrices, ite
                                                       threshold)
 
 
-def apply(exec, a, preconditioner, b, x, max_iterations, tolerance, relative, krylov_dim, iterations,
+def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, krylov_dim, iterations,
           residual_norms, reasons):
     matrices = item_matrices(a)
     precs = item_preconditioners(preconditioner, a.num_batch_items)
     for i, (A, M) in enumerate(zip(matrices, precs)):
-        iterations[i], residual_norms[i], reasons[i] = _solve(A, M, b.values[i, :, 0], x.values[i, :, 0],
-                                                              max_iterations, tolerance, relative, krylov_dim)
+        with np.errstate(all="ignore"):  # as on a device: overflow and 0/0 are detected, not warned about
+            iterations[i], residual_norms[i], reasons[i] = _solve(A, M, b.values[i, :, 0], x.values[i, :, 0],
+                                                                  max_iterations, rtol, atol, krylov_dim)
 
 
-def _solve(A, M, b, x, max_iterations, tolerance, relative, m):
+def _solve(A, M, b, x, max_iterations, rtol, atol, m):
     """GMRES(m) on one item; x (a view) is updated in place. Returns (iterations, ||r||, reason)."""
     dtype = b.dtype
     # r = b - A x
     r = b - A @ x
     b_norm, res = norm(b), norm(r)
     if not finite(b_norm, res):
-        return 0, res, StopReason.DIVERGED
-    limit = threshold(tolerance, relative, b_norm)
+        return -1, res, StopReason.DIVERGED  # -1: bad input, reported as such
+    limit = threshold(rtol, atol, b_norm)
     if res <= limit:
         return 0, res, StopReason.CONVERGED
     x_sum = np.abs(x).sum()
