@@ -108,7 +108,8 @@ typedef XCAT(ValueType, 4) value_type4;
 inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, const int lid)
 {
     slots[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    // the global fence too: the pass before wrote vectors that may live in global memory
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     for (int s = WG / 2; s > 0; s /= 2) {
         if (lid < s) slots[lid] += slots[lid + s];
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -119,7 +120,8 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
 }
 #endif
 
-#define SUM4(a, b, c, d) GROUP_SUM((value_type4)((a), (b), (c), (d)))
+#define SUM4(a, b, c, d) \
+    GROUP_SUM((value_type4)((value_type)(a), (value_type)(b), (value_type)(c), (value_type)(d)))
 
 // -- the matrix and the preconditioner, one row at a time -----------------------------------------
 // out = (A v)_i
