@@ -152,3 +152,16 @@ def test_float32_and_linalg_on_the_device(ref, ocl, rng):
     X_dev, info_dev = batched_cg([m.astype(np.float32) for m in matrices], B, rtol=1e-5, M="jacobi", executor=ocl)
     assert X_dev.dtype == np.float32 and (info_dev == 0).all() and (info_ref == 0).all()
     np.testing.assert_allclose(X_dev, X_ref, rtol=1e-3, atol=1e-3 * np.abs(X_ref).max())
+
+
+def test_single_system_door_in_the_gpu_layout(ocl):
+    # a batch of one on a GPU takes up to 1024 work-items: here 128 for 300 rows, 3 rows for some
+    from ginkpy.core.batch.solver.single_system import solve_single
+    dev = device(ocl, "gpu")
+    S = poisson_2d(17)[:300, :300].tocsr()
+    A = gk.matrix.Csr.from_scipy(dev, S)
+    b = gk.matrix.Dense.from_numpy(dev, np.ones(300))
+    x = gk.matrix.Dense.zeros(dev, (300, 1))
+    result = solve_single("cg", A, b, x, 1000, 1e-10)
+    assert result.reason == CONVERGED and result.residual_norm <= 1e-10
+    assert np.linalg.norm(np.ones(300) - S @ x.to_numpy()[:, 0]) <= 1e-10

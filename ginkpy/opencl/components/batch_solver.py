@@ -66,6 +66,12 @@ def plan(info, num_items: int, n: int, arrays: list[tuple[str, int, bool]], item
     return Plan(group, groups, frozenset(local), used, global_entries)
 
 
+def _kernel_group_limit(exec, kernel) -> int:
+    """The most work-items per group the compiled kernel can run with on the device."""
+    import pyopencl as cl
+    return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, exec.device))
+
+
 def _pow2_at_least(value: int) -> int:
     return 1 << max(0, int(value) - 1).bit_length()
 
@@ -99,15 +105,22 @@ def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str,
     if prec != PRECOND_NONE:
         arrays.append(("m_vals", prec_stride, False))
     arrays.append(("a_vals", mat_stride, False))
-    p = plan(exec.info, N, n, arrays, dtype.itemsize)
+    info = exec.info
+    while True:
+        p = plan(info, N, n, arrays, dtype.itemsize)
+        defines = {"WG": p.work_group, "FORMAT": fmt, "PRECOND": prec,
+                   **{f"LOCAL_{name}": int(name in p.local) for name, _, _ in arrays}}
+        kernel = exec.kernel(module_file, dtype, "apply", **defines)
+        # the compiled kernel may allow fewer work-items per group than the device (registers)
+        limit = _kernel_group_limit(exec, kernel)
+        if p.work_group <= limit:
+            break
+        info = attrs.evolve(info, max_work_group_size=limit)
     for what, size in (("a batch matrix", N * mat_stride), ("a batch preconditioner", N * prec_stride),
                        ("a MultiVector", N * n), ("the batched solver's work space", p.groups * p.global_entries),
                        ("the batched solver's local work space", p.local_entries)):
         check_int32(size, what)
-    defines = {"WG": p.work_group, "FORMAT": fmt, "PRECOND": prec,
-               **{f"LOCAL_{name}": int(name in p.local) for name, _, _ in arrays}}
     gwork = exec.alloc((max(1, p.groups * p.global_entries),), dtype)
-    kernel = exec.kernel(module_file, dtype, "apply", **defines)
     kernel(exec.queue, (p.groups * p.work_group,), (p.work_group,),
            np.int32(N), np.int32(n), row_ptrs.data, col_idxs.data, np.int32(width), a.values.data,
            np.int32(mat_stride), block_ptrs.data, row_blocks.data, np.int32(block_stride), prec_values.data,
