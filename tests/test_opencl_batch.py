@@ -158,7 +158,7 @@ def test_single_system_door_in_the_gpu_layout(ocl):
     # a batch of one on a GPU takes up to 1024 work-items: here 128 for 300 rows, 3 rows for some
     from ginkpy.core.batch.solver.single_system import solve_single
     dev = device(ocl, "gpu")
-    S = poisson_2d(17)[:300, :300].tocsr()
+    S = poisson_2d(18)[:300, :300].tocsr()  # SPD: a principal submatrix
     A = gk.matrix.Csr.from_scipy(dev, S)
     b = gk.matrix.Dense.from_numpy(dev, np.ones(300))
     x = gk.matrix.Dense.zeros(dev, (300, 1))
