@@ -32,8 +32,14 @@ LinOp A). Each function returns ``(x, info)``: x of shape (n,), and info 0 when 
 residual b - A x (computed after the solve, not the solver's recurrence) meets the tolerance,
 ``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method, -2 when the
 residual became NaN or infinite.
+
+Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
+``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system
+and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes them.
 """
+from ginkpy.linalg._batch import batched_bicgstab, batched_cg, batched_gmres
 from ginkpy.linalg._interface import aslinearoperator
 from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir
 
-__all__ = ["aslinearoperator", "bicg", "bicgstab", "cg", "cgs", "fcg", "gmres", "idr", "ir"]
+__all__ = ["aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
+           "cgs", "fcg", "gmres", "idr", "ir"]

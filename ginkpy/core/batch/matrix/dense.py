@@ -1,0 +1,61 @@
+"""Dense: a batch of N dense matrices (Ginkgo's ``gko::batch::matrix::Dense``), ``values`` of
+shape (N, n, m), each item row-major."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ginkpy.core.base.executor import Executor
+from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix.batch_pattern import check_finite
+from ginkpy.core.batch.matrix.csr import Csr
+from ginkpy.core.batch.multi_vector import MultiVector
+from ginkpy.core.matrix.dense import value_dtype
+
+
+class Dense(BatchLinOp):
+    """N dense n x m matrices on an executor (``values``: an array of shape (N, n, m))."""
+
+    def __init__(self, exec: Executor, values: Any) -> None:
+        super().__init__(exec, values.shape[0], values.shape[1:], values.dtype)
+        self.values = values
+
+    @classmethod
+    def from_numpy(cls, exec: Executor, array: Any, dtype: Any = None) -> "Dense":
+        """From a NumPy array of shape (N, n, m) (or a list of N matrices), copied to ``exec``."""
+        if isinstance(array, (list, tuple)):
+            array = np.stack([m.toarray() if sp.issparse(m) else np.asarray(m) for m in array]) if array else \
+                np.zeros((0, 0, 0))
+        array = np.asarray(array)
+        if array.ndim != 3:
+            raise ValueError(f"a batch Dense needs an array of shape (N, n, m), got shape {array.shape}")
+        if array.shape[0] == 0:
+            raise ValueError("a batch needs at least one item: the array has N = 0 items")
+        dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype, "matrix"))
+        array = np.ascontiguousarray(array, dtype=dtype)
+        check_finite(array, None, None)
+        return cls(exec, exec.from_host(array))
+
+    def to_numpy(self) -> np.ndarray:
+        """The (N, n, m) values on the host."""
+        return self.executor.to_host(self.values)
+
+    def to_scipy(self) -> list[sp.csr_matrix]:
+        return [sp.csr_matrix(m) for m in self.to_numpy()]
+
+    def to_csr(self) -> Csr:
+        """A batch Csr holding every entry (zeros included: one pattern for all items)."""
+        N, (n, m) = self.num_batch_items, self.common_size
+        row_ptrs = np.arange(n + 1) * m
+        col_idxs = np.tile(np.arange(m), n)
+        return Csr._from_host(self.executor, self.common_size, row_ptrs, col_idxs, self.to_numpy().reshape(N, n * m))
+
+    def clone(self, exec: Executor | None = None) -> "Dense":
+        exec = self.executor if exec is None else exec
+        return Dense(exec, *exec.copy_arrays(self.executor, self.values))
+
+    def _apply_impl(self, b: MultiVector, x: MultiVector) -> None:
+        # x_i = A_i b_i
+        self.executor.run("batch.matrix.dense.spmv", self, b, x)

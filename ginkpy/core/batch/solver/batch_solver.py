@@ -1,0 +1,148 @@
+"""What the batched solvers share (Ginkgo's ``EnableBatchSolver``): parameters, the checks of
+the system and operands, and the one kernel launch that solves every item.
+
+Each item iterates and stops on its own inside the kernel: converged once its TRUE residual
+||b_i - A_i x_i|| meets the tolerance (``tolerance`` itself, or ``tolerance * ||b_i||`` for
+``tolerance_type="relative"``), else at ``max_iterations``, a breakdown (a zero or invalid
+divisor: that item stops, the others go on) or a residual that is no longer finite. x_i is
+only updated by finite steps, so a stopped item keeps its last finite iterate, never NaN.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
+from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.multi_vector import MultiVector
+from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
+
+TOLERANCE_TYPES = ("absolute", "relative")
+
+
+def check_system_matrix(A: Any, exec, what: str = "system matrix") -> BatchLinOp:
+    """``A`` on ``exec`` after checking it is a square batch matrix of a supported value type."""
+    from ginkpy.core.batch.matrix.csr import Csr
+    from ginkpy.core.batch.matrix.dense import Dense
+    from ginkpy.core.batch.matrix.ell import Ell
+    if not isinstance(A, (Csr, Ell, Dense)):
+        raise TypeError(f"the {what} must be a batch matrix (gk.batch.matrix.Csr.from_scipy(exec, matrices), "
+                        f"Ell or Dense), not {type(A).__name__}")
+    n, m = A.common_size
+    if n != m:
+        raise ValueError(f"the {what} must be square, but its items are {n} x {m}")
+    exec.check_dtype(A.dtype)
+    return A.to_executor(exec)
+
+
+@attrs.frozen
+class BatchSolveResult:
+    """How each item of a batched solve ended."""
+
+    iterations: np.ndarray     # (N,) iterations each item ran
+    residual_norm: np.ndarray  # (N,) its final residual norm (the true residual where converged)
+    stop_reasons: np.ndarray   # (N,) StopReason codes (uint8)
+
+    @property
+    def converged(self) -> np.ndarray:
+        return self.stop_reasons == StopReason.CONVERGED
+
+
+class BatchSolver(EnableBuild, BatchLinOp):
+    """Base of the batched Krylov solvers. ``apply(b, x)`` solves A_i x_i = b_i for every item,
+    x the initial guess. Defaults as Ginkgo's: 100 iterations, tolerance 1e-11, absolute."""
+
+    @parameters
+    class Parameters(Parameters):
+        max_iterations: int = attrs.field(default=100, validator=integer(min=0, max=np.iinfo(np.int32).max))
+        tolerance: float = attrs.field(default=1e-11, validator=number(min=0))
+        tolerance_type: str = attrs.field(default="absolute", validator=one_of(*TOLERANCE_TYPES))
+        preconditioner: Any = None
+
+    def __init__(self, factory: Factory, system_matrix: BatchLinOp) -> None:
+        EnableBuild.__init__(self, factory)
+        exec = factory.executor
+        A = check_system_matrix(system_matrix, exec)
+        BatchLinOp.__init__(self, exec, A.num_batch_items, A.common_size, A.dtype)
+        self.system_matrix = A
+        self.preconditioner = self._generate_preconditioner(self.parameters.preconditioner)
+
+    def _generate_preconditioner(self, value: Any) -> Any:
+        """None (no preconditioner) or a generated batch Jacobi for this system."""
+        from ginkpy.core.batch.preconditioner.jacobi import Jacobi
+        if value is None:
+            return None
+        if isinstance(value, Jacobi):
+            if value.shape != self.shape:
+                raise ValueError(f"the preconditioner has {value.num_batch_items} items of {value.common_size}, "
+                                 f"the system {self.num_batch_items} of {self.common_size}")
+            if not value.executor.same_memory(self.executor):
+                raise ValueError("the generated preconditioner lives on another executor: generate it on the "
+                                 "solver's executor, or pass its factory (Jacobi.build()...)")
+            return value
+        if isinstance(value, (Parameters, Factory)):
+            params = value if isinstance(value, Parameters) else value.parameters
+            if params.product is not Jacobi:
+                raise TypeError(f"the batched solvers take gk.batch.preconditioner.Jacobi as preconditioner, "
+                                f"not {params.product.__name__}")
+            return Jacobi.build().with_max_block_size(params.max_block_size).on(self.executor).generate(
+                self.system_matrix)
+        raise TypeError(f"preconditioner must be gk.batch.preconditioner.Jacobi.build()... or a generated "
+                        f"batch Jacobi, not {type(value).__name__}")
+
+    def _apply_impl(self, b: MultiVector, x: MultiVector) -> None:
+        p = self.parameters
+        rtol, atol = (p.tolerance, 0.0) if p.tolerance_type == "relative" else (0.0, p.tolerance)
+        self._run(b, x, int(p.max_iterations), rtol, atol)
+
+    def apply_with_tolerances(self, b: MultiVector, x: MultiVector, rtol: float, atol: float,
+                              max_iterations: int | None = None) -> BatchSolveResult:
+        """``apply(b, x)`` with SciPy's stopping threshold: item i has converged once
+        ||b_i - A_i x_i|| <= max(rtol ||b_i||, atol) (and at most ``max_iterations``, default
+        the parameter's, iterations). Returns how each item ended, as the loggers get it."""
+        for name, value in (("rtol", rtol), ("atol", atol)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or \
+                    not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        max_iterations = self.parameters.max_iterations if max_iterations is None else max_iterations
+        results = []
+        self._apply_checked(b, x, lambda b, x: results.append(self._run(b, x, int(max_iterations), rtol, atol)))
+        return results[0]
+
+    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float) -> BatchSolveResult:
+        """Solve every item (one kernel launch), then report to the loggers."""
+        if b.common_size[1] != 1:
+            raise ValueError(f"the batched solvers take one right-hand side per item (b of shape (N, n)), "
+                             f"but b has {b.common_size[1]} columns per item: solve each column separately")
+        exec, N = self.executor, self.num_batch_items
+        iterations = exec.from_host(np.zeros(N, np.int32))
+        residual_norms = exec.from_host(np.zeros(N, self.dtype))
+        reasons = exec.from_host(np.zeros(N, STATUS_DTYPE))
+        if self.common_size[0] > 0:
+            self._solve(b, x, max_iterations, self.dtype.type(rtol), self.dtype.type(atol), iterations,
+                        residual_norms, reasons)
+        else:
+            exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))
+        iterations, residual_norms, reasons = exec.to_host(iterations, residual_norms, reasons)
+        _check_inputs(iterations, reasons)
+        result = BatchSolveResult(iterations.astype(np.int64), residual_norms.astype(np.float64), reasons)
+        self._log("on_batch_solver_completed", result)
+        return result
+
+    def _solve(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol, atol, iterations,
+               residual_norms, reasons) -> None:
+        """Run the solver's kernel: item i stops once ||r_i|| <= max(rtol ||b_i||, atol)."""
+        raise NotImplementedError
+
+
+def _check_inputs(iterations: np.ndarray, reasons: np.ndarray) -> None:
+    """The kernels stop an item whose ||b|| or initial residual is not finite before its first
+    iteration, leaving its x as it was, with -1 iterations: that is bad input."""
+    bad = np.flatnonzero(iterations < 0)
+    if bad.size:
+        more = f" (and {bad.size - 1} more items)" if bad.size > 1 else ""
+        raise ValueError(f"item {int(bad[0])}{more}: the right-hand side b or the initial guess x contains NaN "
+                         f"or Inf values, so that its residual b - A x is not finite; its x was left as it "
+                         f"was (the other items were solved)")

@@ -1,0 +1,173 @@
+"""The batched solver functions of :mod:`ginkpy.linalg`: many systems of one sparsity pattern,
+solved in one launch, with SciPy's arguments per system.
+
+As
+    A list of N SciPy sparse matrices (or 2-D arrays) of one shape and sparsity pattern, a tuple
+    ``(pattern, values)`` (a SciPy sparse matrix giving the stored entries, in CSR order, and an
+    array (N, nnz) of each system's values), or a ginkpy batch matrix (``gk.batch.matrix``).
+B, X0
+    Arrays of shape (N, n): the right-hand side and initial guess (default 0) of each system.
+rtol, atol
+    System i stops once ||b_i - A_i x_i|| <= max(rtol ||b_i||, atol), as SciPy's solvers.
+maxiter
+    Iteration limit per system (default 10 n; for ``batched_gmres`` restart cycles, as in SciPy).
+M
+    None, ``"jacobi"`` (scalar Jacobi: the diagonal of each system, the cheap choice for small
+    systems), ``"block_jacobi"`` (blocks of up to 32 rows, gk.batch.preconditioner.Jacobi's
+    default), or ``gk.batch.preconditioner.Jacobi.build()...``.
+executor
+    Where to run: an executor or its name (default ``gk.default_executor()``).
+
+Each returns ``(X, info)``: X of shape (N, n) and per system SciPy's info: 0 where the true
+residual meets the tolerance, ``maxiter`` where the iteration limit was reached, -1 on a
+breakdown of the method, -2 where the residual became NaN or infinite. Systems with b_i = 0
+get x_i = 0, as SciPy answers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ginkpy.core.base.executor import Executor, default_executor
+from ginkpy.core.base.executor import executor as executor_by_name
+from ginkpy.core.base.factory import Factory, Parameters
+from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix.csr import Csr
+from ginkpy.core.batch.multi_vector import MultiVector
+from ginkpy.core.batch.preconditioner.jacobi import Jacobi
+from ginkpy.core.batch.solver.bicgstab import Bicgstab
+from ginkpy.core.batch.solver.cg import Cg
+from ginkpy.core.batch.solver.gmres import Gmres
+from ginkpy.core.matrix.dense import value_dtype
+from ginkpy.core.stop.stopping_status import StopReason
+
+PRECONDITIONERS = {"jacobi": 1, "block_jacobi": 32}  # M names: max_block_size of the batch Jacobi
+BREAKDOWN_INFO, DIVERGED_INFO = -1, -2  # as ginkpy.linalg's single-system solvers
+
+
+def batched_cg(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
+               maxiter: int | None = None, M: Any = None, executor: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Solve A_i x_i = b_i for every system with the conjugate gradient method (each A_i
+    symmetric positive definite); the arguments are described in :mod:`ginkpy.linalg._batch`."""
+    return _solve(Cg, As, B, X0, rtol, atol, maxiter, M, executor)
+
+
+def batched_bicgstab(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
+                     maxiter: int | None = None, M: Any = None, executor: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Solve A_i x_i = b_i for every system with BiCGStab; the arguments are described in
+    :mod:`ginkpy.linalg._batch`."""
+    return _solve(Bicgstab, As, B, X0, rtol, atol, maxiter, M, executor)
+
+
+def batched_gmres(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
+                  restart: int | None = None, maxiter: int | None = None, M: Any = None,
+                  executor: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Solve A_i x_i = b_i for every system with restarted GMRES (``restart`` the Krylov
+    dimension, default 20 as SciPy's, at most n; ``maxiter`` counts restart cycles); the other
+    arguments are described in :mod:`ginkpy.linalg._batch`."""
+    if restart is None:
+        restart = 20
+    elif isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
+        raise ValueError(f"restart must be an integer >= 1, got {restart!r}")
+    return _solve(Gmres, As, B, X0, rtol, atol, maxiter, M, executor, restart=int(restart))
+
+
+def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, maxiter: int | None, M: Any,
+           executor: Any, restart: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    exec = _executor(executor, As)
+    B = np.asarray(B)
+    dtype = _dtype(As, B, X0)
+    A = _batch_matrix(As, exec, dtype)
+    N, n = A.num_batch_items, A.common_size[0]
+    if A.common_size[0] != A.common_size[1]:
+        raise ValueError(f"each system must be square, but they are {A.common_size[0]} x {A.common_size[1]}")
+    B = _vectors(B, N, n, "B", dtype)
+    X0 = np.zeros((N, n), dtype) if X0 is None else _vectors(np.asarray(X0), N, n, "X0", dtype)
+    X0[np.linalg.norm(B.astype(np.float64), axis=1) == 0] = 0  # b_i = 0: x_i = 0, as SciPy answers
+    if maxiter is None:
+        maxiter = 10 * n
+    elif isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:
+        raise ValueError(f"maxiter must be an integer >= 1 (or None for 10 n), got {maxiter!r}")
+    params = solver.build().with_preconditioner(_preconditioner(M))
+    max_iterations = maxiter
+    if restart is not None:
+        restart = min(restart, max(n, 1))
+        params = params.with_krylov_dim(restart)
+        max_iterations = maxiter * restart
+    s = params.on(exec).generate(A)
+    X = MultiVector.from_numpy(exec, X0, dtype)
+    result = s.apply_with_tolerances(MultiVector.from_numpy(exec, B, dtype), X, rtol, atol,
+                                     min(max_iterations, np.iinfo(np.int32).max))
+    info = np.full(N, maxiter, dtype=np.int64)
+    info[result.stop_reasons == StopReason.CONVERGED] = 0
+    info[result.stop_reasons == StopReason.BREAKDOWN] = BREAKDOWN_INFO
+    info[result.stop_reasons == StopReason.DIVERGED] = DIVERGED_INFO
+    return X.to_numpy(), info
+
+
+def _executor(executor: Any, As: Any) -> Executor:
+    if executor is None:
+        return As.executor if isinstance(As, BatchLinOp) else default_executor()
+    if isinstance(executor, str):
+        return executor_by_name(executor)
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be a ginkpy executor or its name ('reference', 'opencl'), "
+                        f"not {type(executor).__name__}")
+    return executor
+
+
+def _dtype(As: Any, B: np.ndarray, X0: Any) -> np.dtype:
+    """float32 when the values, B and X0 are all float32, else float64."""
+    if isinstance(As, BatchLinOp):
+        return As.dtype
+    if isinstance(As, tuple):
+        values = np.asarray(As[1]) if len(As) == 2 else np.zeros(0)
+        types = [values.dtype]
+    else:
+        types = [getattr(m, "dtype", np.dtype(np.float64)) for m in (As if hasattr(As, "__len__") else [])]
+    types += [B.dtype] + ([np.asarray(X0).dtype] if X0 is not None else [])
+    return np.result_type(*(value_dtype(t, "the systems") for t in types))
+
+
+def _batch_matrix(As: Any, exec, dtype) -> BatchLinOp:
+    if isinstance(As, BatchLinOp):
+        return As.to_executor(exec)
+    if isinstance(As, tuple):
+        if len(As) != 2 or not sp.issparse(As[0]):
+            raise TypeError("As as a tuple must be (pattern, values): a SciPy sparse matrix giving the stored "
+                            "entries and an array (N, nnz) of each system's values")
+        return Csr.from_pattern(exec, As[0], As[1], dtype)
+    return Csr.from_scipy(exec, As, dtype)
+
+
+def _vectors(V: np.ndarray, N: int, n: int, what: str, dtype) -> np.ndarray:
+    """``V`` as a finite (N, n) array of ``dtype``; an error names the first system with NaN or Inf."""
+    if V.shape != (N, n):
+        raise ValueError(f"{what} has shape {V.shape}, but there are {N} systems of {n} x {n}: {what} must have "
+                         f"shape ({N}, {n}), one row per system")
+    V = V.astype(value_dtype(V.dtype, what)).astype(dtype)
+    bad = np.flatnonzero(~np.isfinite(V).all(axis=1))
+    if bad.size:
+        more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
+        raise ValueError(f"{what} of system {int(bad[0])}{more} contains NaN or Inf values")
+    return V
+
+
+def _preconditioner(M: Any) -> Any:
+    """The batched solver's preconditioner parameter from M."""
+    if M is None:
+        return None
+    if isinstance(M, str):
+        if M.lower() == "none":
+            return None
+        if M.lower() not in PRECONDITIONERS:
+            raise ValueError(f"unknown preconditioner {M!r} for the batched solvers: use "
+                             f"{', '.join(repr(k) for k in PRECONDITIONERS)}, 'none', or "
+                             f"gk.batch.preconditioner.Jacobi.build()...")
+        return Jacobi.build().with_max_block_size(PRECONDITIONERS[M.lower()])
+    if isinstance(M, (Parameters, Factory)) or isinstance(M, Jacobi):
+        return M
+    raise TypeError(f"M must be None, 'jacobi', 'block_jacobi' or a gk.batch.preconditioner.Jacobi "
+                    f"(parameters or generated), not {type(M).__name__}")

@@ -1,0 +1,220 @@
+// The batched Bicgstab: one work-group solves one item at a time (see components/batch_solver.cl
+// for the build options, the work space and the row macros). Mirrors
+// reference/batch/solver/bicgstab_kernels.py.
+#include "components/batch_solver.cl"
+
+#if PRECOND == PRECOND_NONE  // M = I: p_hat is p, s_hat is s
+#define p_hat p
+#define s_hat s
+#endif
+
+__kernel void apply(BATCH_SOLVER_ARGS)
+{
+    const int lid = WG == 1 ? 0 : get_local_id(0);
+    for (int item = get_group_id(0); item < num_items; item += get_num_groups(0)) {
+        BEGIN_ITEM
+#if PRECOND != PRECOND_NONE
+        WORK(p_hat, n);
+        WORK(s_hat, n);
+#endif
+        WORK(r, n);
+        WORK(s, n);
+        WORK(v, n);
+        WORK(t, n);
+        WORK(r_hat, n);
+        WORK(p, n);
+        SYNC();
+        // r = r_hat = b - A x;  p = v = 0;  ||r||, ||b||, sum |x|
+        value_type s0 = 0, s1 = 0, s2 = 0;
+        FOR_ROWS(i) {
+            value_type ax;
+            SPMV_ROW(ax, xv, i);
+            const value_type ri = bv[i] - ax;
+            r[i] = ri;
+            r_hat[i] = ri;
+            p[i] = 0;
+            v[i] = 0;
+            s0 += ri * ri;
+            s1 += bv[i] * bv[i];
+            s2 += fabs(xv[i]);
+        }
+        value_type4 sums = SUM4(s0, s1, s2, 0);
+        value_type res = sqrt(sums.s0);
+        const value_type b_norm = sqrt(sums.s1);
+        value_type x_sum = sums.s2;
+        const value_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
+        int reason = STATUS_RUNNING;
+        if (!isfinite(b_norm) || !isfinite(res)) {
+            reason = STATUS_DIVERGED;  // bad input: x stays as it is
+        } else if (res <= limit) {
+            reason = STATUS_CONVERGED;
+        }
+        value_type rho_old = 1, alpha = 1, omega = 1;
+        value_type rho = sums.s0;  // r_hat . r
+        int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
+        if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
+        // one iteration per trip; the loop has no other exit (PoCL mishandles barrier loops with
+        // several)
+        while (reason == STATUS_RUNNING) {
+            if (rho == 0 || omega == 0 || !isfinite(rho)) {
+                reason = STATUS_BREAKDOWN;
+            } else {
+                // p = r + beta (p - omega v);  p_hat = M p;  sum |p_hat|
+                const value_type beta = (rho / rho_old) * (alpha / omega);
+                s0 = 0;
+#if PRECOND == PRECOND_BLOCK
+                FOR_ROWS(i) p[i] = r[i] + beta * (p[i] - omega * v[i]);
+                SYNC();
+                FOR_ROWS(i) {
+                    value_type pi;
+                    PREC_ROW(pi, p, i);
+                    p_hat[i] = pi;
+                    s0 += fabs(pi);
+                }
+#else
+                FOR_ROWS(i) {
+                    p[i] = r[i] + beta * (p[i] - omega * v[i]);
+                    value_type pi;
+                    PREC_ROW(pi, p, i);
+                    p_hat[i] = pi;
+                    s0 += fabs(pi);
+                }
+#endif
+                const value_type p_sum = SUM4(s0, 0, 0, 0).s0;
+                // v = A p_hat;  alpha = rho / (r_hat . v)
+                s0 = 0;
+                FOR_ROWS(i) {
+                    value_type vi;
+                    SPMV_ROW(vi, p_hat, i);
+                    v[i] = vi;
+                    s0 += r_hat[i] * vi;
+                }
+                const value_type rv = SUM4(s0, 0, 0, 0).s0;
+                if (rv == 0 || !isfinite(rv) || !isfinite(rho / rv)) {
+                    reason = STATUS_BREAKDOWN;
+                } else {
+                    alpha = rho / rv;
+                    // s = r - alpha v;  s_hat = M s;  ||s||;  sum |s_hat|
+                    s0 = 0;
+                    s1 = 0;
+#if PRECOND == PRECOND_BLOCK
+                    FOR_ROWS(i) {
+                        const value_type si = r[i] - alpha * v[i];
+                        s[i] = si;
+                        s0 += si * si;
+                    }
+                    SYNC();
+                    FOR_ROWS(i) {
+                        value_type shi;
+                        PREC_ROW(shi, s, i);
+                        s_hat[i] = shi;
+                        s1 += fabs(shi);
+                    }
+#else
+                    FOR_ROWS(i) {
+                        const value_type si = r[i] - alpha * v[i];
+                        s[i] = si;
+                        value_type shi;
+                        PREC_ROW(shi, s, i);
+                        s_hat[i] = shi;
+                        s0 += si * si;
+                        s1 += fabs(shi);
+                    }
+#endif
+                    sums = SUM4(s0, s1, 0, 0);
+                    const value_type s_res = sqrt(sums.s0);
+                    const value_type s_sum = sums.s1;
+                    ++it;
+                    int check = 0;  // the recurrence says converged: the true residual decides
+                    if (s_res <= limit) {
+                        // x += alpha p_hat, if it stays finite
+                        if (!isfinite(x_sum + fabs(alpha) * p_sum)) {
+                            reason = STATUS_DIVERGED;
+                        } else {
+                            s0 = 0;
+                            FOR_ROWS(i) {
+                                const value_type xi = xv[i] + alpha * p_hat[i];
+                                xv[i] = xi;
+                                s0 += fabs(xi);
+                            }
+                            x_sum = SUM4(s0, 0, 0, 0).s0;
+                            check = 1;
+                        }
+                    } else {
+                        // t = A s_hat;  omega = (t . s) / (t . t)
+                        s0 = 0;
+                        s1 = 0;
+                        FOR_ROWS(i) {
+                            value_type ti;
+                            SPMV_ROW(ti, s_hat, i);
+                            t[i] = ti;
+                            s0 += ti * s[i];
+                            s1 += ti * ti;
+                        }
+                        sums = SUM4(s0, s1, 0, 0);
+                        if (sums.s1 == 0 || !isfinite(sums.s1) || !isfinite(sums.s0 / sums.s1)) {
+                            reason = STATUS_BREAKDOWN;
+                        } else if (!isfinite(x_sum + fabs(alpha) * p_sum
+                                             + fabs(sums.s0 / sums.s1) * s_sum)) {
+                            reason = STATUS_DIVERGED;
+                        } else {
+                            omega = sums.s0 / sums.s1;
+                            // x += alpha p_hat + omega s_hat;  r = s - omega t;  ||r||;
+                            // rho_new = r_hat . r;  sum |x|
+                            s0 = 0;
+                            s1 = 0;
+                            s2 = 0;
+                            FOR_ROWS(i) {
+                                const value_type xi = xv[i] + (alpha * p_hat[i] + omega * s_hat[i]);
+                                xv[i] = xi;
+                                const value_type ri = s[i] - omega * t[i];
+                                r[i] = ri;
+                                s0 += ri * ri;
+                                s1 += r_hat[i] * ri;
+                                s2 += fabs(xi);
+                            }
+                            sums = SUM4(s0, s1, s2, 0);
+                            res = sqrt(sums.s0);
+                            x_sum = sums.s2;
+                            if (!isfinite(res)) {
+                                reason = STATUS_DIVERGED;
+                            } else if (res <= limit) {
+                                check = 1;
+                            } else {
+                                rho_old = rho;
+                                rho = sums.s1;
+                            }
+                        }
+                    }
+                    if (check) {
+                        // r = r_hat = b - A x;  p = v = 0: converged, or a restart from x
+                        s0 = 0;
+                        FOR_ROWS(i) {
+                            value_type ax;
+                            SPMV_ROW(ax, xv, i);
+                            const value_type ri = bv[i] - ax;
+                            r[i] = ri;
+                            r_hat[i] = ri;
+                            p[i] = 0;
+                            v[i] = 0;
+                            s0 += ri * ri;
+                        }
+                        rho = SUM4(s0, 0, 0, 0).s0;
+                        res = sqrt(rho);
+                        if (res <= limit) {
+                            reason = STATUS_CONVERGED;
+                        } else {
+                            rho_old = 1;
+                            alpha = 1;
+                            omega = 1;
+                        }
+                    }
+                    if (reason == STATUS_RUNNING && it >= max_iters) reason = STATUS_ITERATION_LIMIT;
+                }
+            }
+        }
+        STORE_X
+        FINISH(it, res, reason)
+        SYNC();
+    }
+}

@@ -1,0 +1,19 @@
+"""OpenCL kernels of the batched Bicgstab (sources in bicgstab_kernels.cl): one launch solves
+every item (see ginkpy/opencl/components/batch_solver.py for the launch)."""
+from __future__ import annotations
+
+from ginkpy.opencl.components.batch_solver import solve
+
+
+def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, iterations, residual_norms,
+          reasons):
+    """Solve A_i x_i = b_i for every item with Bicgstab, x the initial guess; per item the
+    iterations, final residual norm and stop reason go to ``iterations``, ``residual_norms``,
+    ``reasons``."""
+    n = a.common_size[0]
+    # work vectors in order of priority for local memory (the SpMV operands first); without a
+    # preconditioner p_hat and s_hat are p and s
+    work = [("p_hat", n), ("s_hat", n)] if preconditioner is not None else []
+    work = work + [("r", n), ("s", n), ("v", n), ("t", n), ("r_hat", n), ("p", n)]
+    solve(exec, __file__, a, preconditioner, b, x, work, max_iterations, rtol, atol, iterations,
+          residual_norms, reasons)

@@ -1,0 +1,178 @@
+// What the batched solvers' kernels share (batch/solver/*_kernels.cl include it): one
+// work-group solves one batch item at a time, looping over items when there are more items than
+// work-groups. Build options (chosen by components/batch_solver.py):
+//   WG        work-items per work-group, a power of two; 1: one work-item solves an item alone,
+//             without barriers (CPU devices)
+//   FORMAT    FORMAT_CSR, FORMAT_ELL or FORMAT_DENSE: the format of the system matrix
+//   PRECOND   PRECOND_NONE, PRECOND_SCALAR or PRECOND_BLOCK (Jacobi)
+//   LOCAL_<a> 1 where array a lives in local memory, 0 where in global memory: the matrix
+//             values, the preconditioner, x and each work vector
+#include "common.cl"
+
+#define FORMAT_CSR 1
+#define FORMAT_ELL 2
+#define FORMAT_DENSE 3
+#define PRECOND_NONE 0
+#define PRECOND_SCALAR 1
+#define PRECOND_BLOCK 2
+
+#define STATUS_CONVERGED 1
+#define STATUS_ITERATION_LIMIT 2
+#define STATUS_DIVERGED 5
+
+#define CAT(a, b) a##b
+#define XCAT(a, b) CAT(a, b)
+typedef XCAT(ValueType, 4) value_type4;
+
+// The arguments every batched solver kernel takes first: sizes, the shared pattern, the values
+// of the matrix (mat_stride per item) and of the preconditioner (prec_stride per item), b, x,
+// the stopping settings, the per-item results, and the work space: gslot entries of global
+// memory per work-group, lwork in local memory, WG slots for the reductions.
+#define BATCH_SOLVER_ARGS                                                                         \
+    const int num_items, const int n, __global const int* row_ptrs,                               \
+    __global const int* col_idxs, const int ell_width, __global const value_type* mat_values,     \
+    const int mat_stride, __global const int* block_ptrs, __global const int* row_blocks,         \
+    const int block_stride, __global const value_type* prec_values, const int prec_stride,        \
+    __global const value_type* b, __global value_type* x, const int max_iters,                    \
+    const value_type rtol, const value_type atol, __global int* iterations,                     \
+    __global value_type* res_norms, __global uchar* reasons, __global value_type* gwork,          \
+    const int gslot, __local value_type* lwork, __local value_type4* slots
+
+// -- work space -------------------------------------------------------------------------------
+// WORK(v, size) declares the work array v of size entries where LOCAL_v says: in lwork or in this
+// work-group's slot of gwork, at the next free offset of either.
+#define SPACE_0 __global
+#define SPACE_1 __local
+#define BASE_0 gbase
+#define BASE_1 lwork
+#define OFFSET_0 goffset
+#define OFFSET_1 loffset
+#define WORK(v, size)                                                                             \
+    XCAT(SPACE_, XCAT(LOCAL_, v)) value_type* v = XCAT(BASE_, XCAT(LOCAL_, v))                      \
+                                                   + XCAT(OFFSET_, XCAT(LOCAL_, v));              \
+    XCAT(OFFSET_, XCAT(LOCAL_, v)) += (size)
+
+// The start of every item's loop: a_vals (the matrix values), m_vals (the preconditioner) and
+// xv (x) point at the item's data in global memory or at local copies of it.
+#define BEGIN_ITEM                                                                                \
+    int loffset = 0, goffset = 0;                                                                 \
+    __global value_type* gbase = gwork + (size_t)get_group_id(0) * gslot;                         \
+    __global const value_type* bv = b + (size_t)item * n;                                        \
+    DECLARE_MATRIX DECLARE_PREC DECLARE_X
+
+#if LOCAL_a_vals
+#define DECLARE_MATRIX                                                                            \
+    __local value_type* a_vals = lwork + loffset;                                                 \
+    loffset += mat_stride;                                                                        \
+    for (int e = lid; e < mat_stride; e += WG) a_vals[e] = mat_values[(size_t)item * mat_stride + e];
+#else
+#define DECLARE_MATRIX __global const value_type* a_vals = mat_values + (size_t)item * mat_stride;
+#endif
+
+#if PRECOND == PRECOND_NONE
+#define DECLARE_PREC
+#elif LOCAL_m_vals
+#define DECLARE_PREC                                                                              \
+    __local value_type* m_vals = lwork + loffset;                                                 \
+    loffset += prec_stride;                                                                       \
+    for (int e = lid; e < prec_stride; e += WG) m_vals[e] = prec_values[(size_t)item * prec_stride + e];
+#else
+#define DECLARE_PREC __global const value_type* m_vals = prec_values + (size_t)item * prec_stride;
+#endif
+
+#if LOCAL_xv
+#define DECLARE_X                                                                                 \
+    __local value_type* xv = lwork + loffset;                                                     \
+    loffset += n;                                                                                 \
+    for (int e = lid; e < n; e += WG) xv[e] = x[(size_t)item * n + e];
+#define STORE_X for (int e = lid; e < n; e += WG) x[(size_t)item * n + e] = xv[e];
+#else
+#define DECLARE_X __global value_type* xv = x + (size_t)item * n;
+#define STORE_X
+#endif
+
+// -- work-group primitives ----------------------------------------------------------------------
+#if WG == 1
+#define SYNC()
+#define FOR_ROWS(i) for (int i = 0; i < n; ++i)
+#define GROUP_SUM(v) (v)
+#define LEADER 1
+#else
+#define SYNC() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define FOR_ROWS(i) for (int i = lid; i < n; i += WG)
+#define GROUP_SUM(v) group_sum(slots, (v), lid)
+#define LEADER (lid == 0)
+
+// The sum over the work-group of each work-item's v, returned to every work-item (a tree in
+// local memory; four sums at once cost the barriers of one).
+inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, const int lid)
+{
+    slots[lid] = v;
+    // the global fence too: the pass before wrote vectors that may live in global memory
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s /= 2) {
+        if (lid < s) slots[lid] += slots[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const value_type4 sum = slots[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return sum;
+}
+#endif
+
+#define SUM4(a, b, c, d) \
+    GROUP_SUM((value_type4)((value_type)(a), (value_type)(b), (value_type)(c), (value_type)(d)))
+
+// -- the matrix and the preconditioner, one row at a time -----------------------------------------
+// out = (A v)_i
+#if FORMAT == FORMAT_CSR
+#define SPMV_ROW(out, v, i)                                                                       \
+    {                                                                                             \
+        value_type acc_ = 0;                                                                      \
+        for (int k_ = row_ptrs[i]; k_ < row_ptrs[(i) + 1]; ++k_) acc_ += a_vals[k_] * v[col_idxs[k_]]; \
+        out = acc_;                                                                               \
+    }
+#elif FORMAT == FORMAT_ELL
+#define SPMV_ROW(out, v, i)                                                                       \
+    {                                                                                             \
+        value_type acc_ = 0;                                                                      \
+        for (int k_ = 0; k_ < ell_width; ++k_) {                                                  \
+            const int c_ = col_idxs[(i) + k_ * n];                                                \
+            if (c_ >= 0) acc_ += a_vals[(i) + k_ * n] * v[c_];                                    \
+        }                                                                                         \
+        out = acc_;                                                                               \
+    }
+#else
+#define SPMV_ROW(out, v, i)                                                                       \
+    {                                                                                             \
+        value_type acc_ = 0;                                                                      \
+        for (int k_ = 0; k_ < n; ++k_) acc_ += a_vals[(i) * n + k_] * v[k_];                      \
+        out = acc_;                                                                               \
+    }
+#endif
+
+// out = (M v)_i. Block Jacobi reads the rows of i's block: v must be complete (SYNC() first).
+#if PRECOND == PRECOND_NONE
+#define PREC_ROW(out, v, i) out = v[i];
+#elif PRECOND == PRECOND_SCALAR
+#define PREC_ROW(out, v, i) out = m_vals[i] * v[i];
+#else
+#define PREC_ROW(out, v, i)                                                                       \
+    {                                                                                             \
+        const int blk_ = row_blocks[i];                                                           \
+        const int start_ = block_ptrs[blk_];                                                      \
+        const int offset_ = blk_ * block_stride * block_stride + (i) - start_;                   \
+        value_type acc_ = 0;                                                                      \
+        for (int j_ = 0; j_ < block_ptrs[blk_ + 1] - start_; ++j_)                                \
+            acc_ += m_vals[offset_ + j_ * block_stride] * v[start_ + j_];                         \
+        out = acc_;                                                                               \
+    }
+#endif
+
+// The item's results, written by one work-item.
+#define FINISH(its, res, reason)                                                                  \
+    if (LEADER) {                                                                                 \
+        iterations[item] = (its);                                                                 \
+        res_norms[item] = (res);                                                                  \
+        reasons[item] = (reason);                                                                 \
+    }

@@ -1,0 +1,93 @@
+"""Reference kernels of the batched Bicgstab: each item solved in turn, step by step as the
+device kernel does (see ginkpy/core/batch/solver/bicgstab.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.reference.components.batch_solver import (finite, item_matrices, item_preconditioners, norm,
+                                                      threshold)
+
+
+def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, iterations, residual_norms,
+          reasons):
+    matrices = item_matrices(a)
+    precs = item_preconditioners(preconditioner, a.num_batch_items)
+    for i, (A, M) in enumerate(zip(matrices, precs)):
+        with np.errstate(all="ignore"):  # as on a device: overflow and 0/0 are detected, not warned about
+            iterations[i], residual_norms[i], reasons[i] = _solve(A, M, b.values[i, :, 0], x.values[i, :, 0],
+                                                                  max_iterations, rtol, atol)
+
+
+def _solve(A, M, b, x, max_iterations, rtol, atol):
+    """Bicgstab on one item; x (a view) is updated in place. Returns (iterations, ||r||, reason)."""
+    one = b.dtype.type(1)
+    # r = b - A x
+    r = b - A @ x
+    b_norm, res = norm(b), norm(r)
+    if not finite(b_norm, res):
+        return -1, res, StopReason.DIVERGED  # -1: bad input, reported as such
+    limit = threshold(rtol, atol, b_norm)
+    if res <= limit:
+        return 0, res, StopReason.CONVERGED
+    x_sum = np.abs(x).sum()
+    # (re)start: r_hat = r;  p = v = 0;  rho_old = alpha = omega = 1;  rho = r_hat . r
+    r_hat, p, v = r.copy(), np.zeros_like(r), np.zeros_like(r)
+    rho_old = alpha = omega = one
+    rho = r_hat @ r
+    it = 0
+    while it < max_iterations:
+        if rho == 0 or omega == 0 or not finite(rho):
+            return it, res, StopReason.BREAKDOWN
+        # p = r + beta (p - omega v);  p_hat = M p
+        beta = (rho / rho_old) * (alpha / omega)
+        p = r + beta * (p - omega * v)
+        p_hat = M(p)
+        p_sum = np.abs(p_hat).sum()
+        # v = A p_hat;  alpha = rho / (r_hat . v)
+        v = A @ p_hat
+        rv = r_hat @ v
+        if rv == 0 or not finite(rv, rho / rv):
+            return it, res, StopReason.BREAKDOWN
+        alpha = rho / rv
+        # s = r - alpha v;  s_hat = M s
+        s = r - alpha * v
+        s_hat = M(s)
+        s_res = norm(s)
+        s_sum = np.abs(s_hat).sum()
+        it += 1
+        if s_res <= limit:
+            # x += alpha p_hat, if the true residual meets the tolerance the item has converged
+            if not finite(x_sum + abs(alpha) * p_sum):
+                return it, res, StopReason.DIVERGED
+            x += alpha * p_hat
+            x_sum = np.abs(x).sum()
+        else:
+            # t = A s_hat;  omega = (t . s) / (t . t)
+            t = A @ s_hat
+            ts, tt = t @ s, t @ t
+            if tt == 0 or not finite(tt, ts / tt):
+                return it, res, StopReason.BREAKDOWN
+            omega = ts / tt
+            if not finite(x_sum + abs(alpha) * p_sum + abs(omega) * s_sum):
+                return it, res, StopReason.DIVERGED
+            # x += alpha p_hat + omega s_hat;  r = s - omega t;  rho_new = r_hat . r
+            x += alpha * p_hat + omega * s_hat
+            r = s - omega * t
+            res = norm(r)
+            rho_new = r_hat @ r
+            x_sum = np.abs(x).sum()
+            if not finite(res):
+                return it, res, StopReason.DIVERGED
+            if res > limit:
+                rho_old, rho = rho, rho_new
+                continue
+        # the recurrence says converged: check the true residual, else restart from x
+        r = b - A @ x
+        res = norm(r)
+        if res <= limit:
+            return it, res, StopReason.CONVERGED
+        r_hat, p, v = r.copy(), np.zeros_like(r), np.zeros_like(r)
+        rho_old = alpha = omega = one
+        rho = r_hat @ r
+    return it, res, StopReason.ITERATION_LIMIT

@@ -1,0 +1,75 @@
+"""Reference kernels of the batched Cg: each item solved in turn, step by step as the device
+kernel does (see ginkpy/core/batch/solver/cg.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.reference.components.batch_solver import (finite, item_matrices, item_preconditioners, norm,
+                                                      threshold)
+
+
+def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, iterations, residual_norms,
+          reasons):
+    matrices = item_matrices(a)
+    precs = item_preconditioners(preconditioner, a.num_batch_items)
+    for i, (A, M) in enumerate(zip(matrices, precs)):
+        with np.errstate(all="ignore"):  # as on a device: overflow and 0/0 are detected, not warned about
+            iterations[i], residual_norms[i], reasons[i] = _solve(A, M, b.values[i, :, 0], x.values[i, :, 0],
+                                                                  max_iterations, rtol, atol)
+
+
+def _solve(A, M, b, x, max_iterations, rtol, atol):
+    """Cg on one item; x (a view) is updated in place. Returns (iterations, ||r||, reason)."""
+    # r = b - A x
+    r = b - A @ x
+    b_norm, res = norm(b), norm(r)
+    if not finite(b_norm, res):
+        return -1, res, StopReason.DIVERGED  # -1: bad input, reported as such
+    limit = threshold(rtol, atol, b_norm)
+    if res <= limit:
+        return 0, res, StopReason.CONVERGED
+    # z = M r;  p = z;  rho = r . z
+    z = M(r)
+    p = z.copy()
+    rho = r @ z
+    x_sum = np.abs(x).sum()
+    it = 0
+    while it < max_iterations:
+        # Ap = A p;  p . A p
+        Ap = A @ p
+        pAp = p @ Ap
+        p_sum = np.abs(p).sum()
+        if not (pAp > 0) or not finite(pAp, rho) or rho == 0:
+            return it, res, StopReason.BREAKDOWN
+        alpha = rho / pAp
+        if not finite(alpha):
+            return it, res, StopReason.BREAKDOWN
+        # x + alpha p stays finite: |x_r + alpha p_r| <= sum|x| + |alpha| sum|p|
+        if not finite(x_sum + abs(alpha) * p_sum):
+            return it, res, StopReason.DIVERGED
+        # x += alpha p;  r -= alpha Ap;  z = M r;  rho_new = r . z
+        x += alpha * p
+        r -= alpha * Ap
+        z = M(r)
+        rho_new = r @ z
+        res = norm(r)
+        x_sum = np.abs(x).sum()
+        it += 1
+        if not finite(res):
+            return it, res, StopReason.DIVERGED
+        if res <= limit:
+            # converged only if the true residual b - A x meets the tolerance too
+            t = b - A @ x
+            true_res = norm(t)
+            if true_res <= limit:
+                return it, true_res, StopReason.CONVERGED
+            # residual replacement
+            r = t
+            z = M(r)
+            rho_new = r @ z
+            res = true_res
+        # p = z + (rho_new / rho) p
+        p = z + (rho_new / rho) * p
+        rho = rho_new
+    return it, res, StopReason.ITERATION_LIMIT

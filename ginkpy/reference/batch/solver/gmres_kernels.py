@@ -1,0 +1,95 @@
+"""Reference kernels of the batched Gmres: each item solved in turn, step by step as the device
+kernel does (see ginkpy/core/batch/solver/gmres.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.reference.components.batch_solver import (finite, item_matrices, item_preconditioners, norm,
+                                                      threshold)
+
+
+def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, krylov_dim, iterations,
+          residual_norms, reasons):
+    matrices = item_matrices(a)
+    precs = item_preconditioners(preconditioner, a.num_batch_items)
+    for i, (A, M) in enumerate(zip(matrices, precs)):
+        with np.errstate(all="ignore"):  # as on a device: overflow and 0/0 are detected, not warned about
+            iterations[i], residual_norms[i], reasons[i] = _solve(A, M, b.values[i, :, 0], x.values[i, :, 0],
+                                                                  max_iterations, rtol, atol, krylov_dim)
+
+
+def _solve(A, M, b, x, max_iterations, rtol, atol, m):
+    """GMRES(m) on one item; x (a view) is updated in place. Returns (iterations, ||r||, reason)."""
+    dtype = b.dtype
+    # r = b - A x
+    r = b - A @ x
+    b_norm, res = norm(b), norm(r)
+    if not finite(b_norm, res):
+        return -1, res, StopReason.DIVERGED  # -1: bad input, reported as such
+    limit = threshold(rtol, atol, b_norm)
+    if res <= limit:
+        return 0, res, StopReason.CONVERGED
+    x_sum = np.abs(x).sum()
+    it = 0
+    while it < max_iterations:
+        # v_0 = r / ||r||;  g = ||r|| e_1
+        V = np.zeros((m + 1, b.size), dtype)
+        H = np.zeros((m + 1, m), dtype)
+        cs, sn, g = np.zeros(m, dtype), np.zeros(m, dtype), np.zeros(m + 1, dtype)
+        V[0] = r / res
+        g[0] = res
+        breakdown = False
+        steps = 0
+        for j in range(m):
+            # w = A M v_j, orthogonalised against v_0 .. v_j (modified Gram-Schmidt)
+            w = A @ M(V[j])
+            for l in range(j + 1):
+                H[l, j] = w @ V[l]
+                w = w - H[l, j] * V[l]
+            h = norm(w)
+            H[j + 1, j] = h
+            it += 1
+            if not finite(h):
+                breakdown = True
+                break
+            # the previous rotations on column j, then the one that zeroes H[j + 1, j]
+            for l in range(j):
+                H[l, j], H[l + 1, j] = cs[l] * H[l, j] + sn[l] * H[l + 1, j], -sn[l] * H[l, j] + cs[l] * H[l + 1, j]
+            d = np.hypot(H[j, j], H[j + 1, j])
+            cs[j], sn[j] = (H[j, j] / d, H[j + 1, j] / d) if d != 0 else (dtype.type(1), dtype.type(0))
+            H[j, j] = cs[j] * H[j, j] + sn[j] * H[j + 1, j]
+            H[j + 1, j] = 0
+            g[j + 1] = -sn[j] * g[j]
+            g[j] = cs[j] * g[j]
+            steps = j + 1
+            if h > 0:
+                V[j + 1] = w / h
+            if abs(g[j + 1]) <= limit or it >= max_iterations or h == 0:
+                break
+        # y = R^-1 g over the leading steps whose diagonal is nonzero
+        for l in range(steps):
+            if H[l, l] == 0 or not finite(H[l, l]):
+                breakdown = True
+                steps = l
+                break
+        y = np.zeros(steps, dtype)
+        for l in range(steps - 1, -1, -1):
+            y[l] = (g[l] - H[l, l + 1:steps] @ y[l + 1:]) / H[l, l]
+        # x += M V y, if it stays finite
+        z = M(V[:steps].T @ y) if steps else np.zeros_like(x)
+        z_sum = np.abs(z).sum()
+        if not finite(x_sum + z_sum):
+            return it, res, StopReason.DIVERGED
+        x += z
+        x_sum = np.abs(x).sum()
+        # r = b - A x: the true residual decides
+        r = b - A @ x
+        res = norm(r)
+        if res <= limit:
+            return it, res, StopReason.CONVERGED
+        if breakdown:
+            return it, res, StopReason.BREAKDOWN
+        if not finite(res):
+            return it, res, StopReason.DIVERGED
+    return it, res, StopReason.ITERATION_LIMIT

@@ -1,0 +1,55 @@
+"""What the reference kernels of the batched solvers share: each item's matrix and
+preconditioner as host operators, and the checks every solver makes on a step."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from ginkpy.core.matrix.ell import PADDING
+
+
+def item_matrices(a) -> list:
+    """The items of a batch Csr, Ell or Dense (host arrays) as SciPy CSR or NumPy matrices."""
+    if hasattr(a, "row_ptrs"):  # Csr
+        return [sp.csr_matrix((v, a.col_idxs, a.row_ptrs), shape=a.common_size) for v in a.values]
+    if hasattr(a, "num_stored_elements_per_row"):  # Ell: entry k of row r at r + n k
+        n = a.common_size[0]
+        stored = np.flatnonzero(a.col_idxs != PADDING)
+        rows, cols = stored % max(n, 1), a.col_idxs[stored]
+        return [sp.csr_matrix((v[stored], (rows, cols)), shape=a.common_size) for v in a.values]
+    return list(a.values)
+
+
+def item_preconditioners(preconditioner, num_items: int) -> list[Callable[[np.ndarray], np.ndarray]]:
+    """z = M_i r for each item: the batch Jacobi's inverse blocks, or a copy without one."""
+    if preconditioner is None:
+        return [np.copy] * num_items
+    n, stride = preconditioner.common_size[0], preconditioner.block_stride
+    block = preconditioner.row_blocks
+    start = preconditioner.block_ptrs[block]
+    j = np.arange(stride)
+    cols = start[:, None] + j
+    inside = cols < preconditioner.block_ptrs[block + 1][:, None]
+    cols = np.where(inside, cols, 0)
+    # z[r] = sum_j blocks[k, j, r - start_k] r[start_k + j] over the rows of r's block k
+    weights = preconditioner.blocks[:, block[:, None], j, (np.arange(n) - start)[:, None]]
+
+    def apply(w):
+        return lambda r: (w * np.where(inside, r[cols], 0)).sum(axis=1)
+    return [apply(w) for w in weights]
+
+
+def threshold(rtol, atol, b_norm):
+    """The residual norm an item must reach: max(rtol ||b||, atol)."""
+    return max(rtol * b_norm, atol)
+
+
+def norm(v):
+    # ||v|| = sqrt(v . v), as the device computes it
+    return np.sqrt(v @ v)
+
+
+def finite(*values) -> bool:
+    return bool(np.isfinite(values).all())

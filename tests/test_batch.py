@@ -1,0 +1,364 @@
+"""gk.batch on the reference executor (and the API on both): batch matrices and MultiVector,
+hand-checked batched solves of 2 x 2 and 3 x 3 systems, stop reasons, the batched solve
+against the single-system solver, gk.linalg.batched_*, the single-system door, bad input."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import ginkpy as gk
+from ginkpy.core.batch.solver.single_system import solve_single
+from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
+from ginkpy.problems import convection_diffusion_2d, poisson_2d
+
+CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
+                                         StopReason.DIVERGED)
+SOLVERS = ["Cg", "Bicgstab", "Gmres"]
+
+
+def cells(rng, N, grid=4, kind="spd"):
+    """N diffusion (or convection-diffusion) systems on a grid x grid mesh: one pattern,
+    random coefficients per system."""
+    P = (poisson_2d(grid) if kind == "spd" else convection_diffusion_2d(grid)).tocsr()
+    out = []
+    for _ in range(N):
+        d = sp.diags(np.sqrt(rng.uniform(0.5, 2.0, P.shape[0])))
+        out.append((d @ P @ d).tocsr())
+    return out
+
+
+def batch_solve(exec, name, matrices, B, X0=None, tolerance=1e-10, tolerance_type="relative", max_iterations=200,
+                block_size=None, fmt="csr", **params):
+    """Solve with gk.batch.solver.<name> on ``exec``: returns X (N, n) and the BatchConvergence logger."""
+    A = gk.batch.matrix.Csr.from_scipy(exec, matrices)
+    if fmt == "ell":
+        A = gk.batch.matrix.Ell.from_csr(A)
+    elif fmt == "dense":
+        A = gk.batch.matrix.Dense.from_numpy(exec, [m.toarray() for m in matrices])
+    p = (getattr(gk.batch.solver, name).build().with_max_iterations(max_iterations).with_tolerance(tolerance)
+         .with_tolerance_type(tolerance_type))
+    if block_size is not None:
+        p = p.with_preconditioner(gk.batch.preconditioner.Jacobi.build().with_max_block_size(block_size))
+    for key, value in params.items():
+        getattr(p, f"with_{key}")(value)
+    solver = p.on(exec).generate(A)
+    logger = gk.batch.log.BatchConvergence()
+    solver.add_logger(logger)
+    x = gk.batch.MultiVector.from_numpy(exec, np.zeros_like(B) if X0 is None else X0)
+    solver.apply(gk.batch.MultiVector.from_numpy(exec, B), x)
+    return x.to_numpy(), logger
+
+
+# -- batch matrices and MultiVector --------------------------------------------------------------
+
+def test_multivector_keeps_the_shape_it_was_built_from(exec, rng):
+    for shape in [(3, 5), (3, 5, 2)]:
+        V = rng.standard_normal(shape)
+        mv = gk.batch.MultiVector.from_numpy(exec, V)
+        assert mv.num_batch_items == 3 and mv.common_size == (5, shape[2] if len(shape) == 3 else 1)
+        np.testing.assert_array_equal(mv.to_numpy(), V)
+        assert gk.batch.MultiVector.zeros(exec, shape).to_numpy().shape == shape
+
+
+def test_formats_round_trip_and_apply(exec, rng):
+    # SpMV by hand: two 2 x 2 items of one pattern
+    items = [sp.csr_matrix([[2.0, 1.0], [0.0, 3.0]]), sp.csr_matrix([[4.0, -1.0], [0.0, 0.5]])]
+    b = gk.batch.MultiVector.from_numpy(exec, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    expected = np.array([[4.0, 6.0], [8.0, 2.0]])
+    csr = gk.batch.matrix.Csr.from_scipy(exec, items)
+    for A in (csr, gk.batch.matrix.Ell.from_csr(csr),
+              gk.batch.matrix.Dense.from_numpy(exec, np.stack([m.toarray() for m in items]))):
+        x = gk.batch.MultiVector.zeros(exec, (2, 2))
+        np.testing.assert_array_equal(A.apply(b, x).to_numpy(), expected)
+        for got, want in zip(A.to_scipy(), items):
+            np.testing.assert_array_equal(got.toarray(), want.toarray())
+        assert A.shape == (2, 2, 2)
+
+
+def test_from_pattern_follows_the_patterns_own_order(ref):
+    # a pattern with unsorted columns: the values follow its stored order
+    pattern = sp.csr_matrix((np.ones(3), np.array([1, 0, 1]), np.array([0, 2, 3])), shape=(2, 2))
+    A = gk.batch.matrix.Csr.from_pattern(ref, pattern, np.array([[5.0, 6.0, 7.0], [1.0, 2.0, 3.0]]))
+    np.testing.assert_array_equal(A.to_scipy()[0].toarray(), [[6.0, 5.0], [0.0, 7.0]])
+    np.testing.assert_array_equal(A.to_scipy()[1].toarray(), [[2.0, 1.0], [0.0, 3.0]])
+
+
+def test_different_patterns_name_the_item_and_how(ref):
+    a = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match=r"item 2 is 3 x 3 where item 0 is 2 x 2"):
+        gk.batch.matrix.Csr.from_scipy(ref, [a, a, sp.eye(3)])
+    with pytest.raises(ValueError, match=r"item 1 stores 2 entries where item 0 stores 4: row 0 stores columns \[0\] "
+                                         r"where item 0 stores \[0, 1\]"):
+        gk.batch.matrix.Csr.from_scipy(ref, [a, sp.eye(2, format="csr")])
+    with pytest.raises(ValueError, match=r"item 1 stores entries at other positions than item 0: row 1 stores "
+                                         r"columns \[0\] where item 0 stores \[1\]"):
+        gk.batch.matrix.Csr.from_scipy(ref, [sp.csr_matrix([[1.0, 0], [0, 1.0]]), sp.csr_matrix([[1.0, 0], [1.0, 0]])])
+
+
+def test_nan_names_the_item(ref):
+    a = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    bad = a.copy()
+    bad[1, 0] = np.nan
+    with pytest.raises(ValueError, match=r"item 2 has a NaN or infinite value at \(1, 0\)"):
+        gk.batch.matrix.Csr.from_scipy(ref, [a, a, bad])
+    values = np.ones((3, 4))
+    values[1, 3] = np.inf
+    with pytest.raises(ValueError, match=r"item 1 has a NaN or infinite value at \(1, 1\)"):
+        gk.batch.matrix.Csr.from_pattern(ref, a, values)
+    dense = np.ones((2, 3, 3))
+    dense[1, 2, 0] = np.nan
+    with pytest.raises(ValueError, match=r"item 1 has a NaN or infinite value at \(2, 0\)"):
+        gk.batch.matrix.Dense.from_numpy(ref, dense)
+
+
+def test_empty_batches_and_wrong_shapes(ref):
+    a = sp.eye(3, format="csr")
+    with pytest.raises(ValueError, match="at least one item"):
+        gk.batch.matrix.Csr.from_scipy(ref, [])
+    with pytest.raises(ValueError, match="at least one item"):
+        gk.batch.matrix.Csr.from_pattern(ref, a, np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="at least one item"):
+        gk.batch.matrix.Dense.from_numpy(ref, np.zeros((0, 3, 3)))
+    with pytest.raises(ValueError, match=r"must have shape \(N, 3\)"):
+        gk.batch.matrix.Csr.from_pattern(ref, a, np.ones((2, 4)))
+    with pytest.raises(ValueError, match="stores entry"):
+        gk.batch.matrix.Csr.from_pattern(ref, sp.csr_matrix((np.ones(2), [0, 0], [0, 2, 2]), shape=(2, 2)),
+                                         np.ones((1, 2)))
+    with pytest.raises(TypeError, match="list of SciPy sparse"):
+        gk.batch.matrix.Csr.from_scipy(ref, a)
+    A = gk.batch.matrix.Csr.from_scipy(ref, [a, a])
+    with pytest.raises(ValueError, match="operator has 2 items but b has 3"):
+        A.apply(gk.batch.MultiVector.zeros(ref, (3, 3)), gk.batch.MultiVector.zeros(ref, (2, 3)))
+    with pytest.raises(ValueError, match="b has 4 rows per item"):
+        A.apply(gk.batch.MultiVector.zeros(ref, (2, 4)), gk.batch.MultiVector.zeros(ref, (2, 3)))
+    with pytest.raises(TypeError, match="gk.batch.MultiVector"):
+        A.apply(np.zeros((2, 3)), gk.batch.MultiVector.zeros(ref, (2, 3)))
+    with pytest.raises(ValueError, match=r"shape \(N, n\)"):
+        gk.batch.MultiVector.from_numpy(ref, np.zeros(3))
+
+
+def test_solver_input_checks(ref):
+    square = gk.batch.matrix.Csr.from_scipy(ref, [sp.eye(3, format="csr")] * 2)
+    with pytest.raises(ValueError, match="must be square, but its items are 2 x 3"):
+        gk.batch.solver.Cg.build().on(ref).generate(gk.batch.matrix.Csr.from_scipy(ref, [sp.eye(2, 3)] * 2))
+    with pytest.raises(TypeError, match="must be a batch matrix"):
+        gk.batch.solver.Cg.build().on(ref).generate(gk.matrix.Csr.from_scipy(ref, sp.eye(3)))
+    with pytest.raises(ValueError, match="tolerance_type"):
+        gk.batch.solver.Cg.build().with_tolerance_type("rel")
+    with pytest.raises(ValueError, match="max_iterations"):
+        gk.batch.solver.Bicgstab.build().with_max_iterations(-1)
+    with pytest.raises(ValueError, match="krylov_dim"):
+        gk.batch.solver.Gmres.build().with_krylov_dim(0)
+    with pytest.raises(ValueError, match="max_block_size"):
+        gk.batch.preconditioner.Jacobi.build().with_max_block_size(33)
+    with pytest.raises(TypeError, match="gk.batch.preconditioner.Jacobi"):
+        gk.batch.solver.Cg.build().with_preconditioner(gk.preconditioner.Jacobi.build()).on(ref).generate(square)
+    solver = gk.batch.solver.Cg.build().on(ref).generate(square)
+    with pytest.raises(ValueError, match="one right-hand side per item"):
+        solver.apply(gk.batch.MultiVector.zeros(ref, (2, 3, 2)), gk.batch.MultiVector.zeros(ref, (2, 3, 2)))
+
+
+def test_jacobi_names_the_item_and_row(ref):
+    good = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    zero = good.copy()
+    zero[1, 1] = 0
+    A = gk.batch.matrix.Csr.from_scipy(ref, [good, zero])
+    with pytest.raises(ValueError, match="item 1 has a zero diagonal entry in row 1"):
+        gk.batch.preconditioner.Jacobi.build().with_max_block_size(1).on(ref).generate(A)
+    singular = sp.csr_matrix(np.array([[1.0, 1.0], [1.0, 1.0]]))
+    A = gk.batch.matrix.Csr.from_scipy(ref, [good, good, singular])
+    with pytest.raises(ValueError, match=r"block 0 \(rows 0 to 1\) of item 2 is singular"):
+        gk.batch.preconditioner.Jacobi.build().with_max_block_size(2).on(ref).generate(A)
+
+
+def test_jacobi_inverts_each_items_blocks(exec):
+    # rows 0 and 1 share a pattern: blocks rows 0-1 and row 2. Item 0: diag(2, 4, 5) (explicit
+    # zeros in the block); item 1: the block [[2, 1], [1, 1]] (inverse [[1, -1], [-1, 2]]) and 5
+    pattern = sp.csr_matrix(np.array([[1.0, 1.0, 0], [1.0, 1.0, 0], [0, 0, 1.0]]))
+    A = gk.batch.matrix.Csr.from_pattern(exec, pattern, np.array([[2.0, 0, 0, 4.0, 5.0], [2.0, 1.0, 1.0, 1.0, 5.0]]))
+    b = gk.batch.MultiVector.from_numpy(exec, np.array([[2.0, 4.0, 5.0], [1.0, 1.0, 10.0]]))
+    M = gk.batch.preconditioner.Jacobi.build().with_max_block_size(2).on(exec).generate(A)
+    assert M.num_blocks == 2
+    x = M.apply(b, gk.batch.MultiVector.zeros(exec, (2, 3))).to_numpy()
+    np.testing.assert_allclose(x, [[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]], atol=1e-15)
+
+
+# -- hand-checked batched solves (reference) -------------------------------------------------------
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_two_by_two_systems_solve_exactly(ref, name):
+    # 2 x 2 SPD systems: CG and GMRES are exact after 2 steps, BiCGStab after 2 iterations at most
+    items = [sp.csr_matrix([[4.0, 1.0], [1.0, 3.0]]), sp.csr_matrix([[2.0, -1.0], [-1.0, 2.0]])]
+    B = np.array([[1.0, 2.0], [3.0, 0.0]])
+    X, log = batch_solve(ref, name, items, B, tolerance=1e-14)
+    np.testing.assert_allclose(X, [[1 / 11, 7 / 11], [2.0, 1.0]], rtol=1e-13)
+    assert log.has_converged and (log.num_iterations <= 2).all()
+    assert (log.residual_norm <= 1e-14 * np.linalg.norm(B, axis=1)).all()
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_jacobi_solves_diagonal_systems_in_one_iteration(ref, name):
+    # 3 x 3 diagonal systems: M = A^-1, so x = D^-1 b after one iteration
+    items = [sp.diags([2.0, 4.0, 8.0], format="csr"), sp.diags([1.0, 5.0, 10.0], format="csr")]
+    B = np.array([[2.0, 4.0, 8.0], [3.0, 5.0, 20.0]])
+    X, log = batch_solve(ref, name, items, B, tolerance=1e-14, block_size=1)
+    np.testing.assert_allclose(X, [[1.0, 1.0, 1.0], [3.0, 1.0, 2.0]], rtol=1e-15)
+    np.testing.assert_array_equal(log.num_iterations, [1, 1])
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_each_item_stops_on_its_own(ref, name):
+    # item 0 converges, item 1 has b = 0 (converged at once, x = 0), item 2 breaks down at once:
+    # CG's p . A p = 0 ([[1, 0], [0, -1]], b = (1, 1)), BiCGStab's r_hat . v = 0 and GMRES's
+    # singular Hessenberg matrix (both for [[0, 1], [-1, 0]] with b = (1, 0) ... and [[1, 0], [0, 0]])
+    def full(m):  # every entry stored (explicit zeros): one pattern for all items
+        return sp.csr_matrix((np.ravel(m), np.tile([0, 1], 2), [0, 2, 4]), shape=(2, 2))
+    good = full([[4.0, 1.0], [1.0, 3.0]])
+    bad = {"Cg": ([[1.0, 0.0], [0.0, -1.0]], [1.0, 1.0]), "Bicgstab": ([[0.0, 1.0], [-1.0, 0.0]], [1.0, 0.0]),
+           "Gmres": ([[1.0, 0.0], [0.0, 0.0]], [0.0, 1.0])}[name]
+    items = [good, good, full(bad[0])]
+    B = np.array([[1.0, 2.0], [0.0, 0.0], bad[1]])
+    X, log = batch_solve(ref, name, items, B, tolerance=1e-12)
+    assert log.stop_reasons == [CONVERGED, CONVERGED, BREAKDOWN]
+    np.testing.assert_array_equal(log.num_iterations[1:], [0, 0 if name != "Gmres" else 1])
+    np.testing.assert_array_equal(X[1:], 0)
+    assert log.converged.tolist() == [True, True, False] and not log.has_converged
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_absolute_and_relative_tolerance(ref, rng, name):
+    items = cells(rng, 2, 3)
+    B = np.stack([1e-6 * np.ones(9), np.ones(9)])
+    # absolute 1e-4: item 0 (||b|| = 3e-6) has converged at x = 0, item 1 iterates
+    X, log = batch_solve(ref, name, items, B, tolerance=1e-4, tolerance_type="absolute")
+    assert log.has_converged and log.num_iterations[0] == 0 and log.num_iterations[1] > 0
+    assert (log.residual_norm <= 1e-4).all()
+    # relative 1e-4: both iterate to 1e-4 ||b_i||
+    X, log = batch_solve(ref, name, items, B, tolerance=1e-4, tolerance_type="relative")
+    assert log.has_converged and (log.num_iterations > 0).all()
+    assert (log.residual_norm <= 1e-4 * np.linalg.norm(B, axis=1)).all()
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_iteration_limit_and_true_residual(ref, rng, name):
+    items = cells(rng, 3, 5, kind="spd" if name == "Cg" else "general")
+    B = rng.standard_normal((3, 25))
+    X, log = batch_solve(ref, name, items, B, max_iterations=2)
+    assert log.stop_reasons == [LIMIT] * 3 and (log.num_iterations == 2).all()
+    X, log = batch_solve(ref, name, items, B, tolerance=1e-9, block_size=4)
+    assert log.has_converged
+    true = np.array([np.linalg.norm(b - A @ x) for A, b, x in zip(items, B, X)])
+    np.testing.assert_allclose(log.residual_norm, true, rtol=1e-6)
+    assert (true <= 1e-9 * np.linalg.norm(B, axis=1)).all()
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_overflowing_steps_leave_the_last_finite_iterate(ref, name):
+    # alpha = 1e300: x + alpha p would overflow; item 0 stops (diverged) with x finite
+    tiny = sp.diags([1e-300, 1e-300], format="csr")
+    X, log = batch_solve(ref, name, [tiny, sp.diags([2.0, 2.0], format="csr")], np.array([[1e10, 1e10], [2.0, 2.0]]))
+    assert log.stop_reasons[0] in (DIVERGED, BREAKDOWN) and log.stop_reasons[1] == CONVERGED
+    assert np.isfinite(X).all()
+    np.testing.assert_allclose(X[1], [1.0, 1.0])
+
+
+def test_nan_in_b_names_the_item(ref):
+    A = gk.batch.matrix.Csr.from_scipy(ref, [sp.eye(2, format="csr")] * 3)
+    solver = gk.batch.solver.Cg.build().on(ref).generate(A)
+    B = np.ones((3, 2))
+    B[2, 1] = np.nan
+    x = gk.batch.MultiVector.zeros(ref, (3, 2))
+    with pytest.raises(ValueError, match="item 2: the right-hand side b or the initial guess x contains NaN"):
+        solver.apply(gk.batch.MultiVector.from_numpy(ref, B), x)
+    assert np.isfinite(x.to_numpy()).all()
+
+
+@pytest.mark.parametrize("name, kind, criteria_solver", [("Cg", "spd", "Cg"), ("Bicgstab", "general", "Bicgstab"),
+                                                          ("Gmres", "general", "Gmres")])
+def test_batched_agrees_with_the_single_system_solver(ref, rng, name, kind, criteria_solver):
+    items = cells(rng, 3, 5, kind)
+    B = rng.standard_normal((3, 25))
+    X, log = batch_solve(ref, name, items, B, tolerance=1e-10, block_size=1, krylov_dim=30) if name == "Gmres" else \
+        batch_solve(ref, name, items, B, tolerance=1e-10, block_size=1)
+    for A, b, x in zip(items, B, X):
+        params = (getattr(gk.solver, criteria_solver).build()
+                  .with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1))
+                  .with_criteria(gk.stop.Iteration.build().with_max_iters(200),
+                                 gk.stop.ResidualNorm.build().with_reduction_factor(1e-10)))
+        single = params.on(ref).generate(gk.matrix.Csr.from_scipy(ref, A))
+        xs = gk.matrix.Dense.zeros(ref, (25, 1))
+        single.apply(gk.matrix.Dense.from_numpy(ref, b), xs)
+        np.testing.assert_allclose(x, xs.to_numpy()[:, 0], rtol=1e-7, atol=1e-7 * np.abs(x).max())
+    assert log.has_converged
+
+
+# -- gk.linalg.batched_* ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function, kind", [(batched_cg, "spd"), (batched_bicgstab, "general"),
+                                            (batched_gmres, "general")])
+def test_linalg_matches_scipy_per_system(ref, rng, function, kind):
+    items = cells(rng, 4, 5, kind)
+    B = rng.standard_normal((4, 25))
+    B[1] = 0
+    X, info = function(items, B, rtol=1e-8, M="jacobi", executor=ref)
+    np.testing.assert_array_equal(info, 0)
+    np.testing.assert_array_equal(X[1], 0)
+    scipy_solver = {batched_cg: spla.cg, batched_bicgstab: spla.bicgstab, batched_gmres: spla.gmres}[function]
+    for i in (0, 2, 3):
+        assert np.linalg.norm(B[i] - items[i] @ X[i]) <= 1e-8 * np.linalg.norm(B[i])
+        xs, _ = scipy_solver(items[i], B[i], rtol=1e-12)
+        np.testing.assert_allclose(X[i], xs, rtol=1e-5, atol=1e-6 * np.abs(xs).max())
+    # the same from (pattern, values), float32, with atol, a block Jacobi and an iteration limit
+    values = np.stack([m.data for m in items])
+    X, info = function((items[0], values.astype(np.float32)), B.astype(np.float32), atol=1e-3, M="block_jacobi",
+                       executor=ref)
+    assert X.dtype == np.float32 and (info == 0).all()
+    X, info = function(items, B, rtol=1e-12, maxiter=1, executor=ref,
+                       **({"restart": 2} if function is batched_gmres else {}))
+    np.testing.assert_array_equal(info, [1, 0, 1, 1])
+
+
+def test_linalg_bad_input(ref):
+    a = sp.eye(3, format="csr")
+    with pytest.raises(ValueError, match="at least one item"):
+        batched_cg([], np.zeros((0, 3)), executor=ref)
+    with pytest.raises(ValueError, match=r"B has shape \(2, 4\), but there are 2 systems of 3 x 3"):
+        batched_cg([a, a], np.zeros((2, 4)), executor=ref)
+    B = np.ones((2, 3))
+    B[1, 0] = np.nan
+    with pytest.raises(ValueError, match="B of system 1 contains NaN"):
+        batched_cg([a, a], B, executor=ref)
+    with pytest.raises(ValueError, match="each system must be square"):
+        batched_gmres([sp.eye(2, 3)] * 2, np.ones((2, 2)), executor=ref)
+    with pytest.raises(ValueError, match="unknown preconditioner 'ilu'"):
+        batched_bicgstab([a, a], np.ones((2, 3)), M="ilu", executor=ref)
+    with pytest.raises(ValueError, match="maxiter"):
+        batched_cg([a, a], np.ones((2, 3)), maxiter=0, executor=ref)
+    with pytest.raises(ValueError, match="rtol"):
+        batched_cg([a, a], np.ones((2, 3)), rtol=-1.0, executor=ref)
+
+
+# -- the single-system door --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_single_system_through_the_batch_kernel(exec, name):
+    S = poisson_2d(9) if name == "cg" else convection_diffusion_2d(9)
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    b = gk.matrix.Dense.from_numpy(exec, np.ones(81))
+    jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(4).on(exec).generate(A)
+    x = gk.matrix.Dense.zeros(exec, (81, 1))
+    result = solve_single(name, A, b, x, 500, 1e-9, jacobi, krylov_dim=30)
+    assert result.reason == CONVERGED and result.residual_norm <= 1e-9
+    x = x.to_numpy()[:, 0]
+    assert np.linalg.norm(np.ones(81) - S @ x) <= 1e-9
+    solver = getattr(gk.solver, {"cg": "Cg", "bicgstab": "Bicgstab", "gmres": "Gmres"}[name]).build() \
+        .with_preconditioner(jacobi).with_criteria(gk.stop.Iteration.build().with_max_iters(500),
+                                                   gk.stop.ResidualNorm.build().with_baseline("absolute")
+                                                   .with_reduction_factor(1e-9)).on(exec).generate(A)
+    xs = gk.matrix.Dense.zeros(exec, (81, 1))
+    solver.apply(b, xs)
+    np.testing.assert_allclose(x, xs.to_numpy()[:, 0], rtol=1e-6)
+    x2 = gk.matrix.Dense.zeros(exec, (81, 1))
+    limited = solve_single(name, A, b, x2, 3, 1e-9)
+    assert limited.reason == LIMIT and limited.iterations == 3
