@@ -199,8 +199,9 @@ def test_iterations_comparable_to_scipy(ref, name):
 # -- OpenCL kernels against their reference twins -----------------------------------------------
 
 N = 1237  # more rows than a work-group, odd
-# (n, k): one work-group and several per column on every device (in both launch layouts)
-SHAPES = [(N, 3), (5001, 1), (5001, 5)]
+# (n, k): one work-group and several per column on every device (in both launch layouts), and
+# more columns than a work-group (consumers add the partial sums of the columns in turns)
+SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
 G = 37  # partial sums per column given to a consumer kernel: more than its lanes
 MAX_ITERS = 300
 RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
@@ -352,7 +353,8 @@ def _assert_step_3_sums(out, n, dtype):
     assert_sums(out[1][12], out[0][12], (r64 * r64).sum(axis=0), n, dtype, "r . r")
 
 
-@pytest.mark.parametrize("shape, mode", [((N, 3), "operator"), ((5001, 1), "none"), ((5001, 5), "jacobi")], ids=str)
+@pytest.mark.parametrize("shape, mode", [((N, 3), "operator"), ((5001, 1), "none"), ((5001, 5), "jacobi"),
+                                         ((7, 301), "jacobi")], ids=str)
 def test_opencl_step_3(ref, dev, rng, dtype, shape, mode):
     # omega = (s . t) / (t . t);  x += alpha y + omega z (times diag);  r = s - omega t
     n, k = shape

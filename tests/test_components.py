@@ -15,8 +15,9 @@ RUNNING, CONVERGED, LIMIT, TIME, BREAKDOWN, DIVERGED, PENDING = (
     StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.TIME_LIMIT,
     StopReason.BREAKDOWN, StopReason.DIVERGED, StopReason.PENDING)
 
-# (n, k): one work-group and several per column on every device (in both layouts), odd column counts
-SHAPES = [(1237, 3), (5001, 1), (5001, 5)]
+# (n, k): one work-group and several per column on every device (in both launch layouts), odd
+# column counts, more columns than a work-group
+SHAPES = [(1237, 3), (5001, 1), (5001, 5), (7, 301)]
 DTYPES = [np.float64, np.float32]
 
 

@@ -194,8 +194,9 @@ def test_iterations_comparable_to_scipy(ref, name):
 # -- OpenCL kernels against their reference twins -----------------------------------------------
 
 N, M = 1237, 6  # more rows than a work-group (odd), Krylov dimension
-# (n, k): one work-group and several per column on every device (in both launch layouts)
-SHAPES = [(N, 3), (5001, 1), (5001, 5)]
+# (n, k): one work-group and several per column on every device (in both launch layouts), and
+# more columns than a work-group (consumers add the partial sums of the columns in turns)
+SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
 G = 37  # partial sums per column given to a consumer kernel: more than its lanes
 MAX_ITERS = 300
 RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED, PENDING = (

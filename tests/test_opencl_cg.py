@@ -19,10 +19,11 @@ RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason
 # Jacobi (diag = D^-1, z = diag r computed where it is used), an operator of its own (z given)
 MODES = ["none", "jacobi", "operator"]
 # (n, k) and a mode: one work-group and several per column on every device (in both launch
-# layouts), each mode once with each shape over the kernels (a mode changes only what z is)
-CASES = [((N, 3), "operator"), ((5001, 1), "none"), ((5001, 5), "jacobi")]
-CASES_1 = [((N, 3), "jacobi"), ((5001, 1), "operator"), ((5001, 5), "none")]
-CASES_2 = [((N, 3), "none"), ((5001, 1), "jacobi"), ((5001, 5), "operator")]
+# layouts), and more columns than a work-group (the partial sums of 2 k columns added in turns);
+# each mode once with each shape over the kernels (a mode changes only what z is)
+CASES = [((N, 3), "operator"), ((5001, 1), "none"), ((5001, 5), "jacobi"), ((7, 301), "jacobi")]
+CASES_1 = [((N, 3), "jacobi"), ((5001, 1), "operator"), ((5001, 5), "none"), ((7, 301), "operator")]
+CASES_2 = [((N, 3), "none"), ((5001, 1), "jacobi"), ((5001, 5), "operator"), ((7, 301), "jacobi")]
 
 
 @pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
