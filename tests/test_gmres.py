@@ -253,13 +253,14 @@ def test_opencl_restart(ref, ocl, rng, dtype, shape):
 def test_opencl_restart_columns(ref, ocl, rng, dtype):
     # columns: first check (runs, converges, diverges on NaN, r = 0 without a norm criterion:
     # runs with v_0 = 0); converged on an estimate, confirmed by the true residual (converges;
-    # runs on; at its limit; diverges; runs on with the history ring wrapped); runs (no check:
-    # only its cycle restarts); was stopped before
+    # runs on, its estimate having been its last check before the limit; at its limit; diverges;
+    # runs on with the history ring wrapped); runs (no check: only its cycle restarts); was
+    # stopped before
     k = 11
     norms = np.array([2.0, 0.5, np.nan, 0.0, 0.5, 2.0, 2.0, np.nan, 2.0, 2.0, 2.0])
     threshold = [1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     status = [RUNNING] * 4 + [PENDING] * 5 + [RUNNING, BREAKDOWN]
-    checks = [0, 0, 0, 0, 7, 7, MAX_ITERS + 1, 7, 257, 9, 9]
+    checks = [0, 0, 0, 0, 7, MAX_ITERS, MAX_ITERS + 1, 7, 257, 9, 9]
     r, basis, v, g = (_random(rng, shape, dtype) for shape in ((N, k), ((M + 1) * N, k), (N, k), (M + 1, k)))
     args = [r, _partials(rng, norms ** 2, dtype), basis, v, g, np.full(k, 3, np.int32),
             Stop(status, threshold, MAX_ITERS, checks)]
@@ -305,7 +306,9 @@ def _givens_case(rng, jj, dtype, k=9):
     """The inputs of the Givens step of Hessenberg column jj (rotations 0..jj-1 given) and the
     statuses expected. Columns: runs; converges on the estimate (a tiny ||w||: PENDING); idles
     (g_jj = 0: its estimate 0 checked); singular (h_{:,jj} = 0, ||w|| = 0: breakdown); reaches its
-    limit; was stopped; pending already; ||w|| NaN (breakdown); runs with the history ring wrapped."""
+    limit; was stopped; pending already; ||w|| NaN (breakdown); runs with the history ring wrapped.
+    For jj > 0 the singular column is rank-deficient without being 0: h_{0,jj} = 1, h_{jj,jj} =
+    1e-20 (no earlier rotation), a rotated diagonal of 1e-20 against a column norm of 1."""
     hessenberg = rng.standard_normal((M + 1, M * k))
     angles = rng.uniform(0, 2 * np.pi, (M, k))
     g = rng.uniform(0.5, 2, (M + 1, k)) * rng.choice([-1, 1], (M + 1, k))
@@ -314,6 +317,9 @@ def _givens_case(rng, jj, dtype, k=9):
     hessenberg[jj, jj * k + 1], nrm[1] = 1.5, 1e-6
     g[jj, 2] = 0
     hessenberg[: jj + 1, jj * k + 3], nrm[3] = 0, 0
+    if jj > 0:
+        angles[:jj, 3] = 0
+        hessenberg[0, jj * k + 3], hessenberg[jj, jj * k + 3] = 1, 1e-20
     nrm[7] = np.nan
     status = [RUNNING] * 5 + [CONVERGED, PENDING, RUNNING, RUNNING]
     checks = [4, 4, 4, 4, MAX_ITERS, 4, 4, 4, 299]
