@@ -170,6 +170,18 @@ def assert_sums(device, reference, magnitude, terms: int, dtype, what: str = "pa
     assert (err <= bound).all(), f"{what}: error {err.max():.3g} > {bound[np.argmax(err - bound)]:.3g}"
 
 
+PARTIAL_GROUPS = 37  # partial sums per column given to a consumer kernel: more than its lanes
+
+
+def random_partials(rng, sums, dtype, groups: int = PARTIAL_GROUPS) -> np.ndarray:
+    """``groups`` x count partial sums, as a reduction kernel writes them, that add up to about
+    ``sums`` (count values): random shares of one sign per column, so that their sum rounds
+    like one of positive terms; exactly 0 where the sum is 0, NaN where it is NaN."""
+    sums = np.asarray(sums, np.float64).ravel()
+    weights = rng.uniform(0.5, 1.5, (groups, sums.size))
+    return (weights / weights.sum(axis=0) * sums).astype(dtype)
+
+
 HISTORY_UNSET = -1.0  # what a stop state's history holds where no check wrote (norms are >= 0)
 
 

@@ -8,8 +8,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import (Same, Stop, assert_all_twins, assert_sums, assert_twins, criteria as _criteria, matrix_path,
-                      solve, tol, twins)
+from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_all_twins, assert_sums, assert_twins,
+                      criteria as _criteria, matrix_path, random_partials, solve, tol, twins)
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
@@ -202,7 +202,6 @@ N = 1237  # more rows than a work-group, odd
 # (n, k): one work-group and several per column on every device (in both launch layouts), and
 # more columns than a work-group (consumers add the partial sums of the columns in turns)
 SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
-G = 37  # partial sums per column given to a consumer kernel: more than its lanes
 MAX_ITERS = 300
 RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
                                                   StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
@@ -217,13 +216,6 @@ def dtype(request):
 def _random(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
 
-
-def _partials(rng, sums, dtype, groups=G):
-    """groups x count partial sums adding up to about ``sums`` (one sign per column; exactly 0
-    where the sum is 0, NaN where it is NaN)."""
-    sums = np.asarray(sums, np.float64)
-    weights = rng.uniform(0.5, 1.5, (groups, sums.size))
-    return (weights / weights.sum(axis=0) * sums).astype(dtype)
 
 
 def test_opencl_initialize(ref, ocl, rng, dtype):
@@ -254,7 +246,7 @@ def _step_1_args(rng, n, k, dtype, rho_sums, rr_sums, omega, stop, rhat_sq=None)
     rhat_sq = rng.uniform(0.5, 2, (1, k)) if rhat_sq is None else rhat_sq
     restart_tol = 100 * float(np.finfo(dtype).eps)  # as the solver
     restarted = np.full(k, 7, np.uint8)  # to see which columns the kernel sets
-    return [*vecs, _partials(rng, rho_sums, dtype), _partials(rng, rr_sums, dtype), *scalars,
+    return [*vecs, random_partials(rng, rho_sums, dtype), random_partials(rng, rr_sums, dtype), *scalars,
             np.asarray([omega], dtype), rhat_sq.astype(dtype), restart_tol, restarted, stop]
 
 
@@ -306,7 +298,7 @@ def _step_2_args(rng, n, k, dtype, rv_sums, restarted, status):
     # r, s, v, rv, rho, prev_rho, alpha, rhat_sq, restarted, status
     r, s, v = (_random(rng, (n, k), dtype) for _ in range(3))
     scalars = [rng.uniform(0.5, 2, (1, k)).astype(dtype) for _ in range(4)]
-    return [r, s, v, _partials(rng, rv_sums, dtype), *scalars, np.asarray(restarted, np.uint8),
+    return [r, s, v, random_partials(rng, rv_sums, dtype), *scalars, np.asarray(restarted, np.uint8),
             np.asarray(status, STATUS_DTYPE)]
 
 
@@ -341,7 +333,7 @@ def _step_3_args(mode, rng, n, k, dtype, ts, tt, status):
     vecs = [_random(rng, (n, k), dtype) for _ in range(6)]
     z = _random(rng, (n, k), dtype) if mode == "operator" else Same(3)
     diag = rng.uniform(0.5, 2, n).astype(dtype) if mode == "jacobi" else None
-    st = _partials(rng, np.concatenate([ts, tt]), dtype)
+    st = random_partials(rng, np.concatenate([ts, tt]), dtype)
     alpha, omega = (rng.uniform(0.5, 2, (1, k)).astype(dtype) for _ in range(2))
     return [*vecs, z, diag, st, alpha, omega, np.zeros((1, k)), np.zeros((1, k)), np.asarray(status, STATUS_DTYPE)]
 

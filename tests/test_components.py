@@ -9,7 +9,8 @@ import pytest
 
 from ginkpy.core.stop.stopping_status import StopReason
 
-from conftest import Stop, assert_stop_twins, assert_sums, assert_twins, sum_tol, twins
+from conftest import (PARTIAL_GROUPS as G, Stop, assert_stop_twins, assert_sums, assert_twins, random_partials, sum_tol,
+                      twins)
 
 RUNNING, CONVERGED, LIMIT, TIME, BREAKDOWN, DIVERGED, PENDING = (
     StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.TIME_LIMIT,
@@ -66,19 +67,7 @@ def test_multi_dot(ref, dev, rng, dtype, n, k, num):
 # -- the stopping check on the device ----------------------------------------------------------
 
 MAX_ITERS = 300
-G = 37  # partial sums per column, more than the consumer's lanes for several columns
 
-
-def _partials(rng, norms, dtype, groups=G):
-    """groups x k positive partial sums of ||r||^2 whose sum is about norms^2 (NaN and inf
-    where the norm is)."""
-    norms = np.asarray(norms, np.float64)
-    weights = rng.uniform(0.5, 1.5, (groups, norms.size))
-    weights /= weights.sum(axis=0)
-    with np.errstate(invalid="ignore"):
-        partials = weights * norms ** 2
-    partials[0, ~np.isfinite(norms)] = norms[~np.isfinite(norms)]
-    return partials.astype(dtype)
 
 
 def test_check_every_case(ref, ocl, rng, dtype):
@@ -86,12 +75,12 @@ def test_check_every_case(ref, ocl, rng, dtype):
     # converges at its limit (convergence wins), was stopped (breakdown), pending (estimate,
     # untouched), runs with no norm criterion and a zero residual, runs with the history ring
     # wrapped (check 299 of a ring of 256 rows), runs one check before its limit
-    norms = [2.0, 0.5, np.nan, np.inf, 3.0, 0.1, 1.0, 1.0, 0.0, 4.0, 5.0]
+    norms = np.array([2.0, 0.5, np.nan, np.inf, 3.0, 0.1, 1.0, 1.0, 0.0, 4.0, 5.0])
     threshold = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0, 1.0]
     checks = [0, 5, 7, 7, MAX_ITERS, MAX_ITERS, 3, 4, 9, 299, MAX_ITERS - 1]
     status = [RUNNING] * 6 + [BREAKDOWN, PENDING] + [RUNNING] * 3
     stop = Stop(status, threshold, MAX_ITERS, checks)
-    out = twins(ref, ocl, "components.stop.check", _partials(rng, norms, dtype), stop, dtype=dtype)
+    out = twins(ref, ocl, "components.stop.check", random_partials(rng, norms ** 2, dtype), stop, dtype=dtype)
     assert_stop_twins(out[1][1], out[0][1], dtype, factor=np.sqrt(G))
     state = out[1][1]
     assert list(state.status) == [RUNNING, CONVERGED, DIVERGED, DIVERGED, LIMIT, CONVERGED, BREAKDOWN, PENDING,
@@ -114,8 +103,8 @@ def test_check_random_columns(ref, ocl, rng, dtype, k):
     norms[rng.random(k) < 0.1] = np.nan
     status = np.where(rng.random(k) < 0.3, rng.choice([CONVERGED, LIMIT, BREAKDOWN, PENDING], k), RUNNING)
     checks = rng.integers(0, MAX_ITERS + 1, k)
-    out = twins(ref, ocl, "components.stop.check", _partials(rng, norms, dtype), Stop(status, threshold, MAX_ITERS,
-                                                                                      checks), dtype=dtype)
+    stop = Stop(status, threshold, MAX_ITERS, checks)
+    out = twins(ref, ocl, "components.stop.check", random_partials(rng, norms ** 2, dtype), stop, dtype=dtype)
     assert_stop_twins(out[1][1], out[0][1], dtype, factor=np.sqrt(G))
     assert (out[1][1].status != RUNNING).sum() > (status != RUNNING).sum()  # some columns stopped here
 

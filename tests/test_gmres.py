@@ -8,9 +8,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import (Stop, assert_all_twins, assert_sums, assert_twins, criteria as _criteria, matrix_path, solve,
-                      tol, twins)
-from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
+from conftest import (PARTIAL_GROUPS as G, Stop, assert_all_twins, assert_sums, assert_twins,
+                      criteria as _criteria, matrix_path, random_partials, solve, tol, twins)
+from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 
@@ -197,7 +197,6 @@ N, M = 1237, 6  # more rows than a work-group (odd), Krylov dimension
 # (n, k): one work-group and several per column on every device (in both launch layouts), and
 # more columns than a work-group (consumers add the partial sums of the columns in turns)
 SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
-G = 37  # partial sums per column given to a consumer kernel: more than its lanes
 MAX_ITERS = 300
 RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED, PENDING = (
     StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
@@ -212,13 +211,6 @@ def dtype(request):
 def _random(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
 
-
-def _partials(rng, sums, dtype, groups=G):
-    """groups x count partial sums adding up to about ``sums`` (one sign per column; exactly 0
-    where the sum is 0, NaN where it is NaN)."""
-    sums = np.asarray(sums, np.float64).ravel()
-    weights = rng.uniform(0.5, 1.5, (groups, sums.size))
-    return (weights / weights.sum(axis=0) * sums).astype(dtype)
 
 
 def _dot_partials(partials):
@@ -242,7 +234,7 @@ def test_opencl_restart(ref, ocl, rng, dtype, shape):
     # every column's first check: it runs on
     n, k = shape
     norms = rng.uniform(1, 2, k)
-    args = [_random(rng, (n, k), dtype), _partials(rng, norms ** 2, dtype), _random(rng, ((M + 1) * n, k), dtype),
+    args = [_random(rng, (n, k), dtype), random_partials(rng, norms ** 2, dtype), _random(rng, ((M + 1) * n, k), dtype),
             _random(rng, (n, k), dtype), _random(rng, (M + 1, k), dtype), rng.integers(0, M, k).astype(np.int32),
             Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS)]
     out = twins(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
@@ -262,7 +254,7 @@ def test_opencl_restart_columns(ref, ocl, rng, dtype):
     status = [RUNNING] * 4 + [PENDING] * 5 + [RUNNING, BREAKDOWN]
     checks = [0, 0, 0, 0, 7, MAX_ITERS, MAX_ITERS + 1, 7, 257, 9, 9]
     r, basis, v, g = (_random(rng, shape, dtype) for shape in ((N, k), ((M + 1) * N, k), (N, k), (M + 1, k)))
-    args = [r, _partials(rng, norms ** 2, dtype), basis, v, g, np.full(k, 3, np.int32),
+    args = [r, random_partials(rng, norms ** 2, dtype), basis, v, g, np.full(k, 3, np.int32),
             Stop(status, threshold, MAX_ITERS, checks)]
     out = twins(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
     assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
@@ -293,7 +285,7 @@ def test_opencl_multi_dot(ref, dev, rng, dtype, shape, j, first):
     n, k = shape
     basis, w = _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype)
     hessenberg, g, cos, sin = (_random(rng, shape, dtype) for shape in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
-    args = [j, first, basis, w, _partials(rng, rng.uniform(0.5, 2, k), dtype), np.zeros((1, k)), hessenberg, g,
+    args = [j, first, basis, w, random_partials(rng, rng.uniform(0.5, 2, k), dtype), np.zeros((1, k)), hessenberg, g,
             cos, sin, np.full(k, j, np.int32), Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
     out = twins(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
     assert_all_twins(out, dtype, skip=(4, 5))
@@ -324,8 +316,8 @@ def _givens_case(rng, jj, dtype, k=9):
     status = [RUNNING] * 5 + [CONVERGED, PENDING, RUNNING, RUNNING]
     checks = [4, 4, 4, 4, MAX_ITERS, 4, 4, 4, 299]
     stop = Stop(status, np.full(k, 1e-3), MAX_ITERS, checks)
-    arrays = [_partials(rng, nrm ** 2, dtype), hessenberg, g, np.cos(angles), np.sin(angles), np.full(k, jj, np.int32),
-              stop]
+    arrays = [random_partials(rng, nrm ** 2, dtype), hessenberg, g, np.cos(angles), np.sin(angles),
+              np.full(k, jj, np.int32), stop]
     expected = [RUNNING, PENDING, PENDING, BREAKDOWN, LIMIT, CONVERGED, PENDING, BREAKDOWN, RUNNING]
     return arrays, expected
 
@@ -378,9 +370,9 @@ def test_opencl_givens_many_columns(ref, ocl, rng, dtype):
     hessenberg = rng.standard_normal((M + 1, M * k))
     angles = rng.uniform(0, 2 * np.pi, (M, k))
     status = np.where(rng.random(k) < 0.2, CONVERGED, RUNNING)
-    out = twins(ref, ocl, "solver.gmres.givens", jj, _partials(rng, rng.uniform(0.5, 2, k) ** 2, dtype), hessenberg,
-                rng.standard_normal((M + 1, k)), np.cos(angles), np.sin(angles), np.full(k, jj, np.int32),
-                Stop(status, np.full(k, 1e-3), MAX_ITERS), dtype=dtype)
+    ww = random_partials(rng, rng.uniform(0.5, 2, k) ** 2, dtype)
+    out = twins(ref, ocl, "solver.gmres.givens", jj, ww, hessenberg, rng.standard_normal((M + 1, k)), np.cos(angles),
+                np.sin(angles), np.full(k, jj, np.int32), Stop(status, np.full(k, 1e-3), MAX_ITERS), dtype=dtype)
     assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
     assert (out[1][6] == np.where(status == RUNNING, jj + 1, jj)).all()
 
@@ -389,8 +381,8 @@ def test_opencl_givens_many_columns(ref, ocl, rng, dtype):
 
 def _orthogonalize_args(rng, n, k, j, dtype, ww_sums, status):
     # j, basis, w, ww, h, hessenberg, stop
-    h = _partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
-    return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), _partials(rng, ww_sums, dtype),
+    h = random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
+    return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), random_partials(rng, ww_sums, dtype),
             _dot_partials(h), _random(rng, (M + 1, M * k), dtype), Stop(status, np.ones(k), MAX_ITERS)]
 
 
@@ -422,7 +414,7 @@ def test_opencl_orthogonalize_columns(ref, ocl, rng, dtype, j):
 
 def _reorthogonalize_args(rng, n, k, j, dtype, status):
     # j, basis, w, h, hessenberg, v, ww, stop
-    h = _partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
+    h = random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
     return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), _dot_partials(h),
             _random(rng, (M + 1, M * k), dtype), _random(rng, (n, k), dtype), np.zeros((1, k)),
             Stop(status, np.ones(k), MAX_ITERS)]

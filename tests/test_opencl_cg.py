@@ -7,10 +7,10 @@ from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import poisson_2d
 
-from conftest import Same, Stop, assert_all_twins, assert_sums, assert_twins, tol, twins
+from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_all_twins, assert_sums, assert_twins, random_partials,
+                      tol, twins)
 
 N = 1237  # more than a work-group, odd
-G = 37  # partial sums per column given to a consumer kernel: more than its lanes
 MAX_ITERS = 300
 RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
                                                   StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
@@ -48,13 +48,6 @@ def _z(mode, r, z, diag):
     return r if mode == "none" else r * diag[:, None] if mode == "jacobi" else z.astype(np.float64)
 
 
-def _partials(rng, sums, dtype, groups=G):
-    """groups x k partial sums adding up to about ``sums`` (all of one sign per column; NaN where
-    the sum is NaN)."""
-    sums = np.asarray(sums, np.float64)
-    weights = rng.uniform(0.5, 1.5, (groups, sums.size))
-    return (weights / weights.sum(axis=0) * sums).astype(dtype)
-
 
 def test_initialize(ref, ocl, rng, dtype):
     p, prev_rho = _random(rng, (N, 3), dtype), _random(rng, (1, 3), dtype)
@@ -86,7 +79,7 @@ def _step_1_args(mode, rng, n, k, dtype, rz_sums, rr_sums, stop, prev_rho=None):
     z, diag = _preconditioner(mode, rng, n, k, dtype)
     rho = _random(rng, (1, k), dtype)
     prev_rho = rng.uniform(0.5, 2, (1, k)) if prev_rho is None else np.asarray([prev_rho], np.float64)
-    rz, rr = _partials(rng, rz_sums, dtype), _partials(rng, rr_sums, dtype)
+    rz, rr = random_partials(rng, rz_sums, dtype), random_partials(rng, rr_sums, dtype)
     if mode == "none":
         rz, rr = rr, Same(4)
     return [p, r, z, diag, rz, rr, rho, prev_rho.astype(dtype), stop]
@@ -136,7 +129,7 @@ def _step_2_args(mode, rng, n, k, dtype, pq_sums, rho, stop):
     prev_rho = rng.uniform(0.5, 2, (1, k)).astype(dtype)
     # rz, rr: r . z is r . r, the same partial sums, without a preconditioner
     rz_rr = (np.zeros((1, k)), np.zeros((1, k))) if mode != "none" else (np.zeros((1, k)), Same(8))
-    return [x, r, p, q, diag, _partials(rng, pq_sums, dtype), np.asarray([rho], dtype), prev_rho, *rz_rr, stop]
+    return [x, r, p, q, diag, random_partials(rng, pq_sums, dtype), np.asarray([rho], dtype), prev_rho, *rz_rr, stop]
 
 
 def _assert_step_2_sums(out, mode, diag, n, dtype):
