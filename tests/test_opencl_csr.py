@@ -177,8 +177,14 @@ def dots_matrices():
     return {long_row: _random_csr(rng, DOTS_N, DOTS_M, np.float64, long_row=long_row) for long_row in (0, 900)}
 
 
-@pytest.mark.parametrize("k, second", [(1, None), (3, "w"), (5, "x")], ids=["u", "u_w", "u_x"])
-@pytest.mark.parametrize("name", list(DOTS_STRATEGIES))
+# (k, the second dot product): one dot product, two (u . x, w . x), and x . x as the second (w is
+# x); every variant for the fused kernels, one for those that fall back to reduction.dots
+DOTS_VARIANTS = [(1, None), (3, "w"), (5, "x")]
+DOTS_CASES = [(name, *variant) for name in ("classical", "vector", "row_blocks") for variant in DOTS_VARIANTS]
+DOTS_CASES += [(name, 3, "x") for name in ("row_blocks_split", "long_rows", "merge_path")] + [("automatic", 1, None)]
+
+
+@pytest.mark.parametrize("name, k, second", DOTS_CASES, ids=str)
 def test_spmv_dots(ref, dev, rng, dtype, dots_matrices, name, k, second):
     # x = A b and the partial sums of u . x, and of w . x (second "w") or x . x (second "x": w is x)
     config, long_row, fused = DOTS_STRATEGIES[name]
