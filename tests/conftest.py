@@ -160,13 +160,15 @@ def sum_tol(dtype, terms: int) -> float:
     return tol(dtype) * max(1.0, float(np.sqrt(terms)))
 
 
-def assert_sums(device, reference, magnitude, terms: int, dtype, what: str = "partial sums"):
+def assert_sums(device, reference, magnitude, terms: int, dtype, what: str = "partial sums", factor: float = 1.0):
     """Partial sums (groups x count on the device, 1 x count on the reference) whose sums over
-    the rows agree within :func:`sum_tol` of ``magnitude`` (per column: the sum of |terms|)."""
+    the rows agree within ``factor`` x :func:`sum_tol` of ``magnitude`` (per column: the sum of
+    |terms|); ``factor`` > 1 where the terms themselves differ by more than a rounding (computed
+    in the same kernel from other sums)."""
     device, reference = np.asarray(device), np.asarray(reference)
     assert reference.shape[0] == 1 and device.shape[1:] == reference.shape[1:], (what, device.shape, reference.shape)
     err = np.abs(device.astype(np.float64).sum(axis=0) - reference.astype(np.float64).sum(axis=0))
-    bound = sum_tol(dtype, terms) * np.asarray(magnitude, np.float64)
+    bound = factor * sum_tol(dtype, terms) * np.asarray(magnitude, np.float64)
     assert (err <= bound).all(), f"{what}: error {err.max():.3g} > {bound[np.argmax(err - bound)]:.3g}"
 
 

@@ -422,8 +422,9 @@ def _reorthogonalize_args(rng, n, k, j, dtype, status):
 
 def _assert_reorthogonalize(out, n, dtype):
     assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 6))
+    # (w is updated with h from partial sums: as close as assert_all_twins allows)
     w = out[0][2].astype(np.float64)
-    assert_sums(out[1][6], out[0][6], (w * w).sum(axis=0), n, dtype, "w . w")
+    assert_sums(out[1][6], out[0][6], (w * w).sum(axis=0), n, dtype, "w . w", factor=np.sqrt(G))
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -464,7 +465,8 @@ def test_opencl_update(ref, ocl, rng, dtype, n, inner, diagonal):
     x = _random(rng, (n, k), dtype)
     out = twins(ref, ocl, "solver.gmres.update", _random(rng, ((M + 1) * n, k), dtype), hessenberg,
                 _random(rng, (M + 1, k), dtype), np.asarray(inner, np.int32), diag, x, dtype=dtype)
-    assert_twins(out, dtype)
+    # y from a back substitution of up to M steps, then a sum of M products: M roundings each
+    assert_twins(out, dtype, factor=M)
     for c in np.flatnonzero(np.asarray(inner) == 0):  # nothing where a column took no step
         np.testing.assert_array_equal(out[1][5][:, c], x[:, c])
 
