@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
+from ginkpy.core.stop.stopping_status import STATUS_DTYPE
 
 # The real matrices live beside the checkout; GINKPY_MATRICES points elsewhere (e.g. on another machine).
 MATRICES = Path(os.environ.get("GINKPY_MATRICES") or Path(__file__).resolve().parents[2] / "shared" / "matrices")
@@ -156,3 +158,133 @@ def reduction_tol(dtype, n: int) -> float:
     a sequential stretch of up to n terms (a CPU device's layout) gathers rounding errors like a
     random walk, about sqrt(n) eps; never below :func:`tol`."""
     return max(tol(dtype), 2 * np.sqrt(n) * np.finfo(dtype).eps)
+
+
+# -- twins of the solve-loop kernels: partial sums, a device stop state, shared arguments --------
+
+@pytest.fixture(scope="session", params=["cpu_layout", "gpu_layout"])
+def dev(request, ocl):
+    """The device executor launching as on a CPU or as on a GPU (``info.is_cpu`` flipped),
+    whatever the device is, so that PoCL also runs the GPU layouts and a GPU the CPU ones."""
+    import attrs
+    exe = gk.OpenCLExecutor(ocl.device)
+    gpu = request.param == "gpu_layout"
+    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
+    return exe
+
+
+def sum_tol(dtype, terms: int) -> float:
+    """The tolerance of a sum of ``terms`` terms relative to the sum of their magnitudes:
+    :func:`tol` grown with sqrt(terms), as rounding errors of any summation order grow."""
+    return tol(dtype) * max(1.0, float(np.sqrt(terms)))
+
+
+def assert_sums(device, reference, magnitude, terms: int, dtype, what: str = "partial sums", factor: float = 1.0):
+    """Partial sums (groups x count on the device, 1 x count on the reference) whose sums over
+    the rows agree within ``factor`` x :func:`sum_tol` of ``magnitude`` (per column: the sum of
+    |terms|); ``factor`` > 1 where the terms themselves differ by more than a rounding (computed
+    in the same kernel from other sums)."""
+    device, reference = np.asarray(device), np.asarray(reference)
+    assert reference.shape[0] == 1 and device.shape[1:] == reference.shape[1:], (what, device.shape, reference.shape)
+    err = np.abs(device.astype(np.float64).sum(axis=0) - reference.astype(np.float64).sum(axis=0))
+    bound = factor * sum_tol(dtype, terms) * np.asarray(magnitude, np.float64)
+    assert (err <= bound).all(), f"{what}: error {err.max():.3g} > {bound[np.argmax(err - bound)]:.3g}"
+
+
+PARTIAL_GROUPS = 37  # partial sums per column given to a consumer kernel: more than its lanes
+
+
+def random_partials(rng, sums, dtype, groups: int = PARTIAL_GROUPS) -> np.ndarray:
+    """``groups`` x count partial sums, as a reduction kernel writes them, that add up to about
+    ``sums`` (count values): random shares of one sign per column, so that their sum rounds
+    like one of positive terms; exactly 0 where the sum is 0, NaN where it is NaN."""
+    sums = np.asarray(sums, np.float64).ravel()
+    weights = rng.uniform(0.5, 1.5, (groups, sums.size))
+    return (weights / weights.sum(axis=0) * sums).astype(dtype)
+
+
+HISTORY_UNSET = -1.0  # what a stop state's history holds where no check wrote (norms are >= 0)
+
+
+class Stop:
+    """A :class:`~ginkpy.core.stop.stop_state.StopState` for a twin test: per column the
+    ``status`` (StopReason codes), the ``threshold`` and the ``checks`` it has had (0 by
+    default), and ``max_iters``. Its history starts as HISTORY_UNSET, so that the rows a
+    kernel wrote can be told."""
+
+    def __init__(self, status, threshold, max_iters: int = 100, checks=None) -> None:
+        self.status = np.asarray(status, STATUS_DTYPE)
+        self.threshold = np.asarray(threshold, np.float64)
+        self.checks = np.zeros(self.status.size, np.int32) if checks is None else np.asarray(checks, np.int32)
+        self.max_iters = max_iters
+
+    def on(self, exec, dtype):
+        from ginkpy.core.stop.stop_state import StopState
+        stop = StopState(exec, self.status.size, dtype)
+        stop.reset(self.status, self.threshold, self.max_iters)
+        exec.write(stop.checks, self.checks)
+        exec.write(stop.history.values, np.full(stop.history.shape, HISTORY_UNSET))
+        return stop
+
+
+class StopHost(NamedTuple):
+    """A stop state on the host after a kernel: status, checks and the history ring."""
+    status: np.ndarray
+    checks: np.ndarray
+    history: np.ndarray
+
+
+class Same(NamedTuple):
+    """An argument that is argument ``index`` again (the same object: the kernel sees them aliased)."""
+    index: int
+
+
+def twins(ref, ocl, kernel: str, *args, dtype=np.float64):
+    """:func:`twin` with more kinds of argument: a :class:`Stop` becomes a StopState (on the
+    host a :class:`StopHost`), :class:`Same` repeats an earlier argument, and a callable is
+    called with the executor and its result passed as it is (an input that differs between the
+    executors, or that twin would convert otherwise)."""
+    outs = []
+    for exec in (ref, ocl):
+        converted = []
+        for a in args:
+            if isinstance(a, Same):
+                converted.append(converted[a.index])
+            elif callable(a):
+                converted.append(a(exec))
+            else:
+                converted.append(a.on(exec, dtype) if isinstance(a, Stop) else _to_exec(exec, a, dtype))
+        result = exec.run(kernel, *converted)
+        host = [StopHost(*exec.to_host(c.status, c.checks, c.history.values)) if hasattr(c, "history_rows")
+                else _to_host(exec, c) for c in converted]
+        outs.append(host + [result])
+    return outs
+
+
+def assert_stop_twins(device: StopHost, reference: StopHost, dtype, factor: float = 1.0) -> None:
+    """Status and checks equal; the history written in the same places (HISTORY_UNSET
+    elsewhere), NaN where the reference has NaN, the norms within ``factor`` x tol."""
+    np.testing.assert_array_equal(device.status, reference.status, err_msg="status")
+    np.testing.assert_array_equal(device.checks, reference.checks, err_msg="checks")
+    unset = reference.history == HISTORY_UNSET
+    np.testing.assert_array_equal(device.history == HISTORY_UNSET, unset, err_msg="history rows written")
+    np.testing.assert_allclose(device.history[~unset], reference.history[~unset], rtol=factor * tol(dtype),
+                               err_msg="history")
+
+
+def assert_all_twins(outs, dtype, factor: float = 1.0, skip=()) -> None:
+    """:func:`assert_twins` for the arguments that are not stop states (NaN where the reference
+    has NaN), and :func:`assert_stop_twins` for those that are."""
+    for i, (r, d) in enumerate(zip(*outs)):
+        if i in skip or r is None or isinstance(r, (int, float, str)):
+            continue
+        if isinstance(r, StopHost):
+            assert_stop_twins(d, r, dtype, factor)
+            continue
+        r, d = np.asarray(r), np.asarray(d)
+        if r.dtype.kind in "iub":
+            np.testing.assert_array_equal(d, r, err_msg=f"argument {i}")
+        else:
+            t = factor * tol(dtype)
+            largest = np.nanmax(np.abs(r), initial=0)
+            np.testing.assert_allclose(d, r, rtol=t, atol=t * largest, err_msg=f"argument {i}")

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import criteria as _criteria, matrix_path, solve, tol
+from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_all_twins, assert_sums, assert_twins,
+                      criteria as _criteria, matrix_path, random_partials, solve, tol, twins)
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
@@ -199,126 +200,181 @@ def test_iterations_comparable_to_scipy(ref, name):
 
 # -- OpenCL kernels against their reference twins -----------------------------------------------
 
-N, K = 301, 5  # more rows than a work-group, an odd number of columns
+N = 1237  # more rows than a work-group, odd
+# (n, k): one work-group and several per column on every device (in both launch layouts), and
+# more columns than a work-group (consumers add the partial sums of the columns in turns)
+SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
+MAX_ITERS = 300
+RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
+                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
+                                                  StopReason.DIVERGED)
 
 
-def _both(ref, ocl, array):
-    return gk.matrix.Dense.from_numpy(ref, array), gk.matrix.Dense.from_numpy(ocl, array)
+@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
+def dtype(request):
+    return np.dtype(request.param)
 
 
-def _assert_close(device, reference, dtype):
-    """Relative to ~10 machine epsilons of the entry, or of the largest entry where terms cancel."""
-    device, reference = np.asarray(device), np.asarray(reference)
-    np.testing.assert_allclose(device, reference, rtol=tol(dtype),
-                               atol=tol(dtype) * np.abs(reference).max(initial=0))
+def _random(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
 
 
-def _run_both(ref, ocl, kernel, args, dtype):
-    """Run ``kernel`` on both executors with the same inputs: float arrays become Dense of
-    ``dtype``, uint8 arrays (stop status, flags) device arrays, numbers stay; the outputs on the host."""
-    outs = []
-    for exec in (ref, ocl):
-        dev = [a if not isinstance(a, np.ndarray) else exec.from_host(a.copy()) if a.dtype == np.uint8
-               else gk.matrix.Dense.from_numpy(exec, a.astype(dtype)) for a in args]
-        exec.run(kernel, *dev)
-        outs.append([d.to_numpy() if isinstance(d, gk.matrix.Dense) else d if isinstance(d, float)
-                     else exec.to_host(d) for d in dev])
-    return outs
 
-
-def _stopped_and_zero(arrays, zero_scalar_index):
-    """Column 1 already stopped; column 3 gets a zero divisor in arrays[zero_scalar_index]."""
-    status = np.zeros(K, STATUS_DTYPE)
-    status[1] = StopReason.CONVERGED
-    arrays[zero_scalar_index][0, 3] = 0
-    return status
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_opencl_initialize(ref, ocl, rng, dtype):
-    vecs = [rng.standard_normal((N, K)) for _ in range(5)]
-    scalars = [rng.standard_normal((1, K)) for _ in range(3)]
-    ref_out, dev_out = _run_both(ref, ocl, "solver.bicgstab.initialize", vecs + scalars, dtype)
-    for d, r in zip(dev_out, ref_out):
-        np.testing.assert_array_equal(d, r)
-    np.testing.assert_array_equal(dev_out[1], vecs[0].astype(dtype))  # r_hat = r
-    assert (dev_out[5] == 1).all()
+    vecs = [_random(rng, (N, 3), dtype) for _ in range(4)]
+    scalars = [_random(rng, (1, 3), dtype) for _ in range(3)]
+    out = twins(ref, ocl, "solver.bicgstab.initialize", *vecs, *scalars, dtype=dtype)
+    assert_twins(out, dtype)
+    np.testing.assert_array_equal(out[1][1], vecs[0])  # r_hat = r
+    assert not out[1][2].any() and not out[1][3].any() and all((out[1][i] == 1).all() for i in (4, 5, 6))
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n, k", [(N, K), (1501, 3), (0, 2)])
-def test_opencl_compute_dots(ref, ocl, rng, dtype, n, k):
-    # one work-group per column on a CPU device for (N, K), several for (1501, 3) (and on a GPU)
-    a, b = rng.standard_normal((n, k)), rng.standard_normal((n, k))
-    ref_out, dev_out = _run_both(ref, ocl, "solver.bicgstab.compute_dots", [a, b, np.ones((1, k)), np.ones((1, k))],
-                                 dtype)
-    for d, w in zip(dev_out[2:], ref_out[2:]):
-        _assert_close(d, w, dtype)
-    a, b = a.astype(dtype), b.astype(dtype)
-    _assert_close(dev_out[3][0], (b * b).sum(axis=0), dtype)  # bb = b . b
-    _assert_close(dev_out[2][0], (a * b).sum(axis=0), dtype)  # ab = a . b
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_opencl_prepare(ref, dev, rng, dtype, shape):
+    n, k = shape
+    r, r_hat = _random(rng, shape, dtype), _random(rng, shape, dtype)
+    out = twins(ref, dev, "solver.bicgstab.prepare", r, r_hat, np.zeros((1, k)), np.zeros((1, k)), dtype=dtype)
+    r64 = r.astype(np.float64)
+    assert_sums(out[1][2], out[0][2], np.abs(r_hat * r64).sum(axis=0), n, dtype, "r_hat . r")
+    assert_sums(out[1][3], out[0][3], (r64 * r64).sum(axis=0), n, dtype, "r . r")
+    if n == 5001:
+        assert out[1][3].shape[0] > 1  # several work-groups
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_opencl_step_1(ref, ocl, rng, dtype):
-    # r, r_hat, p, v, rho, rr, rhat_sq, prev_rho, alpha, omega, restart_tol, restarted, status.
-    # Column 1 is stopped; column 2 restarts on a tiny rho, column 4 on rho == 0 although omega == 0
-    # there; omega == 0 without a restart is column 3's breakdown
-    vecs = [rng.standard_normal((N, K)) for _ in range(4)]
-    scalars = [rng.uniform(0.5, 2, (1, K)) for _ in range(6)]
-    rho, rr, rhat_sq, omega = scalars[0], scalars[1], scalars[2], scalars[5]
+def _step_1_args(rng, n, k, dtype, rho_sums, rr_sums, omega, stop, rhat_sq=None):
+    # r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega, rhat_sq, restart_tol, restarted, stop
+    vecs = [_random(rng, (n, k), dtype) for _ in range(4)]
+    scalars = [rng.uniform(0.5, 2, (1, k)).astype(dtype) for _ in range(3)]
+    rhat_sq = rng.uniform(0.5, 2, (1, k)) if rhat_sq is None else rhat_sq
     restart_tol = 100 * float(np.finfo(dtype).eps)  # as the solver
-    rho[0, 2] = 0.5 * restart_tol * np.sqrt(rhat_sq[0, 2] * rr[0, 2])
-    rho[0, 4] = 0
-    omega[0, [3, 4]] = 0
-    status = np.zeros(K, STATUS_DTYPE)
-    status[1] = StopReason.CONVERGED
-    restarted = np.full(K, 7, np.uint8)
-    args = vecs + scalars + [restart_tol, restarted, status]
-    want, dev = _run_both(ref, ocl, "solver.bicgstab.step_1", args, dtype)
-    assert list(dev[-1]) == list(want[-1]) == [0, StopReason.CONVERGED, 0, StopReason.BREAKDOWN, 0]
-    assert list(dev[-2]) == list(want[-2]) == [0, 7, 1, 0, 1]  # restarted; the stopped column untouched
-    for d, w in zip(dev[:10], want[:10]):
-        _assert_close(d, w, dtype)
-    r, r_hat, p = (v.astype(dtype) for v in vecs[:3])
-    np.testing.assert_array_equal(dev[1][:, [2, 4]], r[:, [2, 4]])  # r_hat = r where restarted
-    np.testing.assert_array_equal(dev[2][:, [2, 4]], r[:, [2, 4]])  # p = r where restarted
-    np.testing.assert_array_equal(dev[1][:, [0, 1, 3]], r_hat[:, [0, 1, 3]])
-    np.testing.assert_array_equal(dev[2][:, [1, 3]], p[:, [1, 3]])  # stopped and broken down: untouched
+    restarted = np.full(k, 7, np.uint8)  # to see which columns the kernel sets
+    return [*vecs, random_partials(rng, rho_sums, dtype), random_partials(rng, rr_sums, dtype), *scalars,
+            np.asarray([omega], dtype), rhat_sq.astype(dtype), restart_tol, restarted, stop]
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_opencl_step_2(ref, ocl, rng, dtype):
-    # r, s, v, rho, rr, rhat_sq, prev_rho, alpha, rv, restarted, status: columns 2, 3 and 4 restarted
-    # in step_1, column 3 with rv == 0 breaks down
-    arrays = [rng.standard_normal((N, K)) for _ in range(3)] + [rng.uniform(0.5, 2, (1, K)) for _ in range(6)]
-    status = _stopped_and_zero(arrays, 8)
-    restarted = np.array([0, 1, 1, 1, 1], np.uint8)
-    want, dev = _run_both(ref, ocl, "solver.bicgstab.step_2", arrays + [restarted, status], dtype)
-    assert list(dev[-1]) == list(want[-1]) == [0, StopReason.CONVERGED, 0, StopReason.BREAKDOWN, 0]
-    for d, w in zip(dev[:9], want[:9]):
-        _assert_close(d, w, dtype)
-    rho, rr, rhat_sq = (a.astype(dtype)[0] for a in arrays[3:6])
-    for i in (1, 5, 6, 7):  # s, rhat_sq, prev_rho, alpha untouched in the stopped and broken-down columns
-        np.testing.assert_array_equal(dev[i][:, [1, 3]], arrays[i].astype(dtype)[:, [1, 3]])
-    np.testing.assert_array_equal(dev[6][0, [0, 2, 4]], [rho[0], rr[2], rr[4]])  # prev_rho = rho, rr where restarted
-    np.testing.assert_array_equal(dev[5][0, [0, 2, 4]], [rhat_sq[0], rr[2], rr[4]])  # rhat_sq = rr where restarted
-    _assert_close(dev[7][0, [0, 2]], [rho[0] / arrays[8][0, 0], rr[2] / arrays[8][0, 2]], dtype)  # alpha
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_opencl_step_1(ref, ocl, rng, dtype, shape):
+    # every column runs on without a restart: p = r + (rho / prev_rho) (alpha / omega) (p - omega v)
+    n, k = shape
+    norms = rng.uniform(1, 2, k)
+    stop = Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS, rng.integers(0, MAX_ITERS, k))
+    args = _step_1_args(rng, n, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, rng.uniform(0.5, 2, k), stop)
+    out = twins(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    assert not out[1][12].any() and (out[1][13].checks == stop.checks + 1).all()
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_opencl_step_3(ref, ocl, rng, dtype):
-    # x, r, s, t, y, z, alpha, omega, ts, tt;  tt = 0 in column 3 is no breakdown: omega = 0
-    arrays = [rng.standard_normal((N, K)) for _ in range(6)] + [rng.uniform(0.5, 2, (1, K)) for _ in range(4)]
-    status = _stopped_and_zero(arrays, 9)
-    want, dev = _run_both(ref, ocl, "solver.bicgstab.step_3", arrays + [status], dtype)
-    assert list(dev[-1]) == list(want[-1]) == [0, StopReason.CONVERGED, 0, 0, 0]
-    for d, w in zip(dev[:-1], want[:-1]):
-        _assert_close(d, w, dtype)
-    assert dev[7][0, 3] == 0  # omega
-    np.testing.assert_array_equal(dev[1][:, 3], arrays[2].astype(dtype)[:, 3])  # r = s
-    for i in (0, 1, 7):  # x, r, omega untouched in the stopped column
-        np.testing.assert_array_equal(dev[i][:, 1], arrays[i].astype(dtype)[:, 1])
+def test_opencl_step_1_columns(ref, ocl, rng, dtype):
+    # columns: runs; restarts on r_hat . r == 0; restarts on a tiny r_hat . r; omega == 0 (breakdown);
+    # omega == 0 but restarts (the restart wins); converges; diverges (NaN norm); reaches its
+    # limit; was stopped before
+    k = 9
+    bound = 100 * float(np.finfo(dtype).eps) * 2.0  # restart_tol ||r_hat|| ||r|| for ||r_hat|| = 1, ||r|| = 2
+    rho = [1.5, 0.0, 0.01 * bound, -0.8, 0.0, 1.2, 1.1, 0.9, 1.3]
+    norms = np.array([2.0, 2.0, 2.0, 2.0, 2.0, 0.5, np.nan, 2.0, 2.0])
+    omega = [0.7, 0.8, 0.9, 0.0, 0.0, 1.1, 1.2, 1.3, 0.6]
+    status = [RUNNING] * 8 + [BREAKDOWN]
+    stop = Stop(status, np.ones(k), MAX_ITERS, [4] * 7 + [MAX_ITERS, 4])
+    args = _step_1_args(rng, N, k, dtype, rho, norms ** 2, omega, stop, rhat_sq=np.ones((1, k)))
+    out = twins(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
+    # a column at its limit: only the check's writer stops it, the others may still update its r_hat
+    # and p (which it no longer uses: common.cl, stop_check)
+    for i in (1, 2):
+        out[0][i][:, 7] = out[1][i][:, 7] = 0
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    r, r_hat, p = args[:3]
+    (_, r_hat_dev, p_dev, _, _, _, rho_dev, *_), restarted, state = out[1][:7], out[1][12], out[1][13]
+    assert list(state.status) == [RUNNING] * 3 + [BREAKDOWN, RUNNING, CONVERGED, DIVERGED, LIMIT, BREAKDOWN]
+    assert list(restarted) == [0, 1, 1, 0, 1, 7, 7, 7, 7]
+    for c in (1, 2, 4):  # restarted: r_hat = p = r, rho = r . r
+        np.testing.assert_array_equal(r_hat_dev[:, c], r[:, c])
+        np.testing.assert_array_equal(p_dev[:, c], r[:, c])
+    np.testing.assert_allclose(rho_dev[0, [1, 2, 4]], 4.0, rtol=np.sqrt(G) * tol(dtype))
+    for c in (3, 5, 6, 8):  # broken down or stopped: untouched
+        np.testing.assert_array_equal(p_dev[:, c], p[:, c])
+        np.testing.assert_array_equal(r_hat_dev[:, c], r_hat[:, c])
+        assert rho_dev[0, c] == args[6][0, c]
+
+
+def _step_2_args(rng, n, k, dtype, rv_sums, restarted, status):
+    # r, s, v, rv, rho, prev_rho, alpha, rhat_sq, restarted, status
+    r, s, v = (_random(rng, (n, k), dtype) for _ in range(3))
+    scalars = [rng.uniform(0.5, 2, (1, k)).astype(dtype) for _ in range(4)]
+    return [r, s, v, random_partials(rng, rv_sums, dtype), *scalars, np.asarray(restarted, np.uint8),
+            np.asarray(status, STATUS_DTYPE)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_opencl_step_2(ref, ocl, rng, dtype, shape):
+    # alpha = rho / (r_hat . v);  s = r - alpha v;  prev_rho = rho;  ||r_hat||^2 = rho where restarted
+    n, k = shape
+    args = _step_2_args(rng, n, k, dtype, rng.uniform(-2, 2, k), rng.integers(0, 2, k), np.zeros(k))
+    out = twins(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3,))
+    np.testing.assert_array_equal(out[1][5], args[4])  # prev_rho = rho
+
+
+def test_opencl_step_2_columns(ref, ocl, rng, dtype):
+    # columns: runs, runs restarted (||r_hat||^2 = rho), r_hat . v == 0 (breakdown, untouched),
+    # was stopped (untouched), runs
+    k = 5
+    args = _step_2_args(rng, N, k, dtype, [1.5, -0.7, 0.0, 1.0, 0.9], [0, 1, 1, 1, 0],
+                        [RUNNING, RUNNING, RUNNING, CONVERGED, RUNNING])
+    out = twins(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3,))
+    dev = out[1]
+    assert list(dev[9]) == [RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING]
+    for i in (1, 5, 6, 7):  # s, prev_rho, alpha, rhat_sq untouched where stopped
+        np.testing.assert_array_equal(dev[i][:, [2, 3]], args[i][:, [2, 3]])
+    np.testing.assert_array_equal(dev[7][0, [0, 1, 4]], [args[7][0, 0], args[4][0, 1], args[7][0, 4]])
+
+
+def _step_3_args(mode, rng, n, k, dtype, ts, tt, status):
+    # x, r, r_hat, s, t, y, z, diag, st, alpha, omega, rho_new, rr, status: y, z = p, s (M p and M s
+    # with an operator of its own); diag = D^-1 with scalar Jacobi
+    vecs = [_random(rng, (n, k), dtype) for _ in range(6)]
+    z = _random(rng, (n, k), dtype) if mode == "operator" else Same(3)
+    diag = rng.uniform(0.5, 2, n).astype(dtype) if mode == "jacobi" else None
+    st = random_partials(rng, np.concatenate([ts, tt]), dtype)
+    alpha, omega = (rng.uniform(0.5, 2, (1, k)).astype(dtype) for _ in range(2))
+    return [*vecs, z, diag, st, alpha, omega, np.zeros((1, k)), np.zeros((1, k)), np.asarray(status, STATUS_DTYPE)]
+
+
+def _assert_step_3_sums(out, n, dtype):
+    """The partial sums of r_hat . r and r . r of the updated r (updated with omega from the
+    partial sums st: as close as assert_twins allows), every column."""
+    r64, r_hat = out[0][1].astype(np.float64), out[0][2]
+    assert_sums(out[1][11], out[0][11], np.abs(r_hat * r64).sum(axis=0), n, dtype, "r_hat . r", factor=np.sqrt(G))
+    assert_sums(out[1][12], out[0][12], (r64 * r64).sum(axis=0), n, dtype, "r . r", factor=np.sqrt(G))
+
+
+@pytest.mark.parametrize("shape, mode", [((N, 3), "operator"), ((5001, 1), "none"), ((5001, 5), "jacobi"),
+                                         ((7, 301), "jacobi")], ids=str)
+def test_opencl_step_3(ref, dev, rng, dtype, shape, mode):
+    # omega = (s . t) / (t . t);  x += alpha y + omega z (times diag);  r = s - omega t
+    n, k = shape
+    args = _step_3_args(mode, rng, n, k, dtype, rng.uniform(-2, 2, k), rng.uniform(0.5, 2, k), np.zeros(k))
+    out = twins(ref, dev, "solver.bicgstab.step_3", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(8, 11, 12))
+    _assert_step_3_sums(out, n, dtype)
+
+
+@pytest.mark.parametrize("mode", ["none", "jacobi", "operator"])
+def test_opencl_step_3_columns(ref, dev, rng, dtype, mode):
+    # columns: runs, t . t == 0 (no breakdown: omega = 0, r = s), was stopped (untouched, but its
+    # partial sums written), runs, s . t == 0 (omega = 0)
+    k = 5
+    args = _step_3_args(mode, rng, N, k, dtype, [1.5, 0.7, -0.3, -1.2, 0.0], [1.1, 0.0, 0.8, 1.9, 0.6],
+                        [RUNNING, RUNNING, BREAKDOWN, RUNNING, RUNNING])
+    out = twins(ref, dev, "solver.bicgstab.step_3", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(8, 11, 12))
+    _assert_step_3_sums(out, N, dtype)
+    x_dev, r_dev, omega_dev = out[1][0], out[1][1], out[1][10]
+    assert omega_dev[0, 1] == omega_dev[0, 4] == 0
+    np.testing.assert_array_equal(r_dev[:, [1, 4]], args[3][:, [1, 4]])  # r = s
+    np.testing.assert_array_equal(x_dev[:, 2], args[0][:, 2])
+    np.testing.assert_array_equal(r_dev[:, 2], args[1][:, 2])
+    assert omega_dev[0, 2] == args[10][0, 2]
 
 
 # -- full solves on both executors ------------------------------------------------------------

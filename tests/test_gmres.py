@@ -8,8 +8,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import criteria as _criteria, matrix_path, residual_rounding, solve, tol
-from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
+from conftest import (PARTIAL_GROUPS as G, Stop, assert_all_twins, assert_sums, assert_twins,
+                      criteria as _criteria, matrix_path, random_partials, residual_rounding, solve, tol, twins)
+from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 
@@ -192,139 +193,291 @@ def test_iterations_comparable_to_scipy(ref, name):
 
 # -- OpenCL kernels against their reference twins -----------------------------------------------
 
-N, K, M = 301, 5, 6  # more rows than a work-group, an odd number of columns, Krylov dimension
+N, M = 1237, 6  # more rows than a work-group (odd), Krylov dimension
+# (n, k): one work-group and several per column on every device (in both launch layouts), and
+# more columns than a work-group (consumers add the partial sums of the columns in turns)
+SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
+MAX_ITERS = 300
+RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED, PENDING = (
+    StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
+    StopReason.DIVERGED, StopReason.PENDING)
 
 
-def _run_both(ref, ocl, kernel, args, dtype):
-    """Run ``kernel`` on both executors with the same inputs: float arrays become Dense of
-    ``dtype``, uint8/int32 arrays raw device arrays, numbers stay. The arrays afterwards."""
-    outs = []
-    for exec in (ref, ocl):
-        dev = [a if not isinstance(a, np.ndarray) else
-               gk.matrix.Dense.from_numpy(exec, a.astype(dtype)) if a.dtype.kind == "f" else exec.from_host(a)
-               for a in args]
-        exec.run(kernel, *dev)
-        outs.append([d.to_numpy() if isinstance(d, gk.matrix.Dense) else exec.to_host(d)
-                     for d, a in zip(dev, args) if isinstance(a, np.ndarray)])
-    return outs
+@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
+def dtype(request):
+    return np.dtype(request.param)
 
 
-def _assert_close(device, reference, dtype):
-    """Relative to ~10 machine epsilons of the entry, or of the largest entry where terms cancel."""
-    np.testing.assert_allclose(device, reference, rtol=tol(dtype), atol=tol(dtype) * np.abs(reference).max(initial=0))
+def _random(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
 
 
-def _status():
-    """Column 1 already stopped."""
-    status = np.zeros(K, STATUS_DTYPE)
-    status[1] = StopReason.CONVERGED
-    return status
+
+def _dot_partials(partials):
+    """The partial sums of the dot products with the basis as each executor makes them: one row
+    (their sums) on the reference, the rows as given on the device."""
+    summed = partials.astype(np.float64).sum(axis=0, keepdims=True)
+    return lambda exec: gk.matrix.Dense.from_numpy(exec, summed if exec.backend == "reference" else partials,
+                                                   partials.dtype)
 
 
-def _estimate(rng):
-    """Residual estimates, 0 (idle: the Krylov space holds the solution) in column 3."""
-    estimate = rng.uniform(0.5, 2, (1, K))
-    estimate[0, 3] = 0
-    return estimate
+def _dots_magnitude(basis, w, num):
+    """Per dot product v_i . w (i < num, column c at i k + c): the sum of |terms|."""
+    n, k = w.shape
+    return np.einsum("inc,nc->ic", np.abs(basis.reshape(-1, n, k)[:num]).astype(np.float64), np.abs(w)).ravel()
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_opencl_restart(ref, ocl, rng, dtype):
-    r_norm = rng.uniform(0.5, 2, (1, K))
-    r_norm[0, 3] = 0  # r = 0: v_0 = 0 instead of 0 / 0
-    args = [rng.standard_normal((N, K)), r_norm, rng.standard_normal(((M + 1) * N, K)), rng.standard_normal((N, K)),
-            rng.standard_normal((M + 1, K)), rng.standard_normal((1, K)), rng.integers(0, M, K).astype(np.int32),
-            _status()]
-    want, dev = _run_both(ref, ocl, "solver.gmres.restart", args, dtype)
-    for i in (2, 3, 4, 5):  # basis, v, g, estimate
-        _assert_close(dev[i], want[i], dtype)
-    np.testing.assert_array_equal(dev[6], 0)  # inner, in every column
-    np.testing.assert_array_equal(dev[3][:, 3], 0)
-    np.testing.assert_array_equal(dev[3][:, 1], args[3][:, 1].astype(dtype))  # stopped: v untouched
-    np.testing.assert_array_equal(dev[2][N:], args[2][N:].astype(dtype))  # only v_0 is written
+# -- restart: the true residual's check, v_0 = r / ||r||, g = ||r|| e_1 --------------------------
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_opencl_restart(ref, ocl, rng, dtype, shape):
+    # every column's first check: it runs on
+    n, k = shape
+    norms = rng.uniform(1, 2, k)
+    args = [_random(rng, (n, k), dtype), random_partials(rng, norms ** 2, dtype), _random(rng, ((M + 1) * n, k), dtype),
+            _random(rng, (n, k), dtype), _random(rng, (M + 1, k), dtype), rng.integers(0, M, k).astype(np.int32),
+            Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS)]
+    out = twins(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
+    assert not out[1][5].any()  # inner = 0
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n, k, num", [(N, K, 4), (5001, 1, 1)])  # one pass; partial sums added in a second
-def test_opencl_multi_dot(ref, ocl, rng, dtype, n, k, num):
-    args = [rng.standard_normal(((M + 1) * n, k)), rng.standard_normal((n, k)), num, np.zeros((M + 1, k))]
-    (_, _, h), (_, _, h_dev) = _run_both(ref, ocl, "solver.gmres.multi_dot", args, dtype)
-    # a sum of n products: its rounding grows with the sum of their magnitudes, not with the sum
-    basis = args[0].reshape(M + 1, n, k)[:num]
-    magnitude = np.einsum("inc,nc->ic", np.abs(basis), np.abs(args[1]))
-    np.testing.assert_array_less(np.abs(h_dev[:num] - h[:num]), tol(dtype) * magnitude)
+def test_opencl_restart_columns(ref, ocl, rng, dtype):
+    # columns: first check (runs, converges, diverges on NaN, r = 0 without a norm criterion:
+    # runs with v_0 = 0); converged on an estimate, confirmed by the true residual (converges;
+    # runs on, its estimate having been its last check before the limit; at its limit; diverges;
+    # runs on with the history ring wrapped); runs (no check: only its cycle restarts); was
+    # stopped before
+    k = 11
+    norms = np.array([2.0, 0.5, np.nan, 0.0, 0.5, 2.0, 2.0, np.nan, 2.0, 2.0, 2.0])
+    threshold = [1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    status = [RUNNING] * 4 + [PENDING] * 5 + [RUNNING, BREAKDOWN]
+    checks = [0, 0, 0, 0, 7, MAX_ITERS, MAX_ITERS + 1, 7, 257, 9, 9]
+    r, basis, v, g = (_random(rng, shape, dtype) for shape in ((N, k), ((M + 1) * N, k), (N, k), (M + 1, k)))
+    args = [r, random_partials(rng, norms ** 2, dtype), basis, v, g, np.full(k, 3, np.int32),
+            Stop(status, threshold, MAX_ITERS, checks)]
+    out = twins(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
+    basis_dev, v_dev, g_dev, inner, state = out[1][2:7]
+    assert list(state.status) == [RUNNING, CONVERGED, DIVERGED, RUNNING, CONVERGED, RUNNING, LIMIT, DIVERGED,
+                                  RUNNING, RUNNING, BREAKDOWN]
+    assert list(state.checks) == [1, 1, 1, 1] + checks[4:]  # a confirmation replaces its check
+    assert not inner.any()
+    runs = [0, 3, 5, 8, 9]
+    np.testing.assert_array_equal(v_dev[:, 3], 0)
+    np.testing.assert_array_equal(basis_dev[:N, runs], v_dev[:, runs])
+    np.testing.assert_allclose(g_dev[0, runs], norms[runs], rtol=np.sqrt(G) * tol(dtype))
+    stopped = [1, 2, 4, 6, 7, 10]
+    np.testing.assert_array_equal(v_dev[:, stopped], v[:, stopped])
+    np.testing.assert_array_equal(g_dev[:, stopped], g[:, stopped])
+    np.testing.assert_array_equal(basis_dev[N:], basis[N:])  # only v_0 is written
+    for c in (4, 5, 6, 7, 8):  # the true residual's norm in place of the estimate (compared above)
+        assert state.history[(checks[c] - 1) % state.history.shape[0], c] != -1
+    assert (state.history != -1).sum() == 4 + 5
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("accumulate", [False, True])
-def test_opencl_orthogonalize(ref, ocl, rng, dtype, accumulate):
-    j = 3
-    args = [rng.standard_normal(((M + 1) * N, K)), rng.standard_normal((M + 1, K)), j, accumulate,
-            rng.standard_normal((N, K)), rng.standard_normal((M + 1, M * K)), _estimate(rng), _status()]
-    want, dev = _run_both(ref, ocl, "solver.gmres.orthogonalize", args, dtype)
-    _assert_close(dev[2], want[2], dtype)  # w
-    _assert_close(dev[3], want[3], dtype)  # H
-    for c in (1, 3):  # stopped and idle columns untouched
-        np.testing.assert_array_equal(dev[2][:, c], args[4][:, c].astype(dtype))
-        np.testing.assert_array_equal(dev[3][:, c::K], args[5][:, c::K].astype(dtype))
-    np.testing.assert_array_equal(dev[3][j + 1:, j * K:(j + 1) * K], args[5][j + 1:, j * K:(j + 1) * K].astype(dtype))
+# -- the dot products with the basis, and the Givens step they carry on the first pass -----------
 
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_opencl_next_basis(ref, ocl, rng, dtype):
-    j = 2
-    w_norm = rng.uniform(0.5, 2, (1, K))
-    w_norm[0, 2] = 0  # happy breakdown: v_{j+1} = 0
-    args = [rng.standard_normal((N, K)), w_norm, j, rng.standard_normal(((M + 1) * N, K)),
-            rng.standard_normal((N, K)), _estimate(rng), _status()]
-    want, dev = _run_both(ref, ocl, "solver.gmres.next_basis", args, dtype)
-    _assert_close(dev[2], want[2], dtype)
-    _assert_close(dev[3], want[3], dtype)
-    np.testing.assert_array_equal(dev[3][:, 2], 0)
-    np.testing.assert_array_equal(dev[3][:, [1, 3]], args[4][:, [1, 3]].astype(dtype))
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("j", [0, 3])
-def test_opencl_givens(ref, ocl, rng, dtype, j):
-    angles = rng.uniform(0, 2 * np.pi, (M, K))
-    hessenberg = rng.standard_normal((M + 1, M * K))
-    w_norm = rng.uniform(0.5, 2, (1, K))
-    # column 4: h_{0:j+1,j} = 0 and ||w|| = 0: a singular Hessenberg matrix, a breakdown
-    hessenberg[: j + 1, j * K + 4] = 0
-    w_norm[0, 4] = 0
-    args = [w_norm, j, hessenberg, rng.standard_normal((M + 1, K)), np.cos(angles), np.sin(angles),
-            _estimate(rng), np.full(K, j, np.int32), _status()]
-    want, dev = _run_both(ref, ocl, "solver.gmres.givens", args, dtype)
-    for d, w in zip(dev, want):
-        _assert_close(d, w, dtype)
-    assert list(dev[6]) == [j + 1, j, j + 1, j, j]  # inner: stopped, idle and broken-down columns keep theirs
-    assert list(dev[7]) == [0, StopReason.CONVERGED, 0, 0, StopReason.BREAKDOWN]
-    # the new rotation makes h_{j+1,j} zero and g_{j+1} the residual estimate
-    for c in (0, 2):
-        assert dev[1][j + 1, j * K + c] == 0
-        assert dev[5][0, c] == abs(dev[2][j + 1, c])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_opencl_multi_dot(ref, dev, rng, dtype, shape, j):
+    # h = V_{0..j}^T w (partial sums); with j > 0 the Givens step of column j - 1 first (its
+    # detailed cases: test_opencl_multi_dot_givens)
+    n, k = shape
+    basis, w = _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype)
+    hessenberg, g, cos, sin = (_random(rng, shape, dtype) for shape in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
+    args = [j, basis, w, random_partials(rng, rng.uniform(0.5, 2, k), dtype), np.zeros((1, k)), hessenberg, g,
+            cos, sin, np.full(k, j, np.int32), Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
+    out = twins(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4))
+    assert_sums(out[1][4], out[0][4], _dots_magnitude(basis, w, j + 1), n, dtype, "V^T w")
+    if n == 5001 and k == 1 and j == 0:
+        assert out[1][4].shape[0] > 1  # several work-groups for one dot product
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_opencl_solve_krylov(ref, ocl, rng, dtype):
-    hessenberg = rng.standard_normal((M + 1, M * K))
+def _givens_case(rng, jj, dtype, k=9):
+    """The inputs of the Givens step of Hessenberg column jj (rotations 0..jj-1 given) and the
+    statuses expected. Columns: runs; converges on the estimate (a tiny ||w||: PENDING); idles
+    (g_jj = 0: its estimate 0 checked); singular (h_{:,jj} = 0, ||w|| = 0: breakdown); reaches its
+    limit; was stopped; pending already; ||w|| NaN (breakdown); runs with the history ring wrapped.
+    For jj > 0 the singular column is rank-deficient without being 0: h_{0,jj} = 1, h_{jj,jj} =
+    1e-20 (no earlier rotation), a rotated diagonal of 1e-20 against a column norm of 1."""
+    hessenberg = rng.standard_normal((M + 1, M * k))
+    angles = rng.uniform(0, 2 * np.pi, (M, k))
+    g = rng.uniform(0.5, 2, (M + 1, k)) * rng.choice([-1, 1], (M + 1, k))
+    nrm = rng.uniform(0.5, 2, k)
+    angles[:jj, 1] = 0  # column 1: no earlier rotation, h_jj = 1.5, so that ||w|| = 1e-6 makes the estimate tiny
+    hessenberg[jj, jj * k + 1], nrm[1] = 1.5, 1e-6
+    g[jj, 2] = 0
+    hessenberg[: jj + 1, jj * k + 3], nrm[3] = 0, 0
+    if jj > 0:
+        angles[:jj, 3] = 0
+        hessenberg[0, jj * k + 3], hessenberg[jj, jj * k + 3] = 1, 1e-20
+    nrm[7] = np.nan
+    status = [RUNNING] * 5 + [CONVERGED, PENDING, RUNNING, RUNNING]
+    checks = [4, 4, 4, 4, MAX_ITERS, 4, 4, 4, 299]
+    stop = Stop(status, np.full(k, 1e-3), MAX_ITERS, checks)
+    arrays = [random_partials(rng, nrm ** 2, dtype), hessenberg, g, np.cos(angles), np.sin(angles),
+              np.full(k, jj, np.int32), stop]
+    expected = [RUNNING, PENDING, PENDING, BREAKDOWN, LIMIT, CONVERGED, PENDING, BREAKDOWN, RUNNING]
+    return arrays, expected
+
+
+def _assert_givens(out, arrays, expected, jj, dtype, first):
+    """The Givens step of column jj against the reference; then what it must have done. ``first``:
+    the position of the first array (ww) among the kernel's arguments."""
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(first,))
+    hessenberg, g, cos, sin, inner, state = out[1][first + 1:first + 7]
+    k = g.shape[1]
+    assert list(state.status) == expected
+    rotated = [0, 1, 4, 8]  # the columns that took the step
+    assert list(inner) == [jj + 1 if c in rotated else jj for c in range(k)]
+    assert list(state.checks) == [c + 1 if s == RUNNING and e != BREAKDOWN else c
+                                  for c, s, e in zip(arrays[-1].checks, arrays[-1].status, expected)]
+    for c in rotated:
+        assert hessenberg[jj + 1, jj * k + c] == 0
+        estimate = state.history[(arrays[-1].checks[c]) % state.history.shape[0], c]
+        assert estimate == abs(g[jj + 1, c])
+    assert state.history[4, 2] == 0  # the idle column's estimate
+    for c in (2, 5, 6):  # idle, stopped, pending: untouched
+        np.testing.assert_array_equal(hessenberg[:, c::k], arrays[1][:, c::k].astype(dtype))
+        np.testing.assert_array_equal(g[:, c], arrays[2][:, c].astype(dtype))
+
+
+@pytest.mark.parametrize("jj", [0, 3])
+def test_opencl_multi_dot_givens(ref, dev, rng, dtype, jj):
+    # the first pass of inner iteration j = jj + 1 takes the Givens step of Hessenberg column jj
+    arrays, expected = _givens_case(rng, jj, dtype)
+    k = 9
+    basis, w = _random(rng, ((M + 1) * N, k), dtype), _random(rng, (N, k), dtype)
+    j = jj + 1
+    out = twins(ref, dev, "solver.gmres.multi_dot", j, basis, w, arrays[0], np.zeros((1, k)), *arrays[1:],
+                dtype=dtype)
+    _assert_givens([o[:4] + o[5:] for o in out], arrays, expected, jj, dtype, first=3)
+    assert_sums(out[1][4], out[0][4], _dots_magnitude(basis, w, j + 1), N, dtype, "V^T w")
+
+
+@pytest.mark.parametrize("jj", [0, 3])
+def test_opencl_givens(ref, ocl, rng, dtype, jj):
+    # the Givens step of Hessenberg column jj at the end of a cycle
+    arrays, expected = _givens_case(rng, jj, dtype)
+    out = twins(ref, ocl, "solver.gmres.givens", jj, *arrays, dtype=dtype)
+    _assert_givens(out, arrays, expected, jj, dtype, first=1)
+
+
+def test_opencl_givens_many_columns(ref, ocl, rng, dtype):
+    # more columns than the kernel's work-group: each work-item takes several
+    k, jj = 301, 2
+    hessenberg = rng.standard_normal((M + 1, M * k))
+    angles = rng.uniform(0, 2 * np.pi, (M, k))
+    status = np.where(rng.random(k) < 0.2, CONVERGED, RUNNING)
+    ww = random_partials(rng, rng.uniform(0.5, 2, k) ** 2, dtype)
+    out = twins(ref, ocl, "solver.gmres.givens", jj, ww, hessenberg, rng.standard_normal((M + 1, k)), np.cos(angles),
+                np.sin(angles), np.full(k, jj, np.int32), Stop(status, np.full(k, 1e-3), MAX_ITERS), dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
+    assert (out[1][6] == np.where(status == RUNNING, jj + 1, jj)).all()
+
+
+# -- the two Gram-Schmidt passes ----------------------------------------------------------------
+
+def _orthogonalize_args(rng, n, k, j, dtype, ww_sums, status):
+    # j, basis, w, ww, h, hessenberg, h2 (out: the second pass's partial sums), stop
+    h = random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
+    return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), random_partials(rng, ww_sums, dtype),
+            _dot_partials(h), _random(rng, (M + 1, M * k), dtype), np.zeros((1, (j + 1) * k)),
+            Stop(status, np.ones(k), MAX_ITERS)]
+
+
+def _assert_orthogonalize(out, n, j, dtype):
+    """The twins agree, and the partial sums h2 add up to V^T w of the updated basis and w."""
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4, 6))
+    basis, w = out[0][1], out[0][2]
+    assert_sums(out[1][6], out[0][6], _dots_magnitude(basis, w, j + 1), n, dtype, "V^T w")
+
+
+@pytest.mark.parametrize("j", [0, 3])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_opencl_orthogonalize(ref, ocl, rng, dtype, shape, j):
+    # v_j = v_j / ||w_j||;  w = w / ||w_j|| - V h (h scaled the same);  H[0:j+1, j] = h
+    n, k = shape
+    args = _orthogonalize_args(rng, n, k, j, dtype, rng.uniform(0.5, 2, k), [RUNNING] * k)
+    out = twins(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
+    _assert_orthogonalize(out, n, j, dtype)
+
+
+@pytest.mark.parametrize("j", [0, 3])
+def test_opencl_orthogonalize_columns(ref, ocl, rng, dtype, j):
+    # columns: runs; was stopped (w and v_j updated, H untouched); ||w_j|| = 0 (w = 0, v_j = 0); runs
+    k = 5
+    args = _orthogonalize_args(rng, N, k, j, dtype, [1.5, 0.7, 0.0, 1.2, 0.9], [RUNNING, BREAKDOWN] + [RUNNING] * 3)
+    out = twins(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
+    _assert_orthogonalize(out, N, j, dtype)
+    basis, w, hessenberg = out[1][1], out[1][2], out[1][5]
+    np.testing.assert_array_equal(hessenberg[:, 1::k], args[5][:, 1::k])
+    if j > 0:
+        np.testing.assert_array_equal(w[:, 2], 0)
+        np.testing.assert_array_equal(basis[j * N:(j + 1) * N, 2], 0)
+    np.testing.assert_array_equal(basis[:j * N], args[1][:j * N])  # the other basis vectors untouched
+    np.testing.assert_array_equal(basis[(j + 1) * N:], args[1][(j + 1) * N:])
+
+
+def _reorthogonalize_args(rng, n, k, j, dtype, status):
+    # j, basis, w, h, hessenberg, v, ww, stop
+    h = random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
+    return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), _dot_partials(h),
+            _random(rng, (M + 1, M * k), dtype), _random(rng, (n, k), dtype), np.zeros((1, k)),
+            Stop(status, np.ones(k), MAX_ITERS)]
+
+
+def _assert_reorthogonalize(out, n, dtype):
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 6))
+    # (w is updated with h from partial sums: as close as assert_all_twins allows)
+    w = out[0][2].astype(np.float64)
+    assert_sums(out[1][6], out[0][6], (w * w).sum(axis=0), n, dtype, "w . w", factor=np.sqrt(G))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_opencl_reorthogonalize(ref, dev, rng, dtype, shape):
+    # w = w - V h;  H[0:j+1, j] += h;  v_{j+1} = v = w;  partial sums of ||w||^2
+    n, k = shape
+    j = 3
+    args = _reorthogonalize_args(rng, n, k, j, dtype, [RUNNING] * k)
+    out = twins(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
+    _assert_reorthogonalize(out, n, dtype)
+    basis, w, v = out[1][1], out[1][2], out[1][5]
+    np.testing.assert_array_equal(basis[(j + 1) * n:(j + 2) * n], w)
+    np.testing.assert_array_equal(v, w)
+    if n == 5001:
+        assert out[1][6].shape[0] > 1  # several work-groups
+
+
+def test_opencl_reorthogonalize_columns(ref, dev, rng, dtype):
+    # columns: runs; was stopped (w, v updated and its ||w||^2 summed, H untouched); runs
+    k, j = 3, 0
+    args = _reorthogonalize_args(rng, N, k, j, dtype, [RUNNING, PENDING, RUNNING])
+    out = twins(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
+    _assert_reorthogonalize(out, N, dtype)
+    np.testing.assert_array_equal(out[1][4][:, 1::k], args[4][:, 1::k])
+
+
+# -- the update of x at the end of a cycle -------------------------------------------------------
+
+@pytest.mark.parametrize("diagonal", [False, True], ids=["plain", "jacobi"])
+@pytest.mark.parametrize("n, inner", [(N, [0, 1, M, 3, 2]), (5001, [M])], ids=["1237x5", "5001x1"])
+def test_opencl_update(ref, ocl, rng, dtype, n, inner, diagonal):
+    # y = R^-1 g (R the leading inner x inner triangle of H, per column);  x += V y (times diag)
+    k = len(inner)
+    hessenberg = rng.standard_normal((M + 1, M * k))
     for i in range(M):  # a well-conditioned triangle
-        hessenberg[i, i * K:(i + 1) * K] += 4 * np.sign(hessenberg[i, i * K:(i + 1) * K])
-    inner = np.array([0, 1, M, 3, M], np.int32)
-    args = [hessenberg, rng.standard_normal((M + 1, K)), inner, np.zeros((M, K))]
-    want, dev = _run_both(ref, ocl, "solver.gmres.solve_krylov", args, dtype)
-    for c in range(K):
-        _assert_close(dev[3][: inner[c], c], want[3][: inner[c], c], dtype)
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_opencl_multi_axpy(ref, ocl, rng, dtype):
-    inner = np.array([0, 1, M, 3, 2], np.int32)
-    args = [rng.standard_normal(((M + 1) * N, K)), rng.standard_normal((M, K)), inner, rng.standard_normal((N, K))]
-    want, dev = _run_both(ref, ocl, "solver.gmres.multi_axpy", args, dtype)
-    _assert_close(dev[3], want[3], dtype)
-    np.testing.assert_array_equal(dev[3][:, 0], 0)
+        hessenberg[i, i * k:(i + 1) * k] += 4 * np.sign(hessenberg[i, i * k:(i + 1) * k])
+    diag = rng.uniform(0.5, 2, n) if diagonal else None
+    x = _random(rng, (n, k), dtype)
+    out = twins(ref, ocl, "solver.gmres.update", _random(rng, ((M + 1) * n, k), dtype), hessenberg,
+                _random(rng, (M + 1, k), dtype), np.asarray(inner, np.int32), diag, x, dtype=dtype)
+    # y from a back substitution of up to M steps, then a sum of M products: M roundings each
+    assert_twins(out, dtype, factor=M)
+    for c in np.flatnonzero(np.asarray(inner) == 0):  # nothing where a column took no step
+        np.testing.assert_array_equal(out[1][5][:, c], x[:, c])
 
 
 # -- full solves on both executors ------------------------------------------------------------

@@ -4,13 +4,26 @@ import pytest
 
 import ginkpy as gk
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
+from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import poisson_2d
 
-from conftest import reduction_tol, tol
+from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_all_twins, assert_sums, assert_twins, random_partials,
+                      tol, twins)
 
 N = 1237  # more than a work-group, odd
-RUNNING, BREAKDOWN = StopReason.RUNNING, StopReason.BREAKDOWN
+MAX_ITERS = 300
+RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
+                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
+                                                  StopReason.DIVERGED)
+# the preconditioner of the kernels: none (z = r: r . z is r . r, the same partial sums), scalar
+# Jacobi (diag = D^-1, z = diag r computed where it is used), an operator of its own (z given)
+MODES = ["none", "jacobi", "operator"]
+# (n, k) and a mode: one work-group and several per column on every device (in both launch
+# layouts), and more columns than a work-group (the partial sums of 2 k columns added in turns);
+# each mode once with each shape over the kernels (a mode changes only what z is)
+CASES = [((N, 3), "operator"), ((5001, 1), "none"), ((5001, 5), "jacobi"), ((7, 301), "jacobi")]
+CASES_1 = [((N, 3), "jacobi"), ((5001, 1), "operator"), ((5001, 5), "none"), ((7, 301), "operator")]
+CASES_2 = [((N, 3), "none"), ((5001, 1), "jacobi"), ((5001, 5), "operator"), ((7, 301), "jacobi")]
 
 
 @pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
@@ -18,92 +31,149 @@ def dtype(request):
     return np.dtype(request.param)
 
 
-def run_both(ref, ocl, kernel, arrays, status):
-    """Run ``solver.cg.<kernel>`` on copies of ``arrays`` (numpy, in argument order) and of the
-    stop ``status`` on each executor; returns the arrays and the status afterwards, per executor."""
-    out = []
-    for exec in (ref, ocl):
-        args = [Dense.from_numpy(exec, a) for a in arrays]
-        dev_status = exec.from_host(np.array(status, dtype=STATUS_DTYPE))
-        exec.run(f"solver.cg.{kernel}", *args, dev_status)
-        out.append(([a.to_numpy() for a in args], exec.to_host(dev_status)))
-    return out
+def _random(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
 
 
-def assert_same(out, dtype):
-    (ref_arrays, ref_status), (dev_arrays, dev_status) = out
-    np.testing.assert_array_equal(dev_status, ref_status)
-    n = max(a.shape[0] for a in ref_arrays)
-    for dev, ref in zip(dev_arrays, ref_arrays):
-        # (1, k) scalars are inputs or sums over the n rows (||r||), which round by order
-        t = reduction_tol(dtype, n) if ref.shape[0] == 1 else tol(dtype)
-        np.testing.assert_allclose(dev, ref, rtol=t, atol=t)
+def _preconditioner(mode, rng, n, k, dtype):
+    """(z, diag) of a mode: z n x k for an operator, diag n x 1 (positive, as a D^-1) for Jacobi."""
+    z = _random(rng, (n, k), dtype) if mode == "operator" else None
+    diag = rng.uniform(0.5, 2, n).astype(dtype) if mode == "jacobi" else None
+    return z, diag
+
+
+def _z(mode, r, z, diag):
+    """z = M r as the kernels see it, in float64."""
+    r = r.astype(np.float64)
+    return r if mode == "none" else r * diag[:, None] if mode == "jacobi" else z.astype(np.float64)
+
 
 
 def test_initialize(ref, ocl, rng, dtype):
-    k = 3
-    arrays = [rng.standard_normal(s).astype(dtype) for s in ((N, k), (N, k), (1, k), (1, k))]
-    out = run_both(ref, ocl, "initialize", arrays, [RUNNING, BREAKDOWN, RUNNING])
-    assert_same(out, dtype)
-    p, q, rho, prev_rho = out[1][0]
-    assert not p.any() and not q.any() and not rho.any() and (prev_rho == 1).all()
+    p, prev_rho = _random(rng, (N, 3), dtype), _random(rng, (1, 3), dtype)
+    out = twins(ref, ocl, "solver.cg.initialize", p, prev_rho, dtype=dtype)
+    assert_twins(out, dtype)
+    assert not out[1][0].any() and (out[1][1] == 1).all()
 
 
-def test_step_1(ref, ocl, rng, dtype):
-    # columns: running, stopped (left untouched), running with prev_rho == 0 (p = z)
-    k = 3
-    p, z = (rng.standard_normal((N, k)).astype(dtype) for _ in range(2))
-    rho = rng.standard_normal((1, k)).astype(dtype)
-    prev_rho = np.array([[0.7, 1.3, 0.0]], dtype)
-    out = run_both(ref, ocl, "step_1", [p, z, rho, prev_rho], [RUNNING, BREAKDOWN, RUNNING])
-    assert_same(out, dtype)
-    p_dev = out[1][0][0]
-    assert np.array_equal(p_dev[:, 1], p[:, 1])
-    assert np.array_equal(p_dev[:, 2], z[:, 2])
+@pytest.mark.parametrize("shape, mode", CASES, ids=str)
+def test_prepare(ref, dev, rng, dtype, shape, mode):
+    n, k = shape
+    r = _random(rng, shape, dtype)
+    z, diag = _preconditioner(mode, rng, n, k, dtype)
+    rz, rr = np.zeros((1, k)), np.zeros((1, k))
+    args = [r, z, diag, rz, rr] if mode != "none" else [r, z, diag, rr, Same(3)]
+    out = twins(ref, dev, "solver.cg.prepare", *args, dtype=dtype)
+    assert_twins(out, dtype, skip=(3, 4))
+    # partial sums of r . r and r . z
+    r64 = r.astype(np.float64)
+    assert_sums(out[1][4], out[0][4], (r64 * r64).sum(axis=0), n, dtype, "r . r")
+    if mode != "none":
+        assert_sums(out[1][3], out[0][3], np.abs(r64 * _z(mode, r, z, diag)).sum(axis=0), n, dtype, "r . z")
+    if n == 5001:
+        assert out[1][4].shape[0] > 1  # several work-groups
 
 
-@pytest.fixture(params=["cpu_layout", "gpu_layout"])
-def dev(request, ocl):
-    """The device executor launching as on a CPU or as on a GPU, whatever the device is."""
-    import attrs
-    exe = gk.OpenCLExecutor(ocl.device)
-    gpu = request.param == "gpu_layout"
-    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
-    return exe
+def _step_1_args(mode, rng, n, k, dtype, rz_sums, rr_sums, stop, prev_rho=None):
+    p, r = _random(rng, (n, k), dtype), _random(rng, (n, k), dtype)
+    z, diag = _preconditioner(mode, rng, n, k, dtype)
+    rho = _random(rng, (1, k), dtype)
+    prev_rho = rng.uniform(0.5, 2, (1, k)) if prev_rho is None else np.asarray([prev_rho], np.float64)
+    rz, rr = random_partials(rng, rz_sums, dtype), random_partials(rng, rr_sums, dtype)
+    if mode == "none":
+        rz, rr = rr, Same(4)
+    return [p, r, z, diag, rz, rr, rho, prev_rho.astype(dtype), stop]
 
 
-@pytest.mark.parametrize("n", [N, 5001])  # one work-group per column, and several
-def test_step_2(ref, dev, rng, dtype, n):
-    # columns: running, stopped, beta < 0, beta == 0, rho == 0 (the last three break down);
-    # r_norm is ||r|| of every column after the update
-    k = 5
-    x, r, p, q = (rng.standard_normal((n, k)).astype(dtype) for _ in range(4))
-    beta = np.array([[2.5, 1.0, -1.0, 0.0, 3.0]], dtype)
-    rho = np.array([[0.5, 2.0, 1.0, 1.0, 0.0]], dtype)
-    prev_rho = np.full((1, k), 9.0, dtype)
-    r_norm = np.full((1, k), -1.0, dtype)
-    status = [RUNNING, StopReason.CONVERGED, RUNNING, RUNNING, RUNNING]
-    out = run_both(ref, dev, "step_2", [x, r, p, q, beta, rho, prev_rho, r_norm], status)
-    assert_same(out, dtype)
-    (x_dev, r_dev, _, _, _, _, prev_dev, norm_dev), status_dev = out[1]
-    assert list(status_dev) == [RUNNING, StopReason.CONVERGED, BREAKDOWN, BREAKDOWN, BREAKDOWN]
-    assert np.array_equal(x_dev[:, 1:], x[:, 1:]) and np.array_equal(r_dev[:, 1:], r[:, 1:])
-    assert list(prev_dev[0]) == [0.5, 9.0, 9.0, 9.0, 9.0]
-    np.testing.assert_allclose(norm_dev[0], np.linalg.norm(r_dev.astype(np.float64), axis=0),
-                               rtol=reduction_tol(dtype, n))
+@pytest.mark.parametrize("shape, mode", CASES_1, ids=str)
+def test_step_1(ref, ocl, rng, dtype, shape, mode):
+    # every column runs on: rho = r . z (sum of rz), p = z + (rho / prev_rho) p, the norm in the history
+    n, k = shape
+    norms = rng.uniform(1, 2, k)
+    stop = Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS, rng.integers(0, MAX_ITERS, k))
+    args = _step_1_args(mode, rng, n, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, stop)
+    out = twins(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    assert (out[1][8].status == RUNNING).all() and (out[1][8].checks == stop.checks + 1).all()
 
 
-def test_steps_on_empty_vectors(ref, dev, dtype):
-    # n == 0: nothing to update, but step_2 still flags breakdowns and sets prev_rho
-    k = 2
-    e = np.zeros((0, k), dtype)
-    scalars = [np.array([[1.0, -1.0]], dtype), np.array([[2.0, 2.0]], dtype), np.ones((1, k), dtype)]
-    assert_same(run_both(ref, dev, "initialize", [e, e, *scalars[:2]], [RUNNING] * k), dtype)
-    assert_same(run_both(ref, dev, "step_1", [e, e, *scalars[1:]], [RUNNING] * k), dtype)
-    out = run_both(ref, dev, "step_2", [e, e, e, e, *scalars, np.ones((1, k), dtype)], [RUNNING] * k)
-    assert_same(out, dtype)
-    assert list(out[1][1]) == [RUNNING, BREAKDOWN]
-    assert not out[1][0][-1].any()  # the norm of no entries is 0
+@pytest.mark.parametrize("mode", MODES)
+def test_step_1_columns(ref, ocl, rng, dtype, mode):
+    # columns: runs, runs with prev_rho == 0 (p = z), converges, diverges (NaN norm), reaches its
+    # limit, was stopped before, runs with the history ring wrapped
+    k = 7
+    norms = np.array([2.0, 2.0, 0.5, np.nan, 2.0, 2.0, 2.0])
+    status = [RUNNING] * 5 + [BREAKDOWN, RUNNING]
+    stop = Stop(status, np.ones(k), MAX_ITERS, [3, 3, 3, 3, MAX_ITERS, 3, 299])
+    args = _step_1_args(mode, rng, N, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, stop,
+                        prev_rho=[0.7, 0.0, 1.3, 1.1, 0.9, 1.2, 0.8])
+    out = twins(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
+    # a column at its limit: only the check's writer stops it, the others may still update its p
+    # (which it no longer uses: common.cl, stop_check)
+    p_ref, p_dev = out[0][0], out[1][0]
+    p_ref[:, 4] = p_dev[:, 4] = 0
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    state = out[1][8]
+    assert list(state.status) == [RUNNING, RUNNING, CONVERGED, DIVERGED, LIMIT, BREAKDOWN, RUNNING]
+    assert list(state.checks) == [4, 4, 4, 4, MAX_ITERS + 1, 3, 300]
+    p, r, z, diag = args[:4]
+    np.testing.assert_allclose(p_dev[:, 1], _z(mode, r, z, diag)[:, 1], rtol=tol(dtype))  # beta = 0
+    for c in (2, 3, 5):  # stopped: p and rho untouched
+        np.testing.assert_array_equal(p_dev[:, c], p[:, c])
+        assert out[1][6][0, c] == args[6][0, c]
+
+
+def _step_2_args(mode, rng, n, k, dtype, pq_sums, rho, stop):
+    x, r, p, q = (_random(rng, (n, k), dtype) for _ in range(4))
+    _, diag = _preconditioner(mode, rng, n, k, dtype)
+    prev_rho = rng.uniform(0.5, 2, (1, k)).astype(dtype)
+    # rz, rr: r . z is r . r, the same partial sums, without a preconditioner
+    rz_rr = (np.zeros((1, k)), np.zeros((1, k))) if mode != "none" else (np.zeros((1, k)), Same(8))
+    return [x, r, p, q, diag, random_partials(rng, pq_sums, dtype), np.asarray([rho], dtype), prev_rho, *rz_rr, stop]
+
+
+def _assert_step_2_sums(out, mode, diag, n, dtype):
+    """The partial sums of r . r (and of r . diag r with Jacobi) of the updated r, every column.
+    (With an operator step_2 leaves rz to the next dots: not compared.)"""
+    r64 = out[0][1].astype(np.float64)
+    # (r is updated with alpha from the partial sums of p . q: as close as assert_all_twins allows)
+    assert_sums(out[1][9], out[0][9], (r64 * r64).sum(axis=0), n, dtype, "r . r", factor=np.sqrt(G))
+    if mode == "jacobi":
+        assert_sums(out[1][8], out[0][8], (r64 * r64 * diag[:, None]).sum(axis=0), n, dtype, "r . z",
+                    factor=np.sqrt(G))
+
+
+@pytest.mark.parametrize("shape, mode", CASES_2, ids=str)
+def test_step_2(ref, dev, rng, dtype, shape, mode):
+    # every column runs: alpha = rho / (p . q);  x += alpha p;  r -= alpha q;  prev_rho = rho
+    n, k = shape
+    stop = Stop([RUNNING] * k, np.ones(k), MAX_ITERS)
+    args = _step_2_args(mode, rng, n, k, dtype, rng.uniform(0.5, 2, k), rng.uniform(0.5, 2, k), stop)
+    out = twins(ref, dev, "solver.cg.step_2", *args, dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    _assert_step_2_sums(out, mode, args[4], n, dtype)
+    np.testing.assert_array_equal(out[1][7], args[6])  # prev_rho = rho
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_step_2_columns(ref, dev, rng, dtype, mode):
+    # columns: runs, was stopped (untouched, but its partial sums written), p . q < 0, p . q == 0,
+    # p . q NaN, rho == 0 (the last four break down, untouched), runs
+    k = 7
+    pq = [1.5, 1.0, -1.0, 0.0, np.nan, 2.0, 0.7]
+    rho = [0.5, 2.0, 1.0, 1.0, 1.0, 0.0, 1.3]
+    stop = Stop([RUNNING, CONVERGED] + [RUNNING] * 5, np.ones(k), MAX_ITERS)
+    args = _step_2_args(mode, rng, N, k, dtype, pq, rho, stop)
+    out = twins(ref, dev, "solver.cg.step_2", *args, dtype=dtype)
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    _assert_step_2_sums(out, mode, args[4], N, dtype)
+    x_dev, r_dev, prev_dev, state = out[1][0], out[1][1], out[1][7], out[1][10]
+    assert list(state.status) == [RUNNING, CONVERGED] + [BREAKDOWN] * 4 + [RUNNING]
+    untouched = [1, 2, 3, 4, 5]
+    np.testing.assert_array_equal(x_dev[:, untouched], args[0][:, untouched])
+    np.testing.assert_array_equal(r_dev[:, untouched], args[1][:, untouched])
+    np.testing.assert_array_equal(prev_dev[0, untouched], args[7][0, untouched])
+    np.testing.assert_array_equal(prev_dev[0, [0, 6]], args[6][0, [0, 6]])
 
 
 def solve(exec, A, b, criteria, fmt):

@@ -8,7 +8,7 @@ from ginkpy.opencl.executor import DeviceInfo
 from ginkpy.opencl.matrix import csr_kernels
 from ginkpy.problems import arrow, poisson_3d, power_law
 
-from conftest import tol
+from conftest import Same, assert_sums, sum_tol, tol, twins
 
 # Forced launches of each strategy, with work-groups of other sizes than powers of two where
 # that is allowed: long rows in short pieces, with one or several work-items per other row; the
@@ -151,6 +151,81 @@ def test_spmv_after_the_matrix_arrays_are_replaced(ocl, rng):
         A.values = ocl.from_host(-2 * S.data)
         A.apply(b, x)
         _assert_close(x.to_numpy(), -2 * (S @ b.to_numpy()), 2 * (abs(S) @ np.abs(b.to_numpy())), np.float64)
+
+
+# -- SpMV with the dot products that follow it (spmv_dots) -----------------------------------------
+
+# Forced strategies: fused for classical, vector and row blocks that split no row (several blocks
+# to a work-group on a GPU layout, one on a CPU layout); the others, and row blocks that split the
+# long row, run the SpMV and then components.reduction.dots. (strategy, long row length, fused)
+DOTS_STRATEGIES = {
+    "classical": (dict(name="classical"), 900, True),
+    "vector": (dict(name="vector", lanes=8), 900, True),
+    "row_blocks": (dict(name="row_blocks", items=301), 0, True),
+    "row_blocks_split": (dict(name="row_blocks", items=301), 900, False),
+    "long_rows": (dict(name="long_rows", work_group=48, items=3), 900, False),
+    "merge_path": (dict(name="merge_path", work_group=96, items=7), 900, False),
+    "automatic": ({}, 900, None),
+}
+DOTS_N, DOTS_M = 5001, 1001  # more rows than the fused kernels' work-items: each takes several
+
+
+@pytest.fixture(scope="module")
+def dots_matrices():
+    """{long row length: matrix} of the spmv_dots tests, made once."""
+    rng = np.random.default_rng(7)
+    return {long_row: _random_csr(rng, DOTS_N, DOTS_M, np.float64, long_row=long_row) for long_row in (0, 900)}
+
+
+# (k, the second dot product): one dot product, two (u . x, w . x), and x . x as the second (w is
+# x); every variant for the fused kernels, one for those that fall back to reduction.dots
+DOTS_VARIANTS = [(1, None), (3, "w"), (5, "x")]
+DOTS_CASES = [(name, *variant) for name in ("classical", "vector", "row_blocks") for variant in DOTS_VARIANTS]
+DOTS_CASES += [(name, 3, "x") for name in ("row_blocks_split", "long_rows", "merge_path")] + [("automatic", 1, None)]
+
+
+@pytest.mark.parametrize("name, k, second", DOTS_CASES, ids=str)
+def test_spmv_dots(ref, dev, rng, dtype, dots_matrices, name, k, second):
+    # x = A b and the partial sums of u . x, and of w . x (second "w") or x . x (second "x": w is x)
+    config, long_row, fused = DOTS_STRATEGIES[name]
+    S = dots_matrices[long_row].astype(dtype)
+    strategies = []
+
+    def matrix(exec):
+        A = gk.matrix.Csr.from_scipy(exec, S)
+        if exec is dev:
+            strategies.append(csr_kernels.select_strategy(dev, A, **config))
+        return A
+
+    b, u, w = (rng.standard_normal(shape).astype(dtype) for shape in ((DOTS_M, k), (DOTS_N, k), (DOTS_N, k)))
+    w_arg = {None: None, "w": w, "x": Same(2)}[second]
+    out = twins(ref, dev, "matrix.csr.spmv_dots", matrix, b, np.full((DOTS_N, k), np.nan), u, w_arg,
+                np.zeros((1, k)), dtype=dtype)
+    strategy = strategies[0]
+    if strategy.name == "row_blocks" and fused is not None:
+        assert (strategy.runs is None) == fused  # no row split over blocks: the fused kernel
+    # x = A b, every entry within the rounding of its row's sum
+    terms = np.diff(S.indptr).max()
+    scale = abs(S) @ np.abs(b.astype(np.float64))
+    err = np.abs(out[1][2].astype(np.float64) - out[0][2])
+    assert (err <= sum_tol(dtype, terms) * scale).all()
+    # the partial sums, within the rounding of n products plus the rounding x has (checked above)
+    magnitude = (np.abs(u) * scale).sum(axis=0)
+    if second is not None:
+        magnitude = np.concatenate([magnitude, ((np.abs(w) if second == "w" else 2 * scale) * scale).sum(axis=0)])
+    assert_sums(out[1][5], out[0][5], magnitude, DOTS_N, dtype, factor=1 + np.sqrt(terms / DOTS_N))
+    if fused and strategy.name == "row_blocks":
+        assert out[1][5].shape[0] == strategy.parts  # one partial sum per block
+
+
+def test_scale_columns(ref, ocl, rng, dtype):
+    # the values of A D, D = diag(diag): one product per stored entry
+    S = _random_csr(rng, 1237, 1001, dtype, long_row=900)
+    diag = rng.uniform(-2, 2, 1001).astype(dtype)
+    out = twins(ref, ocl, "matrix.csr.scale_columns", S, diag, lambda exec: exec.alloc((S.nnz,), dtype),
+                dtype=dtype)
+    np.testing.assert_allclose(out[1][2], out[0][2], rtol=tol(dtype), atol=0)
+    np.testing.assert_allclose(out[0][2], S.data * diag[S.indices], rtol=tol(dtype), atol=0)
 
 
 def test_convert_to_dense(ref, ocl, rng, dtype):

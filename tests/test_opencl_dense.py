@@ -4,31 +4,19 @@ Sizes are larger than a work-group, with odd row and column counts. Sums (dot pr
 matrix products) are compared relative to the sum of the magnitudes of their terms, the
 scale their rounding errors have; everything else is compared entry by entry.
 """
-import attrs
 import numpy as np
 import pytest
 
 import ginkpy as gk
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.opencl import launch
-from ginkpy.opencl.matrix import dense_kernels
 
-from conftest import tol
+from conftest import assert_twins, sum_tol, tol, twin
 
 
 @pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
 def dtype(request):
     return np.dtype(request.param)
-
-
-@pytest.fixture(params=["cpu_shapes", "gpu_shapes"])
-def dev(request, ocl):
-    """The device executor choosing its launch shapes as on a CPU or as on a GPU, whatever the
-    device is, so that PoCL also runs the GPU variants and a GPU the CPU ones."""
-    exe = gk.OpenCLExecutor(ocl.device)
-    gpu = request.param == "gpu_shapes"
-    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
-    return exe
 
 
 def both(ref, ocl, *arrays):
@@ -102,8 +90,34 @@ def test_compute_norm2(ref, dev, rng, dtype, shape):
 
 
 def test_reduction_shapes_cover_one_and_several_groups(dev):
-    assert dense_kernels.reduction_shape(dev.info, 5001)[0] > 1
-    assert dense_kernels.reduction_shape(dev.info, 1237)[0] == 1
+    assert launch.reduction_shape(dev.info, 5001, 1).groups > 1
+    assert launch.reduction_shape(dev.info, 1237, 1).groups == 1
+
+
+# columns: tiny entries (their squares underflow), huge ones (their squares overflow), both
+# with ordinary ones (the tiny ones then vanish beside the others), zeros, ordinary ones
+EXTREMES = {np.dtype(np.float64): (1e-300, 1e300), np.dtype(np.float32): (1e-30, 1e30)}
+
+
+@pytest.mark.parametrize("n", [1237, 5001])
+def test_compute_norm2_without_underflow_or_overflow(ref, dev, rng, dtype, n):
+    tiny, huge = EXTREMES[dtype]
+    a = rng.standard_normal((n, 5))
+    a[:, 0] *= tiny
+    a[:, 1] *= huge
+    a[::3, 2] *= tiny
+    a[1::3, 2] *= huge
+    a[:, 3] = 0
+    a = a.astype(dtype)
+    out = [x.compute_norm2().to_numpy()[0] for (x,) in both(ref, dev, a)]
+    # the exact norms: the columns scaled by powers of 2 (exact) into range, in float64
+    exponent = np.floor(np.log2(np.abs(a.astype(np.float64)).max(axis=0, initial=0) + (a == 0).all(axis=0)))
+    scaled = np.ldexp(a.astype(np.float64), -exponent.astype(int))
+    exact = np.ldexp(np.linalg.norm(scaled, axis=0), exponent.astype(int))
+    assert np.isfinite(exact).all() and exact[3] == 0 and (exact[[0, 1, 2, 4]] > 0).all()
+    for result in out:
+        np.testing.assert_allclose(result, exact, rtol=sum_tol(dtype, n), atol=0)
+    np.testing.assert_allclose(out[1], out[0], rtol=sum_tol(dtype, n), atol=0)
 
 
 def test_norm2_into_existing_result_and_of_zero_vector(dev, dtype):
@@ -127,6 +141,16 @@ def test_is_finite(dev, rng, dtype):
         b[1236, 2] = bad
         assert not Dense.from_numpy(dev, b).is_finite()
     assert Dense.zeros(dev, (0, 3), dtype).is_finite()
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_copy_columns(ref, ocl, rng, dtype, k):
+    # dst[:, j] = src[:, j] where mask[j]
+    src, dst = random(rng, (1237, k), dtype), random(rng, (1237, k), dtype)
+    mask = (np.arange(k) % 2 == 0).astype(np.uint8) * np.uint8(7)  # any nonzero value selects
+    out = twin(ref, ocl, "matrix.dense.copy_columns", src, dst, mask, dtype=dtype)
+    assert_twins(out, dtype, factor=0)
+    np.testing.assert_array_equal(out[1][1], np.where(mask != 0, src, dst))
 
 
 # -- transpose and products --------------------------------------------------------------------
@@ -201,7 +225,7 @@ def test_convert_to_csr(ref, dev, rng, dtype, shape):
 
 
 def test_convert_to_csr_scan_spans_several_groups(dev):
-    assert dense_kernels.reduction_shape(dev.info, 20001 + 1)[0] > 1
+    assert launch.reduction_shape(dev.info, 20001 + 1, 1).groups > 1
 
 
 def test_convert_to_csr_of_zero_and_empty_matrices(ocl, dtype):
