@@ -227,6 +227,11 @@ def _dots_magnitude(basis, w, num):
     return np.einsum("inc,nc->ic", np.abs(basis.reshape(-1, n, k)[:num]).astype(np.float64), np.abs(w)).ravel()
 
 
+def _multi_dot_magnitude(basis, w, num):
+    """Of multi_dot's partial sums: the dot products with the basis, then w . w."""
+    return np.concatenate([_dots_magnitude(basis, w, num), (w.astype(np.float64) ** 2).sum(axis=0)])
+
+
 # -- restart: the true residual's check, v_0 = r / ||r||, g = ||r|| e_1 --------------------------
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -290,7 +295,7 @@ def test_opencl_multi_dot(ref, dev, rng, dtype, shape, j):
             cos, sin, np.full(k, j, np.int32), Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
     out = twins(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
     assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4))
-    assert_sums(out[1][4], out[0][4], _dots_magnitude(basis, w, j + 1), n, dtype, "V^T w")
+    assert_sums(out[1][4], out[0][4], _multi_dot_magnitude(basis, w, j + 1), n, dtype, "V^T w, w . w")
     if n == 5001 and k == 1 and j == 0:
         assert out[1][4].shape[0] > 1  # several work-groups for one dot product
 
@@ -354,7 +359,7 @@ def test_opencl_multi_dot_givens(ref, dev, rng, dtype, jj):
     out = twins(ref, dev, "solver.gmres.multi_dot", j, basis, w, arrays[0], np.zeros((1, k)), *arrays[1:],
                 dtype=dtype)
     _assert_givens([o[:4] + o[5:] for o in out], arrays, expected, jj, dtype, first=3)
-    assert_sums(out[1][4], out[0][4], _dots_magnitude(basis, w, j + 1), N, dtype, "V^T w")
+    assert_sums(out[1][4], out[0][4], _multi_dot_magnitude(basis, w, j + 1), N, dtype, "V^T w, w . w")
 
 
 @pytest.mark.parametrize("jj", [0, 3])
@@ -381,18 +386,35 @@ def test_opencl_givens_many_columns(ref, ocl, rng, dtype):
 # -- the two Gram-Schmidt passes ----------------------------------------------------------------
 
 def _orthogonalize_args(rng, n, k, j, dtype, ww_sums, status):
-    # j, basis, w, ww, h, hessenberg, h2 (out: the second pass's partial sums), stop
-    h = random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
+    # j, basis, w, ww, h (V^T w and w . w), hessenberg, h2 (out: the second pass's partial sums),
+    # reorth (out), stop. w . w is chosen far from the DGKS threshold, so that both executors
+    # decide alike: even columns lose almost nothing of their norm (no second pass), odd columns
+    # nearly all of it (a second pass)
+    ww_sums = np.asarray(ww_sums, np.float64)
+    dots = rng.uniform(-2, 2, (j + 1, k))
+    inv = np.where(ww_sums > 0, 1 / np.sqrt(np.where(ww_sums > 0, ww_sums, 1)), 0) if j > 0 else np.ones(k)
+    scaled = dots * inv
+    scaled[j] *= inv
+    h_sq = (scaled ** 2).sum(axis=0)
+    factor = np.where(np.arange(k) % 2 == 0, 50.0, 1.1)
+    before = np.where(inv > 0, factor * h_sq / np.where(inv > 0, inv, 1) ** 2, 1.0)
+    h = random_partials(rng, np.concatenate([dots.ravel(), before]), dtype)
     return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), random_partials(rng, ww_sums, dtype),
-            _dot_partials(h), _random(rng, (M + 1, M * k), dtype), np.zeros((1, (j + 1) * k)),
+            _dot_partials(h), _random(rng, (M + 1, M * k), dtype), np.zeros((1, (j + 1) * k)), np.zeros(k, np.uint8),
             Stop(status, np.ones(k), MAX_ITERS)]
 
 
 def _assert_orthogonalize(out, n, j, dtype):
-    """The twins agree, and the partial sums h2 add up to V^T w of the updated basis and w."""
+    """The twins agree (the second pass flagged in the odd columns), and where it runs the
+    partial sums h2 add up to V^T w of the updated basis and w."""
     assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4, 6))
+    k = out[0][2].shape[1]
+    reorth = out[1][7]
+    live = out[0][2].any(axis=0)  # (a column with ||w_j|| = 0 has w = 0: flagged, harmlessly)
+    np.testing.assert_array_equal(reorth[live], (np.arange(k) % 2)[live])
     basis, w = out[0][1], out[0][2]
-    assert_sums(out[1][6], out[0][6], _dots_magnitude(basis, w, j + 1), n, dtype, "V^T w")
+    again = np.tile(reorth != 0, j + 1)
+    assert_sums(out[1][6][:, again], out[0][6][:, again], _dots_magnitude(basis, w, j + 1)[again], n, dtype, "V^T w")
 
 
 @pytest.mark.parametrize("j", [0, 3])
@@ -422,18 +444,18 @@ def test_opencl_orthogonalize_columns(ref, ocl, rng, dtype, j):
 
 
 def _reorthogonalize_args(rng, n, k, j, dtype, status):
-    # j, basis, w, h, hessenberg, v, ww, stop
+    # j, basis, w, h, hessenberg, v, reorth (the second pass in the even columns), ww, stop
     h = random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
     return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), _dot_partials(h),
-            _random(rng, (M + 1, M * k), dtype), _random(rng, (n, k), dtype), np.zeros((1, k)),
-            Stop(status, np.ones(k), MAX_ITERS)]
+            _random(rng, (M + 1, M * k), dtype), _random(rng, (n, k), dtype),
+            (np.arange(k) % 2 == 0).astype(np.uint8), np.zeros((1, k)), Stop(status, np.ones(k), MAX_ITERS)]
 
 
 def _assert_reorthogonalize(out, n, dtype):
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 6))
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 7))
     # (w is updated with h from partial sums: as close as assert_all_twins allows)
     w = out[0][2].astype(np.float64)
-    assert_sums(out[1][6], out[0][6], (w * w).sum(axis=0), n, dtype, "w . w", factor=np.sqrt(G))
+    assert_sums(out[1][7], out[0][7], (w * w).sum(axis=0), n, dtype, "w . w", factor=np.sqrt(G))
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -447,8 +469,12 @@ def test_opencl_reorthogonalize(ref, dev, rng, dtype, shape):
     basis, w, v = out[1][1], out[1][2], out[1][5]
     np.testing.assert_array_equal(basis[(j + 1) * n:(j + 2) * n], w)
     np.testing.assert_array_equal(v, w)
+    # the odd columns take no second pass: w as it was, H untouched
+    np.testing.assert_array_equal(w[:, 1::2], args[2][:, 1::2])
+    for c in range(1, k, 2):
+        np.testing.assert_array_equal(out[1][4][:, c::k], args[4][:, c::k])
     if n == 5001:
-        assert out[1][6].shape[0] > 1  # several work-groups
+        assert out[1][7].shape[0] > 1  # several work-groups
 
 
 def test_opencl_reorthogonalize_columns(ref, dev, rng, dtype):

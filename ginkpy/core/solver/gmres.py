@@ -6,9 +6,9 @@ once). The Arnoldi step orthogonalises with classical Gram-Schmidt applied twice
 stable as modified Gram-Schmidt, but each pass is one reduction for all basis vectors), and
 Givens rotations keep the Hessenberg matrix triangular, so |g_{j+1}| is the residual norm
 estimate that the device checks every inner iteration. An inner iteration is four launches:
-the product, the first pass's dot products (with the Givens step of the previous Hessenberg
-column), its update with the second pass's dot products, and the second update with
-||w||^2; the new basis vector is normalized by the next iteration, which knows its norm from
+the product, the first pass's dot products and ||w|| (with the Givens step of the previous
+Hessenberg column), its update (with the second pass's dot products where needed), and the
+second pass where needed with ||w||^2; the new basis vector is normalized by the next iteration, which knows its norm from
 those sums.
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
@@ -57,7 +57,9 @@ class Gmres(IterativeSolver):
         cos, sin = ws.vector("cos", rows=m), ws.vector("sin", rows=m)
         inner = ws.array("inner", (k,), np.int32)
         # partial sums of ||r||^2, ||w||^2 and of the dot products with the basis
-        rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 1), ws.partials("h2", m + 1)
+        rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 2), ws.partials("h2", m + 1)
+        # per column: whether the Gram-Schmidt step needs its second pass
+        reorth = ws.array("reorth", (k,), np.uint8)
         # r = b - A x
         monitor.start(monitor.residual(r))
         stop = monitor.stop
@@ -74,13 +76,14 @@ class Gmres(IterativeSolver):
                 AM.apply(v, w)
             else:
                 A.apply(self._precondition(v, z, M), w)
-            # h = V^T w (the Givens step of H[:, j - 1] first);  w = w - V h, and h2 = V^T w in the same
-            # pass;  w = w - V h2 (CGS2);  v_{j+1} = v = w, ||w||^2 for its norm
+            # h = V^T w and ||w|| (the Givens step of H[:, j - 1] first);  w = w - V h;  where w lost
+            # most of its norm, a second pass w = w - V h2 with h2 = V^T w (DGKS);
+            # v_{j+1} = v = w, ||w||^2 for its norm
             exec.run("solver.gmres.multi_dot", j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop)
             A.reduce_sums(h)
-            exec.run("solver.gmres.orthogonalize", j, basis, w, ww, h, hessenberg, h2, stop)
+            exec.run("solver.gmres.orthogonalize", j, basis, w, ww, h, hessenberg, h2, reorth, stop)
             A.reduce_sums(h2)
-            exec.run("solver.gmres.reorthogonalize", j, basis, w, h2, hessenberg, v, ww, stop)
+            exec.run("solver.gmres.reorthogonalize", j, basis, w, h2, hessenberg, v, reorth, ww, stop)
             A.reduce_sums(ww)
 
         def end_cycle(j: int) -> None:

@@ -91,9 +91,10 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
 }
 
 // partial[group] = sum over rows [g * rows_per_group, (g + 1) * rows_per_group) of
-// v_i[row, c] w[row, c], for group = g * num k + i k + c, i < num = j + 1 (every column). With
-// j > 0 the first work-item of group c first takes the Givens step of Hessenberg column j - 1
-// of column c, h_{j,j-1} = ||w|| from the partial sums ww.
+// v_i[row, c] w[row, c], for group = g * (num + 1) k + i k + c, i < num = j + 1, and for i = num
+// of w[row, c]^2 (||w|| before the orthogonalization, for the test whether it needs a second
+// pass), every column. With j > 0 the first work-item of group c first takes the Givens step of
+// Hessenberg column j - 1 of column c, h_{j,j-1} = ||w_j|| from the partial sums ww.
 __kernel void multi_dot(const int n, const int k, const int j, const int rows_per_group,
                         const int hess_stride, __global const value_type* basis,
                         __global const value_type* w, __global const value_type* ww,
@@ -109,11 +110,12 @@ __kernel void multi_dot(const int n, const int k, const int j, const int rows_pe
         givens_step(j - 1, group, k, hess_stride, sqrt(sums[group]), hessenberg, g, cos_, sin_,
                     inner, STOP_ARGS);
     }
-    const int pair = group % (num * k);
+    const int pairs = (num + 1) * k;
+    const int pair = group % pairs;
     const int c = pair % k;
-    const int begin = group / (num * k) * rows_per_group;
+    const int begin = group / pairs * rows_per_group;
     const int end = min(n, begin + rows_per_group);
-    __global const value_type* v = basis + pair / k * n * k;
+    __global const value_type* v = pair / k == num ? w : basis + pair / k * n * k;
     value_type sum = 0;
     for (int row = begin + get_local_id(0); row < end; row += get_local_size(0)) {
         sum += v[row * k + c] * w[row * k + c];
@@ -124,32 +126,67 @@ __kernel void multi_dot(const int n, const int k, const int j, const int rows_pe
 
 #define MAX_DOTS 32  // the second pass's dot products a work-item keeps at once
 
+// The DGKS test of column c after the first pass, from its sums (nrm = ||w_j||, the partial sums
+// of V^T w and of w . w at sums[k + ...]): ||w - V h||^2 = ||w||^2 - ||h||^2 <= ||w||^2 / 2.
+inline bool second_pass(__local const value_type* sums, const int k, const int j, const int c)
+{
+    const value_type nrm = j > 0 ? sqrt(sums[c]) : 1;
+    const value_type inv = nrm > 0 ? 1 / nrm : 0;
+    const value_type before = sums[k + (j + 1) * k + c] * inv * inv;
+    value_type h_sq = 0;
+    for (int l = 0; l <= j; ++l) {
+        const value_type h_l = sums[k + l * k + c] * inv * (l == j ? inv : 1);
+        h_sq += h_l * h_l;
+    }
+    return !(before - h_sq > before / 2);
+}
+
 // The first pass (reduction layout): nrm = ||w_j|| (sum of ww; 1 for j = 0); v_j = v_j / nrm
 // (stored unnormalized); h = (V^T w) / nrm (and / nrm^2 for v_j) from the partial sums h;
-// w = w / nrm - V h; H[0:j+1, j] = h in running columns; and in the same pass the partial sums
-// h2 of V^T w, the second pass's dot products (MAX_DOTS at a time; with SINGLE_LANE, a CPU's
-// one work-item per group, they go out without a work-group sum).
+// w = w / nrm - V h; H[0:j+1, j] = h in running columns. A column whose w lost most of its
+// norm, ||w - V h||^2 = ||w||^2 - ||h||^2 <= ||w||^2 / 2 (the DGKS test: then rounding may have
+// left it far from orthogonal), needs a second pass: its flag reorth is set, and in the same
+// pass go out the partial sums h2 of V^T w, the second pass's dot products (MAX_DOTS at a time;
+// with SINGLE_LANE, a CPU's one work-item per group, without a work-group sum).
 __kernel void orthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
                             __global value_type* basis, __global value_type* w,
                             __global const value_type* ww, const int ww_parts,
                             __global const value_type* h, const int h_parts,
                             __global value_type* hessenberg, __global value_type* h2,
-                            __global const uchar* status, __local value_type* sums,
-                            __local value_type* tmp)
+                            __global uchar* reorth, __global const uchar* status,
+                            __local value_type* sums, __local value_type* tmp)
 {
     const int num = j + 1;
     sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, tmp);
-    sum_partials(h, h_parts, num * k, sums + k, tmp);
+    sum_partials(h, h_parts, (num + 1) * k, sums + k, tmp);
     REDUCTION_LAYOUT;
     const int size = n * k;
     const int c = col < k ? col : 0;
     const value_type nrm = j > 0 ? sqrt(sums[c]) : 1;
     const value_type inv = nrm > 0 ? 1 / nrm : 0;
-    for (int first = 0; first < num; first += MAX_DOTS) {
+    const bool again = second_pass(sums, k, j, c);
+    if (col < k && group == 0 && y_ == 0) reorth[col] = again;
+    // the dot products of the second pass only where it runs: the work-group makes them when
+    // one of its columns needs them (a bound the same for all its work-items: barriers)
+    bool group_again = false;
+    for (int cc = get_group_id(0) * width; cc < min(k, (int)get_group_id(0) * width + width); ++cc) {
+        group_again |= second_pass(sums, k, j, cc);
+    }
+    if (col < k && !again) {
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            const value_type v_j = basis[j * size + i] * inv;
+            if (j > 0) basis[j * size + i] = v_j;
+            value_type w_i = w[i] * inv;
+            for (int l = 0; l < j; ++l) w_i -= sums[k + l * k + col] * inv * basis[l * size + i];
+            w[i] = w_i - sums[k + j * k + col] * inv * inv * v_j;
+        }
+    }
+    for (int first = 0; first < (group_again ? num : 0); first += MAX_DOTS) {
         const int count = min(MAX_DOTS, num - first);
         value_type acc[MAX_DOTS];
         for (int l = 0; l < MAX_DOTS; ++l) acc[l] = 0;
-        if (col < k) {
+        if (col < k && again) {
             for (int row = begin; row < end; row += lanes) {
                 const int i = row * k + col;
                 value_type w_i;
@@ -167,13 +204,13 @@ __kernel void orthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride
             }
         }
 #if SINGLE_LANE
-        if (col < k) {
+        if (col < k && again) {
             for (int l = 0; l < count; ++l) h2[group * num * k + (first + l) * k + col] = acc[l];
         }
 #else
         for (int l = 0; l < count; ++l) {
             const value_type s_l = REDUCE_LANES(acc[l], tmp);
-            if (IS_LANE_ROOT) h2[group * num * k + (first + l) * k + col] = s_l;
+            if (IS_LANE_ROOT && again) h2[group * num * k + (first + l) * k + col] = s_l;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
 #endif
@@ -184,14 +221,16 @@ __kernel void orthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride
     }
 }
 
-// The second pass (reduction layout): w = w - V h2 (h2 from the partial sums);
-// H[0:j+1, j] += h in running columns; v_{j+1} = v = w; partial sums of ||w||^2.
+// The second pass (reduction layout), in columns whose reorth flag is set: w = w - V h2 (h2 from
+// the partial sums), H[0:j+1, j] += h2 in running columns; then in every column v_{j+1} = v = w
+// and the partial sums of ||w||^2.
 __kernel void reorthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
                               __global value_type* basis, __global value_type* w,
                               __global const value_type* h, const int h_parts,
                               __global value_type* hessenberg, __global value_type* v,
-                              __global const uchar* status, __global value_type* ww,
-                              __local value_type* sums, __local value_type* tmp)
+                              __global const uchar* reorth, __global const uchar* status,
+                              __global value_type* ww, __local value_type* sums,
+                              __local value_type* tmp)
 {
     const int num = j + 1;
     sum_partials(h, h_parts, num * k, sums, tmp);
@@ -199,16 +238,17 @@ __kernel void reorthogonalize(REDUCTION_PARAMS, const int j, const int hess_stri
     const int size = n * k;
     value_type s = 0;
     if (col < k) {
+        const int used = reorth[col] ? num : 0;
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
             value_type value = w[i];
-            for (int l = 0; l < num; ++l) value -= sums[l * k + col] * basis[l * size + i];
+            for (int l = 0; l < used; ++l) value -= sums[l * k + col] * basis[l * size + i];
             w[i] = value;
             basis[num * size + i] = value;
             v[i] = value;
             s += value * value;
         }
-        if (group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
+        if (used && group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
             for (int l = 0; l < num; ++l) hessenberg[l * hess_stride + j * k + col] += sums[l * k + col];
         }
     }

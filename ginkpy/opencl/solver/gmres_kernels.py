@@ -50,9 +50,9 @@ def _dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
 
 
 def multi_dot(exec, j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    """Partial sums h of V_{0..j}^T w; with j > 0 the Givens step of H[:, j - 1] first."""
+    """Partial sums h of V_{0..j}^T w and of w . w; with j > 0 the Givens step of H[:, j - 1] first."""
     n, k = w.shape
-    pairs = (j + 1) * k
+    pairs = (j + 2) * k
     groups, size, rows = _dot_shape(exec.info, n, pairs)
     resize(exec, h, (groups, pairs))
     _kernel(exec, w.dtype, "multi_dot")(
@@ -62,28 +62,29 @@ def multi_dot(exec, j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
         sin.values.data, inner.data, *stop_args(stop), *consumer_buffers(w.dtype, k, size))
 
 
-def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, stop):
-    """v_j normalized; w = w / ||v_j|| - V h; H[0:j+1, j] = h; partial sums h2 of V^T w."""
+def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, reorth, stop):
+    """v_j normalized; w = w / ||v_j|| - V h; H[0:j+1, j] = h; where w lost most of its norm
+    (reorth set): partial sums h2 of V^T w for the second pass."""
     n, k = w.shape
     shape = reduction_shape(exec.info, n, k, (j + 1) * k)
     resize(exec, h2, (shape.groups, (j + 1) * k))
     _kernel(exec, w.dtype, "orthogonalize", SINGLE_LANE=int(shape.local_size[0] == 1))(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), np.int32(j),
         np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
-        h.values.data, np.int32(h.shape[0]), hessenberg.values.data, h2.values.data, stop.status.data,
-        *consumer_buffers(w.dtype, (j + 2) * k, shape.local_size[0]))
+        h.values.data, np.int32(h.shape[0]), hessenberg.values.data, h2.values.data, reorth.data, stop.status.data,
+        *consumer_buffers(w.dtype, (j + 3) * k, shape.local_size[0]))
 
 
-def reorthogonalize(exec, j, basis, w, h, hessenberg, v, ww, stop):
-    """w = w - V h (h: the second pass's partial sums); H[0:j+1, j] += h; v_{j+1} = v = w;
-    partial sums of ||w||^2."""
+def reorthogonalize(exec, j, basis, w, h, hessenberg, v, reorth, ww, stop):
+    """Where reorth is set: w = w - V h (h: the second pass's partial sums), H[0:j+1, j] += h;
+    everywhere v_{j+1} = v = w and the partial sums of ||w||^2."""
     n, k = w.shape
     shape = reduction_shape(exec.info, n, k)
     resize(exec, ww, (shape.groups, k))
     _kernel(exec, w.dtype, "reorthogonalize")(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), np.int32(j),
         np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, h.values.data, np.int32(h.shape[0]),
-        hessenberg.values.data, v.values.data, stop.status.data, ww.values.data,
+        hessenberg.values.data, v.values.data, reorth.data, stop.status.data, ww.values.data,
         *consumer_buffers(w.dtype, (j + 1) * k, shape.local_size[0]))
 
 

@@ -82,22 +82,27 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
 
 
 def multi_dot(exec, j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    # h = V_{0..j}^T w (partial sums);  with j > 0 the Givens step of column j - 1 first
+    # h = [V_{0..j}^T w, w . w] (partial sums);  with j > 0 the Givens step of column j - 1 first
     if j > 0:
         givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
-    _set(h, np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1], w.values).ravel())
+    dots = np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1], w.values)
+    _set(h, np.concatenate([dots.ravel(), _column_sums(w.values * w.values)]))
 
 
-def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, stop):
+def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, reorth, stop):
     # nrm = ||w_j|| (1 for j = 0): v_j = v_j / nrm;  w = w / nrm;  h = (V^T w) scaled the same;
-    # w = w - V h;  H[0:j+1, j] = h in running columns;  h2 = V^T w (partial sums: the second pass)
+    # w = w - V h;  H[0:j+1, j] = h in running columns;  reorth where ||w||^2 - ||h||^2 <= ||w||^2 / 2
+    # (DGKS: the second pass runs there);  h2 = V^T w (partial sums: the second pass's dots)
     k = w.shape[1]
     nrm = _norms(ww) if j > 0 else np.ones(k)
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = np.where(nrm > 0, 1 / nrm, 0)
     vectors = _vectors(basis, w.shape[0])
-    coef = h.values.reshape(j + 1, k) * inv
+    sums = h.values.sum(axis=0)
+    coef = sums[: (j + 1) * k].reshape(j + 1, k) * inv
     coef[j] *= inv
+    before = sums[(j + 1) * k:] * inv * inv
+    reorth[...] = ~(before - (coef ** 2).sum(axis=0) > before / 2)
     vectors[j] *= inv
     w.values *= inv
     w.values -= np.einsum("ic,inc->nc", coef, vectors[: j + 1])
@@ -106,14 +111,15 @@ def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, stop):
     _set(h2, np.einsum("inc,nc->ic", vectors[: j + 1], w.values).ravel())
 
 
-def reorthogonalize(exec, j, basis, w, h, hessenberg, v, ww, stop):
-    # w = w - V h (h = V^T w, the second pass);  H[0:j+1, j] += h in running columns;
-    # v_{j+1} = v = w (normalized by the next orthogonalize);  partial sums of ||w||^2
+def reorthogonalize(exec, j, basis, w, h, hessenberg, v, reorth, ww, stop):
+    # where reorth is set: w = w - V h (h = V^T w, the second pass), H[0:j+1, j] += h in running
+    # columns;  v_{j+1} = v = w (normalized by the next orthogonalize);  partial sums of ||w||^2
     k = w.shape[1]
     vectors = _vectors(basis, w.shape[0])
-    coef = h.values.reshape(j + 1, k)
-    w.values -= np.einsum("ic,inc->nc", coef, vectors[: j + 1])
-    go = stop.status == 0
+    again = reorth != 0
+    coef = h.values.sum(axis=0).reshape(j + 1, k)
+    w.values[:, again] -= np.einsum("ic,inc->nc", coef[:, again], vectors[: j + 1][:, :, again])
+    go = (stop.status == 0) & again
     hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] += coef[:, go]
     vectors[j + 1] = w.values
     v.values[...] = w.values
