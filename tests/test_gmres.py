@@ -296,7 +296,7 @@ def test_opencl_multi_dot(ref, dev, rng, dtype, shape, j):
     out = twins(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
     assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4))
     assert_sums(out[1][4], out[0][4], _multi_dot_magnitude(basis, w, j + 1), n, dtype, "V^T w, w . w")
-    if n == 5001 and k == 1 and j == 0:
+    if n == 5001 and k == 1 and j == 0 and not dev.info.is_cpu:
         assert out[1][4].shape[0] > 1  # several work-groups for one dot product
 
 
