@@ -230,116 +230,173 @@ __kernel void sort_rows(const int m, const int limit, __global const index_type*
 }
 
 // -- the Galerkin product, in two steps: B = A P per fine row, then P^T B per aggregate --------
-// Both walk the distinct coarse columns J of a row in ascending order by repeated minimum (no
-// private arrays, so any row length works) and sum, for each J, its entries in the order stored.
+// A row's entries are gathered by coarse column J into a private list of up to DISTINCT_MAX
+// columns (found by linear search, sums in the order stored), which is then sorted by J. A row
+// with more distinct columns walks them instead in ascending order by repeated minimum, one
+// scan of the row per column, which needs no storage (any row length works). Rows are written
+// to slots as long as they can get (B: the row of A; P^T B: the rows of B of the aggregate),
+// then packed.
+#define DISTINCT_MAX 32
 
-// The distinct aggregates of the columns of each row of A: b_ptrs[row] = their count.
-__kernel void count_b(const int n, __global const index_type* restrict row_ptrs,
-                      __global const index_type* restrict col_idxs,
-                      __global const index_type* restrict agg, __global int* restrict b_ptrs)
+// Sorts the first `count` entries of (cols, vals) by column (insertion sort).
+inline void sort_list(int* cols, value_type* vals, const int count)
 {
-    const int row = get_global_id(0);
-    if (row >= n) return;
-    int count = 0, last = -1;
-    while (true) {
-        int next = INT_MAX;
-        for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
-            const int J = agg[col_idxs[e]];
-            if (J > last && J < next) next = J;
+    for (int p = 1; p < count; p++) {
+        const int c = cols[p];
+        const value_type v = vals[p];
+        int q = p - 1;
+        while (q >= 0 && cols[q] > c) {
+            cols[q + 1] = cols[q];
+            vals[q + 1] = vals[q];
+            q--;
         }
-        if (next == INT_MAX) break;
-        count++;
-        last = next;
+        cols[q + 1] = c;
+        vals[q + 1] = v;
     }
-    b_ptrs[row] = count;
 }
 
-// b_iJ = sum of a_ij over the columns j of row i in aggregate J, J ascending.
+// Adds (J, v) to the list of `*count` distinct columns; false where it is full.
+inline bool add_to_list(int* cols, value_type* vals, int* count, const int J, const value_type v)
+{
+    for (int q = 0; q < *count; q++) {
+        if (cols[q] == J) {
+            vals[q] += v;
+            return true;
+        }
+    }
+    if (*count == DISTINCT_MAX) return false;
+    cols[*count] = J;
+    vals[*count] = v;
+    (*count)++;
+    return true;
+}
+
+// B = A P: row i in b_cols/b_vals[row_ptrs[i], row_ptrs[i] + b_len[i]), J ascending, b_iJ the
+// sum of a_ij over the columns j in aggregate J.
 __kernel void fill_b(const int n, __global const index_type* restrict row_ptrs,
                      __global const index_type* restrict col_idxs,
                      __global const value_type* restrict values,
-                     __global const index_type* restrict agg, __global const int* restrict b_ptrs,
+                     __global const index_type* restrict agg, __global int* restrict b_len,
                      __global index_type* restrict b_cols, __global value_type* restrict b_vals)
 {
     const int row = get_global_id(0);
     if (row >= n) return;
-    int out = b_ptrs[row], last = -1;
+    const int begin = row_ptrs[row], end = row_ptrs[row + 1];
+    int cols[DISTINCT_MAX];
+    value_type vals[DISTINCT_MAX];
+    int count = 0;
+    bool fits = true;
+    for (int e = begin; e < end && fits; e++) fits = add_to_list(cols, vals, &count, agg[col_idxs[e]], values[e]);
+    if (fits) {
+        sort_list(cols, vals, count);
+        for (int q = 0; q < count; q++) {
+            b_cols[begin + q] = cols[q];
+            b_vals[begin + q] = vals[q];
+        }
+        b_len[row] = count;
+        return;
+    }
+    int out = begin, current = -1;
     while (true) {
         int next = INT_MAX;
-        for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
+        value_type sum = 0;
+        for (int e = begin; e < end; e++) {
             const int J = agg[col_idxs[e]];
-            if (J > last && J < next) next = J;
+            if (J == current) sum += values[e];
+            if (J > current && J < next) next = J;
+        }
+        if (current >= 0) {
+            b_cols[out] = current;
+            b_vals[out] = sum;
+            out++;
         }
         if (next == INT_MAX) break;
-        value_type sum = 0;
-        for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
-            if (agg[col_idxs[e]] == next) sum += values[e];
-        }
-        b_cols[out] = next;
-        b_vals[out] = sum;
-        out++;
-        last = next;
+        current = next;
     }
+    b_len[row] = out - begin;
 }
 
-// The distinct columns of the rows of B of each aggregate: ptrs[I] = their count.
-__kernel void count_coarse(const int m, __global const int* restrict agg_ptrs,
-                           __global const index_type* restrict agg_rows,
-                           __global const int* restrict b_ptrs,
-                           __global const index_type* restrict b_cols, __global int* restrict ptrs)
+// bounds[I] = the entries of the rows of B of aggregate I
+__kernel void coarse_bounds(const int m, __global const int* restrict agg_ptrs,
+                            __global const index_type* restrict agg_rows,
+                            __global const int* restrict b_len, __global int* restrict bounds)
 {
     const int I = get_global_id(0);
     if (I >= m) return;
-    int count = 0, last = -1;
-    while (true) {
-        int next = INT_MAX;
-        for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) {
-            const int i = agg_rows[p];
-            for (int e = b_ptrs[i]; e < b_ptrs[i + 1]; e++) {
-                const int J = b_cols[e];
-                if (J > last && J < next) next = J;
-            }
-        }
-        if (next == INT_MAX) break;
-        count++;
-        last = next;
-    }
-    ptrs[I] = count;
+    int count = 0;
+    for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) count += b_len[agg_rows[p]];
+    bounds[I] = count;
 }
 
-// c_IJ = sum of b_iJ over the rows i of aggregate I (ascending), J ascending.
+// P^T B: row I in the slots from slots[I], c_len[I] entries, J ascending, c_IJ the sum of b_iJ
+// over the rows i of aggregate I in agg_rows order.
 __kernel void fill_coarse(const int m, __global const int* restrict agg_ptrs,
                           __global const index_type* restrict agg_rows,
-                          __global const int* restrict b_ptrs,
+                          __global const index_type* restrict row_ptrs,
+                          __global const int* restrict b_len,
                           __global const index_type* restrict b_cols,
                           __global const value_type* restrict b_vals,
-                          __global const int* restrict ptrs, __global index_type* restrict cols,
-                          __global value_type* restrict vals)
+                          __global const int* restrict slots, __global int* restrict c_len,
+                          __global index_type* restrict slot_cols,
+                          __global value_type* restrict slot_vals)
 {
     const int I = get_global_id(0);
     if (I >= m) return;
-    int out = ptrs[I], last = -1;
+    int cols[DISTINCT_MAX];
+    value_type vals[DISTINCT_MAX];
+    int count = 0;
+    bool fits = true;
+    for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1] && fits; p++) {
+        const int i = agg_rows[p];
+        for (int e = row_ptrs[i]; e < row_ptrs[i] + b_len[i] && fits; e++) {
+            fits = add_to_list(cols, vals, &count, b_cols[e], b_vals[e]);
+        }
+    }
+    if (fits) {
+        sort_list(cols, vals, count);
+        for (int q = 0; q < count; q++) {
+            slot_cols[slots[I] + q] = cols[q];
+            slot_vals[slots[I] + q] = vals[q];
+        }
+        c_len[I] = count;
+        return;
+    }
+    int out = slots[I], current = -1;
     while (true) {
         int next = INT_MAX;
-        for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) {
-            const int i = agg_rows[p];
-            for (int e = b_ptrs[i]; e < b_ptrs[i + 1]; e++) {
-                const int J = b_cols[e];
-                if (J > last && J < next) next = J;
-            }
-        }
-        if (next == INT_MAX) break;
         value_type sum = 0;
         for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) {
             const int i = agg_rows[p];
-            for (int e = b_ptrs[i]; e < b_ptrs[i + 1]; e++) {
-                if (b_cols[e] == next) sum += b_vals[e];
+            const int begin = row_ptrs[i], end = begin + b_len[i];
+            for (int e = begin; e < end; e++) {
+                const int J = b_cols[e];
+                if (J == current) sum += b_vals[e];
+                if (J > current && J < next) next = J;
             }
         }
-        cols[out] = next;
-        vals[out] = sum;
-        out++;
-        last = next;
+        if (current >= 0) {
+            slot_cols[out] = current;
+            slot_vals[out] = sum;
+            out++;
+        }
+        if (next == INT_MAX) break;
+        current = next;
+    }
+    c_len[I] = out - slots[I];
+}
+
+// the rows of the slots packed: cols/vals[ptrs[I], ptrs[I + 1]) from the slots of row I
+__kernel void pack(const int m, __global const int* restrict slots, __global const int* restrict ptrs,
+                   __global const index_type* restrict slot_cols,
+                   __global const value_type* restrict slot_vals, __global index_type* restrict cols,
+                   __global value_type* restrict vals)
+{
+    const int I = get_global_id(0);
+    if (I >= m) return;
+    const int from = slots[I];
+    for (int p = ptrs[I]; p < ptrs[I + 1]; p++) {
+        cols[p] = slot_cols[from + p - ptrs[I]];
+        vals[p] = slot_vals[from + p - ptrs[I]];
     }
 }
 

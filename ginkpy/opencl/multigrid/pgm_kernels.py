@@ -124,24 +124,26 @@ def find_aggregate_rows(exec, agg, num_agg):
 
 
 def compute_coarse(exec, a, agg, agg_ptrs, agg_rows, num_agg):
-    n = a.shape[0]
-    # B = A P: per fine row, its columns' aggregates with the sums of their entries
-    b_ptrs = exec.alloc((n + 1,), np.int32)
-    _run(exec, "count_b", a.dtype, n, a.row_ptrs.data, a.col_idxs.data, agg.data, b_ptrs.data)
-    cl.enqueue_fill_buffer(exec.queue, b_ptrs.data, np.int32(0), 4 * n, 4)
-    b_nnz = _exclusive_scan(exec, b_ptrs, n + 1)
-    b_cols, b_vals = exec.alloc((max(b_nnz, 1),), np.int32), exec.alloc((max(b_nnz, 1),), a.dtype)
-    _run(exec, "fill_b", a.dtype, n, a.row_ptrs.data, a.col_idxs.data, a.values.data, agg.data,
-         b_ptrs.data, b_cols.data, b_vals.data)
-    # P^T B: per aggregate, the rows of B of its fine rows merged
-    ptrs = exec.alloc((num_agg + 1,), np.int32)
-    _run(exec, "count_coarse", a.dtype, num_agg, agg_ptrs.data, agg_rows.data, b_ptrs.data, b_cols.data,
-         ptrs.data)
-    cl.enqueue_fill_buffer(exec.queue, ptrs.data, np.int32(0), 4 * num_agg, 4)
-    nnz = _exclusive_scan(exec, ptrs, num_agg + 1)
-    check_int32(nnz, "the coarse matrix")
+    n, m = a.shape[0], num_agg
+    # B = A P: per fine row, its columns' aggregates with the sums of their entries, in the
+    # slots of the row of A
+    b_len = exec.alloc((n,), np.int32)
+    b_cols, b_vals = exec.alloc((max(a.nnz, 1),), np.int32), exec.alloc((max(a.nnz, 1),), a.dtype)
+    _run(exec, "fill_b", a.dtype, n, a.row_ptrs.data, a.col_idxs.data, a.values.data, agg.data, b_len.data,
+         b_cols.data, b_vals.data)
+    # P^T B: per aggregate, the rows of B of its fine rows merged, in slots as long as all of them
+    slots = exec.alloc((m + 1,), np.int32)
+    _run(exec, "coarse_bounds", a.dtype, m, agg_ptrs.data, agg_rows.data, b_len.data, slots.data)
+    cl.enqueue_fill_buffer(exec.queue, slots.data, np.int32(0), 4 * m, 4)
+    total = _exclusive_scan(exec, slots, m + 1)
+    c_len = exec.alloc((m + 1,), np.int32)
+    slot_cols, slot_vals = exec.alloc((max(total, 1),), np.int32), exec.alloc((max(total, 1),), a.dtype)
+    _run(exec, "fill_coarse", a.dtype, m, agg_ptrs.data, agg_rows.data, a.row_ptrs.data, b_len.data, b_cols.data,
+         b_vals.data, slots.data, c_len.data, slot_cols.data, slot_vals.data)
+    # packed
+    cl.enqueue_fill_buffer(exec.queue, c_len.data, np.int32(0), 4 * m, 4)
+    nnz = _exclusive_scan(exec, c_len, m + 1)
     cols, vals = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
     if nnz:
-        _run(exec, "fill_coarse", a.dtype, num_agg, agg_ptrs.data, agg_rows.data, b_ptrs.data, b_cols.data,
-             b_vals.data, ptrs.data, cols.data, vals.data)
-    return ptrs, cols, vals
+        _run(exec, "pack", a.dtype, m, slots.data, c_len.data, slot_cols.data, slot_vals.data, cols.data, vals.data)
+    return c_len, cols, vals
