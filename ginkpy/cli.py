@@ -2,6 +2,7 @@
 
     ginkpy solve A.mtx [--rhs b.mtx] [--solver cg] [--preconditioner jacobi] [--executor opencl]
                        [--rtol 1e-8] [--max-iters N] [--config solver.json] [--out x.mtx] [--plot c.png]
+                       (--preconditioner amg: algebraic multigrid; its hierarchy is printed)
     ginkpy info A.mtx
     ginkpy devices
 
@@ -158,6 +159,10 @@ def solve(args: argparse.Namespace) -> int:
         ("stopped", convergence.stop_reason),
         ("time", f"setup {setup:.4f} s, solve {elapsed:.4f} s"),
     ]
+    hierarchy = _multigrid(solver)
+    if hierarchy is not None:
+        rows.append(("multigrid", f"{hierarchy.num_levels} levels, operator complexity "
+                                  f"{hierarchy.operator_complexity:.3f}, grid complexity {hierarchy.grid_complexity:.3f}"))
     if args.out:
         write(args.out, X)
         rows.append(("solution", str(args.out)))
@@ -167,7 +172,19 @@ def solve(args: argparse.Namespace) -> int:
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    if hierarchy is not None:
+        print(f"\n{hierarchy!r}")
     return 0 if convergence.has_converged else 1
+
+
+def _multigrid(solver: Any) -> Any:
+    """The Multigrid hierarchy a solve uses (as the solver, its preconditioner or Ir's inner
+    solver), for the report; None where there is none."""
+    from ginkpy.core.solver.multigrid import Multigrid
+    for op in (solver, getattr(solver, "preconditioner", None), getattr(solver, "solver", None)):
+        if isinstance(op, Multigrid):
+            return op
+    return None
 
 
 def _save_plot(convergence: Convergence, path: str, title: str) -> None:

@@ -2,6 +2,8 @@
 smoothing step after it (see core/solver/multigrid.py)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
@@ -38,7 +40,9 @@ def dense_inverse(exec, a):
     factors; the pseudo-inverse where A is singular to working precision (a pure Neumann problem
     keeps its null space down to the coarsest level)."""
     dense = _scipy(a).toarray().astype(np.float64)
-    lu, piv = scipy.linalg.lu_factor(dense, check_finite=False)
+    with warnings.catch_warnings():  # a singular A is handled below
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        lu, piv = scipy.linalg.lu_factor(dense, check_finite=False)
     pivots = np.abs(np.diag(lu))
     if pivots.size and pivots.min() > dense.shape[0] * np.finfo(np.float64).eps * pivots.max():
         return scipy.linalg.lu_solve((lu, piv), np.eye(dense.shape[0]), check_finite=False)
