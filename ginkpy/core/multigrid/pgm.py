@@ -3,19 +3,25 @@
 One pass pairs rows: each unaggregated row picks its strongest unaggregated neighbour by the
 weight (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|), rows that pick each other form an aggregate,
 and a row whose neighbours are all aggregated joins its strongest neighbour's aggregate; this
-repeats up to ``max_iterations`` times, or until no more than ``max_unassigned_ratio`` of the
-rows is left or a sweep matches none, and the rows left over join their strongest aggregated
+repeats up to ``max_iterations`` times, until fewer than ``max_unassigned_ratio`` of the rows
+are left or a sweep matches none, and the rows left over join their strongest aggregated
 neighbour (or stay alone). ``aggregation_passes`` passes, each on the coarse matrix of the one
-before (AmgX's multi-pairwise selector), give aggregates of up to 2^passes rows (about 4.5 rows
-in 2D with the default 2). Ginkgo's pgm is ``aggregation_passes`` 1 and ``over_interp`` 1.
+before (AmgX's multi-pairwise selector), give aggregates of up to 2^passes rows (about 4.7 rows
+in 2D and 3D with the default 2, so that a level has about a fifth of the rows of the one above).
 
 The prolongation P is piecewise constant (P_iI = 1 where row i is in aggregate I), the
 restriction R = P^T, and the coarse matrix the Galerkin product R A P (coarse entry (I, J) is
 the sum of a_ij over i in I and j in J) divided by ``over_interp`` (alpha, amgcl's
-over-interpolation: each coarse correction is scaled by alpha, which makes up for the energy a
-piecewise constant P misses; 1.5 takes a W-cycle on 2D Poisson from 30 to 18 iterations). Everything runs as kernels on the executor: on an
-OpenCL device the matching and the coarse matrix are computed there (the rows of aggregates of
-more than a few hundred rows, as in a star graph, are ordered on the host).
+over-interpolation: every coarse correction is scaled by alpha, which makes up for the energy
+a piecewise constant P misses; 1.5 takes W-cycle CG on 2D Poisson from 30 to 18 iterations).
+Ginkgo's pgm is ``aggregation_passes`` 1 and ``over_interp`` 1.
+
+Where it runs: every step is a kernel on the executor. On an OpenCL device the weights, the
+matching, the renumbering and the Galerkin product run there; the host reads only counts
+(unaggregated rows per sweep, sizes to allocate). Two rare cases use the host instead, where a
+device version would not pay: a matrix whose pattern is not symmetric is matched on the pattern
+of (|A| + |A^T|) / 2, made with SciPy; and the rows of an aggregate of more than a few hundred
+rows (a star graph) are ordered with NumPy.
 
 Differences from Ginkgo: ties between equal weights are broken by a hash of the edge, the same
 from both of its rows, where Ginkgo takes the larger column (which, on a uniform grid, points
@@ -56,10 +62,13 @@ class Pgm(EnableBuild):
         aggregation_passes: int = attrs.field(default=2, validator=integer(min=1, max=4))
         over_interp: float = attrs.field(default=1.5, validator=number(min=0, max=2, min_open=True))
 
-    def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
+    def __init__(self, factory: Factory, system_matrix: LinOp, checked: bool = False) -> None:
+        """``checked``: A is a Csr on the executor already known to be square and finite (as
+        Multigrid's levels are), so that the finiteness check, a pass over A, is skipped."""
         super().__init__(factory)
         exec = factory.executor
-        A = check_system_matrix(as_csr(system_matrix), exec, "matrix of the multigrid level")
+        A = system_matrix if checked else check_system_matrix(as_csr(system_matrix), exec,
+                                                               "matrix of the multigrid level")
         if A.shape[0] == 0:
             raise ValueError("Pgm: the matrix is empty (0 x 0), there is nothing to coarsen")
         self.executor = exec

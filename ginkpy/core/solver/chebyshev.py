@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import Factory, Parameters, parameters
+from ginkpy.core.base.factory import Factory, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import as_csr

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from ginkpy.opencl.launch import ceil_div, check_int32, launch_1d
+from ginkpy.opencl.launch import ceil_div, launch_1d
 
 SORT_LIMIT = 256     # rows of an aggregate sorted by one work-item (insertion sort)
 SCAN_CHUNKS = 1024   # work-items of a prefix sum (and of the unaggregated count)
