@@ -268,3 +268,25 @@ def test_deterministic_hierarchy_is_identical_on_every_executor(ref, ocl, rng, d
             np.testing.assert_array_equal(c_d.indptr, c_r.indptr)
             np.testing.assert_array_equal(c_d.indices, c_r.indices)
             np.testing.assert_array_equal(c_d.data, c_r.data)
+
+
+@pytest.fixture(params=["cpu_layout", "gpu_layout"])
+def dev(request, ocl):
+    """The device executor launching as on a CPU or as on a GPU, whatever the device is."""
+    import attrs
+    exe = gk.OpenCLExecutor(ocl.device)
+    gpu = request.param == "gpu_layout"
+    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
+    return exe
+
+
+def test_both_launch_layouts_give_the_reference_level(ref, dev):
+    # 40000 rows: the prefix sums of a GPU layout recurse twice
+    A = poisson_2d(200) + sp.diags(np.linspace(0, 1, 40000))
+    levels = [_level(e, A, deterministic=True, aggregation_passes=2) for e in (ref, dev)]
+    np.testing.assert_array_equal(levels[1].aggregates(), levels[0].aggregates())
+    c_ref, c_dev = (lv.coarse_op.to_scipy() for lv in levels)
+    np.testing.assert_array_equal(c_dev.indptr, c_ref.indptr)
+    np.testing.assert_array_equal(c_dev.data, c_ref.data)
+    for lv, e in zip(levels, (ref, dev)):
+        assert e.run("multigrid.pgm.count_unagg", lv.agg) == 0

@@ -121,17 +121,17 @@ __kernel void match_edge(const int n, __global const index_type* restrict strong
     }
 }
 
-// The unaggregated rows of each chunk of `chunk` rows.
-__kernel void count_unagg(const int n, const int chunk, __global const index_type* restrict agg,
-                          __global int* restrict partial)
+// partial[g] = the unaggregated rows of block g (`block` rows from g * block), summed by the
+// work-items of group g in strides (coalesced on a GPU)
+__kernel void count_unagg(const int n, const int block, __global const index_type* restrict agg,
+                          __global int* restrict partial, __local int* tmp)
 {
-    const int g = get_global_id(0);
-    const int begin = g * chunk;
-    if (begin >= n) return;
-    const int end = min(n, begin + chunk);
+    const int begin = get_group_id(0) * block;
+    const int end = min(n, begin + block);
     int count = 0;
-    for (int i = begin; i < end; i++) count += agg[i] == UNAGG;
-    partial[g] = count;
+    for (int i = begin + get_local_id(0); i < end; i += get_local_size(0)) count += agg[i] == UNAGG;
+    count = local_sum_int(tmp, count, get_local_id(0), get_local_size(0), 1);
+    if (get_local_id(0) == 0) partial[get_group_id(0)] = count;
 }
 
 // Rows still unaggregated join their strongest aggregated neighbour's aggregate, or form their
@@ -400,7 +400,7 @@ __kernel void pack(const int m, __global const int* restrict slots, __global con
     }
 }
 
-// -- exclusive prefix sum of v[0, size), in chunks of `chunk` entries, one work-item each -----
+// -- exclusive prefix sum of v[0, size): chunk sums, their prefix sum, each chunk scanned ------
 
 __kernel void chunk_sums(const int size, const int chunk, __global const int* restrict v,
                          __global int* restrict partial)
@@ -414,16 +414,23 @@ __kernel void chunk_sums(const int size, const int chunk, __global const int* re
     partial[g] = sum;
 }
 
-// partial = its exclusive prefix sum (one work-item)
-__kernel void scan_partials(const int count, __global int* restrict partial)
+// v[0, size) = its exclusive prefix sum, by one work-group: loaded to local memory, summed
+// there by one work-item, written back (size <= the local buffer)
+__kernel void scan_small(const int size, __global int* restrict v, __local int* tmp)
 {
-    if (get_global_id(0) != 0) return;
-    int sum = 0;
-    for (int g = 0; g < count; g++) {
-        const int v = partial[g];
-        partial[g] = sum;
-        sum += v;
+    const int lid = get_local_id(0), width = get_local_size(0);
+    for (int i = lid; i < size; i += width) tmp[i] = v[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        int sum = 0;
+        for (int i = 0; i < size; i++) {
+            const int x = tmp[i];
+            tmp[i] = sum;
+            sum += x;
+        }
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < size; i += width) v[i] = tmp[i];
 }
 
 __kernel void chunk_scan(const int size, const int chunk, __global int* restrict v,

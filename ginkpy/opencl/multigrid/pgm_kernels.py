@@ -1,9 +1,10 @@
 """OpenCL kernels of Pgm (sources in pgm_kernels.cl): the matching, the renumbering and the
 Galerkin product run on the device, one work-item per row or aggregate.
 
-Counts become pointers through an exclusive prefix sum over chunks (one work-item per chunk,
-then one for the chunk sums), the host reads only the totals it needs to allocate (and, per
-matching sweep, the number of unaggregated rows). The rows of an aggregate are gathered with
+Counts become pointers through an exclusive prefix sum (chunk sums, their prefix sum, each
+chunk scanned: long chunks on a CPU, short ones on a GPU, whose sums are scanned the same way,
+down to one work-group); the host reads only the totals it needs to allocate and, per matching
+sweep, the number of unaggregated rows. The rows of an aggregate are gathered with
 atomics and then sorted, so that sums over them run in a fixed order; an aggregate of more
 than SORT_LIMIT rows (a star graph) is ordered on the host instead, with the reference kernel.
 """
@@ -12,11 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from ginkpy.opencl.launch import ceil_div, launch_1d
+from ginkpy.opencl.launch import ceil_div, launch_1d, local_buffer, pow2_at_most
 
-SORT_LIMIT = 256     # rows of an aggregate sorted by one work-item (insertion sort)
-SCAN_CHUNKS = 1024   # work-items of a prefix sum (and of the unaggregated count)
-MIN_CHUNK = 64       # entries a work-item of a prefix sum adds at least
+SORT_LIMIT = 256      # rows of an aggregate sorted by one work-item (insertion sort)
+SCAN_SMALL = 1024     # a prefix sum of up to this many entries runs in one work-group
+CPU_CHUNK = 4096      # entries a CPU work-item adds in a chunk of a prefix sum (at most SCAN_SMALL chunks)
+GPU_CHUNK = 16        # ... a GPU work-item (the chunk sums are then summed the same way, recursively)
+COUNT_GROUP = 256     # work-items of a group of the unaggregated count
+COUNT_BLOCKS = 1024   # groups of the unaggregated count at most
 
 
 def _index_dtype(exec):
@@ -35,23 +39,33 @@ def _zeros(exec, size: int):
     return out
 
 
-def _chunks(size: int) -> tuple[int, int]:
-    """(work-items, entries each) of a chunked pass over ``size`` entries."""
-    chunk = max(MIN_CHUNK, ceil_div(size, SCAN_CHUNKS))
-    return ceil_div(size, chunk), chunk
+def _group(exec, size: int) -> int:
+    """A work-group size: ``size`` or the device's largest power of two below it."""
+    return min(size, pow2_at_most(exec.info.max_work_group_size))
+
+
+def _scan(exec, v, size: int) -> None:
+    """v[0, size) = its exclusive prefix sum, in place, with no host read. A CPU adds long
+    chunks, one per work-item; a GPU short ones, and their sums are scanned the same way."""
+    dtype = _index_dtype(exec)
+    if size <= SCAN_SMALL:
+        wg = _group(exec, 256)
+        exec.kernel(__file__, dtype, "scan_small")(exec.queue, (wg,), (wg,), np.int32(size), v.data,
+                                                   local_buffer(SCAN_SMALL, np.int32))
+        return
+    chunk = max(CPU_CHUNK, ceil_div(size, SCAN_SMALL)) if exec.info.is_cpu else GPU_CHUNK
+    items = ceil_div(size, chunk)
+    partial = exec.alloc((items,), np.int32)
+    launch_1d(exec, __file__, "chunk_sums", dtype, items, np.int32(size), np.int32(chunk), v.data, partial.data)
+    _scan(exec, partial, items)
+    launch_1d(exec, __file__, "chunk_scan", dtype, items, np.int32(size), np.int32(chunk), v.data, partial.data)
 
 
 def _exclusive_scan(exec, v, size: int) -> int:
-    """v[0, size) = its exclusive prefix sum, in place; returns the total (one host read)."""
-    dtype = _index_dtype(exec)
-    items, chunk = _chunks(size)
-    partial = exec.alloc((items + 1,), np.int32)
-    launch_1d(exec, __file__, "chunk_sums", dtype, items, np.int32(size), np.int32(chunk), v.data, partial.data)
-    # the total lands in partial[items]: the scan of items + 1 partials whose last is 0
-    cl.enqueue_fill_buffer(exec.queue, partial.data, np.int32(0), 4 * items, 4)
-    launch_1d(exec, __file__, "scan_partials", dtype, 1, np.int32(items + 1), partial.data)
-    launch_1d(exec, __file__, "chunk_scan", dtype, items, np.int32(size), np.int32(chunk), v.data, partial.data)
-    return int(partial[items:].get(queue=exec.queue)[0])
+    """v[0, size) = its exclusive prefix sum, in place; v[size - 1] must be 0 before, so that it
+    is the total after, which is returned (one host read)."""
+    _scan(exec, v, size)
+    return int(v[size - 1:size].get(queue=exec.queue)[0])
 
 
 def compute_weights(exec, a, diag, weights) -> bool:
@@ -72,12 +86,13 @@ def match_edge(exec, strongest_neighbor, agg):
 
 def count_unagg(exec, agg) -> int:
     n = agg.size
-    if n == 0:
-        return 0
-    items, chunk = _chunks(n)
-    partial = exec.alloc((items,), np.int32)
-    launch_1d(exec, __file__, "count_unagg", _index_dtype(exec), items, np.int32(n), np.int32(chunk),
-              agg.data, partial.data)
+    wg = _group(exec, COUNT_GROUP)
+    groups = min(COUNT_BLOCKS, ceil_div(n, 8 * wg))
+    block = ceil_div(n, groups)
+    partial = exec.alloc((groups,), np.int32)
+    exec.kernel(__file__, _index_dtype(exec), "count_unagg")(
+        exec.queue, (groups * wg,), (wg,), np.int32(n), np.int32(block), agg.data, partial.data,
+        local_buffer(wg, np.int32))
     return int(partial.get(queue=exec.queue).sum())
 
 
