@@ -6,7 +6,7 @@ beside Jacobi-CG, on the default executor.
     python examples/amg_poisson.py A.mtx          # a Matrix Market system, b = A * ones
 
 The hierarchy (levels, rows, nonzeros, operator and grid complexity) is printed as PyAMG
-prints it. From SciPy the same solve is ``ginkpy.linalg.cg(A, b, rtol=1e-8, M="amg")``.
+prints it. The first setup in a process includes compiling the kernels (PoCL caches them). From SciPy the same solve is ``ginkpy.linalg.cg(A, b, rtol=1e-8, M="amg")``.
 """
 from __future__ import annotations
 
