@@ -25,6 +25,7 @@ import numpy as np
 
 from ginkpy.core.base.factory import Factory, parameters
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
@@ -88,7 +89,11 @@ class Chebyshev(IterativeSolver):
         super().__init__(Factory(factory.executor, attrs.evolve(params, preconditioner=None)), as_csr(system_matrix))
         self.factory, self.parameters = factory, params
         A = self.system_matrix
+        if not isinstance(A, Csr):
+            raise TypeError(f"Chebyshev needs a matrix (gk.matrix.Csr or a format with to_csr()), "
+                            f"not {type(A).__name__}")
         exec = self.executor
+        self._work: dict[int, tuple] = {}
         if jacobi:
             self.inv_diag = inverse_diagonal(A, "Chebyshev's Jacobi preconditioner")
         else:
@@ -148,11 +153,14 @@ class Chebyshev(IterativeSolver):
             return
         exec, A, inv_diag = self.executor, self.system_matrix, self.inv_diag
         coefficients = self.coefficients(steps)
-        d = b.empty_like() if steps > 1 else None
+        # the update d and a second iterate, made once per column count
+        work = self._work.get(b.shape[1])
+        if work is None:
+            work = self._work[b.shape[1]] = (b.empty_like(), b.empty_like())
+        d = work[0] if steps > 1 else None
         # each step but a first from 0 writes a new iterate: start so that the last lands in x
         writes = steps - 1 if zero_guess else steps
-        other = b.empty_like() if writes else x
-        current, spare = (x, other) if writes % 2 == 0 else (other, x)
+        current, spare = (x, work[1]) if writes % 2 == 0 else (work[1], x)
         first = 0
         if zero_guess:
             # x_1 = beta_0 D^-1 b, d_1 = x_1
