@@ -3,6 +3,7 @@
     ginkpy solve A.mtx [--rhs b.mtx] [--solver auto] [--preconditioner jacobi] [--executor opencl]
                        [--dtype float64] [--rtol 1e-8] [--max-iters N] [--config solver.json]
                        [--out x.mtx] [--plot c.png] [--profile]
+                       (--preconditioner amg: algebraic multigrid; its hierarchy is printed)
     ginkpy info A.mtx
     ginkpy devices
 
@@ -217,7 +218,7 @@ def solve(args: argparse.Namespace) -> int:
               f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
               f"{10 * eps:.0e} or more{', or --dtype float64' if dtype != np.float64 else ''}", file=sys.stderr)
     convergence = Convergence()
-    X = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
+    X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
 
     result = convergence.result
     rows = [
@@ -229,6 +230,10 @@ def solve(args: argparse.Namespace) -> int:
         *_time_rows(times, result.num_iterations, args.profile),
         *[("hint", text) for text in _hints(result, convergence.residual_norm_history, params, suits_cg, kind, dtype)],
     ]
+    hierarchy = _multigrid(solver)
+    if hierarchy is not None:
+        rows.append(("multigrid", f"{hierarchy.num_levels} levels, operator complexity "
+                                  f"{hierarchy.operator_complexity:.3f}, grid complexity {hierarchy.grid_complexity:.3f}"))
     if args.out:
         write(args.out, X)
         rows.append(("solution", str(args.out)))
@@ -238,6 +243,8 @@ def solve(args: argparse.Namespace) -> int:
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    if hierarchy is not None:
+        print(f"\n{hierarchy!r}")
     return 0 if convergence.has_converged else 1
 
 
@@ -255,9 +262,9 @@ def _read_system(args: argparse.Namespace, dtype: np.dtype) -> tuple[sp.csr_matr
 
 
 def _timed_solve(params: Any, exec: Executor, A: Any, B: Dense, times: dict[str, float],
-                 convergence: Convergence, *loggers: Logger) -> Dense:
+                 convergence: Convergence, *loggers: Logger) -> tuple[Dense, Any]:
     """Generate the solver and solve from x = 0 with ``convergence`` and ``loggers`` attached;
-    returns x. Records the seconds of "generate" and "solve" in ``times`` and, on a device, of
+    returns x and the solver. Records the seconds of "generate" and "solve" in ``times`` and, on a device, of
     the warm-up before them and the part of it that compiled or loaded kernels ("compile")."""
     compiled = exec.backend != "reference"  # the reference executor runs numpy/scipy: nothing to compile
     if compiled:
@@ -278,7 +285,7 @@ def _timed_solve(params: Any, exec: Executor, A: Any, B: Dense, times: dict[str,
         # the warm-up's time beyond the setup and the iterations it repeated
         per_iteration = times["solve"] / max(convergence.num_iterations, 1)
         times["compile"] = max(0.0, times["warm-up"] - times["generate"] - warm_iterations * per_iteration)
-    return X
+    return X, solver
 
 
 def _relative(result: SolveResult) -> np.ndarray:
@@ -397,6 +404,16 @@ def _stagnated(relative: np.ndarray, iterations: int) -> bool:
     back = max(5, iterations // 4)
     earlier, last = relative[iterations - back], relative[iterations]
     return bool(np.isfinite(last) and last > 0.5 * earlier)
+
+
+def _multigrid(solver: Any) -> Any:
+    """The Multigrid hierarchy a solve uses (as the solver, its preconditioner or Ir's inner
+    solver), for the report; None where there is none."""
+    from ginkpy.core.solver.multigrid import Multigrid
+    for op in (solver, getattr(solver, "preconditioner", None), getattr(solver, "solver", None)):
+        if isinstance(op, Multigrid):
+            return op
+    return None
 
 
 def _save_plot(convergence: Convergence, path: str, title: str) -> None:

@@ -15,9 +15,10 @@ Ginkgo, ``"criteria"`` is a list of criteria, one criterion, or the short form
 type from the matrix and always uses int32 indices.
 
 The type names come from :func:`types`, built from the public namespaces ``gk.solver``,
-``gk.preconditioner``, ``gk.factorization`` and ``gk.stop``: a type exported there is
-configurable, and solvers and preconditioners are then known by name to the command line and
-``gk.linalg`` too.
+``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid`` and ``gk.stop``: a type exported
+there is configurable, and solvers and preconditioners are then known by name to the command
+line and ``gk.linalg`` too, with the aliases of :data:`ALIASES` (``"amg"``: algebraic multigrid,
+one cycle of ``solver::Multigrid`` per application).
 """
 from __future__ import annotations
 
@@ -39,17 +40,20 @@ _SHORT_CRITERIA = {
     "initial_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "initial_resnorm"}),
     "absolute_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "absolute"}),
 }
+# short names for types of another kind: kind -> {name: configuration type name}
+ALIASES = {"preconditioner": {"amg": "solver::Multigrid"}}
 _NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
 _TYPE_KEYS = {"value_type": ("float64", "float32"), "index_type": ("int32",)}
 
 
 def types() -> dict[str, type]:
     """Every type a configuration can name, with its class: ``"solver::Cg"``,
-    ``"preconditioner::Jacobi"``, ``"factorization::Ilu"``, ``"Iteration"``, ``"ResidualNorm"``, ..."""
-    from ginkpy import factorization, preconditioner, solver, stop
+    ``"preconditioner::Jacobi"``, ``"factorization::Ilu"``, ``"multigrid::Pgm"``, ``"Iteration"``,
+    ``"ResidualNorm"``, ..."""
+    from ginkpy import factorization, multigrid, preconditioner, solver, stop
     table = {}
     for prefix, module in (("solver::", solver), ("preconditioner::", preconditioner),
-                           ("factorization::", factorization), ("", stop)):
+                           ("factorization::", factorization), ("multigrid::", multigrid), ("", stop)):
         for name in module.__all__:
             cls = getattr(module, name)
             if isinstance(cls, type) and issubclass(cls, EnableBuild) and (prefix or issubclass(cls, Criterion)):
@@ -58,10 +62,13 @@ def types() -> dict[str, type]:
 
 
 def short_names(kind: str) -> dict[str, type]:
-    """The types of ``kind`` (``"solver"`` or ``"preconditioner"``) by lowercase class name,
-    as the command line and ``gk.linalg`` accept them: ``{"cg": Cg, "bicgstab": Bicgstab, ...}``."""
+    """The types of ``kind`` (``"solver"`` or ``"preconditioner"``) by lowercase class name, and
+    the aliases of :data:`ALIASES`, as the command line and ``gk.linalg`` accept them:
+    ``{"cg": Cg, "bicgstab": Bicgstab, ...}``, ``{"jacobi": Jacobi, ..., "amg": Multigrid}``."""
     prefix = f"{kind}::"
-    return {name[len(prefix):].lower(): cls for name, cls in types().items() if name.startswith(prefix)}
+    table = types()
+    names = {name[len(prefix):].lower(): cls for name, cls in table.items() if name.startswith(prefix)}
+    return {**names, **{alias: table[name] for alias, name in ALIASES.get(kind, {}).items()}}
 
 
 def type_name(cls: type) -> str:
@@ -69,8 +76,8 @@ def type_name(cls: type) -> str:
     for name, known in types().items():
         if known is cls:
             return name
-    raise TypeError(f"{cls.__name__} is not exported by gk.solver, gk.preconditioner, gk.factorization "
-                    f"or gk.stop, so it has no configuration name")
+    raise TypeError(f"{cls.__name__} is not exported by gk.solver, gk.preconditioner, gk.factorization, "
+                    f"gk.multigrid or gk.stop, so it has no configuration name")
 
 
 def parse(source: Any) -> Parameters:

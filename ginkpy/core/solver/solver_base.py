@@ -224,6 +224,17 @@ class IterativeSolver(EnableBuild, LinOp):
         return r
 
 
+def fixed_iterations(solver: IterativeSolver) -> int | None:
+    """How many iterations a solve runs when only Iteration criteria can stop it and no logger
+    watches it (then no residual is needed and nothing is read back); None otherwise."""
+    if solver.loggers:
+        return None
+    counts = [c.parameters.max_iters for c in solver.criteria if c.parameters.product is Iteration]
+    if len(counts) != len(solver.criteria) or any(not isinstance(m, (int, np.integer)) or m < 0 for m in counts):
+        return None
+    return int(min(counts))
+
+
 def right_preconditioned(solver: IterativeSolver) -> tuple[LinOp, Dense | None, LinOp | None]:
     """(AM, diag, M) for a right-preconditioned solver: AM = A D^-1, made once, and diag = D^-1
     when the preconditioner is scalar Jacobi and A can scale its columns (the step kernels then

@@ -1,0 +1,1 @@
+"""OpenCL kernels shared by several solvers."""

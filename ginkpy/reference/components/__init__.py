@@ -1,0 +1,1 @@
+"""Reference kernels shared by several solvers."""

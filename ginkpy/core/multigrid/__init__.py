@@ -1,0 +1,1 @@
+"""Multigrid levels: the coarsening of a matrix and its restriction and prolongation."""

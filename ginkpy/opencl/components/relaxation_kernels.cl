@@ -1,0 +1,122 @@
+// Relaxation steps shared by Chebyshev and Multigrid's smoother (see
+// reference/components/relaxation_kernels.py): one work-item per entry (i, c) of the n x k
+// vectors; the row of A is read by the work-items of its k columns.
+#include "common.cl"
+
+// inv_diag = 1 / a_ii (0 where the diagonal entry is zero or not stored, whose smallest row
+// goes to *first_zero by atomic_min).
+__kernel void invert_diagonal(const int n, __global const index_type* restrict row_ptrs,
+                              __global const index_type* restrict col_idxs,
+                              __global const value_type* restrict values,
+                              __global value_type* restrict inv_diag, __global int* restrict first_zero)
+{
+    const int row = get_global_id(0);
+    if (row >= n) return;
+    value_type diag = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
+        if (col_idxs[e] == row) diag = values[e];
+    }
+    inv_diag[row] = diag == 0 ? 0 : 1 / diag;
+    if (diag == 0) atomic_min(first_zero, row);
+}
+
+// x = beta D^-1 b; d = x where keep_d
+__kernel void relax_first(const int size, const int k, const value_type beta,
+                          __global const value_type* restrict inv_diag,
+                          __global const value_type* restrict b, __global value_type* restrict x,
+                          __global value_type* restrict d, const int keep_d)
+{
+    const int idx = get_global_id(0);
+    if (idx >= size) return;
+    const value_type v = beta * (inv_diag[k == 1 ? idx : idx / k] * b[idx]);
+    x[idx] = v;
+    if (keep_d) d[idx] = v;
+}
+
+// x = beta D^-1 b; r = b - A x, with x of the neighbours formed from b on the fly
+__kernel void relax_first_residual(const int size, const int k, const value_type beta,
+                                   __global const index_type* restrict row_ptrs,
+                                   __global const index_type* restrict col_idxs,
+                                   __global const value_type* restrict values,
+                                   __global const value_type* restrict inv_diag,
+                                   __global const value_type* restrict b,
+                                   __global value_type* restrict x, __global value_type* restrict r)
+{
+    const int idx = get_global_id(0);
+    if (idx >= size) return;
+    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
+    value_type ax = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
+        const int col = col_idxs[e];
+        ax += values[e] * (beta * (inv_diag[col] * b[col * k + c]));
+    }
+    x[idx] = beta * (inv_diag[row] * b[idx]);
+    r[idx] = b[idx] - ax;
+}
+
+// r = b - A x
+__kernel void residual(const int size, const int k, __global const index_type* restrict row_ptrs,
+                       __global const index_type* restrict col_idxs,
+                       __global const value_type* restrict values,
+                       __global const value_type* restrict b, __global const value_type* restrict x,
+                       __global value_type* restrict r)
+{
+    const int idx = get_global_id(0);
+    if (idx >= size) return;
+    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
+    value_type ax = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += values[e] * x[col_idxs[e] * k + c];
+    r[idx] = b[idx] - ax;
+}
+
+// d = alpha d + beta D^-1 (b - A x) (without alpha d unless keep_d and alpha != 0: d is not
+// read then, it may be uninitialized); x_new = x + d
+__kernel void relax(const int size, const int k, const value_type alpha, const value_type beta,
+                    __global const index_type* restrict row_ptrs,
+                    __global const index_type* restrict col_idxs,
+                    __global const value_type* restrict values,
+                    __global const value_type* restrict inv_diag,
+                    __global const value_type* restrict b, __global const value_type* restrict x,
+                    __global value_type* restrict d, const int keep_d,
+                    __global value_type* restrict x_new)
+{
+    const int idx = get_global_id(0);
+    if (idx >= size) return;
+    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
+    value_type ax = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += values[e] * x[col_idxs[e] * k + c];
+    value_type update = beta * (inv_diag[row] * (b[idx] - ax));
+    if (keep_d) {
+        if (alpha != 0) update = alpha * d[idx] + update;
+        d[idx] = update;
+    }
+    x_new[idx] = x[idx] + update;
+}
+
+// x += update in the columns whose status is STATUS_RUNNING
+__kernel void add_running(const int size, const int k, __global const value_type* restrict update,
+                          __global value_type* restrict x, __global const uchar* restrict status)
+{
+    const int idx = get_global_id(0);
+    if (idx >= size || status[COLUMN(idx, k)] != STATUS_RUNNING) return;
+    x[idx] += update[idx];
+}
+
+// partial[g] = max over the rows of chunk g of |inv_diag_i| sum_j |a_ij|
+__kernel void gershgorin_bound(const int n, const int chunk, __global const index_type* restrict row_ptrs,
+                               __global const value_type* restrict values,
+                               __global const value_type* restrict inv_diag,
+                               __global value_type* restrict partial)
+{
+    const int g = get_global_id(0);
+    const int begin = g * chunk;
+    if (begin >= n) return;
+    const int end = min(n, begin + chunk);
+    value_type bound = 0;
+    for (int row = begin; row < end; row++) {
+        value_type sum = 0;
+        for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) sum += fabs(values[e]);
+        bound = fmax(bound, fabs(inv_diag[row]) * sum);
+    }
+    partial[g] = bound;
+}

@@ -1,0 +1,73 @@
+"""OpenCL kernels of the relaxation steps (sources in relaxation_kernels.cl), one fused launch
+per step: the row of A, the update and the new iterate together."""
+from __future__ import annotations
+
+import numpy as np
+
+from ginkpy.opencl.launch import ceil_div, check_int32, launch_1d
+
+
+def invert_diagonal(exec, a, inv_diag) -> int:
+    n = a.shape[0]
+    first_zero = exec.from_host(np.array([n], dtype=np.int32))
+    launch_1d(exec, __file__, "invert_diagonal", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
+              a.values.data, inv_diag.values.data, first_zero.data)
+    row = int(first_zero.get(queue=exec.queue)[0])
+    return -1 if row == n else row
+
+
+def _d(d, x):
+    """The update's buffer and whether it is kept (x's buffer stands in where it is not)."""
+    return (x.values.data, np.int32(0)) if d is None else (d.values.data, np.int32(1))
+
+
+def relax_first(exec, beta, inv_diag, b, x, d):
+    size, k = x.values.size, x.shape[1]
+    check_int32(size)
+    launch_1d(exec, __file__, "relax_first", x.dtype, size, np.int32(size), np.int32(k), x.dtype.type(beta),
+              inv_diag.values.data, b.values.data, x.values.data, *_d(d, x))
+
+
+def relax_first_residual(exec, beta, a, inv_diag, b, x, r):
+    size, k = x.values.size, x.shape[1]
+    check_int32(size)
+    launch_1d(exec, __file__, "relax_first_residual", x.dtype, size, np.int32(size), np.int32(k),
+              x.dtype.type(beta), a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data,
+              b.values.data, x.values.data, r.values.data)
+
+
+def residual(exec, a, b, x, r):
+    size, k = x.values.size, x.shape[1]
+    check_int32(size)
+    launch_1d(exec, __file__, "residual", x.dtype, size, np.int32(size), np.int32(k), a.row_ptrs.data,
+              a.col_idxs.data, a.values.data, b.values.data, x.values.data, r.values.data)
+
+
+def relax(exec, alpha, beta, a, inv_diag, b, x, d, x_new):
+    size, k = x.values.size, x.shape[1]
+    check_int32(size)
+    launch_1d(exec, __file__, "relax", x.dtype, size, np.int32(size), np.int32(k), x.dtype.type(alpha),
+              x.dtype.type(beta), a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data,
+              b.values.data, x.values.data, *_d(d, x), x_new.values.data)
+
+
+def add_running(exec, update, x, status):
+    size, k = x.values.size, x.shape[1]
+    check_int32(size)
+    launch_1d(exec, __file__, "add_running", x.dtype, size, np.int32(size), np.int32(k), update.values.data,
+              x.values.data, status.data)
+
+
+BOUND_CHUNKS = 1024  # work-items of gershgorin_bound, each taking a contiguous chunk of rows
+
+
+def gershgorin_bound(exec, a, inv_diag) -> float:
+    n = a.shape[0]
+    if n == 0:
+        return 0.0
+    chunk = ceil_div(n, BOUND_CHUNKS)
+    items = ceil_div(n, chunk)
+    partial = exec.alloc((items,), a.dtype)
+    launch_1d(exec, __file__, "gershgorin_bound", a.dtype, items, np.int32(n), np.int32(chunk), a.row_ptrs.data,
+              a.values.data, inv_diag.values.data, partial.data)
+    return float(partial.get(queue=exec.queue).max())

@@ -1,0 +1,1 @@
+"""OpenCL kernels of the multigrid levels."""
