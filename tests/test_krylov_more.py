@@ -162,11 +162,11 @@ def test_ir_with_jacobi_solves_a_diagonal_system_in_one_iteration(exec):
 
 @pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_ir_a_diverging_column_leaves_the_inner_solver_to_the_others(ref):
-    # inner solver: one Richardson step from z = r, so x changes by (2 I - A) r and the error by
-    # (I - A)^2: factor 1/4 on column 0 (converges), 4 on column 1 (overflows at about 256
-    # iterations, DIVERGED), 0.98 on column 2 (still running then). The diverged column must
-    # not reach the inner solver, which would refuse its infinite right-hand side.
-    inner = gk.solver.Ir.build().with_criteria(gk.stop.Iteration.build().with_max_iters(1))
+    # inner solver: two Richardson steps from z = 0 (z = r, then z = 2 r - A r), so x changes by
+    # (2 I - A) r and the error by (I - A)^2: factor 1/4 on column 0 (converges), 4 on column 1
+    # (overflows at about 256 iterations, DIVERGED), 0.98 on column 2 (still running then). The
+    # diverged column must not reach the inner solver, which would refuse its infinite right-hand side.
+    inner = gk.solver.Ir.build().with_criteria(gk.stop.Iteration.build().with_max_iters(2))
     x, log = solve(ref, "Ir", sp.diags([0.5, 3.0, 0.01]), np.eye(3) + np.eye(3, k=1) * [0, 1, 0],
                     criteria=_criteria(300), solver=inner)
     assert log.result.stop_reasons == [StopReason.CONVERGED, StopReason.DIVERGED, StopReason.ITERATION_LIMIT]

@@ -2,9 +2,10 @@
 
 ``with_solver`` gives S: a solver or preconditioner factory (or a generated LinOp); without
 one, S is the identity and Ir is Richardson's iteration. ``with_relaxation_factor`` gives
-omega (default 1). As in Ginkgo, the inner solver starts from the residual as its initial
-guess, and Ir has no preconditioner of its own: give it to the inner solver, or use it as S
-(``with_solver(gk.preconditioner.Jacobi.build())`` is the Jacobi iteration).
+omega (default 1). An iterative inner solver starts each apply from 0 (Ginkgo starts it from
+the residual), so that S is a fixed linear operator: one Multigrid cycle from 0 approximates
+A^-1, one from r does not. Ir has no preconditioner of its own: give it to the inner solver,
+or use it as S (``with_solver(gk.preconditioner.Jacobi.build())`` is the Jacobi iteration).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ class Ir(IterativeSolver):
         super().__init__(factory, system_matrix)
         omega = self.parameters.relaxation_factor
         self.solver = generate_preconditioner(self.parameters.solver, self.system_matrix, self.executor,
-                                              "inner solver", initial_guess="rhs")
+                                              "inner solver")
         self.relaxation_factor = as_scalar(self.executor, omega, self.dtype)
 
     def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
