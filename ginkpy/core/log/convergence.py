@@ -9,9 +9,14 @@ from ginkpy.core.stop.stopping_status import StopReason
 
 class Convergence(Logger):
     """Iterations, final residual norms, converged flag, stop reasons and residual history of the
-    last solve of the operator it is attached to."""
+    last solve of the operator it is attached to.
 
-    def __init__(self) -> None:
+    ``history=False`` keeps only how the solve ended: the solve then reads no residual norms
+    back while it runs, and a small single system may run in one launch (SolveResult.method).
+    """
+
+    def __init__(self, history: bool = True) -> None:
+        self.wants_iterations = bool(history)
         self.residual_norm_history: list[np.ndarray] = []
         self.result: SolveResult | None = None
 

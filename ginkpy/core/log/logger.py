@@ -17,7 +17,8 @@ class SolveResult:
     time: float                     # seconds
     rhs_norm: np.ndarray = attrs.field(factory=lambda: np.zeros(0))   # ||b|| of each column
     threshold: np.ndarray = attrs.field(factory=lambda: np.zeros(0))  # residual norm that counts as
-    # converged, per column (NaN where no residual criterion was given)
+    # converged, per column (negative where no residual criterion was given)
+    method: str = "loop"            # "loop", or "batch of one" (a small system in one launch)
 
     @property
     def num_iterations(self) -> int:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, right_preconditioned
+from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, small_system_kernel, right_preconditioned
 
 
 class Bicgstab(IterativeSolver):
@@ -47,6 +47,8 @@ class Bicgstab(IterativeSolver):
         restart_tol = float(100 * np.finfo(b.dtype).eps)
         # r = b - A x
         monitor.start(monitor.residual(r))
+        if small_system_kernel(self, monitor, "bicgstab"):
+            return monitor.finish()
         stop = monitor.stop
         # r_hat = r;  p = v = 0;  prev_rho = alpha = omega = 1;  ||r_hat||^2 = ||r||^2
         exec.run("solver.bicgstab.initialize", r, r_hat, p, v, prev_rho, alpha, omega)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, small_system_kernel
 
 
 class Cg(IterativeSolver):
@@ -31,6 +31,8 @@ class Cg(IterativeSolver):
         rz = rr if z is None and diag is None else ws.partials("rz")
         # r = b - A x
         monitor.start(monitor.residual(r))
+        if small_system_kernel(self, monitor, "cg"):
+            return monitor.finish()
         stop = monitor.stop
 
         def reduce(*partials):

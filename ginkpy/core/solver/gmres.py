@@ -26,7 +26,7 @@ import numpy as np
 from ginkpy.core.base.factory import integer, parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import (IterationMonitor, IterativeSolver, PreconditionedParameters,
-                                            right_preconditioned)
+                                            right_preconditioned, small_system_kernel)
 from ginkpy.core.stop.stopping_status import StopReason
 
 
@@ -62,6 +62,8 @@ class Gmres(IterativeSolver):
         reorth = ws.array("reorth", (k,), np.uint8)
         # r = b - A x
         monitor.start(monitor.residual(r))
+        if small_system_kernel(self, monitor, "gmres", krylov_dim=m):
+            return monitor.finish()
         stop = monitor.stop
 
         def restart():

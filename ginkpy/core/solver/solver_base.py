@@ -9,6 +9,8 @@ after the last column stopped, and those leave stopped columns untouched.
 """
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -224,6 +226,41 @@ class IterativeSolver(EnableBuild, LinOp):
         return r
 
 
+# Single systems up to this many rows run as a batch of one (one launch for the whole solve) on
+# an OpenCL device where the criteria, the preconditioner and the loggers allow: below this size
+# the normal loop is bound by its launches. GINKPY_SMALL_SYSTEMS=0 turns it off.
+SMALL_SYSTEM_ROWS = {"gpu": 16384, "cpu": 32768}
+
+
+def small_system_kernel(solver: IterativeSolver, monitor: "IterationMonitor", method: str,
+                        krylov_dim: int = 0) -> bool:
+    """Solve a small single system in one launch by the batched kernel of ``method`` (a batch of
+    one: ``gk.batch``'s solvers), where it applies: an OpenCL device, one right-hand side still
+    running, a Csr matrix of at most SMALL_SYSTEM_ROWS rows, Iteration and ResidualNorm criteria,
+    no preconditioner or Jacobi, and no logger that wants every iteration. The result is what the
+    normal loop would report (the true residual confirms convergence); SolveResult.method says
+    which ran. Returns False where it does not apply (the normal loop runs)."""
+    exec, A, M = solver.executor, solver.system_matrix, solver.preconditioner
+    if not exec.asynchronous or os.environ.get("GINKPY_SMALL_SYSTEMS") == "0" or monitor.blind:
+        return False
+    from ginkpy.core.matrix.csr import Csr
+    from ginkpy.core.preconditioner.jacobi import Jacobi
+    limit = SMALL_SYSTEM_ROWS["cpu" if exec.info.is_cpu else "gpu"]
+    if not (isinstance(A, Csr) and A.shape[0] <= limit and monitor.k == 1 and monitor.running
+            and not monitor.log_iterations and not monitor.sync and monitor.time_limit == np.inf
+            and monitor.max_iters < np.iinfo(np.int32).max and isinstance(M, (Identity, Jacobi))
+            and all(issubclass(c.parameters.product, (Iteration, ResidualNorm)) for c in solver.criteria)):
+        return False
+    from ginkpy.core.batch.solver.single_system import solve_single
+    logging.getLogger("ginkpy").debug("%s: %d rows solved in one launch (a batch of one)", type(solver).__name__,
+                                      A.shape[0])
+    threshold = float(max(monitor.threshold[0], 0.0))
+    result = solve_single(method, A, monitor.b, monitor.x, int(monitor.max_iters), threshold,
+                          None if isinstance(M, Identity) else M, krylov_dim=krylov_dim or 30)
+    monitor.adopt(result.iterations, result.residual_norm, result.reason)
+    return True
+
+
 def fixed_iterations(solver: IterativeSolver) -> int | None:
     """How many iterations a solve runs when only Iteration criteria can stop it and no logger
     watches it (then no residual is needed and nothing is read back); None otherwise."""
@@ -276,6 +313,7 @@ class IterationMonitor:
     """
 
     MAX_INTERVAL = 64    # iterations between two reads at most (StopState keeps 256 in its history)
+    method = "loop"      # how the solve ran (SolveResult.method)
     READ_PERIOD = 1e-3   # seconds of iterations between two reads at most
 
     def __init__(self, solver: IterativeSolver, b: Dense, x: Dense, zero_guess: bool = False,
@@ -591,6 +629,13 @@ class IterationMonitor:
             self.solver._log("on_iteration_complete", t, norms / self.scale, status)
         self.emitted = max(self.emitted, done)
 
+    def adopt(self, iterations: int, norm: float, reason: StopReason) -> None:
+        """Take over how a solve by another path (a batch of one) ended, for :meth:`finish`."""
+        self.method = "batch of one"
+        self.checks = np.array([iterations + 1])
+        self.norms = np.array([float(norm)])
+        self.host_status = np.array([int(reason)])
+
     # -- the end -----------------------------------------------------------------------------
     residual_vector: Dense | None = None
 
@@ -615,7 +660,7 @@ class IterationMonitor:
         iterations = np.maximum(self.checks - 1, 0)
         result = SolveResult(iterations, self.norms / self.scale, [StopReason(s) for s in self.host_status],
                              time.perf_counter() - self._start, self.rhs_norm.copy(),
-                             self.threshold / self.scale)
+                             self.threshold / self.scale, self.method)
         self.solver._log("on_solve_complete", result)
         return result
 

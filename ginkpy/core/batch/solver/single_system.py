@@ -51,12 +51,27 @@ def solve_single(solver: str, A: Csr, b: Dense, x: Dense, max_iterations: int, t
     if solver == "gmres":
         params = params.with_krylov_dim(krylov_dim)
     if preconditioner is not None:
-        blocks = preconditioner.blocks
-        params = params.with_preconditioner(BatchJacobi.from_arrays(
-            exec, A.shape, preconditioner.block_ptrs, preconditioner.row_blocks, blocks.reshape(1, *blocks.shape)))
+        stride = preconditioner.block_stride
+        blocks = preconditioner.blocks.reshape(1, -1, stride, stride)
+        block_ptrs, row_blocks = preconditioner.block_ptrs, preconditioner.row_blocks
+        if block_ptrs is None:  # scalar Jacobi keeps only its inverse diagonal: one block per row
+            block_ptrs, row_blocks = _scalar_blocks(exec, n)
+        params = params.with_preconditioner(BatchJacobi.from_arrays(exec, A.shape, block_ptrs, row_blocks, blocks))
     batch_b = MultiVector(exec, b.values.reshape(1, n, 1))
     batch_x = MultiVector(exec, x.values.reshape(1, n, 1))
     result = params.on(exec).generate(batch_A).apply_with_tolerances(batch_b, batch_x, 0.0, float(threshold),
                                                                      int(max_iterations))
     return SingleSolveResult(int(result.iterations[0]), float(result.residual_norm[0]),
                              StopReason(int(result.stop_reasons[0])))
+
+
+_SCALAR_BLOCKS: dict = {}
+
+
+def _scalar_blocks(exec, n: int):
+    """Block pointers 0..n and the block of each row (itself) on ``exec``, made once per size."""
+    key = (id(exec.context) if hasattr(exec, "context") else id(exec), n)
+    if key not in _SCALAR_BLOCKS:
+        _SCALAR_BLOCKS[key] = (exec.from_host(np.arange(n + 1, dtype=np.int32)),
+                               exec.from_host(np.arange(n, dtype=np.int32)))
+    return _SCALAR_BLOCKS[key]
