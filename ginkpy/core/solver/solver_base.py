@@ -394,6 +394,7 @@ class IterationMonitor:
         self.checks = np.zeros(k, np.int64)    # checks per column (a breakdown counts as one)
         self.recorded = np.zeros(k, np.int64)  # checks in the device's history
         self.emitted = 0
+        self.lag = 0  # iterations the most lagging column waited for its confirmation
         self.replaced: dict[tuple[int, int], float] = {}
         self._pending: _Read | None = None
         self._interval, self._next_read = 1, 1
@@ -435,11 +436,12 @@ class IterationMonitor:
     @property
     def loop_limit(self) -> int:
         """Iterations the host enqueues at most. Each column stops itself on the device after
-        ``max_iters`` iterations of its own; a column that waited for its confirmation (or, in
-        Gmres, for the end of a cycle) lags the loop, so the loop may run a little longer."""
-        if self.blind:
-            return self.max_iters
-        return 2 * self.max_iters + 2 * self.MAX_INTERVAL + 100
+        ``max_iters`` iterations of its own; a column that waited for its confirmation lags the
+        loop by the iterations it waited (``lag``), and in Gmres a column converged on its
+        estimate idles until the end of its cycle, so that loop may run longer."""
+        if self.confirmed_on_device and not self.blind:
+            return 2 * self.max_iters + 2 * self.MAX_INTERVAL + 100
+        return self.max_iters + self.lag
 
     @property
     def host_status(self) -> np.ndarray:
@@ -588,6 +590,8 @@ class IterationMonitor:
             device_status[failed] = status[failed]
             self.exec.write(self.stop.status, device_status)
             if (failed & ~at_limit).any():
+                resumed = failed & ~at_limit
+                self.lag = max(self.lag, int((self.iteration - (checks[resumed] - 1)).max()))
                 # residual replacement: the true residual goes on as the columns' r
                 mask = ws.array("mask", (self.k,), STATUS_DTYPE)
                 self.exec.write(mask, (failed & ~at_limit).astype(STATUS_DTYPE))
