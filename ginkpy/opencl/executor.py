@@ -25,6 +25,11 @@ class NoOpenCLDeviceError(RuntimeError):
     """No OpenCL platform or no matching device is available."""
 
 
+class NoOpenCLPlatformError(NoOpenCLDeviceError):
+    """No OpenCL platform (or device) at all: the only case where the default executor falls
+    back to the reference executor. A requested device that does not exist is an error."""
+
+
 _HOW_TO_GET_ONE = ('install a CPU device with  pip install "ginkpy[pocl]"  (PoCL), or a GPU driver '
                    'with OpenCL support; "python -m ginkpy devices" lists what is found')
 
@@ -66,7 +71,7 @@ def _platforms():
     except cl.Error:  # the ICD loader reports "no platform" as an error
         platforms = []
     if not platforms:
-        raise NoOpenCLDeviceError(f"no OpenCL platform found: {_HOW_TO_GET_ONE}")
+        raise NoOpenCLPlatformError(f"no OpenCL platform found: {_HOW_TO_GET_ONE}")
     return platforms
 
 
@@ -88,18 +93,25 @@ def select_device(spec: Any = None):
             for i, j, dev in devices:
                 if (i, j) == (p, d):
                     return dev
-            raise NoOpenCLDeviceError(f"no OpenCL device {p}:{d}; {_HOW_TO_GET_ONE}")
+            raise NoOpenCLDeviceError(f"no OpenCL device {p}:{d}; the devices are: {_device_list(devices)} "
+                                      f"(python -m ginkpy devices)")
         for _, _, dev in devices:
             if spec.lower() in dev.name.lower() or spec.lower() in dev.platform.name.lower():
                 return dev
-        raise NoOpenCLDeviceError(f"no OpenCL device matches {spec!r}; {_HOW_TO_GET_ONE}")
+        raise NoOpenCLDeviceError(f"no OpenCL device matches {spec!r} (GINKPY_OPENCL_DEVICE, PYOPENCL_CTX or the "
+                                  f"executor name); the devices are: {_device_list(devices)} "
+                                  f"(python -m ginkpy devices)")
     for kind in (cl.device_type.GPU, cl.device_type.ACCELERATOR, cl.device_type.CPU):
         for _, _, dev in devices:
             if dev.type & kind:
                 return dev
     if devices:
         return devices[0][2]
-    raise NoOpenCLDeviceError(f"the OpenCL platforms have no device: {_HOW_TO_GET_ONE}")
+    raise NoOpenCLPlatformError(f"the OpenCL platforms have no device: {_HOW_TO_GET_ONE}")
+
+
+def _device_list(devices) -> str:
+    return "; ".join(f"{i}:{j} {dev.name.strip()} [{dev.platform.name.strip()}]" for i, j, dev in devices) or "none"
 
 
 class Kernel:
@@ -184,7 +196,7 @@ class OpenCLExecutor(Executor):
 
     backend = "opencl"
     asynchronous = True
-    NoDeviceError = NoOpenCLDeviceError
+    NoPlatformError = NoOpenCLPlatformError
 
     def __init__(self, device: Any = None) -> None:
         super().__init__()

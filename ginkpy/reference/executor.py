@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 import numpy as np
@@ -10,9 +11,20 @@ from ginkpy.core.base.executor import Executor
 
 
 class ReferenceExecutor(Executor):
-    """Runs every kernel on the host with numpy/scipy; arrays are ``numpy.ndarray``."""
+    """Runs every kernel on the host with numpy/scipy; arrays are ``numpy.ndarray``.
+
+    All reference executors share the host's memory, so they share what goes with it as the
+    OpenCL executors of one device do: the counters and the capture running in each thread
+    (an operator made on one executor may run inside a loop captured by another)."""
 
     backend = "reference"
+    _shared_capture = threading.local()
+    _shared_counters = {"launches": 0, "allocations": 0, "reads": 0}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._capture = ReferenceExecutor._shared_capture
+        self.counters = ReferenceExecutor._shared_counters
 
     def run(self, kernel: str, *args: Any, **kwargs: Any) -> Any:
         fn = self._kernels.get(kernel)

@@ -246,12 +246,21 @@ def executor(name: str = "default") -> Executor:
 
 
 def default_executor() -> Executor:
-    """The OpenCL executor on the default device (a GPU if there is one); the reference
-    executor, with a warning, when no OpenCL device can be found."""
-    opencl = executor_class("opencl")
+    """The OpenCL executor on the default device (a GPU if there is one, or the device that
+    GINKPY_OPENCL_DEVICE / PYOPENCL_CTX names: one that does not exist is an error); the
+    reference executor, with a warning, only when there is no OpenCL platform at all (or no
+    pyopencl)."""
+    try:
+        opencl = executor_class("opencl")
+    except ImportError as err:
+        return _fall_back(f"pyopencl cannot be imported ({err}): pip install pyopencl")
     try:
         return opencl()
-    except opencl.NoDeviceError as err:
-        import warnings
-        warnings.warn(f"{err} -- using the reference executor instead", RuntimeWarning, stacklevel=2)
-        return executor_class("reference")()
+    except opencl.NoPlatformError as err:
+        return _fall_back(str(err))
+
+
+def _fall_back(why: str) -> Executor:
+    import warnings
+    warnings.warn(f"{why} -- using the reference executor instead", RuntimeWarning, stacklevel=3)
+    return executor_class("reference")()

@@ -45,12 +45,19 @@ class Csr(LinOp):
         if isinstance(matrix, np.ndarray) and matrix.ndim != 2:
             raise ValueError(f"a matrix must be 2-D, got a {matrix.ndim}-D array")
         dtype = exec.check_dtype(value_dtype(matrix.dtype if dtype is None else dtype, "matrix"))
-        m = sp.csr_matrix(matrix, dtype=dtype, copy=True)  # sorting below must not touch the caller's arrays
-        m.sum_duplicates()  # also sorts the indices
+        if isinstance(matrix, np.ndarray) or matrix.format != "csr":
+            m = sp.csr_matrix(matrix, dtype=dtype)  # a new matrix: ours to sort
+        else:
+            m = matrix  # the caller's: copied only where it must change (no full temporary)
+            if not m.has_canonical_format:
+                m = m.copy()
+        if not m.has_canonical_format:
+            m.sum_duplicates()  # also sorts the indices
         if m.nnz > np.iinfo(np.int32).max:
             raise ValueError(f"matrix has {m.nnz} nonzeros, more than int32 indices can address")
-        return cls(exec, m.shape, exec.from_host(m.indptr.astype(INDEX_DTYPE)),
-                   exec.from_host(m.indices.astype(INDEX_DTYPE)), exec.from_host(m.data))
+        return cls(exec, m.shape, exec.from_host(m.indptr.astype(INDEX_DTYPE, copy=False)),
+                   exec.from_host(m.indices.astype(INDEX_DTYPE, copy=False)),
+                   exec.from_host(m.data.astype(dtype, copy=False)))
 
     def to_scipy(self) -> sp.csr_matrix:
         """A scipy.sparse.csr_matrix copy on the host."""

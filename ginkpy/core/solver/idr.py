@@ -22,7 +22,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import integer, number, parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
@@ -38,17 +38,12 @@ def shadow_space(n: int, s: int) -> np.ndarray:
 class Idr(IterativeSolver):
     @parameters
     class Parameters(IterativeSolver.Parameters):
-        subspace_dim: int = attrs.field(default=2)
-        kappa: float = attrs.field(default=0.7)
+        subspace_dim: int = attrs.field(default=2, validator=integer(min=1))
+        kappa: float = attrs.field(default=0.7, validator=number(min=0, max=1))
 
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
         s, kappa = self.parameters.subspace_dim, self.parameters.kappa
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-            raise ValueError(f"Idr needs with_subspace_dim(s) with an integer s >= 1, got {s!r}")
-        if isinstance(kappa, bool) or not isinstance(kappa, (int, float, np.number)) or not 0 <= kappa <= 1:
-            raise ValueError(f"Idr needs with_kappa(kappa) with a number from 0 to 1 (Ginkgo's default 0.7), "
-                             f"got {kappa!r}")
         self.subspace_dim = min(int(s), self.shape[0])
         self.kappa = float(kappa)
         self.subspace_vectors = shadow_space(self.shape[0], self.subspace_dim)

@@ -647,17 +647,16 @@ class IterationMonitor:
         """Undo the scaling, give back the initial guess of columns that diverged to NaN or Inf,
         and report how the solve ended to the loggers."""
         exec, x, k = self.exec, self.x, self.k
-        bad = (self.host_status == _DIVERGED) | (self.host_status == _BREAKDOWN)
-        if bad.any():
+        # x may hold NaN or Inf where the residual does not show it (a column of A that is 0):
+        # such a column gets its initial guess back, as one that diverged
+        if not self.blind and not x.is_finite():
             finite = np.isfinite(exec.to_host(x.values)).all(axis=0)
-            restore = bad & ~finite
+            restore = ~finite
+            self.host_status = np.where(restore, _DIVERGED, self.host_status)
             if restore.any():
                 mask = self.ws.array("mask", (k,), STATUS_DTYPE)
                 exec.write(mask, restore.astype(STATUS_DTYPE))
-                if self.x0 is None:
-                    x.scale(np.where(restore, 0.0, 1.0))
-                else:
-                    exec.run("matrix.dense.copy_columns", self.x0, x, mask)
+                exec.run("matrix.dense.copy_columns", self.ws.vector("zeros") if self.x0 is None else self.x0, x, mask)
                 self.norms = np.where(restore, self._initial_norms(), self.norms)
         if (self.scale != 1).any():
             x.scale(1 / self.scale)
