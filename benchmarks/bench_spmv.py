@@ -15,7 +15,7 @@ import numpy as np
 
 import bench_common as bc
 import ginkpy as gk
-from ginkpy.opencl.matrix.csr_kernels import CACHE_KEY, STRATEGIES, select_strategy
+from ginkpy.opencl.matrix.csr_strategy import CACHE_KEY, STRATEGIES, select_strategy
 
 
 def spmv_bytes(S) -> int:

@@ -1,23 +1,28 @@
 """ginkpy: sparse iterative solvers in the style of Ginkgo, on a sequential reference backend
 and on any OpenCL device."""
+import importlib
+
 from ginkpy import factorization, log, matrix, multigrid, preconditioner, solver, stop
-from ginkpy import batch
 from ginkpy.core.base.executor import Executor, KernelNotFoundError, default_executor, executor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.mtx_io import read, write
 from ginkpy.reference.executor import ReferenceExecutor
-from ginkpy import config, linalg
-from ginkpy.linalg import aslinearoperator
 
 __version__ = "0.1.0"
 
+# loaded when first used: the SciPy doors import SciPy, the OpenCL executor pyopencl
+_LAZY = {"linalg": "ginkpy.linalg", "config": "ginkpy.config", "batch": "ginkpy.batch",
+         "aslinearoperator": ("ginkpy.linalg", "aslinearoperator"),
+         "OpenCLExecutor": ("ginkpy.opencl.executor", "OpenCLExecutor")}
+
 
 def __getattr__(name):
-    # The OpenCL executor imports pyopencl; load it only when asked for.
-    if name == "OpenCLExecutor":
-        from ginkpy.opencl.executor import OpenCLExecutor
-        return OpenCLExecutor
-    raise AttributeError(f"module 'ginkpy' has no attribute {name!r}")
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'ginkpy' has no attribute {name!r}")
+    if isinstance(target, tuple):
+        return getattr(importlib.import_module(target[0]), target[1])
+    return importlib.import_module(target)
 
 
 __all__ = ["Executor", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",

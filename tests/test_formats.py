@@ -260,7 +260,7 @@ def test_coo_spmv_tile_shapes(ocl, tile, rng, monkeypatch):
     # tiny tiles: the long row fills whole tiles (one row per tile), rows cross tiles everywhere;
     # the GPU's shape runs here on the CPU device too
     from ginkpy.opencl.matrix import coo_kernels
-    monkeypatch.setattr(coo_kernels, "tile_shape", lambda info: tile)
+    monkeypatch.setattr(coo_kernels, "_tile_shape", lambda info: tile)
     s = random_matrix(rng)
     b_np = rng.standard_normal((s.shape[1], 3))
     x_np = rng.standard_normal((s.shape[0], 3))

@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.opencl.executor import DeviceInfo
-from ginkpy.opencl.matrix import csr_kernels
+from ginkpy.opencl.matrix import csr_strategy
 from ginkpy.problems import arrow, poisson_3d, power_law
 
 from conftest import Same, assert_sums, sum_tol, tol, twins
@@ -55,7 +55,7 @@ def _spmv_both(ref, ocl, S, b, x0, strategy, alpha=None, beta=None):
     for exec in (ref, ocl):
         A = gk.matrix.Csr.from_scipy(exec, S)
         if exec is ocl:
-            csr_kernels.select_strategy(ocl, A, **strategy)
+            csr_strategy.select_strategy(ocl, A, **strategy)
         x = gk.matrix.Dense.from_numpy(exec, x0)
         B = gk.matrix.Dense.from_numpy(exec, b)
         if alpha is None:
@@ -133,7 +133,7 @@ def test_generated_problems_all_strategies_agree(ocl, rng):
         b = rng.standard_normal((S.shape[0], 1))
         for config in STRATEGIES.values():
             A = gk.matrix.Csr.from_scipy(ocl, S)
-            csr_kernels.select_strategy(ocl, A, **config)
+            csr_strategy.select_strategy(ocl, A, **config)
             x = gk.matrix.Dense.zeros(ocl, (S.shape[0], 1))
             A.apply(gk.matrix.Dense.from_numpy(ocl, b), x)
             _assert_close(x.to_numpy(), S @ b, abs(S) @ np.abs(b), np.float64)
@@ -145,7 +145,7 @@ def test_spmv_after_the_matrix_arrays_are_replaced(ocl, rng):
     b = gk.matrix.Dense.from_numpy(ocl, rng.standard_normal((5007, 2)))
     for config in STRATEGIES.values():
         A = gk.matrix.Csr.from_scipy(ocl, S)
-        csr_kernels.select_strategy(ocl, A, **config)
+        csr_strategy.select_strategy(ocl, A, **config)
         x = gk.matrix.Dense.zeros(ocl, (1001, 2))
         A.apply(b, x)
         A.values = ocl.from_host(-2 * S.data)
@@ -194,7 +194,7 @@ def test_spmv_dots(ref, dev, rng, dtype, dots_matrices, name, k, second):
     def matrix(exec):
         A = gk.matrix.Csr.from_scipy(exec, S)
         if exec is dev:
-            strategies.append(csr_kernels.select_strategy(dev, A, **config))
+            strategies.append(csr_strategy.select_strategy(dev, A, **config))
         return A
 
     b, u, w = (rng.standard_normal(shape).astype(dtype) for shape in ((DOTS_M, k), (DOTS_N, k), (DOTS_N, k)))
@@ -273,7 +273,7 @@ def _info(is_cpu):
 
 def test_automatic_choice_by_row_lengths():
     def choose(S, is_cpu=False):
-        return csr_kernels._choose(_info(is_cpu), S.shape[0], S.nnz, np.diff(S.indptr))
+        return csr_strategy._choose(_info(is_cpu), S.shape[0], S.nnz, np.diff(S.indptr))
 
     assert choose(poisson_3d(10)) == "classical"         # short, regular stencil rows
     assert choose(sp.random(500, 500, 0.2, format="csr", random_state=0)) == "vector"  # ~100 per row
@@ -285,49 +285,49 @@ def test_automatic_choice_by_row_lengths():
 
 def test_strategy_is_kept_in_cache_and_can_be_forced(ocl):
     A = gk.matrix.Csr.from_scipy(ocl, poisson_3d(5))
-    first = csr_kernels.select_strategy(ocl, A)
-    assert A.cache[csr_kernels.CACHE_KEY] is first
-    assert csr_kernels.select_strategy(ocl, A) is first
-    forced = csr_kernels.select_strategy(ocl, A, "vector", lanes=4)
+    first = csr_strategy.select_strategy(ocl, A)
+    assert A.cache[csr_strategy.CACHE_KEY] is first
+    assert csr_strategy.select_strategy(ocl, A) is first
+    forced = csr_strategy.select_strategy(ocl, A, "vector", lanes=4)
     assert (forced.name, forced.lanes) == ("vector", 4)
-    assert csr_kernels.select_strategy(ocl, A) is forced
+    assert csr_strategy.select_strategy(ocl, A) is forced
 
 
 def test_bad_strategy_parameters(ocl):
     A = gk.matrix.Csr.from_scipy(ocl, poisson_3d(3))
     with pytest.raises(ValueError, match="unknown SpMV strategy 'fast'"):
-        csr_kernels.select_strategy(ocl, A, "fast")
+        csr_strategy.select_strategy(ocl, A, "fast")
     with pytest.raises(ValueError, match="lanes must be a power of two"):
-        csr_kernels.select_strategy(ocl, A, "vector", lanes=3)
+        csr_strategy.select_strategy(ocl, A, "vector", lanes=3)
     with pytest.raises(ValueError, match="work_group must be between 1"):
-        csr_kernels.select_strategy(ocl, A, "classical", work_group=0)
+        csr_strategy.select_strategy(ocl, A, "classical", work_group=0)
     with pytest.raises(ValueError, match="items"):
-        csr_kernels.select_strategy(ocl, A, "row_blocks", items=0)
+        csr_strategy.select_strategy(ocl, A, "row_blocks", items=0)
     with pytest.raises(ValueError, match="must fit the device's"):
-        csr_kernels.select_strategy(ocl, A, "merge_path", work_group=1,
+        csr_strategy.select_strategy(ocl, A, "merge_path", work_group=1,
                                     items=ocl.info.local_mem_size)
     with pytest.raises(ValueError, match="merge_path needs 2 <= items"):
-        csr_kernels.select_strategy(ocl, A, "merge_path", items=1)
+        csr_strategy.select_strategy(ocl, A, "merge_path", items=1)
     with pytest.raises(ValueError, match="lanes must be a power of two >= 1 dividing"):
-        csr_kernels.select_strategy(ocl, A, "long_rows", work_group=32, lanes=64)
+        csr_strategy.select_strategy(ocl, A, "long_rows", work_group=32, lanes=64)
 
 
 def test_merge_path_bounds_by_hand():
     # rows of 2, 0, 5 and 1 entries: row ends at path positions 2, 3, 9, 11 (path of 12 steps)
     row_ptrs = np.array([0, 2, 2, 7, 8])
-    bounds, runs = csr_kernels._merge_path_bounds(row_ptrs, 4, align=False)
+    bounds, runs = csr_strategy._merge_path_bounds(row_ptrs, 4, align=False)
     # parts begin at diagonals 0, 4, 8 (rows 0, 2, 2), end at 12 (row 4 = n); part 0 ends
     # before row 2's first entry, part 1 inside it: one carry, of part 1 into row 2
     np.testing.assert_array_equal(bounds, [0, 0, 4, 2, 8, 2, 12, 4])
     np.testing.assert_array_equal(runs, [1, 1, 2])
     # aligned: 4 is already at a row end, 8 moves to 10 (after row 2's end); no row is split
-    bounds, runs = csr_kernels._merge_path_bounds(row_ptrs, 4, align=True)
+    bounds, runs = csr_strategy._merge_path_bounds(row_ptrs, 4, align=True)
     np.testing.assert_array_equal(bounds, [0, 0, 4, 2, 10, 3, 12, 4])
     assert runs.size == 0
     # a row of 100 entries (path steps 1 to 102) is longer than half a part: it stays split
     # over parts 0 to 9 (the last bound moves from 100 to 103, after its end), and the
     # carries of parts 0 to 8 run into it
-    bounds, runs = csr_kernels._merge_path_bounds(np.array([0, 1, 101, 102]), 10, align=True)
+    bounds, runs = csr_strategy._merge_path_bounds(np.array([0, 1, 101, 102]), 10, align=True)
     np.testing.assert_array_equal(bounds[::2], [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 103, 105])
     np.testing.assert_array_equal(bounds[1::2], [0] + [1] * 9 + [2, 3])
     np.testing.assert_array_equal(runs, [0, 9, 1])
@@ -336,8 +336,8 @@ def test_merge_path_bounds_by_hand():
 def test_long_row_pieces_by_hand():
     # rows of 2, 10, 1 and 7 entries; rows 1 and 3 cut into pieces of at most 4 entries
     row_ptrs = np.array([0, 2, 12, 13, 20])
-    bounds, runs = csr_kernels._long_row_pieces(row_ptrs, np.array([1, 3]), 4)
+    bounds, runs = csr_strategy._long_row_pieces(row_ptrs, np.array([1, 3]), 4)
     np.testing.assert_array_equal(bounds, [2, 6, 6, 10, 10, 12, 13, 17, 17, 20])
     np.testing.assert_array_equal(runs, [0, 3, 1, 3, 2, 3])  # (first piece, pieces, row)
-    bounds, runs = csr_kernels._long_row_pieces(row_ptrs, np.array([], int), 4)
+    bounds, runs = csr_strategy._long_row_pieces(row_ptrs, np.array([], int), 4)
     assert bounds.size == runs.size == 0

@@ -49,6 +49,13 @@ def launch_1d(exec, module_file: str, name: str, dtype: Any, work_items: int, *a
     exec.kernel(module_file, dtype, name)(exec.queue, (global_size,), (WORK_GROUP,), *args)
 
 
+def launch_rows(exec, kernel, num_rows: int, k: int, *args: Any) -> None:
+    """Run ``kernel(num_rows, k, *args)`` on a (rows, k) range of WORK_GROUP x 1 groups; nothing for size 0."""
+    if num_rows == 0 or k == 0:
+        return
+    kernel(exec.queue, (round_up(num_rows, WORK_GROUP), k), (WORK_GROUP, 1), np.int32(num_rows), np.int32(k), *args)
+
+
 def kernel_arg(arg: Any) -> Any:
     """A kernel argument: the device buffer of a Dense or of a device array (the stop status);
     numbers (np.int32, the value type) as they are."""

@@ -2,7 +2,7 @@
 
 The header is checked here, so that a file ginkpy cannot hold (complex values, a vector
 object, a malformed banner) is refused with a message saying why; the data is parsed by
-scipy.io.mmread (fast_matrix_market), which expands symmetric, skew-symmetric and pattern
+_scipy_io().mmread (fast_matrix_market), which expands symmetric, skew-symmetric and pattern
 files into general matrices.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 import numpy as np
-import scipy.io
-import scipy.sparse as sp
+
+from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
@@ -42,7 +42,7 @@ def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: An
     dtype = exec.check_dtype(np.float64 if dtype is None else dtype)
     _check_header(path)
     try:
-        data = scipy.io.mmread(path)
+        data = _scipy_io().mmread(path)
     except ValueError as err:
         raise ValueError(f"{os.fspath(path)} is not a valid Matrix Market file: {err}") from None
     if product is Dense:
@@ -65,7 +65,7 @@ def write(path: str | os.PathLike, op: LinOp) -> None:
         raise TypeError(f"write needs a ginkpy matrix (gk.matrix.Dense, Csr or a format with to_csr()), "
                         f"not {type(op).__name__}")
     with open(path, "wb") as f:  # an open file: mmwrite would append .mtx to a name without it
-        scipy.io.mmwrite(f, data, field="real", symmetry="general")
+        _scipy_io().mmwrite(f, data, field="real", symmetry="general")
 
 
 def _format_class(format: Any) -> type:
@@ -108,3 +108,8 @@ def _check_header(path: str | os.PathLike) -> None:
             raise ValueError(f"{name}: unknown Matrix Market {what} '{value}': the header must read {_HEADER_FORM}")
     if fmt == "array" and field == "pattern":
         raise ValueError(f"{name}: an array file cannot have the field 'pattern' (only coordinate files can)")
+
+
+def _scipy_io():
+    import scipy.io
+    return scipy.io

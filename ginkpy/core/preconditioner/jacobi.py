@@ -122,13 +122,17 @@ class Jacobi(EnableBuild, LinOp):
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         # x = D^-1 b
-        kernel = "simple_scalar_apply" if self._is_scalar else "simple_apply"
-        self.executor.run(f"preconditioner.jacobi.{kernel}", self, b, x)
+        if self._is_scalar:
+            self.executor.run("preconditioner.jacobi.simple_scalar_apply", self, b, x)
+        else:
+            self.executor.run("preconditioner.jacobi.simple_apply", self, b, x)
 
     def _apply_advanced_impl(self, alpha: Dense, b: Dense, beta: Dense, x: Dense) -> None:
         # x = alpha D^-1 b + beta x
-        kernel = "scalar_apply" if self._is_scalar else "apply"
-        self.executor.run(f"preconditioner.jacobi.{kernel}", alpha, self, b, beta, x)
+        if self._is_scalar:
+            self.executor.run("preconditioner.jacobi.scalar_apply", alpha, self, b, beta, x)
+        else:
+            self.executor.run("preconditioner.jacobi.apply", alpha, self, b, beta, x)
 
 
 def _csr(A: Any, exec) -> Csr:

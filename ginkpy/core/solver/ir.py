@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-import numpy as np
 
 from ginkpy.core.base.factory import number, parameters
 from ginkpy.core.matrix.dense import Dense, as_scalar

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, one_of, parameters, variadic
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import SolveResult
 from ginkpy.core.matrix.dense import Dense

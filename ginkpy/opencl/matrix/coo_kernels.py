@@ -12,7 +12,7 @@ import numpy as np
 from ginkpy.opencl.launch import scalar_arg
 
 
-def tile_shape(info) -> tuple[int, int]:
+def _tile_shape(info) -> tuple[int, int]:
     """(work-group size, entries per work-item) of phase 1. A GPU wants many work-items with
     a few entries each; a CPU device fewer, each summing a longer run serially."""
     group, items = (64, 32) if info.is_cpu else (256, 8)
@@ -24,7 +24,7 @@ def _segmented_sum(exec, name, a, b, x, *alpha) -> None:
     k = x.shape[1]
     if a.nnz == 0 or k == 0:
         return
-    group, items = tile_shape(exec.info)
+    group, items = _tile_shape(exec.info)
     groups = -(-a.nnz // (group * items))
     carry_rows = exec.alloc((2 * groups,), np.int32)
     carry_vals = exec.alloc((2 * groups, k), a.dtype)

@@ -152,7 +152,7 @@ def transpose(exec, a, out):
         a.values.data, out.values.data)
 
 
-def gemm_shape(info, k: int) -> tuple[int, int, int]:
+def _gemm_shape(info, k: int) -> tuple[int, int, int]:
     """(tile columns, tile rows, inner slice) of the tiled product for b with k columns:
     tiles as wide as b (up to 16 columns), as many rows as fill the work-group."""
     group = min(256 if info.is_gpu else 64, pow2_at_most(info.max_work_group_size))
@@ -160,7 +160,7 @@ def gemm_shape(info, k: int) -> tuple[int, int, int]:
     return cols, group // cols, 16
 
 
-def gemv_shape(info) -> tuple[int, int]:
+def _gemv_shape(info) -> tuple[int, int]:
     """(lanes per row, rows per group) of the matrix-vector product: a GPU reads each row of A
     with 32 work-items, a CPU device with one (rows are long contiguous streams there)."""
     group = min(256, pow2_at_most(info.max_work_group_size))
@@ -180,13 +180,13 @@ def _product(exec, a, b, x, alpha=None, beta=None) -> None:
     scalars = (*scalar_arg(alpha), *scalar_arg(beta)) if advanced else (None, np.int32(0), None, np.int32(0))
     dtype = x.dtype
     if k == 1:
-        lanes, rows = gemv_shape(exec.info)
+        lanes, rows = _gemv_shape(exec.info)
         _kernel(exec, dtype, "gemv")(
             exec.queue, (-(-n // rows) * rows * lanes,), (rows * lanes,), np.int32(n), np.int32(m),
             np.int32(lanes), a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
             local_buffer(lanes * rows, dtype))
         return
-    cols, rows, inner = gemm_shape(exec.info, k)
+    cols, rows, inner = _gemm_shape(exec.info, k)
     _kernel(exec, dtype, "gemm")(
         exec.queue, (-(-k // cols) * cols, -(-n // rows) * rows), (cols, rows), np.int32(n), np.int32(m),
         np.int32(k), np.int32(inner), a.values.data, b.values.data, x.values.data, np.int32(advanced),

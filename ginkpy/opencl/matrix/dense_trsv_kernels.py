@@ -21,7 +21,7 @@ def _op(a, lower, transpose):
     return np.int32(rs), np.int32(cs), np.int32(lower != transpose)
 
 
-def block_size(exec, dtype) -> int:
+def _block_size(exec, dtype) -> int:
     """Width of the diagonal blocks: at most MAX_BLOCK, with the block in half the local memory."""
     nb = MAX_BLOCK
     while nb > 8 and (nb * nb + nb) * dtype.itemsize > exec.info.local_mem_size // 2:
@@ -36,7 +36,7 @@ def trsv(exec, a, x, lower, transpose, unit_diagonal):
         return
     rs, cs, op_lower = _op(a, lower, transpose)
     dtype = x.dtype
-    nb = block_size(exec, dtype)
+    nb = _block_size(exec, dtype)
     solve_block = exec.kernel(__file__, dtype, "trsv_block")
     update = exec.kernel(__file__, dtype, "trsv_update")
     starts = range(0, n, nb) if op_lower else reversed(range(0, n, nb))

@@ -3,15 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import WORK_GROUP, scalar_arg
-
-
-def launch_rows(exec, kernel, num_rows: int, k: int, *args) -> None:
-    """Run ``kernel(num_rows, k, *args)`` on a (rows, k) range of WORK_GROUP x 1 groups; nothing for size 0."""
-    if num_rows == 0 or k == 0:
-        return
-    global_size = (-(-num_rows // WORK_GROUP) * WORK_GROUP, k)
-    kernel(exec.queue, global_size, (WORK_GROUP, 1), np.int32(num_rows), np.int32(k), *args)
+from ginkpy.opencl.launch import launch_rows, scalar_arg
 
 
 def _args(a, b, x):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.opencl.launch import scalar_arg
-from ginkpy.opencl.matrix.ell_kernels import launch_rows
+from ginkpy.opencl.launch import launch_rows
 
 
 def _args(a, b, x):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.reference.matrix.ell_kernels import padded_product
+from ginkpy.reference.matrix.padded import padded_product
 
 
 def _product(a, b):

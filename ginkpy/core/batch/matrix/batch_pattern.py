@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+
+from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.matrix.csr import INDEX_DTYPE
 from ginkpy.core.matrix.dense import value_dtype

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+
+from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
