@@ -291,13 +291,13 @@ def test_opencl_multi_dot(ref, dev, rng, dtype, shape, j):
     n, k = shape
     basis, w = _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype)
     hessenberg, g, cos, sin = (_random(rng, shape, dtype) for shape in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
-    args = [j, basis, w, random_partials(rng, rng.uniform(0.5, 2, k), dtype), np.zeros((1, k)), hessenberg, g,
+    args = [j, True, basis, w, random_partials(rng, rng.uniform(0.5, 2, k), dtype), np.zeros((1, k)), hessenberg, g,
             cos, sin, np.full(k, j, np.int32), Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
     out = twins(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4))
-    assert_sums(out[1][4], out[0][4], _multi_dot_magnitude(basis, w, j + 1), n, dtype, "V^T w, w . w")
+    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    assert_sums(out[1][5], out[0][5], _multi_dot_magnitude(basis, w, j + 1), n, dtype, "V^T w, w . w")
     if n == 5001 and k == 1 and j == 0 and not dev.info.is_cpu:
-        assert out[1][4].shape[0] > 1  # several work-groups for one dot product
+        assert out[1][5].shape[0] > 1  # several work-groups for one dot product
 
 
 def _givens_case(rng, jj, dtype, k=9):
@@ -356,10 +356,10 @@ def test_opencl_multi_dot_givens(ref, dev, rng, dtype, jj):
     k = 9
     basis, w = _random(rng, ((M + 1) * N, k), dtype), _random(rng, (N, k), dtype)
     j = jj + 1
-    out = twins(ref, dev, "solver.gmres.multi_dot", j, basis, w, arrays[0], np.zeros((1, k)), *arrays[1:],
+    out = twins(ref, dev, "solver.gmres.multi_dot", j, True, basis, w, arrays[0], np.zeros((1, k)), *arrays[1:],
                 dtype=dtype)
-    _assert_givens([o[:4] + o[5:] for o in out], arrays, expected, jj, dtype, first=3)
-    assert_sums(out[1][4], out[0][4], _multi_dot_magnitude(basis, w, j + 1), N, dtype, "V^T w, w . w")
+    _assert_givens([o[:5] + o[6:] for o in out], arrays, expected, jj, dtype, first=4)
+    assert_sums(out[1][5], out[0][5], _multi_dot_magnitude(basis, w, j + 1), N, dtype, "V^T w, w . w")
 
 
 @pytest.mark.parametrize("jj", [0, 3])

@@ -174,7 +174,7 @@ def test_a_linear_operator_returning_nan_is_named(ref, name):
 
     def matvec(v):
         calls.append(1)
-        return v * (np.nan if len(calls) > 2 else 2.0)
+        return v * (np.nan if len(calls) > 1 else 2.0)
 
     A = spla.LinearOperator((5, 5), matvec=matvec, dtype=np.float64)
     with pytest.raises(ValueError, match="LinearOperator A .* returned NaN or Inf"):
@@ -358,3 +358,18 @@ def test_aslinearoperator_without_transpose():
     np.testing.assert_allclose(op @ np.ones(3), 2.0)
     with pytest.raises(NotImplementedError, match="no transpose"):
         op.rmatvec(np.ones(3))
+
+
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_an_exact_preconditioner_needs_few_products(exec, name):
+    # as SciPy's test_iterative (at most 3 products with A): no product for the initial residual
+    # of x0 = 0, one per iteration, one for the true residual that confirms convergence, and
+    # none for info (the solver's confirmed verdict)
+    S = poisson_2d(5).toarray()
+    inverse = np.linalg.inv(S)
+    calls = []
+    A = spla.LinearOperator(S.shape, matvec=lambda v: (calls.append(1), S @ v)[1], dtype=float)
+    M = spla.LinearOperator(S.shape, matvec=lambda v: inverse @ v, dtype=float)
+    x, info = getattr(gk.linalg, name)(A, np.ones(25), rtol=1e-8, M=M, executor=exec)
+    assert info == 0
+    assert len(calls) <= 3, len(calls)

@@ -72,16 +72,16 @@ class Gmres(IterativeSolver):
             A.reduce_sums(rr)
             exec.run("solver.gmres.restart", r, rr, basis, v, g, inner, stop)
 
-        def step(j: int) -> None:
+        def step(j: int, rotate: bool = True) -> None:
             # w = A M v_j
             if M is None:
                 AM.apply(v, w)
             else:
                 A.apply(self._precondition(v, z, M), w)
-            # h = V^T w and ||w|| (the Givens step of H[:, j - 1] first);  w = w - V h;  where w lost
+            # h = V^T w and ||w|| (with rotate, the Givens step of H[:, j - 1] first);  w = w - V h;  where w lost
             # most of its norm, a second pass w = w - V h2 with h2 = V^T w (DGKS);
             # v_{j+1} = v = w, ||w||^2 for its norm
-            exec.run("solver.gmres.multi_dot", j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop)
+            exec.run("solver.gmres.multi_dot", j, rotate, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop)
             A.reduce_sums(h)
             exec.run("solver.gmres.orthogonalize", j, basis, w, ww, h, hessenberg, h2, reorth, stop)
             A.reduce_sums(h2)
@@ -104,12 +104,25 @@ class Gmres(IterativeSolver):
         while True:
             while monitor.running and monitor.iteration < monitor.loop_limit:
                 for j in range(m):
-                    monitor.replay(("step", j), lambda j=j: step(j))
+                    if j > 0 and monitor.reads_each_iteration:
+                        # each iteration waits for the host anyway (a host operator): the Givens
+                        # step of H[:, j - 1] and its check first, so that no product follows the
+                        # last iteration
+                        exec.run("solver.gmres.givens", j - 1, ww, hessenberg, g, cos, sin, inner, stop)
+                        monitor.poll()
+                        if not monitor.has_status(StopReason.RUNNING):
+                            j -= 1
+                            break
+                        step(j, rotate=False)
+                    else:
+                        monitor.replay(("step", j), lambda j=j: step(j))
                     monitor.iteration += 1
                     monitor.next()
                     if not monitor.has_status(StopReason.RUNNING) or monitor.iteration >= monitor.loop_limit:
                         break
+                # (after a break above, the Givens step of H[:, j] ran already: again it does nothing)
                 monitor.replay(("end", j), lambda j=j: end_cycle(j))
+                monitor.poll()
             if monitor.running and monitor.iteration >= monitor.loop_limit:
                 exec.run("components.stop.stop_running", stop, int(StopReason.ITERATION_LIMIT))
             if not monitor.settle():

@@ -314,6 +314,7 @@ class IterationMonitor:
 
     MAX_INTERVAL = 64    # iterations between two reads at most (StopState keeps 256 in its history)
     method = "loop"      # how the solve ran (SolveResult.method)
+    reads_each_iteration = False  # an iteration reads from the device itself (not replayable)
     READ_PERIOD = 1e-3   # seconds of iterations between two reads at most
 
     def __init__(self, solver: IterativeSolver, b: Dense, x: Dense, zero_guess: bool = False,
@@ -471,6 +472,9 @@ class IterationMonitor:
         if entry is None or (entry[0] is None and entry[1] < 2):
             tries = 0 if entry is None else entry[1]
             replays[key] = (self.exec.capture(fn), tries + 1)
+            # an iteration that reads from the device (a host operator) waits for it anyway:
+            # then the stop state is read at once too, so that no iteration runs past the last
+            self.reads_each_iteration = replays[key][0] is None
         else:
             (entry[0] or fn)()
 
@@ -506,11 +510,15 @@ class IterationMonitor:
             return
         self.exec.flush()
         pending = self._pending
-        due = self.iteration >= self._next_read or self.exec.none_running(self.stop.status)
+        due = (self.iteration >= self._next_read or self.reads_each_iteration
+               or self.exec.none_running(self.stop.status))
         if pending is not None and (due or (self.exec.asynchronous and self.exec.read_done(pending.event))):
             self._pending = None
             self._absorb(pending, resume)
         if due and self._pending is None and self.running:
+            if not self.exec.asynchronous or self.reads_each_iteration:  # the read is there at once
+                self._absorb(self._issue_read(), resume)
+                return
             self._pending = self._issue_read()
             # the time an iteration takes, measured since the last read started
             now = time.perf_counter()
@@ -519,6 +527,16 @@ class IterationMonitor:
             cap = max(1, min(self.MAX_INTERVAL, int(self.READ_PERIOD / max(per_iteration, 1e-9))))
             self._interval = min(2 * self._interval, cap)
             self._next_read = self.iteration + self._interval
+
+    def poll(self) -> None:
+        """Read the stop state now where that costs nothing extra (on the host, or where each
+        iteration reads from the device anyway); elsewhere the reads of :meth:`next` suffice."""
+        if self.blind or not (self.sync or self.reads_each_iteration or not self.exec.asynchronous):
+            return
+        if self._pending is not None:
+            self._absorb(self._pending, None)
+            self._pending = None
+        self._absorb(self._issue_read(final=self.sync), None)
 
     def settle(self, resume: Callable[[], None] | None = None) -> bool:
         """Read the final stop state (waiting for it). True when a column was resumed by a failed

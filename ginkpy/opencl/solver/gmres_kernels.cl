@@ -93,9 +93,9 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
 // partial[group] = sum over rows [g * rows_per_group, (g + 1) * rows_per_group) of
 // v_i[row, c] w[row, c], for group = g * (num + 1) k + i k + c, i < num = j + 1, and for i = num
 // of w[row, c]^2 (||w|| before the orthogonalization, for the test whether it needs a second
-// pass), every column. With j > 0 the first work-item of group c first takes the Givens step of
-// Hessenberg column j - 1 of column c, h_{j,j-1} = ||w_j|| from the partial sums ww.
-__kernel void multi_dot(const int n, const int k, const int j, const int rows_per_group,
+// pass), every column. With `rotate` (and j > 0) the first work-item of group c first takes the
+// Givens step of Hessenberg column j - 1 of column c, h_{j,j-1} = ||w_j|| from the partial sums ww.
+__kernel void multi_dot(const int n, const int k, const int j, const int rotate, const int rows_per_group,
                         const int hess_stride, __global const value_type* basis,
                         __global const value_type* w, __global const value_type* ww,
                         const int ww_parts, __global value_type* partial,
@@ -105,8 +105,8 @@ __kernel void multi_dot(const int n, const int k, const int j, const int rows_pe
 {
     const int group = get_group_id(0);
     const int num = j + 1;
-    sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, tmp);
-    if (j > 0 && group < k && get_local_id(0) == 0) {
+    sum_partials(ww, rotate && j > 0 ? ww_parts : 0, k, sums, tmp);
+    if (rotate && j > 0 && group < k && get_local_id(0) == 0) {
         givens_step(j - 1, group, k, hess_stride, sqrt(sums[group]), hessenberg, g, cos_, sin_,
                     inner, STOP_ARGS);
     }

@@ -49,14 +49,15 @@ def _dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
     return groups, size, ceil_div(n, groups)
 
 
-def multi_dot(exec, j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    """Partial sums h of V_{0..j}^T w and of w . w; with j > 0 the Givens step of H[:, j - 1] first."""
+def multi_dot(exec, j, rotate, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
+    """Partial sums h of V_{0..j}^T w and of w . w; with ``rotate`` (and j > 0) the Givens step of
+    H[:, j - 1] first."""
     n, k = w.shape
     pairs = (j + 2) * k
     groups, size, rows = _dot_shape(exec.info, n, pairs)
     resize(exec, h, (groups, pairs))
     _kernel(exec, w.dtype, "multi_dot")(
-        exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(j),
+        exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(j), np.int32(rotate),
         np.int32(rows), np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, ww.values.data,
         np.int32(ww.shape[0]), h.values.data, hessenberg.values.data, g.values.data, cos.values.data,
         sin.values.data, inner.data, *stop_args(stop), *consumer_buffers(w.dtype, k, size))

@@ -81,9 +81,9 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
         _givens(j, c, norms[c], hessenberg, g, cos, sin, inner, stop)
 
 
-def multi_dot(exec, j, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    # h = [V_{0..j}^T w, w . w] (partial sums);  with j > 0 the Givens step of column j - 1 first
-    if j > 0:
+def multi_dot(exec, j, rotate, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
+    # h = [V_{0..j}^T w, w . w] (partial sums);  with rotate (and j > 0) the Givens step of column j - 1 first
+    if rotate and j > 0:
         givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
     dots = np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1], w.values)
     _set(h, np.concatenate([dots.ravel(), _column_sums(w.values * w.values)]))
