@@ -150,9 +150,15 @@ def consumer_buffers(dtype: Any, count: int, group_size: int = WORK_GROUP) -> tu
 
 def resize(exec, dense: Dense, shape: tuple[int, int]) -> None:
     """Give ``dense`` new values of ``shape`` unless it has that shape: the partial sums of a
-    reduction take the shape of the launch that produces them, found at its first run."""
+    reduction take the shape of the launch that produces them, found at its first run. The
+    values are a view of the largest storage ``dense`` needed so far (the steps of Gmres take
+    other shapes each: after the first solve none allocates)."""
     if dense.values.shape != shape:
-        dense.values = exec.alloc(shape, dense.dtype)
+        size = shape[0] * shape[1]
+        storage = getattr(dense, "_storage", None)
+        if storage is None or storage.size < size:
+            storage = dense._storage = exec.alloc((size,), dense.dtype)
+        dense.values = storage[:size].reshape(shape)
         dense.shape = shape
 
 

@@ -439,8 +439,9 @@ class IterationMonitor:
         """Iterations the host enqueues at most. Each column stops itself on the device after
         ``max_iters`` iterations of its own; a column that waited for its confirmation lags the
         loop by the iterations it waited (``lag``), and in Gmres a column converged on its
-        estimate idles until the end of its cycle, so that loop may run longer."""
-        if self.confirmed_on_device and not self.blind:
+        estimate idles until the end of its cycle, so that loop may run longer (only where a
+        residual criterion can be met on an estimate)."""
+        if self.confirmed_on_device and not self.blind and (self.threshold >= 0).any():
             return 2 * self.max_iters + 2 * self.MAX_INTERVAL + 100
         return self.max_iters + self.lag
 
