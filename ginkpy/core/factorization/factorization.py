@@ -89,13 +89,8 @@ class Factorization(EnableBuild, LinOp):
         first.apply(tmp, x)
 
 
-class HostFactorization(Factorization):
-    """An exact factorization, sequential by nature: the kernel ``kernel`` runs on the host
-    (level-scheduled, vectorized), the factors then move to the executor."""
-
-    kernel: str = ""  # the host factorization kernel, set by each subclass
-
-    def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
-        exec, host = self.executor, self.executor.host
-        arrays = host.run(self.kernel, A.to_executor(host))
-        return tuple(Csr(host, A.shape, *arrays[i:i + 3]).to_executor(exec) for i in (0, 3))
+def moved_factors(exec: Executor, shape: tuple[int, int], arrays: tuple) -> tuple[Csr, Csr]:
+    """The two factors from the host kernels' CSR arrays (the first's three, then the
+    second's), moved to ``exec``."""
+    host = exec.host
+    return tuple(Csr(host, shape, *arrays[i:i + 3]).to_executor(exec) for i in (0, 3))

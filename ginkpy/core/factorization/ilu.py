@@ -8,14 +8,17 @@ preconditioner applies them. A zero pivot raises a ValueError naming the row.
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import HostFactorization
+from ginkpy.core.factorization.factorization import Factorization, moved_factors
 from ginkpy.core.matrix.csr import Csr
 
 
-class Ilu(HostFactorization):
+class Ilu(Factorization):
     """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``."""
 
-    kernel = "factorization.ilu.factorize"
+    def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
+        # sequential by nature: on the host, level-scheduled and vectorized
+        host = self.executor.host
+        return moved_factors(self.executor, A.shape, host.run("factorization.ilu.factorize", A.to_executor(host)))
 
     @property
     def l_factor(self) -> Csr:

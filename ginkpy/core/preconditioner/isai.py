@@ -51,8 +51,11 @@ class Isai(EnableBuild, LinOp):
         LinOp.__init__(self, exec, A.shape, A.dtype)
         host = exec.host
         # the system matrix S and the pattern of the inverse, on the host
-        system, (ptrs, cols) = host.run("preconditioner.isai.pattern", A.to_executor(host), kind,
-                                        self.parameters.sparsity_power)
+        system, (ptrs, cols), zero_row = host.run("preconditioner.isai.pattern", A.to_executor(host), kind,
+                                                  self.parameters.sparsity_power)
+        if kind in ("lower", "upper") and zero_row >= 0:
+            raise ValueError(f"{name}: the diagonal entry of row {zero_row} of the {kind} triangle is zero or not "
+                             f"stored, so the triangle is singular and has no inverse")
         sizes = np.diff(ptrs)
         if sizes.size and sizes.max() > ROW_LIMIT:
             row = int(np.argmax(sizes))
@@ -91,9 +94,6 @@ class Isai(EnableBuild, LinOp):
 
 
 def _failure(name: str, kind: str, row: int) -> str:
-    if kind in ("lower", "upper"):
-        return (f"{name}: the diagonal entry of row {row} of the {kind} triangle is zero or not stored, so the "
-                f"triangle is singular and has no inverse")
     if kind == "spd":
         return (f"{name}: the system of row {row} is singular or gives a value that is not positive: "
                 f"the matrix is not symmetric positive definite (use GeneralIsai)")

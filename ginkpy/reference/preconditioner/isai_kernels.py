@@ -20,7 +20,8 @@ BATCH_VALUES = 1 << 22  # entries of the dense systems solved in one batch
 
 
 def pattern(exec, a, isai_type, power):
-    """(system row_ptrs, col_idxs, values), (inverse row_ptrs, col_idxs), all int32 / A's type."""
+    """(system row_ptrs, col_idxs, values), (inverse row_ptrs, col_idxs), all int32 / A's type,
+    and the first row whose diagonal entry in the system is zero or not stored (-1: none)."""
     m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
     system = {"lower": sp.tril(m), "upper": sp.triu(m)}.get(isai_type, m).tocsr()
     system.sort_indices()
@@ -33,8 +34,9 @@ def pattern(exec, a, isai_type, power):
     if isai_type == "spd":
         grown = sp.tril(grown).tocsr()
     grown.sort_indices()
+    zeros = np.flatnonzero(system.diagonal() == 0)
     return ((system.indptr.astype(np.int32), system.indices.astype(np.int32), system.data.astype(a.values.dtype)),
-            (grown.indptr.astype(np.int32), grown.indices.astype(np.int32)))
+            (grown.indptr.astype(np.int32), grown.indices.astype(np.int32)), int(zeros[0]) if zeros.size else -1)
 
 
 def _solve(w: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -34,10 +34,10 @@ def generate(exec, a, lower, unit_diagonal):
     return Triangle(lower, triangle), zero_row
 
 
-def solve(exec, triangle, b, x):
+def solve(exec, plan, b, x):
     # x = T^-1 b by substitution, rows in dependency order
     if b.values.size:
-        x.values[...] = spsolve_triangular(triangle.matrix, b.values, lower=triangle.lower).reshape(x.shape)
+        x.values[...] = spsolve_triangular(plan.matrix, b.values, lower=plan.lower).reshape(x.shape)
 
 
 def _strict(a, lower: bool) -> sp.csr_matrix:
