@@ -38,42 +38,43 @@ def ilu0_values(exec, m: sp.csr_matrix, name: str) -> tuple[np.ndarray, np.ndarr
     strictly lower entries and U's upper entries in one array, float64), and the diagonal
     positions. A zero pivot raises a ValueError naming the row."""
     n, nnz = m.shape[0], m.nnz
-    ptrs, cols = m.indptr.astype(np.int64), m.indices.astype(np.int64)
+    ptrs, cols = m.indptr.astype(np.int64), m.indices
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptrs))
     diag = _diagonal(m, rows, name)
-    lower = np.flatnonzero(cols < rows)  # the positions of the l_ik
-    # the updates a_ij -= l_ik u_kj: l_ik at p, u_kj at q (j > k in row k), a_ij at t (in the pattern)
-    q, lengths = ranges(diag[cols[lower]] + 1, ptrs[cols[lower] + 1])
-    p = np.repeat(lower, lengths)
+    lower = np.flatnonzero(cols < rows)  # the positions of the l_ik, numbered 0 .. len(lower) - 1
+    l_rows, l_cols = rows[lower], cols[lower]
+    # the updates a_ij -= l_ik u_kj: l_ik numbered o, u_kj at position q (j > k in row k), a_ij at t
+    q, lengths = ranges(diag[l_cols] + 1, ptrs[l_cols + 1])
+    o = np.repeat(np.arange(lower.size), lengths)
     keys = rows * n + cols  # sorted: the pattern, row by row
-    wanted = rows[p] * n + cols[q]
+    wanted = l_rows[o] * n + cols[q]
     t = np.minimum(np.searchsorted(keys, wanted), max(nnz - 1, 0))
     kept = keys[t] == wanted
-    p, q, t = p[kept], q[kept], t[kept]
+    o, q, t = o[kept], q[kept], t[kept]
     # when l_ik is final: its row's level, and within the row its depth (0 when no update of
     # the row reaches it, else one more than the deepest l_ik' whose update does)
-    level = exec.host.run("components.level_set.compute_levels", _strict_lower_ptrs(diag, ptrs), cols[lower])
-    depth = np.zeros(nnz, dtype=np.int64)
-    into_l = cols[t] < rows[t]
-    ranked = np.argsort(t[into_l], kind="stable")  # updates of L entries, the leftmost targets first
-    l_p, l_t = p[into_l][ranked], t[into_l][ranked]
-    rank = l_t - ptrs[rows[l_t]]
-    for r in np.unique(rank):  # the entries left of the diagonal of a row, in column order
-        sel = rank == r
-        np.maximum.at(depth, l_t[sel], depth[l_p[sel]] + 1)
-    width = int(depth.max(initial=0)) + 1
-    step = level[rows[lower]] * width + depth[lower]
+    level = exec.host.run("components.level_set.compute_levels", _strict_lower_ptrs(diag, ptrs), l_cols)
+    depth = np.zeros(lower.size, dtype=np.int64)
+    into_l = np.flatnonzero(cols[t] < rows[t])
+    if into_l.size:
+        target = np.searchsorted(lower, t[into_l])  # the number of the l_ij updated
+        ranked = np.argsort(target, kind="stable")  # the leftmost targets first
+        source, target = o[into_l][ranked], target[ranked]
+        rank = target - np.searchsorted(l_rows, l_rows[target])
+        for r in np.unique(rank):  # the entries left of the diagonal of a row, in column order
+            sel = rank == r
+            np.maximum.at(depth, target[sel], depth[source[sel]] + 1)
+    step = level[l_rows] * (int(depth.max(initial=0)) + 1) + depth
     order = np.argsort(step, kind="stable")
-    p_sorted = lower[order]
     bounds = np.flatnonzero(np.diff(step[order], prepend=-1, append=step.max(initial=0) + 1))
-    # the updates in the order of their l_ik's steps: p is sorted, so each l_ik's updates are a
+    # the updates in the order of their l_ik's steps: o is sorted, so each l_ik's updates are a
     # contiguous run, taken in the order of the l_ik's
-    runs = np.zeros(nnz + 1, dtype=np.int64)
-    np.cumsum(np.bincount(p, minlength=nnz), out=runs[1:])
-    update, counts = ranges(runs[p_sorted], runs[p_sorted + 1])
+    runs = np.zeros(lower.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(o, minlength=lower.size), out=runs[1:])
+    update, counts = ranges(runs[order], runs[order + 1])
     update_bounds = np.concatenate([[0], np.cumsum(counts)])[bounds]
-    up, uq, ut = p[update], q[update], t[update]
-    pivot = diag[cols[p_sorted]]
+    up, uq, ut = lower[o[update]], q[update], t[update]
+    p_sorted, pivot = lower[order], diag[l_cols[order]]
     vals = m.data.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for s in range(len(bounds) - 1):
@@ -131,9 +132,9 @@ def host_matrix(exec, a) -> sp.csr_matrix:
 def to_csr_arrays(exec, factor: sp.csr_matrix, dtype) -> tuple:
     """Row pointers, column indices and values of a host factor on ``exec`` (int32, ``dtype``)."""
     with np.errstate(over="ignore"):
-        values = factor.data.astype(dtype)
+        values = factor.data.astype(dtype, copy=False)
     if not np.isfinite(values).all():
         raise ValueError(f"the incomplete factors overflow {np.dtype(dtype)} (a tiny pivot): "
                          f"use float64, or scale the matrix")
-    return (exec.from_host(factor.indptr.astype(np.int32)), exec.from_host(factor.indices.astype(np.int32)),
-            exec.from_host(values))
+    return (exec.from_host(factor.indptr.astype(np.int32, copy=False)),
+            exec.from_host(factor.indices.astype(np.int32, copy=False)), exec.from_host(values))
