@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ginkpy.reference.factorization.patterns import positions
+
 
 def ranges(begins: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The concatenated index ranges begins[r]:ends[r] and their lengths."""
@@ -46,10 +48,8 @@ def ilu0_values(exec, m: sp.csr_matrix, name: str) -> tuple[np.ndarray, np.ndarr
     # the updates a_ij -= l_ik u_kj: l_ik numbered o, u_kj at position q (j > k in row k), a_ij at t
     q, lengths = ranges(diag[l_cols] + 1, ptrs[l_cols + 1])
     o = np.repeat(np.arange(lower.size), lengths)
-    keys = rows * n + cols  # sorted: the pattern, row by row
-    wanted = l_rows[o] * n + cols[q]
-    t = np.minimum(np.searchsorted(keys, wanted), max(nnz - 1, 0))
-    kept = keys[t] == wanted
+    t = positions(m, l_rows[o], cols[q])
+    kept = t >= 0
     o, q, t = o[kept], q[kept], t[kept]
     # when l_ik is final: its row's level, and within the row its depth (0 when no update of
     # the row reaches it, else one more than the deepest l_ik' whose update does)

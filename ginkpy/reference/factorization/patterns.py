@@ -19,13 +19,17 @@ def scipy_view(m, strict: bool = False) -> sp.csr_matrix:
 
 def on_pattern(product: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """The entries (rows, cols) of ``product`` (zero where it stores none)."""
-    product.sort_indices()
-    n = max(product.shape[1], 1)
-    keys = np.repeat(np.arange(product.shape[0], dtype=np.int64), np.diff(product.indptr)) * n + product.indices
-    wanted = rows.astype(np.int64) * n + cols
-    at = np.minimum(np.searchsorted(keys, wanted), max(keys.size - 1, 0))
-    found = keys[at] == wanted if keys.size else np.zeros(wanted.shape, bool)
-    return np.where(found, product.data[at] if keys.size else 0, 0).astype(product.dtype)
+    if rows.size == 0:
+        return np.zeros(0, product.dtype)
+    return np.asarray(sp.csr_matrix(product)[rows, cols]).ravel()
+
+
+def positions(m: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The positions of the entries (rows, cols) in m's arrays, -1 where m stores none."""
+    if rows.size == 0:
+        return np.zeros(0, np.int64)
+    numbered = sp.csr_matrix((np.arange(1, m.nnz + 1, dtype=np.int64), m.indices, m.indptr), shape=m.shape)
+    return np.asarray(numbered[rows, cols]).ravel() - 1
 
 
 def diagonal_positions(a) -> tuple[np.ndarray, int]:

@@ -71,10 +71,8 @@ def _solve(w: np.ndarray, y: np.ndarray) -> np.ndarray:
 def generate_inverse(exec, system, inverse, spd) -> int:
     """Fill the values of ``inverse`` (its pattern set); returns the first row whose system is
     singular (for spd: whose m_i is not positive), -1 if none."""
-    n = inverse.shape[0]
     ptrs, cols = inverse.row_ptrs, inverse.col_idxs
-    s_rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(system.row_ptrs))
-    keys = s_rows * max(n, 1) + system.col_idxs
+    s = sp.csr_matrix((system.values, system.col_idxs, system.row_ptrs), shape=system.shape)
     sizes = np.diff(ptrs)
     failed = []
     for size in np.unique(sizes[sizes > 0]):
@@ -82,12 +80,11 @@ def generate_inverse(exec, system, inverse, spd) -> int:
         for start in range(0, rows_of_size.size, max(1, BATCH_VALUES // (size * size))):
             rows = rows_of_size[start:start + max(1, BATCH_VALUES // (size * size))]
             positions = ptrs[rows, None] + np.arange(size)
-            J = cols[positions].astype(np.int64)
+            J = cols[positions]
             # w[r, a, b] = S[J_b, J_a]
-            wanted = J[:, None, :] * max(n, 1) + J[:, :, None]
-            at = np.minimum(np.searchsorted(keys, wanted), max(keys.size - 1, 0))
-            found = keys[at] == wanted if keys.size else np.zeros(wanted.shape, bool)
-            w = np.where(found, system.values[at] if keys.size else 0, 0).astype(inverse.dtype)
+            w = np.asarray(s[np.broadcast_to(J[:, None, :], (J.shape[0], size, size)).ravel(),
+                             np.broadcast_to(J[:, :, None], (J.shape[0], size, size)).ravel()])
+            w = w.reshape(J.shape[0], size, size).astype(inverse.dtype)
             y = (J == rows[:, None]).astype(inverse.dtype)
             singular = _solve(w, y)
             if spd:
