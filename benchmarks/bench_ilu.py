@@ -14,7 +14,7 @@ the end of each matrix compare the fastest ILU-type ginkpy solve with ginkpy's J
 SciPy's fastest and CuPy's fastest (> 1: ginkpy's ILU solve is faster).
 
     python benchmarks/bench_ilu.py [--sizes ROWS ...] [--problems ...] [--mtx-dir DIR]
-                                   [--executor opencl|reference] [--variants ...] [--no-scipy]
+                                   [--executor opencl|reference] [--solvers ...] [--skip ...] [--no-scipy]
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def _count(counter):
     return callback
 
 
-def library_solves(lib, S_host, b_host, symmetric: bool, rtol: float, max_iters: int):
+def library_solves(lib, S_host, b_host, symmetric: bool, rtol: float, max_iters: int, names):
     """(name, iterations, converged, setup s, solve s) of SciPy's ("scipy") or CuPy's ("cupy")
     preconditioned solves."""
     if lib == "scipy":
@@ -156,6 +156,8 @@ def library_solves(lib, S_host, b_host, symmetric: bool, rtol: float, max_iters:
             print(f"  ({lib} {precond} failed: {err})")
             continue
         for name, solve in solvers.items():
+            if name not in names and not (name == "cgs" and "bicgstab" in names):
+                continue
             counter = [0]
             kwargs = dict(rtol=rtol, maxiter=max_iters, M=M, callback=_count(counter))
             if name == "gmres":
@@ -193,7 +195,7 @@ def bench_matrix(args, exec, cupy, name, S_host) -> None:
     print(header)
     print("-" * len(header))
     rows = []
-    solver_types = [S.Cg] if symmetric else [S.Bicgstab, S.Gmres]
+    solver_types = [t for t in ([S.Cg] if symmetric else [S.Bicgstab, S.Gmres]) if t.__name__.lower() in args.solvers]
     for solver_type in solver_types:
         for vname, precond in variants(symmetric).items():
             if vname in skip or any(part in skip for part in vname.split("+")):
@@ -209,7 +211,7 @@ def bench_matrix(args, exec, cupy, name, S_host) -> None:
             sys.stdout.flush()
     library = []
     for lib in ([] if args.no_scipy else ["scipy"]) + (["cupy"] if cupy is not None else []):
-        for row in library_solves(lib, S_host, b_host, symmetric, rtol, args.max_iters):
+        for row in library_solves(lib, S_host, b_host, symmetric, rtol, args.max_iters, args.solvers):
             library.append(row)
             print(_row(*row))
             sys.stdout.flush()
@@ -233,6 +235,8 @@ def main() -> int:
     p.add_argument("--skip", nargs="*", default=[],
                    help="variants or factorizations to leave out (e.g. parilut parict ilu0_exact)")
     p.add_argument("--no-scipy", action="store_true", help="leave out SciPy's solves (slow for large problems)")
+    p.add_argument("--solvers", nargs="+", default=["bicgstab", "gmres", "cg"], choices=["bicgstab", "gmres", "cg"],
+                   help="the Krylov solvers to run (CuPy's cgs stands in for its missing bicgstab)")
     args = p.parse_args()
     exec = gk.executor(args.executor)
     cupy = bc.import_cupy(args.no_cupy)

@@ -6,7 +6,8 @@ M ~ A^-1 (or T^-1 for a triangle T) with a fixed sparsity pattern, so applying i
 instead of a triangular solve: what makes the factors of an incomplete factorization cheap to
 apply on a GPU. Each row i of M is the solution of a small dense system: with J the columns of
 row i, (M S)_ij = delta_ij for j in J gives S[J, J]^T m_i = e_i, solved by Gaussian elimination
-with partial pivoting, one work-item per row on the executor.
+with partial pivoting, one work-item per row on the executor. The pattern (a power of the
+matrix's pattern) is formed on the host with SciPy and moved to the executor.
 
 Types (``isai_type``): ``"lower"`` and ``"upper"`` invert the lower or upper triangle of the
 system matrix (the other triangle is ignored), with the triangle's pattern; ``"general"``
