@@ -8,8 +8,9 @@ iterations. Nonsymmetric matrices: BiCGStab and GMRES(30) with Jacobi, exact ILU
 triangular solves (ilu0_exact), ParILU with exact triangular solves (parilu+trs), with ISAI
 (parilu+isai), with Jacobi sweeps (parilu+sweeps), ParILUT with ISAI (parilut+isai) and the
 default Ilu (ilu: what M="ilu" picks); symmetric ones: CG with the IC counterparts. Beside
-them SciPy's bicgstab / gmres / cg with Jacobi and with spilu (its ILUTP defaults), and CuPy's
-gmres / cgs / cg with Jacobi and with spilu(fill_factor=1) (cuSPARSE's ILU(0)). The ratios at
+them SciPy's bicgstab / gmres with Jacobi and with spilu (its ILUTP defaults; on symmetric
+matrices cg with Jacobi and bicgstab with spilu, which is not symmetric), and CuPy's gmres / cgs
+(CuPy has no bicgstab) / cg with Jacobi and with spilu(fill_factor=1) (cuSPARSE's ILU(0)). The ratios at
 the end of each matrix compare the fastest ILU-type ginkpy solve with ginkpy's Jacobi solve,
 SciPy's fastest and CuPy's fastest (> 1: ginkpy's ILU solve is faster).
 
@@ -121,53 +122,62 @@ def _count(counter):
 
 def library_solves(lib, S_host, b_host, symmetric: bool, rtol: float, max_iters: int, names):
     """(name, iterations, converged, setup s, solve s) of SciPy's ("scipy") or CuPy's ("cupy")
-    preconditioned solves."""
+    preconditioned solves. SciPy's spilu (ILUTP, pivoting, equilibration) is not symmetric, so it
+    goes with BiCGStab on symmetric matrices too; CuPy's ILU(0) (no pivoting) with CG."""
     if lib == "scipy":
-        linalg, A, b, sync, csc = spla, S_host, b_host, (lambda: None), S_host.tocsc()
-        solvers = {"cg": spla.cg} if symmetric else {"bicgstab": spla.bicgstab, "gmres": spla.gmres}
+        xp, linalg, A, b, sync = np, spla, S_host, b_host, (lambda: None)
+        csc = S_host.tocsc()
+        solvers = {"cg": spla.cg, "bicgstab": spla.bicgstab, "gmres": spla.gmres}
 
         def ilu():
             return spla.spilu(csc)
+        combos = [("cg", "jacobi"), ("bicgstab", "ilu")] if symmetric else \
+            [(s, p) for s in ("bicgstab", "gmres") for p in ("jacobi", "ilu")]
     else:
-        import cupy
+        import cupy as xp
         import cupyx.scipy.sparse as cusp
         import cupyx.scipy.sparse.linalg as linalg
-        A, b, sync = cusp.csr_matrix(S_host), cupy.asarray(b_host), cupy.cuda.Device().synchronize
-        solvers = {"cg": linalg.cg} if symmetric else {"gmres": linalg.gmres, "cgs": linalg.cgs}
+        A, b, sync = cusp.csr_matrix(S_host), xp.asarray(b_host), xp.cuda.Device().synchronize
+        solvers = {"cg": linalg.cg, "cgs": linalg.cgs, "gmres": linalg.gmres}
 
         def ilu():
             return linalg.spilu(A, fill_factor=1)
-    xp = np if lib == "scipy" else __import__("cupy")
+        combos = [("cg", "jacobi"), ("cg", "ilu")] if symmetric else \
+            [(s, p) for s in ("cgs", "gmres") for p in ("jacobi", "ilu")]
+    # the solvers asked for (CuPy's cgs stands in for its missing bicgstab; spilu's bicgstab for cg)
+    wanted = set(names) | ({"cgs"} if "bicgstab" in names else set()) | \
+        ({"bicgstab"} if symmetric and "cg" in names else set())
     out = []
-    for precond in ("jacobi", "ilu"):
-        def make():
-            if precond == "jacobi":
-                d = xp.asarray(S_host.diagonal())
-                return linalg.LinearOperator(S_host.shape, matvec=lambda v: v / d, dtype=S_host.dtype)
-            factor = ilu()
-            return linalg.LinearOperator(S_host.shape, matvec=factor.solve, dtype=S_host.dtype)
-        try:
-            start = time.perf_counter()
-            M = make()
-            sync()
-            t_setup = time.perf_counter() - start
-        except Exception as err:  # a singular factor
-            out.append((f"{lib} {precond}", 0, False, float("nan"), float("nan")))
-            print(f"  ({lib} {precond} failed: {err})")
+    preconditioners = {}
+    for name, precond in combos:
+        if name not in wanted:
             continue
-        for name, solve in solvers.items():
-            if name not in names and not (name == "cgs" and "bicgstab" in names):
-                continue
-            counter = [0]
-            kwargs = dict(rtol=rtol, maxiter=max_iters, M=M, callback=_count(counter))
-            if name == "gmres":
-                kwargs.update(restart=KRYLOV_DIM, maxiter=max(1, max_iters // KRYLOV_DIM), callback_type="pr_norm")
-            start = time.perf_counter()
-            x, info = solve(A, b, **kwargs)
-            sync()
-            t_solve = time.perf_counter() - start
-            r = float(xp.linalg.norm(b - A @ x) / xp.linalg.norm(b))
-            out.append((f"{lib} {name}+{precond}", counter[0], info == 0 and r <= 1.01 * rtol, t_setup, t_solve))
+        if precond not in preconditioners:
+            try:
+                start = time.perf_counter()
+                if precond == "jacobi":
+                    d = xp.asarray(S_host.diagonal())
+                    M = linalg.LinearOperator(S_host.shape, matvec=lambda v, d=d: v / d, dtype=S_host.dtype)
+                else:
+                    M = linalg.LinearOperator(S_host.shape, matvec=ilu().solve, dtype=S_host.dtype)
+                sync()
+                preconditioners[precond] = (M, time.perf_counter() - start)
+            except Exception as err:  # a singular factor
+                print(f"  ({lib} {precond} failed: {err})")
+                preconditioners[precond] = None
+        if preconditioners[precond] is None:
+            continue
+        M, t_setup = preconditioners[precond]
+        counter = [0]
+        kwargs = dict(rtol=rtol, maxiter=max_iters, M=M, callback=_count(counter))
+        if name == "gmres":
+            kwargs.update(restart=KRYLOV_DIM, maxiter=max(1, max_iters // KRYLOV_DIM), callback_type="pr_norm")
+        start = time.perf_counter()
+        x, info = solvers[name](A, b, **kwargs)
+        sync()
+        t_solve = time.perf_counter() - start
+        r = float(xp.linalg.norm(b - A @ x) / xp.linalg.norm(b))
+        out.append((f"{lib} {name}+{precond}", counter[0], info == 0 and r <= 1.01 * rtol, t_setup, t_solve))
     return out
 
 

@@ -15,6 +15,7 @@ from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.preconditioner.ilu import Ilu
 from ginkpy.core.preconditioner.isai import LowerIsai
 from ginkpy.core.solver.lower_trs import LowerTrs
+from ginkpy.core.solver.triangular import TriangularSolver
 
 
 class Ic(Ilu):
@@ -31,6 +32,11 @@ class Ic(Ilu):
     def _transposed_pair(self, l_params, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
         exec, p = self.executor, self.parameters
         l_solver = as_factory(l_params, exec).generate(first)
-        u_solver = as_factory(p.u_solver, exec).generate(second) if p.u_solver is not None \
-            else l_solver.transpose(second)
-        return l_solver, u_solver
+        if p.u_solver is not None:
+            return l_solver, as_factory(p.u_solver, exec).generate(second)
+        if isinstance(l_solver, TriangularSolver):
+            return l_solver, l_solver.transpose(second)  # L^T is at hand
+        if not hasattr(l_solver, "transpose"):
+            raise TypeError(f"Ic solves with L^T by the transpose of its l_solver, which a "
+                            f"{type(l_solver).__name__} does not have: give a u_solver too")
+        return l_solver, l_solver.transpose()

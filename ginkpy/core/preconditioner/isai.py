@@ -70,12 +70,12 @@ class Isai(EnableBuild, LinOp):
             raise ValueError(_failure(name, kind, row))
         self.isai_type = kind
         self.approximate_inverse = M
-        self._transposed = M.transpose() if kind == "spd" else None
+        self._g_transpose = M.transpose() if kind == "spd" else None
 
-    def transpose(self, system_transpose: LinOp | None = None) -> "Isai":
+    def transpose(self) -> "Isai":
         """M^T, which approximates the inverse of A^T (Ginkgo's Transposable): for the lower
         and upper types an inverse of the other triangle; spd's M = G^T G is its own transpose."""
-        if self._transposed is not None:
+        if self._g_transpose is not None:
             return self
         out = copy.copy(self)
         out._loggers = []
@@ -84,14 +84,14 @@ class Isai(EnableBuild, LinOp):
         return out
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
-        if self._transposed is None:
+        if self._g_transpose is None:
             # x = M b
             self.approximate_inverse.apply(b, x)
         else:
             # x = G^T (G b)
             tmp = b.empty_like()
             self.approximate_inverse.apply(b, tmp)
-            self._transposed.apply(tmp, x)
+            self._g_transpose.apply(tmp, x)
 
 
 def _failure(name: str, kind: str, row: int) -> str:
