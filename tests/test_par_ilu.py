@@ -6,10 +6,11 @@ limit of the threshold factorizations, and the errors of bad input.
 """
 import numpy as np
 import pytest
+import scipy.io
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, tol, twin
+from conftest import assert_twins, matrix_path, tol, twin
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
@@ -270,3 +271,16 @@ def test_par_ilut_beats_ilu0_on_convection_diffusion(exec):
         f = getattr(F, name).build().on(exec).generate(A)
         residual[name] = abs(f.l_factor.to_scipy() @ f.u_factor.to_scipy() - m).max()
     assert residual["ParIlut"] < 0.5 * residual["Ilu"]
+
+
+def test_diverging_threshold_factorization_is_refused(exec):
+    # pivots of 1e-9 next to entries of 1: the threshold steps blow up instead of converging
+    n = 60
+    m = sp.diags([np.ones(n - 1), np.r_[1e-9, np.ones(n - 1)], np.ones(n - 1)], [-1, 0, 1], format="lil")
+    m[n - 1, 0] = m[0, n - 1] = 1
+    with pytest.raises(ValueError, match="ParILUT (diverges|breaks down)"):
+        F.ParIlut.build().on(exec).generate(_csr(exec, m.tocsr()))
+    # watt_2's pivots down to 4e-9 (exact ILU(0) and ParILU work on it)
+    watt = scipy.io.mmread(matrix_path("watt_2.mtx")).tocsr()
+    with pytest.raises(ValueError, match="ParILUT diverges.*scale the matrix"):
+        F.ParIlut.build().on(exec).generate(_csr(exec, watt))

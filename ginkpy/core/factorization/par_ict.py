@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ginkpy.core.base.factory import parameters
 from ginkpy.core.factorization.factorization import Factorization, check_pivots
-from ginkpy.core.factorization.par_ilut import ParIlut
+from ginkpy.core.factorization.par_ilut import DIVERGED, ParIlut, diverged
 from ginkpy.core.matrix.csr import Csr
 
 
@@ -39,6 +39,9 @@ class ParIct(Factorization):
             host.run("factorization.par_ict.compute_factor", a, L)
         check_pivots(L, True, "ParICT", "the matrix is not symmetric positive definite (or has no incomplete "
                                         "Cholesky factorization): use ParIlut")
+        residual = host.run("factorization.par_ict.residual_norm", a, L)
+        if not residual <= DIVERGED:
+            raise ValueError(diverged("ParICT", residual, "ParIc"))
         L = L.to_executor(exec)
         return L, L.transpose()
 

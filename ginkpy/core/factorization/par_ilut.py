@@ -20,6 +20,12 @@ from ginkpy.core.factorization.factorization import Factorization, check_pivots
 from ginkpy.core.matrix.csr import Csr
 
 AUTO_ITERATIONS = 5  # Ginkgo's default number of steps
+DIVERGED = 1.0  # ||A - L U|| / ||A|| on A's pattern above this: the sweeps have diverged
+
+
+def diverged(name: str, residual: float, alternative: str) -> str:
+    return (f"{name} diverges: ||A - L U|| is {residual:.1e} times ||A|| on A's pattern (tiny pivots make "
+            f"the threshold steps blow up); scale the matrix (e.g. to a unit diagonal), or use {alternative}")
 
 
 def _check_bool(instance, attribute, value) -> None:
@@ -63,6 +69,9 @@ class ParIlut(Factorization):
             host.run("factorization.par_ilut.compute_l_u_factors", a, L, U)
         check_pivots(U, False, self.name, "the matrix has no incomplete LU factorization in this row order")
         check_pivots(L, True, self.name, "more iterations may be needed (with_iterations)")
+        residual = host.run("factorization.par_ilut.residual_norm", a, L, U)
+        if not residual <= DIVERGED:
+            raise ValueError(diverged(self.name, residual, "ParIlu"))
         return L.to_executor(exec), U.to_executor(exec)
 
     @property

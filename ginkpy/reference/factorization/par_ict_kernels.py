@@ -35,3 +35,11 @@ def compute_factor(exec, a, l):
         l.values[diag] = np.sqrt(a_l[diag] - sums[diag])
         off = l.col_idxs != rows
         l.values[off] = (a_l[off] - sums[off]) / l.values[l.row_ptrs[l.col_idxs[off] + 1] - 1]
+
+
+def residual_norm(exec, a, l) -> float:
+    """||A - L L^T|| on A's lower pattern, relative to ||tril(A)||: small once the sweeps have
+    converged, large when they diverge."""
+    A, L = sp.tril(scipy_view(a)).tocsr(), scipy_view(l)
+    residual = A.data - on_pattern((L @ L.T).tocsr(), entry_rows(A), A.indices)
+    return float(np.linalg.norm(residual) / max(np.linalg.norm(A.data), np.finfo(np.float64).tiny))

@@ -49,6 +49,15 @@ def compute_l_u_factors(exec, a, l, u):
         l.values[:] = np.where(l.col_idxs == l_rows, 1, (on_pattern(A, l_rows, l.col_idxs) - sums) / pivots[l.col_idxs])
 
 
+def residual_norm(exec, a, l, u) -> float:
+    """||A - L U|| on A's pattern, relative to ||A|| (Frobenius norms): small once the sweeps
+    have converged, large when they diverge."""
+    A = scipy_view(a)
+    rows = entry_rows(A)
+    residual = A.data - on_pattern((scipy_view(l) @ scipy_view(u)).tocsr(), rows, A.indices)
+    return float(np.linalg.norm(residual) / max(np.linalg.norm(A.data), np.finfo(np.float64).tiny))
+
+
 def threshold_filter(exec, factor, limit, approximate):
     """The factor with its diagonal and its largest other entries, at most ``limit`` entries
     in all, as CSR arrays. ``approximate``: the threshold is taken from a sample of the
