@@ -213,11 +213,16 @@ def test_find_invalid_pivot_twins(ref, ocl, rng):
         assert outs[0][-1] == outs[1][-1] == 333
 
 
+@pytest.mark.parametrize("layout", ["cpu", "gpu"])
 @pytest.mark.parametrize("size", [0, 1, 517, 70001])
-def test_prefix_sum_twins(ref, ocl, rng, size):
+def test_prefix_sum_twins(ref, ocl, rng, size, layout):
+    # long chunks as on a CPU, short ones as on a GPU, whatever the device is
+    import attrs
+    dev = gk.OpenCLExecutor(ocl.device)
+    dev.info = attrs.evolve(ocl.info, is_cpu=layout == "cpu", is_gpu=layout == "gpu")
     counts = rng.integers(0, 9, size).astype(np.int32)
     counts[::7] = 0
-    outs = twin(ref, ocl, "components.prefix_sum.prefix_sum", counts)
+    outs = twin(ref, dev, "components.prefix_sum.prefix_sum", counts)
     assert_twins(outs, np.float64)
     np.testing.assert_array_equal(outs[1][0], np.concatenate([[0], np.cumsum(counts)[:-1]]) if size else counts)
 
