@@ -5,10 +5,11 @@ preconditioner::Ilu).
 factorization as A, and generates the ``l_solver`` on L and the ``u_solver`` on U; each apply is
 the two solvers on the executor.
 
-Unset parameters (None) take the combination measured fastest for whole preconditioned solves
-(README, benchmarks/bench_ilu.py): the factorization by ParIlu (fixed-point sweeps on the
-device), the triangular factors applied by ISAI (LowerIsai / UpperIsai: one SpMV each, where a
-triangular solve needs one step per level). ISAI can be a poor inverse of a very non-normal
+Unset parameters (None) take the combination that was fastest for whole preconditioned solves
+of 2D PDE problems on PoCL (README, benchmarks/bench_ilu.py), and that suits a GPU best, where
+a triangular solve costs a launch or a barrier per level: the factorization by ParIlu
+(fixed-point sweeps on the executor), the triangular factors applied by ISAI (LowerIsai /
+UpperIsai: one SpMV each). ISAI can be a poor inverse of a very non-normal
 triangle: the default solvers are kept only if ISAI approximates each factor's inverse on a
 random vector v (||v - T M v|| < ||v||, :data:`ISAI_ACCEPTANCE`), else the exact substitution
 (LowerTrs / UpperTrs) applies both factors. Set the parameters to choose, e.g. exact ILU(0) with
