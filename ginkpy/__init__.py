@@ -1,6 +1,6 @@
 """ginkpy: sparse iterative solvers in the style of Ginkgo, on a sequential reference backend
 and on any OpenCL device."""
-from ginkpy import factorization, log, matrix, preconditioner, solver, stop
+from ginkpy import distributed, factorization, log, matrix, preconditioner, solver, stop
 from ginkpy.core.base.executor import Executor, KernelNotFoundError, default_executor, executor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.mtx_io import read, write
@@ -21,5 +21,5 @@ def __getattr__(name):
 
 __all__ = ["Executor", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
            "aslinearoperator", "config", "linalg",
-           "default_executor", "executor", "factorization", "log", "matrix", "preconditioner", "read",
+           "default_executor", "distributed", "executor", "factorization", "log", "matrix", "preconditioner", "read",
            "solver", "stop", "write"]
