@@ -108,8 +108,7 @@ class Matrix(LinOp):
         send_counts = np.empty_like(receive_counts)
         comm.Alltoall(receive_counts, send_counts)
         send_rows = np.empty(int(send_counts.sum()), np.int64)
-        MPI = mpi()
-        comm.Alltoallv([requested, (receive_counts, None), MPI.INT64_T], [send_rows, (send_counts, None), MPI.INT64_T])
+        comm.Alltoallv([requested, (receive_counts, None)], [send_rows, (send_counts, None)])
         n_local = partition.local_size(comm.rank)
         local_matrix = Csr(exec, (n_local, n_local), *(exec.from_host(a) for a in local_arrays))
         non_local_matrix = Csr(exec, (n_local, ghost_columns.size), *(exec.from_host(a) for a in non_local_arrays))
@@ -175,6 +174,25 @@ class Matrix(LinOp):
         if issubclass(factory.parameters.product, Schwarz):
             return factory.generate(self)
         return Schwarz.build().with_local_solver(factory).on(self.executor).generate(self)
+
+    def transpose(self) -> "Matrix":
+        """A^T, partitioned as A: each entry moves to the owner of its column (collective;
+        Bicg uses it for its shadow system)."""
+        comm, first = self.comm, self.partition.range(self.comm.rank)[0]
+        # this rank's entries of A^T (global indices), grouped by the ranks that own their rows
+        rows, cols, values, counts = self.executor.host.run(
+            "distributed.matrix.transpose_entries", self.local_matrix.to_scipy(), self.non_local_matrix.to_scipy(),
+            self.ghost_columns, self.partition.offsets, comm.rank)
+        receive_counts = np.empty_like(counts)
+        comm.Alltoall(counts, receive_counts)
+        parts = []
+        for data in (rows, cols, values):
+            received = np.empty(int(receive_counts.sum()), data.dtype)
+            comm.Alltoallv([data, (counts, None)], [received, (receive_counts, None)])
+            parts.append(received)
+        n_local, n = self.shape[0], self.partition.global_size
+        rows_t = sp.csr_matrix((parts[2], (parts[0] - first, parts[1])), shape=(n_local, n))
+        return Matrix.from_scipy(self.executor, comm, rows_t, self.partition, self.dtype)
 
     # -- apply -------------------------------------------------------------------------------
     def _check_operands(self, b: LinOp, x: LinOp) -> None:
