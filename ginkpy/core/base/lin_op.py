@@ -103,11 +103,11 @@ class LinOp:
         x.scale(beta)
         x.add_scaled(alpha, tmp)
 
-    def reduce_sums(self, partials: Any) -> None:
-        """Make the partial sums of a reduction over vectors of this operator's rows global:
+    def reduce_sums(self, *partials: Any) -> None:
+        """Make the partial sums of reductions over vectors of this operator's rows global:
         nothing for an operator on one executor (every kernel that needs the sums adds them
-        up); a distributed operator adds them over its ranks. Solvers call it after each kernel
-        that writes partial sums."""
+        up); a distributed operator adds them over its ranks (all ``partials`` given at once in
+        one exchange). Solvers call it after each kernel that writes partial sums."""
 
     def reduce_flags(self, flags: np.ndarray) -> np.ndarray:
         """The host booleans ``flags`` or-ed over the ranks of a distributed operator (the flags

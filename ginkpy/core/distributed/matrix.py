@@ -144,17 +144,22 @@ class Matrix(LinOp):
         n = self.partition.global_size
         return n, n
 
-    def reduce_sums(self, partials: Dense) -> None:
-        """The partial sums of a reduction (G x count, one row per work-group) made global: the
-        G rows summed here, the ranks' sums added (in rank order, the same bits on every rank)
-        into row 0, the other rows zero."""
-        if self.comm.size == 1:
+    def reduce_sums(self, *partials: Dense) -> None:
+        """The partial sums of reductions (each G x count, one row per work-group) made global,
+        all in one exchange: the G rows summed here, the ranks' sums added (in rank order, the
+        same bits on every rank) into row 0, the other rows zero."""
+        if self.comm.size == 1 or not partials:
             return
         exec = self.executor
-        host = exec.to_host(partials.values)
-        sums = np.zeros_like(host)
-        sums[0] = sum_over_ranks(self.comm, host.sum(axis=0, dtype=np.float64))
-        exec.write(partials.values, sums)
+        hosts = exec.to_host(*(p.values for p in partials))
+        hosts = hosts if len(partials) > 1 else (hosts,)
+        sums = sum_over_ranks(self.comm, np.concatenate([h.sum(axis=0, dtype=np.float64) for h in hosts]))
+        begin = 0
+        for p, host in zip(partials, hosts):
+            out = np.zeros_like(host)
+            out[0] = sums[begin:begin + host.shape[1]]
+            begin += host.shape[1]
+            exec.write(p.values, out)
 
     def reduce_flags(self, flags: np.ndarray) -> np.ndarray:
         """``flags`` or-ed over the ranks."""
