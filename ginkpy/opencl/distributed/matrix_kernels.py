@@ -2,8 +2,6 @@
 rows other ranks need into the send buffer of the halo exchange."""
 from __future__ import annotations
 
-import numpy as np
-
 from ginkpy.opencl.launch import launch
 
 
