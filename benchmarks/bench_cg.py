@@ -4,7 +4,10 @@ GPU, cupyx.scipy.sparse.linalg.cg.
 Every solver runs exactly --iters iterations of unpreconditioned CG from x = 0 on b = A 1:
 ginkpy with only an Iteration criterion, SciPy and CuPy with a relative tolerance of 0 and
 maxiter = --iters. The iteration counts are checked in an untimed run, and the final relative
-residuals are printed side by side, so that the solvers are seen doing the same work.
+residuals are printed side by side, so that the solvers are seen doing the same work. "x roof"
+is ginkpy's time per iteration over the fused roofline's: the bytes a fused iteration must move
+(12 nnz + 92 n in float64: the matrix once, p, q, r, x read or written, 8 nnz + 48 n in float32)
+at the device's measured copy bandwidth.
 
     python benchmarks/bench_cg.py [--sizes ROWS ...] [--iters N] [--mtx-dir DIR]
                                   [--executor opencl|reference]
@@ -69,8 +72,10 @@ def main() -> int:
           + (f"; CuPy on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}" if cupy else ""))
     print(f"value type {args.dtype}, {args.iters} CG iterations from x = 0, b = A 1; "
           f"median of {args.reps} solves, ms per iteration; res = ||b - A x|| / ||b|| at the end\n")
+    bandwidth = bc.copy_bandwidth(exec, args.reps)
+    print(f"copy bandwidth of the ginkpy executor: {bandwidth / 1e9:.0f} GB/s\n")
     header = (f"{'matrix':<22}{'rows':>10}{'nnz':>11}{'ginkpy':>10}{'res':>10}{'scipy':>10}{'res':>10}"
-              f"{'cupy':>10}{'res':>10}{'x scipy':>9}{'x cupy':>8}")
+              f"{'cupy':>10}{'res':>10}{'x scipy':>9}{'x cupy':>8}{'x roof':>8}")
     print(header)
     print("-" * len(header))
     failures = 0
@@ -106,9 +111,12 @@ def main() -> int:
             res_cp = relres(cupy.asnumpy(x_cp))
 
         failures += bool(notes)
+        item = S.dtype.itemsize
+        roofline = (S.nnz * (item + 4) + n * (11 * item + 4)) / bandwidth
         print(f"{name:<22}{n:>10}{S.nnz:>11}{t_gk * 1e3:>10.3f}{res_gk:>10.2e}{t_sp * 1e3:>10.3f}{res_sp:>10.2e}"
               f"{bc.fmt(t_cp and t_cp * 1e3, '.3f'):>10}{bc.fmt(res_cp, '.2e'):>10}"
               f"{t_sp / t_gk:>8.2f}x{bc.fmt(t_cp and t_cp / t_gk, '.2f'):>7}{'x' if t_cp else ' '}"
+              f"{t_gk / roofline:>8.2f}"
               + "".join(f"  ({note})" for note in notes))
         sys.stdout.flush()
     return 1 if failures else 0

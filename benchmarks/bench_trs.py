@@ -5,8 +5,9 @@ Part 1, for the lower and upper triangle of each matrix: the level count (rows o
 solved in parallel; levels in order), the launches ginkpy's OpenCL schedule makes (runs of thin
 levels chained in one work-group, wide levels alone), ginkpy's analysis time at generate() and
 solve time, against scipy.sparse.linalg.spsolve_triangular (and cupyx's).
-Part 2: iterations and time of BiCGStab with ILU(0) against Jacobi (and, for symmetric
-matrices, CG with IC(0) against Jacobi), including the preconditioner's generation.
+Part 2: iterations and time of BiCGStab with the default Ilu preconditioner against Jacobi (and,
+for symmetric matrices, CG with Ic against Jacobi), including the preconditioner's generation;
+benchmarks/bench_ilu.py compares every combination of factorization and triangular solver.
 
     python benchmarks/bench_trs.py [--sizes ROWS ...] [--problems ...] [--mtx-dir DIR]
                                    [--executor opencl|reference] [--no-precond]
@@ -22,8 +23,7 @@ from scipy.sparse.linalg import spsolve_triangular
 
 import bench_common as bc
 import ginkpy as gk
-from ginkpy.opencl.solver.triangular_kernels import levels
-from ginkpy.reference.solver.triangular_kernels import split_triangle
+from ginkpy.reference.solver.triangle import split_triangle
 
 
 def launches(solver) -> str:
@@ -53,7 +53,8 @@ def bench_triangles(args, exec, cupy) -> int:
             if zero_row >= 0:
                 print(f"{name:<22}{'L' if lower else 'U':>4}  skipped: zero diagonal in row {zero_row}")
                 continue
-            num_levels = int(levels(strict, lower).max()) + 1
+            num_levels = int(gk.ReferenceExecutor().run("components.level_set.compute_levels", strict.indptr,
+                                                        strict.indices).max(initial=-1)) + 1
             solver_type = gk.solver.LowerTrs if lower else gk.solver.UpperTrs
             start = time.perf_counter()
             solver = solver_type.build().on(exec).generate(A)
@@ -108,7 +109,7 @@ def bench_preconditioners(args, exec) -> None:
     header = (f"{'matrix':<22}{'rows':>10}{'solver':>10}{'precond':>9}{'iters':>7}{'conv':>6}"
               f"{'generate':>10}{'solve':>10}{'total':>10}")
     print(f"\nPreconditioned solves (s; b = A * ones, ||r|| <= {reduction:g} ||b||, generate includes the "
-          f"factorization on the host)")
+          f"factorization)")
     print(header)
     print("-" * len(header))
     for name, S in bc.matrices(args, exec, keep=lambda S: S.shape[0] == S.shape[1]):

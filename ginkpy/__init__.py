@@ -10,8 +10,10 @@ from ginkpy.reference.executor import ReferenceExecutor
 
 __version__ = "0.1.0"
 
-# loaded when first used: the SciPy doors import SciPy, the OpenCL executor pyopencl
+# loaded when first used: the SciPy doors import SciPy, the OpenCL executor pyopencl, the
+# distributed operators mpi4py
 _LAZY = {"linalg": "ginkpy.linalg", "config": "ginkpy.config", "batch": "ginkpy.batch",
+         "distributed": "ginkpy.distributed",
          "aslinearoperator": ("ginkpy.linalg", "aslinearoperator"),
          "OpenCLExecutor": ("ginkpy.opencl.executor", "OpenCLExecutor")}
 
@@ -27,5 +29,6 @@ def __getattr__(name):
 
 __all__ = ["Executor", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
            "aslinearoperator", "batch", "config", "linalg",
-           "default_executor", "executor", "factorization", "log", "matrix", "multigrid", "preconditioner", "read",
+           "default_executor", "distributed", "executor", "factorization", "log", "matrix", "multigrid",
+           "preconditioner", "read",
            "solver", "stop", "write"]

@@ -61,14 +61,38 @@ def types() -> dict[str, type]:
     return table
 
 
-def short_names(kind: str) -> dict[str, type]:
-    """The types of ``kind`` (``"solver"`` or ``"preconditioner"``) by lowercase class name, and
-    the aliases of :data:`ALIASES`, as the command line and ``gk.linalg`` accept them:
-    ``{"cg": Cg, "bicgstab": Bicgstab, ...}``, ``{"jacobi": Jacobi, ..., "amg": Multigrid}``."""
+class Preset:
+    """A configuration known by name beside the types: ``build()`` gives its parameters."""
+
+    def __init__(self, build: Any, description: str) -> None:
+        self.build = build
+        self.__doc__ = description
+
+
+def _presets(kind: str) -> dict[str, Preset]:
+    """The presets of ``kind``: the exact ILU(0) / IC(0) with level-scheduled triangular solves
+    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, ParILU / ParIC with ISAI)."""
+    if kind != "preconditioner":
+        return {}
+    from ginkpy import factorization, preconditioner, solver
+
+    def exact(precond: type, fact: type) -> Preset:
+        return Preset(lambda: precond.build().with_factorization(fact.build()).with_l_solver(solver.LowerTrs.build())
+                      .with_u_solver(solver.UpperTrs.build()),
+                      f"{precond.__name__} with the exact {fact.__name__} factorization and LowerTrs / UpperTrs")
+    return {"ilu0_exact": exact(preconditioner.Ilu, factorization.Ilu),
+            "ic0_exact": exact(preconditioner.Ic, factorization.Ic)}
+
+
+def short_names(kind: str) -> dict[str, Any]:
+    """The types of ``kind`` (``"solver"`` or ``"preconditioner"``) by lowercase class name, the
+    aliases of :data:`ALIASES` and the presets (``"ilu0_exact"``, ``"ic0_exact"``), as the command
+    line and ``gk.linalg`` accept them: ``{"cg": Cg, ...}``, ``{"jacobi": Jacobi, ..., "amg":
+    Multigrid}``; ``.build()`` on any of them gives its parameters."""
     prefix = f"{kind}::"
     table = types()
     names = {name[len(prefix):].lower(): cls for name, cls in table.items() if name.startswith(prefix)}
-    return {**names, **{alias: table[name] for alias, name in ALIASES.get(kind, {}).items()}}
+    return {**names, **{alias: table[name] for alias, name in ALIASES.get(kind, {}).items()}, **_presets(kind)}
 
 
 def type_name(cls: type) -> str:

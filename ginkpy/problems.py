@@ -46,3 +46,23 @@ def arrow(n: int) -> sp.csr_matrix:
     a.setdiag(np.full(n, 2.0))
     a[0, 0] = float(n + 1)
     return a.tocsr()
+
+
+def poisson_3d_rows(shape: tuple[int, int, int], first: int, end: int) -> sp.csr_matrix:
+    """Rows ``first .. end - 1`` of the 7-point Laplacian on an nx x ny x nz grid (row
+    i = x + nx (y + ny z)), as an (end - first) x (nx ny nz) CSR matrix with global column
+    indices: what one rank of a distributed solve assembles, without the whole matrix. The rows
+    0 .. nx ny nz - 1 together are ``poisson_3d(n)`` for nx = ny = nz = n."""
+    nx, ny, nz = shape
+    rows = np.arange(first, end, dtype=np.int64)
+    x, y, z = rows % nx, (rows // nx) % ny, rows // (nx * ny)
+    entries_r, entries_c, entries_v = [rows], [rows], [np.full(rows.size, 6.0)]
+    # the six neighbours that exist: -1 each
+    for coord, size, stride in ((x, nx, 1), (y, ny, nx), (z, nz, nx * ny)):
+        for step in (-1, 1):
+            inside = (coord + step >= 0) & (coord + step < size)
+            entries_r.append(rows[inside])
+            entries_c.append(rows[inside] + step * stride)
+            entries_v.append(np.full(int(inside.sum()), -1.0))
+    r, c, v = (np.concatenate(a) for a in (entries_r, entries_c, entries_v))
+    return sp.csr_matrix((v, (r - first, c)), shape=(end - first, nx * ny * nz))

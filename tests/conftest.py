@@ -83,34 +83,6 @@ def _to_host(exec, value):
     return value
 
 
-def twin(ref, ocl, kernel: str, *args, dtype=np.float64):
-    """Run ``exec.run(kernel, *args)`` on the reference executor and on the device, each on its
-    own copy of the inputs (see :func:`_to_exec`). Returns, per executor, the host values of every
-    argument after the call (numbers as they were) followed by the kernel's return value."""
-    outs = []
-    for exec in (ref, ocl):
-        converted = [_to_exec(exec, a, dtype) for a in args]
-        result = exec.run(kernel, *converted)
-        outs.append([_to_host(exec, c) for c in converted] + [result])
-    return outs
-
-
-def assert_twins(outs, dtype, factor: float = 1.0, skip=()):
-    """The device's values (outs[1]) match the reference's (outs[0]) within ``factor`` x 10
-    machine epsilons of each entry, or of the largest entry of the array where terms cancel;
-    integer arrays (status, counts) exactly. ``skip`` lists argument positions not compared."""
-    reference, device = outs
-    for i, (r, d) in enumerate(zip(reference, device)):
-        if i in skip or r is None or isinstance(r, (int, float, str)):
-            continue
-        r, d = np.asarray(r), np.asarray(d)
-        if r.dtype.kind in "iub":
-            np.testing.assert_array_equal(d, r, err_msg=f"argument {i}")
-        else:
-            t = factor * tol(dtype)
-            np.testing.assert_allclose(d, r, rtol=t, atol=t * np.abs(r).max(initial=0), err_msg=f"argument {i}")
-
-
 def criteria(max_iters: int = 300, reduction: float | None = 1e-12) -> list:
     """Iteration(max_iters) and, unless ``reduction`` is None, ResidualNorm(reduction)."""
     crit = [gk.stop.Iteration.build().with_max_iters(max_iters)]
@@ -160,7 +132,7 @@ def reduction_tol(dtype, n: int) -> float:
     return max(tol(dtype), 2 * np.sqrt(n) * np.finfo(dtype).eps)
 
 
-# -- twins of the solve-loop kernels: partial sums, a device stop state, shared arguments --------
+# -- twin of the solve-loop kernels: partial sums, a device stop state, shared arguments --------
 
 @pytest.fixture(scope="session", params=["cpu_layout", "gpu_layout"])
 def dev(request, ocl):
@@ -239,11 +211,12 @@ class Same(NamedTuple):
     index: int
 
 
-def twins(ref, ocl, kernel: str, *args, dtype=np.float64):
-    """:func:`twin` with more kinds of argument: a :class:`Stop` becomes a StopState (on the
-    host a :class:`StopHost`), :class:`Same` repeats an earlier argument, and a callable is
-    called with the executor and its result passed as it is (an input that differs between the
-    executors, or that twin would convert otherwise)."""
+def twin(ref, ocl, kernel: str, *args, dtype=np.float64):
+    """Run ``exec.run(kernel, *args)`` on the reference executor and on the device, each on its
+    own copy of the inputs (see :func:`_to_exec`; a :class:`Stop` becomes a StopState, on the
+    host a :class:`StopHost`; :class:`Same` repeats an earlier argument; a callable is called
+    with the executor and its result passed as it is). Returns, per executor, the host values
+    of every argument after the call (numbers as they were) followed by the return value."""
     outs = []
     for exec in (ref, ocl):
         converted = []
@@ -272,9 +245,11 @@ def assert_stop_twins(device: StopHost, reference: StopHost, dtype, factor: floa
                                err_msg="history")
 
 
-def assert_all_twins(outs, dtype, factor: float = 1.0, skip=()) -> None:
-    """:func:`assert_twins` for the arguments that are not stop states (NaN where the reference
-    has NaN), and :func:`assert_stop_twins` for those that are."""
+def assert_twins(outs, dtype, factor: float = 1.0, skip=()) -> None:
+    """The device's values (outs[1]) match the reference's (outs[0]) within ``factor`` x 10
+    machine epsilons of each entry, or of the largest entry of the array where terms cancel
+    (NaN where the reference has NaN); integer arrays (status, counts) exactly; stop states
+    by :func:`assert_stop_twins`. ``skip`` lists argument positions not compared."""
     for i, (r, d) in enumerate(zip(*outs)):
         if i in skip or r is None or isinstance(r, (int, float, str)):
             continue

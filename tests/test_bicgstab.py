@@ -8,8 +8,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_all_twins, assert_sums, assert_twins,
-                      criteria as _criteria, matrix_path, random_partials, solve, tol, twins)
+from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_sums, assert_twins,
+                      criteria as _criteria, matrix_path, random_partials, solve, tol, twin)
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
@@ -198,7 +198,7 @@ def test_iterations_comparable_to_scipy(ref, name):
     assert log.num_iterations <= 1.5 * count[0] + 2, (log.num_iterations, count[0])
 
 
-# -- OpenCL kernels against their reference twins -----------------------------------------------
+# -- OpenCL kernels against their reference twin -----------------------------------------------
 
 N = 1237  # more rows than a work-group, odd
 # (n, k): one work-group and several per column on every device (in both launch layouts), and
@@ -223,7 +223,7 @@ def _random(rng, shape, dtype):
 def test_opencl_initialize(ref, ocl, rng, dtype):
     vecs = [_random(rng, (N, 3), dtype) for _ in range(4)]
     scalars = [_random(rng, (1, 3), dtype) for _ in range(3)]
-    out = twins(ref, ocl, "solver.bicgstab.initialize", *vecs, *scalars, dtype=dtype)
+    out = twin(ref, ocl, "solver.bicgstab.initialize", *vecs, *scalars, dtype=dtype)
     assert_twins(out, dtype)
     np.testing.assert_array_equal(out[1][1], vecs[0])  # r_hat = r
     assert not out[1][2].any() and not out[1][3].any() and all((out[1][i] == 1).all() for i in (4, 5, 6))
@@ -233,7 +233,7 @@ def test_opencl_initialize(ref, ocl, rng, dtype):
 def test_opencl_prepare(ref, dev, rng, dtype, shape):
     n, k = shape
     r, r_hat = _random(rng, shape, dtype), _random(rng, shape, dtype)
-    out = twins(ref, dev, "solver.bicgstab.prepare", r, r_hat, np.zeros((1, k)), np.zeros((1, k)), dtype=dtype)
+    out = twin(ref, dev, "solver.bicgstab.prepare", r, r_hat, np.zeros((1, k)), np.zeros((1, k)), dtype=dtype)
     r64 = r.astype(np.float64)
     assert_sums(out[1][2], out[0][2], np.abs(r_hat * r64).sum(axis=0), n, dtype, "r_hat . r")
     assert_sums(out[1][3], out[0][3], (r64 * r64).sum(axis=0), n, dtype, "r . r")
@@ -259,8 +259,8 @@ def test_opencl_step_1(ref, ocl, rng, dtype, shape):
     norms = rng.uniform(1, 2, k)
     stop = Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS, rng.integers(0, MAX_ITERS, k))
     args = _step_1_args(rng, n, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, rng.uniform(0.5, 2, k), stop)
-    out = twins(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    out = twin(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
     assert not out[1][12].any() and (out[1][13].checks == stop.checks + 1).all()
 
 
@@ -276,12 +276,12 @@ def test_opencl_step_1_columns(ref, ocl, rng, dtype):
     status = [RUNNING] * 8 + [BREAKDOWN]
     stop = Stop(status, np.ones(k), MAX_ITERS, [4] * 7 + [MAX_ITERS, 4])
     args = _step_1_args(rng, N, k, dtype, rho, norms ** 2, omega, stop, rhat_sq=np.ones((1, k)))
-    out = twins(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
+    out = twin(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
     # a column at its limit: only the check's writer stops it, the others may still update its r_hat
     # and p (which it no longer uses: common.cl, stop_check)
     for i in (1, 2):
         out[0][i][:, 7] = out[1][i][:, 7] = 0
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
     r, r_hat, p = args[:3]
     (_, r_hat_dev, p_dev, _, _, _, rho_dev, *_), restarted, state = out[1][:7], out[1][12], out[1][13]
     assert list(state.status) == [RUNNING] * 3 + [BREAKDOWN, RUNNING, CONVERGED, DIVERGED, LIMIT, BREAKDOWN]
@@ -309,7 +309,7 @@ def test_opencl_step_2(ref, ocl, rng, dtype, shape):
     # alpha = rho / (r_hat . v);  s = r - alpha v;  prev_rho = rho;  ||r_hat||^2 = rho where restarted
     n, k = shape
     args = _step_2_args(rng, n, k, dtype, rng.uniform(-2, 2, k), rng.integers(0, 2, k), np.zeros(k))
-    out = twins(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
+    out = twin(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(3,))
     np.testing.assert_array_equal(out[1][5], args[4])  # prev_rho = rho
 
@@ -320,7 +320,7 @@ def test_opencl_step_2_columns(ref, ocl, rng, dtype):
     k = 5
     args = _step_2_args(rng, N, k, dtype, [1.5, -0.7, 0.0, 1.0, 0.9], [0, 1, 1, 1, 0],
                         [RUNNING, RUNNING, RUNNING, CONVERGED, RUNNING])
-    out = twins(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
+    out = twin(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(3,))
     dev = out[1]
     assert list(dev[9]) == [RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING]
@@ -354,7 +354,7 @@ def test_opencl_step_3(ref, dev, rng, dtype, shape, mode):
     # omega = (s . t) / (t . t);  x += alpha y + omega z (times diag);  r = s - omega t
     n, k = shape
     args = _step_3_args(mode, rng, n, k, dtype, rng.uniform(-2, 2, k), rng.uniform(0.5, 2, k), np.zeros(k))
-    out = twins(ref, dev, "solver.bicgstab.step_3", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.bicgstab.step_3", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(8, 11, 12))
     _assert_step_3_sums(out, n, dtype)
 
@@ -366,7 +366,7 @@ def test_opencl_step_3_columns(ref, dev, rng, dtype, mode):
     k = 5
     args = _step_3_args(mode, rng, N, k, dtype, [1.5, 0.7, -0.3, -1.2, 0.0], [1.1, 0.0, 0.8, 1.9, 0.6],
                         [RUNNING, RUNNING, BREAKDOWN, RUNNING, RUNNING])
-    out = twins(ref, dev, "solver.bicgstab.step_3", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.bicgstab.step_3", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(8, 11, 12))
     _assert_step_3_sums(out, N, dtype)
     x_dev, r_dev, omega_dev = out[1][0], out[1][1], out[1][10]

@@ -10,7 +10,7 @@ import pytest
 from ginkpy.core.stop.stopping_status import StopReason
 
 from conftest import (PARTIAL_GROUPS as G, Stop, assert_stop_twins, assert_sums, assert_twins, random_partials, sum_tol,
-                      twins)
+                      twin)
 
 RUNNING, CONVERGED, LIMIT, TIME, BREAKDOWN, DIVERGED, PENDING = (
     StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.TIME_LIMIT,
@@ -38,7 +38,7 @@ def _random(rng, shape, dtype):
 def test_dots(ref, dev, rng, dtype, shape, two):
     n, k = shape
     x, u, w = (_random(rng, shape, dtype) for _ in range(3))
-    out = twins(ref, dev, "components.reduction.dots", x, u, w if two else None, np.zeros((1, k)), dtype=dtype)
+    out = twin(ref, dev, "components.reduction.dots", x, u, w if two else None, np.zeros((1, k)), dtype=dtype)
     assert_twins(out, dtype, skip=(3,))
     x64 = np.abs(x.astype(np.float64))
     magnitude = (np.abs(u) * x64).sum(axis=0)
@@ -54,7 +54,7 @@ def test_multi_dot(ref, dev, rng, dtype, n, k, num):
     m = 5
     basis, w = _random(rng, ((m + 1) * n, k), dtype), _random(rng, (n, k), dtype)
     h = _random(rng, (m + 1, k), dtype)
-    out = twins(ref, dev, "components.reduction.multi_dot", basis, w, num, h, dtype=dtype)
+    out = twin(ref, dev, "components.reduction.multi_dot", basis, w, num, h, dtype=dtype)
     h_ref, h_dev = out[0][3], out[1][3]
     # h[i] = v_i . w: sums of n products, within their rounding; the rows past num untouched
     magnitude = np.einsum("inc,nc->ic", np.abs(basis.reshape(m + 1, n, k)[:num]).astype(np.float64), np.abs(w))
@@ -80,7 +80,7 @@ def test_check_every_case(ref, ocl, rng, dtype):
     checks = [0, 5, 7, 7, MAX_ITERS, MAX_ITERS, 3, 4, 9, 299, MAX_ITERS - 1]
     status = [RUNNING] * 6 + [BREAKDOWN, PENDING] + [RUNNING] * 3
     stop = Stop(status, threshold, MAX_ITERS, checks)
-    out = twins(ref, ocl, "components.stop.check", random_partials(rng, norms ** 2, dtype), stop, dtype=dtype)
+    out = twin(ref, ocl, "components.stop.check", random_partials(rng, norms ** 2, dtype), stop, dtype=dtype)
     assert_stop_twins(out[1][1], out[0][1], dtype, factor=np.sqrt(G))
     state = out[1][1]
     assert list(state.status) == [RUNNING, CONVERGED, DIVERGED, DIVERGED, LIMIT, CONVERGED, BREAKDOWN, PENDING,
@@ -104,7 +104,7 @@ def test_check_random_columns(ref, ocl, rng, dtype, k):
     status = np.where(rng.random(k) < 0.3, rng.choice([CONVERGED, LIMIT, BREAKDOWN, PENDING], k), RUNNING)
     checks = rng.integers(0, MAX_ITERS + 1, k)
     stop = Stop(status, threshold, MAX_ITERS, checks)
-    out = twins(ref, ocl, "components.stop.check", random_partials(rng, norms ** 2, dtype), stop, dtype=dtype)
+    out = twin(ref, ocl, "components.stop.check", random_partials(rng, norms ** 2, dtype), stop, dtype=dtype)
     assert_stop_twins(out[1][1], out[0][1], dtype, factor=np.sqrt(G))
     assert (out[1][1].status != RUNNING).sum() > (status != RUNNING).sum()  # some columns stopped here
 
@@ -115,7 +115,7 @@ def test_stop_running(ref, ocl, rng, reason, k):
     status = rng.choice([RUNNING, RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED, PENDING], k)
     status[0] = RUNNING
     stop = Stop(status, np.ones(k), MAX_ITERS, rng.integers(0, 9, k))
-    out = twins(ref, ocl, "components.stop.stop_running", stop, int(reason))
+    out = twin(ref, ocl, "components.stop.stop_running", stop, int(reason))
     assert_stop_twins(out[1][0], out[0][0], np.float64)
     np.testing.assert_array_equal(out[1][0].status, np.where(status == RUNNING, reason, status))
     np.testing.assert_array_equal(out[1][0].checks, stop.checks)

@@ -8,8 +8,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import (PARTIAL_GROUPS as G, Stop, assert_all_twins, assert_sums, assert_twins,
-                      criteria as _criteria, matrix_path, random_partials, residual_rounding, solve, tol, twins)
+from conftest import (PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins,
+                      criteria as _criteria, matrix_path, random_partials, residual_rounding, solve, tol, twin)
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
@@ -191,7 +191,7 @@ def test_iterations_comparable_to_scipy(ref, name):
     assert log.num_iterations <= 1.5 * count[0] + 2, (log.num_iterations, count[0])
 
 
-# -- OpenCL kernels against their reference twins -----------------------------------------------
+# -- OpenCL kernels against their reference twin -----------------------------------------------
 
 N, M = 1237, 6  # more rows than a work-group (odd), Krylov dimension
 # (n, k): one work-group and several per column on every device (in both launch layouts), and
@@ -242,8 +242,8 @@ def test_opencl_restart(ref, ocl, rng, dtype, shape):
     args = [_random(rng, (n, k), dtype), random_partials(rng, norms ** 2, dtype), _random(rng, ((M + 1) * n, k), dtype),
             _random(rng, (n, k), dtype), _random(rng, (M + 1, k), dtype), rng.integers(0, M, k).astype(np.int32),
             Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS)]
-    out = twins(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
+    out = twin(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
     assert not out[1][5].any()  # inner = 0
 
 
@@ -261,8 +261,8 @@ def test_opencl_restart_columns(ref, ocl, rng, dtype):
     r, basis, v, g = (_random(rng, shape, dtype) for shape in ((N, k), ((M + 1) * N, k), (N, k), (M + 1, k)))
     args = [r, random_partials(rng, norms ** 2, dtype), basis, v, g, np.full(k, 3, np.int32),
             Stop(status, threshold, MAX_ITERS, checks)]
-    out = twins(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
+    out = twin(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
     basis_dev, v_dev, g_dev, inner, state = out[1][2:7]
     assert list(state.status) == [RUNNING, CONVERGED, DIVERGED, RUNNING, CONVERGED, RUNNING, LIMIT, DIVERGED,
                                   RUNNING, RUNNING, BREAKDOWN]
@@ -293,8 +293,8 @@ def test_opencl_multi_dot(ref, dev, rng, dtype, shape, j):
     hessenberg, g, cos, sin = (_random(rng, shape, dtype) for shape in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
     args = [j, True, basis, w, random_partials(rng, rng.uniform(0.5, 2, k), dtype), np.zeros((1, k)), hessenberg, g,
             cos, sin, np.full(k, j, np.int32), Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
-    out = twins(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    out = twin(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
     assert_sums(out[1][5], out[0][5], _multi_dot_magnitude(basis, w, j + 1), n, dtype, "V^T w, w . w")
     if n == 5001 and k == 1 and j == 0 and not dev.info.is_cpu:
         assert out[1][5].shape[0] > 1  # several work-groups for one dot product
@@ -331,7 +331,7 @@ def _givens_case(rng, jj, dtype, k=9):
 def _assert_givens(out, arrays, expected, jj, dtype, first):
     """The Givens step of column jj against the reference; then what it must have done. ``first``:
     the position of the first array (ww) among the kernel's arguments."""
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(first,))
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(first,))
     hessenberg, g, cos, sin, inner, state = out[1][first + 1:first + 7]
     k = g.shape[1]
     assert list(state.status) == expected
@@ -356,7 +356,7 @@ def test_opencl_multi_dot_givens(ref, dev, rng, dtype, jj):
     k = 9
     basis, w = _random(rng, ((M + 1) * N, k), dtype), _random(rng, (N, k), dtype)
     j = jj + 1
-    out = twins(ref, dev, "solver.gmres.multi_dot", j, True, basis, w, arrays[0], np.zeros((1, k)), *arrays[1:],
+    out = twin(ref, dev, "solver.gmres.multi_dot", j, True, basis, w, arrays[0], np.zeros((1, k)), *arrays[1:],
                 dtype=dtype)
     _assert_givens([o[:5] + o[6:] for o in out], arrays, expected, jj, dtype, first=4)
     assert_sums(out[1][5], out[0][5], _multi_dot_magnitude(basis, w, j + 1), N, dtype, "V^T w, w . w")
@@ -366,7 +366,7 @@ def test_opencl_multi_dot_givens(ref, dev, rng, dtype, jj):
 def test_opencl_givens(ref, ocl, rng, dtype, jj):
     # the Givens step of Hessenberg column jj at the end of a cycle
     arrays, expected = _givens_case(rng, jj, dtype)
-    out = twins(ref, ocl, "solver.gmres.givens", jj, *arrays, dtype=dtype)
+    out = twin(ref, ocl, "solver.gmres.givens", jj, *arrays, dtype=dtype)
     _assert_givens(out, arrays, expected, jj, dtype, first=1)
 
 
@@ -377,9 +377,9 @@ def test_opencl_givens_many_columns(ref, ocl, rng, dtype):
     angles = rng.uniform(0, 2 * np.pi, (M, k))
     status = np.where(rng.random(k) < 0.2, CONVERGED, RUNNING)
     ww = random_partials(rng, rng.uniform(0.5, 2, k) ** 2, dtype)
-    out = twins(ref, ocl, "solver.gmres.givens", jj, ww, hessenberg, rng.standard_normal((M + 1, k)), np.cos(angles),
+    out = twin(ref, ocl, "solver.gmres.givens", jj, ww, hessenberg, rng.standard_normal((M + 1, k)), np.cos(angles),
                 np.sin(angles), np.full(k, jj, np.int32), Stop(status, np.full(k, 1e-3), MAX_ITERS), dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
     assert (out[1][6] == np.where(status == RUNNING, jj + 1, jj)).all()
 
 
@@ -405,9 +405,9 @@ def _orthogonalize_args(rng, n, k, j, dtype, ww_sums, status):
 
 
 def _assert_orthogonalize(out, n, j, dtype):
-    """The twins agree (the second pass flagged in the odd columns), and where it runs the
+    """The twin agree (the second pass flagged in the odd columns), and where it runs the
     partial sums h2 add up to V^T w of the updated basis and w."""
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4, 6))
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4, 6))
     k = out[0][2].shape[1]
     reorth = out[1][7]
     live = out[0][2].any(axis=0)  # (a column with ||w_j|| = 0 has w = 0: flagged, harmlessly)
@@ -423,7 +423,7 @@ def test_opencl_orthogonalize(ref, ocl, rng, dtype, shape, j):
     # v_j = v_j / ||w_j||;  w = w / ||w_j|| - V h (h scaled the same);  H[0:j+1, j] = h
     n, k = shape
     args = _orthogonalize_args(rng, n, k, j, dtype, rng.uniform(0.5, 2, k), [RUNNING] * k)
-    out = twins(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
+    out = twin(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
     _assert_orthogonalize(out, n, j, dtype)
 
 
@@ -432,7 +432,7 @@ def test_opencl_orthogonalize_columns(ref, ocl, rng, dtype, j):
     # columns: runs; was stopped (w and v_j updated, H untouched); ||w_j|| = 0 (w = 0, v_j = 0); runs
     k = 5
     args = _orthogonalize_args(rng, N, k, j, dtype, [1.5, 0.7, 0.0, 1.2, 0.9], [RUNNING, BREAKDOWN] + [RUNNING] * 3)
-    out = twins(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
+    out = twin(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
     _assert_orthogonalize(out, N, j, dtype)
     basis, w, hessenberg = out[1][1], out[1][2], out[1][5]
     np.testing.assert_array_equal(hessenberg[:, 1::k], args[5][:, 1::k])
@@ -452,8 +452,8 @@ def _reorthogonalize_args(rng, n, k, j, dtype, status):
 
 
 def _assert_reorthogonalize(out, n, dtype):
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(3, 7))
-    # (w is updated with h from partial sums: as close as assert_all_twins allows)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3, 7))
+    # (w is updated with h from partial sums: as close as assert_twins allows)
     w = out[0][2].astype(np.float64)
     assert_sums(out[1][7], out[0][7], (w * w).sum(axis=0), n, dtype, "w . w", factor=np.sqrt(G))
 
@@ -464,7 +464,7 @@ def test_opencl_reorthogonalize(ref, dev, rng, dtype, shape):
     n, k = shape
     j = 3
     args = _reorthogonalize_args(rng, n, k, j, dtype, [RUNNING] * k)
-    out = twins(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
     _assert_reorthogonalize(out, n, dtype)
     basis, w, v = out[1][1], out[1][2], out[1][5]
     np.testing.assert_array_equal(basis[(j + 1) * n:(j + 2) * n], w)
@@ -481,7 +481,7 @@ def test_opencl_reorthogonalize_columns(ref, dev, rng, dtype):
     # columns: runs; was stopped (w, v updated and its ||w||^2 summed, H untouched); runs
     k, j = 3, 0
     args = _reorthogonalize_args(rng, N, k, j, dtype, [RUNNING, PENDING, RUNNING])
-    out = twins(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
     _assert_reorthogonalize(out, N, dtype)
     np.testing.assert_array_equal(out[1][4][:, 1::k], args[4][:, 1::k])
 
@@ -498,7 +498,7 @@ def test_opencl_update(ref, ocl, rng, dtype, n, inner, diagonal):
         hessenberg[i, i * k:(i + 1) * k] += 4 * np.sign(hessenberg[i, i * k:(i + 1) * k])
     diag = rng.uniform(0.5, 2, n) if diagonal else None
     x = _random(rng, (n, k), dtype)
-    out = twins(ref, ocl, "solver.gmres.update", _random(rng, ((M + 1) * n, k), dtype), hessenberg,
+    out = twin(ref, ocl, "solver.gmres.update", _random(rng, ((M + 1) * n, k), dtype), hessenberg,
                 _random(rng, (M + 1, k), dtype), np.asarray(inner, np.int32), diag, x, dtype=dtype)
     # y from a back substitution of up to M steps, then a sum of M products: M roundings each
     assert_twins(out, dtype, factor=M)

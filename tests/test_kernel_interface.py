@@ -75,7 +75,6 @@ def test_every_called_kernel_exists(backend):
 
 
 
-@pytest.mark.xfail(strict=True, reason="the triangular-solve and factorization kernels are being rewritten (issue 13)")
 def test_both_backends_declare_the_same_parameters():
     ref, ocl = _backend_modules("reference"), _backend_modules("opencl")
     differ = []
@@ -89,7 +88,6 @@ def test_both_backends_declare_the_same_parameters():
 
 
 
-@pytest.mark.xfail(strict=True, reason="the triangular-solve and factorization kernels are being rewritten (issue 13)")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_no_public_helpers(backend):
     """Every public function of a backend's kernel module is a kernel the core calls."""

@@ -187,3 +187,14 @@ def test_the_configuration_checks_the_kind_of_each_nested_type(ref):
         gk.config.parse({"type": "solver::Cg", "preconditioner": {"type": "stop::Iteration", "max_iters": 3}})
     with pytest.raises((ValueError, TypeError), match="criteria"):
         gk.config.parse({"type": "solver::Cg", "criteria": [{"type": "solver::Cg"}]})
+
+
+def test_a_launch_needing_more_local_memory_than_the_device_has_is_an_error(ocl):
+    # (Gmres with many right-hand sides and a large krylov_dim on a GPU's 48 KiB, for example)
+    import pyopencl as cl
+    from ginkpy.opencl.components import reduction_kernels
+    kernel = ocl.kernel(reduction_kernels.__file__, np.float64, "sum_rows", TWO=0)
+    too_much = cl.LocalMemory(ocl.info.local_mem_size + 8)
+    partial, result = ocl.alloc((4, 1), np.float64), ocl.alloc((1,), np.float64)
+    with pytest.raises(ValueError, match="local memory"):
+        kernel(ocl.queue, (64,), (64,), np.int32(4), np.int32(1), partial.data, result.data, too_much)

@@ -1,4 +1,4 @@
-"""The OpenCL Cg kernels against their reference twins, and whole Cg solves on both executors."""
+"""The OpenCL Cg kernels against their reference twin, and whole Cg solves on both executors."""
 import numpy as np
 import pytest
 
@@ -7,8 +7,8 @@ from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import poisson_2d
 
-from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_all_twins, assert_sums, assert_twins, random_partials,
-                      tol, twins)
+from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_sums, assert_twins, random_partials,
+                      tol, twin)
 
 N = 1237  # more than a work-group, odd
 MAX_ITERS = 300
@@ -51,7 +51,7 @@ def _z(mode, r, z, diag):
 
 def test_initialize(ref, ocl, rng, dtype):
     p, prev_rho = _random(rng, (N, 3), dtype), _random(rng, (1, 3), dtype)
-    out = twins(ref, ocl, "solver.cg.initialize", p, prev_rho, dtype=dtype)
+    out = twin(ref, ocl, "solver.cg.initialize", p, prev_rho, dtype=dtype)
     assert_twins(out, dtype)
     assert not out[1][0].any() and (out[1][1] == 1).all()
 
@@ -63,7 +63,7 @@ def test_prepare(ref, dev, rng, dtype, shape, mode):
     z, diag = _preconditioner(mode, rng, n, k, dtype)
     rz, rr = np.zeros((1, k)), np.zeros((1, k))
     args = [r, z, diag, rz, rr] if mode != "none" else [r, z, diag, rr, Same(3)]
-    out = twins(ref, dev, "solver.cg.prepare", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.cg.prepare", *args, dtype=dtype)
     assert_twins(out, dtype, skip=(3, 4))
     # partial sums of r . r and r . z
     r64 = r.astype(np.float64)
@@ -92,8 +92,8 @@ def test_step_1(ref, ocl, rng, dtype, shape, mode):
     norms = rng.uniform(1, 2, k)
     stop = Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS, rng.integers(0, MAX_ITERS, k))
     args = _step_1_args(mode, rng, n, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, stop)
-    out = twins(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    out = twin(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
     assert (out[1][8].status == RUNNING).all() and (out[1][8].checks == stop.checks + 1).all()
 
 
@@ -107,12 +107,12 @@ def test_step_1_columns(ref, ocl, rng, dtype, mode):
     stop = Stop(status, np.ones(k), MAX_ITERS, [3, 3, 3, 3, MAX_ITERS, 3, 299])
     args = _step_1_args(mode, rng, N, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, stop,
                         prev_rho=[0.7, 0.0, 1.3, 1.1, 0.9, 1.2, 0.8])
-    out = twins(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
+    out = twin(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
     # a column at its limit: only the check's writer stops it, the others may still update its p
     # (which it no longer uses: common.cl, stop_check)
     p_ref, p_dev = out[0][0], out[1][0]
     p_ref[:, 4] = p_dev[:, 4] = 0
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
     state = out[1][8]
     assert list(state.status) == [RUNNING, RUNNING, CONVERGED, DIVERGED, LIMIT, BREAKDOWN, RUNNING]
     assert list(state.checks) == [4, 4, 4, 4, MAX_ITERS + 1, 3, 300]
@@ -136,7 +136,7 @@ def _assert_step_2_sums(out, mode, diag, n, dtype):
     """The partial sums of r . r (and of r . diag r with Jacobi) of the updated r, every column.
     (With an operator step_2 leaves rz to the next dots: not compared.)"""
     r64 = out[0][1].astype(np.float64)
-    # (r is updated with alpha from the partial sums of p . q: as close as assert_all_twins allows)
+    # (r is updated with alpha from the partial sums of p . q: as close as assert_twins allows)
     assert_sums(out[1][9], out[0][9], (r64 * r64).sum(axis=0), n, dtype, "r . r", factor=np.sqrt(G))
     if mode == "jacobi":
         assert_sums(out[1][8], out[0][8], (r64 * r64 * diag[:, None]).sum(axis=0), n, dtype, "r . z",
@@ -149,8 +149,8 @@ def test_step_2(ref, dev, rng, dtype, shape, mode):
     n, k = shape
     stop = Stop([RUNNING] * k, np.ones(k), MAX_ITERS)
     args = _step_2_args(mode, rng, n, k, dtype, rng.uniform(0.5, 2, k), rng.uniform(0.5, 2, k), stop)
-    out = twins(ref, dev, "solver.cg.step_2", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    out = twin(ref, dev, "solver.cg.step_2", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
     _assert_step_2_sums(out, mode, args[4], n, dtype)
     np.testing.assert_array_equal(out[1][7], args[6])  # prev_rho = rho
 
@@ -164,8 +164,8 @@ def test_step_2_columns(ref, dev, rng, dtype, mode):
     rho = [0.5, 2.0, 1.0, 1.0, 1.0, 0.0, 1.3]
     stop = Stop([RUNNING, CONVERGED] + [RUNNING] * 5, np.ones(k), MAX_ITERS)
     args = _step_2_args(mode, rng, N, k, dtype, pq, rho, stop)
-    out = twins(ref, dev, "solver.cg.step_2", *args, dtype=dtype)
-    assert_all_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    out = twin(ref, dev, "solver.cg.step_2", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
     _assert_step_2_sums(out, mode, args[4], N, dtype)
     x_dev, r_dev, prev_dev, state = out[1][0], out[1][1], out[1][7], out[1][10]
     assert list(state.status) == [RUNNING, CONVERGED] + [BREAKDOWN] * 4 + [RUNNING]

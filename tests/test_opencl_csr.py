@@ -8,7 +8,7 @@ from ginkpy.opencl.executor import DeviceInfo
 from ginkpy.opencl.matrix import csr_strategy
 from ginkpy.problems import arrow, poisson_3d, power_law
 
-from conftest import Same, assert_sums, sum_tol, tol, twins
+from conftest import Same, assert_sums, sum_tol, tol, twin
 
 # Forced launches of each strategy, with work-groups of other sizes than powers of two where
 # that is allowed: long rows in short pieces, with one or several work-items per other row; the
@@ -199,7 +199,7 @@ def test_spmv_dots(ref, dev, rng, dtype, dots_matrices, name, k, second):
 
     b, u, w = (rng.standard_normal(shape).astype(dtype) for shape in ((DOTS_M, k), (DOTS_N, k), (DOTS_N, k)))
     w_arg = {None: None, "w": w, "x": Same(2)}[second]
-    out = twins(ref, dev, "matrix.csr.spmv_dots", matrix, b, np.full((DOTS_N, k), np.nan), u, w_arg,
+    out = twin(ref, dev, "matrix.csr.spmv_dots", matrix, b, np.full((DOTS_N, k), np.nan), u, w_arg,
                 np.zeros((1, k)), dtype=dtype)
     strategy = strategies[0]
     if strategy.name == "row_blocks" and fused is not None:
@@ -222,7 +222,7 @@ def test_scale_columns(ref, ocl, rng, dtype):
     # the values of A D, D = diag(diag): one product per stored entry
     S = _random_csr(rng, 1237, 1001, dtype, long_row=900)
     diag = rng.uniform(-2, 2, 1001).astype(dtype)
-    out = twins(ref, ocl, "matrix.csr.scale_columns", S, diag, lambda exec: exec.alloc((S.nnz,), dtype),
+    out = twin(ref, ocl, "matrix.csr.scale_columns", S, diag, lambda exec: exec.alloc((S.nnz,), dtype),
                 dtype=dtype)
     np.testing.assert_allclose(out[1][2], out[0][2], rtol=tol(dtype), atol=0)
     np.testing.assert_allclose(out[0][2], S.data * diag[S.indices], rtol=tol(dtype), atol=0)

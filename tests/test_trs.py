@@ -1,9 +1,10 @@
-"""LowerTrs / UpperTrs and the dense TRSV / TRMV kernels.
+"""LowerTrs / UpperTrs and the dense TRSV kernel.
 
 Hand-checked tiny systems on both executors; reference-vs-device for every kernel on random
 data larger than a work-group (sparse: thin levels batched into chains and wide levels launched
 alone; dense: more rows than a block and a work-group); both executors against SciPy's
-spsolve_triangular on random and real triangles.
+spsolve_triangular on random and real triangles; the "jacobi" algorithm (fixed sweeps) by hand,
+against its twins and converging to the exact solve; the transposed solver.
 """
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
 import ginkpy as gk
-from conftest import matrix_path, tol
+from conftest import assert_twins, matrix_path, tol, twin
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.opencl.solver import triangular_kernels as ocl_trs
 
@@ -109,18 +110,24 @@ def test_empty_system(exec):
     assert x.shape == (0, 2)
 
 
-# -- level structure (OpenCL host analysis) ------------------------------------------------------
-def test_levels_and_schedule():
+# -- level structure (host analysis of the OpenCL schedule and the exact factorizations) ----------
+def test_levels_and_schedule(ref):
     # rows 0 and 2 need nothing, row 1 needs 0, row 3 needs 1 and 2, row 4 needs 3
     strict = sp.csr_matrix(np.array([[0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0],
                                      [0, 1, 1, 0, 0], [0, 0, 0, 1, 0.0]]))
-    np.testing.assert_array_equal(ocl_trs.levels(strict, lower=True), [0, 1, 0, 2, 3])
+    levels = ref.run("components.level_set.compute_levels", strict.indptr, strict.indices)
+    np.testing.assert_array_equal(levels, [0, 1, 0, 2, 3])
     # upper: row 4 needs nothing, 3 needs 4, 1 and 2 need 3, 0 needs 1
-    np.testing.assert_array_equal(ocl_trs.levels(strict.T.tocsr(), lower=False), [3, 2, 2, 1, 0])
+    upper = strict.T.tocsr()
+    np.testing.assert_array_equal(ref.run("components.level_set.compute_levels", upper.indptr, upper.indices),
+                                  [3, 2, 2, 1, 0])
+    # a cycle is not a triangle
+    with pytest.raises(ValueError, match="cycle"):
+        ref.run("components.level_set.compute_levels", np.array([0, 1, 2]), np.array([1, 0]))
     # level sizes 1, 300, 2, 2, 500, 1 with at most 64 rows in a chained level
     level_ptrs = np.cumsum([0, 1, 300, 2, 2, 500, 1])
-    assert ocl_trs.schedule(level_ptrs, 64) == (("chain", 0, 1), ("level", 1, 301), ("chain", 2, 4),
-                                                ("level", 305, 805), ("chain", 5, 6))
+    assert ocl_trs._schedule(level_ptrs, 64) == (("chain", 0, 1), ("level", 1, 301), ("chain", 2, 4),
+                                                 ("level", 305, 805), ("chain", 5, 6))
 
 
 # -- random triangles: reference vs device, and against SciPy ------------------------------------
@@ -161,7 +168,7 @@ def test_sparse_reference_vs_device(ref, ocl, rng, case, lower, dtype):
 @pytest.mark.parametrize("lower", [True, False])
 def test_sparse_chains_and_wide_levels_mixed(ref, ocl, rng, monkeypatch, lower):
     # chains of 64 work-items and levels over 64 rows launched alone, whatever the device
-    monkeypatch.setattr(ocl_trs, "chain_sizes", lambda info: (64, 64))
+    monkeypatch.setattr(ocl_trs, "_chain_sizes", lambda info: (64, 64))
     m = _random_triangle(1501, rng, lower, per_row=2, reach=None)
     A = gk.matrix.Csr.from_scipy(ocl, m)
     solver = (gk.solver.LowerTrs if lower else gk.solver.UpperTrs).build().on(ocl).generate(A)
@@ -199,7 +206,7 @@ def test_real_triangles_against_scipy(exec, name, lower, unit):
     assert _rel_err(x, expected) <= 1e-10
 
 
-# -- dense TRSV / TRMV ---------------------------------------------------------------------------
+# -- dense TRSV ---------------------------------------------------------------------------------
 def test_dense_reference_kernels_hand_checked(ref):
     a = Dense.from_numpy(ref, L3 + np.triu(U3, 1))
     x = Dense.from_numpy(ref, np.array([2.0, 9, 16]))
@@ -209,34 +216,24 @@ def test_dense_reference_kernels_hand_checked(ref):
     x = Dense.from_numpy(ref, np.array([4.0, 14, 10]))
     ref.run("matrix.dense_trsv.trsv", a, x, True, True, False)
     np.testing.assert_allclose(x.to_numpy()[:, 0], [1, 2, 2], rtol=1e-15)
-    # x = U b with unit diagonal: [1 1 0; 0 1 3; 0 0 1] [1 2 2] = [3 8 2]
-    out = Dense.zeros(ref, (3, 1))
-    ref.run("matrix.dense_trsv.trmv", a, Dense.from_numpy(ref, np.array([1.0, 2, 2])), out, False, False, True)
-    np.testing.assert_allclose(out.to_numpy()[:, 0], [3, 8, 2], rtol=1e-15)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("kernel", ["trsv", "trmv"])
-def test_dense_reference_vs_device(ref, ocl, rng, kernel, dtype):
+def test_dense_reference_vs_device(ref, ocl, rng, dtype):
     n, k = 301, 3  # more rows than a work-group (128) and several blocks (<= 64 wide)
     a = rng.uniform(-1, 1, (n, n)) / n + np.diag(rng.uniform(1, 2, n))
-    a[0, 0] = a[n - 1, n - 1] = np.nan if kernel == "trsv" else 1.0  # unit diagonal: never read
+    a[0, 0] = a[n - 1, n - 1] = np.nan  # unit diagonal: never read
     b = rng.standard_normal((n, k))
     for lower in (True, False):
         for transpose in (False, True):
             for unit in (False, True):
-                if kernel == "trsv" and not unit:
+                if not unit:
                     a[0, 0] = a[n - 1, n - 1] = 1.5
                 out = []
                 for exec in (ref, ocl):
                     A = Dense.from_numpy(exec, a, dtype)
-                    if kernel == "trsv":
-                        x = Dense.from_numpy(exec, b, dtype)
-                        exec.run("matrix.dense_trsv.trsv", A, x, lower, transpose, unit)
-                    else:
-                        x = Dense.zeros(exec, (n, k), dtype)
-                        exec.run("matrix.dense_trsv.trmv", A, Dense.from_numpy(exec, b, dtype), x, lower,
-                                 transpose, unit)
+                    x = Dense.from_numpy(exec, b, dtype)
+                    exec.run("matrix.dense_trsv.trsv", A, x, lower, transpose, unit)
                     out.append(x.to_numpy())
                 assert _rel_err(out[1], out[0]) <= tol(dtype), (lower, transpose, unit)
 
@@ -247,3 +244,87 @@ def test_dense_and_sparse_solvers_agree(exec, rng):
     x_sparse = _solve(exec, gk.solver.UpperTrs, m, b)
     x_dense = _solve(exec, gk.solver.UpperTrs, m.toarray(), b, dense=True)
     assert _rel_err(x_dense, x_sparse) <= tol(np.float64)
+
+
+# -- the "jacobi" algorithm -------------------------------------------------------------------------
+def _jacobi(exec, solver_type, matrix, b, sweeps, unit=False):
+    A = gk.matrix.Csr.from_scipy(exec, matrix)
+    solver = (solver_type.build().with_algorithm("jacobi").with_num_jacobi_sweeps(sweeps).with_unit_diagonal(unit)
+              .on(exec).generate(A))
+    return solver.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, np.atleast_2d(b.T).T.shape)).to_numpy()
+
+
+def test_jacobi_sweeps_by_hand(exec):
+    # L3 x = [2 9 16]: x_1 = D^-1 b = [1, 9/4, 16/5]; x_2 = D^-1 (b - N x_1) = [1, (9 - 1)/4, (16 - 27/4)/5];
+    # x_3 = [1, 2, (16 - 6)/5] is exact (three levels)
+    b = np.array([2.0, 9, 16])
+    np.testing.assert_allclose(_jacobi(exec, gk.solver.LowerTrs, L3, b, 1)[:, 0], [1, 9 / 4, 16 / 5], rtol=1e-15)
+    np.testing.assert_allclose(_jacobi(exec, gk.solver.LowerTrs, L3, b, 2)[:, 0], [1, 2, (16 - 27 / 4) / 5],
+                               rtol=1e-15)
+    np.testing.assert_allclose(_jacobi(exec, gk.solver.LowerTrs, L3, b, 3)[:, 0], [1, 2, 2], rtol=1e-15)
+    # upper, and the other triangle of a full matrix ignored; unit diagonal
+    full = L3 + np.triu(U3, 1)
+    np.testing.assert_allclose(_jacobi(exec, gk.solver.UpperTrs, full, np.array([4.0, 14, 10]), 3)[:, 0],
+                               np.linalg.solve(np.triu(full), [4, 14, 10]), rtol=1e-15)
+    np.testing.assert_allclose(_jacobi(exec, gk.solver.LowerTrs, full, b, 3, unit=True)[:, 0], [2, 7, -5],
+                               rtol=1e-15)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_jacobi_converges_to_the_exact_solve(exec, rng, lower):
+    m = _random_triangle(777, rng, lower, per_row=3, reach=3)
+    b = rng.standard_normal((777, 3))
+    exact = spsolve_triangular(m, b, lower=lower)
+    solver_type = gk.solver.LowerTrs if lower else gk.solver.UpperTrs
+    errors = [_rel_err(_jacobi(exec, solver_type, m, b, s), exact) for s in (2, 6, 40)]
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-14
+
+
+def test_jacobi_zero_diagonal_and_parameters(exec):
+    singular = L3.copy()
+    singular[1, 1] = 0.0
+    with pytest.raises(ValueError, match="row 1 is zero"):
+        gk.solver.LowerTrs.build().with_algorithm("jacobi").on(exec).generate(gk.matrix.Csr.from_scipy(exec, singular))
+    with pytest.raises(ValueError, match="algorithm must be one of 'sparselib', 'jacobi'"):
+        gk.solver.LowerTrs.build().with_algorithm("syncfree")
+    with pytest.raises(ValueError, match="num_jacobi_sweeps must be an integer >= 1"):
+        gk.solver.UpperTrs.build().with_num_jacobi_sweeps(0)
+    # a Dense triangle is solved exactly whatever the algorithm
+    x = gk.solver.LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(1).on(exec).generate(
+        Dense.from_numpy(exec, L3)).apply(Dense.from_numpy(exec, np.array([2.0, 9, 16])), Dense.zeros(exec, (3, 1)))
+    np.testing.assert_allclose(x.to_numpy()[:, 0], [1, 2, 2], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("lower", [True, False])
+def test_jacobi_kernel_twins(ref, ocl, rng, lower, dtype):
+    n, k = 601, 3
+    m = _random_triangle(n, rng, lower, per_row=3) + sp.random(n, n, 2 / n, random_state=3)  # both triangles
+    m = m.tocsr()
+    inv = np.zeros((n, 1))
+    outs = twin(ref, ocl, "solver.triangular.jacobi_generate", m, False, inv, dtype=dtype)
+    assert outs[0][-1] == outs[1][-1] == -1
+    assert_twins(outs, dtype)
+    inv = outs[0][2]
+    b, x, out = rng.standard_normal((n, k)), rng.standard_normal((n, k)), np.zeros((n, k))
+    assert_twins(twin(ref, ocl, "solver.triangular.jacobi_initialize", inv, b, out, dtype=dtype), dtype)
+    assert_twins(twin(ref, ocl, "solver.triangular.jacobi_sweep", m, lower, inv, b, x, out, dtype=dtype), dtype,
+                 factor=2)
+    # a zero diagonal entry: the first such row
+    broken = m.tolil()
+    broken[123, 123] = 0
+    broken[456, 456] = 0
+    outs = twin(ref, ocl, "solver.triangular.jacobi_generate", broken.tocsr(), False, np.zeros((n, 1)), dtype=dtype)
+    assert outs[0][-1] == outs[1][-1] == 123
+
+
+@pytest.mark.parametrize("algorithm", ["sparselib", "jacobi"])
+def test_transpose(exec, rng, algorithm):
+    m = _random_triangle(301, rng, True, per_row=2, reach=3)
+    A = gk.matrix.Csr.from_scipy(exec, m)
+    lower = gk.solver.LowerTrs.build().with_algorithm(algorithm).with_num_jacobi_sweeps(50).on(exec).generate(A)
+    upper = lower.transpose()
+    assert isinstance(upper, gk.solver.UpperTrs) and upper.parameters.algorithm == algorithm
+    b = rng.standard_normal(301)
+    x = upper.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, (301, 1))).to_numpy()[:, 0]
+    np.testing.assert_allclose(x, spsolve_triangular(m.T.tocsr(), b, lower=False), rtol=1e-12)

@@ -22,3 +22,14 @@ def describe_devices() -> str:
                          f"{info.global_mem_size / 2**30:.1f} GiB")
     lines.append("* = the default device (set GINKPY_OPENCL_DEVICE to '<platform>:<device>' or a name to choose)")
     return "\n".join(lines)
+
+
+def gpu_specs() -> list[str]:
+    """The ``<platform>:<device>`` index of every OpenCL GPU (none without a platform)."""
+    import pyopencl as cl
+    try:
+        platforms = _platforms()
+    except NoOpenCLDeviceError:
+        return []
+    return [f"{i}:{j}" for i, p in enumerate(platforms) for j, d in enumerate(p.get_devices())
+            if d.type & cl.device_type.GPU]

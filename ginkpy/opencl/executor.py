@@ -138,6 +138,11 @@ class Kernel:
         if self._dtypes is None:
             self._dtypes = [a.dtype if isinstance(a, np.generic) else None for a in args]
             self._kernel.set_scalar_arg_dtypes(self._dtypes)
+        local = sum(a.size for a in args if type(a) is cl.LocalMemory)
+        if local > device.info.local_mem_size:
+            raise ValueError(f"the kernel '{self._name}' needs {local} bytes of local memory for this launch, "
+                             f"the device '{device.info.name}' has {device.info.local_mem_size}: use fewer "
+                             f"right-hand sides at once (or a smaller krylov_dim in Gmres)")
         device.counters["launches"] += 1
         recording = getattr(device.capture, "recording", None)
         events, name = device.events, self._name

@@ -14,13 +14,25 @@ from ginkpy.core.base.executor import Executor
 
 
 class LinOp:
-    """A linear operator of ``shape`` (rows, columns) and value type ``dtype`` on ``executor``."""
+    """A linear operator of ``shape`` (rows, columns) and value type ``dtype`` on ``executor``.
+
+    An operator of ``gk.distributed`` spans the ranks of an MPI communicator (``distributed``):
+    its ``shape`` is that of this rank's part (what the kernels work on), ``global_shape`` the
+    whole, and every decision a solve takes on the host must be the same on every rank.
+    """
+
+    distributed = False
 
     def __init__(self, exec: Executor, shape: tuple[int, int], dtype: Any) -> None:
         self.executor = exec
         self.shape = (int(shape[0]), int(shape[1]))
         self.dtype = np.dtype(dtype)
         self._loggers: list[Any] = []
+
+    @property
+    def global_shape(self) -> tuple[int, int]:
+        """The shape of the whole operator: ``shape``, unless the operator is distributed."""
+        return self.shape
 
     # -- loggers -----------------------------------------------------------------------------
     def add_logger(self, logger: Any) -> None:
@@ -91,11 +103,16 @@ class LinOp:
         x.scale(beta)
         x.add_scaled(alpha, tmp)
 
-    def reduce_sums(self, partials: Any) -> None:
-        """Make the partial sums of a reduction over vectors of this operator's rows global:
+    def reduce_sums(self, *partials: Any) -> None:
+        """Make the partial sums of reductions over vectors of this operator's rows global:
         nothing for an operator on one executor (every kernel that needs the sums adds them
-        up); a distributed operator adds them over its ranks. Solvers call it after each kernel
-        that writes partial sums."""
+        up); a distributed operator adds them over its ranks (all ``partials`` given at once in
+        one exchange). Solvers call it after each kernel that writes partial sums."""
+
+    def reduce_flags(self, flags: np.ndarray) -> np.ndarray:
+        """The host booleans ``flags`` or-ed over the ranks of a distributed operator (the flags
+        themselves on one executor): so that every rank takes the same decision on them."""
+        return flags
 
     def apply_with_dots(self, b: Any, x: Any, u: Any, w: Any, partials: Any) -> None:
         """x = op(b), and into ``partials`` the partial sums of the dot products u . x (and

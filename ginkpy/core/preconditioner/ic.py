@@ -1,23 +1,42 @@
 """Ic: the incomplete-Cholesky preconditioner M = L L^T, applied as x = L^-T (L^-1 b) (Ginkgo's
 preconditioner::Ic), for symmetric positive definite systems (Cg).
 
-The same as Ilu with the IC(0) factorization (``gk.factorization.Ic``) by default: ``l_solver``
-solves with L, ``u_solver`` with L^T.
+As Ilu, with the IC factorizations (ParIc by default): ``l_solver`` solves with L; the solve
+with L^T is the transpose of the l_solver (Ginkgo's Ic), so M stays symmetric as Cg needs,
+unless a ``u_solver`` is given. Unset, l_solver is LowerIsai (kept if it and its transpose
+invert L and L^T well enough, see Ilu), else LowerTrs.
 """
 from __future__ import annotations
 
-from typing import Any
-
-import attrs
-
-from ginkpy.core.base.factory import parameters
-from ginkpy.core.factorization.ic import Ic as IcFactorization
+from ginkpy.core.base.factory import as_factory
+from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.factorization.par_ic import ParIc
+from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.preconditioner.ilu import Ilu
+from ginkpy.core.preconditioner.isai import LowerIsai
+from ginkpy.core.solver.lower_trs import LowerTrs
+from ginkpy.core.solver.triangular import TriangularSolver
 
 
 class Ic(Ilu):
-    """``gk.preconditioner.Ic.build().with_l_solver(...).with_u_solver(...).with_factorization(...)``"""
+    """``gk.preconditioner.Ic.build().with_factorization(...).with_l_solver(...)``"""
 
-    @parameters
-    class Parameters(Ilu.Parameters):
-        factorization: Any = attrs.field(factory=IcFactorization.build)
+    default_factorization = ParIc
+
+    def _isai(self, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
+        return self._transposed_pair(self.parameters.l_solver or LowerIsai.build(), first, second)
+
+    def _exact(self, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
+        return self._transposed_pair(self.parameters.l_solver or LowerTrs.build(), first, second)
+
+    def _transposed_pair(self, l_params, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
+        exec, p = self.executor, self.parameters
+        l_solver = as_factory(l_params, exec).generate(first)
+        if p.u_solver is not None:
+            return l_solver, as_factory(p.u_solver, exec).generate(second)
+        if isinstance(l_solver, TriangularSolver):
+            return l_solver, l_solver.transpose(second)  # L^T is at hand
+        if not hasattr(l_solver, "transpose"):
+            raise TypeError(f"Ic solves with L^T by the transpose of its l_solver, which a "
+                            f"{type(l_solver).__name__} does not have: give a u_solver too")
+        return l_solver, l_solver.transpose()

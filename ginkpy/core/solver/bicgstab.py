@@ -56,8 +56,7 @@ class Bicgstab(IterativeSolver):
 
         def reduce():
             # the partial sums of r_hat . r and r . r over every rank of a distributed system
-            self.system_matrix.reduce_sums(rho_new)
-            self.system_matrix.reduce_sums(rr)
+            self.system_matrix.reduce_sums(rho_new, rr)
 
         def step_1():
             # stop on ||r||;  restart where |r_hat . r| <= 100 eps ||r_hat|| ||r||: r_hat = p = r;

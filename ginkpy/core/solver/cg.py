@@ -37,8 +37,7 @@ class Cg(IterativeSolver):
 
         def reduce(*partials):
             # the partial sums over every rank of a distributed system
-            for sums in dict.fromkeys(partials):
-                A.reduce_sums(sums)
+            A.reduce_sums(*dict.fromkeys(partials))
 
         def step_1():
             # stop on ||r||;  rho = r . z;  p = z + (rho / prev_rho) p

@@ -38,7 +38,7 @@ class Gmres(IterativeSolver):
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
         # a Krylov space cannot grow beyond n dimensions
-        self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.shape[0]))
+        self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
 
     def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
         exec = self.executor

@@ -11,3 +11,8 @@ class LowerTrs(TriangularSolver):
     """
 
     lower = True
+
+    @classmethod
+    def transposed_type(cls) -> type:
+        from ginkpy.core.solver.upper_trs import UpperTrs  # each module names the other
+        return UpperTrs

@@ -77,7 +77,11 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
                             f"build(), gk.solver.Cg.build()...), but {params.product.__name__} builds none")
         if isinstance(params, IterativeParameters) and params.default_initial_guess is None:
             factory = attrs.evolve(params, default_initial_guess=initial_guess).on(factory.executor)
-        op = factory.generate(A)
+        if A.distributed and not issubclass(params.product, IterativeSolver):
+            # a preconditioner of a distributed matrix: the matrix makes it (Jacobi, Ilu on each rank's block)
+            op = A.generate_preconditioner(factory)
+        else:
+            op = factory.generate(A)
         if isinstance(op, IterativeSolver):
             op.inner = True
         return op
@@ -86,10 +90,11 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
 
 class Workspace:
     """A solver's work vectors for one right-hand-side shape and value type: made at the first
-    apply of that shape and kept for the next ones, so nothing is allocated in the loop."""
+    apply of that shape and kept for the next ones, so nothing is allocated in the loop.
+    Vectors of b's rows are made like b (``b.empty_like``: distributed for a distributed b)."""
 
-    def __init__(self, exec, shape: tuple[int, int], dtype) -> None:
-        self.exec, self.shape, self.dtype = exec, shape, np.dtype(dtype)
+    def __init__(self, exec, like: Dense) -> None:
+        self.exec, self.shape, self.dtype, self.like = exec, like.shape, np.dtype(like.dtype), like
         self.items: dict[str, Any] = {}
 
     def get(self, name: str, make: Callable[[], Any]) -> Any:
@@ -102,8 +107,10 @@ class Workspace:
         """An n x k Dense (or rows x cols), zero at first (the initial guess of an iterative
         preconditioner that writes into it)."""
         n, k = self.shape
-        return self.get(name, lambda: Dense.zeros(self.exec, (n if rows is None else rows, k if cols is None else cols),
-                                                  self.dtype))
+        cols = k if cols is None else cols
+        if rows is None:
+            return self.get(name, lambda: self.like.empty_like((n, cols)).fill(0.0))
+        return self.get(name, lambda: Dense.zeros(self.exec, (rows, cols), self.dtype))
 
     def vectors(self, *names: str) -> list[Dense]:
         return [self.vector(name) for name in names]
@@ -168,7 +175,7 @@ class IterativeSolver(EnableBuild, LinOp):
             if c.parameters.product is Iteration and c.parameters.max_iters is None:
                 raise ValueError("Iteration needs with_max_iters(N) with an integer N >= 0")
         if not any(issubclass(c.parameters.product, (Iteration, Time)) for c in self.criteria):
-            self.criteria.append(Iteration.build().with_max_iters(max(1000, 10 * A.shape[0])).on(exec))
+            self.criteria.append(Iteration.build().with_max_iters(max(1000, 10 * A.global_shape[0])).on(exec))
         self._workspace: Workspace | None = None
         self._apply_lock = threading.Lock()
         # an inner solver (a preconditioner, a smoother) gets its input from the solver around it
@@ -178,11 +185,11 @@ class IterativeSolver(EnableBuild, LinOp):
         """The work vectors for right-hand sides shaped as ``b`` (kept for the next apply)."""
         ws = self._workspace
         if ws is None or ws.shape != b.shape or ws.dtype != b.dtype:
-            ws = self._workspace = Workspace(self.executor, b.shape, b.dtype)
+            ws = self._workspace = Workspace(self.executor, b)
         return ws
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
-        if b.shape[0] == 0 or b.shape[1] == 0:
+        if b.global_shape[0] == 0 or b.shape[1] == 0:
             return
         with self._apply_lock:
             guess = self.parameters.default_initial_guess
@@ -336,7 +343,8 @@ class IterationMonitor:
         has_norm_criterion = any(issubclass(p, ResidualNorm) for p in products)
         loggers = solver.loggers
         self.log_iterations = any(getattr(lg, "wants_iterations", True) for lg in loggers)
-        self.sync = any(getattr(lg, "needs_solution", False) for lg in loggers)
+        # a distributed solve reads after every iteration, so that every rank stops at the same one
+        self.sync = any(getattr(lg, "needs_solution", False) for lg in loggers) or solver.system_matrix.distributed
         # an inner solver without a residual criterion, a time limit or loggers has nothing to
         # read back: it runs max_iters iterations blind (so the solver around it can capture it)
         self.blind = solver.inner and not (has_norm_criterion or self.time_limit < np.inf or loggers)
@@ -421,7 +429,7 @@ class IterationMonitor:
         self.host_status = np.where(self.zero_rhs, _CONVERGED, self.host_status)
         self.confirmed[:] = self.zero_rhs
         self.norms[self.zero_rhs] = 0
-        if time.perf_counter() - self._start >= self.time_limit:  # a time limit of 0: no iteration
+        if self._time_up():  # a time limit of 0: no iteration
             met = r_norm <= self.threshold
             self.host_status = np.where(self.host_status == _RUNNING, np.where(met, _CONVERGED, _TIME),
                                         self.host_status).astype(STATUS_DTYPE)
@@ -584,11 +592,18 @@ class IterationMonitor:
                 status = self._confirm(new, status, checks, resume)
         self.host_status = np.where((self.host_status == _RUNNING) | (self.host_status == _PENDING),
                                     status, self.host_status).astype(STATUS_DTYPE)
-        if self.time_limit < np.inf and self.running and time.perf_counter() - self._start >= self.time_limit:
+        if self.running and self._time_up():
             self.exec.run("components.stop.stop_running", self.stop, _TIME)
             self.host_status = np.where(self.host_status == _RUNNING, _TIME, self.host_status)
         if history is not None:
             self._emit(history)
+
+    def _time_up(self) -> bool:
+        """Whether the time limit has passed (on any rank of a distributed system)."""
+        if self.time_limit == np.inf:
+            return False
+        up = np.array([time.perf_counter() - self._start >= self.time_limit])
+        return bool(self.solver.system_matrix.reduce_flags(up)[0])
 
     def _confirm(self, new: np.ndarray, status: np.ndarray, checks: np.ndarray, resume) -> np.ndarray:
         """Check the columns ``new`` (converged on the device) against the true residual."""
@@ -667,9 +682,10 @@ class IterationMonitor:
         and report how the solve ended to the loggers."""
         exec, x, k = self.exec, self.x, self.k
         # x may hold NaN or Inf where the residual does not show it (a column of A that is 0):
-        # such a column gets its initial guess back, as one that diverged
+        # such a column gets its initial guess back, as one that diverged (is_finite and
+        # reduce_flags are collective on a distributed system)
         if not self.blind and not x.is_finite():
-            finite = np.isfinite(exec.to_host(x.values)).all(axis=0)
+            finite = ~self.solver.system_matrix.reduce_flags(~np.isfinite(exec.to_host(x.values)).all(axis=0))
             restore = ~finite
             self.host_status = np.where(restore, _DIVERGED, self.host_status)
             if restore.any():

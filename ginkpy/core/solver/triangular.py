@@ -1,10 +1,20 @@
-"""What LowerTrs and UpperTrs share: a direct triangular solve x = T^-1 b as a LinOp.
+"""What LowerTrs and UpperTrs share: a triangular solve x = T^-1 b as a LinOp.
 
-The system matrix is a Dense or a sparse matrix (other formats are converted to Csr). Only its lower (LowerTrs) or upper (UpperTrs)
-triangle is used: entries of the other triangle are ignored, so the full matrix A may be given
-to solve with its triangular part. ``generate()`` prepares the solve once (on the OpenCL
-executor: the level structure of a sparse triangle) and refuses a zero or missing diagonal
-entry unless ``unit_diagonal`` says the diagonal is 1 (the stored one is then ignored).
+The system matrix is a Dense or a sparse matrix (other formats are converted to Csr). Only its
+lower (LowerTrs) or upper (UpperTrs) triangle is used: entries of the other triangle are
+ignored, so the full matrix A may be given to solve with its triangular part. ``generate()``
+prepares the solve once and refuses a zero or missing diagonal entry unless ``unit_diagonal``
+says the diagonal is 1 (the stored one is then ignored).
+
+``algorithm`` (Ginkgo's trisolve algorithm parameter) chooses how a sparse triangle is solved:
+
+- ``"sparselib"`` (default): exact substitution; on OpenCL by level scheduling (the rows of
+  one level in parallel, levels in order; the level structure is analysed at generate()).
+- ``"jacobi"``: ``num_jacobi_sweeps`` Jacobi sweeps x <- D^-1 (b - N x) from x = 0 (D the
+  diagonal, N the strict triangle): an approximate solve of fixed cost, each sweep one fused
+  SpMV over all rows at once, with no host read per apply. Exact once the sweeps reach the
+  triangle's level count; as the triangular solver of an ILU preconditioner a few sweeps
+  usually do (Ginkgo's Ir with Jacobi on the factors).
 """
 from __future__ import annotations
 
@@ -13,11 +23,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import check_system_matrix
+
+ALGORITHMS = ("sparselib", "jacobi")
 
 
 def _check_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -28,8 +40,8 @@ def _check_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
 class TriangularSolver(EnableBuild, LinOp):
     """Base of LowerTrs and UpperTrs; ``lower`` says which triangle is solved.
 
-    ``apply(b, x)`` overwrites x with the solution (its initial contents are not used: the
-    solve is direct, not iterative, so there are no stopping criteria).
+    ``apply(b, x)`` overwrites x with the solution (its initial contents are not used: there
+    are no stopping criteria).
     """
 
     lower: bool = True
@@ -37,6 +49,8 @@ class TriangularSolver(EnableBuild, LinOp):
     @parameters
     class Parameters(Parameters):
         unit_diagonal: bool = attrs.field(default=False, validator=_check_bool)
+        algorithm: str = attrs.field(default="sparselib", validator=one_of(*ALGORITHMS))
+        num_jacobi_sweeps: int = attrs.field(default=3, validator=integer(min=1))
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -50,12 +64,32 @@ class TriangularSolver(EnableBuild, LinOp):
         LinOp.__init__(self, exec, A.shape, A.dtype)
         self.system_matrix = A
         self.unit_diagonal = bool(self.parameters.unit_diagonal)
-        # analyse the triangle once (level structure on OpenCL)
-        self.plan, zero_row = exec.run("solver.triangular.generate", A, self.lower, self.unit_diagonal)
+        self.jacobi = self.parameters.algorithm == "jacobi" and isinstance(A, Csr)
+        if self.jacobi:
+            # D^-1, the inverse diagonal of the triangle
+            self.plan = Dense.empty(exec, (A.shape[0], 1), A.dtype)
+            zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
+        else:
+            # analyse the triangle once (level structure on OpenCL)
+            self.plan, zero_row = exec.run("solver.triangular.generate", A, self.lower, self.unit_diagonal)
         if zero_row >= 0:
             raise ValueError(f"{type(self).__name__}: the diagonal entry of row {zero_row} is zero or not stored, "
                              f"so the triangular system is singular; if the diagonal is implicitly 1, "
                              f"build with .with_unit_diagonal(True)")
+        self._work: Dense | None = None
+
+    @classmethod
+    def transposed_type(cls) -> type:
+        """The solver of the other triangle (UpperTrs for LowerTrs and back)."""
+        raise NotImplementedError
+
+    def transpose(self, system_transpose: LinOp | None = None) -> "TriangularSolver":
+        """The solver of T^T, with the same parameters (Ginkgo's Transposable): UpperTrs for a
+        LowerTrs. ``system_transpose`` is T^T where the caller has it (else it is formed)."""
+        A_t = self.system_matrix.transpose() if system_transpose is None else system_transpose
+        other = self.transposed_type()
+        params = other.Parameters(**attrs.asdict(self.parameters, recurse=False))
+        return params.on(self.executor).generate(A_t)
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         A = self.system_matrix
@@ -63,6 +97,22 @@ class TriangularSolver(EnableBuild, LinOp):
             # x = T^-1 b by blocked dense substitution (x holds b on entry)
             x.copy_from(b)
             self.executor.run("matrix.dense_trsv.trsv", A, x, self.lower, False, self.unit_diagonal)
+        elif self.jacobi:
+            self._jacobi(b, x)
         else:
             # x = T^-1 b by substitution, levels in order
             self.executor.run("solver.triangular.solve", self.plan, b, x)
+
+    def _jacobi(self, b: Dense, x: Dense) -> None:
+        sweeps = self.parameters.num_jacobi_sweeps
+        if self._work is None or self._work.shape != x.shape:
+            self._work = x.empty_like()
+        # the sweeps alternate between x and the work vector and end in x
+        current, other = (x, self._work) if sweeps % 2 == 1 else (self._work, x)
+        # x_1 = D^-1 b (the first sweep from x = 0)
+        self.executor.run("solver.triangular.jacobi_initialize", self.plan, b, current)
+        for _ in range(sweeps - 1):
+            # x_{s+1} = D^-1 (b - N x_s)
+            self.executor.run("solver.triangular.jacobi_sweep", self.system_matrix, self.lower, self.plan, b,
+                              current, other)
+            current, other = other, current

@@ -11,3 +11,8 @@ class UpperTrs(TriangularSolver):
     """
 
     lower = False
+
+    @classmethod
+    def transposed_type(cls) -> type:
+        from ginkpy.core.solver.lower_trs import LowerTrs  # each module names the other
+        return LowerTrs

@@ -1,4 +1,4 @@
-// Dense triangular kernels TRSV and TRMV, after the blocked design of seed 001.
+// Dense triangular solve TRSV, after the blocked design of seed 001.
 // A is n x n row-major; op(A) is A or A^T, read through strides: entry (i, j) of op(A) lies at
 // i * rs + j * cs, with (rs, cs) = (n, 1) for A and (1, n) for A^T (the row/column-major
 // equivalence of the seed). op_lower says whether op(A) is lower triangular (lower != transpose).
@@ -55,39 +55,5 @@ __kernel void trsv_update(const int n, const int begin, const int nb, const int 
         value_type sum = 0;
         for (int j = 0; j < nb; ++j) sum += a[i * rs + (begin + j) * cs] * xb[j];
         x[i * k + c] -= sum;
-    }
-}
-
-// x = op(A) b: one work-item per row i, column c = group id 1; b is read in tiles of the
-// work-group size shared through local memory, each work-item using the part of a tile that
-// lies in its row's triangle.
-__kernel void trmv(const int n, const int k, const int rs, const int cs, const int op_lower,
-                   const int unit_diagonal, __global const value_type* a,
-                   __global const value_type* b, __global value_type* x,
-                   __local value_type* tile)
-{
-    const int lid = get_local_id(0);
-    const int wg = get_local_size(0);
-    const int c = get_group_id(1);
-    const int first_row = get_group_id(0) * wg;
-    const int i = first_row + lid;
-    // columns any row of this work-group touches
-    const int j_begin = op_lower ? 0 : first_row;
-    const int j_end = op_lower ? min(n, first_row + wg) : n;
-    value_type sum = 0;
-    for (int j0 = j_begin; j0 < j_end; j0 += wg) {
-        if (j0 + lid < n) tile[lid] = b[(j0 + lid) * k + c];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (i < n) {
-            // strict triangle of row i within this tile
-            const int lo = op_lower ? j0 : max(j0, i + 1);
-            const int hi = op_lower ? min(j0 + wg, i) : min(j0 + wg, n);
-            for (int j = lo; j < hi; ++j) sum += a[i * rs + j * cs] * tile[j - j0];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (i < n) {
-        const value_type bi = b[i * k + c];
-        x[i * k + c] = sum + (unit_diagonal ? bi : a[i * rs + i * cs] * bi);
     }
 }

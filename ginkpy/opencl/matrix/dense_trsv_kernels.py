@@ -1,4 +1,4 @@
-"""OpenCL kernels of the dense triangular operations TRSV and TRMV (sources in dense_trsv_kernels.cl).
+"""OpenCL kernels of the dense triangular solve TRSV (sources in dense_trsv_kernels.cl).
 
 TRSV is blocked as in seed 001: per block of ``block_size`` columns, one work-group per
 right-hand side solves the small diagonal triangle (held in local memory), then many
@@ -53,16 +53,3 @@ def trsv(exec, a, x, lower, transpose, unit_diagonal):
             update(exec.queue, (global_rows, k), (WORK_GROUP, 1), np.int32(n), np.int32(begin),
                    np.int32(size), np.int32(k), rs, cs, op_lower, a.values.data, x.values.data,
                    local_buffer(size, dtype))
-
-
-def trmv(exec, a, b, x, lower, transpose, unit_diagonal):
-    # x = op(A) b
-    n, k = x.shape
-    if n == 0 or k == 0:
-        return
-    rs, cs, op_lower = _op(a, lower, transpose)
-    global_rows = (n + WORK_GROUP - 1) // WORK_GROUP * WORK_GROUP
-    exec.kernel(__file__, x.dtype, "trmv")(
-        exec.queue, (global_rows, k), (WORK_GROUP, 1), np.int32(n), np.int32(k), rs, cs, op_lower,
-        np.int32(unit_diagonal), a.values.data, b.values.data, x.values.data,
-        local_buffer(WORK_GROUP, x.dtype))

@@ -50,3 +50,58 @@ __kernel void solve_chain(const int first_level, const int last_level,
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
 }
+
+// ---- the "jacobi" algorithm: x <- D^-1 (b - N x), D the diagonal, N the strict triangle ----
+
+// inv_diag = D^-1 (ones with unit_diagonal); a row whose diagonal entry is zero or not stored
+// lowers *bad_row to its index. One work-item per row.
+__kernel void jacobi_generate(const int n, const int unit_diagonal, __global const int* row_ptrs,
+                              __global const int* col_idxs, __global const value_type* values,
+                              __global value_type* inv_diag, __global int* bad_row)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        value_type d = 1;
+        if (!unit_diagonal) {
+            d = 0;
+            for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
+                if (col_idxs[p] == i) d = values[p];
+            }
+        }
+        if (d == 0) atomic_min(bad_row, i);
+        inv_diag[i] = d != 0 ? 1 / d : 0;
+    }
+}
+
+// x = D^-1 b, one work-item per entry
+__kernel void jacobi_initialize(const int size, const int k, __global const value_type* inv_diag,
+                                __global const value_type* b, __global value_type* x)
+{
+    const int id = get_global_id(0);
+    if (id < size) x[id] = inv_diag[k == 1 ? id : id / k] * b[id];
+}
+
+// out = D^-1 (b - N x): the entries of row i on the solved side of the diagonal (LOWER: left
+// of it, else right of it; a compile-time switch), one work-item per (row, column)
+__kernel void jacobi_sweep(const int size, const int k, __global const int* row_ptrs,
+                           __global const int* col_idxs, __global const value_type* values,
+                           __global const value_type* inv_diag, __global const value_type* b,
+                           __global const value_type* x, __global value_type* out)
+{
+    const int id = get_global_id(0);
+    if (id < size) {
+        const int i = k == 1 ? id : id / k;
+        const int c = COLUMN(id, k);
+        value_type sum = 0;
+        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
+            const int j = col_idxs[p];
+#if LOWER
+            const value_type v = j < i ? values[p] : 0;
+#else
+            const value_type v = j > i ? values[p] : 0;
+#endif
+            sum += v * x[j * k + c];
+        }
+        out[id] = inv_diag[i] * (b[id] - sum);
+    }
+}

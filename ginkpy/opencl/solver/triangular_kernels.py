@@ -1,10 +1,14 @@
-"""OpenCL kernels of LowerTrs and UpperTrs: level scheduling (sources in triangular_kernels.cl).
+"""OpenCL kernels of LowerTrs and UpperTrs (sources in triangular_kernels.cl).
 
-``generate`` analyses the triangle once on the host: each row's dependency level (0 for rows
-needing no other row, else one more than the deepest row it needs), the rows sorted by level,
-the strict triangle copied to the device in that order. Runs of consecutive thin levels are
-batched into one launch of a single work-group that steps through them with barriers; each wide
-level gets its own launch over all its rows. ``solve`` replays that schedule.
+The "sparselib" algorithm, by level scheduling: ``generate`` analyses the triangle once on the
+host: each row's dependency level (components.level_set: 0 for rows needing no other row, else
+one more than the deepest row it needs), the rows sorted by level, the strict triangle copied to
+the device in that order. Runs of consecutive thin levels are batched into one launch of a
+single work-group that steps through them with barriers; each wide level gets its own launch
+over all its rows. ``solve`` replays that schedule.
+
+The "jacobi" algorithm: ``jacobi_generate`` inverts the diagonal on the device,
+``jacobi_initialize`` and ``jacobi_sweep`` are one launch each, one work-item per (row, column).
 """
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.reference.solver.triangular_kernels import first_zero, split_triangle
+from ginkpy.opencl.launch import check_int32, launch, launch_1d, round_up
+from ginkpy.reference.solver.triangle import first_zero, split_triangle
 
 WORK_GROUP = 256  # work-group size of the wide-level launches
 
@@ -38,21 +43,7 @@ class LevelSchedule:
     diag: object
 
 
-def levels(strict: sp.csr_matrix, lower: bool) -> np.ndarray:
-    """Dependency level of every row of a strict triangle (rows of a level only need earlier levels)."""
-    n = strict.shape[0]
-    ptrs, cols = strict.indptr.tolist(), strict.indices.tolist()
-    level = [0] * n
-    for i in (range(n) if lower else range(n - 1, -1, -1)):
-        deepest = -1
-        for j in cols[ptrs[i]:ptrs[i + 1]]:
-            if level[j] > deepest:
-                deepest = level[j]
-        level[i] = deepest + 1
-    return np.array(level, dtype=np.int64)
-
-
-def chain_sizes(info) -> tuple[int, int]:
+def _chain_sizes(info) -> tuple[int, int]:
     """Work-group size of a chain and the most rows a level may have to join one.
 
     On a GPU a launch costs microseconds while a pass of 1024 work-items over a level costs
@@ -66,7 +57,7 @@ def chain_sizes(info) -> tuple[int, int]:
     return size, 16 * size
 
 
-def schedule(level_ptrs: np.ndarray, thin_rows: int) -> tuple:
+def _schedule(level_ptrs: np.ndarray, thin_rows: int) -> tuple:
     """Launches for the levels: runs of thin levels as chains, wide levels alone."""
     launches, run_start = [], None
     sizes = np.diff(level_ptrs)
@@ -92,18 +83,18 @@ def generate(exec, a, lower, unit_diagonal):
                                             lower, unit_diagonal)
     if zero_row >= 0:
         return None, zero_row
-    level = levels(strict, lower)
+    level = exec.host.run("components.level_set.compute_levels", strict.indptr, strict.indices)
     order = np.argsort(level, kind="stable")
     num_levels = int(level.max()) + 1 if level.size else 0
     level_ptrs = np.zeros(num_levels + 1, dtype=np.int32)
     np.cumsum(np.bincount(level, minlength=num_levels), out=level_ptrs[1:])
     permuted = strict[order]  # rows in level order, columns still the original rows
-    chain_size, thin_rows = chain_sizes(exec.info)
+    chain_size, thin_rows = _chain_sizes(exec.info)
     # the chain kernel may allow fewer work-items than the device (registers)
     chain_size = min(chain_size, exec.kernel(__file__, a.dtype, "solve_chain").get_work_group_info(
         cl.kernel_work_group_info.WORK_GROUP_SIZE, exec.device))
     to = exec.from_host
-    return LevelSchedule(num_levels, chain_size, schedule(level_ptrs, thin_rows), to(level_ptrs),
+    return LevelSchedule(num_levels, chain_size, _schedule(level_ptrs, thin_rows), to(level_ptrs),
                          to(order.astype(np.int32)), to(permuted.indptr.astype(np.int32)),
                          to(permuted.indices.astype(np.int32)), to(permuted.data), to(diag[order])), -1
 
@@ -126,3 +117,33 @@ def solve(exec, plan, b, x):
             exec.kernel(__file__, x.dtype, "solve_level")(
                 exec.queue, ((size + wg - 1) // wg * wg,), (wg,),
                 np.int32(first), np.int32(last), np.int32(k), *arrays)
+
+
+_NONE = np.iinfo(np.int32).max
+
+
+def jacobi_generate(exec, a, unit_diagonal, inv_diag) -> int:
+    n = a.shape[0]
+    bad = exec.from_host(np.array([_NONE], np.int32))
+    launch_1d(exec, __file__, "jacobi_generate", a.dtype, n, np.int32(n), np.int32(bool(unit_diagonal)),
+              a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, bad.data)
+    row = int(exec.to_host(bad)[0])
+    return -1 if row == _NONE else row
+
+
+def jacobi_initialize(exec, inv_diag, b, x):
+    # x = D^-1 b
+    launch(exec, __file__, "jacobi_initialize", x.dtype, x.shape, inv_diag, b, x)
+
+
+def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
+    # out = D^-1 (b - N x)
+    size = x.shape[0] * x.shape[1]
+    if size == 0:
+        return
+    check_int32(size)
+    wg = min(WORK_GROUP, exec.info.max_work_group_size)
+    exec.kernel(__file__, x.dtype, "jacobi_sweep", LOWER=int(bool(lower)))(
+        exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(x.shape[1]),
+        a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, x.values.data,
+        out.values.data)

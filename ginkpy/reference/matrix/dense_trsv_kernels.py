@@ -1,4 +1,4 @@
-"""Reference kernels of the dense triangular operations TRSV and TRMV (BLAS level 2).
+"""Reference kernels of the dense triangular solve TRSV (BLAS level 2).
 
 ``op(A)`` is A or, with ``transpose``, A^T. Only the triangle named by ``lower`` is read; with
 ``unit_diagonal`` the stored diagonal is not read either and taken as 1. Several right-hand
@@ -6,7 +6,6 @@ sides (the columns of an n x k Dense) are handled at once.
 """
 from __future__ import annotations
 
-import numpy as np
 import scipy.linalg
 
 
@@ -16,11 +15,3 @@ def trsv(exec, a, x, lower, transpose, unit_diagonal):
         x.values[...] = scipy.linalg.solve_triangular(a.values, x.values, trans=1 if transpose else 0,
                                                       lower=lower, unit_diagonal=unit_diagonal,
                                                       check_finite=False)
-
-
-def trmv(exec, a, b, x, lower, transpose, unit_diagonal):
-    # x = op(A) b
-    t = np.tril(a.values) if lower else np.triu(a.values)
-    if unit_diagonal:
-        np.fill_diagonal(t, 1)
-    x.values[...] = (t.T if transpose else t) @ b.values

@@ -1,42 +1,27 @@
-"""Reference kernels of the triangular solvers LowerTrs and UpperTrs: sequential substitution.
+"""Reference kernels of the triangular solvers LowerTrs and UpperTrs.
 
-``generate`` keeps the strict triangle of a Csr matrix and its diagonal (entries of the other
-triangle are ignored); ``solve`` substitutes row by row, forward for lower, backward for upper.
-A Dense system matrix is solved by the dense TRSV kernel instead and needs no preparation.
+``generate`` keeps the triangle of a Csr matrix (entries of the other triangle are ignored)
+with its diagonal; ``solve`` substitutes (SciPy's spsolve_triangular), forward for lower,
+backward for upper. A Dense system matrix is solved by the dense TRSV kernel instead and needs
+no preparation. The ``jacobi_*`` kernels are the "jacobi" algorithm: x <- D^-1 (b - N x).
 """
 from __future__ import annotations
 
 import attrs
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve_triangular
 
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.reference.solver.triangle import first_zero, split_triangle
 
 
 @attrs.frozen
 class Triangle:
-    """The strict triangle (CSR arrays) and the diagonal used by the substitution."""
+    """The triangle (strict part plus diagonal, sorted CSR) used by the substitution."""
 
     lower: bool
-    row_ptrs: np.ndarray
-    col_idxs: np.ndarray
-    values: np.ndarray
-    diag: np.ndarray
-
-
-def first_zero(diag: np.ndarray) -> int:
-    """Index of the first zero in ``diag``, or -1 when there is none."""
-    zeros = np.flatnonzero(diag == 0)
-    return int(zeros[0]) if zeros.size else -1
-
-
-def split_triangle(m: sp.csr_matrix, lower: bool, unit_diagonal: bool):
-    """The strict lower (or upper) triangle of ``m`` as a sorted CSR, its diagonal (ones with
-    ``unit_diagonal``) and the first row whose diagonal is zero or not stored (-1 if none)."""
-    strict = (sp.tril(m, -1) if lower else sp.triu(m, 1)).tocsr()
-    strict.sort_indices()
-    diag = np.ones(m.shape[0], m.dtype) if unit_diagonal else m.diagonal()
-    return strict, diag, first_zero(diag)
+    matrix: sp.csr_matrix
 
 
 def generate(exec, a, lower, unit_diagonal):
@@ -45,14 +30,40 @@ def generate(exec, a, lower, unit_diagonal):
         return None, -1 if unit_diagonal else first_zero(np.diagonal(a.values))
     m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
     strict, diag, zero_row = split_triangle(m, lower, unit_diagonal)
-    return Triangle(lower, strict.indptr, strict.indices, strict.data, diag), zero_row
+    triangle = (strict + sp.diags(diag)).tocsr() if a.shape[0] else strict
+    return Triangle(lower, triangle), zero_row
 
 
-def solve(exec, triangle, b, x):
-    # x_i = (b_i - sum_{j in triangle of row i} a_ij x_j) / a_ii, rows in dependency order
-    ptrs, cols, vals, diag = triangle.row_ptrs, triangle.col_idxs, triangle.values, triangle.diag
-    n = diag.shape[0]
-    xv, bv = x.values, b.values
-    for i in (range(n) if triangle.lower else range(n - 1, -1, -1)):
-        s, e = ptrs[i], ptrs[i + 1]
-        xv[i] = (bv[i] - vals[s:e] @ xv[cols[s:e]]) / diag[i]
+def solve(exec, plan, b, x):
+    # x = T^-1 b by substitution, rows in dependency order
+    if b.values.size:
+        x.values[...] = spsolve_triangular(plan.matrix, b.values, lower=plan.lower).reshape(x.shape)
+
+
+def _strict(a, lower: bool) -> sp.csr_matrix:
+    """The strict triangle of a Csr, kept in its cache."""
+    key = "strict_lower" if lower else "strict_upper"
+    if key not in a.cache:
+        m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+        a.cache[key] = (sp.tril(m, -1) if lower else sp.triu(m, 1)).tocsr()
+    return a.cache[key]
+
+
+def jacobi_generate(exec, a, unit_diagonal, inv_diag) -> int:
+    """inv_diag = D^-1 (ones with ``unit_diagonal``); the first row whose diagonal entry is zero
+    or not stored, -1 if none."""
+    diag = np.ones(a.shape[0], a.dtype) if unit_diagonal else \
+        sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape).diagonal()
+    with np.errstate(divide="ignore"):
+        inv_diag.values[:, 0] = np.where(diag != 0, 1 / diag, 0)
+    return first_zero(diag)
+
+
+def jacobi_initialize(exec, inv_diag, b, x):
+    # x = D^-1 b
+    x.values[...] = inv_diag.values * b.values
+
+
+def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
+    # out = D^-1 (b - N x)
+    out.values[...] = inv_diag.values * (b.values - _strict(a, lower) @ x.values)

@@ -51,19 +51,30 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         }
         value_type rho_old = 1, alpha = 1, omega = 1;
         value_type rho = sums.s0;  // r_hat . r
+        value_type rhat_norm = res;  // ||r_hat||
         int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
         if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
         // one iteration per trip; the loop has no other exit (PoCL mishandles barrier loops with
         // several)
         while (reason == STATUS_RUNNING) {
-            if (rho == 0 || omega == 0 || !isfinite(rho)) {
+            // restart where r_hat is numerically orthogonal to r, as Bicgstab (core/solver/bicgstab.py)
+            const int restart = isfinite(rho) && fabs(rho) <= 100 * EPSILON * rhat_norm * res;
+            if (!isfinite(rho) || (omega == 0 && !restart)) {
                 reason = STATUS_BREAKDOWN;
             } else {
-                // p = r + beta (p - omega v);  p_hat = M p;  sum |p_hat|
-                const value_type beta = (rho / rho_old) * (alpha / omega);
+                // restart: r_hat = p = r, rho = r . r;  else p = r + beta (p - omega v);
+                // p_hat = M p;  sum |p_hat|
+                const value_type beta = restart ? 0 : (rho / rho_old) * (alpha / omega);
+                if (restart) {
+                    rho = res * res;
+                    rhat_norm = res;
+                }
                 s0 = 0;
 #if PRECOND == PRECOND_BLOCK
-                FOR_ROWS(i) p[i] = r[i] + beta * (p[i] - omega * v[i]);
+                FOR_ROWS(i) {
+                    if (restart) r_hat[i] = r[i];
+                    p[i] = restart ? r[i] : r[i] + beta * (p[i] - omega * v[i]);
+                }
                 SYNC();
                 FOR_ROWS(i) {
                     value_type pi;
@@ -73,7 +84,8 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 }
 #else
                 FOR_ROWS(i) {
-                    p[i] = r[i] + beta * (p[i] - omega * v[i]);
+                    if (restart) r_hat[i] = r[i];
+                    p[i] = restart ? r[i] : r[i] + beta * (p[i] - omega * v[i]);
                     value_type pi;
                     PREC_ROW(pi, p, i);
                     p_hat[i] = pi;
@@ -201,6 +213,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                         }
                         rho = SUM4(s0, 0, 0, 0).s0;
                         res = sqrt(rho);
+                        rhat_norm = res;
                         if (res <= limit) {
                             reason = STATUS_CONVERGED;
                         } else {

@@ -35,13 +35,23 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
     r_hat, p, v = r.copy(), np.zeros_like(r), np.zeros_like(r)
     rho_old = alpha = omega = one
     rho = r_hat @ r
+    rhat_norm = res
     it = 0
     while it < max_iterations:
-        if rho == 0 or omega == 0 or not finite(rho):
+        # restart where r_hat is numerically orthogonal to r, as Bicgstab (core/solver/bicgstab.py)
+        restart = finite(rho) and abs(rho) <= 100 * np.finfo(b.dtype).eps * rhat_norm * res
+        if not finite(rho) or (omega == 0 and not restart):
             return it, res, StopReason.BREAKDOWN
-        # p = r + beta (p - omega v);  p_hat = M p
-        beta = (rho / rho_old) * (alpha / omega)
-        p = r + beta * (p - omega * v)
+        if restart:
+            # r_hat = p = r;  rho = r . r
+            r_hat, p = r.copy(), r.copy()
+            rho = res * res
+            rhat_norm = res
+        else:
+            # p = r + beta (p - omega v)
+            beta = (rho / rho_old) * (alpha / omega)
+            p = r + beta * (p - omega * v)
+        # p_hat = M p
         p_hat = M(p)
         p_sum = np.abs(p_hat).sum()
         # v = A p_hat;  alpha = rho / (r_hat . v)
@@ -90,4 +100,5 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
         r_hat, p, v = r.copy(), np.zeros_like(r), np.zeros_like(r)
         rho_old = alpha = omega = one
         rho = r_hat @ r
+        rhat_norm = res
     return it, res, StopReason.ITERATION_LIMIT

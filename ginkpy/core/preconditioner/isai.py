@@ -1,0 +1,135 @@
+"""Isai: the incomplete sparse approximate inverse preconditioner (Ginkgo's preconditioner::Isai;
+H. Anzt, T. Huckle, J. Bräckle, J. Dongarra, Incomplete sparse approximate inverses for
+parallel preconditioning, Parallel Computing 71, 2018).
+
+M ~ A^-1 (or T^-1 for a triangle T) with a fixed sparsity pattern, so applying it is one SpMV
+instead of a triangular solve: what makes the factors of an incomplete factorization cheap to
+apply on a GPU. Each row i of M is the solution of a small dense system: with J the columns of
+row i, (M S)_ij = delta_ij for j in J gives S[J, J]^T m_i = e_i, solved by Gaussian elimination
+with partial pivoting, one work-item per row on the executor. The pattern (a power of the
+matrix's pattern) is formed on the host with SciPy and moved to the executor.
+
+Types (``isai_type``): ``"lower"`` and ``"upper"`` invert the lower or upper triangle of the
+system matrix (the other triangle is ignored), with the triangle's pattern; ``"general"``
+inverts A with A's pattern; ``"spd"`` (for symmetric positive definite A) computes a lower G
+with A's lower pattern and G A G^T ~ I, and applies M = G^T G. ``sparsity_power`` k uses the
+pattern of the k-th power instead (more entries, a better inverse, a costlier apply).
+``LowerIsai``, ``UpperIsai``, ``GeneralIsai`` and ``SpdIsai`` are Isai of one type, as in
+Ginkgo; ``LowerIsai`` and ``UpperIsai`` are the triangular solvers of ``gk.preconditioner.Ilu``
+and ``Ic`` (``with_l_solver(gk.preconditioner.LowerIsai.build())``).
+"""
+from __future__ import annotations
+
+import copy
+
+import attrs
+import numpy as np
+
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, one_of, parameters
+from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.factorization.factorization import system_csr
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.dense import Dense
+
+ISAI_TYPES = ("lower", "upper", "general", "spd")
+ROW_LIMIT = 128  # the most entries a row of the inverse may have (its system is dense: m^2 entries, m^3 work)
+
+
+class Isai(EnableBuild, LinOp):
+    """``gk.preconditioner.Isai.build().with_isai_type("general").with_sparsity_power(1)``;
+    the inverse is ``approximate_inverse`` (a Csr; for spd: G, with M = G^T G)."""
+
+    @parameters
+    class Parameters(Parameters):
+        isai_type: str = attrs.field(default="general", validator=one_of(*ISAI_TYPES))
+        sparsity_power: int = attrs.field(default=1, validator=integer(min=1))
+
+    def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
+        EnableBuild.__init__(self, factory)
+        exec = factory.executor
+        name, kind = type(self).__name__, self.parameters.isai_type
+        A = system_csr(system_matrix, exec, name)
+        LinOp.__init__(self, exec, A.shape, A.dtype)
+        host = exec.host
+        # the system matrix S and the pattern of the inverse, on the host
+        system, (ptrs, cols), zero_row = host.run("preconditioner.isai.pattern", A.to_executor(host), kind,
+                                                  self.parameters.sparsity_power)
+        if kind in ("lower", "upper") and zero_row >= 0:
+            raise ValueError(f"{name}: the diagonal entry of row {zero_row} of the {kind} triangle is zero or not "
+                             f"stored, so the triangle is singular and has no inverse")
+        sizes = np.diff(ptrs)
+        if sizes.size and sizes.max() > ROW_LIMIT:
+            row = int(np.argmax(sizes))
+            raise ValueError(f"{name}: row {row} of the approximate inverse would have {sizes[row]} entries, "
+                             f"more than {ROW_LIMIT} (its dense system grows with the square): lower "
+                             f"the sparsity power, or use another preconditioner for rows this long")
+        S = Csr(exec, A.shape, *(exec.from_host(a) for a in system))
+        M = Csr(exec, A.shape, exec.from_host(ptrs), exec.from_host(cols), exec.alloc((cols.size,), A.dtype))
+        row = exec.run("preconditioner.isai.generate_inverse", S, M, kind == "spd")
+        if row >= 0:
+            raise ValueError(_failure(name, kind, row))
+        self.isai_type = kind
+        self.approximate_inverse = M
+        self._g_transpose = M.transpose() if kind == "spd" else None
+
+    def transpose(self) -> "Isai":
+        """M^T, which approximates the inverse of A^T (Ginkgo's Transposable): for the lower
+        and upper types an inverse of the other triangle; spd's M = G^T G is its own transpose."""
+        if self._g_transpose is not None:
+            return self
+        out = copy.copy(self)
+        out._loggers = []
+        out.approximate_inverse = self.approximate_inverse.transpose()
+        out.isai_type = {"lower": "upper", "upper": "lower"}.get(self.isai_type, self.isai_type)
+        return out
+
+    def _apply_impl(self, b: Dense, x: Dense) -> None:
+        if self._g_transpose is None:
+            # x = M b
+            self.approximate_inverse.apply(b, x)
+        else:
+            # x = G^T (G b)
+            tmp = b.empty_like()
+            self.approximate_inverse.apply(b, tmp)
+            self._g_transpose.apply(tmp, x)
+
+
+def _failure(name: str, kind: str, row: int) -> str:
+    if kind == "spd":
+        return (f"{name}: the system of row {row} is singular or gives a value that is not positive: "
+                f"the matrix is not symmetric positive definite (use GeneralIsai)")
+    return (f"{name}: the system of row {row} (the matrix restricted to the pattern of that row of the "
+            f"inverse) is singular: try another sparsity power, or another preconditioner")
+
+
+def _typed(kind: str) -> type:
+    """The parameters of an Isai of one type (that type is the only one accepted)."""
+    @parameters
+    class Typed(Isai.Parameters):
+        isai_type: str = attrs.field(default=kind, validator=one_of(kind))
+    return Typed
+
+
+class LowerIsai(Isai):
+    """Isai of the lower triangle (Ginkgo's LowerIsai): ``with_sparsity_power``."""
+
+    Parameters = _typed("lower")
+
+
+class UpperIsai(Isai):
+    """Isai of the upper triangle (Ginkgo's UpperIsai): ``with_sparsity_power``."""
+
+    Parameters = _typed("upper")
+
+
+class GeneralIsai(Isai):
+    """Isai of a general matrix (Ginkgo's GeneralIsai): ``with_sparsity_power``."""
+
+    Parameters = _typed("general")
+
+
+class SpdIsai(Isai):
+    """Isai of a symmetric positive definite matrix, M = G^T G (Ginkgo's SpdIsai):
+    ``with_sparsity_power``."""
+
+    Parameters = _typed("spd")

@@ -1,0 +1,101 @@
+// Kernels shared by the fixed-point factorizations: the patterns of the factors with their
+// initial values, and the check of the pivots. One work-item per row.
+#include "common.cl"
+
+// Position of column `col` in the sorted cols[begin, end), or -1.
+inline int find_column(__global const int* cols, int begin, int end, const int col)
+{
+    while (begin < end) {
+        const int mid = begin + (end - begin) / 2;
+        const int c = cols[mid];
+        if (c == col) return mid;
+        if (c < col) begin = mid + 1;
+        else end = mid;
+    }
+    return -1;
+}
+
+// Each row's diagonal position and its entry counts in L (the strictly lower part and the
+// diagonal) and in U (the diagonal and the upper part). A row whose diagonal is not stored
+// (or, with `positive`, not > 0) lowers *bad_row to its index.
+__kernel void count_l_u(const int n, const int positive, __global const int* a_row_ptrs,
+                        __global const int* a_col_idxs, __global const value_type* a_values,
+                        __global int* diag, __global int* l_counts, __global int* u_counts,
+                        __global int* bad_row)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int d = find_column(a_col_idxs, a_row_ptrs[i], a_row_ptrs[i + 1], i);
+        const int valid = d >= 0 && (!positive || a_values[d] > 0);
+        if (!valid) atomic_min(bad_row, i);
+        diag[i] = d;
+        l_counts[i] = valid ? d - a_row_ptrs[i] + 1 : 0;
+        u_counts[i] = valid ? a_row_ptrs[i + 1] - d : 0;
+    }
+}
+
+// L = A's strictly lower part scaled by the pivots (l_ij = a_ij / a_jj, a_ij where a_jj is 0)
+// and a unit diagonal; U = A's upper part.
+__kernel void initialize_l_u(const int n, __global const int* a_row_ptrs,
+                             __global const int* a_col_idxs, __global const value_type* a_values,
+                             __global const int* diag, __global const int* l_row_ptrs,
+                             __global int* l_col_idxs, __global value_type* l_values,
+                             __global const int* u_row_ptrs, __global int* u_col_idxs,
+                             __global value_type* u_values)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int begin = a_row_ptrs[i];
+        const int d = diag[i];
+        int q = l_row_ptrs[i];
+        for (int p = begin; p < d; ++p, ++q) {
+            const int j = a_col_idxs[p];
+            const value_type pivot = a_values[diag[j]];
+            l_col_idxs[q] = j;
+            l_values[q] = a_values[p] / (pivot != 0 ? pivot : (value_type)1);
+        }
+        l_col_idxs[q] = i;
+        l_values[q] = 1;
+        q = u_row_ptrs[i];
+        for (int p = d; p < a_row_ptrs[i + 1]; ++p, ++q) {
+            u_col_idxs[q] = a_col_idxs[p];
+            u_values[q] = a_values[p];
+        }
+    }
+}
+
+// L = A's lower part with l_ij = a_ij / sqrt(a_jj) and l_ii = sqrt(a_ii) (all a_ii > 0).
+__kernel void initialize_l(const int n, __global const int* a_row_ptrs,
+                           __global const int* a_col_idxs, __global const value_type* a_values,
+                           __global const int* diag, __global const int* l_row_ptrs,
+                           __global int* l_col_idxs, __global value_type* l_values)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int d = diag[i];
+        int q = l_row_ptrs[i];
+        for (int p = a_row_ptrs[i]; p < d; ++p, ++q) {
+            const int j = a_col_idxs[p];
+            l_col_idxs[q] = j;
+            l_values[q] = a_values[p] / sqrt(a_values[diag[j]]);
+        }
+        l_col_idxs[q] = i;
+        l_values[q] = sqrt(a_values[d]);
+    }
+}
+
+// The first row whose diagonal entry (last in a lower factor's row, first in an upper one's)
+// is missing, zero or not finite lowers *bad_row to its index.
+__kernel void find_invalid_pivot(const int n, const int lower, __global const int* row_ptrs,
+                                 __global const int* col_idxs, __global const value_type* values,
+                                 __global int* bad_row)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int begin = row_ptrs[i];
+        const int end = row_ptrs[i + 1];
+        const int pos = lower ? end - 1 : begin;
+        const int valid = end > begin && col_idxs[pos] == i && values[pos] != 0 && isfinite(values[pos]);
+        if (!valid) atomic_min(bad_row, i);
+    }
+}

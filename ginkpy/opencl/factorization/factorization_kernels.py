@@ -1,0 +1,75 @@
+"""OpenCL kernels shared by the fixed-point factorizations (sources in factorization_kernels.cl):
+the patterns of the factors with their initial values, and the check of the pivots.
+
+The patterns come from A's: per row the diagonal's position gives the entry counts of L and
+U, a prefix sum their row pointers, then every row copies its entries. The counts and the
+first invalid row come back to the host in one read (to allocate the factors, or to refuse A).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ginkpy.opencl.launch import launch_1d
+
+_NONE = np.iinfo(np.int32).max  # *bad_row when every row is valid
+
+
+def _read_ints(exec, *sources) -> list[int]:
+    """The ints at (array, index) pairs of device int32 arrays, in one wait."""
+    out = [np.empty(1, np.int32) for _ in sources]
+    for host, (array, index) in zip(out, sources):
+        cl.enqueue_copy(exec.queue, host, array.data, src_offset=4 * index, is_blocking=False)
+    exec.queue.finish()
+    return [int(h[0]) for h in out]
+
+
+def _patterns(exec, a, positive: bool):
+    """Diagonal positions, L and U row pointers, their entry counts and the first invalid row."""
+    n = a.shape[0]
+    diag = exec.alloc((max(n, 1),), np.int32)
+    l_ptrs, u_ptrs = (exec.from_host(np.zeros(n + 1, np.int32)) for _ in range(2))
+    bad = exec.from_host(np.array([_NONE], np.int32))
+    launch_1d(exec, __file__, "count_l_u", a.dtype, n, np.int32(n), np.int32(positive), a.row_ptrs.data,
+              a.col_idxs.data, a.values.data, diag.data, l_ptrs.data, u_ptrs.data, bad.data)
+    exec.run("components.prefix_sum.prefix_sum", l_ptrs)
+    exec.run("components.prefix_sum.prefix_sum", u_ptrs)
+    bad_row, l_nnz, u_nnz = _read_ints(exec, (bad, 0), (l_ptrs, n), (u_ptrs, n))
+    return diag, l_ptrs, u_ptrs, l_nnz, u_nnz, -1 if bad_row == _NONE else bad_row
+
+
+def _allocate(exec, nnz: int, dtype):
+    return exec.alloc((nnz,), np.int32), exec.alloc((nnz,), dtype)
+
+
+def initialize_l_u(exec, a):
+    n = a.shape[0]
+    diag, l_ptrs, u_ptrs, l_nnz, u_nnz, missing = _patterns(exec, a, positive=False)
+    if missing >= 0:
+        return (l_ptrs, *_allocate(exec, 0, a.dtype)), (u_ptrs, *_allocate(exec, 0, a.dtype)), missing
+    l_cols, l_vals = _allocate(exec, l_nnz, a.dtype)
+    u_cols, u_vals = _allocate(exec, u_nnz, a.dtype)
+    launch_1d(exec, __file__, "initialize_l_u", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
+              a.values.data, diag.data, l_ptrs.data, l_cols.data, l_vals.data, u_ptrs.data, u_cols.data,
+              u_vals.data)
+    return (l_ptrs, l_cols, l_vals), (u_ptrs, u_cols, u_vals), -1
+
+
+def initialize_l(exec, a):
+    n = a.shape[0]
+    diag, l_ptrs, _, l_nnz, _, missing = _patterns(exec, a, positive=True)
+    if missing >= 0:
+        return (l_ptrs, *_allocate(exec, 0, a.dtype)), missing
+    l_cols, l_vals = _allocate(exec, l_nnz, a.dtype)
+    launch_1d(exec, __file__, "initialize_l", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
+              a.values.data, diag.data, l_ptrs.data, l_cols.data, l_vals.data)
+    return (l_ptrs, l_cols, l_vals), -1
+
+
+def find_invalid_pivot(exec, factor, lower) -> int:
+    n = factor.shape[0]
+    bad = exec.from_host(np.array([_NONE], np.int32))
+    launch_1d(exec, __file__, "find_invalid_pivot", factor.dtype, n, np.int32(n), np.int32(bool(lower)),
+              factor.row_ptrs.data, factor.col_idxs.data, factor.values.data, bad.data)
+    row = int(exec.to_host(bad)[0])
+    return -1 if row == _NONE else row

@@ -1,0 +1,75 @@
+// ParILU sweeps: every entry of one factor recomputed from the others, one work-item per entry.
+// L is unit lower (the diagonal last in each row), U upper (the diagonal first in each row);
+// A's entry of a factor entry at position p of row i is found from A's row i: L's entries are
+// A's first ones in the row, U's its last ones. The sums run over k in increasing order and
+// find u_kj in U's row k by binary search, so no transposed copy of U is needed.
+#include "common.cl"
+
+inline int find_column(__global const int* cols, int begin, int end, const int col)
+{
+    while (begin < end) {
+        const int mid = begin + (end - begin) / 2;
+        const int c = cols[mid];
+        if (c == col) return mid;
+        if (c < col) begin = mid + 1;
+        else end = mid;
+    }
+    return -1;
+}
+
+// sum_k l_ik u_kj over the entries k of L's row i at positions begin..end
+inline value_type sum_l_u(const int begin, const int end, const int j,
+                          __global const int* l_col_idxs, __global const value_type* l_values,
+                          __global const int* u_row_ptrs, __global const int* u_col_idxs,
+                          __global const value_type* u_values)
+{
+    value_type sum = 0;
+    for (int q = begin; q < end; ++q) {
+        const int k = l_col_idxs[q];
+        const int r = find_column(u_col_idxs, u_row_ptrs[k], u_row_ptrs[k + 1], j);
+        if (r >= 0) sum += l_values[q] * u_values[r];
+    }
+    return sum;
+}
+
+// u_ij = a_ij - sum_{k<i} l_ik u_kj
+__kernel void sweep_u(const int nnz, __global const int* a_row_ptrs,
+                      __global const value_type* a_values, __global const int* l_row_ptrs,
+                      __global const int* l_col_idxs, __global const value_type* l_values,
+                      __global const int* u_row_ptrs, __global const int* u_col_idxs,
+                      __global const value_type* u_values, __global const int* u_rows,
+                      __global value_type* u_out)
+{
+    const int p = get_global_id(0);
+    if (p < nnz) {
+        const int i = u_rows[p];
+        const value_type a = a_values[a_row_ptrs[i + 1] - (u_row_ptrs[i + 1] - p)];
+        // k < i: L's row i without its diagonal
+        u_out[p] = a - sum_l_u(l_row_ptrs[i], l_row_ptrs[i + 1] - 1, u_col_idxs[p], l_col_idxs,
+                               l_values, u_row_ptrs, u_col_idxs, u_values);
+    }
+}
+
+// l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj; the unit diagonal stays
+__kernel void sweep_l(const int nnz, __global const int* a_row_ptrs,
+                      __global const value_type* a_values, __global const int* l_row_ptrs,
+                      __global const int* l_col_idxs, __global const value_type* l_values,
+                      __global const int* l_rows, __global const int* u_row_ptrs,
+                      __global const int* u_col_idxs, __global const value_type* u_values,
+                      __global value_type* l_out)
+{
+    const int p = get_global_id(0);
+    if (p < nnz) {
+        const int i = l_rows[p];
+        const int j = l_col_idxs[p];
+        if (j == i) {
+            l_out[p] = 1;
+        } else {
+            const value_type a = a_values[a_row_ptrs[i] + (p - l_row_ptrs[i])];
+            // k < j: the entries of L's row i before p
+            const value_type sum = sum_l_u(l_row_ptrs[i], p, j, l_col_idxs, l_values, u_row_ptrs,
+                                           u_col_idxs, u_values);
+            l_out[p] = (a - sum) / u_values[u_row_ptrs[j]];
+        }
+    }
+}

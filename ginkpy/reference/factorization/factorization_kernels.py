@@ -1,0 +1,60 @@
+"""Reference kernels shared by the fixed-point factorizations (ParIlu, ParIc): the factors'
+patterns with their initial values, and the check of the pivots."""
+from __future__ import annotations
+
+import numpy as np
+
+from ginkpy.reference.factorization.patterns import diagonal_positions
+
+
+def find_invalid_pivot(exec, factor, lower) -> int:
+    """The first row whose diagonal entry (the last of a lower factor's row, the first of an
+    upper factor's) is missing, zero or not finite; -1 when every pivot is valid."""
+    n = factor.shape[0]
+    ptrs, cols, vals = factor.row_ptrs, factor.col_idxs, factor.values
+    nonempty = ptrs[1:] > ptrs[:-1]
+    pos = np.where(nonempty, ptrs[1:] - 1 if lower else ptrs[:-1], 0)
+    valid = nonempty & (cols[pos] == np.arange(n)) & (vals[pos] != 0) & np.isfinite(vals[pos]) if n else nonempty
+    bad = np.flatnonzero(~valid)
+    return int(bad[0]) if bad.size else -1
+
+
+def initialize_l_u(exec, a):
+    """The pattern of L (A's strictly lower part and a unit diagonal) and U (A's upper part,
+    the diagonal included) with the initial guess l_ij = a_ij / a_jj (a_jj = 0: a_ij), u_ij = a_ij;
+    returns (L arrays, U arrays, the first row without a stored diagonal entry or -1)."""
+    n = a.shape[0]
+    diag, missing = diagonal_positions(a)
+    if missing >= 0:
+        empty = (np.zeros(n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, a.values.dtype))
+        return empty, empty, missing
+    rows = np.repeat(np.arange(n), np.diff(a.row_ptrs))
+    in_l, in_u = a.col_idxs <= rows, a.col_idxs >= rows
+    l_ptrs = np.concatenate([[0], np.cumsum(diag - a.row_ptrs[:-1] + 1)]).astype(np.int32)
+    u_ptrs = np.concatenate([[0], np.cumsum(a.row_ptrs[1:] - diag)]).astype(np.int32)
+    pivots = a.values[diag]
+    scale = np.where(pivots != 0, pivots, 1)
+    l_vals = a.values[in_l] / scale[a.col_idxs[in_l]]
+    l_vals[l_ptrs[1:] - 1] = 1
+    return ((l_ptrs, a.col_idxs[in_l].astype(np.int32), l_vals.astype(a.values.dtype)),
+            (u_ptrs, a.col_idxs[in_u].astype(np.int32), a.values[in_u].copy()), missing)
+
+
+def initialize_l(exec, a):
+    """The pattern of L (A's lower part, the diagonal included) with the initial guess
+    l_ij = a_ij / sqrt(a_jj), l_ii = sqrt(a_ii); returns (L arrays, the first row whose
+    diagonal entry is not stored or not positive, or -1)."""
+    n = a.shape[0]
+    diag, missing = diagonal_positions(a)
+    if missing < 0:
+        bad = np.flatnonzero(~(a.values[diag] > 0))
+        missing = int(bad[0]) if bad.size else -1
+    if missing >= 0:
+        return (np.zeros(n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, a.values.dtype)), missing
+    rows = np.repeat(np.arange(n), np.diff(a.row_ptrs))
+    in_l = a.col_idxs <= rows
+    l_ptrs = np.concatenate([[0], np.cumsum(diag - a.row_ptrs[:-1] + 1)]).astype(np.int32)
+    roots = np.sqrt(a.values[diag])
+    l_vals = a.values[in_l] / roots[a.col_idxs[in_l]]
+    l_vals[l_ptrs[1:] - 1] = roots
+    return (l_ptrs, a.col_idxs[in_l].astype(np.int32), l_vals.astype(a.values.dtype)), missing

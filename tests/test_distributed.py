@@ -1,0 +1,225 @@
+"""gk.distributed: solves under ``mpiexec -n 2`` and ``-n 3`` (tests/distributed_cases.py) against
+the serial solve of the same system, and the parts that need no MPI (Partition, the kernels).
+
+The MPI runs are launched once per rank count and executor (the reference executor for all
+cases, PoCL for a few: its start costs seconds per rank); each case is judged here. They skip
+with the reason where mpiexec or mpi4py is missing (``pip install "ginkpy[mpi]"``). A case that
+hangs fails at the launch's time limit.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ginkpy as gk
+from conftest import assert_twins, twin
+
+HERE = Path(__file__).resolve().parent
+CASES_FILE = HERE / "distributed_cases.py"
+OPENCL_CASES = ["cg_jacobi", "bicgstab_jacobi_uneven", "one_neighbour"]
+TIME_LIMIT = 240  # seconds for one launch: a hang fails the test instead of the suite
+
+
+def _mpiexec() -> str | None:
+    """mpiexec beside this Python (the mpich wheel installs it there), else on the PATH."""
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+def _skip_reason() -> str | None:
+    if importlib.util.find_spec("mpi4py") is None:
+        return "mpi4py is not installed (pip install \"ginkpy[mpi]\")"
+    if _mpiexec() is None:
+        return "mpiexec is not found (pip install \"ginkpy[mpi]\" installs MPICH's)"
+    return None
+
+
+def _launch(ranks: int, kind: str, cases: list[str] | None = None) -> dict:
+    """Run the cases under mpiexec; {case: record} from rank 0's RESULT lines."""
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    if kind == "opencl":
+        try:
+            gk.OpenCLExecutor()
+        except Exception as err:  # noqa: BLE001 - no OpenCL device on this machine
+            pytest.skip(f"no OpenCL device: {err}")
+    command = [_mpiexec(), "-n", str(ranks), sys.executable, str(CASES_FILE), kind] + ([",".join(cases)] if cases else [])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]),
+               OMP_NUM_THREADS="1")
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=TIME_LIMIT, env=env)
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"{' '.join(command)} did not finish in {TIME_LIMIT} s (a hang?):\n{err.stdout}\n{err.stderr}")
+    records = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("RESULT "):
+            record = json.loads(line[len("RESULT "):])
+            records[record["case"]] = record
+    if run.returncode != 0 or not records:
+        pytest.fail(f"{' '.join(command)} failed ({run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+    return records
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """The launches, made when a test first asks for them (and only once)."""
+    made: dict = {}
+
+    def get(ranks: int, kind: str) -> dict:
+        key = (ranks, kind)
+        if key not in made:
+            made[key] = _launch(ranks, kind, OPENCL_CASES if kind == "opencl" else None)
+        return made[key]
+    return get
+
+
+def _case_names() -> list[str]:
+    spec = importlib.util.spec_from_file_location("distributed_cases", CASES_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.CASES)
+
+
+def _check_solve(record: dict, ranks: int) -> None:
+    """Every rank the same iteration count and stop reason; the serial solve's reason, its
+    iteration count within a few, its solution to rounding."""
+    assert len(record["iterations"]) == ranks
+    assert all(it == record["iterations"][0] for it in record["iterations"]), record
+    assert all(r == record["reasons"][0] for r in record["reasons"]), record
+    assert record["reasons"][0] == record["serial_reason"], record
+    assert "converged" in record["reasons"][0], record
+    if not record.get("iterations_differ"):
+        for mine, serial in zip(record["iterations"][0], record["serial_iterations"]):
+            assert abs(mine - serial) <= max(3, serial // 20), record
+    assert record["error"] <= record["tol"], record
+
+
+SOLVE_CASES = [name for name in _case_names() if name not in ("time_limit", "vector_reductions", "bad_input")]
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("case", SOLVE_CASES)
+def test_solve_matches_serial(runs, ranks, case):
+    record = runs(ranks, "reference")[case]
+    assert not any(record["errors"]), record["errors"]
+    result = record["result"]
+    for solve in (result.values() if case == "cgs_fcg_ir" else [result]):
+        _check_solve(solve, ranks)
+    if case == "one_neighbour":
+        # rank r receives one ghost row (the last of rank r - 1) and sends to rank r + 1 only
+        for rank, (receive_from, send_to, ghosts) in enumerate(result["neighbours"]):
+            assert receive_from == ([rank - 1] if rank else [])
+            assert send_to == ([rank + 1] if rank < ranks - 1 else [])
+            assert len(ghosts) == (1 if rank else 0)
+
+
+@pytest.mark.parametrize("case", OPENCL_CASES)
+def test_solve_matches_serial_opencl(runs, case):
+    record = runs(2, "opencl")[case]
+    assert not any(record["errors"]), record["errors"]
+    _check_solve(record["result"], 2)
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_time_limit_stops_every_rank_together(runs, ranks):
+    # each rank has its own clock: the ranks agree on the iteration where time ran out
+    record = runs(ranks, "reference")["time_limit"]
+    assert not any(record["errors"]), record["errors"]
+    result = record["result"]
+    assert len(set(result["iterations"])) == 1 and set(result["reasons"]) == {"time limit"}, result
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_vector_reductions_are_global_and_identical(runs, ranks):
+    record = runs(ranks, "reference")["vector_reductions"]
+    assert not any(record["errors"]), record["errors"]
+    result = record["result"]
+    for scale in ("1.0", "1e+200", "1e-200"):
+        assert result[scale]["same_on_every_rank"]
+        assert result[scale]["norm_error"] < 1e-14
+    assert result["1.0"]["dot"] == pytest.approx(result["1.0"]["dot_expected"], rel=1e-14)
+    assert result["gather_exact"] and result["is_finite"]
+    assert all(result["nan_seen_by"])  # a NaN on the last rank is seen by every rank
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_bad_input_raises_on_every_rank(runs, ranks):
+    record = runs(ranks, "reference")["bad_input"]
+    assert not any(record["errors"]), record["errors"]
+    expected = {"partition_not_covering": ("ValueError", "partition"),
+                "column_out_of_range": ("ValueError", "column index"),
+                "different_global_sizes": ("ValueError", "columns"),
+                "different_partitions": ("ValueError", "different partitions"),
+                "vector_wrong_rows": ("ValueError", "rows"),
+                "nan_rhs": ("ValueError", "NaN"),
+                "singular_local_block": ("ValueError", "singular"),
+                "plain_dense_operands": ("TypeError", "gk.distributed.Vector")}
+    for name, (kind, words) in expected.items():
+        raised = record["result"][name]
+        assert len(raised) == ranks and all(r is not None for r in raised), (name, raised)
+        assert all(r == raised[0] for r in raised), (name, raised)  # the same error everywhere
+        assert raised[0][0] == kind and words in raised[0][1], (name, raised)
+
+
+# -- without MPI ----------------------------------------------------------------------------------
+
+def test_partition():
+    p = gk.distributed.Partition.uniform(10, 3)
+    assert p.offsets.tolist() == [0, 4, 7, 10] and p.num_parts == 3 and p.global_size == 10
+    assert p.range(1) == (4, 7) and p.local_size(2) == 3
+    assert p.owners([0, 3, 4, 9]).tolist() == [0, 0, 1, 2]
+    q = gk.distributed.Partition.from_mapping(np.array([0, 0, 2, 2, 2]), 3)
+    assert q.offsets.tolist() == [0, 2, 2, 5] and q.local_size(1) == 0
+    assert q.owners([1, 2]).tolist() == [0, 2]
+    assert gk.distributed.Partition([0, 2, 2, 5]) == q
+
+
+@pytest.mark.parametrize("bad, words", [
+    (lambda: gk.distributed.Partition([1, 3]), "start at 0"),
+    (lambda: gk.distributed.Partition([0, 3, 2]), "never decrease"),
+    (lambda: gk.distributed.Partition.from_mapping(np.array([0, 1, 0]), 2), "contiguous"),
+    (lambda: gk.distributed.Partition.from_mapping(np.array([0, 3]), 2), "0 .. 1"),
+    (lambda: gk.distributed.Partition.uniform(-1, 2), "n >= 0"),
+    (lambda: gk.distributed.Partition.uniform(4, 2).range(2), "rank 2"),
+])
+def test_partition_errors(bad, words):
+    with pytest.raises(ValueError, match=words):
+        bad()
+
+
+def test_separate_local_nonlocal(ref, rng):
+    # rank 1 of offsets [0, 3, 7, 10]: local columns 3..6, ghosts sorted, owners' local indices
+    A = sp.random(4, 10, 0.6, random_state=3, format="csr") + sp.csr_matrix(np.eye(4, 10, 3))
+    host = gk.matrix.Csr.from_scipy(ref, A)
+    offsets = np.array([0, 3, 7, 10])
+    (lp, lc, lv), (np_, nc, nv), ghosts, requested, counts = ref.run(
+        "distributed.matrix.separate_local_nonlocal", host, offsets, 1)
+    dense = A.toarray()
+    local = sp.csr_matrix((lv, lc, lp), shape=(4, 4)).toarray()
+    non_local = sp.csr_matrix((nv, nc, np_), shape=(4, ghosts.size)).toarray()
+    np.testing.assert_array_equal(local, dense[:, 3:7])
+    np.testing.assert_array_equal(non_local, dense[:, ghosts])
+    outside = np.flatnonzero(np.abs(dense[:, np.r_[0:3, 7:10]]).sum(axis=0))
+    np.testing.assert_array_equal(ghosts, np.r_[0:3, 7:10][outside])
+    np.testing.assert_array_equal(requested, ghosts - np.where(ghosts < 3, 0, 7))
+    assert counts.tolist() == [int((ghosts < 3).sum()), 0, int((ghosts >= 7).sum())]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_row_gather_twins(ref, ocl, rng, k):
+    # more rows than a work-group, repeated and unordered rows
+    b = rng.standard_normal((1031, k))
+    rows = rng.integers(0, 1031, 517).astype(np.int32)
+    outs = twin(ref, ocl, "distributed.matrix.row_gather", b, rows, np.zeros((517, k)))
+    assert_twins(outs, np.float64)
+    np.testing.assert_array_equal(outs[0][2], b[rows])
