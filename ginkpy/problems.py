@@ -27,6 +27,32 @@ def convection_diffusion_2d(n: int, peclet: float = 0.5) -> sp.csr_matrix:
     return sp.kronsum(t, _laplacian_1d(n), format="csr")
 
 
+def helmholtz_2d(n: int, wavenumber: float = 10.0, damping: float = 0.5) -> sp.csr_matrix:
+    """Shifted Laplacian of a damped Helmholtz problem on the unit square, n x n interior grid
+    points (spacing h = 1 / (n + 1)): -Laplace u - k^2 (1 + i damping) u = f times h^2, that
+    is L - (k h)^2 (1 + i damping) I with L = poisson_2d(n). Complex
+    symmetric (A^T = A, not Hermitian), indefinite for k h beyond the smallest eigenvalues of L:
+    a system for Gmres, Bicgstab, Bicg and Cgs (the damping keeps it nonsingular; larger
+    damping converges faster)."""
+    h = 1.0 / (n + 1)
+    shift = (wavenumber * h) ** 2 * (1 + 1j * damping)
+    return (poisson_2d(n) - shift * sp.identity(n * n, format="csr")).tocsr()
+
+
+def magnetic_laplacian_2d(n: int, flux: float = 0.1, shift: float = 0.0) -> sp.csr_matrix:
+    """Hermitian positive definite 5-point Laplacian with Peierls phases (a charged particle in
+    a uniform magnetic field, flux per grid cell in units of the flux quantum) on an n x n grid,
+    Dirichlet boundary: a_ii = 4 + shift, a_ij = -exp(i theta_ij) for the neighbours, with
+    theta_ji = -theta_ij (Landau gauge: phase 2 pi flux x along the y links). A system for Cg,
+    Fcg and Bicg with complex values; its spectrum lies in (shift, 8 + shift)."""
+    x = np.arange(n * n) % n
+    along_x = np.ones(n * n - 1, dtype=complex)
+    along_x[x[:-1] == n - 1] = 0  # no link across the rows' ends
+    along_y = np.exp(2j * np.pi * flux * x[: n * n - n])
+    upper = sp.diags([-along_x, -along_y], [1, n], shape=(n * n, n * n))
+    return (upper + upper.conj().T + (4.0 + shift) * sp.identity(n * n)).tocsr()
+
+
 def power_law(n: int, mean_nnz: float = 8, exponent: float = 2.0, seed: int = 0) -> sp.csr_matrix:
     """Rows with power-law distributed lengths (a few very long rows) plus a dominant diagonal."""
     rng = np.random.default_rng(seed)

@@ -61,11 +61,11 @@ def tol(dtype) -> float:
 # -- twins: a kernel on the reference executor and on the device, on the same inputs -------------
 
 def _to_exec(exec, value, dtype):
-    """A test input on ``exec``: float numpy arrays become Dense of ``dtype`` (1-D as n x 1),
+    """A test input on ``exec``: float and complex numpy arrays become Dense of ``dtype`` (1-D as n x 1),
     other numpy arrays (stop status, flags, indices) raw executor arrays, SciPy sparse
     matrices Csr; anything else is passed as it is."""
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f":
+        if value.dtype.kind in "fc":
             return gk.matrix.Dense.from_numpy(exec, value, dtype)
         return exec.from_host(value)
     if sp.issparse(value):

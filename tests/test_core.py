@@ -53,9 +53,32 @@ def test_dimension_and_type_checks(ref):
 
 
 def test_unsupported_value_types(ref):
-    with pytest.raises(TypeError, match="complex"):
-        gk.matrix.Dense.from_numpy(ref, np.zeros(3, complex))
+    with pytest.raises(TypeError, match="float16.*float32, float64, complex64 or complex128"):
+        gk.matrix.Dense.from_numpy(ref, np.zeros(3, np.float16))
+    with pytest.raises(TypeError, match="clongdouble|complex256|complex192"):
+        gk.matrix.Dense.from_numpy(ref, np.zeros(3, np.clongdouble))
     assert gk.matrix.Dense.from_numpy(ref, np.arange(3)).dtype == np.float64
+    assert gk.matrix.Dense.from_numpy(ref, np.zeros(3, complex)).dtype == np.complex128
+
+
+def test_complex_values_are_never_made_real(ref):
+    """A complex array, matrix or scalar given where the value type is real is refused (its
+    imaginary parts would be lost), with what to do instead."""
+    z = np.array([1 + 2j, 3])
+    with pytest.raises(TypeError, match="complex .* real: the imaginary parts would be lost"):
+        gk.matrix.Dense.from_numpy(ref, z, np.float64)
+    with pytest.raises(TypeError, match="imaginary parts would be lost"):
+        gk.matrix.Csr.from_scipy(ref, np.diag(z), np.float32)
+    with pytest.raises(TypeError, match="imaginary parts would be lost"):
+        gk.matrix.Dense.from_numpy(ref, z).astype(np.float64)
+    x = gk.matrix.Dense.zeros(ref, (2, 1))
+    with pytest.raises(TypeError, match="imaginary parts would be lost"):
+        x.copy_from(gk.matrix.Dense.from_numpy(ref, z))
+    with pytest.raises(TypeError, match="the scalar"):
+        x.scale(1j)
+    # real to complex is fine: imaginary parts 0
+    np.testing.assert_array_equal(gk.matrix.Dense.from_numpy(ref, np.ones(2)).astype(np.complex64).to_numpy(),
+                                  np.ones((2, 1), np.complex64))
 
 
 def test_solver_rejects_bad_systems(ref):

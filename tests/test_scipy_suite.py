@@ -96,10 +96,6 @@ def _executor(request):
     name = name.replace(f"-{request.param}]", "]").replace(f"[{request.param}-", "[").replace(f"[{request.param}]", "")
     if name in DELIBERATE:
         pytest.skip(DELIBERATE[name])
-    case = getattr(getattr(request.node, "callspec", None), "params", {}).get("case")
-    if getattr(getattr(case, "A", None), "dtype", None) is not None and case.A.dtype.kind == "c" \
-            or name == "TestGMRES::test_abi":
-        pytest.skip("complex value types: issue 14 step 3 (temporary)")
     exec = gk.ReferenceExecutor() if request.param == "reference" else _opencl()
     _current["executor"] = exec
     yield exec

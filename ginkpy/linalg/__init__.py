@@ -29,8 +29,12 @@ executor
     Where to run: an executor or its name; default ``A.executor`` for a ginkpy LinOp, else
     ``gk.default_executor()``.
 
-The value type is float32 when A, b and x0 are all float32, else float64 (the type of a ginkpy
-LinOp A). Each function returns ``(x, info)``: x of shape (n,), and info 0 when the true
+The value type is that of A, b and x0 together, as numpy promotes them: float32 when all are
+float32, complex64 when they are float32 or complex64 and one is complex, complex128 when one
+is complex and another float64 or complex128, else float64 (the type of a ginkpy LinOp A,
+which must then be complex for a complex b). Complex systems run in complex arithmetic, as
+SciPy's: dot products conjugate their first argument, ``bicg`` uses the adjoint A^H (a
+LinearOperator's ``rmatvec``), ``cg`` needs A Hermitian positive definite. Each function returns ``(x, info)``: x of shape (n,), and info 0 when the true
 residual b - A x (computed after the solve, not the solver's recurrence) meets the tolerance,
 ``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method, -2 when the
 residual became NaN or infinite.

@@ -85,7 +85,7 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
         raise ValueError(f"each system must be square, but they are {A.common_size[0]} x {A.common_size[1]}")
     B = _vectors(B, N, n, "B", dtype)
     X0 = np.zeros((N, n), dtype) if X0 is None else _vectors(np.asarray(X0), N, n, "X0", dtype)
-    X0[np.linalg.norm(B.astype(np.float64), axis=1) == 0] = 0  # b_i = 0: x_i = 0, as SciPy answers
+    X0[np.linalg.norm(B, axis=1) == 0] = 0  # b_i = 0: x_i = 0, as SciPy answers
     if maxiter is None:
         maxiter = 10 * n
     elif isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:

@@ -11,7 +11,7 @@ import scipy.sparse.linalg as spla
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.dense import Dense, value_dtype
+from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 
 class GinkpyLinearOperator(spla.LinearOperator):
@@ -30,11 +30,13 @@ class GinkpyLinearOperator(spla.LinearOperator):
         return self.linop.apply(b, x).to_numpy()
 
     def _adjoint(self) -> "GinkpyLinearOperator":
-        transpose = getattr(self.linop, "transpose", None)
-        if transpose is None:
-            raise NotImplementedError(f"{type(self.linop).__name__} has no transpose(), so rmatvec and "
-                                      f"the adjoint .H are not available")
-        return GinkpyLinearOperator(transpose())
+        adjoint = getattr(self.linop, "conj_transpose", None)
+        if adjoint is None and self.linop.dtype.kind != "c":
+            adjoint = getattr(self.linop, "transpose", None)
+        if adjoint is None:
+            raise NotImplementedError(f"{type(self.linop).__name__} has no conj_transpose() (or transpose() for "
+                                      f"real values), so rmatvec and the adjoint .H are not available")
+        return GinkpyLinearOperator(adjoint())
 
 
 def aslinearoperator(op: Any) -> spla.LinearOperator:
@@ -75,7 +77,7 @@ class ScipyOperator(LinOp):
                 y = np.asarray(self.operator.matmat(host))
         except ValueError as err:  # SciPy's own checks of what matvec returned
             raise ValueError(f"{name} failed on an operand of shape {b.shape}: {err}") from err
-        value_dtype(y.dtype, f"the result of {name}")
+        check_convertible(value_dtype(y.dtype, f"the result of {name}"), self.dtype, f"the values {name} returned")
         if y.shape != x.shape:
             raise ValueError(f"{name} returned an array of shape {y.shape} for an operand of shape "
                              f"{b.shape}; expected {x.shape}")
@@ -84,8 +86,12 @@ class ScipyOperator(LinOp):
         x.executor.write(x.values, np.ascontiguousarray(y, dtype=self.dtype))
 
     def transpose(self) -> "ScipyOperator":
-        """The transpose, applied with the operator's ``rmatvec`` (real values: the adjoint)."""
-        return ScipyOperator(self.executor, self.operator.H, self.dtype, f"{self.what}^T")
+        """The transpose (SciPy's ``.T``, which applies ``rmatvec`` to conjugated operands)."""
+        return ScipyOperator(self.executor, self.operator.T, self.dtype, f"{self.what}^T")
+
+    def conj_transpose(self) -> "ScipyOperator":
+        """The adjoint A^H, applied with the operator's ``rmatvec`` (SciPy's ``.H``)."""
+        return ScipyOperator(self.executor, self.operator.H, self.dtype, f"{self.what}^H")
 
 
 def host_operator(A: Any, what: str = "A") -> Any:

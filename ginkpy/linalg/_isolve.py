@@ -142,6 +142,10 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     x0 = np.zeros(n, b.dtype) if x0 is None else x0
     if isinstance(A, LinOp):
         dtype = A.dtype
+        for what, v in (("b", b), ("x0", x0)):
+            if v.dtype.kind == "c" and dtype.kind != "c":
+                raise TypeError(f"{what} is complex but A, a ginkpy {type(A).__name__}, has the real value type "
+                                f"{dtype}: create A with a complex dtype (complex64 or complex128), or pass a real {what}")
     else:
         dtype = np.result_type(value_dtype(A.dtype, "A"), b.dtype, x0.dtype)
     dtype = exec.check_dtype(dtype)
@@ -191,8 +195,9 @@ def _initial_guess(A: LinOp, M: Any, exec: Executor, b: np.ndarray, x0: np.ndarr
 
 def _norm(v: np.ndarray) -> float:
     """||v|| without underflow or overflow where it is representable."""
-    scale = float(np.abs(v).max(initial=0))
-    return 0.0 if scale == 0 else scale * float(np.sqrt(np.sum((v.astype(np.float64) / scale) ** 2)))
+    magnitude = np.abs(v).astype(np.float64)
+    scale = float(magnitude.max(initial=0))
+    return 0.0 if scale == 0 else scale * float(np.sqrt(np.sum((magnitude / scale) ** 2)))
 
 
 class _Result(Logger):
@@ -236,7 +241,7 @@ def _as_executor(executor: Any, A: Any) -> Executor:
 
 
 def _vector(v: Any, n: int, what: str) -> np.ndarray:
-    """``v`` as a finite 1-D float array of length n (accepting (n,) and (n, 1), as SciPy does)."""
+    """``v`` as a finite 1-D float or complex array of length n (accepting (n,) and (n, 1), as SciPy does)."""
     v = np.asarray(v)
     if v.shape not in ((n,), (n, 1)):
         raise ValueError(f"{what} has shape {v.shape}, but A is {n} x {n}: {what} must have shape ({n},) or "

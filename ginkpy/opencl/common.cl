@@ -1,12 +1,61 @@
-// Included by every ginkpy kernel source: value types, the fp64 switch, stop status codes and
-// the work-group tree sum.
-// ValueType (float or double) and IndexType (int) come from the build options.
+// Included by every ginkpy kernel source: value types and their arithmetic, the fp64 switch,
+// stop status codes and the work-group tree sum.
+// ValueType (float, double, or float2 / double2 for complex values), RealType (float or
+// double), VALUE_COMPLEX (0 or 1) and IndexType (int) come from the build options.
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
 typedef ValueType value_type;
+typedef RealType real_type;  // norms, thresholds, the stop state
 typedef IndexType index_type;
+
+// ---- value arithmetic: every kernel is written once for real and complex values ------------
+// A complex value is a float2 / double2 (real part .x, imaginary part .y). Sums, differences,
+// real multiples (r * a, a / r) and 0 work on either as they are; products, quotients,
+// conjugates and magnitudes of values, and values other than 0 made from reals, go through
+// these helpers, which are the plain operations for real values.
+#if VALUE_COMPLEX
+inline value_type mul(const value_type a, const value_type b)
+{
+    return (value_type)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+// conj(a) b: the term of a dot product a^H b
+inline value_type mul_conj(const value_type a, const value_type b)
+{
+    return (value_type)(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
+}
+// a / b by Smith's method (no overflow or underflow of |b|^2 where the quotient is representable)
+inline value_type divide(const value_type a, const value_type b)
+{
+    if (fabs(b.x) >= fabs(b.y)) {
+        const real_type t = b.y / b.x, d = b.x + b.y * t;
+        return (value_type)((a.x + a.y * t) / d, (a.y - a.x * t) / d);
+    }
+    const real_type t = b.x / b.y, d = b.y + b.x * t;
+    return (value_type)((a.x * t + a.y) / d, (a.y * t - a.x) / d);
+}
+inline value_type conj_value(const value_type a) { return (value_type)(a.x, -a.y); }
+inline real_type real_part(const value_type a) { return a.x; }
+inline real_type abs2(const value_type a) { return a.x * a.x + a.y * a.y; }
+inline real_type abs_value(const value_type a) { return hypot(a.x, a.y); }
+inline value_type to_value(const real_type r) { return (value_type)(r, 0); }
+inline bool is_zero(const value_type a) { return a.x == 0 && a.y == 0; }
+inline bool is_finite_value(const value_type a) { return isfinite(a.x) && isfinite(a.y); }
+#else
+// macros, not functions: an expression such as s += mul(a, b) stays one expression, which the
+// compiler may contract to an FMA as it did before complex values existed
+#define mul(a, b) ((a) * (b))
+#define mul_conj(a, b) ((a) * (b))
+#define divide(a, b) ((a) / (b))
+#define conj_value(a) (a)
+#define real_part(a) (a)
+#define abs2(a) ((a) * (a))
+#define abs_value(a) fabs(a)
+#define to_value(r) (r)
+#define is_zero(a) ((a) == 0)
+#define is_finite_value(a) isfinite(a)
+#endif
 
 // Stop status of a right-hand-side column (see core/stop/stopping_status.py).
 #define STATUS_RUNNING 0
@@ -15,8 +64,8 @@ typedef IndexType index_type;
 #define STATUS_DIVERGED 5
 #define STATUS_PENDING 6
 
-// The machine epsilon of value_type.
-#define EPSILON (sizeof(value_type) == 8 ? DBL_EPSILON : FLT_EPSILON)
+// The machine epsilon of value_type (of its parts).
+#define EPSILON (sizeof(real_type) == 8 ? DBL_EPSILON : FLT_EPSILON)
 
 // Tree sum of v over `count` work-items (a power of two), numbered 0 <= index < count, that
 // keep their values at slot[index * stride] in local memory; each of them gets the sum.
@@ -35,6 +84,11 @@ typedef IndexType index_type;
         return slot[0];                                                                 \
     }
 DEFINE_LOCAL_SUM(local_sum, value_type)
+#if VALUE_COMPLEX
+DEFINE_LOCAL_SUM(local_sum_real, real_type)
+#else
+#define local_sum_real local_sum
+#endif
 DEFINE_LOCAL_SUM(local_sum_int, int)
 
 // The column of entry i of a row-major n x k matrix. The k == 1 case (one right-hand side)
@@ -62,22 +116,28 @@ DEFINE_LOCAL_SUM(local_sum_int, int)
 // The work-item that writes its column's partial sum of the group.
 #define IS_LANE_ROOT (y_ == 0 && col < k)
 
-// The sum of a[i] b[i] over the rows begin, begin + lanes, ... below end of column col, with
-// four independent partial sums (shorter dependency chains: a CPU runs a work-item's loop
-// serially) added pairwise at the end.
+// The sum of conj(a[i]) b[i] (a[i] b[i] where `conjugate` is false: Dense.compute_dot) over the
+// rows begin, begin + lanes, ... below end of column col, with four independent partial sums
+// (shorter dependency chains: a CPU runs a work-item's loop serially) added pairwise at the end.
 inline value_type column_dot(__global const value_type* a, __global const value_type* b,
                              const int begin, const int end, const int lanes, const int k,
-                             const int col)
+                             const int col, const bool conjugate)
 {
+#if VALUE_COMPLEX
+#define COLUMN_DOT_TERM(i) (conjugate ? mul_conj(a[i], b[i]) : mul(a[i], b[i]))
+#else
+#define COLUMN_DOT_TERM(i) (a[i] * b[i])
+#endif
     value_type acc[4] = {0, 0, 0, 0};
     int row = begin;
     for (; row + 3 * lanes < end; row += 4 * lanes) {
         for (int u = 0; u < 4; ++u) {
             const int i = (row + u * lanes) * k + col;
-            acc[u] += a[i] * b[i];
+            acc[u] += COLUMN_DOT_TERM(i);
         }
     }
-    for (; row < end; row += lanes) acc[0] += a[row * k + col] * b[row * k + col];
+    for (; row < end; row += lanes) acc[0] += COLUMN_DOT_TERM(row * k + col);
+#undef COLUMN_DOT_TERM
     return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
@@ -113,8 +173,8 @@ inline void sum_partials(__global const value_type* partials, const int parts, c
 // the residual norm history (a ring of history_rows rows of k), the threshold, and the
 // iteration limit.
 #define STATUS_ITERATION_LIMIT 2
-#define STOP_PARAMS __global uchar* status, __global int* checks, __global value_type* history, \
-                    const int history_rows, __global const value_type* threshold, const int max_iters
+#define STOP_PARAMS __global uchar* status, __global int* checks, __global real_type* history, \
+                    const int history_rows, __global const real_type* threshold, const int max_iters
 #define STOP_ARGS status, checks, history, history_rows, threshold, max_iters
 
 // The stopping check of column col on its residual norm: converged when norm <= threshold,
@@ -127,7 +187,7 @@ inline void sum_partials(__global const value_type* partials, const int parts, c
 // when the writer of this launch has just stopped it: same verdict).
 // `converged` is the status of a column that converged: STATUS_PENDING for an estimate that the
 // true residual confirms later (stop_confirm).
-inline bool stop_check_as(const int col, const int k, const value_type norm, const bool writer,
+inline bool stop_check_as(const int col, const int k, const real_type norm, const bool writer,
                           const uchar converged, STOP_PARAMS)
 {
     if (status[col] != STATUS_RUNNING) return false;
@@ -147,7 +207,7 @@ inline bool stop_check_as(const int col, const int k, const value_type norm, con
     return reason == STATUS_RUNNING;
 }
 
-inline bool stop_check(const int col, const int k, const value_type norm, const bool writer,
+inline bool stop_check(const int col, const int k, const real_type norm, const bool writer,
                        STOP_PARAMS)
 {
     return stop_check_as(col, k, norm, writer, STATUS_CONVERGED, STOP_ARGS);
@@ -156,7 +216,7 @@ inline bool stop_check(const int col, const int k, const value_type norm, const 
 // A column PENDING (converged on an estimate) meets its true residual norm: converged if it
 // meets the threshold, else it runs on (unless at its iteration limit); the writer puts the norm in place of the estimate in
 // the history. True when the column runs on.
-inline bool stop_confirm(const int col, const int k, const value_type norm, const bool writer,
+inline bool stop_confirm(const int col, const int k, const real_type norm, const bool writer,
                          STOP_PARAMS)
 {
     if (status[col] != STATUS_PENDING) return false;

@@ -18,7 +18,10 @@ import numpy as np
 from ginkpy.core.base.executor import Executor
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
-_TYPE_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+# OpenCL types of the value types and of their real parts; complex values are float2 / double2
+# (real part .x, imaginary part .y), their arithmetic in common.cl
+_TYPE_NAMES = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("double", "double"),
+               np.dtype(np.complex64): ("float2", "float"), np.dtype(np.complex128): ("double2", "double")}
 
 
 class NoOpenCLDeviceError(RuntimeError):
@@ -227,13 +230,17 @@ class OpenCLExecutor(Executor):
     def program(self, module_file: str, dtype: Any, **defines: Any):
         """The compiled program of the ``.cl`` file beside ``module_file`` for value type ``dtype``.
 
-        The source sees ``ValueType`` (float or double), ``IndexType`` (int) and each of
-        ``defines`` as a macro, and may ``#include "common.cl"``. Compiled once per context.
+        The source sees ``ValueType`` (float, double, or float2 / double2 for complex values),
+        ``RealType`` (float or double: norms), ``VALUE_COMPLEX`` (0 or 1), ``IndexType`` (int)
+        and each of ``defines`` as a macro, and may ``#include "common.cl"``, which has the
+        value arithmetic that works for both. Compiled once per context.
         """
         import pyopencl as cl
         path = Path(module_file).with_suffix(".cl")
         dtype = np.dtype(dtype)
-        options = [f"-DValueType={_TYPE_NAMES[dtype]}", "-DIndexType=int", f"-I{_INCLUDE_DIR}"]
+        value, real = _TYPE_NAMES[dtype]
+        options = [f"-DValueType={value}", f"-DRealType={real}", f"-DVALUE_COMPLEX={int(dtype.kind == 'c')}",
+                   "-DIndexType=int", f"-I{_INCLUDE_DIR}"]
         options += [f"-D{k}={v}" for k, v in sorted(defines.items())]
         key = (str(path), tuple(options))
         prog = self._device.programs.get(key)
@@ -259,9 +266,10 @@ class OpenCLExecutor(Executor):
     # -- memory ------------------------------------------------------------------------------
     def check_dtype(self, dtype: Any) -> np.dtype:
         dtype = super().check_dtype(dtype)
-        if dtype == np.float64 and not self.info.fp64:
-            raise TypeError(f"the OpenCL device '{self.info.name}' has no float64 (fp64) support: "
-                            f"use dtype=numpy.float32, or choose another device")
+        if dtype in (np.float64, np.complex128) and not self.info.fp64:
+            single = "complex64" if dtype == np.complex128 else "float32"
+            raise TypeError(f"the OpenCL device '{self.info.name}' has no float64 (fp64) support: use "
+                            f"dtype=numpy.{single} ({dtype} needs fp64), or choose another device")
         return dtype
 
     def alloc(self, shape, dtype):

@@ -214,9 +214,10 @@ class Executor:
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
         """Return ``dtype`` as a numpy dtype if this executor can compute in it, else raise TypeError."""
+        from ginkpy.core.base.types import VALUE_TYPES
         dtype = np.dtype(dtype)
-        if dtype not in (np.float32, np.float64):
-            raise TypeError(f"value type {dtype} is not supported: use float32 or float64")
+        if dtype not in VALUE_TYPES:
+            raise TypeError(f"value type {dtype} is not supported: use float32, float64, complex64 or complex128")
         return dtype
 
     def same_memory(self, other: "Executor") -> bool:

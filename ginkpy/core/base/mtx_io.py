@@ -1,9 +1,9 @@
 """Matrix Market I/O: ``gk.read(path, exec)`` and ``gk.write(path, op)``.
 
-The header is checked here, so that a file ginkpy cannot hold (complex values, a vector
-object, a malformed banner) is refused with a message saying why; the data is parsed by
-_scipy_io().mmread (fast_matrix_market), which expands symmetric, skew-symmetric and pattern
-files into general matrices.
+The header is checked here, so that a file ginkpy cannot hold (a vector object, a malformed
+banner) is refused with a message saying why; the data is parsed by _scipy_io().mmread
+(fast_matrix_market), which expands symmetric, skew-symmetric, hermitian and pattern files
+into general matrices.
 """
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ from ginkpy.core.matrix.dense import Dense
 
 BANNER = "%%MatrixMarket"
 FORMATS = ("coordinate", "array")
-FIELDS = ("real", "double", "integer", "pattern")
-SYMMETRIES = ("general", "symmetric", "skew-symmetric")
-_HEADER_FORM = f"'{BANNER} matrix <coordinate|array> <real|integer|pattern> <general|symmetric|skew-symmetric>'"
+FIELDS = ("real", "double", "complex", "integer", "pattern")
+SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+_HEADER_FORM = (f"'{BANNER} matrix <coordinate|array> <real|complex|integer|pattern> "
+                f"<general|symmetric|skew-symmetric|hermitian>'")
 
 
 def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: Any = None) -> LinOp:
@@ -31,16 +32,21 @@ def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: An
 
     ``format`` is ``"csr"`` (the default: a Csr with int32 indices), ``"dense"`` (a Dense, as
     for a right-hand side stored as an array), or any class of ``gk.matrix`` with ``from_csr``,
-    given as the class or its lower-case name. ``dtype`` is float64 unless given (float32).
-    Coordinate and array files; real, integer and pattern (values 1) fields; general,
-    symmetric and skew-symmetric storage.
+    given as the class or its lower-case name. ``dtype`` is float64 (complex128 for a complex
+    file) unless given (float32, complex64; a complex file cannot be read into a real type).
+    Coordinate and array files; real, complex, integer and pattern (values 1) fields; general,
+    symmetric, skew-symmetric and hermitian storage.
     """
     if not isinstance(exec, Executor):
         raise TypeError(f"read(path, exec): exec must be an executor (gk.ReferenceExecutor(), "
                         f"gk.executor('opencl')), not {type(exec).__name__}")
     product = _format_class(format)
-    dtype = exec.check_dtype(np.float64 if dtype is None else dtype)
-    _check_header(path)
+    field = _check_header(path)
+    complex_file = field == "complex"
+    dtype = exec.check_dtype((np.complex128 if complex_file else np.float64) if dtype is None else dtype)
+    if complex_file and dtype.kind != "c":
+        raise TypeError(f"{os.fspath(path)} holds a complex matrix, but dtype={dtype} is real: read it with "
+                        f"dtype=numpy.complex128 or complex64 (the default for a complex file is complex128)")
     try:
         data = _scipy_io().mmread(path)
     except ValueError as err:
@@ -52,9 +58,9 @@ def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: An
 
 
 def write(path: str | os.PathLike, op: LinOp) -> None:
-    """Write ``op`` to the Matrix Market file ``path`` (real, general), with every digit needed
-    to read the same values back: a Dense as an array, a Csr (or any matrix with ``to_csr()``)
-    as coordinates, its stored entries (explicit zeros included)."""
+    """Write ``op`` to the Matrix Market file ``path`` (real or complex, general), with every
+    digit needed to read the same values back: a Dense as an array, a Csr (or any matrix with
+    ``to_csr()``) as coordinates, its stored entries (explicit zeros included)."""
     if isinstance(op, Dense):
         data = op.to_numpy()
     elif isinstance(op, Csr):
@@ -65,7 +71,8 @@ def write(path: str | os.PathLike, op: LinOp) -> None:
         raise TypeError(f"write needs a ginkpy matrix (gk.matrix.Dense, Csr or a format with to_csr()), "
                         f"not {type(op).__name__}")
     with open(path, "wb") as f:  # an open file: mmwrite would append .mtx to a name without it
-        _scipy_io().mmwrite(f, data, field="real", symmetry="general")
+        field = "complex" if op.dtype.kind == "c" else "real"
+        _scipy_io().mmwrite(f, data, field=field, symmetry="general")
 
 
 def _format_class(format: Any) -> type:
@@ -83,8 +90,9 @@ def _format_class(format: Any) -> type:
                      f"or a gk.matrix class with from_csr")
 
 
-def _check_header(path: str | os.PathLike) -> None:
-    """Raise a clear error unless ``path`` starts with a Matrix Market header ginkpy can read."""
+def _check_header(path: str | os.PathLike) -> str:
+    """The field of the Matrix Market file ``path``; a clear error unless it starts with a header
+    ginkpy can read."""
     name = os.fspath(path)
     try:
         with open(path, encoding="ascii", errors="replace") as f:
@@ -96,9 +104,6 @@ def _check_header(path: str | os.PathLike) -> None:
         raise ValueError(f"{name} is not a Matrix Market file: its first line must be {_HEADER_FORM}, "
                          f"but it is {line.strip()[:80]!r}")
     obj, fmt, field, symmetry = (t.lower() for t in tokens[1:])
-    if field == "complex" or symmetry == "hermitian":
-        raise TypeError(f"{name} holds a complex matrix ({field} {symmetry}); ginkpy supports real values only "
-                        f"(float32 and float64)")
     if obj != "matrix":
         raise ValueError(f"{name} holds a Matrix Market '{obj}', not a 'matrix': ginkpy reads matrices "
                          f"(store a vector as an n x 1 array matrix)")
@@ -108,6 +113,9 @@ def _check_header(path: str | os.PathLike) -> None:
             raise ValueError(f"{name}: unknown Matrix Market {what} '{value}': the header must read {_HEADER_FORM}")
     if fmt == "array" and field == "pattern":
         raise ValueError(f"{name}: an array file cannot have the field 'pattern' (only coordinate files can)")
+    if symmetry == "hermitian" and field != "complex":
+        raise ValueError(f"{name}: the symmetry 'hermitian' needs the field 'complex', not '{field}'")
+    return field
 
 
 def _scipy_io():

@@ -3,7 +3,7 @@
 Entries are sorted by row, then column (as :meth:`Coo.from_csr` gives them): the OpenCL SpMV
 is a segmented reduction over the sorted rows, which balances the work per entry rather than
 per row, so very long rows cost no more than many short ones. Row and column indices are
-int32, values float32 or float64.
+int32, values float32, float64, complex64 or complex128.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Csr: compressed sparse row storage, the format every solver runs on.
 
 Row pointers and column indices are int32, column indices sorted within each row, no
-duplicates; values are float32 or float64. ``cache`` holds what a backend derives from the
+duplicates; values are float32, float64, complex64 or complex128. ``cache`` holds what a backend derives from the
 matrix once (the OpenCL SpMV strategy, level sets of a triangular solve) for later kernels.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.matrix.dense import Dense, value_dtype
+from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 INDEX_DTYPE = np.dtype(np.int32)
 
@@ -46,6 +46,7 @@ class Csr(LinOp):
         if isinstance(matrix, np.ndarray) and matrix.ndim != 2:
             raise ValueError(f"a matrix must be 2-D, got a {matrix.ndim}-D array")
         dtype = exec.check_dtype(value_dtype(matrix.dtype if dtype is None else dtype, "matrix"))
+        check_convertible(value_dtype(matrix.dtype, "matrix"), dtype, "the matrix's values")
         if isinstance(matrix, np.ndarray) or matrix.format != "csr":
             m = sp.csr_matrix(matrix, dtype=dtype)  # a new matrix: ours to sort
         else:
@@ -96,6 +97,11 @@ class Csr(LinOp):
     def transpose(self) -> "Csr":
         """A new Csr holding A^T (column indices sorted), on the same executor."""
         row_ptrs, col_idxs, values = self.executor.run("matrix.csr.transpose", self)
+        return Csr(self.executor, (self.shape[1], self.shape[0]), row_ptrs, col_idxs, values)
+
+    def conj_transpose(self) -> "Csr":
+        """A new Csr holding the conjugate transpose A^H (A^T for real values), on the same executor."""
+        row_ptrs, col_idxs, values = self.executor.run("matrix.csr.conj_transpose", self)
         return Csr(self.executor, (self.shape[1], self.shape[0]), row_ptrs, col_idxs, values)
 
     def scale_columns(self, diag: Dense) -> "Csr":

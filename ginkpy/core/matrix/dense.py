@@ -8,17 +8,29 @@ import numpy as np
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import VALUE_TYPES, real_dtype
 
 
 def value_dtype(dtype: Any, what: str = "array") -> np.dtype:
-    """The value type ginkpy stores for input of ``dtype``: float32 and float64 stay, integers
-    and booleans become float64, anything else (complex, objects) is refused."""
+    """The value type ginkpy stores for input of ``dtype``: float32, float64, complex64 and
+    complex128 stay, integers and booleans become float64, anything else (float16, long double,
+    objects) is refused."""
     dtype = np.dtype(dtype)
-    if dtype in (np.float32, np.float64):
+    if dtype in VALUE_TYPES:
         return dtype
     if dtype.kind in "iub":
         return np.dtype(np.float64)
-    raise TypeError(f"{what} has value type {dtype}, which ginkpy does not support: use float32 or float64")
+    raise TypeError(f"{what} has value type {dtype}, which ginkpy does not support: use float32, float64, "
+                    f"complex64 or complex128")
+
+
+def check_convertible(source: Any, target: Any, what: str = "the values") -> None:
+    """Refuse to store complex values in a real value type (their imaginary parts would be lost)."""
+    source, target = np.dtype(source), np.dtype(target)
+    if source.kind == "c" and target.kind != "c":
+        raise TypeError(f"{what} are complex ({source}) but the requested value type {target} is real: the "
+                        f"imaginary parts would be lost; request a complex type (complex64 or complex128), or "
+                        f"pass the real part (array.real) yourself")
 
 
 class Dense(LinOp):
@@ -38,6 +50,7 @@ class Dense(LinOp):
         if array.ndim != 2:
             raise ValueError(f"Dense.from_numpy needs a 1-D or 2-D array, got {array.ndim}-D")
         dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype))
+        check_convertible(value_dtype(array.dtype), dtype, "the array's values")
         return cls(exec, exec.from_host(np.ascontiguousarray(array, dtype=dtype)))
 
     @classmethod
@@ -75,6 +88,7 @@ class Dense(LinOp):
         """Copy ``other``'s values (same shape, any executor) into this matrix."""
         if other.shape != self.shape:
             raise ValueError(f"copy_from: shape {other.shape} does not match {self.shape}")
+        check_convertible(other.dtype, self.dtype, "copy_from: the source's values")
         if self.executor.same_memory(other.executor):
             self.executor.run("matrix.dense.copy", other.astype(self.dtype), self)
         else:
@@ -82,8 +96,10 @@ class Dense(LinOp):
         return self
 
     def astype(self, dtype: Any) -> "Dense":
-        """This matrix in value type ``dtype`` (itself when it already is)."""
+        """This matrix in value type ``dtype`` (itself when it already is): real to real or
+        complex, complex to complex; complex to real is refused."""
         dtype = self.executor.check_dtype(dtype)
+        check_convertible(self.dtype, dtype, "astype: the matrix's values")
         if dtype == self.dtype:
             return self
         out = Dense.empty(self.executor, self.shape, dtype)
@@ -112,16 +128,33 @@ class Dense(LinOp):
         return self
 
     def compute_dot(self, b: "Dense", result: "Dense | None" = None) -> "Dense":
-        """Per-column dot products x[:, j] . b[:, j] into a 1 x k Dense."""
-        if b.shape != self.shape:
-            raise ValueError(f"compute_dot: shapes {self.shape} and {b.shape} differ")
-        result = Dense.empty(self.executor, (1, self.shape[1]), self.dtype) if result is None else result
+        """Per-column dot products x[:, j]^T b[:, j] into a 1 x k Dense (no conjugate, as
+        Ginkgo's compute_dot; :meth:`compute_conj_dot` is the inner product of complex vectors)."""
+        result = self._dot_result(b, result, "compute_dot")
         self.executor.run("matrix.dense.compute_dot", self, b, result)
         return result
 
+    def compute_conj_dot(self, b: "Dense", result: "Dense | None" = None) -> "Dense":
+        """Per-column inner products x[:, j]^H b[:, j] (the first argument conjugated, as
+        ``numpy.vdot`` and Ginkgo's compute_conj_dot) into a 1 x k Dense; compute_dot for real values."""
+        result = self._dot_result(b, result, "compute_conj_dot")
+        self.executor.run("matrix.dense.compute_conj_dot", self, b, result)
+        return result
+
+    def _dot_result(self, b: "Dense", result: "Dense | None", what: str) -> "Dense":
+        if b.shape != self.shape:
+            raise ValueError(f"{what}: shapes {self.shape} and {b.shape} differ")
+        if b.dtype != self.dtype:
+            raise TypeError(f"{what}: value types {self.dtype} and {b.dtype} differ")
+        return Dense.empty(self.executor, (1, self.shape[1]), self.dtype) if result is None else result
+
     def compute_norm2(self, result: "Dense | None" = None) -> "Dense":
-        """Per-column Euclidean norms into a 1 x k Dense."""
-        result = Dense.empty(self.executor, (1, self.shape[1]), self.dtype) if result is None else result
+        """Per-column Euclidean norms into a 1 x k Dense of the real type (float64 for complex128)."""
+        real = real_dtype(self.dtype)
+        result = Dense.empty(self.executor, (1, self.shape[1]), real) if result is None else result
+        if result.dtype != real:
+            raise TypeError(f"compute_norm2: the result must have the real type {real} of {self.dtype}, "
+                            f"not {result.dtype}")
         self.executor.run("matrix.dense.compute_norm2", self, result)
         return result
 
@@ -129,6 +162,12 @@ class Dense(LinOp):
         """A new k x n matrix holding the transpose."""
         out = Dense.empty(self.executor, (self.shape[1], self.shape[0]), self.dtype)
         self.executor.run("matrix.dense.transpose", self, out)
+        return out
+
+    def conj_transpose(self) -> "Dense":
+        """A new k x n matrix holding the conjugate transpose (the transpose for real values)."""
+        out = Dense.empty(self.executor, (self.shape[1], self.shape[0]), self.dtype)
+        self.executor.run("matrix.dense.conj_transpose", self, out)
         return out
 
     def is_finite(self) -> bool:
@@ -152,6 +191,7 @@ def as_scalar(exec: Executor, value: Any, dtype: Any) -> Dense:
         if value.shape[0] != 1:
             raise ValueError(f"a scalar must be a 1 x 1 or 1 x k Dense, got {value.shape}")
         return value.to_executor(exec).astype(dtype)
+    check_convertible(np.asarray(value).dtype, dtype, "the scalar")
     arr = np.asarray(value, dtype=dtype)
     if arr.ndim > 1 or not np.all(np.isfinite(arr)):
         raise ValueError(f"a scalar must be a finite number or a 1-D array of per-column numbers, got {value!r}")

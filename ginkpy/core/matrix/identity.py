@@ -11,3 +11,7 @@ class Identity(LinOp):
     def transpose(self) -> "Identity":
         """I^T = I."""
         return self
+
+    def conj_transpose(self) -> "Identity":
+        """I^H = I."""
+        return self

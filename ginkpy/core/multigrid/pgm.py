@@ -41,6 +41,7 @@ import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import check_system_matrix
@@ -95,13 +96,14 @@ class Pgm(EnableBuild):
         exec, params = self.executor, self.parameters
         n = A.shape[0]
         diag = A.extract_diagonal()
-        graph, weights = A, exec.alloc((A.nnz,), A.dtype)
+        # the edge weights are real, also for complex values
+        graph, weights = A, exec.alloc((A.nnz,), real_dtype(A.dtype))
         if not exec.run("multigrid.pgm.compute_weights", A, diag, weights):
             # a pattern that is not symmetric: match on that of (|A| + |A^T|) / 2, made on the host
             host = exec.host
             arrays = host.run("multigrid.pgm.symmetrize", A.clone(host))
             graph = Csr(exec, A.shape, *(exec.from_host(v) for v in arrays))
-            weights = exec.alloc((graph.nnz,), A.dtype)
+            weights = exec.alloc((graph.nnz,), real_dtype(A.dtype))
             exec.run("multigrid.pgm.compute_weights", graph, diag, weights)
         agg = exec.from_host(np.full(n, -1, dtype=INDEX_DTYPE))
         strongest_neighbor = exec.alloc((n,), INDEX_DTYPE)

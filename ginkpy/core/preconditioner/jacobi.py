@@ -100,12 +100,22 @@ class Jacobi(EnableBuild, LinOp):
 
     def transpose(self) -> "Jacobi":
         """The Jacobi preconditioner of A^T: each inverse block transposed (once, through the
-        host; scalar Jacobi is its own transpose). Bicg uses it for its shadow system."""
-        if self._is_scalar:
+        host; scalar Jacobi is its own transpose)."""
+        return self._transposed(conjugate=False)
+
+    def conj_transpose(self) -> "Jacobi":
+        """The Jacobi preconditioner of A^H: each inverse block conjugate-transposed (once,
+        through the host; the transpose for real values). Bicg uses it for its shadow system."""
+        return self._transposed(conjugate=self.dtype.kind == "c")
+
+    def _transposed(self, conjugate: bool) -> "Jacobi":
+        if self._is_scalar and not conjugate:
             return self
         out = copy.copy(self)
         out._loggers = []
-        out.blocks = self.executor.from_host(np.ascontiguousarray(self.executor.to_host(self.blocks).swapaxes(1, 2)))
+        blocks = self.executor.to_host(self.blocks)
+        blocks = blocks.conj() if self._is_scalar else blocks.swapaxes(1, 2).conj() if conjugate else blocks.swapaxes(1, 2)
+        out.blocks = self.executor.from_host(np.ascontiguousarray(blocks))
         return out
 
     @property

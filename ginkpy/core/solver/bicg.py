@@ -1,10 +1,12 @@
 """Bicg: the (preconditioned) biconjugate gradient method for general systems.
 
-Besides A x = b it runs the dual recurrence of A^T with the shadow residual r2 (= r at the
-start), so it needs A^T and M^T: both are formed once at generate time with ``transpose()``
-(Csr, Dense and the identity have one). On a symmetric positive definite system with a
-symmetric preconditioner it produces the iterates of Cg. A column whose divisor p2 . A p or
-rho = z . r2 is 0 stops with a breakdown instead of dividing by it.
+Besides A x = b it runs the dual recurrence of A^H with the shadow residual r2 (= r at the
+start), so it needs A^H and M^H (A^T and M^T for real values, as SciPy's ``rmatvec``): both
+are formed once at generate time with ``conj_transpose()`` (``transpose()`` for real values;
+Csr, Dense, Jacobi and the identity have both). On a symmetric (Hermitian) positive definite
+system with such a preconditioner it produces the iterates of Cg. Dot products conjugate
+their first argument (rho = r2^H z), and the shadow updates take the conjugate scalars. A
+column whose divisor p2^H A p or rho is 0 stops with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
@@ -14,11 +16,14 @@ from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
 
 
 def _transpose(op: LinOp, what: str) -> LinOp:
-    if not hasattr(op, "transpose"):
-        raise TypeError(f"Bicg needs the transpose of its {what}, and {type(op).__name__} has no transpose(): "
-                        f"give Bicg a {what} that has one (gk.matrix.Csr does), or use Bicgstab or Gmres, "
-                        f"which need no transpose")
-    return op.transpose()
+    """op^H: conj_transpose() where op has it, else transpose() for real values."""
+    if hasattr(op, "conj_transpose"):
+        return op.conj_transpose()
+    if op.dtype.kind != "c" and hasattr(op, "transpose"):
+        return op.transpose()
+    needs = "conjugate transpose (conj_transpose())" if op.dtype.kind == "c" else "transpose (transpose())"
+    raise TypeError(f"Bicg needs the {needs} of its {what}, and {type(op).__name__} has none: give Bicg a "
+                    f"{what} that has one (gk.matrix.Csr does), or use Bicgstab or Gmres, which need none")
 
 
 class Bicg(IterativeSolver):
@@ -42,19 +47,19 @@ class Bicg(IterativeSolver):
         self._check(monitor, r)
 
         def iteration():
-            # z = M r;  z2 = M^T r2
+            # z = M r;  z2 = M^H r2
             z_ = self._precondition(r, z)
             z2_ = self._precondition(r2, z2, Mt)
-            # rho = z . r2
-            z_.compute_dot(r2, rho)
-            # p = z + (rho / prev_rho) p;  p2 = z2 + (rho / prev_rho) p2
+            # rho = r2^H z
+            r2.compute_conj_dot(z_, rho)
+            # p = z + (rho / prev_rho) p;  p2 = z2 + conj(rho / prev_rho) p2
             exec.run("solver.bicg.step_1", p, z_, p2, z2_, rho, prev_rho, status)
-            # q = A p;  q2 = A^T p2
+            # q = A p;  q2 = A^H p2
             A.apply(p, q)
             At.apply(p2, q2)
-            # beta = p2 . q
-            p2.compute_dot(q, beta)
-            # x = x + (rho / beta) p;  r = r - (rho / beta) q;  r2 = r2 - (rho / beta) q2;  prev_rho = rho
+            # beta = p2^H q
+            p2.compute_conj_dot(q, beta)
+            # x = x + (rho / beta) p;  r = r - (rho / beta) q;  r2 = r2 - conj(rho / beta) q2;  prev_rho = rho
             exec.run("solver.bicg.step_2", x, r, r2, p, q, q2, beta, rho, prev_rho, status)
             self._check(monitor, r)
 

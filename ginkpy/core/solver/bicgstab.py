@@ -6,6 +6,9 @@ M = D^-1 the products use A D^-1 (the system matrix with scaled columns, made on
 iteration is five launches: v = A M p with r_hat . v, step_2 (s), t = A M s with s . t and
 t . t, step_3 (x, r, and r_hat . r and r . r in the same pass), step_1 (the stopping check, p).
 
+Complex values: dot products conjugate their first argument (rho = r_hat^H r, omega =
+(t^H s) / (t^H t)), as SciPy's bicgstab.
+
 Restarts: once the shadow residual r_hat is numerically orthogonal to r, that is
 |rho| = |r_hat . r| <= 100 eps ||r_hat|| ||r|| with eps the machine epsilon of the value type,
 the column restarts: r_hat = p = r and rho = r . r (the first step of the method again, from
@@ -82,7 +85,7 @@ class Bicgstab(IterativeSolver):
             # the columns that take the true residual as r start over: r_hat = p = r, rho = r . r
             for vector in (r_hat, p):
                 exec.run("matrix.dense.copy_columns", r, vector, columns)
-            rho_resumed = r.compute_dot(r, ws.vector("rho_resume", rows=1))
+            rho_resumed = r.compute_conj_dot(r, ws.vector("rho_resume", rows=1))
             for scalar in (rho, rhat_sq):
                 exec.run("matrix.dense.copy_columns", rho_resumed, scalar, columns)
 

@@ -1,4 +1,5 @@
-"""Cg: the (preconditioned) conjugate gradient method for symmetric positive definite systems.
+"""Cg: the (preconditioned) conjugate gradient method for symmetric (Hermitian, for complex
+values) positive definite systems.
 
 One iteration is three launches with scalar Jacobi or without a preconditioner: q = A p with
 the partial sums of p . q in the same pass, step_2 (x and r updated, z = M r and the partial
@@ -61,7 +62,7 @@ class Cg(IterativeSolver):
             # the columns that take the true residual as r start over: p = M r, rho = r . z
             z_ = self._precondition(r, ws.vector("z_resume"))
             exec.run("matrix.dense.copy_columns", z_, p, columns)
-            rho_resumed = z_.compute_dot(r, ws.vector("rho_resume", rows=1))
+            rho_resumed = r.compute_conj_dot(z_, ws.vector("rho_resume", rows=1))
             exec.run("matrix.dense.copy_columns", rho_resumed, rho, columns)
 
         # p = 0, prev_rho = 1;  z = M r;  partial sums of r . z and r . r

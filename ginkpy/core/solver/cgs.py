@@ -6,8 +6,8 @@ residual of the original system. As in SciPy, r is recomputed as b - A x each it
 instead of by the recurrence r -= alpha A M (u + q), at the same cost of one product by A:
 the residual of CGS can grow by orders of magnitude mid-solve, after which the recurrence
 no longer reaches the accuracy asked for (pde900 with Jacobi stagnates near 1e-5 relative
-with it, and converges in SciPy's 87 iterations without). A column whose rho = r_tld . r or
-gamma = r_tld . A M p is 0 stops with a breakdown instead of dividing by it.
+with it, and converges in SciPy's 87 iterations without). A column whose rho = r_tld^H r or
+gamma = r_tld^H A M p is 0 stops with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
@@ -30,14 +30,14 @@ class Cgs(IterativeSolver):
         self._check(monitor, r)
 
         def iteration():
-            # rho = r_tld . r
-            r_tld.compute_dot(r, rho)
+            # rho = r_tld^H r
+            r_tld.compute_conj_dot(r, rho)
             # beta = rho / prev_rho;  u = r + beta q;  p = u + beta (q + beta p)
             exec.run("solver.cgs.step_1", r, u, p, q, rho, prev_rho, status)
             # u_hat = M p;  v_hat = A u_hat
             A.apply(self._precondition(p, u_hat), v_hat)
-            # gamma = r_tld . v_hat
-            r_tld.compute_dot(v_hat, gamma)
+            # gamma = r_tld^H v_hat
+            r_tld.compute_conj_dot(v_hat, gamma)
             # alpha = rho / gamma;  q = u - alpha v_hat;  t = u + q
             exec.run("solver.cgs.step_2", u, v_hat, q, t, alpha, rho, gamma, status)
             # u_hat = M t;  x = x + alpha u_hat;  prev_rho = rho

@@ -1,8 +1,8 @@
-"""Fcg: the flexible conjugate gradient method for symmetric positive definite systems.
+"""Fcg: the flexible conjugate gradient method for symmetric (Hermitian) positive definite systems.
 
 Cg whose preconditioner may change from one application to the next (an inner iterative
 solver, for example). As in Ginkgo, the direction update uses the Polak-Ribiere form
-beta = (z . (r - r_old)) / prev_rho instead of Cg's rho / prev_rho, with t = r - r_old kept
+beta = ((r - r_old)^H z) / prev_rho instead of Cg's rho / prev_rho, with t = r - r_old kept
 by the update step. With a fixed SPD preconditioner it matches Cg in exact arithmetic. A
 column whose p^T A p <= 0 or rho = r . z is 0 stops with a breakdown, as in Cg.
 """
@@ -29,15 +29,15 @@ class Fcg(IterativeSolver):
         def iteration():
             # z = M r
             z_ = self._precondition(r, z)
-            # rho = r . z;  rho_t = t . z
-            r.compute_dot(z_, rho)
-            t.compute_dot(z_, rho_t)
+            # rho = r^H z;  rho_t = t^H z
+            r.compute_conj_dot(z_, rho)
+            t.compute_conj_dot(z_, rho_t)
             # p = z + (rho_t / prev_rho) p
             exec.run("solver.fcg.step_1", p, z_, rho_t, prev_rho, status)
             # q = A p
             A.apply(p, q)
-            # beta = p . q
-            p.compute_dot(q, beta)
+            # beta = p^H q
+            p.compute_conj_dot(q, beta)
             # x = x + (rho / beta) p;  r_new = r - (rho / beta) q;  t = r_new - r;  prev_rho = rho
             exec.run("solver.fcg.step_2", x, r, t, p, q, beta, rho, prev_rho, status)
             self._check(monitor, r)

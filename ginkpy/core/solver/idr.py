@@ -3,7 +3,7 @@
 Ginkgo's variant (van Gijzen and Sonneveld, ACM TOMS 38(1), Algorithm 913: IDR(s) with
 bi-orthogonalization). Each iteration makes s steps that keep the residual orthogonal to a
 growing part of the shadow space P (s orthonormal vectors), then one minimal-residual step
-with omega = (t . r) / (t . t), t = A M r, enlarged to kappa |r| / |t| when the angle between
+with omega = (t^H r) / (t^H t), t = A M r, enlarged to kappa |r| / |t| when the angle between
 t and r is too wide (|cos| < kappa: "maintaining the convergence"). One iteration costs
 s + 1 products by A and M; the criteria are checked once per iteration, as in Ginkgo.
 
@@ -12,7 +12,7 @@ s + 1 products by A and M; the criteria are checked once per iteration, as in Gi
 normal samples, orthonormalized on the host at generate time, on every executor.
 
 The new g_j is made orthogonal to p_0 .. p_{j-1} with all its projections P g_j computed in
-one reduction (Gmres's multi-dot kernel) and a triangular solve with m = P^T G: Ginkgo's
+one reduction (Gmres's multi-dot kernel) and a triangular solve with m = P^H G: Ginkgo's
 modified Gram-Schmidt in exact arithmetic, with one reduction instead of j. A division by 0 whose numerator is not
 0 (a singular m, or t = A M r = 0 while r is not) stops the column with a breakdown; one
 whose numerator is 0 too means that component of r is already 0 and contributes nothing.
@@ -68,7 +68,8 @@ class Idr(IterativeSolver):
         # m = P^T G, lower triangular, s x s per column: m_{i,l} at (i, l k + column)
         m = ws.vector("m", rows=s, cols=s * k)
         f, c, h, alpha = ws.scalars("f", "c", "h", "alpha", rows=s)
-        omega, tr, tt, r_norm = ws.scalars("omega", "tr", "tt", "r_norm")
+        omega, tr, tt = ws.scalars("omega", "tr", "tt")
+        r_norm = ws.norms("r_norm")
         # r = b - A x
         monitor.start(monitor.residual(r))
         status = monitor.stop.status
@@ -97,9 +98,9 @@ class Idr(IterativeSolver):
             # z = M r;  t = A z
             z_ = self._precondition(r, z)
             A.apply(z_, t)
-            # omega = (t . r) / (t . t), enlarged when |t . r| < kappa |t| |r|;  r -= omega t;  x += omega z
-            t.compute_dot(r, tr)
-            t.compute_dot(t, tt)
+            # omega = (t^H r) / (t^H t), enlarged when |t^H r| < kappa |t| |r|;  r -= omega t;  x += omega z
+            t.compute_conj_dot(r, tr)
+            t.compute_conj_dot(t, tt)
             r.compute_norm2(r_norm)
             exec.run("solver.idr.step_4", self.kappa, tr, tt, r_norm, omega, z_, t, r, x, status)
             self._check(monitor, r)

@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, one_of, parameters, variadic
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import SolveResult
 from ginkpy.core.matrix.dense import Dense
@@ -111,6 +112,11 @@ class Workspace:
         if rows is None:
             return self.get(name, lambda: self.like.empty_like((n, cols)).fill(0.0))
         return self.get(name, lambda: Dense.zeros(self.exec, (rows, cols), self.dtype))
+
+    def norms(self, name: str = "norms") -> Dense:
+        """A 1 x k Dense of the real type of the value type, for norms (by default those the
+        monitor reads)."""
+        return self.get(name, lambda: Dense.zeros(self.exec, (1, self.shape[1]), real_dtype(self.dtype)))
 
     def vectors(self, *names: str) -> list[Dense]:
         return [self.vector(name) for name in names]
@@ -359,10 +365,10 @@ class IterationMonitor:
             return
         self.needs_norms = True
         # ||b|| and ||x|| without underflow or overflow; b = 0 columns have x = 0 as their answer
-        b_norm = _host(exec, b.compute_norm2(ws.vector("norm", rows=1)))
+        b_norm = _host(exec, b.compute_norm2(ws.norms()))
         if not np.isfinite(b_norm).all():
             raise ValueError("the right-hand side b contains NaN or Inf values")
-        x_norm = np.zeros(k) if zero_guess else _host(exec, x.compute_norm2(ws.vector("norm", rows=1)))
+        x_norm = np.zeros(k) if zero_guess else _host(exec, x.compute_norm2(ws.norms()))
         if not np.isfinite(x_norm).all():
             raise ValueError("the initial guess x contains NaN or Inf values")
         self.zero_rhs = b_norm == 0
@@ -415,7 +421,7 @@ class IterationMonitor:
             self.threshold = np.full(k, -1.0)
             self.stop.reset(self.host_status, self.threshold, self.max_iters)
             return
-        r_norm = _host(exec, r.compute_norm2(self.ws.vector("norm", rows=1)))
+        r_norm = _host(exec, r.compute_norm2(self.ws.norms()))
         if not np.isfinite(r_norm).all():
             raise ValueError("the initial residual b - A x is not finite (NaN or Inf): A x overflows for the "
                              "initial guess x; start from a smaller x (or x = 0)")
@@ -434,11 +440,11 @@ class IterationMonitor:
             self.host_status = np.where(self.host_status == _RUNNING, np.where(met, _CONVERGED, _TIME),
                                         self.host_status).astype(STATUS_DTYPE)
             self.confirmed |= met
-        device_threshold = self.threshold.astype(self.solver.dtype)
-        # a threshold that rounds up in the value type would let a norm above it pass
+        real = real_dtype(self.solver.dtype)
+        device_threshold = self.threshold.astype(real)
+        # a threshold that rounds up in the real type would let a norm above it pass
         device_threshold = np.where(device_threshold > self.threshold,
-                                    np.nextafter(device_threshold, -np.inf, dtype=self.solver.dtype),
-                                    device_threshold)
+                                    np.nextafter(device_threshold, -np.inf, dtype=real), device_threshold)
         self.stop.reset(self.host_status, device_threshold, self.max_iters)
 
     # -- the loop ----------------------------------------------------------------------------
@@ -610,7 +616,7 @@ class IterationMonitor:
         ws = self.ws
         r_true = ws.vector("r_true")
         self.solver._residual(self.b, self.x, r_true)
-        true_norms = _host(self.exec, r_true.compute_norm2(ws.vector("norm", rows=1)))
+        true_norms = _host(self.exec, r_true.compute_norm2(ws.norms()))
         ok = new & (true_norms <= self.threshold)
         failed = new & ~ok
         self.confirmed |= ok
@@ -708,7 +714,7 @@ class IterationMonitor:
             r.copy_from(self.b)
         else:
             self.solver._residual(self.b, self.x0, r)
-        return _host(self.exec, r.compute_norm2(self.ws.vector("norm", rows=1)))
+        return _host(self.exec, r.compute_norm2(self.ws.norms()))
 
 
 def _host(exec, d: Dense) -> np.ndarray:

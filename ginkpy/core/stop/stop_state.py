@@ -5,7 +5,8 @@ stopped and step kernels leave it untouched), ``checks`` (int32, how many stoppi
 column has had: its iteration count plus one), ``threshold`` (the residual norm at which it
 converges), ``max_iters`` (its iteration limit: the check after that many iterations stops it)
 and ``history`` (the residual norm of each check, a ring of ``HISTORY_ROWS`` rows
-that the host drains at every status read). The step kernel that produces a residual norm
+that the host drains at every status read); threshold and history are in the real type of
+the value type (float64 for complex128). The step kernel that produces a residual norm
 compares it with the threshold itself (``stop_check`` in opencl/common.cl, the reference
 twin in reference/components/stopping.py), so a solve needs no host round trip per iteration.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE
 
@@ -25,8 +27,9 @@ class StopState:
         self.k = k
         self.status = exec.alloc((k,), STATUS_DTYPE)
         self.checks = exec.alloc((k,), np.int32)
-        self.history = Dense.empty(exec, (HISTORY_ROWS, k), dtype)
-        self.threshold = Dense.empty(exec, (1, k), dtype)
+        # norms are real, also for a complex value type
+        self.history = Dense.empty(exec, (HISTORY_ROWS, k), real_dtype(dtype))
+        self.threshold = Dense.empty(exec, (1, k), real_dtype(dtype))
         self.max_iters = 0
 
     @property

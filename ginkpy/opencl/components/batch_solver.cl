@@ -22,7 +22,29 @@
 
 #define CAT(a, b) a##b
 #define XCAT(a, b) CAT(a, b)
-typedef XCAT(ValueType, 4) value_type4;
+
+// Four values summed over the work-group at once (GROUP_SUM): a float4 / double4, or for
+// complex values a float8 / double8 of their parts; SUM4 packs them, SUM_AT(sums, j) (j a
+// literal 0..3) unpacks value j.
+#if VALUE_COMPLEX
+typedef XCAT(RealType, 8) sums_type;
+inline sums_type pack_sums(const value_type a, const value_type b, const value_type c, const value_type d)
+{
+    return (sums_type)(a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y);
+}
+#define SUM_AT_0(s) ((value_type)((s).s0, (s).s1))
+#define SUM_AT_1(s) ((value_type)((s).s2, (s).s3))
+#define SUM_AT_2(s) ((value_type)((s).s4, (s).s5))
+#define SUM_AT_3(s) ((value_type)((s).s6, (s).s7))
+#else
+typedef XCAT(ValueType, 4) sums_type;
+#define pack_sums(a, b, c, d) ((sums_type)((value_type)(a), (value_type)(b), (value_type)(c), (value_type)(d)))
+#define SUM_AT_0(s) ((s).s0)
+#define SUM_AT_1(s) ((s).s1)
+#define SUM_AT_2(s) ((s).s2)
+#define SUM_AT_3(s) ((s).s3)
+#endif
+#define SUM_AT(s, j) XCAT(SUM_AT_, j)(s)
 
 // The arguments every batched solver kernel takes first: sizes, the shared pattern, the values
 // of the matrix (mat_stride per item) and of the preconditioner (prec_stride per item), b, x,
@@ -34,9 +56,9 @@ typedef XCAT(ValueType, 4) value_type4;
     const int mat_stride, __global const int* block_ptrs, __global const int* row_blocks,         \
     const int block_stride, __global const value_type* prec_values, const int prec_stride,        \
     __global const value_type* b, __global value_type* x, const int max_iters,                    \
-    const value_type rtol, const value_type atol, __global int* iterations,                     \
-    __global value_type* res_norms, __global uchar* reasons, __global value_type* gwork,          \
-    const int gslot, __local value_type* lwork, __local value_type4* slots
+    const real_type rtol, const real_type atol, __global int* iterations,                       \
+    __global real_type* res_norms, __global uchar* reasons, __global value_type* gwork,           \
+    const int gslot, __local value_type* lwork, __local sums_type* slots
 
 // -- work space -------------------------------------------------------------------------------
 // WORK(v, size) declares the work array v of size entries where LOCAL_v says: in lwork or in this
@@ -105,7 +127,7 @@ typedef XCAT(ValueType, 4) value_type4;
 
 // The sum over the work-group of each work-item's v, returned to every work-item (a tree in
 // local memory; four sums at once cost the barriers of one).
-inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, const int lid)
+inline sums_type group_sum(__local sums_type* slots, const sums_type v, const int lid)
 {
     slots[lid] = v;
     // the global fence too: the pass before wrote vectors that may live in global memory
@@ -114,14 +136,13 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
         if (lid < s) slots[lid] += slots[lid + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const value_type4 sum = slots[0];
+    const sums_type sum = slots[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     return sum;
 }
 #endif
 
-#define SUM4(a, b, c, d) \
-    GROUP_SUM((value_type4)((value_type)(a), (value_type)(b), (value_type)(c), (value_type)(d)))
+#define SUM4(a, b, c, d) GROUP_SUM(pack_sums(a, b, c, d))
 
 // -- the matrix and the preconditioner, one row at a time -----------------------------------------
 // out = (A v)_i
@@ -129,7 +150,7 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
 #define SPMV_ROW(out, v, i)                                                                       \
     {                                                                                             \
         value_type acc_ = 0;                                                                      \
-        for (int k_ = row_ptrs[i]; k_ < row_ptrs[(i) + 1]; ++k_) acc_ += a_vals[k_] * v[col_idxs[k_]]; \
+        for (int k_ = row_ptrs[i]; k_ < row_ptrs[(i) + 1]; ++k_) acc_ += mul(a_vals[k_], v[col_idxs[k_]]); \
         out = acc_;                                                                               \
     }
 #elif FORMAT == FORMAT_ELL
@@ -138,7 +159,7 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
         value_type acc_ = 0;                                                                      \
         for (int k_ = 0; k_ < ell_width; ++k_) {                                                  \
             const int c_ = col_idxs[(i) + k_ * n];                                                \
-            if (c_ >= 0) acc_ += a_vals[(i) + k_ * n] * v[c_];                                    \
+            if (c_ >= 0) acc_ += mul(a_vals[(i) + k_ * n], v[c_]);                                \
         }                                                                                         \
         out = acc_;                                                                               \
     }
@@ -146,7 +167,7 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
 #define SPMV_ROW(out, v, i)                                                                       \
     {                                                                                             \
         value_type acc_ = 0;                                                                      \
-        for (int k_ = 0; k_ < n; ++k_) acc_ += a_vals[(i) * n + k_] * v[k_];                      \
+        for (int k_ = 0; k_ < n; ++k_) acc_ += mul(a_vals[(i) * n + k_], v[k_]);                  \
         out = acc_;                                                                               \
     }
 #endif
@@ -155,7 +176,7 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
 #if PRECOND == PRECOND_NONE
 #define PREC_ROW(out, v, i) out = v[i];
 #elif PRECOND == PRECOND_SCALAR
-#define PREC_ROW(out, v, i) out = m_vals[i] * v[i];
+#define PREC_ROW(out, v, i) out = mul(m_vals[i], v[i]);
 #else
 #define PREC_ROW(out, v, i)                                                                       \
     {                                                                                             \
@@ -164,7 +185,7 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
         const int offset_ = blk_ * block_stride * block_stride + (i) - start_;                   \
         value_type acc_ = 0;                                                                      \
         for (int j_ = 0; j_ < block_ptrs[blk_ + 1] - start_; ++j_)                                \
-            acc_ += m_vals[offset_ + j_ * block_stride] * v[start_ + j_];                         \
+            acc_ += mul(m_vals[offset_ + j_ * block_stride], v[start_ + j_]);                     \
         out = acc_;                                                                               \
     }
 #endif

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import check_int32, local_buffer, pow2_at_most
 
 FORMAT_CSR, FORMAT_ELL, FORMAT_DENSE = 1, 2, 3
@@ -84,7 +85,7 @@ def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str,
     from ginkpy.core.batch.matrix.csr import Csr
     from ginkpy.core.batch.matrix.ell import Ell
     N, n = a.num_batch_items, a.common_size[0]
-    dtype = a.dtype
+    dtype, real = a.dtype, real_dtype(a.dtype)
     dummy_int = exec.alloc((1,), np.int32)
     if isinstance(a, Csr):
         fmt, row_ptrs, col_idxs, width, mat_stride = FORMAT_CSR, a.row_ptrs, a.col_idxs, 0, a.nnz
@@ -124,8 +125,8 @@ def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str,
     kernel(exec.queue, (p.groups * p.work_group,), (p.work_group,),
            np.int32(N), np.int32(n), row_ptrs.data, col_idxs.data, np.int32(width), a.values.data,
            np.int32(mat_stride), block_ptrs.data, row_blocks.data, np.int32(block_stride), prec_values.data,
-           np.int32(prec_stride), b.values.data, x.values.data, np.int32(max_iterations), dtype.type(rtol),
-           dtype.type(atol), iterations.data, residual_norms.data, reasons.data, gwork.data,
+           np.int32(prec_stride), b.values.data, x.values.data, np.int32(max_iterations), real.type(rtol),
+           real.type(atol), iterations.data, residual_norms.data, reasons.data, gwork.data,
            np.int32(p.global_entries), local_buffer(max(1, p.local_entries), dtype),
            local_buffer(4 * p.work_group, dtype), *extra)
     return p

@@ -1,8 +1,8 @@
 // Reductions into partial sums, in the reduction layout of common.cl.
 #include "common.cl"
 
-// partials[group * count + col] = sum of u[i] x[i] over the group's rows of column col, and
-// with TWO partials[group * count + k + col] the same of w[i] x[i] (count = k or 2 k)
+// partials[group * count + col] = sum of conj(u[i]) x[i] over the group's rows of column col,
+// and with TWO partials[group * count + k + col] the same of conj(w[i]) x[i] (count = k or 2 k)
 __kernel void dots(REDUCTION_PARAMS, __global const value_type* x, __global const value_type* u,
                    __global const value_type* w, __global value_type* partials,
                    __local value_type* tmp)
@@ -10,20 +10,20 @@ __kernel void dots(REDUCTION_PARAMS, __global const value_type* x, __global cons
     REDUCTION_LAYOUT;
     const int count = (1 + TWO) * k;
     value_type s = 0;
-    if (col < k) s = column_dot(u, x, begin, end, lanes, k, col);
+    if (col < k) s = column_dot(u, x, begin, end, lanes, k, col, true);
     s = REDUCE_LANES(s, tmp);
     if (IS_LANE_ROOT) partials[group * count + col] = s;
 #if TWO
     barrier(CLK_LOCAL_MEM_FENCE);
     s = 0;
-    if (col < k) s = column_dot(w, x, begin, end, lanes, k, col);
+    if (col < k) s = column_dot(w, x, begin, end, lanes, k, col, true);
     s = REDUCE_LANES(s, tmp);
     if (IS_LANE_ROOT) partials[group * count + k + col] = s;
 #endif
 }
 
 // partial[group] = sum over rows [g * rows_per_group, (g + 1) * rows_per_group) of
-// v_i[row, c] w[row, c], for group = g * num k + i k + c (every column); a tree in local memory
+// conj(v_i[row, c]) w[row, c], for group = g * num k + i k + c (every column); a tree in local memory
 __kernel void multi_dot(const int n, const int k, const int num, const int rows_per_group,
                         __global const value_type* basis, __global const value_type* w,
                         __global value_type* partial, __local value_type* tmp)
@@ -36,7 +36,7 @@ __kernel void multi_dot(const int n, const int k, const int num, const int rows_
     __global const value_type* v = basis + pair / k * n * k;
     value_type sum = 0;
     for (int row = begin + get_local_id(0); row < end; row += get_local_size(0)) {
-        sum += v[row * k + c] * w[row * k + c];
+        sum += mul_conj(v[row * k + c], w[row * k + c]);
     }
     sum = local_sum(tmp, sum, get_local_id(0), get_local_size(0), 1);
     if (get_local_id(0) == 0) partial[group] = sum;

@@ -16,25 +16,25 @@ __kernel void invert_diagonal(const int n, __global const index_type* restrict r
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         if (col_idxs[e] == row) diag = values[e];
     }
-    inv_diag[row] = diag == 0 ? 0 : 1 / diag;
-    if (diag == 0) atomic_min(first_zero, row);
+    inv_diag[row] = is_zero(diag) ? 0 : divide(to_value(1), diag);
+    if (is_zero(diag)) atomic_min(first_zero, row);
 }
 
 // x = beta D^-1 b; d = x where keep_d
-__kernel void relax_first(const int size, const int k, const value_type beta,
+__kernel void relax_first(const int size, const int k, const real_type beta,
                           __global const value_type* restrict inv_diag,
                           __global const value_type* restrict b, __global value_type* restrict x,
                           __global value_type* restrict d, const int keep_d)
 {
     const int idx = get_global_id(0);
     if (idx >= size) return;
-    const value_type v = beta * (inv_diag[k == 1 ? idx : idx / k] * b[idx]);
+    const value_type v = beta * mul(inv_diag[k == 1 ? idx : idx / k], b[idx]);
     x[idx] = v;
     if (keep_d) d[idx] = v;
 }
 
 // x = beta D^-1 b; r = b - A x, with x of the neighbours formed from b on the fly
-__kernel void relax_first_residual(const int size, const int k, const value_type beta,
+__kernel void relax_first_residual(const int size, const int k, const real_type beta,
                                    __global const index_type* restrict row_ptrs,
                                    __global const index_type* restrict col_idxs,
                                    __global const value_type* restrict values,
@@ -48,9 +48,9 @@ __kernel void relax_first_residual(const int size, const int k, const value_type
     value_type ax = 0;
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const int col = col_idxs[e];
-        ax += values[e] * (beta * (inv_diag[col] * b[col * k + c]));
+        ax += mul(values[e], beta * mul(inv_diag[col], b[col * k + c]));
     }
-    x[idx] = beta * (inv_diag[row] * b[idx]);
+    x[idx] = beta * mul(inv_diag[row], b[idx]);
     r[idx] = b[idx] - ax;
 }
 
@@ -65,13 +65,13 @@ __kernel void residual(const int size, const int k, __global const index_type* r
     if (idx >= size) return;
     const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
     value_type ax = 0;
-    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += values[e] * x[col_idxs[e] * k + c];
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += mul(values[e], x[col_idxs[e] * k + c]);
     r[idx] = b[idx] - ax;
 }
 
 // d = alpha d + beta D^-1 (b - A x) (without alpha d unless keep_d and alpha != 0: d is not
 // read then, it may be uninitialized); x_new = x + d
-__kernel void relax(const int size, const int k, const value_type alpha, const value_type beta,
+__kernel void relax(const int size, const int k, const real_type alpha, const real_type beta,
                     __global const index_type* restrict row_ptrs,
                     __global const index_type* restrict col_idxs,
                     __global const value_type* restrict values,
@@ -84,8 +84,8 @@ __kernel void relax(const int size, const int k, const value_type alpha, const v
     if (idx >= size) return;
     const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
     value_type ax = 0;
-    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += values[e] * x[col_idxs[e] * k + c];
-    value_type update = beta * (inv_diag[row] * (b[idx] - ax));
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += mul(values[e], x[col_idxs[e] * k + c]);
+    value_type update = beta * mul(inv_diag[row], b[idx] - ax);
     if (keep_d) {
         if (alpha != 0) update = alpha * d[idx] + update;
         d[idx] = update;
@@ -106,17 +106,17 @@ __kernel void add_running(const int size, const int k, __global const value_type
 __kernel void gershgorin_bound(const int n, const int chunk, __global const index_type* restrict row_ptrs,
                                __global const value_type* restrict values,
                                __global const value_type* restrict inv_diag,
-                               __global value_type* restrict partial)
+                               __global real_type* restrict partial)
 {
     const int g = get_global_id(0);
     const int begin = g * chunk;
     if (begin >= n) return;
     const int end = min(n, begin + chunk);
-    value_type bound = 0;
+    real_type bound = 0;
     for (int row = begin; row < end; row++) {
-        value_type sum = 0;
-        for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) sum += fabs(values[e]);
-        bound = fmax(bound, fabs(inv_diag[row]) * sum);
+        real_type sum = 0;
+        for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) sum += abs_value(values[e]);
+        bound = fmax(bound, abs_value(inv_diag[row]) * sum);
     }
     partial[g] = bound;
 }

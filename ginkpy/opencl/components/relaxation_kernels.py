@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import ceil_div, check_int32, launch_1d
 
 
@@ -24,7 +25,7 @@ def _d(d, x):
 def relax_first(exec, beta, inv_diag, b, x, d):
     size, k = x.values.size, x.shape[1]
     check_int32(size)
-    launch_1d(exec, __file__, "relax_first", x.dtype, size, np.int32(size), np.int32(k), x.dtype.type(beta),
+    launch_1d(exec, __file__, "relax_first", x.dtype, size, np.int32(size), np.int32(k), real_dtype(x.dtype).type(beta),
               inv_diag.values.data, b.values.data, x.values.data, *_d(d, x))
 
 
@@ -32,7 +33,7 @@ def relax_first_residual(exec, beta, a, inv_diag, b, x, r):
     size, k = x.values.size, x.shape[1]
     check_int32(size)
     launch_1d(exec, __file__, "relax_first_residual", x.dtype, size, np.int32(size), np.int32(k),
-              x.dtype.type(beta), a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data,
+              real_dtype(x.dtype).type(beta), a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data,
               b.values.data, x.values.data, r.values.data)
 
 
@@ -46,8 +47,8 @@ def residual(exec, a, b, x, r):
 def relax(exec, alpha, beta, a, inv_diag, b, x, d, x_new):
     size, k = x.values.size, x.shape[1]
     check_int32(size)
-    launch_1d(exec, __file__, "relax", x.dtype, size, np.int32(size), np.int32(k), x.dtype.type(alpha),
-              x.dtype.type(beta), a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data,
+    launch_1d(exec, __file__, "relax", x.dtype, size, np.int32(size), np.int32(k), real_dtype(x.dtype).type(alpha),
+              real_dtype(x.dtype).type(beta), a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data,
               b.values.data, x.values.data, *_d(d, x), x_new.values.data)
 
 
@@ -67,7 +68,7 @@ def gershgorin_bound(exec, a, inv_diag) -> float:
         return 0.0
     chunk = ceil_div(n, BOUND_CHUNKS)
     items = ceil_div(n, chunk)
-    partial = exec.alloc((items,), a.dtype)
+    partial = exec.alloc((items,), real_dtype(a.dtype))
     launch_1d(exec, __file__, "gershgorin_bound", a.dtype, items, np.int32(n), np.int32(chunk), a.row_ptrs.data,
               a.values.data, inv_diag.values.data, partial.data)
     return float(partial.get(queue=exec.queue).max())

@@ -7,7 +7,7 @@ __kernel void check(const int k, const int parts, __global const value_type* par
 {
     sum_partials(partials, parts, k, sums, tmp);
     for (int col = get_local_id(0); col < k; col += get_local_size(0)) {
-        stop_check(col, k, sqrt(sums[col]), true, STOP_ARGS);
+        stop_check(col, k, sqrt(real_part(sums[col])), true, STOP_ARGS);
     }
 }
 

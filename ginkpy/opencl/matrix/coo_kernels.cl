@@ -31,7 +31,7 @@ inline void finish_row(const index_type row, const value_type total, const index
     } else if (row == tile_last) {
         carry_vals[(2 * g + 1) * k + j] = total;
     } else {
-        x[row * k + j] += alpha * total;
+        x[row * k + j] += mul(alpha, total);
     }
 }
 
@@ -47,7 +47,7 @@ inline void chunk_sums(const int nnz, const int k, __global const index_type* ro
     for (int s = 0; s < ITEMS; ++s) {
         const int i = g * TILE + s * WORK_GROUP + t;
         const int entry = min(i, nnz - 1);
-        const value_type product = values[entry] * b[col_idxs[entry] * k + j];
+        const value_type product = mul(values[entry], b[col_idxs[entry] * k + j]);
         rows[s * WORK_GROUP + t] = row_idxs[entry];
         products[s * WORK_GROUP + t] = i < nnz ? product : (value_type)0;
     }
@@ -63,7 +63,7 @@ inline void chunk_sums(const int nnz, const int k, __global const index_type* ro
             if (row == first_row) {
                 first_sum = sum;
             } else {
-                x[row * k + j] += alpha * sum;
+                x[row * k + j] += mul(alpha, sum);
             }
             row = rows[s];
             sum = 0;
@@ -109,7 +109,7 @@ inline void carry_sums(const int num_carries, const int k, __global const index_
         for (int d = c; d < num_carries && carry_rows[d] == row; ++d) {
             sum += carry_vals[d * k + j];
         }
-        x[row * k + j] += alpha * sum;
+        x[row * k + j] += mul(alpha, sum);
     }
 }
 
@@ -121,15 +121,15 @@ __kernel void spmv2_chunks(const int nnz, const int k, __global const index_type
 {
     __local index_type rows[TILE], last_rows[WORK_GROUP];
     __local value_type products[TILE], last_sums[WORK_GROUP];
-    chunk_sums(nnz, k, row_idxs, col_idxs, values, b, x, carry_rows, carry_vals, 1, rows, products,
-               last_rows, last_sums);
+    chunk_sums(nnz, k, row_idxs, col_idxs, values, b, x, carry_rows, carry_vals, to_value(1), rows,
+               products, last_rows, last_sums);
 }
 
 // x = x + A b, phase 2
 __kernel void spmv2_carries(const int num_carries, const int k, __global const index_type* carry_rows,
                             __global const value_type* carry_vals, __global value_type* x)
 {
-    carry_sums(num_carries, k, carry_rows, carry_vals, x, 1);
+    carry_sums(num_carries, k, carry_rows, carry_vals, x, to_value(1));
 }
 
 // x = x + alpha A b, phase 1; alpha is read at j * alpha_stride (stride 0: one for all columns)

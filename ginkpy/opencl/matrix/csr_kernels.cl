@@ -7,7 +7,7 @@
 
 // y[idx] = sum, or alpha sum + beta y[idx] in the advanced SpMV
 #define STORE(idx, sum)                                                              \
-    y[idx] = advanced ? alpha[c * alpha_stride] * (sum) + beta[c * beta_stride] * y[idx] \
+    y[idx] = advanced ? mul(alpha[c * alpha_stride], (sum)) + mul(beta[c * beta_stride], y[idx]) \
                       : (sum)
 
 #define SPMV_PARAMS                                                                  \
@@ -47,7 +47,7 @@ __kernel void spmv_classical(SPMV_PARAMS)
     value_type sum = 0;
     const int end = row_ptrs[row + 1];
     for (int j = row_ptrs[row]; j < end; ++j) {
-        sum += values[j] * b[col_idxs[j] * k + c];
+        sum += mul(values[j], b[col_idxs[j] * k + c]);
     }
     STORE(row * k + c, sum);
 }
@@ -66,7 +66,7 @@ __kernel void spmv_vector(SPMV_PARAMS, const int lanes, __local value_type* part
     if (row < n) {
         const int end = row_ptrs[row + 1];
         for (int j = row_ptrs[row] + lane; j < end; j += lanes) {
-            sum += values[j] * b[col_idxs[j] * k + c];
+            sum += mul(values[j], b[col_idxs[j] * k + c]);
         }
     }
     sum = segment_sum(partial, sum, lid, lanes);
@@ -99,13 +99,13 @@ __kernel void spmv_long_rows(SPMV_PARAMS, const int lanes, const int long_min, c
         const int end = piece_bounds[2 * g + 1];
 #pragma unroll 4
         for (int j = piece_bounds[2 * g] + lid; j < end; j += size) {
-            sum += values[j] * b[col_idxs[j] * k + c];
+            sum += mul(values[j], b[col_idxs[j] * k + c]);
         }
     } else if (row < n) {
         const int begin = row_ptrs[row];
         int end = row_ptrs[row + 1];
         if (end - begin > long_min) end = begin;
-        for (int j = begin + lane; j < end; j += lanes) sum += values[j] * b[col_idxs[j] * k + c];
+        for (int j = begin + lane; j < end; j += lanes) sum += mul(values[j], b[col_idxs[j] * k + c]);
     }
     sum = segment_sum(partial, sum, lid, piece ? size : lanes);
     if (piece) {
@@ -189,7 +189,7 @@ __kernel void spmv_merge_path(SPMV_PARAMS, const int parts,
     for (int g = g_first; g < g_end; ++g) {
 #pragma unroll
         for (int i = 0; i < MP_ITEMS; ++i) {
-            if (lid + i * MP_SIZE < p.nnz) prods[i] *= b[cols[i] * k + c];
+            if (lid + i * MP_SIZE < p.nnz) prods[i] = mul(prods[i], b[cols[i] * k + c]);
         }
         index_type next_cols[MP_ITEMS];
         index_type next_ends[MP_ITEMS];
@@ -309,11 +309,11 @@ __kernel void spmv_row_blocks(SPMV_PARAMS, const int parts,
     value_type sum = 0;
     for (; row < row_end; ++row) {
         const int end = row_ptrs[row + 1];
-        for (; j < end; ++j) sum += values[j] * b[col_idxs[j] * k + c];
+        for (; j < end; ++j) sum += mul(values[j], b[col_idxs[j] * k + c]);
         STORE(row * k + c, sum);
         sum = 0;
     }
-    for (; j < j_end; ++j) sum += values[j] * b[col_idxs[j] * k + c];
+    for (; j < j_end; ++j) sum += mul(values[j], b[col_idxs[j] * k + c]);
     carry_vals[g * k + c] = sum;
 }
 
@@ -346,7 +346,7 @@ __kernel void spmv_merge_path_fixup(const int k, const int count, const int long
     }
     sum = segment_sum(partial, sum, lid, width);
     if ((lid & (width - 1)) == 0 && r < end) {
-        y[runs[3 * r + 2] * k + c] += (advanced ? alpha[c * alpha_stride] : 1) * sum;
+        y[runs[3 * r + 2] * k + c] += mul(advanced ? alpha[c * alpha_stride] : to_value(1), sum);
     }
 }
 
@@ -385,8 +385,8 @@ __kernel void extract_diagonal(const int size, __global const index_type* restri
 
 
 
-// ---- SpMV with dot products: y = A b and, in the same pass, the partial sums of u . y (and
-// of w . y with TWO; w is y itself with W_IS_Y), one per work-group and column, written to
+// ---- SpMV with dot products: y = A b and, in the same pass, the partial sums of u^H y (and
+// of w^H y with TWO; w is y itself with W_IS_Y), one per work-group and column, written to
 // partial[group * count + c] (and [group * count + k + c]), count = k or 2 k. The kernels loop
 // over the rows with a stride of the whole launch, so that the number of work-groups, the
 // partial sums per column, stays small for the kernel that sums them.
@@ -433,11 +433,11 @@ __kernel void spmv_classical_dots(DOTS_PARAMS, __local value_type* tmp)
     for (int row = get_global_id(0); row < n; row += stride) {
         value_type sum = 0;
         const int end = row_ptrs[row + 1];
-        for (int j = row_ptrs[row]; j < end; ++j) sum += values[j] * b[col_idxs[j] * k + c];
+        for (int j = row_ptrs[row]; j < end; ++j) sum += mul(values[j], b[col_idxs[j] * k + c]);
         const int i = row * k + c;
         y[i] = sum;
-        du += u[i] * sum;
-        dw += W_AT(i, sum) * sum;
+        du += mul_conj(u[i], sum);
+        dw += mul_conj(W_AT(i, sum), sum);
     }
     write_dots(du, dw, tmp, k, c, get_group_id(0), partial);
 }
@@ -455,14 +455,14 @@ __kernel void spmv_vector_dots(DOTS_PARAMS, const int lanes, __local value_type*
         value_type sum = 0;
         if (row < n) {
             const int end = row_ptrs[row + 1];
-            for (int j = row_ptrs[row] + lane; j < end; j += lanes) sum += values[j] * b[col_idxs[j] * k + c];
+            for (int j = row_ptrs[row] + lane; j < end; j += lanes) sum += mul(values[j], b[col_idxs[j] * k + c]);
         }
         sum = segment_sum(tmp, sum, lid, lanes);
         if (lane == 0 && row < n) {
             const int i = row * k + c;
             y[i] = sum;
-            du += u[i] * sum;
-            dw += W_AT(i, sum) * sum;
+            du += mul_conj(u[i], sum);
+            dw += mul_conj(W_AT(i, sum), sum);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -483,11 +483,11 @@ __kernel void spmv_row_blocks_dots(DOTS_PARAMS, const int parts,
     for (int row = bounds[2 * g + 1]; row < row_end; ++row) {
         value_type sum = 0;
         const int end = row_ptrs[row + 1];
-        for (; j < end; ++j) sum += values[j] * b[col_idxs[j] * k + c];
+        for (; j < end; ++j) sum += mul(values[j], b[col_idxs[j] * k + c]);
         const int i = row * k + c;
         y[i] = sum;
-        du += u[i] * sum;
-        dw += W_AT(i, sum) * sum;
+        du += mul_conj(u[i], sum);
+        dw += mul_conj(W_AT(i, sum), sum);
     }
     const int count = (1 + TWO) * k;
     partial[g * count + c] = du;
@@ -502,5 +502,5 @@ __kernel void scale_columns(const int nnz, __global const index_type* restrict c
                             __global const value_type* restrict diag, __global value_type* restrict out)
 {
     const int j = get_global_id(0);
-    if (j < nnz) out[j] = values[j] * diag[col_idxs[j]];
+    if (j < nnz) out[j] = mul(values[j], diag[col_idxs[j]]);
 }

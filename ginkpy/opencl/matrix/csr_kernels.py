@@ -214,3 +214,9 @@ def transpose(exec, a):
     counting sort would save one copy of the matrix each way, not time per iteration."""
     host = exec.host
     return tuple(exec.from_host(v) for v in host.run("matrix.csr.transpose", a.clone(host)))
+
+
+def conj_transpose(exec, a):
+    """Row pointers, column indices (sorted) and values of A^H, on the host as :func:`transpose`."""
+    host = exec.host
+    return tuple(exec.from_host(v) for v in host.run("matrix.csr.conj_transpose", a.clone(host)))

@@ -3,6 +3,10 @@
 // shared by all columns).
 #include "common.cl"
 
+#ifndef CONJUGATE  // compute_dot and transpose: conjugate the first argument (set by their launches)
+#define CONJUGATE 0
+#endif
+
 // ---- element-wise: one work-item per entry -------------------------------------------------
 
 __kernel void fill(const int size, __global value_type* x, const value_type value)
@@ -15,7 +19,7 @@ __kernel void scale(const int size, const int k, __global const value_type* alph
                     const int alpha_stride, __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] *= alpha[(COLUMN(i, k)) * alpha_stride];
+    if (i < size) x[i] = mul(alpha[(COLUMN(i, k)) * alpha_stride], x[i]);
 }
 
 __kernel void add_scaled(const int size, const int k, __global const value_type* alpha,
@@ -23,7 +27,7 @@ __kernel void add_scaled(const int size, const int k, __global const value_type*
                          __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] += alpha[(COLUMN(i, k)) * alpha_stride] * b[i];
+    if (i < size) x[i] += mul(alpha[(COLUMN(i, k)) * alpha_stride], b[i]);
 }
 
 __kernel void sub_scaled(const int size, const int k, __global const value_type* alpha,
@@ -31,15 +35,16 @@ __kernel void sub_scaled(const int size, const int k, __global const value_type*
                          __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] -= alpha[(COLUMN(i, k)) * alpha_stride] * b[i];
+    if (i < size) x[i] -= mul(alpha[(COLUMN(i, k)) * alpha_stride], b[i]);
 }
 
-// dst = src rounded to value_type (round to nearest even, as numpy's astype)
+// dst = src rounded to value_type (round to nearest even, as numpy's astype); a real src gives
+// complex values of imaginary part 0
 __kernel void convert_from_float(const int size, __global const float* src,
                                  __global value_type* dst)
 {
     const int i = get_global_id(0);
-    if (i < size) dst[i] = (value_type)src[i];
+    if (i < size) dst[i] = to_value((real_type)src[i]);
 }
 
 #if defined(cl_khr_fp64)
@@ -47,27 +52,49 @@ __kernel void convert_from_double(const int size, __global const double* src,
                                   __global value_type* dst)
 {
     const int i = get_global_id(0);
-    if (i < size) dst[i] = (value_type)src[i];
+    if (i < size) dst[i] = to_value((real_type)src[i]);
 }
+#endif
+
+#if VALUE_COMPLEX
+// dst = complex src in the other precision
+__kernel void convert_from_float2(const int size, __global const float2* src,
+                                  __global value_type* dst)
+{
+    const int i = get_global_id(0);
+    if (i < size) dst[i] = (value_type)((real_type)src[i].x, (real_type)src[i].y);
+}
+
+#if defined(cl_khr_fp64)
+__kernel void convert_from_double2(const int size, __global const double2* src,
+                                   __global value_type* dst)
+{
+    const int i = get_global_id(0);
+    if (i < size) dst[i] = (value_type)((real_type)src[i].x, (real_type)src[i].y);
+}
+#endif
 #endif
 
 // ---- column reductions: one partial sum per work-group, no atomics -------------------------
 // In the reduction layout of common.cl; with one group per column block the partial is the sum.
+// a^H b per column with CONJUGATE, else a^T b.
 __kernel void compute_dot(REDUCTION_PARAMS, __global const value_type* a,
                          __global const value_type* b, __global value_type* partial,
                          __local value_type* tmp)
 {
     REDUCTION_LAYOUT;
     value_type s = 0;
-    if (col < k) s = column_dot(a, b, begin, end, lanes, k, col);
+    if (col < k) s = column_dot(a, b, begin, end, lanes, k, col, CONJUGATE);
     s = REDUCE_LANES(s, tmp);
     if (IS_LANE_ROOT) partial[group * k + col] = s;
 }
 
 // ---- robust norms (LAPACK's nrm2): a norm is scale * sqrt(ssq), ssq = sum of (a_i / scale)^2 ---
+// In the real type; the real and imaginary parts of a complex entry count as two entries (as
+// LAPACK's zlassq).
 
 // (scale, ssq) of the union of two sets of entries
-inline void merge_scaled(value_type* scale, value_type* ssq, const value_type s2, const value_type q2)
+inline void merge_scaled(real_type* scale, real_type* ssq, const real_type s2, const real_type q2)
 {
     if (s2 > *scale) {
         *ssq = q2 + *ssq * (*scale / s2) * (*scale / s2);
@@ -79,16 +106,16 @@ inline void merge_scaled(value_type* scale, value_type* ssq, const value_type s2
 
 // Tree merge of the (scale, ssq) pairs of `count` work-items at slot[index * stride]; the first
 // work-item gets the result. Every work-item of the group must call it.
-inline void local_merge_scaled(__local value_type* scales, __local value_type* ssqs, value_type scale,
-                               value_type ssq, const int index, const int count, const int stride,
-                               value_type* out_scale, value_type* out_ssq)
+inline void local_merge_scaled(__local real_type* scales, __local real_type* ssqs, real_type scale,
+                               real_type ssq, const int index, const int count, const int stride,
+                               real_type* out_scale, real_type* out_ssq)
 {
     scales[index * stride] = scale;
     ssqs[index * stride] = ssq;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = count / 2; s > 0; s /= 2) {
         if (index < s) {
-            value_type a = scales[index * stride], q = ssqs[index * stride];
+            real_type a = scales[index * stride], q = ssqs[index * stride];
             merge_scaled(&a, &q, scales[(index + s) * stride], ssqs[(index + s) * stride]);
             scales[index * stride] = a;
             ssqs[index * stride] = q;
@@ -101,18 +128,26 @@ inline void local_merge_scaled(__local value_type* scales, __local value_type* s
 
 // partial[2 g][col], partial[2 g + 1][col] = (scale, ssq) of the group's rows of column col
 __kernel void norm2_partials(REDUCTION_PARAMS, __global const value_type* a,
-                             __global value_type* partial, __local value_type* scales,
-                             __local value_type* ssqs)
+                             __global real_type* partial, __local real_type* scales,
+                             __local real_type* ssqs)
 {
     REDUCTION_LAYOUT;
-    value_type scale = 0, ssq = 0;
+    real_type scale = 0, ssq = 0;
     if (col < k) {
         for (int row = begin; row < end; row += lanes) {
-            const value_type v = fabs(a[row * k + col]);
+            const value_type a_i = a[row * k + col];
+#if VALUE_COMPLEX
+            const real_type parts[2] = {fabs(a_i.x), fabs(a_i.y)};
+            for (int p = 0; p < 2; ++p) {
+                if (parts[p] > 0) merge_scaled(&scale, &ssq, parts[p], 1);
+            }
+#else
+            const real_type v = fabs(a_i);
             if (v > 0) merge_scaled(&scale, &ssq, v, 1);
+#endif
         }
     }
-    value_type s, q;
+    real_type s, q;
     local_merge_scaled(scales + c_, ssqs + c_, scale, ssq, y_, lanes, width, &s, &q);
     if (IS_LANE_ROOT) {
         partial[2 * group * k + col] = s;
@@ -121,16 +156,16 @@ __kernel void norm2_partials(REDUCTION_PARAMS, __global const value_type* a,
 }
 
 // result[j] = the norm of column j from its `parts` (scale, ssq) pairs; one group per column
-__kernel void norm2_finalize(const int parts, const int k, __global const value_type* partial,
-                             __global value_type* result, __local value_type* scales,
-                             __local value_type* ssqs)
+__kernel void norm2_finalize(const int parts, const int k, __global const real_type* partial,
+                             __global real_type* result, __local real_type* scales,
+                             __local real_type* ssqs)
 {
     const int j = get_group_id(0);
-    value_type scale = 0, ssq = 0;
+    real_type scale = 0, ssq = 0;
     for (int g = get_local_id(0); g < parts; g += get_local_size(0)) {
         merge_scaled(&scale, &ssq, partial[2 * g * k + j], partial[(2 * g + 1) * k + j]);
     }
-    value_type s, q;
+    real_type s, q;
     local_merge_scaled(scales, ssqs, scale, ssq, get_local_id(0), get_local_size(0), 1, &s, &q);
     if (get_local_id(0) == 0) result[j] = s * sqrt(q);
 }
@@ -151,7 +186,7 @@ __kernel void count_nonfinite(const int size, const int per_group, __global cons
     const int end = min(size, begin + per_group);
     int count = 0;
     for (int i = begin + get_local_id(0); i < end; i += get_local_size(0)) {
-        count += !isfinite(a[i]);
+        count += !is_finite_value(a[i]);
     }
     count = local_sum_int(tmp, count, get_local_id(0), get_local_size(0), 1);
     if (get_local_id(0) == 0) partial[get_group_id(0)] = count;
@@ -162,6 +197,7 @@ __kernel void count_nonfinite(const int size, const int per_group, __global cons
 
 #define TRANSPOSE_TILE 16
 
+// out = a^T, or a^H with CONJUGATE
 __kernel __attribute__((reqd_work_group_size(TRANSPOSE_TILE, TRANSPOSE_TILE, 1)))
 void transpose(const int n, const int k, __global const value_type* a,
                __global value_type* out)
@@ -174,7 +210,9 @@ void transpose(const int n, const int k, __global const value_type* a,
     if (row0 + ly < n && col0 + lx < k) tile[ly][lx] = a[(row0 + ly) * k + col0 + lx];
     barrier(CLK_LOCAL_MEM_FENCE);
     // out (k x n): out[c][r] = a[r][c]
-    if (col0 + ly < k && row0 + lx < n) out[(col0 + ly) * n + row0 + lx] = tile[lx][ly];
+    if (col0 + ly < k && row0 + lx < n) {
+        out[(col0 + ly) * n + row0 + lx] = CONJUGATE ? conj_value(tile[lx][ly]) : tile[lx][ly];
+    }
 }
 
 // ---- matrix products: x = A b (advanced == 0) or x = alpha A b + beta x ---------------------
@@ -185,7 +223,7 @@ inline value_type apply_result(const value_type ab, const int advanced, const in
                                __global const value_type* beta, const int beta_stride,
                                const value_type x)
 {
-    return advanced ? alpha[j * alpha_stride] * ab + beta[j * beta_stride] * x : ab;
+    return advanced ? mul(alpha[j * alpha_stride], ab) + mul(beta[j * beta_stride], x) : ab;
 }
 
 // Tiled product (seed 003). A work-group of local size (tile_cols, tile_rows) computes a
@@ -221,7 +259,7 @@ __kernel void gemm(const int n, const int m, const int k, const int inner,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int q = 0; q < inner; ++q) {
-            sum += a_tile[ly * inner + q] * b_tile[q * tile_cols + lx];
+            sum += mul(a_tile[ly * inner + q], b_tile[q * tile_cols + lx]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -248,7 +286,7 @@ __kernel void gemv(const int n, const int m, const int lanes, __global const val
     const int row = get_group_id(0) * (get_local_size(0) / lanes) + y;
     value_type sum = 0;
     if (row < n) {
-        for (int q = lane; q < m; q += lanes) sum += a[row * m + q] * b[q];
+        for (int q = lane; q < m; q += lanes) sum += mul(a[row * m + q], b[q]);
     }
     sum = local_sum(tmp + y * lanes, sum, lane, lanes, 1);
     if (row < n && lane == 0) {
@@ -266,7 +304,7 @@ __kernel void count_row_nonzeros(const int n, const int k, __global const value_
     if (i == 0) row_ptrs[0] = 0;
     if (i < n) {
         int count = 0;
-        for (int j = 0; j < k; ++j) count += a[i * k + j] != 0;
+        for (int j = 0; j < k; ++j) count += !is_zero(a[i * k + j]);
         row_ptrs[i + 1] = count;
     }
 }
@@ -324,7 +362,7 @@ __kernel void fill_csr(const int n, const int k, __global const value_type* a,
     int nz = row_ptrs[i];
     for (int j = 0; j < k; ++j) {
         const value_type v = a[i * k + j];
-        if (v != 0) {
+        if (!is_zero(v)) {
             col_idxs[nz] = j;
             values[nz] = v;
             ++nz;

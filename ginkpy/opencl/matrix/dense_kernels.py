@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import check_int32, launch_1d, local_buffer, pow2_at_most, reduction_shape, scalar_arg, sum_rows
 
 
-def _kernel(exec, dtype, name):
-    return exec.kernel(__file__, dtype, name)
+def _kernel(exec, dtype, name, **defines):
+    return exec.kernel(__file__, dtype, name, **defines)
 
 
 def _launch(exec, name, dtype, size, *args):
@@ -45,7 +46,8 @@ def convert_precision(exec, src, dst):
     if src.dtype == dst.dtype:
         copy(exec, src, dst)
         return
-    name = "convert_from_float" if src.dtype == np.float32 else "convert_from_double"
+    name = {np.float32: "convert_from_float", np.float64: "convert_from_double", np.complex64: "convert_from_float2",
+            np.complex128: "convert_from_double2"}[src.dtype.type]
     _launch(exec, name, dst.dtype, src.values.size, src.values.data, dst.values.data)
 
 
@@ -66,9 +68,18 @@ def sub_scaled(exec, alpha, b, x):
 # -- column reductions -------------------------------------------------------------------------
 
 def compute_dot(exec, a, b, result):
-    """result (1 x k) = per-column dot products of a and b (n x k): one launch when one
+    """result (1 x k) = per-column dot products a^T b of a and b (n x k): one launch when one
     work-group per column covers the rows (always on a CPU device), else one partial sum per
     group and a second pass."""
+    _dot(exec, a, b, result, conjugate=False)
+
+
+def compute_conj_dot(exec, a, b, result):
+    """result (1 x k) = per-column inner products a^H b, as compute_dot."""
+    _dot(exec, a, b, result, conjugate=True)
+
+
+def _dot(exec, a, b, result, conjugate: bool) -> None:
     n, k = a.shape
     if k == 0:
         return
@@ -78,7 +89,7 @@ def compute_dot(exec, a, b, result):
     check_int32(a.values.size)
     shape = reduction_shape(exec.info, n, k)
     out = result.values if shape.groups == 1 else exec.alloc((shape.groups, k), a.dtype)
-    _kernel(exec, a.dtype, "compute_dot")(
+    _kernel(exec, a.dtype, "compute_dot", CONJUGATE=int(conjugate and a.dtype.kind == "c"))(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
         a.values.data, b.values.data, out.data, local_buffer(shape.local_size[0], a.dtype))
     if shape.groups > 1:
@@ -92,10 +103,10 @@ def _partials_group_size(info, parts: int) -> int:
 
 
 def compute_norm2(exec, a, result):
-    """result (1 x k) = per-column Euclidean norms of a (n x k), without underflow or overflow
-    where the norm is representable (LAPACK's nrm2: each work-item keeps a scale, its largest
-    |a_i| so far, and the sum of (a_i / scale)^2; the pairs are merged by the work-group, then
-    across the work-groups by a second launch, one group per column)."""
+    """result (1 x k, real type) = per-column Euclidean norms of a (n x k), without underflow or
+    overflow where the norm is representable (LAPACK's nrm2: each work-item keeps a scale, its
+    largest |a_i| so far, and the sum of (a_i / scale)^2; the pairs are merged by the work-group,
+    then across the work-groups by a second launch, one group per column)."""
     n, k = a.shape
     if k == 0:
         return
@@ -104,15 +115,16 @@ def compute_norm2(exec, a, result):
         return
     check_int32(a.values.size)
     shape = reduction_shape(exec.info, n, k)
-    partial = exec.alloc((2 * shape.groups, k), a.dtype)
+    real = real_dtype(a.dtype)
+    partial = exec.alloc((2 * shape.groups, k), real)
     size = shape.local_size[0]
     _kernel(exec, a.dtype, "norm2_partials")(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
-        a.values.data, partial.data, local_buffer(size, a.dtype), local_buffer(size, a.dtype))
+        a.values.data, partial.data, local_buffer(size, real), local_buffer(size, real))
     group = _partials_group_size(exec.info, shape.groups)
     _kernel(exec, a.dtype, "norm2_finalize")(
         exec.queue, (k * group,), (group,), np.int32(shape.groups), np.int32(k), partial.data,
-        result.values.data, local_buffer(group, a.dtype), local_buffer(group, a.dtype))
+        result.values.data, local_buffer(group, real), local_buffer(group, real))
 
 
 def copy_columns(exec, src, dst, mask):
@@ -142,12 +154,21 @@ TRANSPOSE_TILE = 16  # as in dense_kernels.cl
 
 def transpose(exec, a, out):
     """out (k x n) = a (n x k) transposed."""
+    _transpose(exec, a, out, conjugate=False)
+
+
+def conj_transpose(exec, a, out):
+    """out (k x n) = a (n x k) conjugate-transposed."""
+    _transpose(exec, a, out, conjugate=True)
+
+
+def _transpose(exec, a, out, conjugate: bool) -> None:
     n, k = a.shape
     if a.values.size == 0:
         return
     check_int32(a.values.size)
     t = TRANSPOSE_TILE
-    _kernel(exec, a.dtype, "transpose")(
+    _kernel(exec, a.dtype, "transpose", CONJUGATE=int(conjugate and a.dtype.kind == "c"))(
         exec.queue, (-(-k // t) * t, -(-n // t) * t), (t, t), np.int32(n), np.int32(k),
         a.values.data, out.values.data)
 

@@ -12,7 +12,7 @@ inline value_type padded_row_product(const int first, const int stride, const in
     value_type sum = 0;
     for (int i = 0; i < width; ++i) {
         const index_type col = col_idxs[first + stride * i];
-        const value_type product = values[first + stride * i] * b[max(col, 0) * k + j];
+        const value_type product = mul(values[first + stride * i], b[max(col, 0) * k + j]);
         sum += col >= 0 ? product : (value_type)0;
     }
     return sum;
@@ -39,6 +39,6 @@ __kernel void advanced_spmv(const int num_rows, const int k, const int stride, c
     const int row = get_global_id(0), j = get_global_id(1);
     if (row < num_rows) {
         const value_type product = padded_row_product(row, stride, width, k, j, col_idxs, values, b);
-        x[row * k + j] = alpha[j * alpha_stride] * product + beta[j * beta_stride] * x[row * k + j];
+        x[row * k + j] = mul(alpha[j * alpha_stride], product) + mul(beta[j * beta_stride], x[row * k + j]);
     }
 }

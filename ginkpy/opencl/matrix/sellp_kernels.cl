@@ -40,6 +40,6 @@ __kernel void sellp_advanced_spmv(const int num_rows, const int k, const int sli
     if (row < num_rows) {
         const value_type product = sellp_row_product(row, slice_size, k, j, slice_sets, slice_lengths,
                                                      col_idxs, values, b);
-        x[row * k + j] = alpha[j * alpha_stride] * product + beta[j * beta_stride] * x[row * k + j];
+        x[row * k + j] = mul(alpha[j * alpha_stride], product) + mul(beta[j * beta_stride], x[row * k + j]);
     }
 }

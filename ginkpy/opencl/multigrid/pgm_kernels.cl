@@ -20,7 +20,7 @@ inline uint edge_hash(const int i, const int j)
 }
 
 // (w, h, col) > (best_w, best_h, best_col), lexicographically
-inline int stronger(const value_type w, const uint h, const int col, const value_type best_w,
+inline int stronger(const real_type w, const uint h, const int col, const real_type best_w,
                     const uint best_h, const int best_col)
 {
     return w > best_w || (w == best_w && (h > best_h || (h == best_h && col > best_col)));
@@ -29,19 +29,19 @@ inline int stronger(const value_type w, const uint h, const int col, const value
 // a / b correctly rounded: in double where the device has it (OpenCL allows a float division
 // 2.5 ulp off), so that weights, and the aggregates chosen from them, match on every device.
 #if defined(cl_khr_fp64)
-#define DIVIDE(a, b) ((value_type)((double)(a) / (double)(b)))
+#define DIVIDE(a, b) ((real_type)((double)(a) / (double)(b)))
 #else
 #define DIVIDE(a, b) ((a) / (b))
 #endif
 
-// weights[e] of entry e = (row, col): (|a_rc| + |a_cr|) / 2 / max(|a_rr|, |a_cc|), 0 on the
-// diagonal; a_cr found by binary search in row col (0 where it is not stored, which sets
+// weights[e] of entry e = (row, col): (|a_rc| + |a_cr|) / 2 / max(|a_rr|, |a_cc|) (real, also
+// for complex values), 0 on the diagonal; a_cr found by binary search in row col (0 where it is not stored, which sets
 // *nonsymmetric).
 __kernel void compute_weights(const int n, __global const index_type* restrict row_ptrs,
                               __global const index_type* restrict col_idxs,
                               __global const value_type* restrict values,
                               __global const value_type* restrict diag,
-                              __global value_type* restrict weights, __global int* restrict nonsymmetric)
+                              __global real_type* restrict weights, __global int* restrict nonsymmetric)
 {
     const int row = get_global_id(0);
     if (row >= n) return;
@@ -64,8 +64,8 @@ __kernel void compute_weights(const int n, __global const index_type* restrict r
             else hi = mid - 1;
         }
         if (lo > hi) *nonsymmetric = 1;
-        const value_type sym = (fabs(values[e]) + fabs(transposed)) * (value_type)0.5;
-        value_type d = fmax(fabs(diag[row]), fabs(diag[col]));
+        const real_type sym = (abs_value(values[e]) + abs_value(transposed)) * (real_type)0.5;
+        real_type d = fmax(abs_value(diag[row]), abs_value(diag[col]));
         if (d == 0) d = 1;
         weights[e] = DIVIDE(sym, d);
     }
@@ -75,17 +75,17 @@ __kernel void compute_weights(const int n, __global const index_type* restrict r
 // aggregated one, else itself.
 __kernel void find_strongest_neighbor(const int n, __global const index_type* restrict row_ptrs,
                                       __global const index_type* restrict col_idxs,
-                                      __global const value_type* restrict weights,
+                                      __global const real_type* restrict weights,
                                       __global const index_type* restrict agg,
                                       __global index_type* restrict strongest_neighbor)
 {
     const int row = get_global_id(0);
     if (row >= n || agg[row] != UNAGG) return;
-    value_type free_w = 0, taken_w = 0;
+    real_type free_w = 0, taken_w = 0;
     uint free_h = 0, taken_h = 0;
     int free_col = -1, taken_col = -1;
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
-        const value_type w = weights[e];
+        const real_type w = weights[e];
         if (!(w > 0)) continue;
         const int col = col_idxs[e];
         const uint h = edge_hash(row, col);
@@ -139,7 +139,7 @@ __kernel void count_unagg(const int n, const int block, __global const index_typ
 // a neighbour assigned in this launch).
 __kernel void assign_to_exist_agg(const int n, __global const index_type* restrict row_ptrs,
                                   __global const index_type* restrict col_idxs,
-                                  __global const value_type* restrict weights,
+                                  __global const real_type* restrict weights,
                                   __global const index_type* agg, __global index_type* out,
                                   const int in_place)
 {
@@ -150,11 +150,11 @@ __kernel void assign_to_exist_agg(const int n, __global const index_type* restri
         if (!in_place) out[row] = own;
         return;
     }
-    value_type best_w = 0;
+    real_type best_w = 0;
     uint best_h = 0;
     int best_col = -1;
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
-        const value_type w = weights[e];
+        const real_type w = weights[e];
         const int col = col_idxs[e];
         if (!(w > 0) || agg[col] == UNAGG) continue;
         const uint h = edge_hash(row, col);

@@ -19,7 +19,7 @@ inline value_type block_row_times_b(const int row, const int col, const int k, c
     __global const value_type* b_block = b + (size_t)start * k + col;
     value_type sum = 0;
     for (int j = 0; j < block_size; ++j) {
-        sum += inv_row[j * stride] * b_block[(size_t)j * k];
+        sum += mul(inv_row[j * stride], b_block[(size_t)j * k]);
     }
     return sum;
 }
@@ -42,9 +42,9 @@ __kernel void apply(const int size, const int k, __global const value_type* alph
     const int i = get_global_id(0);
     if (i < size) {
         const int col = COLUMN(i, k);
-        x[i] = alpha[col * alpha_stride]
-                   * block_row_times_b(i / k, col, k, stride, block_ptrs, row_blocks, blocks, b)
-               + beta[col * beta_stride] * x[i];
+        x[i] = mul(alpha[col * alpha_stride],
+                   block_row_times_b(i / k, col, k, stride, block_ptrs, row_blocks, blocks, b))
+               + mul(beta[col * beta_stride], x[i]);
     }
 }
 
@@ -52,7 +52,7 @@ __kernel void simple_scalar_apply(const int size, const int k, __global const va
                                   __global const value_type* b, __global value_type* x)
 {
     const int i = get_global_id(0);
-    if (i < size) x[i] = inv_diag[i / k] * b[i];
+    if (i < size) x[i] = mul(inv_diag[i / k], b[i]);
 }
 
 __kernel void scalar_apply(const int size, const int k, __global const value_type* alpha,
@@ -63,7 +63,7 @@ __kernel void scalar_apply(const int size, const int k, __global const value_typ
     const int i = get_global_id(0);
     if (i < size) {
         const int col = COLUMN(i, k);
-        x[i] = alpha[col * alpha_stride] * inv_diag[i / k] * b[i] + beta[col * beta_stride] * x[i];
+        x[i] = mul(mul(alpha[col * alpha_stride], inv_diag[i / k]), b[i]) + mul(beta[col * beta_stride], x[i]);
     }
 }
 
@@ -80,8 +80,9 @@ __kernel void invert_diagonal(const int n, __global const index_type* row_ptrs,
     for (int j = row_ptrs[row]; j < row_ptrs[row + 1]; ++j) {
         if (col_idxs[j] == row) d += values[j];
     }
-    const value_type inv = 1 / d;
-    const bool ok = d != 0 && isfinite(inv);
-    inverse[row] = ok ? inv : 1;
+    const bool nonzero = !is_zero(d);
+    const value_type inv = nonzero ? divide(to_value(1), d) : 0;
+    const bool ok = nonzero && is_finite_value(inv);
+    inverse[row] = ok ? inv : to_value(1);
     bad[row] = !ok;
 }

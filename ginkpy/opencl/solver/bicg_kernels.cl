@@ -14,7 +14,7 @@ __kernel void initialize(const int size, const int k, __global const value_type*
     r2[i] = r[i];
     p[i] = 0;
     p2[i] = 0;
-    if (i < k) prev_rho[i] = 1;
+    if (i < k) prev_rho[i] = to_value(1);
 }
 
 __kernel void step_1(const int size, const int k, __global value_type* p,
@@ -26,10 +26,10 @@ __kernel void step_1(const int size, const int k, __global value_type* p,
     if (i >= size) return;
     const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
-    // p = z + (rho / prev_rho) p;  p2 = z2 + (rho / prev_rho) p2  (tmp = 0 where prev_rho == 0)
-    const value_type tmp = prev_rho[c] != 0 ? rho[c] / prev_rho[c] : 0;
-    p[i] = z[i] + tmp * p[i];
-    p2[i] = z2[i] + tmp * p2[i];
+    // p = z + (rho / prev_rho) p;  p2 = z2 + conj(rho / prev_rho) p2  (tmp = 0 where prev_rho == 0)
+    const value_type tmp = !is_zero(prev_rho[c]) ? divide(rho[c], prev_rho[c]) : 0;
+    p[i] = z[i] + mul(tmp, p[i]);
+    p2[i] = z2[i] + mul(conj_value(tmp), p2[i]);
 }
 
 __kernel void step_2(const int size, const int k, __global value_type* x,
@@ -43,14 +43,14 @@ __kernel void step_2(const int size, const int k, __global value_type* x,
     if (i >= size) return;
     const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
-    if (beta[c] == 0 || rho[c] == 0) {
+    if (is_zero(beta[c]) || is_zero(rho[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;
     }
-    // x += (rho / beta) p;  r -= (rho / beta) q;  r2 -= (rho / beta) q2;  prev_rho = rho
-    const value_type alpha = rho[c] / beta[c];
-    x[i] += alpha * p[i];
-    r[i] -= alpha * q[i];
-    r2[i] -= alpha * q2[i];
+    // x += (rho / beta) p;  r -= (rho / beta) q;  r2 -= conj(rho / beta) q2;  prev_rho = rho
+    const value_type alpha = divide(rho[c], beta[c]);
+    x[i] += mul(alpha, p[i]);
+    r[i] -= mul(alpha, q[i]);
+    r2[i] -= mul(conj_value(alpha), q2[i]);
     if (i < k) prev_rho[c] = rho[c];
 }

@@ -16,13 +16,13 @@ __kernel void initialize(const int size, const int k, __global const value_type*
         v[i] = 0;
     }
     if (i < k) {
-        prev_rho[i] = 1;
-        alpha[i] = 1;
-        omega[i] = 1;
+        prev_rho[i] = to_value(1);
+        alpha[i] = to_value(1);
+        omega[i] = to_value(1);
     }
 }
 
-// The work-group's partial sums of r_hat . r and r . r over its rows of column col.
+// The work-group's partial sums of r_hat^H r and r^H r over its rows of column col.
 inline void write_partials(const value_type s_rho, const value_type s_rr, const int c_, const int y_,
                            const int lanes, const int width, const int col, const int k,
                            const int group, __global value_type* rho_new, __global value_type* rr,
@@ -45,8 +45,8 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r,
     REDUCTION_LAYOUT;
     value_type s_rho = 0, s_rr = 0;
     if (col < k) {
-        s_rho = column_dot(r_hat, r, begin, end, lanes, k, col);
-        s_rr = column_dot(r, r, begin, end, lanes, k, col);
+        s_rho = column_dot(r_hat, r, begin, end, lanes, k, col, true);
+        s_rr = column_dot(r, r, begin, end, lanes, k, col, true);
     }
     write_partials(s_rho, s_rr, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);
 }
@@ -60,7 +60,7 @@ __kernel void step_1(REDUCTION_PARAMS, __global const value_type* r, __global va
                      __global const value_type* rr, const int rr_parts, __global value_type* rho,
                      __global const value_type* prev_rho, __global const value_type* alpha,
                      __global const value_type* omega, __global const value_type* rhat_sq,
-                     const value_type restart_tol, __global uchar* restarted, STOP_PARAMS,
+                     const real_type restart_tol, __global uchar* restarted, STOP_PARAMS,
                      __local value_type* sums, __local value_type* tmp)
 {
     sum_partials(rho_new, rho_parts, k, sums, tmp);
@@ -69,8 +69,8 @@ __kernel void step_1(REDUCTION_PARAMS, __global const value_type* r, __global va
     if (col >= k) return;
     const bool writer = group == 0 && y_ == 0;
     const value_type rho_c = sums[col], rr_c = sums[k + col];
-    if (!stop_check(col, k, sqrt(rr_c), writer, STOP_ARGS)) return;
-    const bool restart = fabs(rho_c) <= restart_tol * sqrt(rhat_sq[col]) * sqrt(rr_c);
+    if (!stop_check(col, k, sqrt(real_part(rr_c)), writer, STOP_ARGS)) return;
+    const bool restart = abs_value(rho_c) <= restart_tol * sqrt(real_part(rhat_sq[col])) * sqrt(real_part(rr_c));
     if (writer) restarted[col] = restart;
     if (restart) {
         for (int row = begin; row < end; row += lanes) {
@@ -82,15 +82,15 @@ __kernel void step_1(REDUCTION_PARAMS, __global const value_type* r, __global va
         return;
     }
     const value_type w = omega[col];
-    if (w == 0) {
+    if (is_zero(w)) {
         if (writer) status[col] = STATUS_BREAKDOWN;
         return;
     }
     if (writer) rho[col] = rho_c;
-    const value_type beta = (rho_c / prev_rho[col]) * (alpha[col] / w);
+    const value_type beta = mul(divide(rho_c, prev_rho[col]), divide(alpha[col], w));
     for (int row = begin; row < end; row += lanes) {
         const int i = row * k + col;
-        p[i] = r[i] + beta * (p[i] - w * v[i]);
+        p[i] = r[i] + mul(beta, p[i] - mul(w, v[i]));
     }
 }
 
@@ -108,14 +108,14 @@ __kernel void step_2(REDUCTION_PARAMS, __global const value_type* r, __global va
     if (col >= k || status[col] != STATUS_RUNNING) return;
     const bool writer = group == 0 && y_ == 0;
     const value_type rv_c = sums[col];
-    if (rv_c == 0) {
+    if (is_zero(rv_c)) {
         if (writer) status[col] = STATUS_BREAKDOWN;
         return;
     }
-    const value_type a = rho[col] / rv_c;
+    const value_type a = divide(rho[col], rv_c);
     for (int row = begin; row < end; row += lanes) {
         const int i = row * k + col;
-        s[i] = r[i] - a * v[i];
+        s[i] = r[i] - mul(a, v[i]);
     }
     if (writer) {
         alpha[col] = a;
@@ -124,9 +124,9 @@ __kernel void step_2(REDUCTION_PARAMS, __global const value_type* r, __global va
     }
 }
 
-// omega = (s . t) / (t . t) (0 where t . t == 0); x += alpha y + omega z (times diag with
-// DIAGONAL); r = s - omega t in running columns; the partial sums of r_hat . r and r . r of
-// every column (reduction layout). st holds the partial sums of s . t, then of t . t.
+// omega = (t^H s) / (t^H t) (0 where t^H t == 0); x += alpha y + omega z (times diag with
+// DIAGONAL); r = s - omega t in running columns; the partial sums of r_hat^H r and r^H r of
+// every column (reduction layout). st holds the partial sums of s^H t, then of t^H t.
 __kernel void step_3(REDUCTION_PARAMS, __global value_type* x, __global value_type* r,
                      __global const value_type* r_hat, __global const value_type* s,
                      __global const value_type* t, __global const value_type* y,
@@ -142,7 +142,7 @@ __kernel void step_3(REDUCTION_PARAMS, __global value_type* x, __global value_ty
     if (col < k) {
         const bool go = status[col] == STATUS_RUNNING;
         const value_type ts = sums[col], tt = sums[k + col];
-        const value_type w = tt != 0 ? ts / tt : 0;
+        const value_type w = real_part(tt) != 0 ? conj_value(ts) / real_part(tt) : 0;
         const value_type a = alpha[col];
         if (go && group == 0 && y_ == 0) omega[col] = w;
         for (int row = begin; row < end; row += lanes) {
@@ -150,15 +150,15 @@ __kernel void step_3(REDUCTION_PARAMS, __global value_type* x, __global value_ty
             value_type r_i = r[i];
             if (go) {
 #if DIAGONAL
-                x[i] += diag[row] * (a * y[i] + w * z[i]);
+                x[i] += mul(diag[row], mul(a, y[i]) + mul(w, z[i]));
 #else
-                x[i] += a * y[i] + w * z[i];
+                x[i] += mul(a, y[i]) + mul(w, z[i]);
 #endif
-                r_i = s[i] - w * t[i];
+                r_i = s[i] - mul(w, t[i]);
                 r[i] = r_i;
             }
-            s_rho += r_hat[i] * r_i;
-            s_rr += r_i * r_i;
+            s_rho += mul_conj(r_hat[i], r_i);
+            s_rr += to_value(abs2(r_i));
         }
     }
     write_partials(s_rho, s_rr, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);

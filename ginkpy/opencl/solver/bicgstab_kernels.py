@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import check_int32, consumer_buffers, launch, reduction_shape, resize, stop_args
 
 
@@ -50,7 +51,7 @@ def step_1(exec, r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega, rhat_
     _consumer(exec, "step_1", r, r.values.data, r_hat.values.data, p.values.data, v.values.data,
                  rho_new.values.data, np.int32(rho_new.shape[0]), rr.values.data, np.int32(rr.shape[0]),
                  rho.values.data, prev_rho.values.data, alpha.values.data, omega.values.data,
-                 rhat_sq.values.data, r.dtype.type(restart_tol), restarted.data, *stop_args(stop), sums=2)
+                 rhat_sq.values.data, real_dtype(r.dtype).type(restart_tol), restarted.data, *stop_args(stop), sums=2)
 
 
 def step_2(exec, r, s, v, rv, rho, prev_rho, alpha, rhat_sq, restarted, status):

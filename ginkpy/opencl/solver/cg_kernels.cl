@@ -9,7 +9,7 @@ inline value_type z_at(const int i, const int row, __global const value_type* r,
 #if PRECONDITIONER == 0
     return r[i];
 #elif PRECONDITIONER == 1
-    return diag[row] * r[i];
+    return mul(diag[row], r[i]);
 #else
     return z[i];
 #endif
@@ -21,10 +21,10 @@ __kernel void initialize(const int size, const int k, __global value_type* p,
 {
     const int i = get_global_id(0);
     if (i < size) p[i] = 0;
-    if (i < k) prev_rho[i] = 1;
+    if (i < k) prev_rho[i] = to_value(1);
 }
 
-// The work-group's partial sums of r . r and r . z over its rows of column col, written to
+// The work-group's partial sums of r^H r and r^H z over its rows of column col, written to
 // rr and rz (rz only with a preconditioner: else r . z is r . r).
 inline void write_partials(const value_type s_rr, const value_type s_rz, const int c_, const int y_,
                            const int lanes, const int width, const int col, const int k,
@@ -55,8 +55,8 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global c
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
             const value_type r_i = r[i];
-            s_rr += r_i * r_i;
-            s_rz += r_i * z_at(i, row, r, z, diag);
+            s_rr += to_value(abs2(r_i));
+            s_rz += mul_conj(r_i, z_at(i, row, r, z, diag));
         }
     }
     write_partials(s_rr, s_rz, c_, y_, lanes, width, col, k, group, rz, rr, tmp);
@@ -85,12 +85,12 @@ __kernel void step_1(REDUCTION_PARAMS, __global value_type* p, __global const va
 #else
     const value_type rho_c = rr_c;
 #endif
-    if (!stop_check(col, k, sqrt(rr_c), writer, STOP_ARGS)) return;
+    if (!stop_check(col, k, sqrt(real_part(rr_c)), writer, STOP_ARGS)) return;
     if (writer) rho[col] = rho_c;
-    const value_type beta = prev_rho[col] != 0 ? rho_c / prev_rho[col] : 0;
+    const value_type beta = !is_zero(prev_rho[col]) ? divide(rho_c, prev_rho[col]) : 0;
     for (int row = begin; row < end; row += lanes) {
         const int i = row * k + col;
-        p[i] = z_at(i, row, r, z, diag) + beta * p[i];
+        p[i] = z_at(i, row, r, z, diag) + mul(beta, p[i]);
     }
 }
 
@@ -113,19 +113,19 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
     if (col < k) {
         const value_type beta = sums[col];
         const bool running = status[col] == STATUS_RUNNING;
-        const bool ok = beta > 0 && rho[col] != 0;
+        const bool ok = real_part(beta) > 0 && !is_zero(rho[col]);
         const bool go = running && ok;
-        const value_type alpha = go ? rho[col] / beta : 0;
+        const value_type alpha = go ? divide(rho[col], beta) : 0;
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
             value_type r_i = r[i];
             if (go) {
-                x[i] += alpha * p[i];
-                r_i -= alpha * q[i];
+                x[i] += mul(alpha, p[i]);
+                r_i -= mul(alpha, q[i]);
                 r[i] = r_i;
             }
-            s_rr += r_i * r_i;
-            s_rz += r_i * z_at(i, row, r, r, diag);
+            s_rr += to_value(abs2(r_i));
+            s_rz += mul_conj(r_i, z_at(i, row, r, r, diag));
         }
         if (group == 0 && y_ == 0 && running) {
             if (ok) {

@@ -14,15 +14,15 @@ __kernel void step_1(const int size, const int k, __global const value_type* r,
     if (i >= size) return;
     const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
-    if (rho[c] == 0) {
+    if (is_zero(rho[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;
     }
     // beta = rho / prev_rho;  u = r + beta q;  p = u + beta (q + beta p)
-    const value_type beta = rho[c] / prev_rho[c];
-    const value_type u_i = r[i] + beta * q[i];
+    const value_type beta = divide(rho[c], prev_rho[c]);
+    const value_type u_i = r[i] + mul(beta, q[i]);
     u[i] = u_i;
-    p[i] = u_i + beta * (q[i] + beta * p[i]);
+    p[i] = u_i + mul(beta, q[i] + mul(beta, p[i]));
 }
 
 __kernel void step_2(const int size, const int k, __global const value_type* u,
@@ -35,13 +35,13 @@ __kernel void step_2(const int size, const int k, __global const value_type* u,
     if (i >= size) return;
     const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
-    if (gamma[c] == 0) {
+    if (is_zero(gamma[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;
     }
     // alpha = rho / gamma;  q = u - alpha v_hat;  t = u + q
-    const value_type a = rho[c] / gamma[c];
-    const value_type q_i = u[i] - a * v_hat[i];
+    const value_type a = divide(rho[c], gamma[c]);
+    const value_type q_i = u[i] - mul(a, v_hat[i]);
     q[i] = q_i;
     t[i] = u[i] + q_i;
     if (i < k) alpha[c] = a;
@@ -57,6 +57,6 @@ __kernel void step_3(const int size, const int k, __global const value_type* u_h
     const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
     // x += alpha u_hat;  prev_rho = rho
-    x[i] += alpha[c] * u_hat[i];
+    x[i] += mul(alpha[c], u_hat[i]);
     if (i < k) prev_rho[c] = rho[c];
 }

@@ -13,8 +13,8 @@ __kernel void step_1(const int size, const int k, __global value_type* p,
     if (i >= size) return;
     const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
-    const value_type tmp = prev_rho[c] != 0 ? rho_t[c] / prev_rho[c] : 0;
-    p[i] = z[i] + tmp * p[i];
+    const value_type tmp = !is_zero(prev_rho[c]) ? divide(rho_t[c], prev_rho[c]) : 0;
+    p[i] = z[i] + mul(tmp, p[i]);
 }
 
 __kernel void initialize(const int size, const int k, __global const value_type* r,
@@ -27,7 +27,7 @@ __kernel void initialize(const int size, const int k, __global const value_type*
     t[i] = r[i];
     p[i] = 0;
     q[i] = 0;
-    if (i < k) prev_rho[i] = 1;
+    if (i < k) prev_rho[i] = to_value(1);
 }
 
 __kernel void step_2(const int size, const int k, __global value_type* x,
@@ -40,15 +40,15 @@ __kernel void step_2(const int size, const int k, __global value_type* x,
     if (i >= size) return;
     const int c = COLUMN(i, k);
     if (status[c] != STATUS_RUNNING) return;
-    if (!(beta[c] > 0) || rho[c] == 0) {
+    if (!(real_part(beta[c]) > 0) || is_zero(rho[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;
     }
     // x += (rho / beta) p;  r_new = r - (rho / beta) q;  t = r_new - r;  prev_rho = rho
-    const value_type alpha = rho[c] / beta[c];
+    const value_type alpha = divide(rho[c], beta[c]);
     const value_type r_old = r[i];
-    const value_type r_new = r_old - alpha * q[i];
-    x[i] += alpha * p[i];
+    const value_type r_new = r_old - mul(alpha, q[i]);
+    x[i] += mul(alpha, p[i]);
     t[i] = r_new - r_old;
     r[i] = r_new;
     if (i < k) prev_rho[c] = rho[c];

@@ -17,13 +17,13 @@ __kernel void solve_c(const int size, const int k, const int j, const int s,
     if (q >= size || status[q] != STATUS_RUNNING) return;
     for (int i = j; i < s; ++i) {
         value_type num = f[i * k + q];
-        for (int l = j; l < i; ++l) num -= M(i, l, q) * c[l * k + q];
+        for (int l = j; l < i; ++l) num -= mul(M(i, l, q), c[l * k + q]);
         const value_type den = M(i, i, q);
-        if (num != 0 && den == 0) {
+        if (!is_zero(num) && is_zero(den)) {
             status[q] = STATUS_BREAKDOWN;
             return;
         }
-        c[i * k + q] = num != 0 ? num / den : 0;
+        c[i * k + q] = !is_zero(num) ? divide(num, den) : 0;
     }
 }
 
@@ -38,7 +38,7 @@ __kernel void step_1(const int size, const int k, const int j, const int s,
     const int q = COLUMN(i, k);
     if (status[q] != STATUS_RUNNING) return;
     value_type value = r[i];
-    for (int l = j; l < s; ++l) value -= c[l * k + q] * g[l * size + i];
+    for (int l = j; l < s; ++l) value -= mul(c[l * k + q], g[l * size + i]);
     v[i] = value;
 }
 
@@ -52,12 +52,12 @@ __kernel void step_2(const int size, const int k, const int j, const int s,
     if (i >= size) return;
     const int q = COLUMN(i, k);
     if (status[q] != STATUS_RUNNING) return;
-    value_type value = omega[q] * z[i];
-    for (int l = j; l < s; ++l) value += c[l * k + q] * u[l * size + i];
+    value_type value = mul(omega[q], z[i]);
+    for (int l = j; l < s; ++l) value += mul(c[l * k + q], u[l * size + i]);
     u_j[i] = value;
 }
 
-// From h = P g_j: alpha_i = (h_i - sum_{l < i} m_{i,l} alpha_l) / m_{i,i} (i < j);
+// From h = P^H g_j: alpha_i = (h_i - sum_{l < i} m_{i,l} alpha_l) / m_{i,i} (i < j);
 // m_{i,j} = h_i - sum_{l < j} m_{i,l} alpha_l (i >= j);  beta = alpha_j = f_j / m_{j,j};
 // f_i -= beta m_{i,j} (i > j)
 __kernel void step_3_scalars(const int size, const int k, const int j, const int s,
@@ -69,27 +69,27 @@ __kernel void step_3_scalars(const int size, const int k, const int j, const int
     if (q >= size || status[q] != STATUS_RUNNING) return;
     for (int i = 0; i < s; ++i) {
         value_type num = h[i * k + q];
-        for (int l = 0; l < min(i, j); ++l) num -= M(i, l, q) * alpha[l * k + q];
+        for (int l = 0; l < min(i, j); ++l) num -= mul(M(i, l, q), alpha[l * k + q]);
         if (i < j) {
             const value_type den = M(i, i, q);
-            if (num != 0 && den == 0) {
+            if (!is_zero(num) && is_zero(den)) {
                 status[q] = STATUS_BREAKDOWN;
                 return;
             }
-            alpha[i * k + q] = num != 0 ? num / den : 0;
+            alpha[i * k + q] = !is_zero(num) ? divide(num, den) : 0;
         } else {
             M(i, j, q) = num;
         }
     }
     const value_type f_j = f[j * k + q];
     const value_type m_jj = M(j, j, q);
-    if (f_j != 0 && m_jj == 0) {
+    if (!is_zero(f_j) && is_zero(m_jj)) {
         status[q] = STATUS_BREAKDOWN;
         return;
     }
-    const value_type beta = f_j != 0 ? f_j / m_jj : 0;
+    const value_type beta = !is_zero(f_j) ? divide(f_j, m_jj) : 0;
     alpha[j * k + q] = beta;
-    for (int i = j + 1; i < s; ++i) f[i * k + q] -= beta * M(i, j, q);
+    for (int i = j + 1; i < s; ++i) f[i * k + q] -= mul(beta, M(i, j, q));
 }
 
 // g_j -= sum_{l < j} alpha_l g_l and u_j likewise, stored as block j of G and U;
@@ -107,22 +107,22 @@ __kernel void step_3(const int size, const int k, const int j,
     value_type g_value = g_j[i];
     value_type u_value = u_j[i];
     for (int l = 0; l < j; ++l) {
-        g_value -= alpha[l * k + q] * g[l * size + i];
-        u_value -= alpha[l * k + q] * u[l * size + i];
+        g_value -= mul(alpha[l * k + q], g[l * size + i]);
+        u_value -= mul(alpha[l * k + q], u[l * size + i]);
     }
     g[j * size + i] = g_value;
     u[j * size + i] = u_value;
     const value_type beta = alpha[j * k + q];
-    r[i] -= beta * g_value;
-    x[i] += beta * u_value;
+    r[i] -= mul(beta, g_value);
+    x[i] += mul(beta, u_value);
 }
 
-// omega = tr / tt, or sign(tr) kappa |r| / |t| where |tr| / (|t| |r|) < kappa;
+// omega = tr / tt, or (tr / |tr|) kappa |r| / |t| where |tr| / (|t| |r|) < kappa (tt = |t|^2);
 // x += omega z;  r -= omega t (in this order: z may be r itself).  r == 0 leaves the column as it is; t == 0 while r is not,
 // or omega == 0, is a breakdown.
-__kernel void step_4(const int size, const int k, const value_type kappa,
+__kernel void step_4(const int size, const int k, const real_type kappa,
                      __global const value_type* tr, __global const value_type* tt,
-                     __global const value_type* r_norm, __global value_type* omega,
+                     __global const real_type* r_norm, __global value_type* omega,
                      __global const value_type* z, __global const value_type* t,
                      __global value_type* r, __global value_type* x,
                      __global uchar* status)
@@ -132,18 +132,19 @@ __kernel void step_4(const int size, const int k, const value_type kappa,
     const int q = COLUMN(i, k);
     if (status[q] != STATUS_RUNNING) return;
     const value_type tr_q = tr[q];
-    const value_type tt_q = tt[q];
-    const value_type r_q = r_norm[q];
+    const real_type tt_q = real_part(tt[q]);
+    const real_type r_q = r_norm[q];
     if (r_q == 0) return;
     value_type w = tt_q != 0 ? tr_q / tt_q : 0;
-    if (tt_q != 0 && fabs(tr_q) / (sqrt(tt_q) * r_q) < kappa) {
-        w = copysign(kappa * r_q / sqrt(tt_q), tr_q);
+    if (tt_q != 0 && abs_value(tr_q) / (sqrt(tt_q) * r_q) < kappa) {
+        const value_type phase = is_zero(tr_q) ? to_value(1) : tr_q / abs_value(tr_q);
+        w = phase * (kappa * r_q / sqrt(tt_q));
     }
-    if (w == 0) {
+    if (is_zero(w)) {
         if (i < k) status[q] = STATUS_BREAKDOWN;
         return;
     }
     if (i < k) omega[q] = w;
-    x[i] += w * z[i];
-    r[i] -= w * t[i];
+    x[i] += mul(w, z[i]);
+    r[i] -= mul(w, t[i]);
 }

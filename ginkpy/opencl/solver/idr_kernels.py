@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import check_int32, launch
 
 
@@ -32,5 +33,5 @@ def step_3(exec, j, h, m, f, alpha, g_j, u_j, g, u, r, x, status):
 
 
 def step_4(exec, kappa, tr, tt, r_norm, omega, z, t, r, x, status):
-    launch(exec, __file__, "step_4", r.dtype, r.shape, r.dtype.type(kappa), tr, tt, r_norm, omega, z, t,
+    launch(exec, __file__, "step_4", r.dtype, r.shape, real_dtype(r.dtype).type(kappa), tr, tt, r_norm, omega, z, t,
            r, x, status)

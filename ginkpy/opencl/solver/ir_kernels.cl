@@ -19,5 +19,5 @@ __kernel void update(const int size, const int k, __global const value_type* ome
 {
     const int i = get_global_id(0);
     if (i >= size || status[COLUMN(i, k)] != STATUS_RUNNING) return;
-    x[i] += omega[0] * z[i];
+    x[i] += mul(omega[0], z[i]);
 }

@@ -27,7 +27,7 @@ __kernel void prolong(const int size, const int k, __global const index_type* re
 }
 
 // y = x + P e read on the fly; x_new = y + beta D^-1 (b - A y)
-__kernel void prolong_relax(const int size, const int k, const value_type beta,
+__kernel void prolong_relax(const int size, const int k, const real_type beta,
                             __global const index_type* restrict row_ptrs,
                             __global const index_type* restrict col_idxs,
                             __global const value_type* restrict values,
@@ -44,8 +44,8 @@ __kernel void prolong_relax(const int size, const int k, const value_type beta,
     value_type ay = 0;
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const int col = col_idxs[e];
-        ay += values[e] * (x[col * k + c] + coarse_x[agg[col] * k + c]);
+        ay += mul(values[e], x[col * k + c] + coarse_x[agg[col] * k + c]);
     }
     const value_type y = x[idx] + coarse_x[agg[row] * k + c];
-    x_new[idx] = y + beta * (inv_diag[row] * (b[idx] - ay));
+    x_new[idx] = y + beta * mul(inv_diag[row], b[idx] - ay);
 }

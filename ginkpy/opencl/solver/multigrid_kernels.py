@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import check_int32, launch_1d
 
 
@@ -24,6 +25,6 @@ def prolong(exec, agg, coarse_x, x):
 def prolong_relax(exec, beta, a, inv_diag, agg, coarse_x, b, x, x_new):
     size, k = x.values.size, x.shape[1]
     check_int32(size)
-    launch_1d(exec, __file__, "prolong_relax", x.dtype, size, np.int32(size), np.int32(k), x.dtype.type(beta),
+    launch_1d(exec, __file__, "prolong_relax", x.dtype, size, np.int32(size), np.int32(k), real_dtype(x.dtype).type(beta),
               a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, agg.data,
               coarse_x.values.data, b.values.data, x.values.data, x_new.values.data)

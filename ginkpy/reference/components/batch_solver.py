@@ -47,8 +47,13 @@ def threshold(rtol, atol, b_norm):
 
 
 def norm(v):
-    # ||v|| = sqrt(v . v), as the device computes it
-    return np.sqrt(v @ v)
+    # ||v|| = sqrt(v^H v), as the device computes it
+    return np.sqrt(dot(v, v).real)
+
+
+def dot(u, v):
+    """u^H v (u . v for real values), as the device kernels compute it."""
+    return np.vdot(u, v)
 
 
 def finite(*values) -> bool:

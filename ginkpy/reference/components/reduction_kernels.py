@@ -22,14 +22,14 @@ def _set(partials, sums) -> None:
 
 
 def dots(exec, x, u, w, partials):
-    # partials = [u . x, w . x] per column (w . x only when w is given)
-    sums = _column_sums(u.values * x.values)
+    # partials = [u^H x, w^H x] per column (w^H x only when w is given)
+    sums = _column_sums(u.values.conj() * x.values)
     if w is not None:
-        sums = np.concatenate([sums, _column_sums(w.values * x.values)])
+        sums = np.concatenate([sums, _column_sums(w.values.conj() * x.values)])
     _set(partials, sums)
 
 
 def multi_dot(exec, basis, w, num, h):
-    # h[i] = v_i . w per column for the first num blocks v_i (n x k) of the basis
+    # h[i] = v_i^H w per column for the first num blocks v_i (n x k) of the basis
     n, k = w.shape
-    h.values[:num] = np.einsum("inc,nc->ic", basis.values.reshape(-1, n, k)[:num], w.values)
+    h.values[:num] = np.einsum("inc,nc->ic", basis.values.reshape(-1, n, k)[:num].conj(), w.values)

@@ -9,7 +9,7 @@ from ginkpy.reference.components.stopping import stop_check
 
 def check(exec, partials, stop):
     # the stopping check on the residual norms sqrt(sum of the partial sums of ||r||^2)
-    stop_check(stop, np.sqrt(partials.values.sum(axis=0)))
+    stop_check(stop, np.sqrt(partials.values.sum(axis=0).real))
 
 
 def stop_running(exec, stop, reason):

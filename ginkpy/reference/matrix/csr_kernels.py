@@ -27,7 +27,7 @@ def advanced_spmv(exec, alpha, a, b, beta, x):
 
 
 def spmv_dots(exec, a, b, x, u, w, partials):
-    # x = A b;  partials = [u . x, w . x] per column (w . x only when w is given)
+    # x = A b;  partials = [u^H x, w^H x] per column (w^H x only when w is given)
     spmv(exec, a, b, x)
     dots(exec, x, u, w, partials)
 
@@ -54,3 +54,9 @@ def transpose(exec, a):
     t = _scipy(a).T.tocsr()
     t.sort_indices()
     return t.indptr.astype(np.int32), t.indices.astype(np.int32), t.data.astype(a.dtype, copy=False)
+
+
+def conj_transpose(exec, a):
+    """Row pointers, column indices (sorted in each row) and values of A^H."""
+    row_ptrs, col_idxs, values = transpose(exec, a)
+    return row_ptrs, col_idxs, values.conj()

@@ -46,14 +46,22 @@ def _column_sums(v):
 
 
 def compute_dot(exec, a, b, result):
+    # a^T b per column
     result.values[0] = _column_sums(a.values * b.values)
 
 
+def compute_conj_dot(exec, a, b, result):
+    # a^H b per column
+    result.values[0] = _column_sums(a.values.conj() * b.values)
+
+
 def compute_norm2(exec, a, result):
-    # ||a|| = s sqrt(sum (a / s)^2), s = max |a|: no underflow or overflow where the norm is representable
-    scale = np.abs(a.values).max(axis=0, initial=0)
+    # ||a|| = s sqrt(sum (|a| / s)^2), s = max |a|: no underflow or overflow where the norm is
+    # representable; real for complex a
+    magnitude = np.abs(a.values)
+    scale = magnitude.max(axis=0, initial=0)
     safe = np.where(scale > 0, scale, 1)
-    result.values[0] = scale * np.sqrt(_column_sums((a.values / safe) ** 2))
+    result.values[0] = scale * np.sqrt(_column_sums((magnitude / safe) ** 2))
 
 
 def copy_columns(exec, src, dst, mask):
@@ -64,6 +72,10 @@ def copy_columns(exec, src, dst, mask):
 
 def transpose(exec, a, out):
     out.values[...] = a.values.T
+
+
+def conj_transpose(exec, a, out):
+    out.values[...] = a.values.T.conj()
 
 
 def is_finite(exec, a):

@@ -33,8 +33,9 @@ def _edge_hash(i: np.ndarray, j: np.ndarray) -> np.ndarray:
 
 def compute_weights(exec, a, diag, weights) -> bool:
     """weights[e] of entry e = (i, j): (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|) (divided by
-    1 where both diagonal entries are 0), a_ji = 0 where it is not stored; 0 on the diagonal.
-    Returns whether the pattern is symmetric (every a_ji stored)."""
+    1 where both diagonal entries are 0), a_ji = 0 where it is not stored; 0 on the diagonal;
+    real (of A's real type) also for complex values. Returns whether the pattern is symmetric
+    (every a_ji stored)."""
     n = a.shape[0]
     if a.nnz == 0:
         return True
@@ -42,12 +43,13 @@ def compute_weights(exec, a, diag, weights) -> bool:
     keys = rows * n + cols  # ascending: CSR rows in order, columns sorted
     pos = np.minimum(np.searchsorted(keys, cols * n + rows), keys.size - 1)
     found = keys[pos] == cols * n + rows
+    real = weights.dtype
     absval = np.abs(a.values)
-    sym = (absval + np.where(found, absval[pos], 0).astype(a.dtype)) * a.dtype.type(0.5)
+    sym = (absval + np.where(found, absval[pos], 0).astype(real)) * real.type(0.5)
     d = np.abs(diag.values[:, 0])
     denom = np.maximum(d[rows], d[cols])
-    denom = np.where(denom == 0, 1, denom).astype(a.dtype)
-    weights[...] = np.where(rows == cols, 0, sym / denom).astype(a.dtype)
+    denom = np.where(denom == 0, 1, denom).astype(real)
+    weights[...] = np.where(rows == cols, 0, sym / denom).astype(real)
     return bool(found.all())
 
 
@@ -55,7 +57,7 @@ def symmetrize(exec, a):
     """Row pointers, column indices and values of (|A| + |A^T|) / 2 (a host kernel: the graph
     that Pgm matches on where the pattern of A is not symmetric)."""
     s = sp.csr_matrix((np.abs(a.values), a.col_idxs, a.row_ptrs), shape=a.shape)
-    s = ((s + s.T) * a.dtype.type(0.5)).tocsr()
+    s = ((s + s.T) * s.dtype.type(0.5)).tocsr()
     s.sort_indices()
     return s.indptr.astype(np.int32), s.indices.astype(np.int32), s.data.astype(a.dtype, copy=False)
 

@@ -83,7 +83,7 @@ def generate(exec, a, block_ptrs):
     stride = int(sizes.max(initial=1))
     row_blocks = np.repeat(np.arange(sizes.size, dtype=INDEX_DTYPE), sizes)
     # D_i: the entries of a whose row and column lie in the same block, identity padding
-    blocks = np.zeros((sizes.size, stride, stride))
+    blocks = np.zeros((sizes.size, stride, stride), np.result_type(a.dtype, np.float64))
     pad = np.arange(stride) >= sizes[:, None]
     blocks[:, np.arange(stride), np.arange(stride)] = pad
     rows = np.repeat(np.arange(n), np.diff(a.row_ptrs))
@@ -98,7 +98,8 @@ def generate(exec, a, block_ptrs):
 
 
 def _invert(blocks, eps):
-    """Inverses by LU with partial pivoting (LAPACK, batched), in float64.
+    """Inverses by LU with partial pivoting (LAPACK, batched), in float64 (complex128 for
+    complex blocks).
 
     Each block D is first equilibrated, E = R D C with R and C diagonal scalings to a largest
     entry of 1 per row and then per column, so badly scaled blocks are not mistaken for

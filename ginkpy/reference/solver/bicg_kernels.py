@@ -15,16 +15,16 @@ def initialize(exec, r, r2, p, p2, prev_rho):
 
 
 def step_1(exec, p, z, p2, z2, rho, prev_rho, status):
-    # p = z + (rho / prev_rho) p;  p2 = z2 + (rho / prev_rho) p2  (tmp = 0 where prev_rho == 0)
+    # p = z + (rho / prev_rho) p;  p2 = z2 + conj(rho / prev_rho) p2  (tmp = 0 where prev_rho == 0)
     active = status == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         tmp = np.where(prev_rho.values[0] != 0, rho.values[0] / prev_rho.values[0], 0)[active]
     p.values[:, active] = z.values[:, active] + tmp * p.values[:, active]
-    p2.values[:, active] = z2.values[:, active] + tmp * p2.values[:, active]
+    p2.values[:, active] = z2.values[:, active] + np.conj(tmp) * p2.values[:, active]
 
 
 def step_2(exec, x, r, r2, p, q, q2, beta, rho, prev_rho, status):
-    # x += (rho / beta) p;  r -= (rho / beta) q;  r2 -= (rho / beta) q2;  beta == 0 or rho == 0 is a breakdown
+    # x += (rho / beta) p;  r -= (rho / beta) q;  r2 -= conj(rho / beta) q2;  beta == 0 or rho == 0 is a breakdown
     active = status == 0
     ok = (beta.values[0] != 0) & (rho.values[0] != 0)
     status[active & ~ok] = StopReason.BREAKDOWN
@@ -32,5 +32,5 @@ def step_2(exec, x, r, r2, p, q, q2, beta, rho, prev_rho, status):
     alpha = rho.values[0, go] / beta.values[0, go]
     x.values[:, go] += alpha * p.values[:, go]
     r.values[:, go] -= alpha * q.values[:, go]
-    r2.values[:, go] -= alpha * q2.values[:, go]
+    r2.values[:, go] -= np.conj(alpha) * q2.values[:, go]
     prev_rho.values[0, go] = rho.values[0, go]

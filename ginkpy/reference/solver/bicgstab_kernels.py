@@ -20,8 +20,8 @@ def initialize(exec, r, r_hat, p, v, prev_rho, alpha, omega):
 
 def prepare(exec, r, r_hat, rho_new, rr):
     # partial sums of r_hat . r and r . r
-    _set(rho_new, _column_sums(r_hat.values * r.values))
-    _set(rr, _column_sums(r.values * r.values))
+    _set(rho_new, _column_sums(r_hat.values.conj() * r.values))
+    _set(rr, _column_sums(r.values.conj() * r.values))
 
 
 def step_1(exec, r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega, rhat_sq, restart_tol, restarted, stop):
@@ -29,12 +29,12 @@ def step_1(exec, r, r_hat, p, v, rho_new, rr, rho, prev_rho, alpha, omega, rhat_
     # rho = r . r; elsewhere omega == 0 is a breakdown, else rho = r_hat . r and
     # p = r + (rho / prev_rho) (alpha / omega) (p - omega v)
     rr_ = rr.values.sum(axis=0)
-    running = stop_check(stop, np.sqrt(rr_))
+    running = stop_check(stop, np.sqrt(rr_.real))
     if not running.any():
         return
     rho_ = rho_new.values.sum(axis=0)
-    tol = rho.dtype.type(restart_tol)
-    restart = running & (np.abs(rho_) <= tol * np.sqrt(rhat_sq.values[0]) * np.sqrt(rr_))
+    tol = rr_.real.dtype.type(restart_tol)
+    restart = running & (np.abs(rho_) <= tol * np.sqrt(rhat_sq.values[0].real) * np.sqrt(rr_.real))
     restarted[running] = restart[running]
     r_hat.values[:, restart] = r.values[:, restart]
     p.values[:, restart] = r.values[:, restart]
@@ -66,7 +66,7 @@ def step_2(exec, r, s, v, rv, rho, prev_rho, alpha, rhat_sq, restarted, status):
 
 
 def step_3(exec, x, r, r_hat, s, t, y, z, diag, st, alpha, omega, rho_new, rr, status):
-    # omega = (s . t) / (t . t) (0 where t . t == 0, i.e. s == 0);  x += alpha M p + omega M s
+    # omega = (t^H s) / (t^H t) (0 where t^H t == 0, i.e. s == 0);  x += alpha M p + omega M s
     # (y, z = p, s scaled by diag when given);  r = s - omega t;  partial sums of r_hat . r and r . r
     go = status == 0
     if go.any():
@@ -74,7 +74,7 @@ def step_3(exec, x, r, r_hat, s, t, y, z, diag, st, alpha, omega, rho_new, rr, s
         k = x.shape[1]
         ts, tt = sums[:k][go], sums[k:][go]
         with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(tt != 0, ts / tt, 0)
+            w = np.where(tt != 0, ts.conj() / tt, 0)
         omega.values[0, go] = w
         a = alpha.values[0, go]
         step = a * y.values[:, go] + w * z.values[:, go]

@@ -2,7 +2,8 @@
 
 ``z`` is M r when the preconditioner is an operator of its own, else None: then ``diag``
 (D^-1 of scalar Jacobi) gives z = D^-1 r, or, None too, z = r. Partial sums on the host are
-the whole sums (one row)."""
+the whole sums (one row). Dot products conjugate their first argument (r . z is r^H z); for
+Hermitian positive definite A and M, rho and p . q are real."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,18 +28,18 @@ def initialize(exec, p, prev_rho):
 
 def prepare(exec, r, z, diag, rz, rr):
     # partial sums of r . r and r . z
-    _set(rr, _column_sums(r.values * r.values))
+    _set(rr, _column_sums(r.values.conj() * r.values))
     if rz is not rr:
-        _set(rz, _column_sums(r.values * _z(r, z, diag)))
+        _set(rz, _column_sums(r.values.conj() * _z(r, z, diag)))
 
 
 def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
     # stop on ||r||;  rho = r . z;  p = z + (rho / prev_rho) p  (0 for rho / prev_rho where prev_rho == 0)
-    running = stop_check(stop, np.sqrt(rr.values.sum(axis=0)))
+    running = stop_check(stop, np.sqrt(rr.values.sum(axis=0).real))
     if not running.any():
         return
     if running.size == 1:  # one column: plain numbers
-        rho_new, prev = float(rz.values.sum()), float(prev_rho.values[0, 0])
+        rho_new, prev = rz.values.sum().item(), prev_rho.values[0, 0].item()
         rho.values[0, 0] = rho_new
         p.values *= rho_new / prev if prev != 0 else 0.0
         p.values += _z(r, z, diag)
@@ -61,8 +62,8 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
     # prev_rho = rho;  partial sums of r . r and r . z
     running = stop.status == 0
     if running.size == 1 and running[0]:  # one column: plain numbers
-        beta, rho_ = float(pq.values.sum()), float(rho.values[0, 0])
-        if beta > 0 and rho_ != 0:
+        beta, rho_ = pq.values.sum().item(), rho.values[0, 0].item()
+        if beta.real > 0 and rho_ != 0:
             alpha = rho_ / beta
             x.values += alpha * p.values
             r.values -= alpha * q.values
@@ -72,7 +73,7 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
         _partials(r, diag, rz, rr)
         return
     beta, rho_ = pq.values.sum(axis=0), rho.values[0]
-    ok = (beta > 0) & (rho_ != 0)
+    ok = (beta.real > 0) & (rho_ != 0)
     stop.status[running & ~ok] = StopReason.BREAKDOWN
     go = running & ok
     if go.any():
@@ -89,6 +90,6 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
 
 def _partials(r, diag, rz, rr):
     """Partial sums of r . r, and of r . D^-1 r with scalar Jacobi."""
-    _set(rr, _column_sums(r.values * r.values))
+    _set(rr, _column_sums(r.values.conj() * r.values))
     if diag is not None:
-        _set(rz, _column_sums(r.values * _z(r, None, diag)))
+        _set(rz, _column_sums(r.values.conj() * _z(r, None, diag)))

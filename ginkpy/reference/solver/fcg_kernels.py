@@ -25,7 +25,7 @@ def step_1(exec, p, z, rho_t, prev_rho, status):
 def step_2(exec, x, r, t, p, q, beta, rho, prev_rho, status):
     # x += (rho / beta) p;  r_new = r - (rho / beta) q;  t = r_new - r;  beta <= 0 or rho == 0 is a breakdown
     active = status == 0
-    ok = (beta.values[0] > 0) & (rho.values[0] != 0)
+    ok = (beta.values[0].real > 0) & (rho.values[0] != 0)
     status[active & ~ok] = StopReason.BREAKDOWN
     go = active & ok
     alpha = rho.values[0, go] / beta.values[0, go]

@@ -6,7 +6,8 @@ vector j + 1 is stored as w (not yet divided by its norm) by ``reorthogonalize``
 normalized by the next ``orthogonalize``, which knows the norm from its partial sums; the
 Givens rotation of Hessenberg column j runs in the next ``multi_dot`` (or ``givens`` at the end
 of a cycle). ``inner`` (int32, one per column) counts the Givens steps each column took in
-the cycle: its update uses that many basis vectors.
+the cycle: its update uses that many basis vectors. Dot products conjugate the basis vectors
+(h = V^H w); the Givens rotations are complex ones for complex values (see ``_givens``).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _vectors(basis, n):
 
 
 def _norms(ww):
-    return np.sqrt(ww.values.sum(axis=0))
+    return np.sqrt(ww.values.sum(axis=0).real)
 
 
 def restart(exec, r, rr, basis, v, g, inner, stop):
@@ -44,8 +45,10 @@ def restart(exec, r, rr, basis, v, g, inner, stop):
 
 def _givens(j, c, nrm, hessenberg, g, cos, sin, inner, stop):
     """Givens step of Hessenberg column j of column c (running): h_{j+1,j} = nrm; rotations
-    0..j-1 applied; rotation j zeroes h_{j+1,j}; g_{j+1} = -sin_j g_j, g_j = cos_j g_j; the
-    estimate |g_{j+1}| checked (PENDING on convergence). A column whose residual is 0 already
+    0..j-1 applied; rotation j zeroes h_{j+1,j}; g_{j+1} = -conj(sin_j) g_j, g_j = cos_j g_j; the
+    estimate |g_{j+1}| checked (PENDING on convergence). Rotation i is [cos_i sin_i;
+    -conj(sin_i) conj(cos_i)] with cos_i = conj(a) / d, sin_i = conj(b) / d, d = sqrt(|a|^2 +
+    |b|^2): it takes (a, b) to (d, 0) (for real values the usual [c s; -s c]). A column whose residual is 0 already
     (g_j = 0) idles: its estimate 0 is checked, nothing rotated. A rotated diagonal below SINGULAR eps
     times the column's norm (a rank-deficient H: A or M singular) is a breakdown, the column's
     update keeping the steps before."""
@@ -56,17 +59,17 @@ def _givens(j, c, nrm, hessenberg, g, cos, sin, inner, stop):
         return
     hcol = hessenberg.values[:, j * k + c]
     hcol[j + 1] = nrm
-    column_norm = np.sqrt(np.sum(hcol[: j + 2].astype(np.float64) ** 2))
+    column_norm = np.sqrt(np.sum(np.abs(hcol[: j + 2].astype(np.complex128)) ** 2))
     for i in range(j):
-        hcol[i], hcol[i + 1] = (cos.values[i, c] * hcol[i] + sin.values[i, c] * hcol[i + 1],
-                                -sin.values[i, c] * hcol[i] + cos.values[i, c] * hcol[i + 1])
-    diag = np.hypot(hcol[j], hcol[j + 1])
+        ci, si = cos.values[i, c], sin.values[i, c]
+        hcol[i], hcol[i + 1] = ci * hcol[i] + si * hcol[i + 1], np.conj(ci) * hcol[i + 1] - np.conj(si) * hcol[i]
+    diag = np.hypot(abs(hcol[j]), abs(hcol[j + 1]))
     if not diag > SINGULAR * np.finfo(g.dtype).eps * column_norm:
         stop.status[c] = StopReason.BREAKDOWN
         return
-    cos.values[j, c], sin.values[j, c] = hcol[j] / diag, hcol[j + 1] / diag
+    cos.values[j, c], sin.values[j, c] = np.conj(hcol[j]) / diag, np.conj(hcol[j + 1]) / diag
     hcol[j], hcol[j + 1] = diag, 0
-    g.values[j + 1, c] = -sin.values[j, c] * g.values[j, c]
+    g.values[j + 1, c] = -np.conj(sin.values[j, c]) * g.values[j, c]
     g.values[j, c] = cos.values[j, c] * g.values[j, c]
     inner[c] = j + 1
     estimate = np.zeros(k)
@@ -82,17 +85,17 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
 
 
 def multi_dot(exec, j, rotate, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    # h = [V_{0..j}^T w, w . w] (partial sums);  with rotate (and j > 0) the Givens step of column j - 1 first
+    # h = [V_{0..j}^H w, w^H w] (partial sums);  with rotate (and j > 0) the Givens step of column j - 1 first
     if rotate and j > 0:
         givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
-    dots = np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1], w.values)
-    _set(h, np.concatenate([dots.ravel(), _column_sums(w.values * w.values)]))
+    dots = np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1].conj(), w.values)
+    _set(h, np.concatenate([dots.ravel(), _column_sums(w.values.conj() * w.values)]))
 
 
 def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, reorth, stop):
-    # nrm = ||w_j|| (1 for j = 0): v_j = v_j / nrm;  w = w / nrm;  h = (V^T w) scaled the same;
+    # nrm = ||w_j|| (1 for j = 0): v_j = v_j / nrm;  w = w / nrm;  h = (V^H w) scaled the same;
     # w = w - V h;  H[0:j+1, j] = h in running columns;  reorth where ||w||^2 - ||h||^2 <= ||w||^2 / 2
-    # (DGKS: the second pass runs there);  h2 = V^T w (partial sums: the second pass's dots)
+    # (DGKS: the second pass runs there);  h2 = V^H w (partial sums: the second pass's dots)
     k = w.shape[1]
     nrm = _norms(ww) if j > 0 else np.ones(k)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -101,18 +104,18 @@ def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, reorth, stop):
     sums = h.values.sum(axis=0)
     coef = sums[: (j + 1) * k].reshape(j + 1, k) * inv
     coef[j] *= inv
-    before = sums[(j + 1) * k:] * inv * inv
-    reorth[...] = ~(before - (coef ** 2).sum(axis=0) > before / 2)
+    before = sums[(j + 1) * k:].real * inv * inv
+    reorth[...] = ~(before - (np.abs(coef) ** 2).sum(axis=0) > before / 2)
     vectors[j] *= inv
     w.values *= inv
     w.values -= np.einsum("ic,inc->nc", coef, vectors[: j + 1])
     go = stop.status == 0
     hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] = coef[:, go]
-    _set(h2, np.einsum("inc,nc->ic", vectors[: j + 1], w.values).ravel())
+    _set(h2, np.einsum("inc,nc->ic", vectors[: j + 1].conj(), w.values).ravel())
 
 
 def reorthogonalize(exec, j, basis, w, h, hessenberg, v, reorth, ww, stop):
-    # where reorth is set: w = w - V h (h = V^T w, the second pass), H[0:j+1, j] += h in running
+    # where reorth is set: w = w - V h (h = V^H w, the second pass), H[0:j+1, j] += h in running
     # columns;  v_{j+1} = v = w (normalized by the next orthogonalize);  partial sums of ||w||^2
     k = w.shape[1]
     vectors = _vectors(basis, w.shape[0])
@@ -123,7 +126,7 @@ def reorthogonalize(exec, j, basis, w, h, hessenberg, v, reorth, ww, stop):
     hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] += coef[:, go]
     vectors[j + 1] = w.values
     v.values[...] = w.values
-    _set(ww, _column_sums(w.values * w.values))
+    _set(ww, _column_sums(w.values.conj() * w.values))
 
 
 def update(exec, basis, hessenberg, g, inner, diag, x):

@@ -98,16 +98,17 @@ def _step_3_scalars(j, s, k, q, h, m, f, alpha) -> bool:
 
 
 def step_4(exec, kappa, tr, tt, r_norm, omega, z, t, r, x, status):
-    # omega = tr / tt, or sign(tr) kappa |r| / |t| where |tr| / (|t| |r|) < kappa;  x += omega z;
+    # omega = tr / tt, or (tr / |tr|) kappa |r| / |t| where |tr| / (|t| |r|) < kappa;  x += omega z;
     # r -= omega t (in this order: z may be r itself, without a preconditioner)
     # r == 0 leaves the column as it is; t == 0 while r is not (A M singular) or omega == 0 is a breakdown
     for q in np.flatnonzero(status == 0):
-        trq, ttq, rq = tr.values[0, q], tt.values[0, q], r_norm.values[0, q]
+        trq, ttq, rq = tr.values[0, q], tt.values[0, q].real, r_norm.values[0, q]
         if rq == 0:
             continue
         w = trq / ttq if ttq != 0 else 0
         if ttq != 0 and abs(trq) / (np.sqrt(ttq) * rq) < kappa:
-            w = np.copysign(kappa * rq / np.sqrt(ttq), trq)
+            phase = trq / abs(trq) if trq != 0 else 1
+            w = phase * (kappa * rq / np.sqrt(ttq))
         if w == 0:
             status[q] = StopReason.BREAKDOWN
             continue

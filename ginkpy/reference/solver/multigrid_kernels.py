@@ -39,11 +39,11 @@ def dense_inverse(exec, a):
     """A^-1 as a dense array (a host kernel: the coarsest level's direct solve), from the LU
     factors; the pseudo-inverse where A is singular to working precision (a pure Neumann problem
     keeps its null space down to the coarsest level)."""
-    dense = _scipy(a).toarray().astype(np.float64)
+    dense = _scipy(a).toarray().astype(np.result_type(a.dtype, np.float64))
     with warnings.catch_warnings():  # a singular A is handled below
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         lu, piv = scipy.linalg.lu_factor(dense, check_finite=False)
     pivots = np.abs(np.diag(lu))
     if pivots.size and pivots.min() > dense.shape[0] * np.finfo(np.float64).eps * pivots.max():
         return scipy.linalg.lu_solve((lu, piv), np.eye(dense.shape[0]), check_finite=False)
-    return np.linalg.pinv(dense, hermitian=np.array_equal(dense, dense.T))
+    return np.linalg.pinv(dense, hermitian=np.array_equal(dense, dense.conj().T))

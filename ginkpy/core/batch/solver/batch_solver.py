@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
 from ginkpy.core.batch.multi_vector import MultiVector
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
@@ -118,10 +119,11 @@ class BatchSolver(EnableBuild, BatchLinOp):
                              f"but b has {b.common_size[1]} columns per item: solve each column separately")
         exec, N = self.executor, self.num_batch_items
         iterations = exec.from_host(np.zeros(N, np.int32))
-        residual_norms = exec.from_host(np.zeros(N, self.dtype))
+        real = real_dtype(self.dtype)  # residual norms and tolerances are real, also for complex values
+        residual_norms = exec.from_host(np.zeros(N, real))
         reasons = exec.from_host(np.zeros(N, STATUS_DTYPE))
         if self.common_size[0] > 0:
-            self._solve(b, x, max_iterations, self.dtype.type(rtol), self.dtype.type(atol), iterations,
+            self._solve(b, x, max_iterations, real.type(rtol), real.type(atol), iterations,
                         residual_norms, reasons)
         else:
             exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))

@@ -17,7 +17,7 @@ __kernel void spmv(const int size, const int n, const int k, const int nnz, cons
     __global const value_type* bi = b + (size_t)item * m * k + col;
     value_type sum = 0;
     for (int j = row_ptrs[row]; j < row_ptrs[row + 1]; ++j) {
-        sum += vals[j] * bi[col_idxs[j] * k];
+        sum += mul(vals[j], bi[col_idxs[j] * k]);
     }
     x[e] = sum;
 }

@@ -15,7 +15,7 @@ __kernel void spmv(const int size, const int n, const int k, const int m,
     __global const value_type* bi = b + (size_t)item * m * k + col;
     value_type sum = 0;
     for (int j = 0; j < m; ++j) {
-        sum += a_row[j] * bi[j * k];
+        sum += mul(a_row[j], bi[j * k]);
     }
     x[e] = sum;
 }

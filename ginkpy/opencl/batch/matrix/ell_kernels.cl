@@ -18,7 +18,7 @@ __kernel void spmv(const int size, const int n, const int k, const int width, co
     value_type sum = 0;
     for (int j = 0; j < width; ++j) {
         const int c = col_idxs[row + j * n];
-        if (c >= 0) sum += vals[row + j * n] * bi[c * k];
+        if (c >= 0) sum += mul(vals[row + j * n], bi[c * k]);
     }
     x[e] = sum;
 }

@@ -20,7 +20,7 @@ __kernel void apply(const int size, const int n, const int k, const int num_bloc
     __global const value_type* bi = b + ((size_t)item * n + start) * k + col;
     value_type sum = 0;
     for (int j = 0; j < block_ptrs[block + 1] - start; ++j) {
-        sum += inverse[j * stride] * bi[j * k];
+        sum += mul(inverse[j * stride], bi[j * k]);
     }
     x[e] = sum;
 }

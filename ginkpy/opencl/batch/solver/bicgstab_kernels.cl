@@ -34,167 +34,168 @@ __kernel void apply(BATCH_SOLVER_ARGS)
             r_hat[i] = ri;
             p[i] = 0;
             v[i] = 0;
-            s0 += ri * ri;
-            s1 += bv[i] * bv[i];
-            s2 += fabs(xv[i]);
+            s0 += to_value(abs2(ri));
+            s1 += to_value(abs2(bv[i]));
+            s2 += to_value(abs_value(xv[i]));
         }
-        value_type4 sums = SUM4(s0, s1, s2, 0);
-        value_type res = sqrt(sums.s0);
-        const value_type b_norm = sqrt(sums.s1);
-        value_type x_sum = sums.s2;
-        const value_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
+        sums_type sums = SUM4(s0, s1, s2, 0);
+        real_type res = sqrt(real_part(SUM_AT(sums, 0)));
+        const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));
+        real_type x_sum = real_part(SUM_AT(sums, 2));
+        const real_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
         int reason = STATUS_RUNNING;
         if (!isfinite(b_norm) || !isfinite(res)) {
             reason = STATUS_DIVERGED;  // bad input: x stays as it is
         } else if (res <= limit) {
             reason = STATUS_CONVERGED;
         }
-        value_type rho_old = 1, alpha = 1, omega = 1;
-        value_type rho = sums.s0;  // r_hat . r
-        value_type rhat_norm = res;  // ||r_hat||
+        value_type rho_old = to_value(1), alpha = to_value(1), omega = to_value(1);
+        value_type rho = SUM_AT(sums, 0);  // r_hat^H r
+        real_type rhat_norm = res;  // ||r_hat||
         int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
         if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
         // one iteration per trip; the loop has no other exit (PoCL mishandles barrier loops with
         // several)
         while (reason == STATUS_RUNNING) {
             // restart where r_hat is numerically orthogonal to r, as Bicgstab (core/solver/bicgstab.py)
-            const int restart = isfinite(rho) && fabs(rho) <= 100 * EPSILON * rhat_norm * res;
-            if (!isfinite(rho) || (omega == 0 && !restart)) {
+            const int restart = is_finite_value(rho) && abs_value(rho) <= 100 * EPSILON * rhat_norm * res;
+            if (!is_finite_value(rho) || (is_zero(omega) && !restart)) {
                 reason = STATUS_BREAKDOWN;
             } else {
                 // restart: r_hat = p = r, rho = r . r;  else p = r + beta (p - omega v);
                 // p_hat = M p;  sum |p_hat|
-                const value_type beta = restart ? 0 : (rho / rho_old) * (alpha / omega);
+                const value_type beta = restart ? 0 : mul(divide(rho, rho_old), divide(alpha, omega));
                 if (restart) {
-                    rho = res * res;
+                    rho = to_value(res * res);
                     rhat_norm = res;
                 }
                 s0 = 0;
 #if PRECOND == PRECOND_BLOCK
                 FOR_ROWS(i) {
                     if (restart) r_hat[i] = r[i];
-                    p[i] = restart ? r[i] : r[i] + beta * (p[i] - omega * v[i]);
+                    p[i] = restart ? r[i] : r[i] + mul(beta, p[i] - mul(omega, v[i]));
                 }
                 SYNC();
                 FOR_ROWS(i) {
                     value_type pi;
                     PREC_ROW(pi, p, i);
                     p_hat[i] = pi;
-                    s0 += fabs(pi);
+                    s0 += to_value(abs_value(pi));
                 }
 #else
                 FOR_ROWS(i) {
                     if (restart) r_hat[i] = r[i];
-                    p[i] = restart ? r[i] : r[i] + beta * (p[i] - omega * v[i]);
+                    p[i] = restart ? r[i] : r[i] + mul(beta, p[i] - mul(omega, v[i]));
                     value_type pi;
                     PREC_ROW(pi, p, i);
                     p_hat[i] = pi;
-                    s0 += fabs(pi);
+                    s0 += to_value(abs_value(pi));
                 }
 #endif
-                const value_type p_sum = SUM4(s0, 0, 0, 0).s0;
+                const real_type p_sum = real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0));
                 // v = A p_hat;  alpha = rho / (r_hat . v)
                 s0 = 0;
                 FOR_ROWS(i) {
                     value_type vi;
                     SPMV_ROW(vi, p_hat, i);
                     v[i] = vi;
-                    s0 += r_hat[i] * vi;
+                    s0 += mul_conj(r_hat[i], vi);
                 }
-                const value_type rv = SUM4(s0, 0, 0, 0).s0;
-                if (rv == 0 || !isfinite(rv) || !isfinite(rho / rv)) {
+                const value_type rv = SUM_AT(SUM4(s0, 0, 0, 0), 0);
+                if (is_zero(rv) || !is_finite_value(rv) || !is_finite_value(divide(rho, rv))) {
                     reason = STATUS_BREAKDOWN;
                 } else {
-                    alpha = rho / rv;
+                    alpha = divide(rho, rv);
                     // s = r - alpha v;  s_hat = M s;  ||s||;  sum |s_hat|
                     s0 = 0;
                     s1 = 0;
 #if PRECOND == PRECOND_BLOCK
                     FOR_ROWS(i) {
-                        const value_type si = r[i] - alpha * v[i];
+                        const value_type si = r[i] - mul(alpha, v[i]);
                         s[i] = si;
-                        s0 += si * si;
+                        s0 += to_value(abs2(si));
                     }
                     SYNC();
                     FOR_ROWS(i) {
                         value_type shi;
                         PREC_ROW(shi, s, i);
                         s_hat[i] = shi;
-                        s1 += fabs(shi);
+                        s1 += to_value(abs_value(shi));
                     }
 #else
                     FOR_ROWS(i) {
-                        const value_type si = r[i] - alpha * v[i];
+                        const value_type si = r[i] - mul(alpha, v[i]);
                         s[i] = si;
                         value_type shi;
                         PREC_ROW(shi, s, i);
                         s_hat[i] = shi;
-                        s0 += si * si;
-                        s1 += fabs(shi);
+                        s0 += to_value(abs2(si));
+                        s1 += to_value(abs_value(shi));
                     }
 #endif
                     sums = SUM4(s0, s1, 0, 0);
-                    const value_type s_res = sqrt(sums.s0);
-                    const value_type s_sum = sums.s1;
+                    const real_type s_res = sqrt(real_part(SUM_AT(sums, 0)));
+                    const real_type s_sum = real_part(SUM_AT(sums, 1));
                     ++it;
                     int check = 0;  // the recurrence says converged: the true residual decides
                     if (s_res <= limit) {
                         // x += alpha p_hat, if it stays finite
-                        if (!isfinite(x_sum + fabs(alpha) * p_sum)) {
+                        if (!isfinite(x_sum + abs_value(alpha) * p_sum)) {
                             reason = STATUS_DIVERGED;
                         } else {
                             s0 = 0;
                             FOR_ROWS(i) {
-                                const value_type xi = xv[i] + alpha * p_hat[i];
+                                const value_type xi = xv[i] + mul(alpha, p_hat[i]);
                                 xv[i] = xi;
-                                s0 += fabs(xi);
+                                s0 += to_value(abs_value(xi));
                             }
-                            x_sum = SUM4(s0, 0, 0, 0).s0;
+                            x_sum = real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0));
                             check = 1;
                         }
                     } else {
-                        // t = A s_hat;  omega = (t . s) / (t . t)
+                        // t = A s_hat;  omega = (t^H s) / (t^H t)
                         s0 = 0;
                         s1 = 0;
                         FOR_ROWS(i) {
                             value_type ti;
                             SPMV_ROW(ti, s_hat, i);
                             t[i] = ti;
-                            s0 += ti * s[i];
-                            s1 += ti * ti;
+                            s0 += mul_conj(ti, s[i]);
+                            s1 += to_value(abs2(ti));
                         }
                         sums = SUM4(s0, s1, 0, 0);
-                        if (sums.s1 == 0 || !isfinite(sums.s1) || !isfinite(sums.s0 / sums.s1)) {
+                        const value_type ts = SUM_AT(sums, 0);
+                        const real_type tt = real_part(SUM_AT(sums, 1));
+                        if (tt == 0 || !isfinite(tt) || !is_finite_value(ts / tt)) {
                             reason = STATUS_BREAKDOWN;
-                        } else if (!isfinite(x_sum + fabs(alpha) * p_sum
-                                             + fabs(sums.s0 / sums.s1) * s_sum)) {
+                        } else if (!isfinite(x_sum + abs_value(alpha) * p_sum + abs_value(ts / tt) * s_sum)) {
                             reason = STATUS_DIVERGED;
                         } else {
-                            omega = sums.s0 / sums.s1;
+                            omega = ts / tt;
                             // x += alpha p_hat + omega s_hat;  r = s - omega t;  ||r||;
                             // rho_new = r_hat . r;  sum |x|
                             s0 = 0;
                             s1 = 0;
                             s2 = 0;
                             FOR_ROWS(i) {
-                                const value_type xi = xv[i] + (alpha * p_hat[i] + omega * s_hat[i]);
+                                const value_type xi = xv[i] + (mul(alpha, p_hat[i]) + mul(omega, s_hat[i]));
                                 xv[i] = xi;
-                                const value_type ri = s[i] - omega * t[i];
+                                const value_type ri = s[i] - mul(omega, t[i]);
                                 r[i] = ri;
-                                s0 += ri * ri;
-                                s1 += r_hat[i] * ri;
-                                s2 += fabs(xi);
+                                s0 += to_value(abs2(ri));
+                                s1 += mul_conj(r_hat[i], ri);
+                                s2 += to_value(abs_value(xi));
                             }
                             sums = SUM4(s0, s1, s2, 0);
-                            res = sqrt(sums.s0);
-                            x_sum = sums.s2;
+                            res = sqrt(real_part(SUM_AT(sums, 0)));
+                            x_sum = real_part(SUM_AT(sums, 2));
                             if (!isfinite(res)) {
                                 reason = STATUS_DIVERGED;
                             } else if (res <= limit) {
                                 check = 1;
                             } else {
                                 rho_old = rho;
-                                rho = sums.s1;
+                                rho = SUM_AT(sums, 1);
                             }
                         }
                     }
@@ -209,17 +210,17 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                             r_hat[i] = ri;
                             p[i] = 0;
                             v[i] = 0;
-                            s0 += ri * ri;
+                            s0 += to_value(abs2(ri));
                         }
-                        rho = SUM4(s0, 0, 0, 0).s0;
-                        res = sqrt(rho);
+                        rho = SUM_AT(SUM4(s0, 0, 0, 0), 0);
+                        res = sqrt(real_part(rho));
                         rhat_norm = res;
                         if (res <= limit) {
                             reason = STATUS_CONVERGED;
                         } else {
-                            rho_old = 1;
-                            alpha = 1;
-                            omega = 1;
+                            rho_old = to_value(1);
+                            alpha = to_value(1);
+                            omega = to_value(1);
                         }
                     }
                     if (reason == STATUS_RUNNING && it >= max_iters) reason = STATUS_ITERATION_LIMIT;

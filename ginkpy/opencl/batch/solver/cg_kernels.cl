@@ -19,15 +19,15 @@ __kernel void apply(BATCH_SOLVER_ARGS)
             SPMV_ROW(ax, xv, i);
             const value_type ri = bv[i] - ax;
             r[i] = ri;
-            s0 += ri * ri;
-            s1 += bv[i] * bv[i];
-            s2 += fabs(xv[i]);
+            s0 += to_value(abs2(ri));
+            s1 += to_value(abs2(bv[i]));
+            s2 += to_value(abs_value(xv[i]));
         }
-        value_type4 sums = SUM4(s0, s1, s2, 0);
-        value_type res = sqrt(sums.s0);
-        const value_type b_norm = sqrt(sums.s1);
-        value_type x_sum = sums.s2;
-        const value_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
+        sums_type sums = SUM4(s0, s1, s2, 0);
+        real_type res = sqrt(real_part(SUM_AT(sums, 0)));
+        const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));
+        real_type x_sum = real_part(SUM_AT(sums, 2));
+        const real_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
         int reason = STATUS_RUNNING;
         if (!isfinite(b_norm) || !isfinite(res)) {
             reason = STATUS_DIVERGED;  // bad input: x stays as it is
@@ -41,9 +41,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
             PREC_ROW(zi, r, i);
             z[i] = zi;
             p[i] = zi;
-            s0 += r[i] * zi;
+            s0 += mul_conj(r[i], zi);
         }
-        value_type rho = SUM4(s0, 0, 0, 0).s0;
+        value_type rho = SUM_AT(SUM4(s0, 0, 0, 0), 0);
         int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
         if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
         // one iteration per trip; the loop has no other exit (PoCL mishandles barrier loops with
@@ -56,15 +56,16 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 value_type api;
                 SPMV_ROW(api, p, i);
                 ap[i] = api;
-                s0 += p[i] * api;
-                s1 += fabs(p[i]);
+                s0 += mul_conj(p[i], api);
+                s1 += to_value(abs_value(p[i]));
             }
             sums = SUM4(s0, s1, 0, 0);
-            const value_type pap = sums.s0;
-            const value_type alpha = rho / pap;
-            if (!(pap > 0) || !isfinite(pap) || !isfinite(rho) || rho == 0 || !isfinite(alpha)) {
+            const value_type pap = SUM_AT(sums, 0);
+            const value_type alpha = divide(rho, pap);
+            if (!(real_part(pap) > 0) || !is_finite_value(pap) || !is_finite_value(rho) || is_zero(rho)
+                || !is_finite_value(alpha)) {
                 reason = STATUS_BREAKDOWN;
-            } else if (!isfinite(x_sum + fabs(alpha) * sums.s1)) {
+            } else if (!isfinite(x_sum + abs_value(alpha) * real_part(SUM_AT(sums, 1)))) {
                 // x + alpha p would not stay finite: |x_i + alpha p_i| <= sum |x| + |alpha| sum |p|
                 reason = STATUS_DIVERGED;
             } else {
@@ -74,38 +75,38 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 s2 = 0;
 #if PRECOND == PRECOND_BLOCK
                 FOR_ROWS(i) {
-                    const value_type xi = xv[i] + alpha * p[i];
+                    const value_type xi = xv[i] + mul(alpha, p[i]);
                     xv[i] = xi;
-                    const value_type ri = r[i] - alpha * ap[i];
+                    const value_type ri = r[i] - mul(alpha, ap[i]);
                     r[i] = ri;
-                    s1 += ri * ri;
-                    s2 += fabs(xi);
+                    s1 += to_value(abs2(ri));
+                    s2 += to_value(abs_value(xi));
                 }
                 SYNC();
                 FOR_ROWS(i) {
                     value_type zi;
                     PREC_ROW(zi, r, i);
                     z[i] = zi;
-                    s0 += r[i] * zi;
+                    s0 += mul_conj(r[i], zi);
                 }
 #else
                 FOR_ROWS(i) {
-                    const value_type xi = xv[i] + alpha * p[i];
+                    const value_type xi = xv[i] + mul(alpha, p[i]);
                     xv[i] = xi;
-                    const value_type ri = r[i] - alpha * ap[i];
+                    const value_type ri = r[i] - mul(alpha, ap[i]);
                     r[i] = ri;
                     value_type zi;
                     PREC_ROW(zi, r, i);
                     z[i] = zi;
-                    s0 += ri * zi;
-                    s1 += ri * ri;
-                    s2 += fabs(xi);
+                    s0 += mul_conj(ri, zi);
+                    s1 += to_value(abs2(ri));
+                    s2 += to_value(abs_value(xi));
                 }
 #endif
                 sums = SUM4(s0, s1, s2, 0);
-                value_type rho_new = sums.s0;
-                res = sqrt(sums.s1);
-                x_sum = sums.s2;
+                value_type rho_new = SUM_AT(sums, 0);
+                res = sqrt(real_part(SUM_AT(sums, 1)));
+                x_sum = real_part(SUM_AT(sums, 2));
                 ++it;
                 if (!isfinite(res)) {
                     reason = STATUS_DIVERGED;
@@ -117,9 +118,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                         SPMV_ROW(ax, xv, i);
                         const value_type ti = bv[i] - ax;
                         ap[i] = ti;
-                        s0 += ti * ti;
+                        s0 += to_value(abs2(ti));
                     }
-                    res = sqrt(SUM4(s0, 0, 0, 0).s0);
+                    res = sqrt(real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0)));
                     if (res <= limit) {
                         reason = STATUS_CONVERGED;
                     } else {
@@ -131,15 +132,15 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                             value_type zi;
                             PREC_ROW(zi, r, i);
                             z[i] = zi;
-                            s0 += r[i] * zi;
+                            s0 += mul_conj(r[i], zi);
                         }
-                        rho_new = SUM4(s0, 0, 0, 0).s0;
+                        rho_new = SUM_AT(SUM4(s0, 0, 0, 0), 0);
                     }
                 }
                 if (reason == STATUS_RUNNING) {
                     // p = z + (rho_new / rho) p
-                    const value_type beta = rho_new / rho;
-                    FOR_ROWS(i) p[i] = z[i] + beta * p[i];
+                    const value_type beta = divide(rho_new, rho);
+                    FOR_ROWS(i) p[i] = z[i] + mul(beta, p[i]);
                     rho = rho_new;
                     SYNC();
                     if (it >= max_iters) reason = STATUS_ITERATION_LIMIT;

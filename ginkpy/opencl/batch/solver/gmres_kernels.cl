@@ -30,15 +30,15 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
             SPMV_ROW(ax, xv, i);
             const value_type ri = bv[i] - ax;
             V[i] = ri;
-            s0 += ri * ri;
-            s1 += bv[i] * bv[i];
-            s2 += fabs(xv[i]);
+            s0 += to_value(abs2(ri));
+            s1 += to_value(abs2(bv[i]));
+            s2 += to_value(abs_value(xv[i]));
         }
-        value_type4 sums = SUM4(s0, s1, s2, 0);
-        value_type res = sqrt(sums.s0);
-        const value_type b_norm = sqrt(sums.s1);
-        value_type x_sum = sums.s2;
-        const value_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
+        sums_type sums = SUM4(s0, s1, s2, 0);
+        real_type res = sqrt(real_part(SUM_AT(sums, 0)));
+        const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));
+        real_type x_sum = real_part(SUM_AT(sums, 2));
+        const real_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
         int reason = STATUS_RUNNING;
         if (!isfinite(b_norm) || !isfinite(res)) {
             reason = STATUS_DIVERGED;  // bad input: x stays as it is
@@ -53,7 +53,7 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
         while (reason == STATUS_RUNNING) {
             // v_0 = r / ||r||;  g = ||r|| e_1
             FOR_ROWS(i) V[i] = V[i] / res;
-            if (LEADER) G(0) = res;
+            if (LEADER) G(0) = to_value(res);
             SYNC();
             int breakdown = 0, steps = 0, cycle_done = 0;
             for (int j = 0; j < m && !cycle_done; ++j) {
@@ -64,49 +64,51 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
                     z[i] = zi;
                 }
                 SYNC();
-                // w = A z;  h_0j = w . v_0
+                // w = A z;  h_0j = v_0^H w
                 s0 = 0;
                 FOR_ROWS(i) {
                     value_type wi;
                     SPMV_ROW(wi, z, i);
                     w[i] = wi;
-                    s0 += wi * V[i];
+                    s0 += mul_conj(V[i], wi);
                 }
-                value_type h = SUM4(s0, 0, 0, 0).s0;
+                value_type h = SUM_AT(SUM4(s0, 0, 0, 0), 0);
                 if (LEADER) H(0, j) = h;
-                // modified Gram-Schmidt: w -= h_{l-1,j} v_{l-1} fused with h_lj = w . v_l, the last
+                // modified Gram-Schmidt: w -= h_{l-1,j} v_{l-1} fused with h_lj = v_l^H w, the last
                 // pass with ||w||^2 (a loop of at least one pass: PoCL mishandles a barrier loop
                 // that runs zero times)
                 for (int l = 1; l <= j + 1; ++l) {
                     s0 = 0;
                     FOR_ROWS(i) {
-                        const value_type wi = w[i] - h * VEC(l - 1)[i];
+                        const value_type wi = w[i] - mul(h, VEC(l - 1)[i]);
                         w[i] = wi;
-                        s0 += wi * (l <= j ? VEC(l)[i] : wi);
+                        s0 += mul_conj(l <= j ? VEC(l)[i] : wi, wi);
                     }
-                    h = SUM4(s0, 0, 0, 0).s0;
+                    h = SUM_AT(SUM4(s0, 0, 0, 0), 0);
                     if (l <= j && LEADER) H(l, j) = h;
                 }
-                const value_type h_next = sqrt(h);
+                const real_type h_next = sqrt(real_part(h));
                 ++it;
                 breakdown = !isfinite(h_next);
                 if (LEADER && !breakdown) {
-                    // the previous rotations on column j, then the one that zeroes h_{j+1,j}
+                    // the previous rotations on column j, then the one that zeroes h_{j+1,j}; a
+                    // rotation is [c s; -conj(s) conj(c)] with c = conj(a) / d, s = conj(b) / d,
+                    // d = sqrt(|a|^2 + |b|^2) (for real values the usual [c s; -s c])
                     for (int l = 0; l < j; ++l) {
                         const value_type upper = H(l, j), lower = H(l + 1, j);
-                        H(l, j) = CS(l) * upper + SN(l) * lower;
-                        H(l + 1, j) = -SN(l) * upper + CS(l) * lower;
+                        H(l, j) = mul(CS(l), upper) + mul(SN(l), lower);
+                        H(l + 1, j) = -mul(conj_value(SN(l)), upper) + mul(conj_value(CS(l)), lower);
                     }
                     const value_type diag = H(j, j);
-                    const value_type d = hypot(diag, h_next);
-                    const value_type c = d != 0 ? diag / d : 1;
-                    const value_type s = d != 0 ? h_next / d : 0;
+                    const real_type d = hypot(abs_value(diag), h_next);
+                    const value_type c = d != 0 ? conj_value(diag) / d : to_value(1);
+                    const value_type s = to_value(d != 0 ? h_next / d : 0);
                     CS(j) = c;
                     SN(j) = s;
-                    H(j, j) = c * diag + s * h_next;
+                    H(j, j) = mul(c, diag) + s * h_next;
                     H(j + 1, j) = 0;
-                    G(j + 1) = -s * G(j);
-                    G(j) = c * G(j);
+                    G(j + 1) = -mul(conj_value(s), G(j));
+                    G(j) = mul(c, G(j));
                 }
                 steps = breakdown ? j : j + 1;
                 // v_{j+1} = w / h_{j+1,j}
@@ -114,31 +116,31 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
                     FOR_ROWS(i) VEC(j + 1)[i] = w[i] / h_next;
                 }
                 SYNC();
-                cycle_done = breakdown || fabs(G(j + 1)) <= limit || it >= max_iters || h_next == 0;
+                cycle_done = breakdown || abs_value(G(j + 1)) <= limit || it >= max_iters || h_next == 0;
             }
             // y = R^-1 g over the leading steps whose diagonal is nonzero
             if (LEADER) {
                 int usable = steps;
                 for (int l = 0; l < steps; ++l) {
-                    if (H(l, l) == 0 || !isfinite(H(l, l))) {
+                    if (is_zero(H(l, l)) || !is_finite_value(H(l, l))) {
                         usable = l;
                         break;
                     }
                 }
                 for (int l = usable - 1; l >= 0; --l) {
                     value_type acc = G(l);
-                    for (int c = l + 1; c < usable; ++c) acc -= H(l, c) * Y(c);
-                    Y(l) = acc / H(l, l);
+                    for (int c = l + 1; c < usable; ++c) acc -= mul(H(l, c), Y(c));
+                    Y(l) = divide(acc, H(l, l));
                 }
-                STEPS = usable;
+                STEPS = to_value(usable);
             }
             SYNC();
-            const int usable = (int)STEPS;
+            const int usable = (int)real_part(STEPS);
             if (usable < steps) breakdown = 1;
             // w = V y;  z = M w;  sum |z|
             FOR_ROWS(i) {
                 value_type acc = 0;
-                for (int l = 0; l < usable; ++l) acc += VEC(l)[i] * Y(l);
+                for (int l = 0; l < usable; ++l) acc += mul(VEC(l)[i], Y(l));
                 w[i] = acc;
             }
 #if PRECOND == PRECOND_BLOCK
@@ -149,9 +151,9 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
                 value_type zi;
                 PREC_ROW(zi, w, i);
                 z[i] = zi;
-                s0 += fabs(zi);
+                s0 += to_value(abs_value(zi));
             }
-            const value_type z_sum = SUM4(s0, 0, 0, 0).s0;
+            const real_type z_sum = real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0));
             const int diverged = !isfinite(x_sum + z_sum);
             // x += z, unless x would not stay finite
             if (!diverged) {
@@ -166,12 +168,12 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
                 SPMV_ROW(ax, xv, i);
                 const value_type ri = bv[i] - ax;
                 V[i] = ri;
-                s0 += ri * ri;
-                s2 += fabs(xv[i]);
+                s0 += to_value(abs2(ri));
+                s2 += to_value(abs_value(xv[i]));
             }
             sums = SUM4(s0, 0, s2, 0);
-            res = sqrt(sums.s0);
-            x_sum = sums.s2;
+            res = sqrt(real_part(SUM_AT(sums, 0)));
+            x_sum = real_part(SUM_AT(sums, 2));
             if (diverged) {
                 reason = STATUS_DIVERGED;
             } else if (res <= limit) {

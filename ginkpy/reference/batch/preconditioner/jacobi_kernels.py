@@ -21,7 +21,7 @@ def generate(exec, a, block_ptrs):
     stride = int(sizes.max(initial=1))
     row_blocks = np.repeat(np.arange(sizes.size, dtype=INDEX_DTYPE), sizes)
     # D_i: the entries whose row and column lie in the same block, identity padding
-    blocks = np.zeros((N, sizes.size, stride, stride))
+    blocks = np.zeros((N, sizes.size, stride, stride), np.result_type(a.dtype, np.float64))
     pad = np.arange(stride) >= sizes[:, None]
     blocks[:, np.arange(sizes.size)[:, None], np.arange(stride), np.arange(stride)] = pad
     rows = np.repeat(np.arange(n), np.diff(a.row_ptrs))
@@ -40,7 +40,7 @@ def generate(exec, a, block_ptrs):
 
 
 def _invert(blocks, eps):
-    """Inverses of (..., m, m) blocks in float64, and a flag where a block is singular: a zero
+    """Inverses of (..., m, m) blocks in float64 (complex128 for complex blocks), and a flag where a block is singular: a zero
     row or column, or a reciprocal condition number below ``eps`` after scaling rows and then
     columns to a largest entry of 1 (badly scaled blocks are not mistaken for singular ones)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

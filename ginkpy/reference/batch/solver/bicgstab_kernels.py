@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.components.batch_solver import (finite, item_matrices, item_preconditioners, norm,
+from ginkpy.reference.components.batch_solver import (dot, finite, item_matrices, item_preconditioners, norm,
                                                       threshold)
 
 
@@ -34,7 +34,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
     # (re)start: r_hat = r;  p = v = 0;  rho_old = alpha = omega = 1;  rho = r_hat . r
     r_hat, p, v = r.copy(), np.zeros_like(r), np.zeros_like(r)
     rho_old = alpha = omega = one
-    rho = r_hat @ r
+    rho = dot(r_hat, r)
     rhat_norm = res
     it = 0
     while it < max_iterations:
@@ -45,7 +45,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
         if restart:
             # r_hat = p = r;  rho = r . r
             r_hat, p = r.copy(), r.copy()
-            rho = res * res
+            rho = one * res * res
             rhat_norm = res
         else:
             # p = r + beta (p - omega v)
@@ -56,7 +56,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
         p_sum = np.abs(p_hat).sum()
         # v = A p_hat;  alpha = rho / (r_hat . v)
         v = A @ p_hat
-        rv = r_hat @ v
+        rv = dot(r_hat, v)
         if rv == 0 or not finite(rv, rho / rv):
             return it, res, StopReason.BREAKDOWN
         alpha = rho / rv
@@ -73,9 +73,9 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
             x += alpha * p_hat
             x_sum = np.abs(x).sum()
         else:
-            # t = A s_hat;  omega = (t . s) / (t . t)
+            # t = A s_hat;  omega = (t^H s) / (t^H t)
             t = A @ s_hat
-            ts, tt = t @ s, t @ t
+            ts, tt = dot(t, s), dot(t, t).real
             if tt == 0 or not finite(tt, ts / tt):
                 return it, res, StopReason.BREAKDOWN
             omega = ts / tt
@@ -85,7 +85,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
             x += alpha * p_hat + omega * s_hat
             r = s - omega * t
             res = norm(r)
-            rho_new = r_hat @ r
+            rho_new = dot(r_hat, r)
             x_sum = np.abs(x).sum()
             if not finite(res):
                 return it, res, StopReason.DIVERGED
@@ -99,6 +99,6 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
             return it, res, StopReason.CONVERGED
         r_hat, p, v = r.copy(), np.zeros_like(r), np.zeros_like(r)
         rho_old = alpha = omega = one
-        rho = r_hat @ r
+        rho = dot(r_hat, r)
         rhat_norm = res
     return it, res, StopReason.ITERATION_LIMIT

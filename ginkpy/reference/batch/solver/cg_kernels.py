@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.components.batch_solver import (finite, item_matrices, item_preconditioners, norm,
+from ginkpy.reference.components.batch_solver import (dot, finite, item_matrices, item_preconditioners, norm,
                                                       threshold)
 
 
@@ -29,18 +29,18 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
     limit = threshold(rtol, atol, b_norm)
     if res <= limit:
         return 0, res, StopReason.CONVERGED
-    # z = M r;  p = z;  rho = r . z
+    # z = M r;  p = z;  rho = r^H z
     z = M(r)
     p = z.copy()
-    rho = r @ z
+    rho = dot(r, z)
     x_sum = np.abs(x).sum()
     it = 0
     while it < max_iterations:
-        # Ap = A p;  p . A p
+        # Ap = A p;  p^H A p
         Ap = A @ p
-        pAp = p @ Ap
+        pAp = dot(p, Ap)
         p_sum = np.abs(p).sum()
-        if not (pAp > 0) or not finite(pAp, rho) or rho == 0:
+        if not (pAp.real > 0) or not finite(pAp, rho) or rho == 0:
             return it, res, StopReason.BREAKDOWN
         alpha = rho / pAp
         if not finite(alpha):
@@ -48,11 +48,11 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
         # x + alpha p stays finite: |x_r + alpha p_r| <= sum|x| + |alpha| sum|p|
         if not finite(x_sum + abs(alpha) * p_sum):
             return it, res, StopReason.DIVERGED
-        # x += alpha p;  r -= alpha Ap;  z = M r;  rho_new = r . z
+        # x += alpha p;  r -= alpha Ap;  z = M r;  rho_new = r^H z
         x += alpha * p
         r -= alpha * Ap
         z = M(r)
-        rho_new = r @ z
+        rho_new = dot(r, z)
         res = norm(r)
         x_sum = np.abs(x).sum()
         it += 1
@@ -67,7 +67,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
             # residual replacement
             r = t
             z = M(r)
-            rho_new = r @ z
+            rho_new = dot(r, z)
             res = true_res
         # p = z + (rho_new / rho) p
         p = z + (rho_new / rho) * p

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.components.batch_solver import (finite, item_matrices, item_preconditioners, norm,
+from ginkpy.reference.components.batch_solver import (dot, finite, item_matrices, item_preconditioners, norm,
                                                       threshold)
 
 
@@ -45,7 +45,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol, m):
             # w = A M v_j, orthogonalised against v_0 .. v_j (modified Gram-Schmidt)
             w = A @ M(V[j])
             for l in range(j + 1):
-                H[l, j] = w @ V[l]
+                H[l, j] = dot(V[l], w)
                 w = w - H[l, j] * V[l]
             h = norm(w)
             H[j + 1, j] = h
@@ -53,14 +53,17 @@ def _solve(A, M, b, x, max_iterations, rtol, atol, m):
             if not finite(h):
                 breakdown = True
                 break
-            # the previous rotations on column j, then the one that zeroes H[j + 1, j]
+            # the previous rotations on column j, then the one that zeroes H[j + 1, j]; a rotation is
+            # [c s; -conj(s) conj(c)] with c = conj(a) / d, s = conj(b) / d, d = sqrt(|a|^2 + |b|^2)
             for l in range(j):
-                H[l, j], H[l + 1, j] = cs[l] * H[l, j] + sn[l] * H[l + 1, j], -sn[l] * H[l, j] + cs[l] * H[l + 1, j]
-            d = np.hypot(H[j, j], H[j + 1, j])
-            cs[j], sn[j] = (H[j, j] / d, H[j + 1, j] / d) if d != 0 else (dtype.type(1), dtype.type(0))
+                H[l, j], H[l + 1, j] = (cs[l] * H[l, j] + sn[l] * H[l + 1, j],
+                                        -np.conj(sn[l]) * H[l, j] + np.conj(cs[l]) * H[l + 1, j])
+            d = np.hypot(abs(H[j, j]), abs(H[j + 1, j]))
+            cs[j], sn[j] = ((np.conj(H[j, j]) / d, np.conj(H[j + 1, j]) / d) if d != 0
+                            else (dtype.type(1), dtype.type(0)))
             H[j, j] = cs[j] * H[j, j] + sn[j] * H[j + 1, j]
             H[j + 1, j] = 0
-            g[j + 1] = -sn[j] * g[j]
+            g[j + 1] = -np.conj(sn[j]) * g[j]
             g[j] = cs[j] * g[j]
             steps = j + 1
             if h > 0:
