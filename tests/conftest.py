@@ -263,3 +263,16 @@ def assert_twins(outs, dtype, factor: float = 1.0, skip=()) -> None:
             t = factor * tol(dtype)
             largest = np.nanmax(np.abs(r), initial=0)
             np.testing.assert_allclose(d, r, rtol=t, atol=t * largest, err_msg=f"argument {i}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test module may leave out some of the tests it collects: those for which its function
+    ``left_out(item)`` is true are deselected (tests/test_scipy_suite.py: SciPy's tests of the
+    solvers ginkpy lacks)."""
+    kept, dropped = [], []
+    for item in items:
+        left_out = getattr(getattr(item, "module", None), "left_out", None)
+        (dropped if left_out is not None and left_out(item) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

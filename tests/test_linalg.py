@@ -153,6 +153,67 @@ def test_initial_guess(ref, rng):
     assert len(near[0]) < len(far[0])
 
 
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_initial_guess_mb_as_scipy(exec, rng, name):
+    """x0="Mb" starts from M b (the solver's preconditioner, also a name), as SciPy does."""
+    A, b = _problem("spd", rng)
+    x, info = getattr(gk.linalg, name)(A, b, x0="Mb", M=_scalar_jacobi(A), rtol=1e-10, executor=exec)
+    xs, info_s = getattr(spla, name)(A, b, x0="Mb", M=_scalar_jacobi(A), rtol=1e-10)
+    assert info == info_s == 0
+    np.testing.assert_allclose(x, xs, rtol=1e-7)
+    # with an infinite tolerance nothing is solved: x = M b itself
+    x, info = getattr(gk.linalg, name)(A, b, x0="Mb", M="jacobi", rtol=np.inf, executor=exec)
+    assert info == 0
+    np.testing.assert_allclose(x, b / A.diagonal(), rtol=1e-14)
+    with pytest.raises(ValueError, match="'Mb'"):
+        getattr(gk.linalg, name)(A, b, x0="M b", executor=exec)
+
+
+@pytest.mark.parametrize("rtol, atol", [(np.inf, 0.0), (0.0, np.inf), (np.inf, np.inf), (1e-8, np.inf)])
+def test_infinite_tolerances_converge_at_once(ref, rng, rtol, atol):
+    A, b = _problem("spd", rng)
+    calls = _counting()
+    x0 = rng.standard_normal(b.shape)
+    for guess, expected in ((None, 0 * b), (x0, x0)):
+        x, info = gk.linalg.cg(A, b, x0=guess, rtol=rtol, atol=atol, callback=calls[1], executor=ref)
+        xs, info_s = spla.cg(A, b, x0=guess, rtol=rtol, atol=atol)
+        assert info == info_s == 0 and calls[0] == []
+        np.testing.assert_array_equal(x, expected)
+        np.testing.assert_array_equal(xs, expected)
+
+
+def test_a_zero_initial_guess_costs_no_product(ref):
+    """x0 = 0 given explicitly starts as x0=None does, without the product A x0 (as SciPy)."""
+    S = poisson_2d(4).toarray()
+    calls = []
+    A = spla.LinearOperator(S.shape, matvec=lambda v: (calls.append(1), S @ v)[1], dtype=float)
+    gk.linalg.cg(A, np.ones(16), x0=np.zeros(16), maxiter=1, executor=ref)
+    gk.linalg.cg(A, np.ones(16), maxiter=1, executor=ref)
+    assert len(calls) % 2 == 0 and len(calls[:len(calls) // 2]) == len(calls) // 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gmres_callback_types_as_scipy(ref, rng, dtype):
+    """A callback without callback_type warns as SciPy does and is "legacy": the relative
+    residual norm as a NumPy float64 scalar (x.ndim == 0), maxiter counting inner
+    iterations."""
+    A, b = _problem("general", rng)
+    A, b = A.astype(dtype), b.astype(dtype)
+    ours, theirs = [], []
+    with pytest.warns(DeprecationWarning, match="called without specifying `callback_type`"):
+        x, info = gk.linalg.gmres(A, b, maxiter=3, callback=ours.append, executor=ref)
+    with pytest.warns(DeprecationWarning, match="called without specifying `callback_type`"):
+        xs, info_s = spla.gmres(A, b, maxiter=3, callback=theirs.append)
+    assert info == info_s == 3 and len(ours) == len(theirs) == 3
+    assert all(type(r) is type(s) is np.float64 and np.ndim(r) == 0 for r, s in zip(ours, theirs))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4 if dtype == np.float32 else 1e-8)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning with callback_type given, or without callback
+        gk.linalg.gmres(A, b, maxiter=3, callback=ours.append, callback_type="pr_norm", executor=ref)
+        gk.linalg.gmres(A, b, maxiter=3, callback_type="x", executor=ref)
+
+
 def test_zero_rhs_gives_zero_solution(ref, rng):
     A, _ = _problem("spd", rng)
     x, info = gk.linalg.cg(A, np.zeros(A.shape[0]), x0=np.ones(A.shape[0]), executor=ref)
@@ -291,6 +352,7 @@ def test_bad_input_raises_clear_errors(ref, rng):
         (TypeError, "complex", lambda: gk.linalg.cg(A, b + 1j, executor=ref)),
         (TypeError, "LinearOperator", lambda: gk.linalg.cg("A.mtx", b, executor=ref)),
         (ValueError, "rtol", lambda: gk.linalg.cg(A, b, rtol=-1.0, executor=ref)),
+        (ValueError, "rtol", lambda: gk.linalg.cg(A, b, rtol=np.nan, executor=ref)),
         (ValueError, "atol", lambda: gk.linalg.cg(A, b, atol=None, executor=ref)),
         (ValueError, "maxiter", lambda: gk.linalg.cg(A, b, maxiter=0, executor=ref)),
         (ValueError, "maxiter", lambda: gk.linalg.cg(A, b, maxiter=2.5, executor=ref)),

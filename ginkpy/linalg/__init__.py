@@ -9,9 +9,11 @@ A
     SciPy sparse matrix or array, NumPy array, SciPy LinearOperator (applied on the host, its
     operands copied there and back each iteration), or ginkpy LinOp; n x n.
 b, x0
-    Arrays of shape (n,) or (n, 1); x0 (default 0) is the initial guess.
+    Arrays of shape (n,) or (n, 1); x0 (default 0) is the initial guess, or ``"Mb"`` for
+    x0 = M b (M the preconditioner), as in SciPy.
 rtol, atol
-    Stop once ||b - A x|| <= max(rtol ||b||, atol).
+    Stop once ||b - A x|| <= max(rtol ||b||, atol); either may be ``inf`` (converged at once:
+    x0 is returned with info 0, as SciPy does).
 maxiter
     Iteration limit (default 10 n; for ``gmres`` restart cycles, as in SciPy).
 M
@@ -32,6 +34,21 @@ LinOp A). Each function returns ``(x, info)``: x of shape (n,), and info 0 when 
 residual b - A x (computed after the solve, not the solver's recurrence) meets the tolerance,
 ``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method, -2 when the
 residual became NaN or infinite.
+
+Deliberate differences from SciPy (SciPy's own tests of these functions,
+``scipy/sparse/linalg/_isolve/tests/test_iterative.py``, pass against them but for these;
+tests/test_scipy_suite.py runs them):
+
+1. ``gmres`` is right-preconditioned, as Ginkgo's: it minimizes and estimates the residual
+   b - A x itself, where SciPy's left-preconditioned GMRES minimizes M (b - A x). So the
+   residual norms given to its callback (``"pr_norm"``, ``"legacy"``) are those of b - A x
+   relative to ||b||: with M = 1e-3 I SciPy's are 1e-3 times ours (SciPy's
+   ``TestGMRES::test_callback``).
+2. ``gmres`` with a singular M (a defective preconditioner) stops at the breakdown of its
+   Krylov space with info -1 (SciPy: ``maxiter``) and x correct up to rounding outside M's null
+   space: SciPy's ``TestGMRES::test_defective_precond_breakdown`` compares an entry that is 0 in
+   exact arithmetic with zero tolerance, ginkpy's right-preconditioned update x0 + M V y leaves
+   1e-16 there (SciPy's left-preconditioned update happens to round to 0 on that system).
 
 Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
 ``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system

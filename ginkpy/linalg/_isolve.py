@@ -1,6 +1,7 @@
 """The solver functions of :mod:`ginkpy.linalg`, which describes their arguments and results."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -19,6 +20,11 @@ from ginkpy.linalg._interface import ScipyOperator, as_linop, host_operator
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
+# SciPy's warning for a gmres callback without callback_type (its meaning of maxiter changes)
+_CALLBACK_TYPE_WARNING = (
+    "scipy.sparse.linalg.gmres called without specifying `callback_type`. The default value will be changed in"
+    " a future release. For compatibility, specify a value for `callback_type` explicitly, e.g., "
+    "``gmres(..., callback_type='pr_norm')``, or to retain the old behavior ``gmres(..., callback_type='legacy')``")
 
 
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
@@ -68,13 +74,17 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
     ``restart`` is the Krylov dimension (default 20, at most n); ``maxiter`` counts restart
     cycles (default 10 n), or inner iterations for ``callback_type="legacy"``. The callback
     gets, after each inner iteration, the relative residual norm estimate ||r|| / ||b||
-    (``"pr_norm"``, and ``"legacy"``, the default when a callback is given), or the solution
-    after each restart cycle (``"x"``). ginkpy's GMRES is right-preconditioned, so its estimate
-    is of b - A x itself, where SciPy's is of the left-preconditioned residual M (b - A x).
+    as a NumPy scalar (``"pr_norm"``, and ``"legacy"``, the default when a callback is given,
+    with SciPy's DeprecationWarning that asks for ``callback_type``), or the solution after each
+    restart cycle (``"x"``). ginkpy's GMRES is right-preconditioned, so its estimate is of
+    b - A x itself, where SciPy's is of the left-preconditioned residual M (b - A x).
     """
+    if callback is not None and callback_type is None:
+        warnings.warn(_CALLBACK_TYPE_WARNING, DeprecationWarning, stacklevel=2)
+        callback_type = "legacy"
     if callback_type not in (None, "x", "pr_norm", "legacy"):
         raise ValueError(f"unknown callback_type {callback_type!r}: use 'x', 'pr_norm' or 'legacy'")
-    callback_type = "legacy" if callback_type is None and callback is not None else callback_type
+    callback_type = None if callback is None else callback_type
     if restart is None:
         restart = 20
     elif isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
@@ -124,8 +134,12 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
         raise ValueError(f"A must be a square matrix, got shape {A.shape}")
     n = A.shape[0]
     b = _vector(b, n, "b")
-    zero_guess = x0 is None
-    x0 = np.zeros(n, b.dtype) if x0 is None else _vector(x0, n, "x0")
+    guess_from_m = isinstance(x0, str) and x0 == "Mb"
+    if isinstance(x0, str) and not guess_from_m:
+        raise ValueError(f"x0 must be an array, None (x0 = 0) or 'Mb' (x0 = M b), not {x0!r}")
+    x0 = None if x0 is None or guess_from_m else _vector(x0, n, "x0")
+    zero_guess = x0 is None and not guess_from_m or x0 is not None and not x0.any()  # as SciPy: no product then
+    x0 = np.zeros(n, b.dtype) if x0 is None else x0
     if isinstance(A, LinOp):
         dtype = A.dtype
     else:
@@ -138,6 +152,8 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     preconditioner = _preconditioner(M, op, exec, dtype)
     if b_norm == 0:  # x = 0 solves it exactly, as SciPy answers
         return np.zeros(n, dtype), 0
+    if threshold == np.inf:  # converged at once, as SciPy answers (x0 unchanged)
+        return _initial_guess(op, preconditioner, exec, b, x0, dtype, guess_from_m).to_numpy()[:, 0], 0
 
     # the threshold max(rtol ||b||, atol) as rtol' ||b|| (the solver computes ||b|| robustly, in
     # its own scaling: an absolute threshold of 1e-300 would underflow there)
@@ -150,13 +166,27 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
         getattr(params, f"with_{key}")(value)
     solver = params.on(exec).generate(op)
     B = Dense.from_numpy(exec, b, dtype)
-    X = Dense.from_numpy(exec, x0, dtype) if not zero_guess else Dense.empty(exec, (n, 1), dtype)
+    X = Dense.empty(exec, (n, 1), dtype)
+    if guess_from_m:  # x0 = M b, by the solver's own preconditioner
+        solver.preconditioner.apply(B, X)
+    elif not zero_guess:
+        X = Dense.from_numpy(exec, x0, dtype)
     convergence = _Result()
     solver.add_logger(convergence)
     if observer is not None:
         solver.add_logger(observer(X, b_norm))
     solver.apply(B, X)
     return X.to_numpy()[:, 0], _info(op, B, X, threshold, convergence.result, maxiter)
+
+
+def _initial_guess(A: LinOp, M: Any, exec: Executor, b: np.ndarray, x0: np.ndarray, dtype: np.dtype,
+                   guess_from_m: bool) -> Dense:
+    """x0 on ``exec``, or M b for x0 = 'Mb' (M generated on A where it is a factory)."""
+    if not guess_from_m:
+        return Dense.from_numpy(exec, x0, dtype)
+    from ginkpy.core.solver.solver_base import generate_preconditioner
+    B = Dense.from_numpy(exec, b, dtype)
+    return generate_preconditioner(M, A, exec).apply(B, Dense.zeros(exec, B.shape, dtype))
 
 
 def _norm(v: np.ndarray) -> float:
@@ -218,11 +248,12 @@ def _vector(v: Any, n: int, what: str) -> np.ndarray:
 
 
 def _threshold(rtol: float, atol: float, b_norm: float) -> float:
-    """SciPy's stopping threshold max(rtol ||b||, atol), after checking both tolerances."""
+    """SciPy's stopping threshold max(rtol ||b||, atol), after checking both tolerances (inf is
+    allowed, as in SciPy: converged at once)."""
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if isinstance(value, (bool, str)) or value is None or not np.isfinite(value) or value < 0:
-            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return max(float(rtol) * b_norm, float(atol))
+        if isinstance(value, (bool, str)) or value is None or np.isnan(value) or value < 0:
+            raise ValueError(f"{name} must be a number >= 0 (or inf), got {value!r}")
+    return max(float(rtol) * b_norm if rtol > 0 else 0.0, float(atol))
 
 
 def _check_maxiter(maxiter: Any) -> int:
@@ -300,14 +331,15 @@ def _solution_callback(callback: Callable | None, every: int = 1) -> Callable[[D
 
 
 class _ResidualCallback(Logger):
-    """Calls ``callback(||r|| / ||b||)`` after each iteration (gmres' ``callback_type="pr_norm"``)."""
+    """Calls ``callback(||r|| / ||b||)`` after each iteration (gmres' ``callback_type="pr_norm"``
+    and ``"legacy"``), the value a NumPy float64 scalar, as SciPy's."""
 
     def __init__(self, callback: Callable, b_norm: float) -> None:
         self.callback, self.b_norm = callback, b_norm
 
     def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
         if iteration > 0:
-            self.callback(float(residual_norm[0]) / self.b_norm)
+            self.callback(np.float64(residual_norm[0]) / np.float64(self.b_norm))
 
 
 def _residual_callback(callback: Callable | None) -> Callable[[Dense, float], Logger] | None:
