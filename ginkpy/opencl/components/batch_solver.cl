@@ -176,3 +176,26 @@ inline value_type4 group_sum(__local value_type4* slots, const value_type4 v, co
         res_norms[item] = (res);                                                                  \
         reasons[item] = (reason);                                                                 \
     }
+
+// The start of every batched solver: r = b - A x, each r_i given to STORE(i, r_i) (the solver's
+// vectors); res = ||r||, b_norm = ||b||, x_sum = sum |x|, the item's threshold on ||r|| and its
+// first status: DIVERGED for a non-finite b or r (bad input: x stays as it is), CONVERGED
+// where x already meets the threshold. Declares s0, s1, s2, sums, res, b_norm, x_sum, limit, reason.
+#define START_ITEM(STORE)                                                                         \
+    value_type s0 = 0, s1 = 0, s2 = 0;                                                            \
+    FOR_ROWS(i) {                                                                                 \
+        value_type ax;                                                                            \
+        SPMV_ROW(ax, xv, i);                                                                      \
+        const value_type ri = bv[i] - ax;                                                         \
+        STORE(i, ri);                                                                             \
+        s0 += ri * ri;                                                                            \
+        s1 += bv[i] * bv[i];                                                                      \
+        s2 += fabs(xv[i]);                                                                        \
+    }                                                                                             \
+    value_type4 sums = SUM4(s0, s1, s2, 0);                                                       \
+    value_type res = sqrt(sums.s0);                                                               \
+    const value_type b_norm = sqrt(sums.s1);                                                      \
+    value_type x_sum = sums.s2;                                                                   \
+    const value_type limit = fmax(rtol * b_norm, atol);                                           \
+    int reason = (!isfinite(b_norm) || !isfinite(res)) ? STATUS_DIVERGED                          \
+                 : res <= limit ? STATUS_CONVERGED : STATUS_RUNNING;

@@ -25,30 +25,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         WORK(p, n);
         SYNC();
         // r = r_hat = b - A x;  p = v = 0;  ||r||, ||b||, sum |x|
-        value_type s0 = 0, s1 = 0, s2 = 0;
-        FOR_ROWS(i) {
-            value_type ax;
-            SPMV_ROW(ax, xv, i);
-            const value_type ri = bv[i] - ax;
-            r[i] = ri;
-            r_hat[i] = ri;
-            p[i] = 0;
-            v[i] = 0;
-            s0 += ri * ri;
-            s1 += bv[i] * bv[i];
-            s2 += fabs(xv[i]);
-        }
-        value_type4 sums = SUM4(s0, s1, s2, 0);
-        value_type res = sqrt(sums.s0);
-        const value_type b_norm = sqrt(sums.s1);
-        value_type x_sum = sums.s2;
-        const value_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
-        int reason = STATUS_RUNNING;
-        if (!isfinite(b_norm) || !isfinite(res)) {
-            reason = STATUS_DIVERGED;  // bad input: x stays as it is
-        } else if (res <= limit) {
-            reason = STATUS_CONVERGED;
-        }
+        #define STORE_R(i, ri) r[i] = ri; r_hat[i] = ri; p[i] = 0; v[i] = 0
+        START_ITEM(STORE_R)
+        #undef STORE_R
         value_type rho_old = 1, alpha = 1, omega = 1;
         value_type rho = sums.s0;  // r_hat . r
         value_type rhat_norm = res;  // ||r_hat||

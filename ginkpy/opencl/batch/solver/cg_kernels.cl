@@ -13,27 +13,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         WORK(z, n);
         SYNC();
         // r = b - A x;  ||r||, ||b||, sum |x|
-        value_type s0 = 0, s1 = 0, s2 = 0;
-        FOR_ROWS(i) {
-            value_type ax;
-            SPMV_ROW(ax, xv, i);
-            const value_type ri = bv[i] - ax;
-            r[i] = ri;
-            s0 += ri * ri;
-            s1 += bv[i] * bv[i];
-            s2 += fabs(xv[i]);
-        }
-        value_type4 sums = SUM4(s0, s1, s2, 0);
-        value_type res = sqrt(sums.s0);
-        const value_type b_norm = sqrt(sums.s1);
-        value_type x_sum = sums.s2;
-        const value_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
-        int reason = STATUS_RUNNING;
-        if (!isfinite(b_norm) || !isfinite(res)) {
-            reason = STATUS_DIVERGED;  // bad input: x stays as it is
-        } else if (res <= limit) {
-            reason = STATUS_CONVERGED;
-        }
+        #define STORE_R(i, ri) r[i] = ri
+        START_ITEM(STORE_R)
+        #undef STORE_R
         // z = M r;  p = z;  rho = r . z
         s0 = 0;
         FOR_ROWS(i) {
