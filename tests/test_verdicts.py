@@ -9,7 +9,7 @@ import ginkpy as gk
 from conftest import matrix_path
 
 RTOL = 1e-8
-MAX_ITERS = 4000
+MAX_ITERS = 10000  # above every count here (plain orsirr_1 Gmres: ~3700), so no verdict rests on the limit
 SPD = ["nos6.mtx", "gr_900_900_crg.mtx", "1138_bus.mtx", "ani4.mtx", "lap3D_7pt_n20.mtx"]
 NONSYMMETRIC = ["pde900.mtx", "cage8.mtx", "orsirr_1.mtx", "watt_2.mtx", "add32.mtx"]
 CASES = ([("Cg", name) for name in SPD] + [("Bicgstab", name) for name in NONSYMMETRIC]

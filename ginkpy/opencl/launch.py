@@ -21,7 +21,7 @@ INT32_MAX = np.iinfo(np.int32).max
 
 
 def ceil_div(a: int, b: int) -> int:
-    """a / b rounded up (a >= 0, b > 0)."""
+    """a / b rounded up (a >= 0, b > 0; numpy integer arrays too)."""
     return -(-a // b)
 
 
@@ -45,7 +45,7 @@ def launch_1d(exec, module_file: str, name: str, dtype: Any, work_items: int, *a
     if work_items == 0:
         return
     check_int32(work_items)
-    global_size = -(-work_items // WORK_GROUP) * WORK_GROUP
+    global_size = round_up(work_items, WORK_GROUP)
     exec.kernel(module_file, dtype, name)(exec.queue, (global_size,), (WORK_GROUP,), *args)
 
 

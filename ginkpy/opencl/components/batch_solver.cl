@@ -197,3 +197,26 @@ inline sums_type group_sum(__local sums_type* slots, const sums_type v, const in
         res_norms[item] = (res);                                                                  \
         reasons[item] = (reason);                                                                 \
     }
+
+// The start of every batched solver: r = b - A x, each r_i given to STORE(i, r_i) (the solver's
+// vectors); res = ||r||, b_norm = ||b||, x_sum = sum |x|, the item's threshold on ||r|| and its
+// first status: DIVERGED for a non-finite b or r (bad input: x stays as it is), CONVERGED
+// where x already meets the threshold. Declares s0, s1, s2, sums, res, b_norm, x_sum, limit, reason.
+#define START_ITEM(STORE)                                                                     \
+    value_type s0 = 0, s1 = 0, s2 = 0;                                                        \
+    FOR_ROWS(i) {                                                                             \
+        value_type ax;                                                                        \
+        SPMV_ROW(ax, xv, i);                                                                  \
+        const value_type ri = bv[i] - ax;                                                     \
+        STORE(i, ri);                                                                         \
+        s0 += to_value(abs2(ri));                                                             \
+        s1 += to_value(abs2(bv[i]));                                                          \
+        s2 += to_value(abs_value(xv[i]));                                                     \
+    }                                                                                         \
+    sums_type sums = SUM4(s0, s1, s2, 0);                                                     \
+    real_type res = sqrt(real_part(SUM_AT(sums, 0)));                                         \
+    const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));                                \
+    real_type x_sum = real_part(SUM_AT(sums, 2));                                             \
+    const real_type limit = fmax(rtol * b_norm, atol);                                        \
+    int reason = (!isfinite(b_norm) || !isfinite(res)) ? STATUS_DIVERGED                      \
+                 : res <= limit ? STATUS_CONVERGED : STATUS_RUNNING;

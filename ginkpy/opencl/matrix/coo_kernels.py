@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import scalar_arg
+from ginkpy.opencl.launch import ceil_div, round_up, scalar_arg
 
 
 def _tile_shape(info) -> tuple[int, int]:
@@ -25,7 +25,7 @@ def _segmented_sum(exec, name, a, b, x, *alpha) -> None:
     if a.nnz == 0 or k == 0:
         return
     group, items = _tile_shape(exec.info)
-    groups = -(-a.nnz // (group * items))
+    groups = ceil_div(a.nnz, group * items)
     carry_rows = exec.alloc((2 * groups,), np.int32)
     carry_vals = exec.alloc((2 * groups, k), a.dtype)
     exec.kernel(__file__, a.dtype, f"{name}_chunks", WORK_GROUP=group, ITEMS=items)(
@@ -33,7 +33,7 @@ def _segmented_sum(exec, name, a, b, x, *alpha) -> None:
         a.row_idxs.data, a.col_idxs.data, a.values.data, b.values.data, x.values.data,
         carry_rows.data, carry_vals.data, *alpha)
     exec.kernel(__file__, a.dtype, f"{name}_carries", WORK_GROUP=group, ITEMS=items)(
-        exec.queue, (-(-2 * groups // group) * group, k), (group, 1), np.int32(2 * groups),
+        exec.queue, (round_up(2 * groups, group), k), (group, 1), np.int32(2 * groups),
         np.int32(k), carry_rows.data, carry_vals.data, x.values.data, *alpha)
 
 

@@ -27,16 +27,12 @@ import attrs
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.launch import MAX_PARTIALS, check_int32, local_buffer, resize, scalar_arg
+from ginkpy.opencl.launch import MAX_PARTIALS, ceil_div, check_int32, local_buffer, resize, round_up, scalar_arg
 from ginkpy.opencl.matrix.csr_strategy import (DOTS_GROUPS_PER_UNIT, GPU_PARTS, _fixup_wg, default_work_group,
                                               select_strategy)
 
 def _kernel(exec, a, name: str):
     return exec.kernel(__file__, a.dtype, name)
-
-
-def _round_up(size: int, multiple: int) -> int:
-    return -(-size // multiple) * multiple
 
 
 def spmv(exec, a, b, x) -> None:
@@ -103,28 +99,28 @@ def _launches(exec, a, k: int) -> tuple[_Launch, ...]:
                        (work_group, 1), head, tail, fixup)
 
     if strategy.name == "classical":
-        launches = [launch("spmv_classical", _round_up(n, wg))]
+        launches = [launch("spmv_classical", round_up(n, wg))]
     elif strategy.name == "vector":
-        launches = [launch("spmv_vector", _round_up(n * lanes, wg),
+        launches = [launch("spmv_vector", round_up(n * lanes, wg),
                            (np.int32(lanes), local_buffer(wg, a.dtype)))]
     elif strategy.name == "long_rows":
         bounds = strategy.bounds if parts else a.row_ptrs  # a stand-in where there are no pieces
-        launches = [launch("spmv_long_rows", (parts + -(-n * lanes // wg)) * wg,
+        launches = [launch("spmv_long_rows", (parts + ceil_div(n * lanes, wg)) * wg,
                            (np.int32(lanes), np.int32(strategy.long_min), np.int32(parts),
                             bounds.data, carries, local_buffer(wg, a.dtype)))]
     elif strategy.name == "merge_path":
-        launches = [launch("spmv_merge_path", -(-parts // GPU_PARTS) * wg,
+        launches = [launch("spmv_merge_path", ceil_div(parts, GPU_PARTS) * wg,
                            (np.int32(parts), strategy.bounds.data, carries),
                            defines=dict(MERGE_PATH_WORK_GROUP=wg, MERGE_PATH_ITEMS=strategy.items,
                                         MERGE_PATH_PARTS=GPU_PARTS))]
     else:
-        launches = [launch("spmv_row_blocks", _round_up(parts, wg),
+        launches = [launch("spmv_row_blocks", round_up(parts, wg),
                            (np.int32(parts), strategy.bounds.data, carries))]
     if strategy.runs is not None:
         # the rows summed over several parts
         count, fixup_wg = strategy.runs.shape[0] // 3, _fixup_wg(exec)
         long, fixup_lanes = strategy.fixup_long, strategy.fixup_lanes
-        size = _round_up(long * fixup_lanes, fixup_wg) + _round_up(count - long, fixup_wg)
+        size = round_up(long * fixup_lanes, fixup_wg) + round_up(count - long, fixup_wg)
         launches.append(launch("spmv_merge_path_fixup", size, (local_buffer(fixup_wg, a.dtype),),
                                head=(np.int32(k), np.int32(count), np.int32(long),
                                      np.int32(fixup_lanes), strategy.runs.data, carries),
@@ -154,12 +150,12 @@ def spmv_dots(exec, a, b, x, u, w, partials) -> None:
         resize(exec, partials, (parts, count))
         wg = strategy.work_group
         exec.kernel(__file__, a.dtype, "spmv_row_blocks_dots", **defines)(
-            exec.queue, (_round_up(parts, wg), k), (wg, 1), *operands, partials.values.data,
+            exec.queue, (round_up(parts, wg), k), (wg, 1), *operands, partials.values.data,
             np.int32(parts), strategy.bounds.data)
         return
     wg = strategy.work_group
     rows_per_group = wg // strategy.lanes
-    groups = max(1, min(-(-n // rows_per_group), DOTS_GROUPS_PER_UNIT * exec.info.compute_units,
+    groups = max(1, min(ceil_div(n, rows_per_group), DOTS_GROUPS_PER_UNIT * exec.info.compute_units,
                         MAX_PARTIALS // count))
     resize(exec, partials, (groups, count))
     if strategy.name == "classical":
@@ -177,7 +173,7 @@ def scale_columns(exec, a, diag, out) -> None:
     if nnz == 0:
         return
     wg = default_work_group(exec)
-    _kernel(exec, a, "scale_columns")(exec.queue, (_round_up(nnz, wg),), (wg,), np.int32(nnz), a.col_idxs.data,
+    _kernel(exec, a, "scale_columns")(exec.queue, (round_up(nnz, wg),), (wg,), np.int32(nnz), a.col_idxs.data,
                                       a.values.data, diag.values.data, out.data)
 
 
@@ -189,7 +185,7 @@ def convert_to_dense(exec, a, out) -> None:
     exec.run("matrix.dense.fill", out, 0.0)
     wg = default_work_group(exec)
     _kernel(exec, a, "scatter_to_dense")(
-        exec.queue, (_round_up(n, wg),), (wg,), np.int32(n), np.int32(m), a.row_ptrs.data,
+        exec.queue, (round_up(n, wg),), (wg,), np.int32(n), np.int32(m), a.row_ptrs.data,
         a.col_idxs.data, a.values.data, out.values.data)
 
 
@@ -199,7 +195,7 @@ def extract_diagonal(exec, a, out) -> None:
         return
     wg = default_work_group(exec)
     _kernel(exec, a, "extract_diagonal")(
-        exec.queue, (_round_up(size, wg),), (wg,), np.int32(size), a.row_ptrs.data,
+        exec.queue, (round_up(size, wg),), (wg,), np.int32(size), a.row_ptrs.data,
         a.col_idxs.data, a.values.data, out.values.data)
 
 

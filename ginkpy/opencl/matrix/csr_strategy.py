@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.opencl.launch import check_int32, pow2_at_most
+from ginkpy.opencl.launch import ceil_div, check_int32, pow2_at_most
 
 STRATEGIES = ("classical", "vector", "long_rows", "merge_path", "row_blocks")
 CACHE_KEY = "opencl.spmv_strategy"
@@ -112,7 +112,7 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
             part = work_group * items
         else:  # a few blocks per compute unit, at least CPU_MIN_ITEMS steps each
             blocks = CPU_BLOCKS_PER_UNIT * info.compute_units
-            part = items = items or max(CPU_MIN_ITEMS, -(-(n + nnz) // blocks))
+            part = items = items or max(CPU_MIN_ITEMS, ceil_div(n + nnz, blocks))
         check_int32(n + nnz + part, "rows + nonzeros")
         bounds, runs = _merge_path_bounds(row_ptrs, part, align=name == "row_blocks")
         strategy = SpmvStrategy(name, work_group, items=items, parts=bounds.size // 2 - 1,
@@ -176,7 +176,7 @@ def _fixup(exec, runs: np.ndarray) -> dict:
     runs = runs.reshape(-1, 3)
     long = runs[:, 1] > FIXUP_PARTS_PER_LANE
     most = int(runs[:, 1].max()) if long.any() else 1
-    lanes = 1 << (-(-most // FIXUP_PARTS_PER_LANE) - 1).bit_length()
+    lanes = 1 << (ceil_div(most, FIXUP_PARTS_PER_LANE) - 1).bit_length()
     return dict(runs=_device(exec, np.concatenate([runs[long], runs[~long]]).ravel()),
                 fixup_long=int(long.sum()), fixup_lanes=min(MAX_LANES, _fixup_wg(exec), lanes))
 
@@ -186,7 +186,7 @@ def _long_row_pieces(row_ptrs: np.ndarray, rows: np.ndarray,
     """(first, end) nonzero of each piece of the given rows, cut into ``piece`` nonzeros, as one
     flat int32 array; and (first piece, number of pieces, row) of each of the rows, flat int32."""
     begins, ends = row_ptrs[rows].astype(np.int64), row_ptrs[rows + 1].astype(np.int64)
-    counts = -(-(ends - begins) // piece)
+    counts = ceil_div(ends - begins, piece)
     firsts = np.cumsum(counts) - counts
     offsets = (np.arange(counts.sum()) - np.repeat(firsts, counts)) * piece
     starts = np.repeat(begins, counts) + offsets
@@ -208,7 +208,7 @@ def _merge_path_bounds(row_ptrs: np.ndarray, part: int,
     n = row_ptrs.shape[0] - 1
     path = n + int(row_ptrs[-1])
     ends = row_ptrs[1:].astype(np.int64) + np.arange(n)
-    diagonals = np.minimum(np.arange(max(1, -(-path // part)) + 1, dtype=np.int64) * part, path)
+    diagonals = np.minimum(np.arange(max(1, ceil_div(path, part)) + 1, dtype=np.int64) * part, path)
     if align and diagonals.shape[0] > 2:
         inner = diagonals[1:-1]
         row = np.searchsorted(ends, inner)  # < n: an inner bound is before the last row end

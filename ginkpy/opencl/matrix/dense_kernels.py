@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.base.types import real_dtype
-from ginkpy.opencl.launch import check_int32, launch_1d, local_buffer, pow2_at_most, reduction_shape, scalar_arg, sum_rows
+from ginkpy.opencl.launch import (check_int32, launch_1d, local_buffer, pow2_at_most, reduction_shape, round_up,
+                                  scalar_arg, sum_rows)
 
 
 def _kernel(exec, dtype, name, **defines):
@@ -169,7 +170,7 @@ def _transpose(exec, a, out, conjugate: bool) -> None:
     check_int32(a.values.size)
     t = TRANSPOSE_TILE
     _kernel(exec, a.dtype, "transpose", CONJUGATE=int(conjugate and a.dtype.kind == "c"))(
-        exec.queue, (-(-k // t) * t, -(-n // t) * t), (t, t), np.int32(n), np.int32(k),
+        exec.queue, (round_up(k, t), round_up(n, t)), (t, t), np.int32(n), np.int32(k),
         a.values.data, out.values.data)
 
 
@@ -203,13 +204,13 @@ def _product(exec, a, b, x, alpha=None, beta=None) -> None:
     if k == 1:
         lanes, rows = _gemv_shape(exec.info)
         _kernel(exec, dtype, "gemv")(
-            exec.queue, (-(-n // rows) * rows * lanes,), (rows * lanes,), np.int32(n), np.int32(m),
+            exec.queue, (round_up(n, rows) * lanes,), (rows * lanes,), np.int32(n), np.int32(m),
             np.int32(lanes), a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
             local_buffer(lanes * rows, dtype))
         return
     cols, rows, inner = _gemm_shape(exec.info, k)
     _kernel(exec, dtype, "gemm")(
-        exec.queue, (-(-k // cols) * cols, -(-n // rows) * rows), (cols, rows), np.int32(n), np.int32(m),
+        exec.queue, (round_up(k, cols), round_up(n, rows)), (cols, rows), np.int32(n), np.int32(m),
         np.int32(k), np.int32(inner), a.values.data, b.values.data, x.values.data, np.int32(advanced),
         *scalars, local_buffer(rows * inner, dtype), local_buffer(inner * cols, dtype))
 

@@ -25,30 +25,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         WORK(p, n);
         SYNC();
         // r = r_hat = b - A x;  p = v = 0;  ||r||, ||b||, sum |x|
-        value_type s0 = 0, s1 = 0, s2 = 0;
-        FOR_ROWS(i) {
-            value_type ax;
-            SPMV_ROW(ax, xv, i);
-            const value_type ri = bv[i] - ax;
-            r[i] = ri;
-            r_hat[i] = ri;
-            p[i] = 0;
-            v[i] = 0;
-            s0 += to_value(abs2(ri));
-            s1 += to_value(abs2(bv[i]));
-            s2 += to_value(abs_value(xv[i]));
-        }
-        sums_type sums = SUM4(s0, s1, s2, 0);
-        real_type res = sqrt(real_part(SUM_AT(sums, 0)));
-        const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));
-        real_type x_sum = real_part(SUM_AT(sums, 2));
-        const real_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
-        int reason = STATUS_RUNNING;
-        if (!isfinite(b_norm) || !isfinite(res)) {
-            reason = STATUS_DIVERGED;  // bad input: x stays as it is
-        } else if (res <= limit) {
-            reason = STATUS_CONVERGED;
-        }
+        #define STORE_R(i, ri) r[i] = ri; r_hat[i] = ri; p[i] = 0; v[i] = 0
+        START_ITEM(STORE_R)
+        #undef STORE_R
         value_type rho_old = to_value(1), alpha = to_value(1), omega = to_value(1);
         value_type rho = SUM_AT(sums, 0);  // r_hat^H r
         real_type rhat_norm = res;  // ||r_hat||

@@ -13,27 +13,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         WORK(z, n);
         SYNC();
         // r = b - A x;  ||r||, ||b||, sum |x|
-        value_type s0 = 0, s1 = 0, s2 = 0;
-        FOR_ROWS(i) {
-            value_type ax;
-            SPMV_ROW(ax, xv, i);
-            const value_type ri = bv[i] - ax;
-            r[i] = ri;
-            s0 += to_value(abs2(ri));
-            s1 += to_value(abs2(bv[i]));
-            s2 += to_value(abs_value(xv[i]));
-        }
-        sums_type sums = SUM4(s0, s1, s2, 0);
-        real_type res = sqrt(real_part(SUM_AT(sums, 0)));
-        const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));
-        real_type x_sum = real_part(SUM_AT(sums, 2));
-        const real_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
-        int reason = STATUS_RUNNING;
-        if (!isfinite(b_norm) || !isfinite(res)) {
-            reason = STATUS_DIVERGED;  // bad input: x stays as it is
-        } else if (res <= limit) {
-            reason = STATUS_CONVERGED;
-        }
+        #define STORE_R(i, ri) r[i] = ri
+        START_ITEM(STORE_R)
+        #undef STORE_R
         // z = M r;  p = z;  rho = r . z
         s0 = 0;
         FOR_ROWS(i) {

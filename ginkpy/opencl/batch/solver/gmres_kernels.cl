@@ -24,29 +24,10 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
         WORK(V, (m + 1) * n);
         SYNC();
         // r = b - A x (into v_0);  ||r||, ||b||, sum |x|
-        value_type s0 = 0, s1 = 0, s2 = 0;
-        FOR_ROWS(i) {
-            value_type ax;
-            SPMV_ROW(ax, xv, i);
-            const value_type ri = bv[i] - ax;
-            V[i] = ri;
-            s0 += to_value(abs2(ri));
-            s1 += to_value(abs2(bv[i]));
-            s2 += to_value(abs_value(xv[i]));
-        }
-        sums_type sums = SUM4(s0, s1, s2, 0);
-        real_type res = sqrt(real_part(SUM_AT(sums, 0)));
-        const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));
-        real_type x_sum = real_part(SUM_AT(sums, 2));
-        const real_type limit = fmax(rtol * b_norm, atol);  // the item's threshold on ||r||
-        int reason = STATUS_RUNNING;
-        if (!isfinite(b_norm) || !isfinite(res)) {
-            reason = STATUS_DIVERGED;  // bad input: x stays as it is
-        } else if (res <= limit) {
-            reason = STATUS_CONVERGED;
-        } else if (max_iters == 0) {
-            reason = STATUS_ITERATION_LIMIT;
-        }
+        #define STORE_V0(i, ri) V[i] = ri
+        START_ITEM(STORE_V0)
+        #undef STORE_V0
+        if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
         int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
         // one restart cycle per trip; the loop has no other exit (PoCL mishandles some barrier
         // loops with several)
