@@ -53,9 +53,16 @@ def _load_scipy_tests():
     import scipy.sparse.linalg._isolve.tests as tests
     path = f"{tests.__path__[0]}/test_iterative.py"
     saved = {name: getattr(scipy_isolve, name) for name in SOLVERS}
+    try:  # newer SciPy marks its tests by the capabilities of the function under test
+        from scipy._lib._array_api import xp_capabilities_table as capabilities
+    except ImportError:
+        capabilities = {}
     try:
         for name in SOLVERS:
-            setattr(scipy_isolve, name, _ginkpy_solver(name))
+            wrapper = _ginkpy_solver(name)
+            setattr(scipy_isolve, name, wrapper)
+            if saved[name] in capabilities:
+                capabilities[wrapper] = capabilities[saved[name]]
         spec = importlib.util.spec_from_file_location("ginkpy_scipy_test_iterative", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
@@ -82,8 +89,12 @@ def left_out(item) -> bool:
 
 
 # SciPy's tests and fixtures, as globals of this module so that pytest collects them here
+def _is_fixture(obj) -> bool:
+    return hasattr(obj, "_pytestfixturefunction") or type(obj).__name__ == "FixtureFunctionDefinition"
+
+
 for _name in dir(_scipy):
-    if _name.startswith(("test_", "Test")) or _name in ("solver", "case"):
+    if _name.startswith(("test_", "Test")) or _is_fixture(getattr(_scipy, _name)):
         globals()[_name] = getattr(_scipy, _name)
 # test_precond_inverse loops over the module's solvers itself
 _scipy._SOLVERS = [s for s in _scipy._SOLVERS if s.__name__ not in LACKING]
