@@ -140,25 +140,29 @@ def _open_executor(name: str) -> Executor:
 
 
 def _matrix_kind(S: sp.csr_matrix) -> tuple[bool, str]:
-    """Whether Cg suits the matrix (symmetric, up to rounding, with a positive diagonal: what
-    every symmetric positive definite matrix has) and a few words on why (not)."""
+    """Whether Cg suits the matrix (symmetric, or Hermitian for complex values, up to rounding,
+    with a positive diagonal: what every symmetric / Hermitian positive definite matrix has) and
+    a few words on why (not)."""
     if S.shape[0] != S.shape[1]:
         return False, "not square"
     symmetry = _symmetry(S)
-    nonpositive = int(np.count_nonzero(S.diagonal() <= 0))
-    if not symmetry.startswith(("symmetric", "numerically symmetric")):
-        return False, "nonsymmetric"
+    word = "Hermitian" if S.dtype.kind == "c" else "symmetric"
+    nonpositive = int(np.count_nonzero(S.diagonal().real <= 0))
+    if not symmetry.startswith((word, f"numerically {word}")):
+        return False, "complex symmetric, not Hermitian" if symmetry.startswith("complex symmetric") else \
+            f"non{word.lower()}" if word == "symmetric" else "not Hermitian"
     if nonpositive:
         entries = "1 diagonal entry is" if nonpositive == 1 else f"{nonpositive} diagonal entries are"
-        return False, f"symmetric, but {entries} zero or negative"
-    return True, "symmetric with a positive diagonal"
+        return False, f"{word}, but {entries} zero or negative"
+    return True, f"{word} with a positive diagonal"
 
 
 def _choose_solver(suits_cg: bool, kind: str) -> tuple[str, str]:
     """--solver auto: Cg where it applies (see :func:`_matrix_kind`), else Gmres; and why."""
     if suits_cg:
         return "cg", f"auto: the matrix is {kind}"
-    return "gmres", f"auto: the matrix is {kind}; Cg needs a symmetric positive definite one"
+    need = "Hermitian" if "Hermitian" in kind else "symmetric"  # a complex matrix's kind names it
+    return "gmres", f"auto: the matrix is {kind}; Cg needs a {need} positive definite one"
 
 
 def _relative_tolerance(params: Any) -> float | None:
@@ -197,7 +201,7 @@ def solve(args: argparse.Namespace) -> int:
     times = {}
     start = time.perf_counter()
     exec = _open_executor(args.executor)
-    dtype = exec.check_dtype(args.dtype)
+    dtype = exec.check_dtype(args.dtype or _file_dtype(args.matrix))
     times["device"] = time.perf_counter() - start
     start = time.perf_counter()
     S, B_host = _read_system(args, dtype)
@@ -216,7 +220,7 @@ def solve(args: argparse.Namespace) -> int:
     if rtol is not None and rtol < 10 * eps:
         print(f"ginkpy solve: warning: the tolerance {rtol:g} is below what {dtype} resolves (about "
               f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
-              f"{10 * eps:.0e} or more{', or --dtype float64' if dtype != np.float64 else ''}", file=sys.stderr)
+              f"{10 * eps:.0e} or more{_wider(dtype, ', or ')}", file=sys.stderr)
     convergence = Convergence()
     X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
 
@@ -246,6 +250,23 @@ def solve(args: argparse.Namespace) -> int:
     if hierarchy is not None:
         print(f"\n{hierarchy!r}")
     return 0 if convergence.has_converged else 1
+
+
+def _wider(dtype: np.dtype, prefix: str) -> str:
+    """The advice to solve in double precision, for a single-precision value type."""
+    wide = {np.dtype(np.float32): "float64", np.dtype(np.complex64): "complex128"}.get(np.dtype(dtype))
+    return f"{prefix}--dtype {wide}" if wide else ""
+
+
+def _file_dtype(path: str) -> np.dtype:
+    """The value type a matrix file asks for: complex128 for a complex Matrix Market file,
+    float64 for any other."""
+    try:
+        with open(path, "rb") as f:
+            header = f.readline().decode("ascii", "replace").lower().split()
+    except OSError:
+        header = []  # reading the matrix says what is wrong
+    return np.dtype(np.complex128 if "complex" in header[2:4] else np.float64)
 
 
 def _read_system(args: argparse.Namespace, dtype: np.dtype) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -381,7 +402,7 @@ def _hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind
             text = "the time limit of the configuration came before the tolerance"
         elif relative[worst] < 100 * eps:
             text = (f"the residual reached {dtype}'s precision ({relative[worst]:.1e} ||b||) above the "
-                    f"tolerance: use a larger --rtol" + (" or --dtype float64" if dtype != np.float64 else ""))
+                    f"tolerance: use a larger --rtol" + _wider(dtype, " or "))
         elif _stagnated(relative_history[:, worst], int(result.iterations[worst])):
             text = ("the iteration limit came with the residual stagnating (less than 2x smaller over the last "
                     "quarter of the iterations): try " +
@@ -424,10 +445,19 @@ def _save_plot(convergence: Convergence, path: str, title: str) -> None:
 
 
 def _symmetry(A: sp.csr_matrix) -> str:
-    """How symmetric a square matrix is, for ``ginkpy info`` and --solver auto."""
+    """How symmetric a square matrix is, for ``ginkpy info`` and --solver auto: a complex matrix
+    is "Hermitian" (A = A^H, what Cg needs) or "complex symmetric" (A = A^T)."""
     scale = abs(A).max() if A.nnz else 0.0
-    asym = abs(A - A.T).max() if A.nnz else 0.0
     pattern = A != 0
+    if A.dtype.kind == "c":
+        herm = abs(A - A.conj().T).max() if A.nnz else 0.0
+        if herm == 0:
+            return "Hermitian"
+        if herm <= 1e-12 * scale:
+            return f"numerically Hermitian (max |A - A^H| = {herm:.1e} of max |A| = {scale:.1e})"
+        if A.nnz and abs(A - A.T).max() <= 1e-12 * scale:
+            return "complex symmetric (A = A^T), not Hermitian"
+    asym = abs(A - A.T).max() if A.nnz else 0.0
     if asym == 0:
         return "symmetric"
     if asym <= 1e-12 * scale:
@@ -501,7 +531,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="the preconditioner (default none)")
     s.add_argument("--executor", default="default",
                    help="reference | opencl | opencl:<platform>:<device> (default: a GPU if there is one)")
-    s.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="value type (default float64)")
+    s.add_argument("--dtype", choices=["float64", "float32", "complex128", "complex64"],
+                   help="value type (default: float64, complex128 for a complex matrix file)")
     s.add_argument("--rtol", type=float, help=f"stop at ||b - A x|| <= rtol ||b|| (default {DEFAULT_RTOL:g})")
     s.add_argument("--max-iters", type=int, help="iteration limit (default max(1000, 10 n))")
     s.add_argument("--config", help="solver, preconditioner and criteria from a JSON file in Ginkgo's format")

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 import ginkpy as gk
 from ginkpy.cli import Progress, main, matrix_info
 from ginkpy.core.log.plot import plot_residual_history
-from ginkpy.problems import convection_diffusion_2d, poisson_2d
+from ginkpy.problems import convection_diffusion_2d, helmholtz_2d, magnetic_laplacian_2d, poisson_2d
 from conftest import matrix_path
 
 
@@ -436,3 +436,24 @@ def test_main_job_example_reports_compile_apart(exec):
     assert "iterations: " in result.stdout and "(converged)" in result.stdout
     assert re.search(r"time: +setup \d+\.\d{3} s, solve \d+\.\d{3} s \(\d+ iterations/s\)", result.stdout)
     assert re.search(r"warm-up: +\d+\.\d{3} s \(compiling the kernels", result.stdout)
+
+
+def test_complex_matrix_files(capsys, tmp_path, exec):
+    """A complex file is solved in complex128 unless --dtype says otherwise: Cg for a Hermitian
+    matrix with a positive diagonal, Gmres for a complex symmetric one, the solution written as
+    a complex file that SciPy reads back."""
+    cases = [(magnetic_laplacian_2d(8, shift=0.1), "Cg", "Hermitian with a positive diagonal"),
+             (helmholtz_2d(8), "Gmres", "complex symmetric, not Hermitian; Cg needs a Hermitian positive definite one")]
+    for matrix, solver, why in cases:
+        path, out_path = _write(tmp_path, "Z.mtx", matrix), tmp_path / "x.mtx"
+        rc, out, err = _solve(capsys, path, "--executor", exec.backend, "--out", out_path)
+        assert rc == 0, err
+        summary = _summary(out)
+        assert "complex128" in summary["matrix"] and summary["stopped"] == "converged"
+        assert summary["solver"] == f"{solver}, preconditioner none (auto: the matrix is {why})"
+        x = scipy.io.mmread(out_path).ravel()
+        np.testing.assert_allclose(x, np.ones(matrix.shape[0]), rtol=1e-5)
+    rc, out, err = _solve(capsys, path, "--executor", exec.backend, "--dtype", "complex64", "--rtol", "1e-5")
+    assert rc == 0 and "complex64" in _summary(out)["matrix"], err
+    rc, out, err = _solve(capsys, path, "--executor", exec.backend, "--dtype", "float64")
+    assert rc == 2 and "complex" in err

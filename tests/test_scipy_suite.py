@@ -16,6 +16,7 @@ import importlib.util
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import ginkpy as gk
@@ -89,6 +90,13 @@ def left_out(item) -> bool:
 
 
 # SciPy's tests and fixtures, as globals of this module so that pytest collects them here
+@pytest.fixture
+def xp():
+    """The array namespace of newer SciPy's tests (its conftest's fixture): NumPy, what
+    ginkpy.linalg takes and returns."""
+    return np
+
+
 def _is_fixture(obj) -> bool:
     return hasattr(obj, "_pytestfixturefunction") or type(obj).__name__ == "FixtureFunctionDefinition"
 
