@@ -6,11 +6,15 @@ ginkpy with only an Iteration criterion, SciPy and CuPy with a relative toleranc
 maxiter = --iters. The iteration counts are checked in an untimed run, and the final relative
 residuals are printed side by side, so that the solvers are seen doing the same work. "x roof"
 is ginkpy's time per iteration over the fused roofline's: the bytes a fused iteration must move
-(12 nnz + 92 n in float64: the matrix once, p, q, r, x read or written, 8 nnz + 48 n in float32)
-at the device's measured copy bandwidth.
+(the matrix once, p, q, r, x read or written: (v + 4) nnz + (11 v + 4) n for values of v bytes,
+12 nnz + 92 n in float64, 8 nnz + 48 n in float32, 20 nnz + 180 n in complex128, 12 nnz + 92 n
+in complex64) at the device's measured copy bandwidth.
+
+Complex value types (--dtype complex128 or complex64) run CG on Hermitian matrices: the
+magnetic Laplacian (magnetic_2d) by default, the real problems as complex matrices too.
 
     python benchmarks/bench_cg.py [--sizes ROWS ...] [--iters N] [--mtx-dir DIR]
-                                  [--executor opencl|reference]
+                                  [--executor opencl|reference] [--dtype complex128]
 """
 from __future__ import annotations
 
@@ -29,8 +33,9 @@ def tolerance_zero(cg) -> dict:
     return {"rtol": 0.0} if "rtol" in inspect.signature(cg).parameters else {"tol": 0.0}
 
 
-def is_symmetric(S) -> bool:
-    return S.shape[0] == S.shape[1] and abs(S - S.T).max() <= 1e-12 * abs(S).max()
+def is_hermitian(S) -> bool:
+    """Symmetric for real S: CG's systems."""
+    return S.shape[0] == S.shape[1] and abs(S - S.conj().T).max() <= 1e-12 * abs(S).max()
 
 
 def ginkpy_cg(exec, S, b_host, iters):
@@ -62,11 +67,13 @@ def counted(cg, A, b, iters, **kwargs) -> tuple:
 
 
 def main() -> int:
-    p = bc.parser(__doc__.split("\n")[0], [490_000], ["poisson_2d", "poisson_3d"])
+    p = bc.parser(__doc__.split("\n")[0], [490_000], None, dtypes=bc.REAL_DTYPES + bc.COMPLEX_DTYPES)
     p.add_argument("--iters", type=int, default=100, help="CG iterations every solver runs")
     p.add_argument("--no-scipy", action="store_true", help="skip SciPy (slow at the largest sizes)")
     p.set_defaults(reps=3)
     args = p.parse_args()
+    if args.problems is None:
+        args.problems = ["magnetic_2d"] if np.dtype(args.dtype).kind == "c" else ["poisson_2d", "poisson_3d"]
     exec = gk.executor(args.executor)
     cupy = bc.import_cupy(args.no_cupy)
     print(f"ginkpy executor: {bc.device_name(exec)}; SciPy on the host"
@@ -80,7 +87,7 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     failures = 0
-    for name, S in bc.matrices(args, exec, keep=is_symmetric):
+    for name, S in bc.matrices(args, exec, keep=is_hermitian):
         n = S.shape[0]
         b_host = S @ np.ones(n, S.dtype)
         relres = lambda x: float(np.linalg.norm(b_host - S @ x) / np.linalg.norm(b_host))  # noqa: E731
