@@ -206,8 +206,11 @@ def test_hermitian_file_reads_back_as_the_whole_matrix(exec, tmp_path):
     _skip_without_fp64(exec, np.complex128)
     A, b, _, _ = _system("magnetic")
     path = tmp_path / "magnetic.mtx"
-    scipy.io.mmwrite(path, A, symmetry="hermitian")  # gk.write writes general files only
+    gk.write(path, gk.matrix.Csr.from_scipy(exec, A), symmetry="hermitian")
     assert _header(path) == "%%MatrixMarket matrix coordinate complex hermitian"
+    with open(path, encoding="ascii") as f:  # the lower triangle only
+        size_line = next(line for line in f if not line.startswith("%"))
+    assert int(size_line.split()[2]) == (A.nnz + A.shape[0]) // 2
     by_ginkpy = gk.read(path, exec)
     assert by_ginkpy.dtype == np.complex128
     for B in (sp.csr_matrix(scipy.io.mmread(path)), by_ginkpy.to_scipy()):
@@ -215,6 +218,16 @@ def test_hermitian_file_reads_back_as_the_whole_matrix(exec, tmp_path):
     x, info = gk.linalg.cg(by_ginkpy, b, rtol=1e-8, maxiter=MAX_ITERS)
     assert info == 0
     _check_solution("magnetic", x, np.complex128, 1e-8)
+
+
+def test_writing_a_matrix_without_the_symmetry_asked_for_is_refused(ref, tmp_path):
+    helmholtz = gk.matrix.Csr.from_scipy(ref, _system("helmholtz")[0])  # symmetric, not Hermitian
+    with pytest.raises(ValueError, match="not exactly hermitian.*symmetry='general'"):
+        gk.write(tmp_path / "h.mtx", helmholtz, symmetry="hermitian")
+    gk.write(tmp_path / "h.mtx", helmholtz, symmetry="symmetric")
+    assert abs(gk.read(tmp_path / "h.mtx", ref).to_scipy() - helmholtz.to_scipy()).max() == 0
+    with pytest.raises(ValueError, match="'hermitian' for a complex matrix only"):
+        gk.write(tmp_path / "p.mtx", gk.matrix.Csr.from_scipy(ref, problems.poisson_2d(3)), symmetry="hermitian")
 
 
 # -- multigrid: Pgm AMG as Cg's preconditioner on the magnetic Laplacian -------------------------
