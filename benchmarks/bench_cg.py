@@ -1,16 +1,29 @@
-"""CG with a fixed number of iterations: ginkpy beside SciPy (host) and, with CuPy on an NVIDIA
-GPU, cupyx.scipy.sparse.linalg.cg.
+"""CG (or GMRES(m)) with a fixed number of iterations: ginkpy beside SciPy (host) and, with CuPy
+on an NVIDIA GPU, cupyx.scipy.sparse.linalg.cg (gmres).
 
 Every solver runs exactly --iters iterations of unpreconditioned CG from x = 0 on b = A 1:
 ginkpy with only an Iteration criterion, SciPy and CuPy with a relative tolerance of 0 and
 maxiter = --iters. The iteration counts are checked in an untimed run, and the final relative
 residuals are printed side by side, so that the solvers are seen doing the same work. "x roof"
 is ginkpy's time per iteration over the fused roofline's: the bytes a fused iteration must move
-(12 nnz + 92 n in float64: the matrix once, p, q, r, x read or written, 8 nnz + 48 n in float32)
-at the device's measured copy bandwidth.
+(the matrix once, p, q, r, x read or written: (v + 4) nnz + (11 v + 4) n for values of v bytes,
+12 nnz + 92 n in float64, 8 nnz + 48 n in float32, 20 nnz + 180 n in complex128, 12 nnz + 92 n
+in complex64) at the device's measured copy bandwidth.
+
+Complex value types (--dtype complex128 or complex64) run CG on Hermitian matrices: the
+magnetic Laplacian (magnetic_2d) by default, the real problems as complex matrices too.
+
+``--solver gmres`` runs unpreconditioned GMRES(--restart) instead, --iters inner iterations (a
+multiple of the restart; SciPy's and CuPy's maxiter counts restart cycles), on every square
+matrix (the damped Helmholtz system, helmholtz_2d, by default for complex types). Its roofline
+is a lower bound: the bytes a GMRES(m) with one fused Gram-Schmidt pass must move per inner
+iteration j (the matrix once, v_j read and w written by the product, the j + 1 basis vectors
+and w read for the dot products, read again with w read and written for the update), averaged
+over a cycle with the update of x at its end: (v + 4) nnz + 4 n + (m + 7 + 2 / m) v n. ginkpy's
+CGS2 (a second pass where needed) may move up to twice the Gram-Schmidt part of that.
 
     python benchmarks/bench_cg.py [--sizes ROWS ...] [--iters N] [--mtx-dir DIR]
-                                  [--executor opencl|reference]
+                                  [--executor opencl|reference] [--dtype complex128]
 """
 from __future__ import annotations
 
@@ -29,15 +42,17 @@ def tolerance_zero(cg) -> dict:
     return {"rtol": 0.0} if "rtol" in inspect.signature(cg).parameters else {"tol": 0.0}
 
 
-def is_symmetric(S) -> bool:
-    return S.shape[0] == S.shape[1] and abs(S - S.T).max() <= 1e-12 * abs(S).max()
+def is_hermitian(S) -> bool:
+    """Symmetric for real S: CG's systems."""
+    return S.shape[0] == S.shape[1] and abs(S - S.conj().T).max() <= 1e-12 * abs(S).max()
 
 
-def ginkpy_cg(exec, S, b_host, iters):
-    """(solve function, x, iterations run) of ginkpy's Cg with only an Iteration criterion."""
+def ginkpy_solver(exec, S, b_host, iters, restart=None):
+    """(solve function, x, iterations run) of ginkpy's Cg (or Gmres with krylov_dim
+    ``restart``) with only an Iteration criterion."""
     A = gk.matrix.Csr.from_scipy(exec, S)
-    solver = (gk.solver.Cg.build()
-              .with_criteria(gk.stop.Iteration.build().with_max_iters(iters))
+    params = gk.solver.Cg.build() if restart is None else gk.solver.Gmres.build().with_krylov_dim(restart)
+    solver = (params.with_criteria(gk.stop.Iteration.build().with_max_iters(iters))
               .on(exec).generate(A))
     b = gk.matrix.Dense.from_numpy(exec, b_host)
     x = gk.matrix.Dense.zeros(exec, (S.shape[0], 1), S.dtype)
@@ -61,17 +76,52 @@ def counted(cg, A, b, iters, **kwargs) -> tuple:
     return x, count[0]
 
 
+def gmres_arguments(gmres, iters, restart) -> dict:
+    """Keywords of a SciPy-style gmres running iters / restart cycles of GMRES(restart) with a
+    relative tolerance of 0."""
+    return {"restart": restart, "maxiter": iters // restart, **tolerance_zero(gmres)}
+
+
+def counted_gmres(gmres, A, b, iters, restart, per_cycle: bool) -> tuple:
+    """(x, inner iterations) of one run of a SciPy-style gmres: SciPy's callback ("pr_norm")
+    comes every inner iteration, CuPy's (``per_cycle``) every restart cycle."""
+    count = [0]
+    x, _ = gmres(A, b, callback=lambda r: count.__setitem__(0, count[0] + 1), callback_type="pr_norm",
+                 **gmres_arguments(gmres, iters, restart))
+    return x, count[0] * (restart if per_cycle else 1)
+
+
+def roofline_bytes(S, restart=None) -> float:
+    """Bytes a fused CG iteration (``restart`` None) or an inner GMRES(restart) iteration must
+    move at least (see the module docstring)."""
+    n, item = S.shape[0], S.dtype.itemsize
+    if restart is None:
+        return S.nnz * (item + 4) + n * (11 * item + 4)
+    return S.nnz * (item + 4) + 4 * n + (restart + 7 + 2 / restart) * item * n
+
+
 def main() -> int:
-    p = bc.parser(__doc__.split("\n")[0], [490_000], ["poisson_2d", "poisson_3d"])
-    p.add_argument("--iters", type=int, default=100, help="CG iterations every solver runs")
+    p = bc.parser(__doc__.split("\n")[0], [490_000], None, dtypes=bc.REAL_DTYPES + bc.COMPLEX_DTYPES)
+    p.add_argument("--iters", type=int, default=100, help="iterations every solver runs (GMRES: inner ones)")
+    p.add_argument("--solver", default="cg", choices=["cg", "gmres"])
+    p.add_argument("--restart", type=int, default=30, help="GMRES's restart (Krylov dimension)")
     p.add_argument("--no-scipy", action="store_true", help="skip SciPy (slow at the largest sizes)")
     p.set_defaults(reps=3)
     args = p.parse_args()
+    complex_type = np.dtype(args.dtype).kind == "c"
+    gmres = args.solver == "gmres"
+    if gmres and args.iters % args.restart:
+        raise SystemExit(f"--iters {args.iters} must be a multiple of --restart {args.restart} for GMRES")
+    if args.problems is None:
+        args.problems = (["helmholtz_2d" if complex_type else "poisson_2d"] if gmres else
+                         ["magnetic_2d"] if complex_type else ["poisson_2d", "poisson_3d"])
+    restart = args.restart if gmres else None
     exec = gk.executor(args.executor)
     cupy = bc.import_cupy(args.no_cupy)
     print(f"ginkpy executor: {bc.device_name(exec)}; SciPy on the host"
           + (f"; CuPy on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}" if cupy else ""))
-    print(f"value type {args.dtype}, {args.iters} CG iterations from x = 0, b = A 1; "
+    what = f"GMRES({args.restart})" if gmres else "CG"
+    print(f"value type {args.dtype}, {args.iters} {what} iterations from x = 0, b = A 1; "
           f"median of {args.reps} solves, ms per iteration; res = ||b - A x|| / ||b|| at the end\n")
     bandwidth = bc.copy_bandwidth(exec, args.reps)
     print(f"copy bandwidth of the ginkpy executor: {bandwidth / 1e9:.0f} GB/s\n")
@@ -80,13 +130,14 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     failures = 0
-    for name, S in bc.matrices(args, exec, keep=is_symmetric):
+    keep = (lambda S: S.shape[0] == S.shape[1]) if gmres else is_hermitian
+    for name, S in bc.matrices(args, exec, keep=keep):
         n = S.shape[0]
         b_host = S @ np.ones(n, S.dtype)
         relres = lambda x: float(np.linalg.norm(b_host - S @ x) / np.linalg.norm(b_host))  # noqa: E731
         notes = []
 
-        solve, x, done = ginkpy_cg(exec, S, b_host, args.iters)
+        solve, x, done = ginkpy_solver(exec, S, b_host, args.iters, restart)
         if done != args.iters:
             notes.append(f"ginkpy stopped after {done} iterations")
         t_gk = bc.measure(solve, exec.synchronize, args.reps, warmup=1) / args.iters
@@ -94,11 +145,15 @@ def main() -> int:
 
         t_sp = res_sp = None
         if not args.no_scipy:
-            x_sp, done = counted(spla.cg, S, b_host, args.iters)
+            if gmres:
+                x_sp, done = counted_gmres(spla.gmres, S, b_host, args.iters, restart, per_cycle=False)
+                run = lambda: spla.gmres(S, b_host, **gmres_arguments(spla.gmres, args.iters, restart))  # noqa: E731
+            else:
+                x_sp, done = counted(spla.cg, S, b_host, args.iters)
+                run = lambda: spla.cg(S, b_host, maxiter=args.iters, **tolerance_zero(spla.cg))  # noqa: E731
             if done != args.iters:
                 notes.append(f"scipy ran {done} iterations")
-            t_sp = bc.measure(lambda: spla.cg(S, b_host, maxiter=args.iters, **tolerance_zero(spla.cg)),
-                              lambda: None, args.reps, warmup=1) / args.iters
+            t_sp = bc.measure(run, lambda: None, args.reps, warmup=1) / args.iters
             res_sp = relres(x_sp)
 
         t_cp = res_cp = None
@@ -106,16 +161,19 @@ def main() -> int:
             import cupyx.scipy.sparse as cusp
             import cupyx.scipy.sparse.linalg as cuspla
             A_cp, b_cp = cusp.csr_matrix(S), cupy.asarray(b_host)
-            x_cp, done = counted(cuspla.cg, A_cp, b_cp, args.iters)
+            if gmres:  # CuPy's callback comes once per restart cycle
+                x_cp, done = counted_gmres(cuspla.gmres, A_cp, b_cp, args.iters, restart, per_cycle=True)
+                run = lambda: cuspla.gmres(A_cp, b_cp, **gmres_arguments(cuspla.gmres, args.iters, restart))  # noqa: E731
+            else:
+                x_cp, done = counted(cuspla.cg, A_cp, b_cp, args.iters)
+                run = lambda: cuspla.cg(A_cp, b_cp, maxiter=args.iters, **tolerance_zero(cuspla.cg))  # noqa: E731
             if done != args.iters:
                 notes.append(f"cupy ran {done} iterations")
-            t_cp = bc.measure(lambda: cuspla.cg(A_cp, b_cp, maxiter=args.iters, **tolerance_zero(cuspla.cg)),
-                              cupy.cuda.Device().synchronize, args.reps, warmup=1) / args.iters
+            t_cp = bc.measure(run, cupy.cuda.Device().synchronize, args.reps, warmup=1) / args.iters
             res_cp = relres(cupy.asnumpy(x_cp))
 
         failures += bool(notes)
-        item = S.dtype.itemsize
-        roofline = (S.nnz * (item + 4) + n * (11 * item + 4)) / bandwidth
+        roofline = roofline_bytes(S, restart) / bandwidth
         print(f"{name:<22}{n:>10}{S.nnz:>11}{t_gk * 1e3:>10.3f}{res_gk:>10.2e}{bc.fmt(t_sp and t_sp * 1e3, '.3f'):>10}"
               f"{bc.fmt(res_sp, '.2e'):>10}{bc.fmt(t_cp and t_cp * 1e3, '.3f'):>10}{bc.fmt(res_cp, '.2e'):>10}"
               f"{bc.fmt(t_sp and t_sp / t_gk, '.2f'):>8}x{bc.fmt(t_cp and t_cp / t_gk, '.2f'):>7}{'x' if t_cp else ' '}"

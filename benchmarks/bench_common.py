@@ -1,4 +1,4 @@
-"""What bench_spmv.py and bench_cg.py share: command line, problems, timing, copy bandwidth,
+"""What bench_spmv.py, bench_cg.py and the others share: command line, problems, timing, copy bandwidth,
 and the optional CuPy side."""
 from __future__ import annotations
 
@@ -20,17 +20,28 @@ GENERATORS = {
     "power_law": problems.power_law,
     "arrow": problems.arrow,
 }
+COMPLEX_GENERATORS = {
+    # complex matrices, for the complex value types only; grid side from the row count
+    "magnetic_2d": lambda rows: problems.magnetic_laplacian_2d(max(2, round(rows ** 0.5))),  # Hermitian pos. def.
+    "helmholtz_2d": lambda rows: problems.helmholtz_2d(max(2, round(rows ** 0.5))),  # complex symmetric
+}
+REAL_DTYPES = ("float64", "float32")
+COMPLEX_DTYPES = ("complex128", "complex64")
 
 
-def parser(description: str, default_sizes: list[int], default_problems: list[str]) -> argparse.ArgumentParser:
+def parser(description: str, default_sizes: list[int], default_problems: list[str],
+           dtypes: tuple[str, ...] = REAL_DTYPES) -> argparse.ArgumentParser:
+    """The common command line; ``dtypes`` are the value types the script takes (with complex
+    ones, the complex problems of COMPLEX_GENERATORS can be chosen too)."""
     p = argparse.ArgumentParser(description=description)
+    choices = list(GENERATORS) + (list(COMPLEX_GENERATORS) if set(dtypes) & set(COMPLEX_DTYPES) else [])
     p.add_argument("--sizes", type=int, nargs="+", default=default_sizes,
                    help="rows of the generated problems (a Poisson grid side is the square or cube root)")
-    p.add_argument("--problems", nargs="*", default=default_problems, choices=list(GENERATORS),
+    p.add_argument("--problems", nargs="*", default=default_problems, choices=choices,
                    help="generated problems to run (none: only --mtx-dir)")
     p.add_argument("--mtx-dir", type=Path, help="also run every *.mtx file in this directory")
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
-    p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    p.add_argument("--dtype", default="float64", choices=list(dtypes))
     p.add_argument("--reps", type=int, default=7, help="timed repetitions (the median is reported)")
     p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
     return p
@@ -39,11 +50,16 @@ def parser(description: str, default_sizes: list[int], default_problems: list[st
 def matrices(args, exec, keep: Callable[[sp.csr_matrix], bool] = lambda S: True
              ) -> Iterator[tuple[str, sp.csr_matrix]]:
     """(name, SciPy CSR) of each generated problem and size, then of each Matrix Market file
-    (read with gk.read), skipping those ``keep`` rejects."""
+    (read with gk.read), skipping those ``keep`` rejects. A real problem in a complex value
+    type is the same matrix with complex values; a complex problem (or file) in a real value
+    type is skipped with a note."""
     dtype = np.dtype(args.dtype)
     for name in args.problems:
+        if name in COMPLEX_GENERATORS and dtype.kind != "c":
+            print(f"({name} is complex: skipped for {dtype}; run it with --dtype complex128 or complex64)")
+            continue
         for rows in args.sizes:
-            S = GENERATORS[name](rows).astype(dtype)
+            S = {**GENERATORS, **COMPLEX_GENERATORS}[name](rows).astype(dtype)
             if keep(S):
                 yield f"{name}:{S.shape[0]}", S
     if args.mtx_dir is not None:
@@ -51,7 +67,11 @@ def matrices(args, exec, keep: Callable[[sp.csr_matrix], bool] = lambda S: True
         if not files:
             raise SystemExit(f"no .mtx files in {args.mtx_dir}")
         for path in files:
-            S = gk.read(path, gk.ReferenceExecutor(), dtype=dtype).to_scipy()
+            try:
+                S = gk.read(path, gk.ReferenceExecutor(), dtype=dtype).to_scipy()
+            except TypeError:  # a complex file, and a real dtype
+                print(f"({path.name} is complex: skipped for {dtype})")
+                continue
             if keep(S):
                 yield path.stem, S
 

@@ -1,6 +1,6 @@
 """Whole solves as a user times them: a SciPy matrix in, a NumPy x out, setup included.
 
-Each case is solved to rtol 1e-8 from x = 0 with b = A 1 by
+Each case is solved to rtol 1e-8 (1e-5 in float32 and complex64) from x = 0 with b = A 1 by
 - ginkpy through the builder (Csr.from_scipy, Jacobi, the solver, apply, x back to NumPy),
 - ginkpy through ``ginkpy.linalg`` (``cg(A, b, rtol=1e-8, M="jacobi")``, as a SciPy user calls it),
 - SciPy's solver with a Jacobi LinearOperator,
@@ -13,6 +13,12 @@ ratios (> 1: ginkpy faster).
     python benchmarks/bench_solve.py                       # the issue's cases at small sizes
     python benchmarks/bench_solve.py --cases cg_poisson_2d --sizes 1000000
     python benchmarks/bench_solve.py --executor reference  # the reference executor against SciPy
+    python benchmarks/bench_solve.py --dtype complex128     # the complex cases (complex64 too)
+
+Complex value types run the complex cases by default: CG on the magnetic Laplacian (Hermitian
+positive definite) and GMRES(30) and BiCGStab on the damped Helmholtz system (complex
+symmetric, indefinite), from ``ginkpy.problems``; the real cases run in a complex type as
+complex matrices with zero imaginary parts, the complex ones not in a real type.
 """
 from __future__ import annotations
 
@@ -33,7 +39,12 @@ CASES = {
     "bicgstab_convdiff_2d": ("bicgstab", lambda rows: problems.convection_diffusion_2d(max(2, round(rows ** 0.5)))),
     "gmres_convdiff_2d": ("gmres", lambda rows: problems.convection_diffusion_2d(max(2, round(rows ** 0.5)))),
 }
-RTOL = 1e-8
+COMPLEX_CASES = {
+    "cg_magnetic_2d": ("cg", lambda rows: problems.magnetic_laplacian_2d(max(2, round(rows ** 0.5)))),
+    "gmres_helmholtz_2d": ("gmres", lambda rows: problems.helmholtz_2d(max(2, round(rows ** 0.5)))),
+    "bicgstab_helmholtz_2d": ("bicgstab", lambda rows: problems.helmholtz_2d(max(2, round(rows ** 0.5)))),
+}
+ALL_CASES = {**CASES, **COMPLEX_CASES}
 SOLVERS = {"cg": gk.solver.Cg, "bicgstab": gk.solver.Bicgstab, "gmres": gk.solver.Gmres}
 
 
@@ -45,14 +56,14 @@ def timed(run):
     return time.perf_counter() - start, out
 
 
-def ginkpy_builder(exec, method, S, b):
+def ginkpy_builder(exec, method, S, b, rtol):
     """The builder API: returns x and the iterations."""
     A = gk.matrix.Csr.from_scipy(exec, S)
     params = SOLVERS[method].build().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1))
     if method == "gmres":
         params.with_krylov_dim(30)
     solver = (params.with_criteria(gk.stop.Iteration.build().with_max_iters(100000),
-                                   gk.stop.ResidualNorm.build().with_reduction_factor(RTOL))
+                                   gk.stop.ResidualNorm.build().with_reduction_factor(rtol))
               .on(exec).generate(A))
     logger = gk.log.Convergence()
     solver.add_logger(logger)
@@ -62,13 +73,13 @@ def ginkpy_builder(exec, method, S, b):
     return X.to_numpy()[:, 0], logger.num_iterations, logger.has_converged
 
 
-def ginkpy_linalg(exec, method, S, b):
+def ginkpy_linalg(exec, method, S, b, rtol):
     kwargs = {"restart": 30} if method == "gmres" else {}
-    x, info = getattr(gk.linalg, method)(S, b, rtol=RTOL, M="jacobi", maxiter=100000, executor=exec, **kwargs)
+    x, info = getattr(gk.linalg, method)(S, b, rtol=rtol, M="jacobi", maxiter=100000, executor=exec, **kwargs)
     return x, None, info == 0
 
 
-def scipy_solve(method, S, b, counter):
+def scipy_solve(method, S, b, counter, rtol):
     d = 1 / S.diagonal()
     M = spla.LinearOperator(S.shape, matvec=lambda v: d * v, dtype=S.dtype)
     kwargs = {"restart": 30} if method == "gmres" else {}
@@ -76,11 +87,11 @@ def scipy_solve(method, S, b, counter):
     cb = (lambda *args: counter.append(1))
     if method == "gmres":
         kwargs["callback_type"] = "pr_norm"
-    x, info = getattr(spla, method)(S, b, rtol=RTOL, M=M, maxiter=100000, callback=cb, **kwargs)
+    x, info = getattr(spla, method)(S, b, rtol=rtol, M=M, maxiter=100000, callback=cb, **kwargs)
     return x, len(counter), info == 0
 
 
-def cupy_solve(cupy, method, S, b, counter):
+def cupy_solve(cupy, method, S, b, counter, rtol):
     import cupyx.scipy.sparse as csp
     import cupyx.scipy.sparse.linalg as cla
     if not hasattr(cla, method):
@@ -91,7 +102,8 @@ def cupy_solve(cupy, method, S, b, counter):
     M = cla.LinearOperator(S.shape, matvec=lambda v: d * v, dtype=S.dtype)
     kwargs = {"restart": 30} if method == "gmres" else {}
     counter.clear()
-    tol = {"tol": RTOL} if "tol" in cla.cg.__code__.co_varnames else {"rtol": RTOL}
+    # complex csr and b as SciPy's (cupyx's cg and gmres take complex64/complex128)
+    tol = {"tol": rtol} if "tol" in cla.cg.__code__.co_varnames else {"rtol": rtol}
     x, info = getattr(cla, method)(A, bg, M=M, maxiter=100000, callback=lambda *a: counter.append(1), **tol,
                                    **kwargs)
     return cupy.asnumpy(x), len(counter), int(info) == 0
@@ -99,34 +111,42 @@ def cupy_solve(cupy, method, S, b, counter):
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    p.add_argument("--cases", nargs="+", choices=list(ALL_CASES),
+                   help="default: the real cases, or the complex ones for a complex --dtype")
     p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 90000])
     p.add_argument("--executor", default="opencl")
-    p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    p.add_argument("--dtype", default="float64", choices=["float64", "float32", "complex128", "complex64"])
     p.add_argument("--no-cupy", action="store_true")
     p.add_argument("--no-scipy", action="store_true", help="skip SciPy (slow at the largest sizes)")
     args = p.parse_args()
+    dtype = np.dtype(args.dtype)
+    if args.cases is None:
+        args.cases = list(COMPLEX_CASES if dtype.kind == "c" else CASES)
+    rtol = 1e-8 if dtype in (np.float64, np.complex128) else 1e-5
     exec = gk.executor(args.executor)
     cupy = bc.import_cupy(args.no_cupy)
-    print(f"ginkpy on {bc.device_name(exec)}; CuPy: {'yes' if cupy else 'no'}; rtol {RTOL}, {args.dtype}")
+    print(f"ginkpy on {bc.device_name(exec)}; CuPy: {'yes' if cupy else 'no'}; rtol {rtol}, {args.dtype}")
     print(f"{'case':<28}{'who':<16}{'total ms':>10}{'iters':>7}{'us/iter':>9}{'launch/it':>10}{'reads':>7}"
           f"{'x scipy':>9}{'x cupy':>8}  ok")
     for case in args.cases:
-        method, make = CASES[case]
+        method, make = ALL_CASES[case]
+        if case in COMPLEX_CASES and dtype.kind != "c":
+            print(f"({case} is complex: skipped for {dtype}; run it with --dtype complex128 or complex64)")
+            continue
         for rows in args.sizes:
-            S = make(rows).astype(args.dtype).tocsr()
+            S = make(rows).astype(dtype).tocsr()
             n = S.shape[0]
-            b = S @ np.ones(n, dtype=args.dtype)
+            b = S @ np.ones(n, dtype=dtype)
             label = f"{case}:{n}"
             counter: list = []
             t_scipy = t_cupy = None
             results = []
             if not args.no_scipy:
-                t_scipy, (x, it_scipy, ok) = timed(lambda: scipy_solve(method, S, b, counter))
+                t_scipy, (x, it_scipy, ok) = timed(lambda: scipy_solve(method, S, b, counter, rtol))
                 results.append(("scipy", t_scipy, it_scipy, ok, None, None))
             if cupy is not None:
                 def run_cupy():
-                    out = cupy_solve(cupy, method, S, b, counter)
+                    out = cupy_solve(cupy, method, S, b, counter, rtol)
                     cupy.cuda.Device().synchronize()
                     return out
                 t_cupy, out = timed(run_cupy)
@@ -135,16 +155,16 @@ def main() -> None:
                 else:
                     t_cupy = None
             for who, fn in (("ginkpy builder", ginkpy_builder), ("ginkpy linalg", ginkpy_linalg)):
-                fn(exec, method, S, b)
+                fn(exec, method, S, b, rtol)
                 before = dict(exec.counters)
-                t, (x, its, ok) = timed(lambda: fn(exec, method, S, b))
+                t, (x, its, ok) = timed(lambda: fn(exec, method, S, b, rtol))
                 after = exec.counters
                 if its is None:
                     its = results[-1][2] if results and results[-1][0].startswith("ginkpy") else None
                 launches = (after["launches"] - before["launches"]) / 2
                 reads = (after["reads"] - before["reads"]) / 2
                 true = np.linalg.norm(b - S @ x) / np.linalg.norm(b)
-                ok = ok and true <= RTOL * 1.0001
+                ok = ok and true <= rtol * 1.0001
                 results.append((who, t, its, ok, launches, reads))
             for who, t, its, ok, launches, reads in results:
                 per = t / its * 1e6 if its else None

@@ -57,10 +57,13 @@ def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: An
     return csr if product is Csr else product.from_csr(csr)
 
 
-def write(path: str | os.PathLike, op: LinOp) -> None:
-    """Write ``op`` to the Matrix Market file ``path`` (real or complex, general), with every
-    digit needed to read the same values back: a Dense as an array, a Csr (or any matrix with
-    ``to_csr()``) as coordinates, its stored entries (explicit zeros included)."""
+def write(path: str | os.PathLike, op: LinOp, symmetry: str = "general") -> None:
+    """Write ``op`` to the Matrix Market file ``path`` (real or complex), with every digit
+    needed to read the same values back: a Dense as an array, a Csr (or any matrix with
+    ``to_csr()``) as coordinates, its stored entries (explicit zeros included). ``symmetry``
+    "symmetric", "skew-symmetric" or "hermitian" (complex only) stores the lower triangle of a
+    matrix that has that symmetry exactly (checked: a file that reads back as another matrix
+    is refused)."""
     if isinstance(op, Dense):
         data = op.to_numpy()
     elif isinstance(op, Csr):
@@ -70,9 +73,17 @@ def write(path: str | os.PathLike, op: LinOp) -> None:
     else:
         raise TypeError(f"write needs a ginkpy matrix (gk.matrix.Dense, Csr or a format with to_csr()), "
                         f"not {type(op).__name__}")
+    field = "complex" if op.dtype.kind == "c" else "real"
+    if symmetry not in SYMMETRIES or symmetry == "hermitian" and field != "complex":
+        raise ValueError(f"write: symmetry must be one of {', '.join(SYMMETRIES)} ('hermitian' for a complex "
+                         f"matrix only), not {symmetry!r}")
+    if symmetry != "general":
+        mirrored = {"symmetric": data.T, "skew-symmetric": -data.T, "hermitian": data.conj().T}[symmetry]
+        if data.shape[0] != data.shape[1] or abs(data - mirrored).max() != 0:
+            raise ValueError(f"write: the matrix is not exactly {symmetry}, so a {symmetry} file (its lower "
+                             f"triangle) would read back as another matrix: write it with symmetry='general'")
     with open(path, "wb") as f:  # an open file: mmwrite would append .mtx to a name without it
-        field = "complex" if op.dtype.kind == "c" else "real"
-        _scipy_io().mmwrite(f, data, field=field, symmetry="general")
+        _scipy_io().mmwrite(f, data, field=field, symmetry=symmetry)
 
 
 def _format_class(format: Any) -> type:
