@@ -11,7 +11,8 @@ one contiguous stretch of the ghost vector, in order: no scatter after the recei
 gathered into a send buffer on the device (one kernel), read to the host, and sent with
 non-blocking MPI while the local SpMV runs on the device; the received ghost values are then
 written to the device and the non-local SpMV adds their part. Device memory never goes to MPI
-directly: it is staged through the host.
+directly: it is staged through the host, in numpy buffers of the value type (mpi4py sends
+complex64/complex128 as MPI's complex types).
 
 Its ``shape`` is that of the local block (n_local x n_local: what the Vector's kernels see),
 ``global_shape`` the whole. ``reduce_sums`` makes the partial sums of a solver's reductions

@@ -3,9 +3,9 @@ partitioned: each rank holds its own rows, ``values`` is the executor's array of
 
 It is a :class:`Dense` whose ``shape`` is that of the local rows, so every Dense kernel and the
 solvers' fused step kernels work on the local part unchanged; the operations that reduce over
-the rows (``compute_dot``, ``compute_norm2``, ``is_finite``) are global: each rank reduces its
-rows, then the ranks combine their results on the host, in rank order, so that every rank gets
-the same bits (see ``collective``).
+the rows (``compute_dot``, ``compute_conj_dot``, ``compute_norm2``, ``is_finite``) are global:
+each rank reduces its rows, then the ranks combine their results on the host, in rank order, so
+that every rank gets the same bits (see ``collective``). Complex vectors' norms are real.
 """
 from __future__ import annotations
 

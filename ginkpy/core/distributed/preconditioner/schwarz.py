@@ -7,7 +7,8 @@ preconditioner factory is a local solver (``with_local_solver``): Jacobi gives b
 within the ranks' blocks, Ilu an incomplete factorization per rank, Cg an inner solve per rank
 (with its own criteria: a fixed iteration count keeps M the same operator at every apply).
 Scalar Jacobi as the local solver keeps its ``inverse_diagonal``, which the Krylov solvers
-apply inside their own kernels.
+apply inside their own kernels. Complex local solvers work as real ones; ``conj_transpose``
+(M^H, for Bicg) conjugate-transposes each.
 
 A local solver that cannot be generated on some rank (a singular block) raises the same error
 on every rank.
