@@ -43,8 +43,9 @@ def _skip_reason() -> str | None:
     return None
 
 
-def _launch(ranks: int, kind: str, cases: list[str] | None = None) -> dict:
-    """Run the cases under mpiexec; {case: record} from rank 0's RESULT lines."""
+def _launch(ranks: int, kind: str, cases: list[str] | None = None, cases_file: Path = CASES_FILE) -> dict:
+    """Run the cases of ``cases_file`` (all, or those named) under mpiexec; {case: record} from
+    rank 0's RESULT lines."""
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
@@ -53,7 +54,7 @@ def _launch(ranks: int, kind: str, cases: list[str] | None = None) -> dict:
             gk.OpenCLExecutor()
         except Exception as err:  # noqa: BLE001 - no OpenCL device on this machine
             pytest.skip(f"no OpenCL device: {err}")
-    command = [_mpiexec(), "-n", str(ranks), sys.executable, str(CASES_FILE), kind] + ([",".join(cases)] if cases else [])
+    command = [_mpiexec(), "-n", str(ranks), sys.executable, str(cases_file), kind] + ([",".join(cases)] if cases else [])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]),
                OMP_NUM_THREADS="1")
     try:

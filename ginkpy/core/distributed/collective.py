@@ -56,9 +56,20 @@ def raise_together(comm: Any, error: BaseException | str | None, kind: type = Va
     raise cls(message)
 
 
+def mixed_value_types_hint(dtypes: list) -> str:
+    """What to do when the ranks pass different value types (their numpy type strings): the
+    fix for real and complex values mixed across the ranks (complex on some, real on others,
+    as when only some ranks' rows have an imaginary part), else nothing."""
+    kinds = {np.dtype(t).kind for t in dtypes}
+    if "c" in kinds and len(kinds) > 1:
+        return (": some ranks pass complex values and others real ones; pass the same dtype on every rank "
+                "(dtype=np.complex128 or np.complex64)")
+    return ""
+
+
 def sum_over_ranks(comm: Any, values: np.ndarray) -> np.ndarray:
-    """The sum of every rank's ``values`` (same shape on every rank), added in rank order: the
-    same bits on every rank."""
+    """The sum of every rank's ``values`` (same shape and value type on every rank; real or
+    complex), added in rank order: the same bits on every rank."""
     values = np.ascontiguousarray(values)
     if comm.size == 1:
         return values

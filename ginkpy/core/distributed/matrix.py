@@ -11,7 +11,8 @@ one contiguous stretch of the ghost vector, in order: no scatter after the recei
 gathered into a send buffer on the device (one kernel), read to the host, and sent with
 non-blocking MPI while the local SpMV runs on the device; the received ghost values are then
 written to the device and the non-local SpMV adds their part. Device memory never goes to MPI
-directly: it is staged through the host.
+directly: it is staged through the host, in numpy buffers of the value type (mpi4py sends
+complex64/complex128 as MPI's complex types).
 
 Its ``shape`` is that of the local block (n_local x n_local: what the Vector's kernels see),
 ``global_shape`` the whole. ``reduce_sums`` makes the partial sums of a solver's reductions
@@ -27,7 +28,8 @@ import scipy.sparse as sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.distributed.collective import any_over_ranks, check_comm, mpi, raise_together, sum_over_ranks
+from ginkpy.core.distributed.collective import (any_over_ranks, check_comm, mixed_value_types_hint, mpi, raise_together,
+                                                sum_over_ranks)
 from ginkpy.core.distributed.partition import Partition
 from ginkpy.core.distributed.vector import Vector, _check_partition
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
@@ -100,7 +102,9 @@ class Matrix(LinOp):
         sizes = comm.allgather((local.shape[1], local.dtype.str))
         if len(set(sizes)) != 1:
             raise_together(comm, "the ranks pass different global sizes or value types (columns, value type): "
-                                 + ", ".join(f"rank {r}: {s}" for r, s in enumerate(sizes)))
+                                 + ", ".join(f"rank {r}: ({n}, {np.dtype(t)})" for r, (n, t) in enumerate(sizes))
+                                 + mixed_value_types_hint([t for _, t in sizes]),
+                           kind=TypeError if len({t for _, t in sizes}) > 1 else ValueError)
         # the local block, the non-local block, its ghost columns (sorted global indices), their
         # rows at their owners (local indices there) and how many each rank owns
         local_arrays, non_local_arrays, ghost_columns, requested, receive_counts = host.run(
@@ -148,16 +152,20 @@ class Matrix(LinOp):
     def reduce_sums(self, *partials: Dense) -> None:
         """The partial sums of reductions (each G x count, one row per work-group) made global,
         all in one exchange: the G rows summed here, the ranks' sums added (in rank order, the
-        same bits on every rank) into row 0, the other rows zero."""
+        same bits on every rank) into row 0, the other rows zero. Complex partial sums (the
+        conjugating dots of a complex solve) stay complex, real ones (norms) real."""
         if self.comm.size == 1 or not partials:
             return
         exec = self.executor
         hosts = self._read("sums", [p.values for p in partials])
-        sums = sum_over_ranks(self.comm, np.concatenate([h.sum(axis=0, dtype=np.float64) for h in hosts]))
+        # each rank's sums in float64 (complex128 for complex partial sums), all in one array
+        sums = sum_over_ranks(self.comm, np.concatenate([h.sum(axis=0, dtype=np.result_type(h.dtype, np.float64))
+                                                         for h in hosts]))
         begin = 0
         for p, host in zip(partials, hosts):
             out = np.zeros_like(host)
-            out[0] = sums[begin:begin + host.shape[1]]
+            part = sums[begin:begin + host.shape[1]]
+            out[0] = part if host.dtype.kind == "c" else part.real
             begin += host.shape[1]
             exec.write(p.values, out)
 
@@ -181,13 +189,21 @@ class Matrix(LinOp):
         return Schwarz.build().with_local_solver(factory).on(self.executor).generate(self)
 
     def transpose(self) -> "Matrix":
-        """A^T, partitioned as A: each entry moves to the owner of its column (collective;
-        Bicg uses it for its shadow system)."""
+        """A^T, partitioned as A: each entry moves to the owner of its column (collective)."""
+        return self._transposed(conjugate=False)
+
+    def conj_transpose(self) -> "Matrix":
+        """A^H (A^T for real values), partitioned as A: each entry, conjugated, moves to the
+        owner of its column (collective; Bicg uses it for its shadow system)."""
+        return self._transposed(conjugate=self.dtype.kind == "c")
+
+    def _transposed(self, conjugate: bool) -> "Matrix":
         comm, first = self.comm, self.partition.range(self.comm.rank)[0]
-        # this rank's entries of A^T (global indices), grouped by the ranks that own their rows
+        # this rank's entries of A^T (A^H: conjugated; global indices), grouped by the ranks
+        # that own their rows
         rows, cols, values, counts = self.executor.host.run(
             "distributed.matrix.transpose_entries", self.local_matrix.to_scipy(), self.non_local_matrix.to_scipy(),
-            self.ghost_columns, self.partition.offsets, comm.rank)
+            self.ghost_columns, self.partition.offsets, comm.rank, conjugate)
         receive_counts = np.empty_like(counts)
         comm.Alltoall(counts, receive_counts)
         parts = []

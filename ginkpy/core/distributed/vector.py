@@ -3,9 +3,9 @@ partitioned: each rank holds its own rows, ``values`` is the executor's array of
 
 It is a :class:`Dense` whose ``shape`` is that of the local rows, so every Dense kernel and the
 solvers' fused step kernels work on the local part unchanged; the operations that reduce over
-the rows (``compute_dot``, ``compute_norm2``, ``is_finite``) are global: each rank reduces its
-rows, then the ranks combine their results on the host, in rank order, so that every rank gets
-the same bits (see ``collective``).
+the rows (``compute_dot``, ``compute_conj_dot``, ``compute_norm2``, ``is_finite``) are global:
+each rank reduces its rows, then the ranks combine their results on the host, in rank order, so
+that every rank gets the same bits (see ``collective``). Complex vectors' norms are real.
 """
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.distributed.collective import (any_over_ranks, check_comm, norm_over_ranks, raise_together,
-                                                sum_over_ranks)
+from ginkpy.core.distributed.collective import (any_over_ranks, check_comm, mixed_value_types_hint, norm_over_ranks,
+                                                raise_together, sum_over_ranks)
 from ginkpy.core.distributed.partition import Partition
-from ginkpy.core.matrix.dense import Dense, value_dtype
+from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 
 class Vector(Dense):
@@ -49,12 +49,16 @@ class Vector(Dense):
         if error is None:
             try:
                 dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype))
+                check_convertible(value_dtype(array.dtype), dtype, "this rank's values")
             except TypeError as err:
                 error = err
         raise_together(comm, error)
         shapes = comm.allgather((array.shape[1], np.dtype(dtype).str))
         raise_together(comm, None if len(set(shapes)) == 1 else
-                       f"the ranks pass different column counts or value types: {sorted(set(shapes))}")
+                       f"the ranks pass different column counts or value types (columns, value type): "
+                       + ", ".join(f"rank {r}: ({k}, {np.dtype(t)})" for r, (k, t) in enumerate(shapes))
+                       + mixed_value_types_hint([t for _, t in shapes]),
+                       kind=TypeError if len({t for _, t in shapes}) > 1 else ValueError)
         return cls(exec, comm, partition, exec.from_host(np.ascontiguousarray(array, dtype=dtype)))
 
     @classmethod
@@ -130,20 +134,29 @@ class Vector(Dense):
 
     # -- reductions over every rank --------------------------------------------------------------
     def compute_dot(self, b: Dense, result: Dense | None = None) -> Dense:
-        """Per-column dot products over every rank's rows into a 1 x k Dense (the same on every rank)."""
-        result = super().compute_dot(b, result)
+        """Per-column dot products x^T b over every rank's rows into a 1 x k Dense (the same on
+        every rank)."""
+        return self._sum_over_ranks(super().compute_dot(b, result))
+
+    def compute_conj_dot(self, b: Dense, result: Dense | None = None) -> Dense:
+        """Per-column inner products x^H b (x conjugated) over every rank's rows into a 1 x k
+        Dense (the same on every rank): the sum of the ranks' conjugating dot products."""
+        return self._sum_over_ranks(super().compute_conj_dot(b, result))
+
+    def _sum_over_ranks(self, result: Dense) -> Dense:
+        # result = the sum of every rank's result (complex sums stay complex)
         if self.comm.size > 1:
             local = self.executor.to_host(result.values)
             self.executor.write(result.values, sum_over_ranks(self.comm, local))
         return result
 
     def compute_norm2(self, result: Dense | None = None) -> Dense:
-        """Per-column Euclidean norms over every rank's rows into a 1 x k Dense, from the ranks'
-        (robust) norms of their rows: no overflow or underflow where those have none."""
-        result = super().compute_norm2(result)
+        """Per-column Euclidean norms over every rank's rows into a 1 x k Dense of the real type,
+        from the ranks' (robust) norms of their rows: no overflow or underflow where those have none."""
+        result = super().compute_norm2(result)  # of the real type (float64 for complex128)
         if self.comm.size > 1:
             local = self.executor.to_host(result.values)
-            self.executor.write(result.values, norm_over_ranks(self.comm, local).astype(self.dtype))
+            self.executor.write(result.values, norm_over_ranks(self.comm, local).astype(result.dtype))
         return result
 
     def is_finite(self) -> bool:

@@ -35,15 +35,17 @@ def row_gather(exec, b, rows, out):
     out.values[...] = b.values[rows]
 
 
-def transpose_entries(exec, local, non_local, ghost_columns, offsets, rank):
-    # the entries (j, i, a_ij) of A^T from this rank's rows i (local and non_local: SciPy CSR of
-    # its two blocks), global indices, sorted by the rank that owns row j of A^T;
-    # returns (rows, cols, values, count per rank)
+def transpose_entries(exec, local, non_local, ghost_columns, offsets, rank, conjugate):
+    # the entries (j, i, a_ij) of A^T (conjugate: (j, i, conj(a_ij)) of A^H) from this rank's rows
+    # i (local and non_local: SciPy CSR of its two blocks), global indices, sorted by the rank
+    # that owns row j of A^T; returns (rows, cols, values, count per rank)
     first = int(offsets[rank])
     blocks = [(local.tocoo(), lambda c: c + first), (non_local.tocoo(), lambda c: ghost_columns[c])]
     rows = np.concatenate([to_global(b.col.astype(np.int64)) for b, to_global in blocks])
     cols = np.concatenate([b.row.astype(np.int64) + first for b, _ in blocks])
     values = np.concatenate([b.data for b, _ in blocks])
+    if conjugate:
+        values = np.conj(values)
     owners = np.searchsorted(offsets, rows, side="right") - 1
     order = np.argsort(owners, kind="stable")
     return (rows[order], cols[order], np.ascontiguousarray(values[order]),

@@ -7,7 +7,8 @@ preconditioner factory is a local solver (``with_local_solver``): Jacobi gives b
 within the ranks' blocks, Ilu an incomplete factorization per rank, Cg an inner solve per rank
 (with its own criteria: a fixed iteration count keeps M the same operator at every apply).
 Scalar Jacobi as the local solver keeps its ``inverse_diagonal``, which the Krylov solvers
-apply inside their own kernels.
+apply inside their own kernels. Complex local solvers work as real ones; ``conj_transpose``
+(M^H, for Bicg) conjugate-transposes each.
 
 A local solver that cannot be generated on some rank (a singular block) raises the same error
 on every rank.
@@ -64,13 +65,24 @@ class Schwarz(EnableBuild, LinOp):
         return getattr(self.local_solver, "inverse_diagonal", None)
 
     def transpose(self) -> "Schwarz":
-        """M^T: the local solvers transposed (Bicg uses it for its shadow system)."""
-        if not hasattr(self.local_solver, "transpose"):
-            raise TypeError(f"the local solver {type(self.local_solver).__name__} has no transpose()")
+        """M^T: the local solvers transposed."""
+        return self._transposed("transpose")
+
+    def conj_transpose(self) -> "Schwarz":
+        """M^H: the local solvers conjugate-transposed (transposed for real values: M^T; Bicg
+        uses it for its shadow system)."""
+        real = self.dtype.kind != "c"
+        return self._transposed("transpose" if real and not hasattr(self.local_solver, "conj_transpose")
+                                else "conj_transpose")
+
+    def _transposed(self, method: str) -> "Schwarz":
+        # the same Schwarz with local_solver.<method>() as its local solver
+        if not hasattr(self.local_solver, method):
+            raise TypeError(f"the local solver {type(self.local_solver).__name__} has no {method}()")
         out = object.__new__(Schwarz)
         out.__dict__.update(self.__dict__)
         out._loggers = []
-        out.local_solver = self.local_solver.transpose()
+        out.local_solver = getattr(self.local_solver, method)()
         return out
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
