@@ -241,15 +241,24 @@ class IterativeSolver(EnableBuild, LinOp):
 
 # Single systems up to this many rows run as a batch of one (one launch for the whole solve) on
 # an OpenCL device where the criteria, the preconditioner and the loggers allow: below this size
-# the normal loop is bound by its launches. GINKPY_SMALL_SYSTEMS=0 turns it off.
-SMALL_SYSTEM_ROWS = {"gpu": 16384, "cpu": 32768}
+# the normal loop is bound by its launches. GINKPY_SMALL_SYSTEMS=0 turns it off. The sizes are
+# the measured crossovers (`python benchmarks/bench_small.py`: 2D Laplacians, 200 iterations,
+# 2026-11-23): on the H100 the loop wins from about 6000 rows for Cg and Bicgstab in float64
+# (3000 in complex128: one work-group streams the vectors) and Gmres's from about 24000 (12000);
+# on PoCL the batch of one wins to 32768 rows in real types, but its complex kernels vectorize
+# poorly there (5x the real time at 10^4 rows), so Cg and Bicgstab take it only to 2048.
+# Keys: (device kind, "gmres" or "short" for the other methods, complex values).
+SMALL_SYSTEM_ROWS = {("gpu", "short", False): 6144, ("gpu", "short", True): 3072,
+                     ("gpu", "gmres", False): 24576, ("gpu", "gmres", True): 12288,
+                     ("cpu", "short", False): 32768, ("cpu", "short", True): 2048,
+                     ("cpu", "gmres", False): 32768, ("cpu", "gmres", True): 16384}
 
 
 def small_system_kernel(solver: IterativeSolver, monitor: "IterationMonitor", method: str,
                         krylov_dim: int = 0) -> bool:
     """Solve a small single system in one launch by the batched kernel of ``method`` (a batch of
     one: ``gk.batch``'s solvers), where it applies: an OpenCL device, one right-hand side still
-    running, a Csr matrix of at most SMALL_SYSTEM_ROWS rows, Iteration and ResidualNorm criteria,
+    running, a Csr matrix of at most SMALL_SYSTEM_ROWS rows (per device, method and value kind), Iteration and ResidualNorm criteria,
     no preconditioner or Jacobi, and no logger that wants every iteration. The result is what the
     normal loop would report (the true residual confirms convergence); SolveResult.method says
     which ran. Returns False where it does not apply (the normal loop runs)."""
@@ -258,7 +267,8 @@ def small_system_kernel(solver: IterativeSolver, monitor: "IterationMonitor", me
         return False
     from ginkpy.core.matrix.csr import Csr
     from ginkpy.core.preconditioner.jacobi import Jacobi
-    limit = SMALL_SYSTEM_ROWS["cpu" if exec.info.is_cpu else "gpu"]
+    limit = SMALL_SYSTEM_ROWS["cpu" if exec.info.is_cpu else "gpu", "gmres" if method == "gmres" else "short",
+                              np.dtype(solver.dtype).kind == "c"]
     if not (isinstance(A, Csr) and A.shape[0] <= limit and monitor.k == 1 and monitor.running
             and not monitor.log_iterations and not monitor.sync and monitor.time_limit == np.inf
             and monitor.max_iters < np.iinfo(np.int32).max and isinstance(M, (Identity, Jacobi))
