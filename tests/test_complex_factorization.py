@@ -480,3 +480,27 @@ def test_linalg_doors(exec, cdtype):
         x, info = cg(H, b, rtol=_reduction(cdtype), M=M, executor=exec)
         assert info == 0 and x.dtype == cdtype, M
         _check_solution(H, b, x, cdtype)
+
+
+@pytest.mark.parametrize("name", ["Ilu", "Ic"])
+def test_ilu_ic_conj_transpose(exec, cdtype, name):
+    # M^H = L^-H U^-H: what Bicg applies in its shadow system
+    A = HELMHOLTZ if name == "Ilu" else MAGNETIC
+    n = A.shape[0]
+    b = np.exp(2j * np.pi * np.arange(n) / 31)[:, None]
+    for l_solver in (gk.solver.LowerTrs.build(), P.LowerIsai.build()):
+        params = getattr(P, name).build().with_factorization(getattr(F, name).build()).with_l_solver(l_solver)
+        if name == "Ilu":
+            params = params.with_u_solver(gk.solver.UpperTrs.build() if l_solver.product is gk.solver.LowerTrs
+                                          else P.UpperIsai.build())
+        M = params.on(exec).generate(_csr(exec, A, cdtype))
+        # M as a dense matrix, column by column
+        eye = np.eye(n, dtype=cdtype)
+        dense = M.apply(Dense.from_numpy(exec, eye, cdtype), Dense.zeros(exec, (n, n), cdtype)).to_numpy()
+        for op, expected in ((M.conj_transpose(), dense.conj().T), (M.transpose(), dense.T)):
+            x = op.apply(Dense.from_numpy(exec, b, cdtype), Dense.zeros(exec, b.shape, cdtype)).to_numpy()
+            assert _rel_err(x, expected @ b) <= 100 * tol(cdtype)
+    x, info = gk.linalg.bicg(A.astype(cdtype), (A @ np.ones(n)).astype(cdtype), rtol=_reduction(cdtype),
+                             M=name.lower(), executor=exec)
+    assert info == 0
+    _check_solution(A, A @ np.ones(n), x, cdtype)
