@@ -1,7 +1,9 @@
-"""Ic: the exact IC(0) incomplete Cholesky factorization A ~ L L^T (Ginkgo's factorization::Ic).
+"""Ic: the exact IC(0) incomplete Cholesky factorization A ~ L L^H (Ginkgo's factorization::Ic;
+L^H is L^T for real values).
 
-For symmetric positive definite A: L is lower triangular with the sparsity pattern of A's lower
-triangle (the upper triangle of A is not read), as Csr, together with its transpose L^T. The
+For symmetric (complex: Hermitian) positive definite A: L is lower triangular with the sparsity
+pattern of A's lower triangle and a real positive diagonal (the upper triangle of A is not
+read), as Csr, together with its conjugate transpose L^H (``lt_factor``, as Ginkgo's). The
 factorization runs on the host at generate(), level-scheduled and vectorized, on every
 executor; the factors are then copied to the executor. A pivot that is not positive (A is not
 SPD, or IC(0) does not exist for it) raises a ValueError naming the row.

@@ -1,5 +1,6 @@
 """ParIct: the threshold incomplete Cholesky with fill-in (Ginkgo's factorization::ParIct), for
-symmetric positive definite A: ParIlut's steps on L with A - L L^T and ParIc's sweeps. The
+symmetric (complex: Hermitian) positive definite A: ParIlut's steps on L with A - L L^H and
+ParIc's sweeps. The
 pattern changes on the host (vectorized, through ``exec.host``); the factors then move to the
 executor. The upper triangle of A is not read.
 """
@@ -30,7 +31,7 @@ class ParIct(Factorization):
         L = Csr(host, A.shape, *l_arrays)
         limit = int(p.fill_in_limit * L.nnz)
         for _ in range(p.iterations):
-            # L grows by the lower entries of A - L L^T outside its pattern
+            # L grows by the lower entries of A - L L^H outside its pattern
             L = Csr(host, A.shape, *host.run("factorization.par_ict.add_candidates", a, L))
             host.run("factorization.par_ict.compute_factor", a, L)
             # the diagonal and the largest entries up to the limit
@@ -43,7 +44,7 @@ class ParIct(Factorization):
         if not residual <= DIVERGED:
             raise ValueError(diverged("ParICT", residual, "ParIc"))
         L = L.to_executor(exec)
-        return L, L.transpose()
+        return L, L.conj_transpose()
 
     @property
     def l_factor(self) -> Csr:

@@ -1,10 +1,11 @@
-"""Ic: the incomplete-Cholesky preconditioner M = L L^T, applied as x = L^-T (L^-1 b) (Ginkgo's
-preconditioner::Ic), for symmetric positive definite systems (Cg).
+"""Ic: the incomplete-Cholesky preconditioner M = L L^H, applied as x = L^-H (L^-1 b) (Ginkgo's
+preconditioner::Ic; L^H is L^T for real values), for symmetric (complex: Hermitian) positive
+definite systems (Cg).
 
 As Ilu, with the IC factorizations (ParIc by default): ``l_solver`` solves with L; the solve
-with L^T is the transpose of the l_solver (Ginkgo's Ic), so M stays symmetric as Cg needs,
-unless a ``u_solver`` is given. Unset, l_solver is LowerIsai (kept if it and its transpose
-invert L and L^T well enough, see Ilu), else LowerTrs.
+with L^H is the conjugate transpose of the l_solver (Ginkgo's Ic), so M stays Hermitian as Cg
+needs, unless a ``u_solver`` is given. Unset, l_solver is LowerIsai (kept if it and its
+conjugate transpose invert L and L^H well enough, see Ilu), else LowerTrs.
 """
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ class Ic(Ilu):
         if p.u_solver is not None:
             return l_solver, as_factory(p.u_solver, exec).generate(second)
         if isinstance(l_solver, TriangularSolver):
-            return l_solver, l_solver.transpose(second)  # L^T is at hand
-        if not hasattr(l_solver, "transpose"):
-            raise TypeError(f"Ic solves with L^T by the transpose of its l_solver, which a "
-                            f"{type(l_solver).__name__} does not have: give a u_solver too")
-        return l_solver, l_solver.transpose()
+            return l_solver, l_solver.conj_transpose(second)  # L^H is at hand
+        if not hasattr(l_solver, "conj_transpose"):
+            raise TypeError(f"Ic solves with L^H by the conjugate transpose of its l_solver (conj_transpose()), "
+                            f"which a {type(l_solver).__name__} does not have: give a u_solver too")
+        return l_solver, l_solver.conj_transpose()

@@ -19,6 +19,7 @@ level-scheduled substitution (``M="ilu0_exact"`` in gk.linalg and the command li
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -96,6 +97,27 @@ class Ilu(EnableBuild, LinOp):
         p, exec = self.parameters, self.executor
         return (as_factory(p.l_solver or LowerTrs.build(), exec).generate(first),
                 as_factory(p.u_solver or UpperTrs.build(), exec).generate(second))
+
+    def transpose(self) -> "Ilu":
+        """M^T = L^-T U^-T (Ginkgo's Transposable): the solvers transposed, in the other order."""
+        return self._transposed("transpose")
+
+    def conj_transpose(self) -> "Ilu":
+        """M^H = L^-H U^-H (M^T for real values): the solvers conjugate-transposed, in the other
+        order. Bicg uses it for its shadow system."""
+        return self._transposed("conj_transpose")
+
+    def _transposed(self, method: str) -> "Ilu":
+        for solver in (self.l_solver, self.u_solver):
+            if not hasattr(solver, method):
+                raise TypeError(f"{type(self).__name__}.{method}() needs the {method}() of its solvers, "
+                                f"which a {type(solver).__name__} does not have")
+        out = copy.copy(self)
+        out._loggers = []
+        # x = L^-H (U^-H b): U's solver first
+        out.l_solver, out.u_solver = getattr(self.u_solver, method)(), getattr(self.l_solver, method)()
+        out._tmp = None
+        return out
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if self._tmp is None or self._tmp.shape != b.shape:

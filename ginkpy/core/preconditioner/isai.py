@@ -11,8 +11,9 @@ matrix's pattern) is formed on the host with SciPy and moved to the executor.
 
 Types (``isai_type``): ``"lower"`` and ``"upper"`` invert the lower or upper triangle of the
 system matrix (the other triangle is ignored), with the triangle's pattern; ``"general"``
-inverts A with A's pattern; ``"spd"`` (for symmetric positive definite A) computes a lower G
-with A's lower pattern and G A G^T ~ I, and applies M = G^T G. ``sparsity_power`` k uses the
+inverts A with A's pattern; ``"spd"`` (for symmetric positive definite A; complex: Hermitian
+positive definite) computes a lower G with A's lower pattern and G A G^H ~ I, and applies
+M = G^H G (G^T G for real values). ``sparsity_power`` k uses the
 pattern of the k-th power instead (more entries, a better inverse, a costlier apply).
 ``LowerIsai``, ``UpperIsai``, ``GeneralIsai`` and ``SpdIsai`` are Isai of one type, as in
 Ginkgo; ``LowerIsai`` and ``UpperIsai`` are the triangular solvers of ``gk.preconditioner.Ilu``
@@ -37,7 +38,7 @@ ROW_LIMIT = 128  # the most entries a row of the inverse may have (its system is
 
 class Isai(EnableBuild, LinOp):
     """``gk.preconditioner.Isai.build().with_isai_type("general").with_sparsity_power(1)``;
-    the inverse is ``approximate_inverse`` (a Csr; for spd: G, with M = G^T G)."""
+    the inverse is ``approximate_inverse`` (a Csr; for spd: G, with M = G^H G)."""
 
     @parameters
     class Parameters(Parameters):
@@ -70,28 +71,45 @@ class Isai(EnableBuild, LinOp):
             raise ValueError(_failure(name, kind, row))
         self.isai_type = kind
         self.approximate_inverse = M
-        self._g_transpose = M.transpose() if kind == "spd" else None
+        self._g_conj_transpose = M.conj_transpose() if kind == "spd" else None
 
     def transpose(self) -> "Isai":
         """M^T, which approximates the inverse of A^T (Ginkgo's Transposable): for the lower
-        and upper types an inverse of the other triangle; spd's M = G^T G is its own transpose."""
-        if self._g_transpose is not None:
+        and upper types an inverse of the other triangle; spd's M = G^T G is its own transpose
+        (for real values)."""
+        if self._g_conj_transpose is not None and self.dtype.kind != "c":
             return self
+        return self._transposed(lambda m: m.transpose())
+
+    def conj_transpose(self) -> "Isai":
+        """M^H (M^T for real values), which approximates the inverse of A^H: for the lower and
+        upper types an inverse of the other triangle; spd's M = G^H G is its own conjugate
+        transpose. Ic applies L^-H with it; Bicg uses it for its shadow system."""
+        if self._g_conj_transpose is not None:
+            return self
+        return self._transposed(lambda m: m.conj_transpose())
+
+    def _transposed(self, transpose) -> "Isai":
         out = copy.copy(self)
         out._loggers = []
-        out.approximate_inverse = self.approximate_inverse.transpose()
+        if self._g_conj_transpose is None:
+            out.approximate_inverse = transpose(self.approximate_inverse)
+        else:
+            # M^T = G^T conj(G) = conj(G)^H conj(G): the spd form with G conjugated
+            g = self.approximate_inverse.transpose().conj_transpose()
+            out.approximate_inverse, out._g_conj_transpose = g, g.conj_transpose()
         out.isai_type = {"lower": "upper", "upper": "lower"}.get(self.isai_type, self.isai_type)
         return out
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
-        if self._g_transpose is None:
+        if self._g_conj_transpose is None:
             # x = M b
             self.approximate_inverse.apply(b, x)
         else:
-            # x = G^T (G b)
+            # x = G^H (G b)
             tmp = b.empty_like()
             self.approximate_inverse.apply(b, tmp)
-            self._g_transpose.apply(tmp, x)
+            self._g_conj_transpose.apply(tmp, x)
 
 
 def _failure(name: str, kind: str, row: int) -> str:
@@ -129,7 +147,7 @@ class GeneralIsai(Isai):
 
 
 class SpdIsai(Isai):
-    """Isai of a symmetric positive definite matrix, M = G^T G (Ginkgo's SpdIsai):
+    """Isai of a symmetric (Hermitian) positive definite matrix, M = G^H G (Ginkgo's SpdIsai):
     ``with_sparsity_power``."""
 
     Parameters = _typed("spd")

@@ -87,9 +87,17 @@ class TriangularSolver(EnableBuild, LinOp):
         """The solver of T^T, with the same parameters (Ginkgo's Transposable): UpperTrs for a
         LowerTrs. ``system_transpose`` is T^T where the caller has it (else it is formed)."""
         A_t = self.system_matrix.transpose() if system_transpose is None else system_transpose
-        other = self.transposed_type()
-        params = other.Parameters(**attrs.asdict(self.parameters, recurse=False))
-        return params.on(self.executor).generate(A_t)
+        return self._solver_of(A_t)
+
+    def conj_transpose(self, system_conj_transpose: LinOp | None = None) -> "TriangularSolver":
+        """The solver of T^H (T^T for real values), with the same parameters: UpperTrs for a
+        LowerTrs. ``system_conj_transpose`` is T^H where the caller has it (else it is formed)."""
+        A_h = self.system_matrix.conj_transpose() if system_conj_transpose is None else system_conj_transpose
+        return self._solver_of(A_h)
+
+    def _solver_of(self, other_triangle: LinOp) -> "TriangularSolver":
+        params = self.transposed_type().Parameters(**attrs.asdict(self.parameters, recurse=False))
+        return params.on(self.executor).generate(other_triangle)
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         A = self.system_matrix

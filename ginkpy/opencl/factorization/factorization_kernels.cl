@@ -17,7 +17,8 @@ inline int find_column(__global const int* cols, int begin, int end, const int c
 
 // Each row's diagonal position and its entry counts in L (the strictly lower part and the
 // diagonal) and in U (the diagonal and the upper part). A row whose diagonal is not stored
-// (or, with `positive`, not > 0) lowers *bad_row to its index.
+// (or, with `positive`, whose real part is not > 0: the diagonal of a Hermitian matrix is real)
+// lowers *bad_row to its index.
 __kernel void count_l_u(const int n, const int positive, __global const int* a_row_ptrs,
                         __global const int* a_col_idxs, __global const value_type* a_values,
                         __global int* diag, __global int* l_counts, __global int* u_counts,
@@ -26,7 +27,7 @@ __kernel void count_l_u(const int n, const int positive, __global const int* a_r
     const int i = get_global_id(0);
     if (i < n) {
         const int d = find_column(a_col_idxs, a_row_ptrs[i], a_row_ptrs[i + 1], i);
-        const int valid = d >= 0 && (!positive || a_values[d] > 0);
+        const int valid = d >= 0 && (!positive || real_part(a_values[d]) > 0);
         if (!valid) atomic_min(bad_row, i);
         diag[i] = d;
         l_counts[i] = valid ? d - a_row_ptrs[i] + 1 : 0;
@@ -52,10 +53,10 @@ __kernel void initialize_l_u(const int n, __global const int* a_row_ptrs,
             const int j = a_col_idxs[p];
             const value_type pivot = a_values[diag[j]];
             l_col_idxs[q] = j;
-            l_values[q] = a_values[p] / (pivot != 0 ? pivot : (value_type)1);
+            l_values[q] = is_zero(pivot) ? a_values[p] : divide(a_values[p], pivot);
         }
         l_col_idxs[q] = i;
-        l_values[q] = 1;
+        l_values[q] = to_value(1);
         q = u_row_ptrs[i];
         for (int p = d; p < a_row_ptrs[i + 1]; ++p, ++q) {
             u_col_idxs[q] = a_col_idxs[p];
@@ -64,7 +65,8 @@ __kernel void initialize_l_u(const int n, __global const int* a_row_ptrs,
     }
 }
 
-// L = A's lower part with l_ij = a_ij / sqrt(a_jj) and l_ii = sqrt(a_ii) (all a_ii > 0).
+// L = A's lower part with l_ij = a_ij / sqrt(a_jj) and l_ii = sqrt(a_ii) (all a_ii > 0; of a
+// Hermitian matrix the real parts).
 __kernel void initialize_l(const int n, __global const int* a_row_ptrs,
                            __global const int* a_col_idxs, __global const value_type* a_values,
                            __global const int* diag, __global const int* l_row_ptrs,
@@ -77,10 +79,10 @@ __kernel void initialize_l(const int n, __global const int* a_row_ptrs,
         for (int p = a_row_ptrs[i]; p < d; ++p, ++q) {
             const int j = a_col_idxs[p];
             l_col_idxs[q] = j;
-            l_values[q] = a_values[p] / sqrt(a_values[diag[j]]);
+            l_values[q] = a_values[p] / sqrt(real_part(a_values[diag[j]]));
         }
         l_col_idxs[q] = i;
-        l_values[q] = sqrt(a_values[d]);
+        l_values[q] = to_value(sqrt(real_part(a_values[d])));
     }
 }
 
@@ -95,7 +97,7 @@ __kernel void find_invalid_pivot(const int n, const int lower, __global const in
         const int begin = row_ptrs[i];
         const int end = row_ptrs[i + 1];
         const int pos = lower ? end - 1 : begin;
-        const int valid = end > begin && col_idxs[pos] == i && values[pos] != 0 && isfinite(values[pos]);
+        const int valid = end > begin && col_idxs[pos] == i && !is_zero(values[pos]) && is_finite_value(values[pos]);
         if (!valid) atomic_min(bad_row, i);
     }
 }

@@ -1,9 +1,11 @@
-// ParIC sweeps on L (lower, the diagonal last in each row); A's entry of L's entry at position
-// p of row i is at the same offset in A's row i. sum_{k<j} l_ik l_jk merges L's rows i and j
+// ParIC sweeps on L (lower, the diagonal last in each row, real and positive); A's entry of L's
+// entry at position p of row i is at the same offset in A's row i. For complex values A = L L^H
+// (A Hermitian): the sums take conj(l_jk). sum_{k<j} l_ik conj(l_jk) merges L's rows i and j
 // (both sorted) in increasing k.
 #include "common.cl"
 
-// sum over the common columns k < j of L's rows i (positions bi..) and j (positions bj..)
+// sum of l_ik conj(l_jk) over the common columns k < j of L's rows i (positions bi..) and j
+// (positions bj..)
 inline value_type sum_l_l(int bi, const int ei, int bj, const int ej, const int j,
                           __global const int* l_col_idxs, __global const value_type* l_values)
 {
@@ -13,7 +15,7 @@ inline value_type sum_l_l(int bi, const int ei, int bj, const int ej, const int 
         const int cj = l_col_idxs[bj];
         if (ci >= j || cj >= j) break;
         if (ci == cj) {
-            sum += l_values[bi] * l_values[bj];
+            sum += mul_conj(l_values[bj], l_values[bi]);
             ++bi;
             ++bj;
         } else if (ci < cj) {
@@ -25,8 +27,8 @@ inline value_type sum_l_l(int bi, const int ei, int bj, const int ej, const int 
     return sum;
 }
 
-// l_ii = sqrt(a_ii - sum_{k<i} l_ik^2), in place (it reads only row i's off-diagonal entries);
-// one work-item per row
+// l_ii = sqrt(a_ii - sum_{k<i} |l_ik|^2), in place (it reads only row i's off-diagonal
+// entries; of a complex a_ii the real part); one work-item per row
 __kernel void sweep_diagonal(const int n, __global const int* a_row_ptrs,
                              __global const value_type* a_values, __global const int* l_row_ptrs,
                              __global const int* l_col_idxs, __global value_type* l_values)
@@ -35,13 +37,14 @@ __kernel void sweep_diagonal(const int n, __global const int* a_row_ptrs,
     if (i < n) {
         const int begin = l_row_ptrs[i];
         const int d = l_row_ptrs[i + 1] - 1;
-        value_type sum = 0;
-        for (int q = begin; q < d; ++q) sum += l_values[q] * l_values[q];
-        l_values[d] = sqrt(a_values[a_row_ptrs[i] + (d - begin)] - sum);
+        real_type sum = 0;
+        for (int q = begin; q < d; ++q) sum += abs2(l_values[q]);
+        l_values[d] = to_value(sqrt(real_part(a_values[a_row_ptrs[i] + (d - begin)]) - sum));
     }
 }
 
-// l_ij = (a_ij - sum_{k<j} l_ik l_jk) / l_jj; the diagonal is copied. One work-item per entry.
+// l_ij = (a_ij - sum_{k<j} l_ik conj(l_jk)) / l_jj (l_jj real); the diagonal is copied. One
+// work-item per entry.
 __kernel void sweep_off_diagonal(const int nnz, __global const int* a_row_ptrs,
                                  __global const value_type* a_values,
                                  __global const int* l_row_ptrs, __global const int* l_col_idxs,
@@ -58,7 +61,7 @@ __kernel void sweep_off_diagonal(const int nnz, __global const int* a_row_ptrs,
             const value_type a = a_values[a_row_ptrs[i] + (p - l_row_ptrs[i])];
             const value_type sum = sum_l_l(l_row_ptrs[i], p, l_row_ptrs[j], l_row_ptrs[j + 1] - 1, j,
                                            l_col_idxs, l_values);
-            l_out[p] = (a - sum) / l_values[l_row_ptrs[j + 1] - 1];
+            l_out[p] = (a - sum) / real_part(l_values[l_row_ptrs[j + 1] - 1]);
         }
     }
 }

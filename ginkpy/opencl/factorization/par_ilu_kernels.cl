@@ -27,7 +27,7 @@ inline value_type sum_l_u(const int begin, const int end, const int j,
     for (int q = begin; q < end; ++q) {
         const int k = l_col_idxs[q];
         const int r = find_column(u_col_idxs, u_row_ptrs[k], u_row_ptrs[k + 1], j);
-        if (r >= 0) sum += l_values[q] * u_values[r];
+        if (r >= 0) sum += mul(l_values[q], u_values[r]);
     }
     return sum;
 }
@@ -63,13 +63,13 @@ __kernel void sweep_l(const int nnz, __global const int* a_row_ptrs,
         const int i = l_rows[p];
         const int j = l_col_idxs[p];
         if (j == i) {
-            l_out[p] = 1;
+            l_out[p] = to_value(1);
         } else {
             const value_type a = a_values[a_row_ptrs[i] + (p - l_row_ptrs[i])];
             // k < j: the entries of L's row i before p
             const value_type sum = sum_l_u(l_row_ptrs[i], p, j, l_col_idxs, l_values, u_row_ptrs,
                                            u_col_idxs, u_values);
-            l_out[p] = (a - sum) / u_values[u_row_ptrs[j]];
+            l_out[p] = divide(a - sum, u_values[u_row_ptrs[j]]);
         }
     }
 }

@@ -25,12 +25,12 @@ __kernel void trsv_block(const int begin, const int nb, const int k, const int r
     for (int t = 0; t < nb; ++t) {
         const int r = op_lower ? t : nb - 1 - t;
         // x_r = x_r / a_rr
-        if (lid == 0 && !unit_diagonal) xb[r] /= ab[r * nb + r];
+        if (lid == 0 && !unit_diagonal) xb[r] = divide(xb[r], ab[r * nb + r]);
         barrier(CLK_LOCAL_MEM_FENCE);
         // x_i = x_i - a_ir x_r for the rows i still to solve
         const value_type xr = xb[r];
         for (int i = lid; i < nb; i += wg) {
-            if (op_lower ? i > r : i < r) xb[i] -= ab[i * nb + r] * xr;
+            if (op_lower ? i > r : i < r) xb[i] -= mul(ab[i * nb + r], xr);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -53,7 +53,7 @@ __kernel void trsv_update(const int n, const int begin, const int nb, const int 
     const int i = first + get_global_id(0);
     if (i < last) {
         value_type sum = 0;
-        for (int j = 0; j < nb; ++j) sum += a[i * rs + (begin + j) * cs] * xb[j];
+        for (int j = 0; j < nb; ++j) sum += mul(a[i * rs + (begin + j) * cs], xb[j]);
         x[i * k + c] -= sum;
     }
 }

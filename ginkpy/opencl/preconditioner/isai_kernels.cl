@@ -2,7 +2,8 @@
 // row. With J the sorted columns of M's row i: w = S[J, J]^T (S the system matrix restricted to
 // J, transposed), y = e_i at i's place in J; w y = e_i is solved by Gaussian elimination with
 // partial pivoting in the row's block of the global workspace (m x m, row-major), y in place in
-// M's values. spd: y is scaled by 1/sqrt(y_i) (i is the last column of a lower pattern).
+// M's values. spd: y is scaled by 1/sqrt(y_i) (i is the last column of a lower pattern; y_i is
+// real for a Hermitian positive definite S: its real part is taken).
 #include "common.cl"
 
 __kernel void generate_inverse(const int first_row, const int last_row, const int spd,
@@ -39,14 +40,14 @@ __kernel void generate_inverse(const int first_row, const int last_row, const in
                 ++a;
             }
         }
-        y[b] = row == i ? 1 : 0;
+        y[b] = to_value(row == i ? 1 : 0);
     }
     for (int c = 0; c < m; ++c) {
         int piv = c;
-        value_type best = fabs(w[c * m + c]);
+        real_type best = abs_value(w[c * m + c]);
         for (int r = c + 1; r < m; ++r) {
-            if (fabs(w[r * m + c]) > best) {
-                best = fabs(w[r * m + c]);
+            if (abs_value(w[r * m + c]) > best) {
+                best = abs_value(w[r * m + c]);
                 piv = r;
             }
         }
@@ -64,23 +65,23 @@ __kernel void generate_inverse(const int first_row, const int last_row, const in
         y[piv] = t;
         // row r -= f row c, f = w_rc / w_cc
         for (int r = c + 1; r < m; ++r) {
-            const value_type f = w[r * m + c] / w[c * m + c];
-            for (int cc = c + 1; cc < m; ++cc) w[r * m + cc] -= f * w[c * m + cc];
-            y[r] -= f * y[c];
+            const value_type f = divide(w[r * m + c], w[c * m + c]);
+            for (int cc = c + 1; cc < m; ++cc) w[r * m + cc] -= mul(f, w[c * m + cc]);
+            y[r] -= mul(f, y[c]);
         }
     }
     for (int r = m - 1; r >= 0; --r) {
         value_type s = y[r];
-        for (int c = r + 1; c < m; ++c) s -= w[r * m + c] * y[c];
-        y[r] = s / w[r * m + r];
+        for (int c = r + 1; c < m; ++c) s -= mul(w[r * m + c], y[c]);
+        y[r] = divide(s, w[r * m + r]);
     }
     if (spd) {
-        const value_type d = y[m - 1];
+        const real_type d = real_part(y[m - 1]);
         if (!(d > 0)) {
             atomic_min(bad_row, i);
             return;
         }
-        const value_type scale = 1 / sqrt(d);
+        const real_type scale = 1 / sqrt(d);
         for (int r = 0; r < m; ++r) y[r] *= scale;
     }
 }

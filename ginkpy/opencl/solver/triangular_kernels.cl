@@ -13,9 +13,9 @@ inline void solve_row(const int pos, const int c, const int k, __global const in
     const int row = rows[pos];
     value_type sum = 0;
     for (int nz = row_ptrs[pos]; nz < row_ptrs[pos + 1]; ++nz) {
-        sum += values[nz] * x[col_idxs[nz] * k + c];
+        sum += mul(values[nz], x[col_idxs[nz] * k + c]);
     }
-    x[row * k + c] = (b[row * k + c] - sum) / diag[pos];
+    x[row * k + c] = divide(b[row * k + c] - sum, diag[pos]);
 }
 
 // One wide level: the positions begin..end, every (row, column) pair its own work-item.
@@ -61,15 +61,15 @@ __kernel void jacobi_generate(const int n, const int unit_diagonal, __global con
 {
     const int i = get_global_id(0);
     if (i < n) {
-        value_type d = 1;
+        value_type d = to_value(1);
         if (!unit_diagonal) {
             d = 0;
             for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
                 if (col_idxs[p] == i) d = values[p];
             }
         }
-        if (d == 0) atomic_min(bad_row, i);
-        inv_diag[i] = d != 0 ? 1 / d : 0;
+        if (is_zero(d)) atomic_min(bad_row, i);
+        inv_diag[i] = is_zero(d) ? 0 : divide(to_value(1), d);
     }
 }
 
@@ -78,7 +78,7 @@ __kernel void jacobi_initialize(const int size, const int k, __global const valu
                                 __global const value_type* b, __global value_type* x)
 {
     const int id = get_global_id(0);
-    if (id < size) x[id] = inv_diag[k == 1 ? id : id / k] * b[id];
+    if (id < size) x[id] = mul(inv_diag[k == 1 ? id : id / k], b[id]);
 }
 
 // out = D^-1 (b - N x): the entries of row i on the solved side of the diagonal (LOWER: left
@@ -100,8 +100,8 @@ __kernel void jacobi_sweep(const int size, const int k, __global const int* row_
 #else
             const value_type v = j > i ? values[p] : 0;
 #endif
-            sum += v * x[j * k + c];
+            sum += mul(v, x[j * k + c]);
         }
-        out[id] = inv_diag[i] * (b[id] - sum);
+        out[id] = mul(inv_diag[i], b[id] - sum);
     }
 }

@@ -37,7 +37,7 @@ def _diagonal(m: sp.csr_matrix, rows: np.ndarray, name: str) -> np.ndarray:
 
 def ilu0_values(exec, m: sp.csr_matrix, name: str) -> tuple[np.ndarray, np.ndarray]:
     """The ILU(0) values of a square CSR matrix with sorted indices, in its own pattern (L's
-    strictly lower entries and U's upper entries in one array, float64), and the diagonal
+    strictly lower entries and U's upper entries in one array, float64 or complex128), and the diagonal
     positions. A zero pivot raises a ValueError naming the row."""
     n = m.shape[0]
     ptrs, cols = m.indptr.astype(np.int64), m.indices
@@ -75,7 +75,7 @@ def ilu0_values(exec, m: sp.csr_matrix, name: str) -> tuple[np.ndarray, np.ndarr
     update_bounds = np.concatenate([[0], np.cumsum(counts)])[bounds]
     up, uq, ut = lower[o[update]], q[update], t[update]
     p_sorted, pivot = lower[order], diag[l_cols[order]]
-    vals = m.data.astype(np.float64)
+    vals = m.data.astype(np.result_type(m.data.dtype, np.float64))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for s in range(len(bounds) - 1):
             a, b = bounds[s], bounds[s + 1]
@@ -117,7 +117,7 @@ def _split(m: sp.csr_matrix, vals: np.ndarray, diag: np.ndarray) -> tuple[sp.csr
 
 def ilu0(exec, m: sp.csr_matrix, name: str = "ILU(0)") -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """ILU(0) of a square CSR matrix with sorted indices: L unit lower (its diagonal of ones
-    stored) and U upper, both in float64 with the pattern of ``m``. A zero pivot raises a
+    stored) and U upper, both in float64 (complex128 for complex values) with the pattern of ``m``. A zero pivot raises a
     ValueError naming the row (and the factorization ``name``)."""
     vals, diag = ilu0_values(exec, m, name)
     return _split(m, vals, diag)

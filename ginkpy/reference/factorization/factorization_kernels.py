@@ -43,18 +43,19 @@ def initialize_l_u(exec, a):
 def initialize_l(exec, a):
     """The pattern of L (A's lower part, the diagonal included) with the initial guess
     l_ij = a_ij / sqrt(a_jj), l_ii = sqrt(a_ii); returns (L arrays, the first row whose
-    diagonal entry is not stored or not positive, or -1)."""
+    diagonal entry is not stored or not positive, or -1). Of a complex (Hermitian) A the
+    diagonal's real parts are taken."""
     n = a.shape[0]
     diag, missing = diagonal_positions(a)
     if missing < 0:
-        bad = np.flatnonzero(~(a.values[diag] > 0))
+        bad = np.flatnonzero(~(a.values[diag].real > 0))
         missing = int(bad[0]) if bad.size else -1
     if missing >= 0:
         return (np.zeros(n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, a.values.dtype)), missing
     rows = np.repeat(np.arange(n), np.diff(a.row_ptrs))
     in_l = a.col_idxs <= rows
     l_ptrs = np.concatenate([[0], np.cumsum(diag - a.row_ptrs[:-1] + 1)]).astype(np.int32)
-    roots = np.sqrt(a.values[diag])
+    roots = np.sqrt(a.values[diag].real)
     l_vals = a.values[in_l] / roots[a.col_idxs[in_l]]
     l_vals[l_ptrs[1:] - 1] = roots
     return (l_ptrs, a.col_idxs[in_l].astype(np.int32), l_vals.astype(a.values.dtype)), missing

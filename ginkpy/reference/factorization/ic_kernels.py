@@ -1,8 +1,9 @@
 """Reference kernel of the exact IC(0) factorization (incomplete Cholesky), run on the host.
 
-IC(0) of a symmetric A is ILU(0) of the symmetric matrix built from A's lower triangle: for a
-symmetric pattern ILU(0) gives U = D L1^T with L1 unit lower, so L = L1 D^(1/2) and A ~ L L^T.
-The entries of A above the diagonal are not read.
+IC(0) of a symmetric (complex: Hermitian) A is ILU(0) of the symmetric (Hermitian) matrix built
+from A's lower triangle: for a symmetric pattern ILU(0) gives U = D L1^H with L1 unit lower and
+D real, so L = L1 D^(1/2) and A ~ L L^H (L L^T for real values). The entries of A above the
+diagonal are not read (nor the imaginary parts of its diagonal).
 """
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from ginkpy.reference.factorization.elimination import host_matrix, ilu0, to_csr
 
 
 def _ic0(exec, m: sp.csr_matrix) -> sp.csr_matrix:
-    """The IC(0) factor L (lower, float64, pattern of tril(m)); a pivot that is not positive
-    raises a ValueError naming the row."""
-    symmetric = (sp.tril(m) + sp.tril(m, -1).T).tocsr()
-    symmetric.sort_indices()
-    l_unit, u_factor = ilu0(exec, symmetric, "IC(0)")
-    d = u_factor.diagonal()
+    """The IC(0) factor L (lower, float64 or complex128, pattern of tril(m), real diagonal); a
+    pivot that is not positive raises a ValueError naming the row."""
+    lower = sp.tril(m, -1)
+    hermitian = (lower + sp.diags(m.diagonal().real) + lower.conj().T).tocsr()
+    hermitian.sort_indices()
+    l_unit, u_factor = ilu0(exec, hermitian, "IC(0)")
+    # the pivots of a Hermitian matrix are real (up to rounding in their imaginary parts)
+    d = u_factor.diagonal().real
     bad = np.flatnonzero(~(d > 0))
     if bad.size:
         raise ValueError(f"IC(0) breaks down: the pivot of row {bad[0]} is {d[bad[0]]}, not positive; "
@@ -29,8 +32,8 @@ def _ic0(exec, m: sp.csr_matrix) -> sp.csr_matrix:
 
 
 def factorize(exec, a):
-    """L and L^T of IC(0) as CSR arrays (L's first): (row_ptrs, col_idxs, values) twice."""
+    """L and L^H of IC(0) as CSR arrays (L's first): (row_ptrs, col_idxs, values) twice."""
     l_factor = _ic0(exec, host_matrix(exec, a))
-    lt = l_factor.T.tocsr()
+    lt = l_factor.conj().T.tocsr()
     lt.sort_indices()
     return to_csr_arrays(exec, l_factor, a.dtype) + to_csr_arrays(exec, lt, a.dtype)

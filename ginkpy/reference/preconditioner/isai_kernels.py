@@ -7,7 +7,8 @@ triangle of |A|^power. ``generate_inverse`` computes each row i of M, with J the
 row i: the small dense system S[J, J]^T m = e_i (S restricted to J, transposed; e_i the unit
 vector at i's place in J), solved by Gaussian elimination with partial pivoting, which makes
 (M S)_ij = delta_ij on the pattern. For spd, m is then scaled by 1/sqrt(m_i) (Ginkgo's SPD
-ISAI, the factorized sparse approximate inverse: G A G^T ~ I, M = G^T G). Rows with the same
+ISAI, the factorized sparse approximate inverse: G A G^H ~ I, M = G^H G; m_i is real for a
+Hermitian positive definite A, its real part is taken). Rows with the same
 pattern size are solved together as a batch, column by column, in the order of operations of
 the OpenCL kernel.
 """
@@ -88,7 +89,7 @@ def generate_inverse(exec, system, inverse, spd) -> int:
             y = (J == rows[:, None]).astype(inverse.dtype)
             singular = _solve(w, y)
             if spd:
-                d = y[:, -1]
+                d = y[:, -1].real
                 singular |= ~(d > 0)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     y /= np.sqrt(d)[:, None]

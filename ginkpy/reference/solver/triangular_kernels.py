@@ -54,7 +54,7 @@ def jacobi_generate(exec, a, unit_diagonal, inv_diag) -> int:
     or not stored, -1 if none."""
     diag = np.ones(a.shape[0], a.dtype) if unit_diagonal else \
         sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape).diagonal()
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # complex 1 / 0 is (nan, nan)
         inv_diag.values[:, 0] = np.where(diag != 0, 1 / diag, 0)
     return first_zero(diag)
 
