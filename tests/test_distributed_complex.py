@@ -12,11 +12,10 @@ import pytest
 from test_distributed import HERE, _check_solve, _launch
 
 CASES_FILE = HERE / "distributed_complex_cases.py"
-# the OpenCL run (PoCL starts in seconds per rank): every case but the local ILU of Schwarz (its
-# complex triangular solves on the device are another branch's work) and the bad input (host checks)
+# the OpenCL run (PoCL starts in seconds per rank): every case but the bad input (host checks)
 OPENCL_CASES = ["cg_jacobi_hpd", "gmres_jacobi_helmholtz", "bicgstab_jacobi_helmholtz", "bicg_helmholtz",
-                "cg_schwarz_block_jacobi", "fcg_schwarz_cg", "several_columns_zero_rows", "complex64",
-                "vector_reductions"]
+                "cg_schwarz_block_jacobi", "fcg_schwarz_cg", "gmres_schwarz_ilu_helmholtz",
+                "several_columns_zero_rows", "complex64", "vector_reductions"]
 
 
 @pytest.fixture(scope="module")
