@@ -14,7 +14,7 @@ Complex value types (--dtype complex128 or complex64) run CG on Hermitian matric
 magnetic Laplacian (magnetic_2d) by default, the real problems as complex matrices too.
 
 ``--solver gmres`` runs unpreconditioned GMRES(--restart) instead, --iters inner iterations (a
-multiple of the restart; SciPy's and CuPy's maxiter counts restart cycles), on every square
+multiple of the restart; SciPy's maxiter counts restart cycles, CuPy's inner iterations), on every square
 matrix (the damped Helmholtz system, helmholtz_2d, by default for complex types). Its roofline
 is a lower bound: the bytes a GMRES(m) with one fused Gram-Schmidt pass must move per inner
 iteration j (the matrix once, v_j read and w written by the product, the j + 1 basis vectors
@@ -78,8 +78,10 @@ def counted(cg, A, b, iters, **kwargs) -> tuple:
 
 def gmres_arguments(gmres, iters, restart) -> dict:
     """Keywords of a SciPy-style gmres running iters / restart cycles of GMRES(restart) with a
-    relative tolerance of 0."""
-    return {"restart": restart, "maxiter": iters // restart, **tolerance_zero(gmres)}
+    relative tolerance of 0: SciPy's maxiter counts restart cycles, CuPy's inner iterations
+    (its loop adds restart per cycle and stops once maxiter is reached)."""
+    cycles = gmres.__module__.startswith("cupyx") is False
+    return {"restart": restart, "maxiter": iters // restart if cycles else iters, **tolerance_zero(gmres)}
 
 
 def counted_gmres(gmres, A, b, iters, restart, per_cycle: bool) -> tuple:
