@@ -80,7 +80,7 @@ def gmres_arguments(gmres, iters, restart) -> dict:
     """Keywords of a SciPy-style gmres running iters / restart cycles of GMRES(restart) with a
     relative tolerance of 0: SciPy's maxiter counts restart cycles, CuPy's inner iterations
     (its loop adds restart per cycle and stops once maxiter is reached)."""
-    cycles = gmres.__module__.startswith("cupyx") is False
+    cycles = not gmres.__module__.startswith("cupyx")
     return {"restart": restart, "maxiter": iters // restart if cycles else iters, **tolerance_zero(gmres)}
 
 
