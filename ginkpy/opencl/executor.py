@@ -155,10 +155,12 @@ class Kernel:
             if events is not None:
                 events.append((name, event))
             return event
-        # a private copy with its arguments set once: the replay only enqueues it
+        # a private copy with its arguments set once: the replay only enqueues it (set one by
+        # one: declaring the copy's scalar types would generate pyopencl's invoker for it again,
+        # about a millisecond per copy, and Gmres captures over a hundred per solve)
         kernel = cl.Kernel(self._program, self._name)
-        kernel.set_scalar_arg_dtypes(self._dtypes)
-        kernel.set_args(*args)
+        for index, arg in enumerate(args):
+            kernel.set_arg(index, arg)
         global_size, local_size = tuple(global_size), None if local_size is None else tuple(local_size)
 
         if events is None:
