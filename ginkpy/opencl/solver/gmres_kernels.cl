@@ -59,7 +59,10 @@ inline void givens_step(const int j, const int c, const int k, const int hess_st
 
 // The true residual's norm ||r|| (sum of rr): the first check (no check yet), or the
 // confirmation of a column PENDING; then in running columns v_0 = v = r / ||r|| and g_0 =
-// ||r||; inner = 0 in every column (reduction layout).
+// ||r||; inner = 0 in every column (reduction layout). Work-groups other than the writer may
+// read a column's status before the writer's first check stops it and its check count after:
+// they then write v and v_0 of that stopped column, which nothing reads (the verdict, g and
+// inner are the writer's alone).
 __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
                       __global const value_type* rr, const int rr_parts,
                       __global value_type* basis, __global value_type* v, __global value_type* g,
