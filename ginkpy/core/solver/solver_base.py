@@ -241,15 +241,17 @@ class IterativeSolver(EnableBuild, LinOp):
 
 # Single systems up to this many rows run as a batch of one (one launch for the whole solve) on
 # an OpenCL device where the criteria, the preconditioner and the loggers allow: below this size
-# the normal loop is bound by its launches. GINKPY_SMALL_SYSTEMS=0 turns it off. The sizes are
-# the measured crossovers (`python benchmarks/bench_small.py`: 2D Laplacians, 200 iterations,
-# 2026-11-23): on the H100 the loop wins from about 6000 rows for Cg and Bicgstab in float64
-# (3000 in complex128: one work-group streams the vectors) and Gmres's from about 24000 (12000);
-# on PoCL the batch of one wins to 32768 rows in real types, but its complex kernels vectorize
-# poorly there (5x the real time at 10^4 rows), so Cg and Bicgstab take it only to 2048.
-# Keys: (device kind, "gmres" or "short" for the other methods, complex values).
-SMALL_SYSTEM_ROWS = {("gpu", "short", False): 6144, ("gpu", "short", True): 3072,
-                     ("gpu", "gmres", False): 24576, ("gpu", "gmres", True): 12288,
+# the normal loop is bound by its launches and its per-solve costs (the capture of its
+# launches). GINKPY_SMALL_SYSTEMS=0 turns it off. `python benchmarks/bench_small.py` measures
+# the per-iteration crossover (2026-11-23): on the H100 the loop's iteration is faster from about
+# 6000 rows for Cg and Bicgstab (3000 in complex128), but whole solves of a few dozen iterations
+# still favour the batch of one up to 16384 rows (bench_solve: 3D Poisson 22^3 8.4 ms as a batch
+# of one, 51 ms through the loop); Gmres's long solves favour the loop from about 10^4 rows in
+# complex128. On PoCL the batch of one wins to 32768 rows in real types, but its complex kernels
+# vectorize poorly there (5x the real time at 10^4 rows), so complex Cg and Bicgstab take it
+# only to 2048. Keys: (device kind, "gmres" or "short" for the other methods, complex values).
+SMALL_SYSTEM_ROWS = {("gpu", "short", False): 16384, ("gpu", "short", True): 16384,
+                     ("gpu", "gmres", False): 16384, ("gpu", "gmres", True): 8192,
                      ("cpu", "short", False): 32768, ("cpu", "short", True): 2048,
                      ("cpu", "gmres", False): 32768, ("cpu", "gmres", True): 16384}
 
