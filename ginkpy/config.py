@@ -43,7 +43,7 @@ _SHORT_CRITERIA = {
 # short names for types of another kind: kind -> {name: configuration type name}
 ALIASES = {"preconditioner": {"amg": "solver::Multigrid"}}
 _NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
-_TYPE_KEYS = {"value_type": ("float64", "float32"), "index_type": ("int32",)}
+_TYPE_KEYS = {"value_type": ("float64", "float32", "complex<float64>", "complex<float32>"), "index_type": ("int32",)}
 
 
 def types() -> dict[str, type]:
@@ -132,7 +132,7 @@ def _parse(config: Any, where: str) -> Parameters:
             continue
         if key in _TYPE_KEYS:
             if value not in _TYPE_KEYS[key]:
-                raise ValueError(f"{here}: ginkpy supports {' and '.join(_TYPE_KEYS[key])}, got {value!r}")
+                raise ValueError(f"{here}: ginkpy supports {', '.join(_TYPE_KEYS[key])}, got {value!r}")
             continue
         if key not in fields:
             accepted = sorted([*fields, "type", *_TYPE_KEYS])
