@@ -351,6 +351,7 @@ def test_bad_input_raises_clear_errors(ref, rng):
         (ValueError, "NaN", lambda: gk.linalg.cg(A.multiply(np.nan).tocsr(), b, executor=ref)),
         (TypeError, "complex", lambda: gk.linalg.cg(gk.matrix.Csr.from_scipy(ref, A), b + 1j, executor=ref)),
         (TypeError, "float16", lambda: gk.linalg.cg(A, b.astype(np.float16), executor=ref)),
+        (ValueError, "expected 2-D", lambda: gk.linalg.cg(np.ones((2, 2, 2)), np.ones(2), executor=ref)),
         (TypeError, "LinearOperator", lambda: gk.linalg.cg("A.mtx", b, executor=ref)),
         (ValueError, "rtol", lambda: gk.linalg.cg(A, b, rtol=-1.0, executor=ref)),
         (ValueError, "rtol", lambda: gk.linalg.cg(A, b, rtol=np.nan, executor=ref)),

@@ -128,9 +128,11 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     ``observer(x, ||b||)`` gives a logger that reports iterations to the user's callback; M
     goes to the solver's ``preconditioner_parameter``; ``solver_parameters`` are set as they are.
     """
+    if len(getattr(A, "shape", (0, 0))) != 2:
+        raise ValueError(f"A has shape {A.shape}: expected 2-D, an n x n matrix or operator")
     exec = _as_executor(executor, A)
     A = host_operator(A)
-    if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
+    if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be a square matrix, got shape {A.shape}")
     n = A.shape[0]
     b = _vector(b, n, "b")
