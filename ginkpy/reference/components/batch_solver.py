@@ -41,6 +41,16 @@ def item_preconditioners(preconditioner, num_items: int) -> list[Callable[[np.nd
     return [apply(w) for w in weights]
 
 
+def solve_items(a, preconditioner, b, x, iterations, residual_norms, reasons,
+                solve: Callable[..., tuple]) -> None:
+    """Each item in turn: ``solve(A_i, M_i, b_i, x_i)`` updates the view x_i and returns its
+    (iterations, ||r||, reason), stored at item i (the batched solvers' common loop)."""
+    precs = item_preconditioners(preconditioner, a.num_batch_items)
+    for i, (A, M) in enumerate(zip(item_matrices(a), precs)):
+        with np.errstate(all="ignore"):  # as on a device: overflow and 0/0 are detected, not warned about
+            iterations[i], residual_norms[i], reasons[i] = solve(A, M, b.values[i, :, 0], x.values[i, :, 0])
+
+
 def threshold(rtol, atol, b_norm):
     """The residual norm an item must reach: max(rtol ||b||, atol)."""
     return max(rtol * b_norm, atol)

@@ -5,18 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.components.batch_solver import (dot, finite, item_matrices, item_preconditioners, norm,
-                                                      threshold)
+from ginkpy.reference.components.batch_solver import dot, finite, norm, solve_items, threshold
 
 
 def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, iterations, residual_norms,
           reasons):
-    matrices = item_matrices(a)
-    precs = item_preconditioners(preconditioner, a.num_batch_items)
-    for i, (A, M) in enumerate(zip(matrices, precs)):
-        with np.errstate(all="ignore"):  # as on a device: overflow and 0/0 are detected, not warned about
-            iterations[i], residual_norms[i], reasons[i] = _solve(A, M, b.values[i, :, 0], x.values[i, :, 0],
-                                                                  max_iterations, rtol, atol)
+    solve_items(a, preconditioner, b, x, iterations, residual_norms, reasons,
+                lambda A, M, b_i, x_i: _solve(A, M, b_i, x_i, max_iterations, rtol, atol))
 
 
 def _solve(A, M, b, x, max_iterations, rtol, atol):
