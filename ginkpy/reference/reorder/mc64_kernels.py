@@ -24,12 +24,12 @@ def compute(exec, a, strategy):
         cost = column_max[col_of] - m.data
     weights = sp.csc_matrix((cost + 1.0, m.indices, m.indptr), shape=a.shape)
     try:
-        matched = csgraph.min_weight_full_bipartite_matching(weights.tocsr())
+        rows, cols = csgraph.min_weight_full_bipartite_matching(weights.tocsr())
     except ValueError:
         free = np.flatnonzero(csgraph.maximum_bipartite_matching(weights.tocsr(), perm_type="row") < 0)
         raise ValueError(f"Mc64: the matrix is structurally singular: column {int(free[0])} cannot be matched to "
                          f"a row (no permutation gives it a nonzero diagonal); check the matrix for empty or "
                          f"dependent rows and columns") from None
     perm = np.empty(n, np.int64)
-    perm[matched] = np.arange(n)
+    perm[cols] = rows  # new row j: the row matched to column j
     return perm.astype(np.int32)
