@@ -67,7 +67,8 @@ def permute(exec, a, rows, col_inverse):
     row rows[i] of A (all rows in order for None), with column c renumbered col_inverse[c]."""
     m = _scipy(a) if rows is None else _scipy(a)[rows]
     if col_inverse is not None:
-        m = sp.csr_matrix((m.data, col_inverse[m.indices], m.indptr), shape=m.shape)
+        # new arrays: the sort must not reorder A's own (a row gather already copied them)
+        m = sp.csr_matrix((m.data.copy(), col_inverse[m.indices], m.indptr.copy()), shape=m.shape)
         m.has_sorted_indices = False
         m.sort_indices()
     else:

@@ -15,9 +15,9 @@ def compute(exec, a, strategy):
     m = sp.csr_matrix((np.abs(a.values), a.col_idxs, a.row_ptrs), shape=a.shape)
     m.eliminate_zeros()
     m = m.tocsc()
-    column_max = np.maximum.reduceat(m.data, m.indptr[:-1]) if m.nnz else np.zeros(0)
-    column_max = np.where(np.diff(m.indptr) > 0, column_max, 0) if m.nnz else np.zeros(n)
     col_of = np.repeat(np.arange(n), np.diff(m.indptr))
+    column_max = np.zeros(n)
+    np.maximum.at(column_max, col_of, m.data)
     if strategy == "max_diagonal_product":
         cost = np.log(column_max[col_of]) - np.log(m.data)
     else:
