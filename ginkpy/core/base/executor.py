@@ -187,6 +187,16 @@ class Executor:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError
 
+    def upload(self, shape: tuple[int, ...], dtype: Any, fill: Callable[[np.ndarray], None]) -> Any:
+        """A new array of ``shape`` and ``dtype`` in this executor's memory, its contents written
+        by ``fill(host)`` into a host array of that shape: one transfer and no host array in
+        between where the executor allows it (the array itself on the host, the mapped buffer
+        on a CPU device, a reused page-locked staging buffer on a GPU). For large inputs built
+        on the host (a batch's values gathered from many matrices)."""
+        host = np.empty(shape, dtype)
+        fill(host)
+        return self.from_host(host)
+
     def host_array(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A host array that :meth:`read_async` can copy into without the host waiting (page-locked
         memory on a device; a plain numpy array on the host)."""
