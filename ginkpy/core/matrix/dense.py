@@ -170,6 +170,12 @@ class Dense(LinOp):
         self.executor.run("matrix.dense.conj_transpose", self, out)
         return out
 
+    def permute(self, permutation: Any, mode: str = "symmetric", column_permutation: Any = None) -> "Dense":
+        """The permuted matrix P A P^T (or P A, A P^T, P A Q^T, ...: ``mode`` as in Ginkgo's
+        permute_mode), a new Dense on this executor: see :func:`ginkpy.matrix.permute`."""
+        from ginkpy.core.matrix.permutation import permute  # permutation.py builds on this module
+        return permute(self, permutation, mode, column_permutation)
+
     def is_finite(self) -> bool:
         """True when no entry is NaN or infinite."""
         return bool(self.executor.run("matrix.dense.is_finite", self))
