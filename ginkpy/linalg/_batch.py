@@ -101,9 +101,9 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
     result = s.apply_with_tolerances(MultiVector.from_numpy(exec, B, dtype), X, rtol, atol,
                                      min(max_iterations, np.iinfo(np.int32).max))
     info = np.full(N, maxiter, dtype=np.int64)
-    info[result.stop_reasons == StopReason.CONVERGED] = 0
-    info[result.stop_reasons == StopReason.BREAKDOWN] = BREAKDOWN_INFO
-    info[result.stop_reasons == StopReason.DIVERGED] = DIVERGED_INFO
+    info[result.codes == StopReason.CONVERGED] = 0
+    info[result.codes == StopReason.BREAKDOWN] = BREAKDOWN_INFO
+    info[result.codes == StopReason.DIVERGED] = DIVERGED_INFO
     return X.to_numpy(), info
 
 
