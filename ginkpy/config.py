@@ -41,7 +41,7 @@ _SHORT_CRITERIA = {
     "absolute_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "absolute"}),
 }
 # short names for types of another kind: kind -> {name: configuration type name}
-ALIASES = {"preconditioner": {"amg": "solver::Multigrid"}}
+ALIASES = {"preconditioner": {"amg": "solver::Multigrid", "gauss_seidel": "preconditioner::GaussSeidel"}}
 _NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
 _TYPE_KEYS = {"value_type": ("float64", "float32", "complex<float64>", "complex<float32>"), "index_type": ("int32",)}
 
@@ -71,7 +71,8 @@ class Preset:
 
 def _presets(kind: str) -> dict[str, Preset]:
     """The presets of ``kind``: the exact ILU(0) / IC(0) with level-scheduled triangular solves
-    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, ParILU / ParIC with ISAI)."""
+    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, ParILU / ParIC with ISAI), and the
+    symmetric variants of SOR and Gauss-Seidel."""
     if kind != "preconditioner":
         return {}
     from ginkpy import factorization, preconditioner, solver
@@ -81,7 +82,10 @@ def _presets(kind: str) -> dict[str, Preset]:
                       .with_u_solver(solver.UpperTrs.build()),
                       f"{precond.__name__} with the exact {fact.__name__} factorization and LowerTrs / UpperTrs")
     return {"ilu0_exact": exact(preconditioner.Ilu, factorization.Ilu),
-            "ic0_exact": exact(preconditioner.Ic, factorization.Ic)}
+            "ic0_exact": exact(preconditioner.Ic, factorization.Ic),
+            "ssor": Preset(lambda: preconditioner.Sor.build().with_symmetric(True), "symmetric SOR (for Cg)"),
+            "symmetric_gauss_seidel": Preset(lambda: preconditioner.GaussSeidel.build().with_symmetric(True),
+                                             "symmetric Gauss-Seidel (for Cg)")}
 
 
 def short_names(kind: str) -> dict[str, Any]:

@@ -24,7 +24,10 @@ kernel, and the prolongation is read on the fly by the first sweep after it, so 
 takes three launches a level (restriction the third). ``pre_smoother`` and ``post_smoother``
 (default: the pre-smoother) take any solver that improves the x it is given instead
 (``gk.solver.Chebyshev``, ``gk.solver.Ir``); Chebyshev with only Iteration criteria also runs
-without host round trips.
+without host round trips. ``gk.preconditioner.GaussSeidel`` and ``Sor`` smooth too (one sweep
+x = x + M^-1 (b - A x) per application); after a forward sweep the default post-smoother is
+the backward sweep, so that the cycle stays symmetric (SSOR, ``with_symmetric(True)``, is
+both).
 
 Without criteria an apply is one cycle: from x = 0 as a preconditioner (``M="amg"``,
 ``with_preconditioner(gk.solver.Multigrid.build())``), a fixed linear operator, symmetric for
@@ -119,7 +122,8 @@ class Multigrid(IterativeSolver):
         self.inv_diags, self.omegas, self.pre_smoothers, self.post_smoothers = [], [], [], []
         for l, A in enumerate(self.matrices[:-1]):
             pre = self._smoother(params.pre_smoother, A, "pre_smoother")
-            post = pre if params.post_smoother is None else self._smoother(params.post_smoother, A, "post_smoother")
+            post = self._smoother(params.post_smoother, A, "post_smoother") if params.post_smoother is not None \
+                else pre.backward() if hasattr(pre, "backward") else pre
             # the built-in weighted Jacobi sweeps (None) need D^-1
             builtin = pre is None or post is None
             inv_diag = inverse_diagonal(A, f"Multigrid's Jacobi smoother on level {l}") if builtin else None
@@ -135,10 +139,11 @@ class Multigrid(IterativeSolver):
         if value is None:
             return None
         smoother = generate_preconditioner(value, A, self.executor, what, initial_guess="provided")
-        if not isinstance(smoother, IterativeSolver):
+        if not isinstance(smoother, IterativeSolver) and not hasattr(smoother, "apply_with_initial_guess"):
             raise TypeError(f"Multigrid's {what} must be a solver that improves the x it is given "
-                            f"(gk.solver.Ir.build().with_solver(...), gk.solver.Chebyshev.build()...), "
-                            f"not {type(smoother).__name__}, which overwrites x")
+                            f"(gk.solver.Ir.build().with_solver(...), gk.solver.Chebyshev.build(), "
+                            f"gk.preconditioner.GaussSeidel.build()...), not {type(smoother).__name__}, "
+                            f"which overwrites x")
         return smoother
 
     def _make_coarsest_solver(self, A: Csr) -> LinOp:
