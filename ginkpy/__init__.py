@@ -3,7 +3,7 @@ and on any OpenCL device."""
 import importlib
 
 from ginkpy import factorization, log, matrix, multigrid, preconditioner, solver, stop
-from ginkpy.core.base.executor import Executor, KernelNotFoundError, default_executor, executor
+from ginkpy.core.base.executor import Executor, ForkedProcessError, KernelNotFoundError, default_executor, executor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.mtx_io import read, write
 from ginkpy.reference.executor import ReferenceExecutor
@@ -27,7 +27,7 @@ def __getattr__(name):
     return importlib.import_module(target)
 
 
-__all__ = ["Executor", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
+__all__ = ["Executor", "ForkedProcessError", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
            "aslinearoperator", "batch", "config", "linalg",
            "default_executor", "distributed", "executor", "factorization", "log", "matrix", "multigrid",
            "preconditioner", "read",
