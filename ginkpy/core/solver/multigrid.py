@@ -53,7 +53,8 @@ from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.chebyshev import inverse_diagonal
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, fixed_iterations, generate_preconditioner
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -196,7 +197,7 @@ class Multigrid(IterativeSolver):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.shape[0] == 0 or b.shape[1] == 0:
             return
-        cycles = fixed_iterations(self)
+        cycles = self.fixed_iterations
         guess = self.parameters.default_initial_guess
         if cycles is None:
             super()._apply_impl(b, x)
@@ -208,24 +209,22 @@ class Multigrid(IterativeSolver):
         for i in range(cycles):
             self._cycle(0, b, x, zero_guess=i == 0 and guess == "zero", kind=self.parameters.cycle)
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec = self.executor
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, x = self.executor, monitor.x
         r, e = monitor.ws.vectors("r", "e")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # e = cycle applied to r from 0;  x = x + e in the running columns;  r = b - A x
             self._cycle(0, r, e, zero_guess=True, kind=self.parameters.cycle)
             exec.run("components.relaxation.add_running", e, x, status)
-            self._residual(monitor.b, x, r)
-            self._check(monitor, r)
+            monitor.residual(r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()
 
     def _buffers(self, k: int) -> list:
         """Per level: (b, x, spare) n_l x k vectors, made once per column count (level 0 has only
