@@ -310,6 +310,9 @@ class IterationMonitor:
             self._absorb(reader.issue(self.iteration, final=True), resume)
             return
         exec = self.exec
+        if exec.all_running(self.stop.status) and not (self.log_iterations or self.reads_each_iteration) \
+                and self.time_limit == np.inf:
+            return  # on the host, where no column stopped since the last read there is nothing to take in
         exec.flush()
         pending = reader.pending
         due = reader.due(self.iteration) or self.reads_each_iteration or exec.none_running(self.stop.status)
