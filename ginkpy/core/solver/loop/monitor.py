@@ -95,8 +95,9 @@ class IterationMonitor:
         self.reads_each_iteration = False  # an iteration reads from the device itself (not replayable)
         self.stop = ws.get("stop", lambda: StopState(exec, k, b.dtype))
         stop = self.stop
-        into = ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
-                                       for a in (stop.status, stop.checks, stop.history.values)])
+        def into():  # made at the first read: a solve that needs none (a batch of one) makes none
+            return ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
+                                           for a in (stop.status, stop.checks, stop.history.values)])
         self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD)
         # the parts of an iteration, captured at their first run in this apply (they hold x and b)
         self.replays = Replays(exec)
