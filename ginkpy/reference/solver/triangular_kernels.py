@@ -18,10 +18,13 @@ from ginkpy.reference.solver.triangle import first_zero, split_triangle
 
 @attrs.frozen
 class Triangle:
-    """The triangle (strict part plus diagonal, sorted CSR) used by the substitution."""
+    """The triangle scaled to a unit diagonal, T D^-1 (sorted CSR), which SciPy's substitution
+    takes as it is (a non-unit diagonal would be rescaled into a new matrix at every solve),
+    and D^-1 to scale the solution: T^-1 b = D^-1 (T D^-1)^-1 b."""
 
     lower: bool
     matrix: sp.csr_matrix
+    inv_diag: np.ndarray
 
 
 def generate(exec, a, lower, unit_diagonal):
@@ -30,14 +33,20 @@ def generate(exec, a, lower, unit_diagonal):
         return None, -1 if unit_diagonal else first_zero(np.diagonal(a.values))
     m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
     strict, diag, zero_row = split_triangle(m, lower, unit_diagonal)
-    triangle = (strict + sp.diags(diag)).tocsr() if a.shape[0] else strict
-    return Triangle(lower, triangle), zero_row
+    if zero_row >= 0:
+        return None, zero_row
+    inv_diag = 1 / diag
+    # T D^-1 with its unit diagonal stored (SciPy's solver sets it in place: no new entries)
+    triangle = (strict @ sp.diags(inv_diag) + sp.eye(a.shape[0], dtype=strict.dtype)).tocsr()
+    triangle.sort_indices()
+    return Triangle(lower, triangle, inv_diag[:, None]), -1
 
 
 def solve(exec, plan, b, x):
-    # x = T^-1 b by substitution, rows in dependency order
+    # x = T^-1 b = D^-1 (T D^-1)^-1 b by substitution, rows in dependency order
     if b.values.size:
-        x.values[...] = spsolve_triangular(plan.matrix, b.values, lower=plan.lower).reshape(x.shape)
+        y = spsolve_triangular(plan.matrix, b.values, lower=plan.lower, overwrite_A=True, unit_diagonal=True)
+        x.values[...] = plan.inv_diag * y.reshape(x.shape)
 
 
 def _strict(a, lower: bool) -> sp.csr_matrix:
