@@ -31,14 +31,29 @@ def generate(exec, a, lower, unit_diagonal):
     """The prepared triangle (None for Dense) and the first row with a zero diagonal (-1 if none)."""
     if isinstance(a, Dense):
         return None, -1 if unit_diagonal else first_zero(np.diagonal(a.values))
-    m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
-    strict, diag, zero_row = split_triangle(m, lower, unit_diagonal)
+    n = a.shape[0]
+    rows = np.repeat(np.arange(n, dtype=a.col_idxs.dtype), np.diff(a.row_ptrs))
+    on_diagonal = a.col_idxs == rows
+    if np.count_nonzero(on_diagonal) < n:  # a diagonal entry not stored (unit_diagonal, or singular)
+        m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+        strict, diag, zero_row = split_triangle(m, lower, unit_diagonal)
+        if zero_row >= 0:
+            return None, zero_row
+        triangle = (strict @ sp.diags(1 / diag) + sp.eye(n, dtype=strict.dtype)).tocsr()
+        triangle.sort_indices()
+        return Triangle(lower, triangle, (1 / diag)[:, None]), -1
+    diag = np.ones(n, a.dtype) if unit_diagonal else a.values[on_diagonal]
+    zero_row = first_zero(diag)
     if zero_row >= 0:
         return None, zero_row
     inv_diag = 1 / diag
-    # T D^-1 with its unit diagonal stored (SciPy's solver sets it in place: no new entries)
-    triangle = (strict @ sp.diags(inv_diag) + sp.eye(a.shape[0], dtype=strict.dtype)).tocsr()
-    triangle.sort_indices()
+    # T D^-1 with its unit diagonal stored (SciPy's solver sets it in place: no new entries), in
+    # one pass over the sorted rows: the entries of the triangle, scaled by their column
+    keep = np.flatnonzero((a.col_idxs <= rows) if lower else (a.col_idxs >= rows))
+    cols = a.col_idxs[keep]
+    values = np.where(on_diagonal[keep], 1, a.values[keep] * inv_diag[cols]).astype(a.dtype, copy=False)
+    triangle = sp.csr_matrix((values, cols, np.searchsorted(keep, a.row_ptrs)), shape=a.shape)
+    triangle.has_sorted_indices = True
     return Triangle(lower, triangle, inv_diag[:, None]), -1
 
 
