@@ -14,14 +14,17 @@ L in turn (not all entries at once, as Ginkgo's asynchronous updates do) keeps t
 deterministic and the same on every device, and converges about twice as fast as sweeping all
 at once. After as many sweeps as the factorization's dependency depth the factors are exact;
 a few sweeps give most of a preconditioner's benefit. The initial guess is l_ij = a_ij / a_jj,
-u_ij = a_ij.
+u_ij = a_ij. A diagonal entry A lacks is added as a zero, and a pivot u_ii that a sweep makes
+zero or tiny is replaced by its floor (see gk.core.factorization.factorization), with one
+``logging`` line.
 """
 from __future__ import annotations
 
 import attrs
 
 from ginkpy.core.base.factory import integer, parameters
-from ginkpy.core.factorization.factorization import (Factorization, check_pivots, like, row_indices,
+from ginkpy.core.factorization.factorization import (Factorization, check_pivots, like, pivot_floors,
+                                                     report_floored_pivots, row_indices, with_diagonal,
                                                      with_pattern_power)
 from ginkpy.core.matrix.csr import Csr
 
@@ -51,22 +54,24 @@ class ParIlu(Factorization):
         exec = self.executor
         A = with_pattern_power(A, self.parameters.sparsity_power)
         l_arrays, u_arrays, missing = exec.run("factorization.factorization.initialize_l_u", A)
-        if missing >= 0:
-            raise ValueError(f"ParILU breaks down: row {missing} has no stored diagonal entry (zero pivot); "
-                             f"store the diagonal, or reorder the matrix")
+        if missing >= 0:  # a diagonal entry is not stored: add it as a zero
+            A = with_diagonal(A)
+            l_arrays, u_arrays, missing = exec.run("factorization.factorization.initialize_l_u", A)
         L, U = Csr(exec, A.shape, *l_arrays), Csr(exec, A.shape, *u_arrays)
         l_rows, u_rows = row_indices(L), row_indices(U)
+        floors = pivot_floors(A)
         L_next, U_next = like(L), like(U)
         for _ in range(sweeps(self.parameters.iterations)):
-            # u_ij = a_ij - sum_{k<i} l_ik u_kj
-            exec.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, U_next)
+            # u_ij = a_ij - sum_{k<i} l_ik u_kj;  |u_ii| >= floor_i
+            exec.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, floors, U_next)
             U, U_next = U_next, U
             # l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj
             exec.run("factorization.par_ilu.sweep_l", A, L, l_rows, U, L_next)
             L, L_next = L_next, L
-        check_pivots(U, False, "ParILU", "the matrix has no ILU factorization in this row order "
-                                         "(or more sweeps are needed: with_iterations)")
-        check_pivots(L, True, "ParILU", "more sweeps may be needed (with_iterations)")
+        check_pivots(U, False, "ParILU")
+        check_pivots(L, True, "ParILU")
+        report_floored_pivots("ParILU", *exec.run("factorization.factorization.floored_pivots", U, False, floors),
+                              A.dtype)
         return L, U
 
     @property
