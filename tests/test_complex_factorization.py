@@ -109,6 +109,7 @@ def test_triangular_solve_twins(ref, dev, rng, dtype, case, lower):
 @pytest.mark.parametrize("lower", [True, False], ids=["lower", "upper"])
 def test_triangular_chains_and_wide_levels_mixed(ref, ocl, rng, monkeypatch, lower):
     monkeypatch.setattr(ocl_trs, "_chain_sizes", lambda info: (64, 64))
+    monkeypatch.setattr(ocl_trs, "_sequential", lambda info: False)
     m = _random_triangle(1501, rng, lower, per_row=2, reach=300)
     b = crandom(rng, (m.shape[0], 1))
     dtype = np.complex128 if ocl.info.fp64 else np.complex64

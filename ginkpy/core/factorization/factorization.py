@@ -127,6 +127,17 @@ def shifted_cholesky(name: str, A: Csr, attempt: Callable[[float], tuple]) -> tu
         alpha *= 2
 
 
+def relative_change(new: Csr, old: Csr) -> float:
+    """||new - old|| / ||new|| over the values of two factors of one pattern (Frobenius norms):
+    how much a sweep changed a factor."""
+    exec = new.executor
+    a, b = (Dense(exec, f.values.reshape(f.nnz, 1)) for f in (new, old))
+    difference = a.clone().sub_scaled(1.0, b)
+    new_norm, change = (float(np.asarray(v).ravel()[0]) for v in
+                        exec.to_host(a.compute_norm2().values, difference.compute_norm2().values))
+    return change / new_norm if new_norm else 0.0
+
+
 def check_pivots(factor: Csr, lower: bool, name: str) -> None:
     """Refuse factors with a zero or non-finite pivot (naming the first such row) or overflowed
     values (the pivots' floors keep every pivot nonzero, so only overflow is left)."""
@@ -141,7 +152,9 @@ class Factorization(EnableBuild, LinOp):
     """Base of the factorizations: ``generate(A)`` converts A to Csr (from another sparse
     format) and keeps the two factors that :meth:`_factorize` computes.
 
-    ``factors`` is the pair (F1, F2) with A ~ F1 F2.
+    ``factors`` is the pair (F1, F2) with A ~ F1 F2, or with P_r A P_c ~ F1 F2 where the
+    factorization pivots (``permutations``: the permutation matrices (P_r, P_c) as Csr, None
+    where it does not).
     """
 
     @parameters
@@ -152,6 +165,7 @@ class Factorization(EnableBuild, LinOp):
         EnableBuild.__init__(self, factory)
         A = system_csr(system_matrix, factory.executor, type(self).__name__)
         LinOp.__init__(self, factory.executor, A.shape, A.dtype)
+        self.permutations: tuple[Csr, Csr] | None = None
         self.factors = self._factorize(A)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
@@ -159,10 +173,18 @@ class Factorization(EnableBuild, LinOp):
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         first, second = self.factors
-        # x = F1 (F2 b)
         tmp = b.empty_like()
-        second.apply(b, tmp)
-        first.apply(tmp, x)
+        if self.permutations is None:
+            # x = F1 (F2 b)
+            second.apply(b, tmp)
+            first.apply(tmp, x)
+            return
+        # x = P_r^T F1 F2 P_c^T b
+        row, column = self.permutations
+        column.transpose().apply(b, tmp)
+        second.apply(tmp, x)
+        first.apply(x, tmp)
+        row.transpose().apply(tmp, x)
 
 
 def moved_factors(exec: Executor, shape: tuple[int, int], arrays: tuple) -> tuple[Csr, Csr]:

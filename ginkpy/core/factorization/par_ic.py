@@ -16,9 +16,9 @@ Where a pivot is not positive it is retried on A + alpha diag(A) with growing al
 from __future__ import annotations
 
 from ginkpy.core.base.factory import parameters
-from ginkpy.core.factorization.factorization import (Factorization, like, row_indices, shifted_cholesky,
-                                                     with_pattern_power)
-from ginkpy.core.factorization.par_ilu import ParIlu, sweeps
+from ginkpy.core.factorization.factorization import (Factorization, like, relative_change, row_indices,
+                                                     shifted_cholesky, with_pattern_power)
+from ginkpy.core.factorization.par_ilu import ParIlu, sweep
 from ginkpy.core.matrix.csr import Csr
 
 
@@ -43,13 +43,17 @@ class ParIc(Factorization):
             return None, bad
         L = Csr(exec, A.shape, *l_arrays)
         l_rows = row_indices(L)
-        L_next = like(L)
-        for _ in range(sweeps(self.parameters.iterations)):
+        factors = {"L": L, "L_next": like(L)}
+
+        def sweep_once():
+            f = factors
             # l_ii = sqrt((1 + shift) a_ii - sum_{k<i} |l_ik|^2)
-            exec.run("factorization.par_ic.sweep_diagonal", A, L, l_rows, shift)
+            exec.run("factorization.par_ic.sweep_diagonal", A, f["L"], l_rows, shift)
             # l_ij = (a_ij - sum_{k<j} l_ik conj(l_jk)) / l_jj
-            exec.run("factorization.par_ic.sweep_off_diagonal", A, L, l_rows, L_next)
-            L, L_next = L_next, L
+            exec.run("factorization.par_ic.sweep_off_diagonal", A, f["L"], l_rows, f["L_next"])
+            f["L"], f["L_next"] = f["L_next"], f["L"]
+        sweep(self, sweep_once, lambda: relative_change(factors["L"], factors["L_next"]))
+        L = factors["L"]
         row = exec.run("factorization.factorization.find_invalid_pivot", L, True)
         if row < 0 and not L.is_finite():
             row = 0

@@ -23,9 +23,10 @@ def add_candidates(exec, a, l, u):
     """L and U grown by the pattern of A - L U: new l_ij = (a_ij - (LU)_ij) / u_jj, new
     u_ij = a_ij - (LU)_ij; as CSR arrays (L's first)."""
     A, L, U = scipy_view(a), scipy_view(l), scipy_view(u)
-    union = union_pattern(A, L @ U, L, U)
+    product = (L @ U).tocsr()
+    union = union_pattern(A, product, L, U)
     rows, cols = entry_rows(union), union.indices
-    residual = on_pattern(A, rows, cols) - on_pattern((L @ U).tocsr(), rows, cols)
+    residual = on_pattern(A, rows, cols) - on_pattern(product, rows, cols)
     pivots = U.diagonal()
     with np.errstate(divide="ignore", invalid="ignore"):
         new = np.where(cols < rows, residual / pivots[cols], residual)
