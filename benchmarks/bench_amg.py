@@ -1,5 +1,6 @@
-"""Whole solves to rtol 1e-8: ginkpy AMG-CG beside ginkpy Jacobi-CG, SciPy Jacobi-CG, PyAMG
-(smoothed aggregation and Ruge-Stuben, with CG) and, with CuPy on an NVIDIA GPU, CuPy Jacobi-CG.
+"""Whole solves to rtol 1e-8: ginkpy AMG-CG (Jacobi or Gauss-Seidel smoothing, W- or V-cycle)
+beside ginkpy Jacobi-CG, SciPy Jacobi-CG, PyAMG (smoothed aggregation and Ruge-Stuben, with CG)
+and, with CuPy on an NVIDIA GPU, CuPy Jacobi-CG.
 
 A whole solve is what a user waits for: a SciPy CSR matrix and b = A 1 in, x as a NumPy array
 out, with the copies to the device, the setup (hierarchy, preconditioner) and the solve. Each
@@ -141,6 +142,11 @@ def methods(args, exec) -> dict:
             out[name] = ginkpy_solve(exec, amg, args.maxiter)
         elif name == "ginkpy-amg-v":
             out[name] = ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle("v"), args.maxiter)
+        elif name in ("ginkpy-amg-gs", "ginkpy-amg-v-gs"):
+            # forward Gauss-Seidel before, backward after (level-scheduled triangular solves)
+            cycle = "v" if name == "ginkpy-amg-v-gs" else "w"
+            out[name] = ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle(cycle).with_pre_smoother(
+                gk.preconditioner.GaussSeidel.build()), args.maxiter)
         elif name == "ginkpy-jacobi":
             out[name] = ginkpy_solve(exec, gk.preconditioner.Jacobi.build().with_max_block_size(1), args.maxiter)
         elif name == "scipy-jacobi":
@@ -161,7 +167,7 @@ def methods(args, exec) -> dict:
     return out
 
 
-METHODS = ["ginkpy-amg", "ginkpy-amg-v", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs", "cupy-jacobi"]
+METHODS = ["ginkpy-amg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs", "cupy-jacobi"]
 
 
 def main() -> int:

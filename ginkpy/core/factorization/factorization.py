@@ -24,13 +24,14 @@ from typing import Callable
 
 import numpy as np
 
+from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import check_system_matrix
+from ginkpy.core.matrix.permutation import Permutation
 
 
 def system_csr(system_matrix: LinOp, exec: Executor, who: str) -> Csr:
@@ -152,9 +153,9 @@ class Factorization(EnableBuild, LinOp):
     """Base of the factorizations: ``generate(A)`` converts A to Csr (from another sparse
     format) and keeps the two factors that :meth:`_factorize` computes.
 
-    ``factors`` is the pair (F1, F2) with A ~ F1 F2, or with P_r A P_c ~ F1 F2 where the
-    factorization pivots (``permutations``: the permutation matrices (P_r, P_c) as Csr, None
-    where it does not).
+    ``factors`` is the pair (F1, F2) with A ~ F1 F2, or, where the factorization permutes
+    (Lu, Ilut), A[R][:, C] ~ F1 F2 with ``row_permutation`` R and ``column_permutation`` C
+    (gk.matrix.Permutation; None where it does not).
     """
 
     @parameters
@@ -165,7 +166,8 @@ class Factorization(EnableBuild, LinOp):
         EnableBuild.__init__(self, factory)
         A = system_csr(system_matrix, factory.executor, type(self).__name__)
         LinOp.__init__(self, factory.executor, A.shape, A.dtype)
-        self.permutations: tuple[Csr, Csr] | None = None
+        self.row_permutation: Permutation | None = None
+        self.column_permutation: Permutation | None = None
         self.factors = self._factorize(A)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
@@ -174,17 +176,16 @@ class Factorization(EnableBuild, LinOp):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         first, second = self.factors
         tmp = b.empty_like()
-        if self.permutations is None:
+        if self.row_permutation is None:
             # x = F1 (F2 b)
             second.apply(b, tmp)
             first.apply(tmp, x)
             return
-        # x = P_r^T F1 F2 P_c^T b
-        row, column = self.permutations
-        column.transpose().apply(b, tmp)
+        # x = R^T F1 F2 C b  (A[R][:, C] = F1 F2)
+        self.column_permutation.apply(b, tmp)
         second.apply(tmp, x)
         first.apply(x, tmp)
-        row.transpose().apply(tmp, x)
+        self.row_permutation.compute_inverse().apply(tmp, x)
 
 
 def moved_factors(exec: Executor, shape: tuple[int, int], arrays: tuple) -> tuple[Csr, Csr]:

@@ -39,12 +39,12 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import check_system_matrix
 
 
 class Pgm(EnableBuild):

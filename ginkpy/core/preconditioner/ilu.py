@@ -107,9 +107,9 @@ class Ilu(EnableBuild, LinOp):
         LinOp.__init__(self, exec, fact.shape, fact.dtype)
         self.factorization = fact
         first, second = (f.to_executor(exec) for f in fact.factors)
-        # P_r and P_c of a pivoting factorization (P_r A P_c ~ L U): x = P_c U^-1 L^-1 P_r b
-        self.permutations = None if fact.permutations is None else tuple(p.to_executor(exec)
-                                                                          for p in fact.permutations)
+        # R and C^T of a permuting factorization (A[R][:, C] ~ L U): x = C^T U^-1 L^-1 R b
+        self.permutations = None if fact.row_permutation is None else \
+            (fact.row_permutation.to_executor(exec), fact.column_permutation.compute_inverse().to_executor(exec))
         self.l_solver, self.u_solver = self._solvers(first, second)
         self._tmp: list[Dense] | None = None
 
@@ -198,7 +198,7 @@ class Ilu(EnableBuild, LinOp):
                                 f"which a {type(solver).__name__} does not have")
         out = copy.copy(self)
         out._loggers = []
-        # x = L^-H (U^-H b): U's solver first (with permutations: P_r^H L^-H U^-H P_c^H b)
+        # x = L^-H (U^-H b): U's solver first (with permutations: R^T L^-H U^-H C b)
         out.l_solver, out.u_solver = getattr(self.u_solver, method)(), getattr(self.l_solver, method)()
         if self.permutations is not None:
             out.permutations = tuple(getattr(p, method)() for p in reversed(self.permutations))
@@ -214,10 +214,10 @@ class Ilu(EnableBuild, LinOp):
             # x = U^-1 y
             self.u_solver.apply(self._tmp[0], x)
             return
-        row, column = self.permutations
+        row, inverse_column = self.permutations
         t, y = self._tmp
-        # t = P_r b;  y = L^-1 t;  t = U^-1 y;  x = P_c t
+        # t = R b;  y = L^-1 t;  t = U^-1 y;  x = C^T t
         row.apply(b, t)
         self.l_solver.apply(t, y)
         self.u_solver.apply(y, t)
-        column.apply(t, x)
+        inverse_column.apply(t, x)

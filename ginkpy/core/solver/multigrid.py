@@ -24,7 +24,10 @@ kernel, and the prolongation is read on the fly by the first sweep after it, so 
 takes three launches a level (restriction the third). ``pre_smoother`` and ``post_smoother``
 (default: the pre-smoother) take any solver that improves the x it is given instead
 (``gk.solver.Chebyshev``, ``gk.solver.Ir``); Chebyshev with only Iteration criteria also runs
-without host round trips.
+without host round trips. ``gk.preconditioner.GaussSeidel`` and ``Sor`` smooth too (one sweep
+x = x + M^-1 (b - A x) per application); after a forward sweep the default post-smoother is
+the backward sweep, so that the cycle stays symmetric (SSOR, ``with_symmetric(True)``, is
+both).
 
 Without criteria an apply is one cycle: from x = 0 as a preconditioner (``M="amg"``,
 ``with_preconditioner(gk.solver.Multigrid.build())``), a fixed linear operator, symmetric for
@@ -50,7 +53,8 @@ from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.chebyshev import inverse_diagonal
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, fixed_iterations, generate_preconditioner
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -118,7 +122,8 @@ class Multigrid(IterativeSolver):
         self.inv_diags, self.omegas, self.pre_smoothers, self.post_smoothers = [], [], [], []
         for l, A in enumerate(self.matrices[:-1]):
             pre = self._smoother(params.pre_smoother, A, "pre_smoother")
-            post = pre if params.post_smoother is None else self._smoother(params.post_smoother, A, "post_smoother")
+            post = self._smoother(params.post_smoother, A, "post_smoother") if params.post_smoother is not None \
+                else pre.backward() if hasattr(pre, "backward") else pre
             # the built-in weighted Jacobi sweeps (None) need D^-1
             builtin = pre is None or post is None
             inv_diag = inverse_diagonal(A, f"Multigrid's Jacobi smoother on level {l}") if builtin else None
@@ -134,10 +139,11 @@ class Multigrid(IterativeSolver):
         if value is None:
             return None
         smoother = generate_preconditioner(value, A, self.executor, what, initial_guess="provided")
-        if not isinstance(smoother, IterativeSolver):
+        if not isinstance(smoother, IterativeSolver) and not hasattr(smoother, "apply_with_initial_guess"):
             raise TypeError(f"Multigrid's {what} must be a solver that improves the x it is given "
-                            f"(gk.solver.Ir.build().with_solver(...), gk.solver.Chebyshev.build()...), "
-                            f"not {type(smoother).__name__}, which overwrites x")
+                            f"(gk.solver.Ir.build().with_solver(...), gk.solver.Chebyshev.build(), "
+                            f"gk.preconditioner.GaussSeidel.build()...), not {type(smoother).__name__}, "
+                            f"which overwrites x")
         return smoother
 
     def _make_coarsest_solver(self, A: Csr) -> LinOp:
@@ -191,7 +197,7 @@ class Multigrid(IterativeSolver):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.shape[0] == 0 or b.shape[1] == 0:
             return
-        cycles = fixed_iterations(self)
+        cycles = self.fixed_iterations
         guess = self.parameters.default_initial_guess
         if cycles is None:
             super()._apply_impl(b, x)
@@ -203,24 +209,22 @@ class Multigrid(IterativeSolver):
         for i in range(cycles):
             self._cycle(0, b, x, zero_guess=i == 0 and guess == "zero", kind=self.parameters.cycle)
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec = self.executor
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, x = self.executor, monitor.x
         r, e = monitor.ws.vectors("r", "e")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # e = cycle applied to r from 0;  x = x + e in the running columns;  r = b - A x
             self._cycle(0, r, e, zero_guess=True, kind=self.parameters.cycle)
             exec.run("components.relaxation.add_running", e, x, status)
-            self._residual(monitor.b, x, r)
-            self._check(monitor, r)
+            monitor.residual(r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()
 
     def _buffers(self, k: int) -> list:
         """Per level: (b, x, spare) n_l x k vectors, made once per column count (level 0 has only
