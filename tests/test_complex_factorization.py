@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, criteria, solve, sum_tol, tol, twin
+from conftest import assert_twins, criteria, raised_pivot_floors, solve, sum_tol, tol, twin
 from ginkpy.core.factorization.factorization import like, row_indices
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -209,15 +209,6 @@ def test_initialize_twins(ref, ocl, rng, dtype):
         assert e.run("factorization.factorization.initialize_l", _csr(e, not_positive.tocsr(), dtype), 0.0)[-1] == 200
 
 
-def _floors(exec, A):
-    """The pivots' floors of A, some rows' raised above any pivot (they get replaced), one zero."""
-    floors = gk.core.factorization.factorization.pivot_floors(A)
-    values = floors.to_numpy()
-    values[::7] = 1e6
-    values[3] = 0
-    return Dense.from_numpy(exec, values, floors.dtype)
-
-
 def _factors(exec, m, dtype, ic=False):
     A = _csr(exec, m, dtype)
     if ic:
@@ -235,7 +226,7 @@ def test_par_ilu_sweep_twins(ref, ocl, rng, dtype):
     for e in (ref, ocl):
         A, L, U, l_rows, u_rows = _factors(e, m, dtype)
         U_new, L_new = like(U), like(L)
-        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, _floors(e, A), U_new)
+        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, raised_pivot_floors(e, A), U_new)
         e.run("factorization.par_ilu.sweep_l", A, L, l_rows, U_new, L_new)
         out.append([U_new.to_scipy().toarray(), L_new.to_scipy().toarray()])
     assert_twins(out, dtype, factor=4)

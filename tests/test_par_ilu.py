@@ -10,7 +10,7 @@ import scipy.io
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, matrix_path, tol, twin
+from conftest import assert_twins, matrix_path, raised_pivot_floors, tol, twin
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
@@ -176,15 +176,6 @@ def test_initialize_twins(ref, ocl, rng, dtype):
         assert e.run("factorization.factorization.initialize_l_u", _csr(e, m.tocsr(), dtype))[-1] == 300
 
 
-def _floors(exec, A):
-    """The pivots' floors of A, some rows' raised above any pivot (they get replaced), one zero."""
-    floors = gk.core.factorization.factorization.pivot_floors(A)
-    values = floors.to_numpy()
-    values[::7] = 1e6
-    values[3] = 0
-    return Dense.from_numpy(exec, values, floors.dtype)
-
-
 def _factors(exec, m, dtype, ic=False):
     """A's Csr, the initial factors and their row indices on exec."""
     A = _csr(exec, m, dtype)
@@ -206,7 +197,7 @@ def test_par_ilu_sweep_twins(ref, ocl, rng, dtype):
         A, L, U, l_rows, u_rows = _factors(e, m, dtype)
         like = gk.core.factorization.factorization.like
         U_new, L_new = like(U), like(L)
-        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, _floors(e, A), U_new)
+        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, raised_pivot_floors(e, A), U_new)
         e.run("factorization.par_ilu.sweep_l", A, L, l_rows, U_new, L_new)
         out.append([_dense(U_new), _dense(L_new), e.to_host(l_rows), e.to_host(u_rows)])
     assert_twins(out, dtype, factor=4)
