@@ -154,12 +154,14 @@ def _state(rng, A, ref, sweeps):
     sweeps (reference)."""
     a = gk.matrix.Csr.from_scipy(ref, A)
     weights = np.empty(a.nnz)
-    ref.run("multigrid.pgm.compute_weights", a, a.extract_diagonal(), weights, _flags(ref))
     agg = np.full(A.shape[0], -1, np.int32)
     strongest = np.full(A.shape[0], -1, np.int32)
+    ref.run("multigrid.pgm.compute_weights", a, ref.run("multigrid.pgm.diagonal_scale", a), weights, _flags(ref),
+            strongest)
     state = _matching_state(A.shape[0])
     for s in range(sweeps):
-        ref.run("multigrid.pgm.find_strongest_neighbor", a, weights, agg, strongest, state, s)
+        if s > 0:
+            ref.run("multigrid.pgm.find_strongest_neighbor", a, weights, agg, strongest, state, s)
         ref.run("multigrid.pgm.match_edge", strongest, agg, state, s)
     return weights, agg, strongest, state
 
@@ -167,17 +169,37 @@ def _state(rng, A, ref, sweeps):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_compute_weights_twin(ref, ocl, rng, dtype, symmetric):
-    A = _random_graph(rng, symmetric=symmetric).astype(dtype)
+    A = _random_graph(rng, symmetric=symmetric).tolil()
+    A[7, 7] = 0.0  # a zero diagonal entry: its row's weights over the neighbour's alone
+    A = A.tocsr().astype(dtype)
     out = []
     for a in _both(ref, ocl, A, dtype):
         e = a.executor
-        weights, flags = e.alloc((a.nnz,), dtype), _flags(e)
-        e.run("multigrid.pgm.compute_weights", a, a.extract_diagonal(), weights, flags)
-        out.append((_host(e, flags), _host(e, weights)))
+        weights, flags, strongest = e.alloc((a.nnz,), dtype), _flags(e), e.alloc((a.shape[0],), np.int32)
+        scale = e.run("multigrid.pgm.diagonal_scale", a)
+        e.run("multigrid.pgm.compute_weights", a, scale, weights, flags, strongest)
+        # the first sweep's choice is find_strongest_neighbor's from nothing aggregated
+        first = e.from_host(np.zeros(a.shape[0], np.int32))
+        e.run("multigrid.pgm.find_strongest_neighbor", a, weights, e.from_host(np.full(a.shape[0], -1, np.int32)),
+              first, e.from_host(_matching_state(a.shape[0])), 0)
+        out.append((_host(e, flags), _host(e, scale), _host(e, weights), _host(e, strongest), _host(e, first)))
     assert out[0][0][0] == out[1][0][0] == (not symmetric)
-    # divisions in double, rounded once where the device has fp64; float32 weights may still
+    assert np.isinf(out[0][1][7]) and np.isinf(out[1][1][7])
+    # reciprocals in double, rounded once where the device has fp64; float32 weights may still
     # differ by an ulp on a GPU (seen on the H100, float32 only)
-    np.testing.assert_allclose(out[1][1], out[0][1], rtol=np.finfo(dtype).eps if dtype == np.float32 else 0)
+    rtol = np.finfo(dtype).eps if dtype == np.float32 else 0
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=rtol)
+    np.testing.assert_allclose(out[1][2], out[0][2], rtol=rtol)
+    if dtype == np.float64:
+        # (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|), over 1 where both are 0
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        diagonal = abs(A.diagonal())
+        denom = np.maximum(diagonal[rows], diagonal[A.indices])
+        sym = np.asarray((abs(A) + abs(A.T))[rows, A.indices]).ravel() / 2
+        expected = np.where(rows == A.indices, 0, sym / np.where(denom == 0, 1, denom))
+        np.testing.assert_allclose(out[0][2], expected, rtol=4e-16)
+    for r, d in ((out[0][3], out[1][3]), (out[0][4], out[1][4]), (out[0][3], out[0][4])):
+        np.testing.assert_array_equal(d, r)
 
 
 @pytest.mark.parametrize("sweeps", [0, 1, 3])
@@ -204,12 +226,14 @@ def test_sweeps_stop_themselves_on_the_device(exec, rng):
     n = A.shape[0]
     a = gk.matrix.Csr.from_scipy(exec, A)
     weights = exec.alloc((a.nnz,), np.float64)
-    exec.run("multigrid.pgm.compute_weights", a, a.extract_diagonal(), weights, _flags(exec))
     state = _matching_state(n, ratio=0.5)
     agg, strongest, state = (exec.from_host(v) for v in (np.full(n, -1, np.int32), np.zeros(n, np.int32), state))
+    exec.run("multigrid.pgm.compute_weights", a, exec.run("multigrid.pgm.diagonal_scale", a), weights, _flags(exec),
+             strongest)
     history = []
     for s in range(8):
-        exec.run("multigrid.pgm.find_strongest_neighbor", a, weights, agg, strongest, state, s)
+        if s > 0:
+            exec.run("multigrid.pgm.find_strongest_neighbor", a, weights, agg, strongest, state, s)
         exec.run("multigrid.pgm.match_edge", strongest, agg, state, s)
         history.append(np.count_nonzero(_host(exec, agg) == -1))
     from ginkpy.core.multigrid.pgm import matching_stopped

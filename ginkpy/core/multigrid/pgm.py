@@ -154,20 +154,22 @@ class Pgm(EnableBuild):
         matching_stopped), so the host reads the state only after each block."""
         exec, params = self.executor, self.parameters
         n = A.shape[0]
-        diag = A.extract_diagonal()
-        # the edge weights are real, also for complex values
+        scale = exec.run("multigrid.pgm.diagonal_scale", A)
+        # the edge weights are real, also for complex values; the first sweep's choices with them
+        strongest_neighbor = exec.alloc((n,), INDEX_DTYPE)
         graph, weights = A, exec.alloc((A.nnz,), real_dtype(A.dtype))
-        exec.run("multigrid.pgm.compute_weights", A, diag, weights, flags)
+        exec.run("multigrid.pgm.compute_weights", A, scale, weights, flags, strongest_neighbor)
         while True:
             agg = exec.from_host(np.full(n, -1, dtype=INDEX_DTYPE))
             state = np.zeros(2 + params.max_iterations, dtype=INDEX_DTYPE)
             state[:2] = math.ceil(params.max_unassigned_ratio * n), n
             state = exec.from_host(state)
-            strongest_neighbor = exec.alloc((n,), INDEX_DTYPE)
             sweep, block = 0, FIRST_SWEEPS
             while True:
                 for s in range(sweep, min(sweep + block, params.max_iterations)):
-                    exec.run("multigrid.pgm.find_strongest_neighbor", graph, weights, agg, strongest_neighbor, state, s)
+                    if s > 0:
+                        exec.run("multigrid.pgm.find_strongest_neighbor", graph, weights, agg, strongest_neighbor,
+                                 state, s)
                     exec.run("multigrid.pgm.match_edge", strongest_neighbor, agg, state, s)
                 sweep = min(sweep + block, params.max_iterations)
                 host_state, host_flags = exec.to_host(state, flags)
@@ -181,7 +183,7 @@ class Pgm(EnableBuild):
             arrays = host.run("multigrid.pgm.symmetrize", A.clone(host))
             graph = Csr(exec, A.shape, *(exec.from_host(v) for v in arrays))
             weights = exec.alloc((graph.nnz,), real_dtype(A.dtype))
-            exec.run("multigrid.pgm.compute_weights", graph, diag, weights, flags)
+            exec.run("multigrid.pgm.compute_weights", graph, scale, weights, flags, strongest_neighbor)
 
     def aggregates(self) -> np.ndarray:
         """The aggregate of each fine row, a host copy."""

@@ -21,32 +21,81 @@ inline uint edge_hash(const int i, const int j)
     return x;
 }
 
-// (w, h, col) > (best_w, best_h, best_col), lexicographically
-inline int stronger(const real_type w, const uint h, const int col, const real_type best_w,
-                    const uint best_h, const int best_col)
+// The strongest of a row's candidate neighbours: the largest weight, then the larger edge hash,
+// then the larger column. The hashes are computed only between equal weights (ties: every
+// neighbour of a row of a uniform grid), the best's kept once known.
+typedef struct {
+    real_type w;
+    int col;  // -1: none yet
+    uint h;
+    int has_h;
+} choice;
+
+inline choice no_choice(void)
 {
-    return w > best_w || (w == best_w && (h > best_h || (h == best_h && col > best_col)));
+    choice c = {0, -1, 0, 0};
+    return c;
 }
 
-// a / b correctly rounded: in double where the device has it (OpenCL allows a float division
+inline void consider(choice* best, const real_type w, const int col, const int row)
+{
+    if (best->col >= 0 && w < best->w) return;
+    if (best->col < 0 || w > best->w) {
+        best->w = w;
+        best->col = col;
+        best->has_h = 0;
+        return;
+    }
+    const uint h = edge_hash(row, col);
+    if (!best->has_h) {
+        best->h = edge_hash(row, best->col);
+        best->has_h = 1;
+    }
+    if (h > best->h || (h == best->h && col > best->col)) {
+        best->col = col;
+        best->h = h;
+    }
+}
+
+// 1 / x correctly rounded: in double where the device has it (OpenCL allows a float division
 // 2.5 ulp off), so that weights, and the aggregates chosen from them, match on every device.
 #if defined(cl_khr_fp64)
-#define DIVIDE(a, b) ((real_type)((double)(a) / (double)(b)))
+#define RECIPROCAL(x) ((real_type)(1.0 / (double)(x)))
 #else
-#define DIVIDE(a, b) ((a) / (b))
+#define RECIPROCAL(x) ((real_type)1 / (x))
 #endif
 
-// weights[e] of entry e = (row, col): (|a_rc| + |a_cr|) / 2 / max(|a_rr|, |a_cc|) (real, also
-// for complex values), 0 on the diagonal; a_cr found by binary search in row col (0 where it is
-// not stored, which sets flags[0]: the pattern is not symmetric).
-__kernel void compute_weights(const int n, __global const index_type* restrict row_ptrs,
-                              __global const index_type* restrict col_idxs,
-                              __global const value_type* restrict values,
-                              __global const value_type* restrict diag,
-                              __global real_type* restrict weights, __global int* restrict flags)
+// scale[i] = 1 / |a_ii| (infinity where a_ii is zero or not stored)
+__kernel void diagonal_scale(const int n, __global const index_type* restrict row_ptrs,
+                             __global const index_type* restrict col_idxs,
+                             __global const value_type* restrict values, __global real_type* restrict scale)
 {
     const int row = get_global_id(0);
     if (row >= n) return;
+    real_type d = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
+        if (col_idxs[e] == row) d = abs_value(values[e]);
+    }
+    scale[row] = d == 0 ? INFINITY : RECIPROCAL(d);
+}
+
+// weights[e] of entry e = (row, col): (|a_rc| + |a_cr|) / 2 times min(scale[row], scale[col])
+// (that is, over max(|a_rr|, |a_cc|); times 1 where both are 0), real also for complex values,
+// 0 on the diagonal; a_cr found by binary search in row col (0 where it is not stored, which
+// sets flags[0]: the pattern is not symmetric). With the weights, the first matching sweep's
+// choice: strongest_neighbor[row] = the strongest neighbour (entries of positive weight), or
+// the row itself where it has none.
+__kernel void compute_weights(const int n, __global const index_type* restrict row_ptrs,
+                              __global const index_type* restrict col_idxs,
+                              __global const value_type* restrict values,
+                              __global const real_type* restrict scale,
+                              __global real_type* restrict weights, __global int* restrict flags,
+                              __global index_type* restrict strongest_neighbor)
+{
+    const int row = get_global_id(0);
+    if (row >= n) return;
+    const real_type own = scale[row];
+    choice best = no_choice();
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const int col = col_idxs[e];
         if (col == row) {
@@ -67,10 +116,12 @@ __kernel void compute_weights(const int n, __global const index_type* restrict r
         }
         if (lo > hi) flags[0] = 1;
         const real_type sym = (abs_value(values[e]) + abs_value(transposed)) * (real_type)0.5;
-        real_type d = fmax(abs_value(diag[row]), abs_value(diag[col]));
-        if (d == 0) d = 1;
-        weights[e] = DIVIDE(sym, d);
+        const real_type m = fmin(own, scale[col]);
+        const real_type w = sym * (isinf(m) ? (real_type)1 : m);
+        weights[e] = w;
+        if (w > 0) consider(&best, w, col, row);
     }
+    strongest_neighbor[row] = best.col >= 0 ? best.col : row;
 }
 
 // Whether the matching stopped before sweep `sweep` (core/multigrid/pgm.py: matching_stopped):
@@ -96,27 +147,15 @@ __kernel void find_strongest_neighbor(const int n, const int sweep, __global con
 {
     const int row = get_global_id(0);
     if (row >= n || agg[row] != UNAGG || matching_stopped(state, sweep)) return;
-    real_type free_w = 0, taken_w = 0;
-    uint free_h = 0, taken_h = 0;
-    int free_col = -1, taken_col = -1;
+    choice free = no_choice(), taken = no_choice();
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const real_type w = weights[e];
         if (!(w > 0)) continue;
         const int col = col_idxs[e];
-        const uint h = edge_hash(row, col);
-        if (agg[col] == UNAGG) {
-            if (free_col < 0 || stronger(w, h, col, free_w, free_h, free_col)) {
-                free_w = w;
-                free_h = h;
-                free_col = col;
-            }
-        } else if (taken_col < 0 || stronger(w, h, col, taken_w, taken_h, taken_col)) {
-            taken_w = w;
-            taken_h = h;
-            taken_col = col;
-        }
+        if (agg[col] == UNAGG) consider(&free, w, col, row);
+        else consider(&taken, w, col, row);
     }
-    strongest_neighbor[row] = free_col >= 0 ? free_col : taken_col >= 0 ? -2 - taken_col : row;
+    strongest_neighbor[row] = free.col >= 0 ? free.col : taken.col >= 0 ? -2 - taken.col : row;
 }
 
 // Rows that chose each other form the aggregate named by the smaller; a row whose neighbours are
@@ -161,27 +200,19 @@ __kernel void assign_to_exist_agg(const int n, __global const index_type* restri
         if (!in_place) out[row] = own;
         return;
     }
-    real_type best_w = 0;
-    uint best_h = 0;
-    int best_col = -1;
+    choice best = no_choice();
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const real_type w = weights[e];
         const int col = col_idxs[e];
-        if (!(w > 0) || agg[col] == UNAGG) continue;
-        const uint h = edge_hash(row, col);
-        if (best_col < 0 || stronger(w, h, col, best_w, best_h, best_col)) {
-            best_w = w;
-            best_h = h;
-            best_col = col;
-        }
+        if (w > 0 && agg[col] != UNAGG) consider(&best, w, col, row);
     }
-    out[row] = best_col >= 0 ? agg[best_col] : row;
+    out[row] = best.col >= 0 ? agg[best.col] : row;
 }
 
 // -- the aggregates numbered and their rows -------------------------------------------------------
 // counts[4 r + (0, 1, 2, 3)] of a root r (an aggregate's name, one of its rows): (1, its rows,
-// their entries in A, their members), members[r + 1] - members[r] for a row r where
-// with_members (else 1); counts cleared before
+// their entries in A, their members: members[i + 1] - members[i] for its rows i where
+// with_members, else left 0); counts cleared before
 __kernel void count_members(const int n, __global const index_type* restrict agg,
                             __global const index_type* restrict row_ptrs,
                             __global const index_type* restrict members, const int with_members,
@@ -193,7 +224,7 @@ __kernel void count_members(const int n, __global const index_type* restrict agg
     if (root == i) counts[4 * root] = 1;
     atomic_inc(&counts[4 * root + 1]);
     atomic_add(&counts[4 * root + 2], row_ptrs[i + 1] - row_ptrs[i]);
-    atomic_add(&counts[4 * root + 3], with_members ? members[i + 1] - members[i] : 1);
+    if (with_members) atomic_add(&counts[4 * root + 3], members[i + 1] - members[i]);
 }
 
 // With counts scanned (exclusive, over the roots r = 0..n): agg[i] = the aggregate's number

@@ -78,9 +78,15 @@ def _scan(exec, v, size: int, width: int = 1) -> None:
                                                             np.int32(chunk), v.data, partial.data)
 
 
-def compute_weights(exec, a, diag, weights, flags):
+def diagonal_scale(exec, a):
+    scale = exec.alloc((a.shape[0],), real_dtype(a.dtype))
+    _run(exec, "diagonal_scale", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, a.values.data, scale.data)
+    return scale
+
+
+def compute_weights(exec, a, scale, weights, flags, strongest_neighbor):
     _run(exec, "compute_weights", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, a.values.data,
-         diag.values.data, weights.data, flags.data)
+         scale.data, weights.data, flags.data, strongest_neighbor.data)
 
 
 def find_strongest_neighbor(exec, a, weights, agg, strongest_neighbor, state, sweep):

@@ -34,12 +34,24 @@ def _edge_hash(i: np.ndarray, j: np.ndarray) -> np.ndarray:
     return x
 
 
-def compute_weights(exec, a, diag, weights, flags):
-    """weights[e] of entry e = (i, j): (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|) (divided by
-    1 where both diagonal entries are 0), a_ji = 0 where it is not stored; 0 on the diagonal;
-    real (of A's real type) also for complex values. flags[NONSYMMETRIC] = 1 where the pattern
-    is not symmetric (an a_ji not stored)."""
+def diagonal_scale(exec, a):
+    """1 / |a_ii| per row, real (computed in float64, rounded once to A's real type; infinity
+    where a_ii is zero or not stored): the scale of the weights."""
+    real = np.finfo(a.dtype).dtype
+    d = np.abs(sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape).diagonal()).astype(np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(d == 0, np.inf, 1.0 / d).astype(real)
+
+
+def compute_weights(exec, a, scale, weights, flags, strongest_neighbor):
+    """weights[e] of entry e = (i, j): (|a_ij| + |a_ji|) / 2 times min(scale_i, scale_j) (that
+    is, over max(|a_ii|, |a_jj|), with the scale of :func:`diagonal_scale`; times 1 where both
+    are infinite), a_ji = 0 where it is not stored; 0 on the diagonal; real (of A's real type)
+    also for complex values. flags[NONSYMMETRIC] = 1 where the pattern is not symmetric (an
+    a_ji not stored). strongest_neighbor: the first matching sweep's choice, each row's
+    strongest neighbour (see find_strongest_neighbor), or the row itself where it has none."""
     n = a.shape[0]
+    strongest_neighbor[...] = np.arange(n)
     if a.nnz == 0:
         return
     rows, cols = _rows(a), a.col_idxs.astype(np.int64)
@@ -49,12 +61,13 @@ def compute_weights(exec, a, diag, weights, flags):
     real = weights.dtype
     absval = np.abs(a.values)
     sym = (absval + np.where(found, absval[pos], 0).astype(real)) * real.type(0.5)
-    d = np.abs(diag.values[:, 0])
-    denom = np.maximum(d[rows], d[cols])
-    denom = np.where(denom == 0, 1, denom).astype(real)
-    weights[...] = np.where(rows == cols, 0, sym / denom).astype(real)
+    m = np.minimum(scale[rows], scale[cols])
+    weights[...] = np.where(rows == cols, 0, sym * np.where(np.isinf(m), 1, m).astype(real)).astype(real)
     if not found.all():
         flags[NONSYMMETRIC] = 1
+    edge = weights > 0
+    best = _strongest(rows[edge], cols[edge], weights[edge], n)
+    strongest_neighbor[best >= 0] = best[best >= 0]
 
 
 def symmetrize(exec, a):
