@@ -1,5 +1,5 @@
-"""Whole solves to rtol 1e-8: ginkpy AMG-CG (the builder and ``ginkpy.linalg.cg(M="amg")``)
-beside ginkpy Jacobi-CG, SciPy Jacobi-CG, PyAMG (smoothed aggregation and Ruge-Stuben, each with
+"""Whole solves to rtol 1e-8: ginkpy AMG-CG (the builder and ``ginkpy.linalg.cg(M="amg")``; Jacobi or
+Gauss-Seidel smoothing, W- or V-cycle) beside ginkpy Jacobi-CG, SciPy Jacobi-CG, PyAMG (smoothed aggregation and Ruge-Stuben, each with
 CG and with its default stationary solve) and, with CuPy on an NVIDIA GPU, CuPy Jacobi-CG.
 
 A whole solve is what a user waits for: a SciPy CSR matrix and b = A 1 in, x as a NumPy array
@@ -155,7 +155,7 @@ def cupy_jacobi_cg(cupy, maxiter):
     return run
 
 
-METHODS = ["ginkpy-amg", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
+METHODS = ["ginkpy-amg", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
            "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
 
 
@@ -169,6 +169,11 @@ def methods(args, exec) -> dict:
             out[name] = ginkpy_linalg(exec, args.maxiter)
         elif name == "ginkpy-amg-v":
             out[name] = ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle("v"), args.maxiter)
+        elif name in ("ginkpy-amg-gs", "ginkpy-amg-v-gs"):
+            # forward Gauss-Seidel before, backward after (level-scheduled triangular solves)
+            cycle = "v" if name == "ginkpy-amg-v-gs" else "w"
+            out[name] = ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle(cycle).with_pre_smoother(
+                gk.preconditioner.GaussSeidel.build()), args.maxiter)
         elif name == "ginkpy-jacobi":
             out[name] = ginkpy_solve(exec, gk.preconditioner.Jacobi.build().with_max_block_size(1), args.maxiter)
         elif name == "scipy-jacobi":
@@ -336,7 +341,8 @@ def main() -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=[160_000, 490_000],
                    help="rows (a grid side is the square or cube root): 1e4 to 8e6")
     p.add_argument("--problems", nargs="+", default=["poisson_2d"], choices=list(GENERATORS))
-    p.add_argument("--methods", nargs="+", default=[m for m in METHODS if m != "ginkpy-amg-v"], choices=METHODS)
+    p.add_argument("--methods", nargs="+", default=[m for m in METHODS if "-v" not in m and "-gs" not in m],
+                   choices=METHODS)
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
     p.add_argument("--maxiter", type=int, default=20_000, help="iteration limit of every CG")
     p.add_argument("--reps", type=int, default=3, help="interleaved rounds (the median is reported)")

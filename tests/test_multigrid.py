@@ -440,6 +440,7 @@ def test_relaxation_kernels_twin(ref, ocl, rng, k):
     b, x, d = (rng.standard_normal((n, k)) for _ in range(3))
     for args in [("components.relaxation.relax_first", 0.7, inv, b, x, d),
                  ("components.relaxation.relax_first", 0.7, inv, b, x, None),
+                 ("components.relaxation.residual", A, b, x, np.zeros((n, k))),
                  ("components.relaxation.relax", 0.3, 0.7, A, inv, b, x, d, np.zeros((n, k))),
                  ("components.relaxation.relax", 0.0, 0.7, A, inv, b, x, np.full((n, k), np.nan), np.zeros((n, k))),
                  ("components.relaxation.relax", 0.0, 0.7, A, inv, b, x, None, np.zeros((n, k)))]:

@@ -18,6 +18,20 @@ class KernelNotFoundError(NotImplementedError):
     """A core algorithm asked for a kernel that this executor's backend does not provide."""
 
 
+class ForkedProcessError(RuntimeError):
+    """A device executor used in a process forked (``os.fork``, the ``fork`` start method of
+    ``multiprocessing``) from one that had already used the device: device runtimes do not
+    survive ``fork()``, so the work would never run. Start worker processes with the ``spawn``
+    (or ``forkserver``) start method instead, or use the reference executor in forked workers.
+
+    Examples
+    --------
+    >>> import multiprocessing
+    >>> spawn = multiprocessing.get_context("spawn")  # its workers may use OpenCL
+    >>> # with spawn.Pool(2) as pool: pool.map(solve, problems)
+    """
+
+
 # The executor registry: executor names and the classes that implement them, as
 # "module:class" so that a backend is only imported when it is asked for. This is the only
 # place where core/ names a backend.
@@ -52,9 +66,11 @@ class Executor:
     benchmarks read them to check what a solve loop costs per iteration.
 
     Thread safety: executors may be shared between threads. Kernel launches are atomic (a
-    kernel's arguments are set and the kernel enqueued under a lock), so concurrent solves
-    on one executor are correct; a solver's work vectors are its own, and one solver object
-    serializes concurrent ``apply`` calls.
+    kernel's arguments are set and the kernel enqueued under a lock; program builds and kernel
+    creation take the same lock), so concurrent solves on one executor are correct; a
+    capture records the calling thread's work only; a solver's work vectors are its own, and
+    one solver object serializes concurrent ``apply`` calls. The counters add up every
+    thread's work, without a lock (exact only while one thread works).
     """
 
     backend: str = ""
@@ -89,9 +105,10 @@ class Executor:
         if recording.read:
             return None
         steps = tuple(recording.steps)
-        counters = self.counters
+        counters, check = self.counters, self._check_process
 
         def replay() -> None:
+            check()  # no lock: the steps only enqueue work set up once
             for step in steps:
                 step()
             counters["launches"] += len(steps)
@@ -99,6 +116,10 @@ class Executor:
             if outer is not None:  # replayed inside another capture: that one records it too
                 outer.steps.extend(steps)
         return replay
+
+    def _check_process(self) -> None:
+        """Raise :class:`ForkedProcessError` where this executor cannot run in the current
+        process (a device executor inherited through ``fork()``); nothing on the host."""
 
     def _recording(self) -> Recording | None:
         """The recording of a capture running in this thread, if any."""
@@ -166,6 +187,16 @@ class Executor:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError
 
+    def upload(self, shape: tuple[int, ...], dtype: Any, fill: Callable[[np.ndarray], None]) -> Any:
+        """A new array of ``shape`` and ``dtype`` in this executor's memory, its contents written
+        by ``fill(host)`` into a host array of that shape: one transfer and no host array in
+        between where the executor allows it (the array itself on the host, the mapped buffer
+        on a CPU device, a reused page-locked staging buffer on a GPU). For large inputs built
+        on the host (a batch's values gathered from many matrices)."""
+        host = np.empty(shape, dtype)
+        fill(host)
+        return self.from_host(host)
+
     def host_array(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A host array that :meth:`read_async` can copy into without the host waiting (page-locked
         memory on a device; a plain numpy array on the host)."""
@@ -211,6 +242,13 @@ class Executor:
 
     def synchronize(self) -> None:
         """Wait until all work queued on this executor is done (Ginkgo's ``exec->synchronize()``)."""
+
+    def small_system_rows(self, method: str, dtype: Any) -> int:
+        """The most rows a single system may have to be solved as a batch of one (one launch for
+        the whole solve, ``gk.batch``'s kernel) rather than by the loop of ``method`` ("cg",
+        "bicgstab", "gmres") in value type ``dtype``: the crossover measured on this
+        executor's device. 0 (never) on the host, where the loop costs no launches."""
+        return 0
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
         """Return ``dtype`` as a numpy dtype if this executor can compute in it, else raise TypeError."""

@@ -1,9 +1,9 @@
 """Pgm: parallel graph match aggregation, Ginkgo's ``multigrid::Pgm`` (from AmgX's size-2 selector).
 
 One pass pairs rows: each unaggregated row picks its strongest unaggregated neighbour by the
-weight (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|), rows that pick each other form an aggregate,
-and a row whose neighbours are all aggregated joins its strongest neighbour's aggregate; this
-repeats up to ``max_iterations`` times, until fewer than ``max_unassigned_ratio`` of the rows
+weight (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|) (a product with 1 / |a_ii| of each row),
+rows that pick each other form an aggregate, and a row whose neighbours are all aggregated
+joins its strongest neighbour's aggregate; this repeats up to ``max_iterations`` times, until fewer than ``max_unassigned_ratio`` of the rows
 are left or a sweep matches none, and the rows left over join their strongest aggregated
 neighbour (or stay alone). ``aggregation_passes`` passes, each on the coarse matrix of the one
 before (AmgX's multi-pairwise selector), give aggregates of up to 2^passes rows (about 4.7 rows
@@ -16,12 +16,21 @@ over-interpolation: every coarse correction is scaled by alpha, which makes up f
 a piecewise constant P misses; 1.5 takes W-cycle CG on 2D Poisson from 30 to 18 iterations).
 Ginkgo's pgm is ``aggregation_passes`` 1 and ``over_interp`` 1.
 
-Where it runs: every step is a kernel on the executor. On an OpenCL device the weights, the
-matching, the renumbering and the Galerkin product run there; the host reads only counts
-(unaggregated rows per sweep, sizes to allocate). Two rare cases use the host instead, where a
-device version would not pay: a matrix whose pattern is not symmetric is matched on the pattern
-of (|A| + |A^T|) / 2, made with SciPy; and the rows of an aggregate of more than a few hundred
-rows (a star graph) are ordered with NumPy.
+Where it runs: every step is a kernel on the executor. A pass is the weights (with the first
+sweep's choices), the matching sweeps, the numbering of the aggregates with their rows (one
+prefix sum of per-aggregate counts) and the Galerkin product (one work-item per aggregate
+gathers the entries of its rows by coarse column), then the coarse matrix packed. The host
+reads twice per pass: the matching's state after a block of FIRST_SWEEPS sweeps (each sweep
+stops itself on the device once the matching is done, so a block may hold sweeps that do
+nothing), and the sizes to allocate (aggregates, coarse entries) with the flags of the rare
+cases that use the host instead, where a device version would not pay: a matrix whose pattern
+is not symmetric is matched on the pattern of (|A| + |A^T|) / 2, made with SciPy; and the rows
+of an aggregate of more than a few hundred rows (a star graph) are ordered with NumPy.
+
+The phases stay apart for what builds on them: the aggregation (symbolic: ``agg``,
+``agg_ptrs``, ``agg_rows``) and the product (``multigrid.pgm.compute_coarse`` and ``pack``, a
+function of A and the aggregation only), so that new values on the same pattern need only the
+products again.
 
 Differences from Ginkgo: ties between equal weights are broken by a hash of the edge, the same
 from both of its rows, where Ginkgo takes the larger column (which, on a uniform grid, points
@@ -40,12 +49,12 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import check_system_matrix
 
 
 FIRST_SWEEPS = 4  # matching sweeps enqueued before the host first reads the state (3-4 usually do)

@@ -10,21 +10,32 @@ when it has at most COARSEST_DENSE_ROWS rows, else by Jacobi-CG to a relative re
 
 A cycle on level l: pre-smoothing, the residual restricted (R = P^T), cycles on level l + 1
 for the correction (``cycle``: "v" one, "w" two, "f" an F-cycle then a V-cycle), the
-correction prolongated and added, post-smoothing. The default cycle is "w" where Ginkgo's is
-"v": with aggregation the V-cycle's iterations grow with the grid (CG on 2D Poisson: 38 at
-250^2, 48 at 700^2), the W-cycle's do not (18 and 18), for about twice the work per cycle.
+correction prolongated and added, post-smoothing. With aggregation the V-cycle's iterations
+grow with the grid (CG on 2D Poisson: 38 at 250^2, 56 at 1000^2), the W-cycle's do not (18),
+for more work and, level by level, twice the launches of the level above.
+
+The levels of at most ``merged_rows`` rows, down to the coarsest, are cycled through in one
+launch (one work-group, ``solver.multigrid.coarse_cycle``), following a schedule of their steps
+made once on the host: there the W-cycle's visits cost no launches. What the parameters leave
+open (``cycle``, ``smoother_iters``, ``min_coarse_rows``, ``merged_rows``) is chosen per kind of
+executor from measurements (DEVICE_CHOICES; ``python benchmarks/bench_amg.py --tune`` makes
+them), and printed with the hierarchy. Ginkgo's defaults are the V-cycle, one sweep, 64 rows.
 
 The default smoother is Ginkgo's, Ir with scalar Jacobi: ``smoother_iters`` sweeps
 x = x + omega D^-1 (b - A x), omega = ``smoother_relax``, before and after; omega is scaled by
 2 / rho where Gershgorin's bound rho on the eigenvalues of D^-1 A is above 2 (a fixed 0.9
 amplifies the top modes there, as on the FEM matrix ani4; diagonally dominant matrices, every
-Laplacian among them, keep omega). The sweeps run as fused kernels with no host round trip:
-from x = 0 the first sweep is x = omega D^-1 b, computed with the residual after it in one
-kernel, and the prolongation is read on the fly by the first sweep after it, so that a V-cycle
-takes three launches a level (restriction the third). ``pre_smoother`` and ``post_smoother``
+Laplacian among them, keep omega); D^-1 and rho of every level are computed on the device and
+read at once. The sweeps run as fused kernels with no host round trip: from x = 0 the first
+sweep is x = omega D^-1 b, computed with the restriction of the residual after it in one
+kernel (per aggregate), and the prolongation is read on the fly by the first sweep after it,
+so that a V-cycle takes two launches a level (``launches_per_cycle`` counts them). ``pre_smoother`` and ``post_smoother``
 (default: the pre-smoother) take any solver that improves the x it is given instead
 (``gk.solver.Chebyshev``, ``gk.solver.Ir``); Chebyshev with only Iteration criteria also runs
-without host round trips.
+without host round trips. ``gk.preconditioner.GaussSeidel`` and ``Sor`` smooth too (one sweep
+x = x + M^-1 (b - A x) per application); after a forward sweep the default post-smoother is
+the backward sweep, so that the cycle stays symmetric (SSOR, ``with_symmetric(True)``, is
+both).
 
 Without criteria an apply is one cycle: from x = 0 as a preconditioner (``M="amg"``,
 ``with_preconditioner(gk.solver.Multigrid.build())``), a fixed linear operator, symmetric for
@@ -34,7 +45,9 @@ column stopping on its own; with only Iteration criteria and no logger it runs t
 reading anything back.
 
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
-(the nonzeros of all levels over those of the finest) and grid complexity (rows likewise).
+(the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
+with the cycle, the smoother, the levels cycled through in one launch, the launches of a cycle
+and the kind of executor the choice was made for.
 """
 from __future__ import annotations
 
@@ -50,7 +63,8 @@ from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, fixed_iterations, generate_preconditioner
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -232,7 +246,8 @@ class Multigrid(IterativeSolver):
         checks = []
         for l, A in enumerate(self.matrices[:-1]):
             pre = self._smoother(params.pre_smoother, A, "pre_smoother")
-            post = pre if params.post_smoother is None else self._smoother(params.post_smoother, A, "post_smoother")
+            post = self._smoother(params.post_smoother, A, "post_smoother") if params.post_smoother is not None \
+                else pre.backward() if hasattr(pre, "backward") else pre
             # the built-in weighted Jacobi sweeps (None) need D^-1 and Gershgorin's bound rho on
             # the eigenvalues of D^-1 A, computed on the device and read for all levels at once
             inv_diag = None
@@ -262,10 +277,11 @@ class Multigrid(IterativeSolver):
         if value is None:
             return None
         smoother = generate_preconditioner(value, A, self.executor, what, initial_guess="provided")
-        if not isinstance(smoother, IterativeSolver):
+        if not isinstance(smoother, IterativeSolver) and not hasattr(smoother, "apply_with_initial_guess"):
             raise TypeError(f"Multigrid's {what} must be a solver that improves the x it is given "
-                            f"(gk.solver.Ir.build().with_solver(...), gk.solver.Chebyshev.build()...), "
-                            f"not {type(smoother).__name__}, which overwrites x")
+                            f"(gk.solver.Ir.build().with_solver(...), gk.solver.Chebyshev.build(), "
+                            f"gk.preconditioner.GaussSeidel.build()...), not {type(smoother).__name__}, "
+                            f"which overwrites x")
         return smoother
 
     def _make_coarsest_solver(self, A: Csr) -> LinOp:
@@ -370,7 +386,7 @@ class Multigrid(IterativeSolver):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.shape[0] == 0 or b.shape[1] == 0:
             return
-        cycles = fixed_iterations(self)
+        cycles = self.fixed_iterations
         guess = self.parameters.default_initial_guess
         if cycles is None:
             super()._apply_impl(b, x)
@@ -382,24 +398,22 @@ class Multigrid(IterativeSolver):
         for i in range(cycles):
             self._cycle(0, b, x, zero_guess=i == 0 and guess == "zero", kind=self.cycle)
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec = self.executor
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, x = self.executor, monitor.x
         r, e = monitor.ws.vectors("r", "e")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # e = cycle applied to r from 0;  x = x + e in the running columns;  r = b - A x
             self._cycle(0, r, e, zero_guess=True, kind=self.cycle)
             exec.run("components.relaxation.add_running", e, x, status)
-            self._residual(monitor.b, x, r)
-            self._check(monitor, r)
+            monitor.residual(r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()
 
     def _buffers(self, k: int) -> list:
         """Per level: (b, x, spare) n_l x k vectors, made once per column count (level 0 has only

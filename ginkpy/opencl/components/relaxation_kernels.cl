@@ -33,6 +33,21 @@ __kernel void relax_first(const int size, const int k, const real_type beta,
     if (keep_d) d[idx] = v;
 }
 
+// r = b - A x
+__kernel void residual(const int size, const int k, __global const index_type* restrict row_ptrs,
+                       __global const index_type* restrict col_idxs,
+                       __global const value_type* restrict values,
+                       __global const value_type* restrict b, __global const value_type* restrict x,
+                       __global value_type* restrict r)
+{
+    const int idx = get_global_id(0);
+    if (idx >= size) return;
+    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
+    value_type ax = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += mul(values[e], x[col_idxs[e] * k + c]);
+    r[idx] = b[idx] - ax;
+}
+
 // d = alpha d + beta D^-1 (b - A x) (without alpha d unless keep_d and alpha != 0: d is not
 // read then, it may be uninitialized); x_new = x + d
 __kernel void relax(const int size, const int k, const real_type alpha, const real_type beta,

@@ -29,6 +29,13 @@ def relax_first(exec, beta, inv_diag, b, x, d):
               inv_diag.values.data, b.values.data, x.values.data, *_d(d, x))
 
 
+def residual(exec, a, b, x, r):
+    size, k = x.values.size, x.shape[1]
+    check_int32(size)
+    launch_1d(exec, __file__, "residual", x.dtype, size, np.int32(size), np.int32(k), a.row_ptrs.data,
+              a.col_idxs.data, a.values.data, b.values.data, x.values.data, r.values.data)
+
+
 def relax(exec, alpha, beta, a, inv_diag, b, x, d, x_new):
     size, k = x.values.size, x.shape[1]
     check_int32(size)

@@ -29,6 +29,11 @@ def relax_first(exec, beta, inv_diag, b, x, d):
         d.values[...] = x.values
 
 
+def residual(exec, a, b, x, r):
+    """r = b - A x."""
+    r.values[...] = b.values - _scipy(a) @ x.values
+
+
 def relax(exec, alpha, beta, a, inv_diag, b, x, d, x_new):
     """d = alpha d + beta D^-1 (b - A x) (only the second term where d is None or alpha is 0,
     so that d need not be initialized then); x_new = x + d."""
