@@ -86,11 +86,12 @@ class CycleChoice:
 # Chosen from measurements (python benchmarks/bench_amg.py --tune: AMG-CG whole solves of 2D and
 # 3D Poisson for each cycle, sweep count and merge size; see the README's multigrid section).
 DEVICE_CHOICES = {
-    "reference": CycleChoice("w", 1, 64, 0, "no launches to save on the host: the cycle of fewest iterations"),
-    "cpu": CycleChoice("w", 1, 64, 4096, "launches cost 50-100 us on a CPU device: levels of up to 4096 rows "
-                                         "in one launch, where the W-cycle's visits cost no launches"),
-    "gpu": CycleChoice("w", 1, 64, 32768, "launches bound the coarse levels on a GPU: levels of up to 32768 rows "
-                                          "in one launch (one work-group), the W-cycle on the few levels above"),
+    "reference": CycleChoice("w", 1, 64, 0, "no launches to save on the host: the W-cycle, which needs the fewest "
+                                            "iterations"),
+    "cpu": CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
+                                         "more in launches than in work and run in one launch"),
+    "gpu": CycleChoice("w", 1, 64, 8192, "launches bind the coarse levels: levels of up to 8192 rows run in one "
+                                         "launch (one work-group), so the W-cycle's extra visits of them cost none"),
 }
 
 

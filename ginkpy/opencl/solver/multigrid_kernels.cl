@@ -4,10 +4,14 @@
 // the coarse levels one after another in one work-group.
 #include "common.cl"
 
+// a level's matrix (CSR) and its aggregates' rows (pointers, rows)
+#define MATRIX_PARAMS                                                                            \
+    __global const index_type* restrict row_ptrs, __global const index_type* restrict col_idxs, \
+    __global const value_type* restrict values
+#define AGGREGATE_PARAMS __global const index_type* restrict agg_ptrs, __global const index_type* restrict agg_rows
+
 // (b - A x)[row, c]
-inline value_type residual_at(__global const index_type* restrict row_ptrs,
-                              __global const index_type* restrict col_idxs,
-                              __global const value_type* restrict values,
+inline value_type residual_at(MATRIX_PARAMS,
                               __global const value_type* b, __global const value_type* x,
                               const int row, const int k, const int c)
 {
@@ -17,11 +21,8 @@ inline value_type residual_at(__global const index_type* restrict row_ptrs,
 }
 
 // coarse_b[I, c] = sum over the rows i of aggregate I (in agg_rows order) of (b - A x)[i, c]
-inline void restrict_residual_at(__global const index_type* restrict row_ptrs,
-                                 __global const index_type* restrict col_idxs,
-                                 __global const value_type* restrict values,
-                                 __global const index_type* restrict agg_ptrs,
-                                 __global const index_type* restrict agg_rows,
+inline void restrict_residual_at(MATRIX_PARAMS,
+                                 AGGREGATE_PARAMS,
                                  __global const value_type* b, __global const value_type* x,
                                  __global value_type* coarse_b, const int I, const int k, const int c)
 {
@@ -36,12 +37,9 @@ inline void restrict_residual_at(__global const index_type* restrict row_ptrs,
 // the residual after it: x = beta D^-1 b (the neighbours' values formed from b on the fly);
 // coarse_b[I, c] = sum over the rows i of I of (b - A x)[i, c]
 inline void relax_first_restrict_at(const real_type beta,
-                                    __global const index_type* restrict row_ptrs,
-                                    __global const index_type* restrict col_idxs,
-                                    __global const value_type* restrict values,
+                                    MATRIX_PARAMS,
                                     __global const value_type* restrict inv_diag,
-                                    __global const index_type* restrict agg_ptrs,
-                                    __global const index_type* restrict agg_rows,
+                                    AGGREGATE_PARAMS,
                                     __global const value_type* b, __global value_type* x,
                                     __global value_type* coarse_b, const int I, const int k, const int c)
 {
@@ -61,9 +59,7 @@ inline void relax_first_restrict_at(const real_type beta,
 }
 
 // x_new = x + beta D^-1 (b - A x) at (row, c)
-inline void relax_at(const real_type beta, __global const index_type* restrict row_ptrs,
-                     __global const index_type* restrict col_idxs,
-                     __global const value_type* restrict values,
+inline void relax_at(const real_type beta, MATRIX_PARAMS,
                      __global const value_type* restrict inv_diag, __global const value_type* b,
                      __global const value_type* x, __global value_type* x_new, const int row,
                      const int k, const int c)
@@ -73,9 +69,7 @@ inline void relax_at(const real_type beta, __global const index_type* restrict r
 }
 
 // y = x + P e read on the fly; x_new = y + beta D^-1 (b - A y) at (row, c)
-inline void prolong_relax_at(const real_type beta, __global const index_type* restrict row_ptrs,
-                             __global const index_type* restrict col_idxs,
-                             __global const value_type* restrict values,
+inline void prolong_relax_at(const real_type beta, MATRIX_PARAMS,
                              __global const value_type* restrict inv_diag,
                              __global const index_type* restrict agg,
                              __global const value_type* coarse_x, __global const value_type* b,
@@ -92,11 +86,8 @@ inline void prolong_relax_at(const real_type beta, __global const index_type* re
     x_new[idx] = y + beta * mul(inv_diag[row], b[idx] - ay);
 }
 
-__kernel void restrict_residual(const int size, const int k, __global const index_type* restrict row_ptrs,
-                                __global const index_type* restrict col_idxs,
-                                __global const value_type* restrict values,
-                                __global const index_type* restrict agg_ptrs,
-                                __global const index_type* restrict agg_rows,
+__kernel void restrict_residual(const int size, const int k, MATRIX_PARAMS,
+                                AGGREGATE_PARAMS,
                                 __global const value_type* restrict b,
                                 __global const value_type* restrict x,
                                 __global value_type* restrict coarse_b)
@@ -108,12 +99,9 @@ __kernel void restrict_residual(const int size, const int k, __global const inde
 }
 
 __kernel void relax_first_restrict(const int size, const int k, const real_type beta,
-                                   __global const index_type* restrict row_ptrs,
-                                   __global const index_type* restrict col_idxs,
-                                   __global const value_type* restrict values,
+                                   MATRIX_PARAMS,
                                    __global const value_type* restrict inv_diag,
-                                   __global const index_type* restrict agg_ptrs,
-                                   __global const index_type* restrict agg_rows,
+                                   AGGREGATE_PARAMS,
                                    __global const value_type* restrict b,
                                    __global value_type* restrict x,
                                    __global value_type* restrict coarse_b)
@@ -135,9 +123,7 @@ __kernel void prolong(const int size, const int k, __global const index_type* re
 }
 
 __kernel void prolong_relax(const int size, const int k, const real_type beta,
-                            __global const index_type* restrict row_ptrs,
-                            __global const index_type* restrict col_idxs,
-                            __global const value_type* restrict values,
+                            MATRIX_PARAMS,
                             __global const value_type* restrict inv_diag,
                             __global const index_type* restrict agg,
                             __global const value_type* restrict coarse_x,
@@ -180,14 +166,11 @@ inline __global value_type* level_vector(__global value_type* work, __global con
 
 __kernel void coarse_cycle(const int k, const int steps, __global const int* restrict schedule,
                            __global const int* restrict meta,
-                           __global const index_type* restrict row_ptrs,
-                           __global const index_type* restrict col_idxs,
-                           __global const value_type* restrict values,
+                           MATRIX_PARAMS,
                            __global const value_type* restrict inv_diag,
                            __global const real_type* restrict omega,
                            __global const index_type* restrict agg,
-                           __global const index_type* restrict agg_ptrs,
-                           __global const index_type* restrict agg_rows,
+                           AGGREGATE_PARAMS,
                            __global const value_type* restrict inverse, __global value_type* work,
                            __global value_type* b_top, __global value_type* x_top)
 {
