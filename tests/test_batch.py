@@ -427,7 +427,8 @@ def test_single_system_through_the_batch_kernel(exec, name):
     jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(4).on(exec).generate(A)
     x = gk.matrix.Dense.zeros(exec, (81, 1))
     result = solve_single(name, A, b, x, 500, 1e-9, jacobi, krylov_dim=30)
-    assert result.reason == CONVERGED and result.residual_norm <= 1e-9
+    assert result.stop_reasons == [CONVERGED] and result.residual_norm[0] <= 1e-9
+    assert result.method == "batch of one"
     x = x.to_numpy()[:, 0]
     assert np.linalg.norm(np.ones(81) - S @ x) <= 1e-9
     solver = getattr(gk.solver, {"cg": "Cg", "bicgstab": "Bicgstab", "gmres": "Gmres"}[name]).build() \
@@ -439,4 +440,4 @@ def test_single_system_through_the_batch_kernel(exec, name):
     np.testing.assert_allclose(x, xs.to_numpy()[:, 0], rtol=1e-6)
     x2 = gk.matrix.Dense.zeros(exec, (81, 1))
     limited = solve_single(name, A, b, x2, 3, 1e-9)
-    assert limited.reason == LIMIT and limited.iterations == 3
+    assert limited.stop_reasons == [LIMIT] and limited.iterations[0] == 3

@@ -115,9 +115,9 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
     s = params.on(exec).generate(A)
     result = s.apply_with_tolerances(b, X, rtol, atol, min(max_iterations, np.iinfo(np.int32).max))
     info = np.full(N, maxiter, dtype=np.int64)
-    info[result.stop_reasons == StopReason.CONVERGED] = 0
-    info[result.stop_reasons == StopReason.BREAKDOWN] = BREAKDOWN_INFO
-    info[result.stop_reasons == StopReason.DIVERGED] = DIVERGED_INFO
+    info[result.codes == StopReason.CONVERGED] = 0
+    info[result.codes == StopReason.BREAKDOWN] = BREAKDOWN_INFO
+    info[result.codes == StopReason.DIVERGED] = DIVERGED_INFO
     return X.to_numpy(), info
 
 

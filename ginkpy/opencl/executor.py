@@ -29,12 +29,15 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.executor import Executor, ForkedProcessError
+from ginkpy.core.stop.stopping_status import status_defines
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
 # OpenCL types of the value types and of their real parts; complex values are float2 / double2
 # (real part .x, imaginary part .y), their arithmetic in common.cl
 _TYPE_NAMES = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("double", "double"),
                np.dtype(np.complex64): ("float2", "float"), np.dtype(np.complex128): ("double2", "double")}
+# the stop codes (STATUS_RUNNING, ...), defined once in core/stop/stopping_status.py
+_STATUS_OPTIONS = [f"-D{name}={code}" for name, code in status_defines().items()]
 
 
 class NoOpenCLDeviceError(RuntimeError):
@@ -308,16 +311,17 @@ class OpenCLExecutor(Executor):
         """The compiled program of the ``.cl`` file beside ``module_file`` for value type ``dtype``.
 
         The source sees ``ValueType`` (float, double, or float2 / double2 for complex values),
-        ``RealType`` (float or double: norms), ``VALUE_COMPLEX`` (0 or 1), ``IndexType`` (int)
-        and each of ``defines`` as a macro, and may ``#include "common.cl"``, which has the
-        value arithmetic that works for both. Compiled once per context.
+        ``RealType`` (float or double: norms), ``VALUE_COMPLEX`` (0 or 1), ``IndexType`` (int),
+        the stop codes ``STATUS_<NAME>`` and each of ``defines`` as a macro, and may
+        ``#include "common.cl"``, which has the value arithmetic that works for both. Compiled
+        once per context.
         """
         import pyopencl as cl
         path = Path(module_file).with_suffix(".cl")
         dtype = np.dtype(dtype)
         value, real = _TYPE_NAMES[dtype]
         options = [f"-DValueType={value}", f"-DRealType={real}", f"-DVALUE_COMPLEX={int(dtype.kind == 'c')}",
-                   "-DIndexType=int", f"-I{_INCLUDE_DIR}"]
+                   "-DIndexType=int", f"-I{_INCLUDE_DIR}", *_STATUS_OPTIONS]
         options += [f"-D{k}={v}" for k, v in sorted(defines.items())]
         key = (str(path), tuple(options))
         device = self._device
@@ -486,6 +490,10 @@ class OpenCLExecutor(Executor):
     def synchronize(self) -> None:
         self._check_process()
         self.queue.finish()
+
+    def small_system_rows(self, method: str, dtype: Any) -> int:
+        from ginkpy.opencl.small_systems import small_system_rows
+        return small_system_rows(self.info, method, dtype)
 
     def kernel_times(self) -> dict[str, tuple[int, float]]:
         """With GINKPY_OPENCL_PROFILE=1: per kernel name, the launches and their device seconds

@@ -243,6 +243,13 @@ class Executor:
     def synchronize(self) -> None:
         """Wait until all work queued on this executor is done (Ginkgo's ``exec->synchronize()``)."""
 
+    def small_system_rows(self, method: str, dtype: Any) -> int:
+        """The most rows a single system may have to be solved as a batch of one (one launch for
+        the whole solve, ``gk.batch``'s kernel) rather than by the loop of ``method`` ("cg",
+        "bicgstab", "gmres") in value type ``dtype``: the crossover measured on this
+        executor's device. 0 (never) on the host, where the loop costs no launches."""
+        return 0
+
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
         """Return ``dtype`` as a numpy dtype if this executor can compute in it, else raise TypeError."""
         from ginkpy.core.base.types import VALUE_TYPES

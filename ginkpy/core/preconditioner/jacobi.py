@@ -16,12 +16,12 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
+from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import check_system_matrix
 
 MAX_BLOCK_SIZE = 32
 
