@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.reference.factorization.sparse_lu import gathers, superlu, transposed_arrays
+from ginkpy.reference.factorization.sparse_lu import superlu, transposed_arrays, transposed_gathers
 
 
 def factorize(exec, a, perm):
@@ -21,7 +21,7 @@ def factorize(exec, a, perm):
                          f"(max |A - A^H| = {asymmetry:.3g}); use gk.factorization.Lu")
     m = m[perm][:, perm]
     lu = superlu(m, perm, 0.0, "Cholesky")
-    rows, cols = gathers(perm, lu)
+    rows, cols = transposed_gathers(perm, lu)
     d = lu.U.diagonal()
     bad = np.flatnonzero(~(d.real > 0) | (rows != cols))
     if bad.size:

@@ -16,6 +16,13 @@ import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as sla
 
 
+def csr_arrays(m) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row pointers, sorted column indices (int32) and values of a sparse matrix."""
+    m = sp.csr_matrix(m)
+    m.sort_indices()
+    return m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data
+
+
 def transposed_arrays(m, scale: np.ndarray | None = None, by_row: bool = False):
     """The CSR arrays (row pointers, sorted column indices as int32, values) of the transpose of
     the CSC matrix m (its own arrays), the values times ``scale`` at their row (``by_row``) or
@@ -56,7 +63,13 @@ def superlu(m: sp.csr_matrix, perm: np.ndarray, pivot_threshold: float, who: str
 
 
 def gathers(perm: np.ndarray, lu) -> tuple[np.ndarray, np.ndarray]:
-    """The row and column gathers R, C of A with A[R][:, C] = U'^T L'^T (perm: ginkpy's
-    ordering; lu: SuperLU's factorization of A[perm][:, perm]^T)."""
-    # A^T[perm[r']][:, perm[c']] = L' U'  with r' = argsort(perm_r), c' = argsort(perm_c)
-    return perm[np.argsort(lu.perm_c)], perm[np.argsort(lu.perm_r)]
+    """The row and column gathers R, C of A with A[R][:, C] = L U (perm: the ordering A was
+    permuted with before SuperLU factorized it, Pr A[perm][:, perm] Pc = L U)."""
+    return perm[np.argsort(lu.perm_r)], perm[np.argsort(lu.perm_c)]
+
+
+def transposed_gathers(perm: np.ndarray, lu) -> tuple[np.ndarray, np.ndarray]:
+    """The row and column gathers R, C of A with A[R][:, C] = U'^T L'^T (lu: SuperLU's
+    factorization of A[perm][:, perm]^T = ... L' U'): the gathers of the transpose, swapped."""
+    rows, cols = gathers(perm, lu)
+    return cols, rows
