@@ -108,8 +108,9 @@ class IterationMonitor:
         self.reads_each_iteration = False  # an iteration reads from the device itself (not replayable)
         self.stop = ws.get("stop", lambda: StopState(exec, k, b.dtype))
         stop = self.stop
-        into = ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
-                                       for a in (stop.status, stop.checks, stop.history.values)])
+        def into():  # made at the first read: a solve that needs none (a batch of one) makes none
+            return ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
+                                           for a in (stop.status, stop.checks, stop.history.values)])
         self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD)
         self.replays: Replays | None = None  # the captured parts of the iteration (at the first one)
         self.zero_guess = guess == "zero"
@@ -359,6 +360,9 @@ class IterationMonitor:
             self._absorb(reader.issue(self.iteration, final=True), resume)
             return
         exec = self.exec
+        if exec.all_running(self.stop.status) and not (self.log_iterations or self.reads_each_iteration) \
+                and self.time_limit == np.inf:
+            return  # on the host, where no column stopped since the last read there is nothing to take in
         exec.flush()
         pending = reader.pending
         due = reader.due(self.iteration) or self.reads_each_iteration or exec.none_running(self.stop.status)
