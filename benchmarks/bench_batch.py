@@ -7,9 +7,12 @@ pattern are generated with random values per system:
     stencil   2D 5-point diffusion on a sqrt(n) x sqrt(n) grid, random coefficient per node (SPD)
     spd       random sparse symmetric pattern, about 5 entries per row, diagonally dominant (SPD)
     nonsym    the same pattern with independent values above and below the diagonal
+    convdiff  2D upwind convection-diffusion on a sqrt(n) x sqrt(n) grid, a random convection
+              strength (Peclet 0.5 to 3) per system and a random coefficient per node (nonsymmetric)
 
-and solved to --rtol with scalar Jacobi: CG for the SPD problems, --nonsym-solver (BiCGStab or
-GMRES) for nonsym. Printed per method: time per batch (median of --reps runs), systems per
+and solved to --rtol with scalar Jacobi (--preconditioners adds the batched ILU(0) and ISAI, each
+a "ginkpy batched" row of its own, their ratio against Jacobi's in the same run): CG for the SPD
+problems, --nonsym-solver (BiCGStab or GMRES) for nonsym and convdiff. Printed per method: time per batch (median of --reps runs), systems per
 second, and how many times faster ginkpy's batched solve is (x ginkpy > 1: ginkpy faster), all
 in one run. "ginkpy batched" is end to end: values and B from the host, Jacobi, solve, X back
 ("solve only" beside it with everything on the device). The loops solve at most --loop-limit
@@ -21,6 +24,7 @@ misses --rtol by more than 10x is flagged (exit code 1).
     python benchmarks/bench_batch.py --counts 1000 --sizes 256 --problems stencil     # the PoCL target
     python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil    # the H100 target
     python benchmarks/bench_batch.py --counts 100000 --sizes 64 --problems stencil
+    python benchmarks/bench_batch.py --counts 1000 --sizes 256 --problems convdiff --preconditioners jacobi ilu isai
 """
 from __future__ import annotations
 
@@ -45,7 +49,10 @@ def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--counts", type=int, nargs="+", default=[100, 1000, 10000], help="batch sizes N")
     p.add_argument("--sizes", type=int, nargs="+", default=[16, 64, 256, 1024], help="system sizes n")
-    p.add_argument("--problems", nargs="+", default=["stencil", "spd", "nonsym"], choices=["stencil", "spd", "nonsym"])
+    p.add_argument("--problems", nargs="+", default=["stencil", "spd", "nonsym"],
+                   choices=["stencil", "spd", "nonsym", "convdiff"])
+    p.add_argument("--preconditioners", nargs="+", default=["jacobi"], choices=["jacobi", "ilu", "isai"],
+                   help="the batched preconditioners of ginkpy's batched solve (the loops use Jacobi)")
     p.add_argument("--nonsym-solver", default="bicgstab", choices=["bicgstab", "gmres"])
     p.add_argument("--rtol", type=float, default=1e-8)
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
@@ -89,9 +96,23 @@ def random_sparse(N: int, n: int, rng, symmetric: bool) -> tuple[sp.csr_matrix, 
     return P, values
 
 
+def convdiff(N: int, n: int, rng) -> tuple[sp.csr_matrix, np.ndarray]:
+    side = max(2, round(n ** 0.5))
+    P0, P1 = (problems.convection_diffusion_2d(side, peclet=c).tocsr() for c in (0.0, 1.0))
+    P0.sort_indices()
+    P1.sort_indices()
+    rows = np.repeat(np.arange(P0.shape[0]), np.diff(P0.indptr))
+    c = rng.uniform(0.5, 3.0, (N, 1))
+    k = rng.uniform(0.1, 10.0, (N, P0.shape[0]))
+    # D^1/2 (diffusion + c convection) D^1/2 with D = diag(k): the convection linear in c
+    return P0, (P0.data[None, :] + c * (P1.data - P0.data)[None, :]) * np.sqrt(k[:, rows] * k[:, P0.indices])
+
+
 def generate(problem: str, N: int, n: int, rng):
     if problem == "stencil":
         return stencil(N, n, rng)
+    if problem == "convdiff":
+        return convdiff(N, n, rng)
     return random_sparse(N, n, rng, symmetric=problem == "spd")
 
 
@@ -115,18 +136,22 @@ def timed(run, reps: int, sync=lambda: None) -> tuple[float, object]:
     return float(np.median(times)), out
 
 
-def ginkpy_batched(exec, P, values, B, args, solver_name):
+PRECONDITIONERS = {"jacobi": lambda: gk.batch.preconditioner.Jacobi.build().with_max_block_size(1),
+                   "ilu": gk.batch.preconditioner.Ilu.build, "isai": gk.batch.preconditioner.Isai.build}
+
+
+def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi"):
     function = {"cg": batched_cg, "bicgstab": batched_bicgstab, "gmres": batched_gmres}[solver_name]
     extra = {"maxiter": 10 * P.shape[0] // 20 + 1} if solver_name == "gmres" else {}
-    seconds, (X, info) = timed(lambda: function((P, values), B, rtol=args.rtol, M="jacobi", executor=exec, **extra),
-                               args.reps)
+    seconds, (X, info) = timed(lambda: function((P, values), B, rtol=args.rtol, M=preconditioner, executor=exec,
+                                                **extra), args.reps)
     # solve only: the batch and the solver already on the device
     A = gk.batch.matrix.Csr.from_pattern(exec, P, values)
     params = {"cg": gk.batch.solver.Cg, "bicgstab": gk.batch.solver.Bicgstab,
               "gmres": gk.batch.solver.Gmres}[solver_name].build()
     if solver_name == "gmres":
         params = params.with_krylov_dim(20)
-    solver = (params.with_preconditioner(gk.batch.preconditioner.Jacobi.build().with_max_block_size(1))
+    solver = (params.with_preconditioner(PRECONDITIONERS[preconditioner]())
               .with_max_iterations(10 * P.shape[0]).on(exec).generate(A))
     b = gk.batch.MultiVector.from_numpy(exec, B)
     x0 = gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)
@@ -207,12 +232,13 @@ def main() -> int:
     cupy = bc.import_cupy(args.no_cupy)
     rng = np.random.default_rng(0)
     print(f"ginkpy executor: {bc.device_name(exec)}; CuPy: {'yes' if cupy is not None else 'no'}; "
-          f"{args.dtype}, scalar Jacobi, rtol {args.rtol}, median of {args.reps}")
+          f"{args.dtype}, batched {' / '.join(args.preconditioners)} (loops: scalar Jacobi), rtol {args.rtol}, "
+          f"median of {args.reps}; x ginkpy: time over the first ginkpy batched row's")
     print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<22} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
           f"{'iters':>7} {'max relres':>10}")
     failed = False
     for problem in args.problems:
-        solver_name = "cg" if problem != "nonsym" else args.nonsym_solver
+        solver_name = "cg" if problem not in ("nonsym", "convdiff") else args.nonsym_solver
         for n in args.sizes:
             for N in args.counts:
                 P, values = generate(problem, N, n, rng)
@@ -220,9 +246,13 @@ def main() -> int:
                 B = rng.standard_normal((N, P.shape[0])).astype(dtype)
                 count = min(N, args.loop_limit)
                 rows = []
-                seconds, solve_seconds, X, iterations = ginkpy_batched(exec, P, values, B, args, solver_name)
-                rows.append(("ginkpy batched", seconds, False, X, f"{iterations.mean():.0f}"))
-                rows.append(("  solve only", solve_seconds, False, None, f"{iterations.mean():.0f}"))
+                seconds = None
+                for name in args.preconditioners:
+                    t, solve_seconds, X, iterations = ginkpy_batched(exec, P, values, B, args, solver_name, name)
+                    seconds = t if seconds is None else seconds  # the first preconditioner's: the ratios' base
+                    suffix = "" if args.preconditioners == ["jacobi"] else f" {name}"
+                    rows.append((f"ginkpy batched{suffix}", t, False, X, f"{iterations.mean():.0f}"))
+                    rows.append(("  solve only", solve_seconds, False, None, f"{iterations.mean():.0f}"))
                 t, X = scipy_loop(P, values, B, args, solver_name, count)
                 rows.append((f"SciPy {solver_name} loop", t * N / count, count < N, X, ""))
                 t, X = ginkpy_loop(exec, P, values, B, args, solver_name, min(count, max(10, count // 10)))
@@ -235,7 +265,7 @@ def main() -> int:
                     if out is not None:
                         rows.append(("CuPy dense batched", out[0], False, out[1], ""))
                 for method, t, scaled, X, iters in rows:
-                    ratio = "-" if method.startswith(("ginkpy batched", "  solve")) else f"{t / seconds:.2f}"
+                    ratio = "-" if method in ("ginkpy batched", "  solve only") else f"{t / seconds:.2f}"
                     relres = ""
                     if X is not None:
                         worst = float(relative_residuals(P, values[:len(X)], B[:len(X)], X).max())
