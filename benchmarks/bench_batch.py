@@ -10,19 +10,27 @@ pattern are generated with random values per system:
     convdiff  2D upwind convection-diffusion on a sqrt(n) x sqrt(n) grid, a random convection
               strength (Peclet 0.5 to 3) per system and a random coefficient per node (nonsymmetric)
 
-and solved to --rtol with scalar Jacobi (--preconditioners adds the batched ILU(0) and ISAI, each
-a "ginkpy batched" row of its own, their ratio against Jacobi's in the same run): CG for the SPD
-problems, --nonsym-solver (BiCGStab or GMRES) for nonsym and convdiff. Printed per method: time per batch (median of --reps runs), systems per
+and solved to --rtol with scalar Jacobi (--preconditioners adds the batched ILU(0) and ISAI: the
+ginkpy batched rows again for each, x ginkpy against the first preconditioner's whole call): CG
+for the SPD problems, --nonsym-solver (BiCGStab or GMRES) for nonsym and convdiff. Printed per method: time per batch (median of --reps runs), systems per
 second, and how many times faster ginkpy's batched solve is (x ginkpy > 1: ginkpy faster), all
-in one run. "ginkpy batched" is end to end: values and B from the host, Jacobi, solve, X back
-("solve only" beside it with everything on the device). The loops solve at most --loop-limit
-systems of a batch and are scaled to the whole batch (marked *). Every method's solutions are
-checked: the largest relative true residual ||b - A x|| / ||b|| is printed, and a method that
-misses --rtol by more than 10x is flagged (exit code 1).
+in one run.
+
+"ginkpy batched, list" is the whole call ``gk.linalg.batched_cg(matrices, B, M="jacobi")``
+from a list of N SciPy CSR matrices, each with index arrays of its own (as when each system is
+assembled on its own), to X on the host; the rows under it are its parts, each timed on its
+own after the one before: building the batch (pattern check, values gathered and copied),
+B and x to the executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched,
+(P, values)" is the whole call from one pattern and a values array (N, nnz). "CuPy dense
+batched" is ``cupy.linalg.solve`` on the (N, n, n) dense systems already on the GPU, X back
+(the dense copy to the GPU not timed). The loops solve at most --loop-limit systems of a batch
+and are scaled to the whole batch (marked *). Every method's solutions are checked: the
+largest relative true residual ||b - A x|| / ||b|| is printed, and a method that misses --rtol
+by more than 10x is flagged (exit code 1).
 
     python benchmarks/bench_batch.py --quick
-    python benchmarks/bench_batch.py --counts 1000 --sizes 256 --problems stencil     # the PoCL target
-    python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil    # the H100 target
+    python benchmarks/bench_batch.py --counts 4000 --sizes 256 --problems stencil     # the PoCL target: >= 20x SciPy
+    python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil    # the GPU target: <= 30 ms
     python benchmarks/bench_batch.py --counts 100000 --sizes 64 --problems stencil
     python benchmarks/bench_batch.py --counts 1000 --sizes 256 --problems convdiff --preconditioners jacobi ilu isai
 """
@@ -43,6 +51,8 @@ from ginkpy import problems
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
 
 DENSE_BYTES = 8 << 30  # CuPy's dense batched solve only where the (N, n, n) batch fits this
+PRECONDITIONERS = {"jacobi": lambda: gk.batch.preconditioner.Jacobi.build().with_max_block_size(1),
+                   "ilu": gk.batch.preconditioner.Ilu.build, "isai": gk.batch.preconditioner.Isai.build}
 
 
 def parse() -> argparse.Namespace:
@@ -51,8 +61,8 @@ def parse() -> argparse.Namespace:
     p.add_argument("--sizes", type=int, nargs="+", default=[16, 64, 256, 1024], help="system sizes n")
     p.add_argument("--problems", nargs="+", default=["stencil", "spd", "nonsym"],
                    choices=["stencil", "spd", "nonsym", "convdiff"])
-    p.add_argument("--preconditioners", nargs="+", default=["jacobi"], choices=["jacobi", "ilu", "isai"],
-                   help="the batched preconditioners of ginkpy's batched solve (the loops use Jacobi)")
+    p.add_argument("--preconditioners", nargs="+", default=["jacobi"], choices=list(PRECONDITIONERS),
+                   help="the batched preconditioners of ginkpy's batched solves (the loops use scalar Jacobi)")
     p.add_argument("--nonsym-solver", default="bicgstab", choices=["bicgstab", "gmres"])
     p.add_argument("--rtol", type=float, default=1e-8)
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
@@ -136,29 +146,43 @@ def timed(run, reps: int, sync=lambda: None) -> tuple[float, object]:
     return float(np.median(times)), out
 
 
-PRECONDITIONERS = {"jacobi": lambda: gk.batch.preconditioner.Jacobi.build().with_max_block_size(1),
-                   "ilu": gk.batch.preconditioner.Ilu.build, "isai": gk.batch.preconditioner.Isai.build}
-
-
 def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi"):
+    """The whole batched call from a list of SciPy matrices and from (P, values), and the
+    parts of the first: [(label, seconds, X, iterations)]."""
     function = {"cg": batched_cg, "bicgstab": batched_bicgstab, "gmres": batched_gmres}[solver_name]
     extra = {"maxiter": 10 * P.shape[0] // 20 + 1} if solver_name == "gmres" else {}
-    seconds, (X, info) = timed(lambda: function((P, values), B, rtol=args.rtol, M=preconditioner, executor=exec,
-                                                **extra), args.reps)
-    # solve only: the batch and the solver already on the device
-    A = gk.batch.matrix.Csr.from_pattern(exec, P, values)
+    # as each system assembled on its own: index arrays of its own
+    matrices = [sp.csr_matrix((v, P.indices.copy(), P.indptr.copy()), shape=P.shape) for v in values]
+    whole, (X, _) = timed(lambda: function(matrices, B, rtol=args.rtol, M=preconditioner, executor=exec, **extra),
+                          args.reps)
+    # the parts, in the call's order, each synchronized
+    sync = exec.synchronize
+    build, A = timed(lambda: gk.batch.matrix.Csr.from_scipy(exec, matrices), args.reps, sync)
+    vectors, (b, x0) = timed(lambda: (gk.batch.MultiVector.from_numpy(exec, B),
+                                      gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)), args.reps, sync)
+    preconditioner_params = PRECONDITIONERS[preconditioner]()
+    generate_seconds, M = timed(lambda: preconditioner_params.on(exec).generate(A), args.reps, sync)
     params = {"cg": gk.batch.solver.Cg, "bicgstab": gk.batch.solver.Bicgstab,
               "gmres": gk.batch.solver.Gmres}[solver_name].build()
     if solver_name == "gmres":
         params = params.with_krylov_dim(20)
-    solver = (params.with_preconditioner(PRECONDITIONERS[preconditioner]())
-              .with_max_iterations(10 * P.shape[0]).on(exec).generate(A))
-    b = gk.batch.MultiVector.from_numpy(exec, B)
-    x0 = gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)
+    solver = params.with_preconditioner(M).with_max_iterations(10 * P.shape[0]).on(exec).generate(A)
     result = []
-    solve_seconds, _ = timed(lambda: result.append(solver.apply_with_tolerances(b, x0.clone(), args.rtol, 0.0)),
-                             args.reps, exec.synchronize)
-    return seconds, solve_seconds, X, result[-1].iterations
+
+    def run_solve():
+        x = x0.clone()
+        result.append(solver.apply_with_tolerances(b, x, args.rtol, 0.0))
+        return x
+    solve, x = timed(run_solve, args.reps, sync)
+    back, _ = timed(lambda: x.to_numpy(), args.reps)
+    pattern, (X_pattern, _) = timed(lambda: function((P, values), B, rtol=args.rtol, M=preconditioner,
+                                                     executor=exec, **extra), args.reps)
+    iterations = f"{result[-1].iterations.mean():.0f}"
+    suffix = "" if args.preconditioners == ["jacobi"] else f" ({preconditioner})"
+    return [(f"ginkpy batched, list{suffix}", whole, X, iterations), ("  build the batch", build, None, ""),
+            ("  B and x", vectors, None, ""), (f"  {type(M).__name__}", generate_seconds, None, ""),
+            ("  solve", solve, None, iterations), ("  X back", back, None, ""),
+            (f"ginkpy batched, (P, values){suffix}", pattern, X_pattern, iterations)]
 
 
 def scipy_loop(P, values, B, args, solver_name, count):
@@ -233,8 +257,8 @@ def main() -> int:
     rng = np.random.default_rng(0)
     print(f"ginkpy executor: {bc.device_name(exec)}; CuPy: {'yes' if cupy is not None else 'no'}; "
           f"{args.dtype}, batched {' / '.join(args.preconditioners)} (loops: scalar Jacobi), rtol {args.rtol}, "
-          f"median of {args.reps}; x ginkpy: time over the first ginkpy batched row's")
-    print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<22} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
+          f"median of {args.reps}")
+    print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<35} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
           f"{'iters':>7} {'max relres':>10}")
     failed = False
     for problem in args.problems:
@@ -245,14 +269,9 @@ def main() -> int:
                 values = values.astype(dtype)
                 B = rng.standard_normal((N, P.shape[0])).astype(dtype)
                 count = min(N, args.loop_limit)
-                rows = []
-                seconds = None
-                for name in args.preconditioners:
-                    t, solve_seconds, X, iterations = ginkpy_batched(exec, P, values, B, args, solver_name, name)
-                    seconds = t if seconds is None else seconds  # the first preconditioner's: the ratios' base
-                    suffix = "" if args.preconditioners == ["jacobi"] else f" {name}"
-                    rows.append((f"ginkpy batched{suffix}", t, False, X, f"{iterations.mean():.0f}"))
-                    rows.append(("  solve only", solve_seconds, False, None, f"{iterations.mean():.0f}"))
+                rows = [(label, t, False, X, iters) for name in args.preconditioners
+                        for label, t, X, iters in ginkpy_batched(exec, P, values, B, args, solver_name, name)]
+                seconds = rows[0][1]
                 t, X = scipy_loop(P, values, B, args, solver_name, count)
                 rows.append((f"SciPy {solver_name} loop", t * N / count, count < N, X, ""))
                 t, X = ginkpy_loop(exec, P, values, B, args, solver_name, min(count, max(10, count // 10)))
@@ -265,14 +284,14 @@ def main() -> int:
                     if out is not None:
                         rows.append(("CuPy dense batched", out[0], False, out[1], ""))
                 for method, t, scaled, X, iters in rows:
-                    ratio = "-" if method in ("ginkpy batched", "  solve only") else f"{t / seconds:.2f}"
+                    ratio = "-" if method.startswith("  ") or t is seconds else f"{t / seconds:.2f}"
                     relres = ""
                     if X is not None:
                         worst = float(relative_residuals(P, values[:len(X)], B[:len(X)], X).max())
                         bad = not worst <= 10 * args.rtol
                         failed |= bad
                         relres = f"{worst:.1e}" + (" !" if bad else "")
-                    print(f"{problem:>8} {N:>7} {P.shape[0]:>5} {method:<22} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
+                    print(f"{problem:>8} {N:>7} {P.shape[0]:>5} {method:<35} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
                           f"{N / t:>11.0f} {ratio:>9} {iters:>7} {relres:>10}", flush=True)
     print("* a loop over the first --loop-limit systems (ginkpy loop: a tenth of them), scaled to the batch")
     if failed:

@@ -22,10 +22,6 @@
 // the preconditioners that read other rows of v than their own: v must be complete (SYNC()) first
 #define PREC_SYNC (PRECOND == PRECOND_BLOCK || PREC_WHOLE)
 
-#define STATUS_CONVERGED 1
-#define STATUS_ITERATION_LIMIT 2
-#define STATUS_DIVERGED 5
-
 #define CAT(a, b) a##b
 #define XCAT(a, b) CAT(a, b)
 
