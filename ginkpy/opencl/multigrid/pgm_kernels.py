@@ -78,6 +78,18 @@ def _scan(exec, v, size: int, width: int = 1) -> None:
                                                             np.int32(chunk), v.data, partial.data)
 
 
+def start_pass(exec, n, threshold, sweeps):
+    agg, state, flags = exec.alloc((n,), np.int32), exec.alloc((2 + sweeps,), np.int32), exec.alloc((2,), np.int32)
+    if n:
+        _fill(exec, agg, n, -1)
+    _fill(exec, state, 2 + sweeps)
+    for index, value in enumerate((threshold, n)):
+        exec.counters["launches"] += 1
+        cl.enqueue_fill_buffer(exec.queue, state.data, np.int32(value), 4 * index, 4)
+    _fill(exec, flags, 2)
+    return agg, state, flags
+
+
 def diagonal_scale(exec, a):
     scale = exec.alloc((a.shape[0],), real_dtype(a.dtype))
     _run(exec, "diagonal_scale", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, a.values.data, scale.data)
