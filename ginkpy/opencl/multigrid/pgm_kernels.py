@@ -29,8 +29,25 @@ def _index_dtype(exec):
     return np.float64 if exec.info.fp64 else np.float32
 
 
-def _run(exec, name, dtype, work_items, *args):
-    launch_1d(exec, __file__, name, dtype, work_items, np.int32(work_items), *args)
+CPU_ITEMS_PER_UNIT = 16  # work-items (of one each in a group) per compute unit on a CPU
+CPU_MIN_CHUNK = 512      # items a CPU work-item takes at least
+
+
+def _run(exec, name, dtype, count, *args, items=None):
+    """Kernel ``name`` over ``items`` items (rows or aggregates; default ``count``), given
+    (count, chunk, args): a GPU runs one item per work-item in work-groups of WORK_GROUP, a CPU
+    a few work-groups of one work-item, each a contiguous chunk of items (FOR_ITEMS in the .cl)."""
+    items = count if items is None else items
+    if items == 0:
+        return
+    if exec.info.is_cpu:
+        chunk = max(CPU_MIN_CHUNK, ceil_div(items, CPU_ITEMS_PER_UNIT * exec.info.compute_units))
+        global_size, local_size = ceil_div(items, chunk), 1
+    else:
+        chunk, local_size = 1, WORK_GROUP
+        global_size = ceil_div(items, WORK_GROUP) * WORK_GROUP
+    exec.kernel(__file__, dtype, name)(exec.queue, (global_size,), (local_size,), np.int32(count), np.int32(chunk),
+                                       *args)
 
 
 def _zeros(exec, size: int):
@@ -108,7 +125,7 @@ def find_strongest_neighbor(exec, a, weights, agg, strongest_neighbor, state, sw
 
 def match_edge(exec, strongest_neighbor, agg, state, sweep):
     _run(exec, "match_edge", _index_dtype(exec), agg.size, np.int32(sweep), state.data, strongest_neighbor.data,
-         agg.data, local_buffer(WORK_GROUP, np.int32))
+         agg.data, local_buffer(1 if exec.info.is_cpu else WORK_GROUP, np.int32))
 
 
 def assign_to_exist_agg(exec, a, weights, agg, intermediate_agg):
@@ -147,9 +164,8 @@ def compute_coarse(exec, a, agg, agg_ptrs, agg_rows, bounds, sizes):
     lens = exec.alloc((n + 1,), np.int32)
     slots = max(a.nnz, 1)
     slot_cols, slot_vals = exec.alloc((slots,), np.int32), exec.alloc((slots,), a.dtype)
-    launch_1d(exec, __file__, "galerkin", a.dtype, n + 1, np.int32(n), sizes.data, a.row_ptrs.data,
-              a.col_idxs.data, a.values.data, agg.data, agg_ptrs.data, agg_rows.data, bounds.data, lens.data,
-              slot_cols.data, slot_vals.data)
+    _run(exec, "galerkin", a.dtype, n, sizes.data, a.row_ptrs.data, a.col_idxs.data, a.values.data, agg.data,
+         agg_ptrs.data, agg_rows.data, bounds.data, lens.data, slot_cols.data, slot_vals.data, items=n + 1)
     _scan(exec, lens, n + 1)
     sizes = exec.alloc((1,), np.int32)
     _copy_int(exec, sizes, 0, lens, n)
@@ -159,6 +175,6 @@ def compute_coarse(exec, a, agg, agg_ptrs, agg_rows, bounds, sizes):
 def pack(exec, row_ptrs, starts, cols, vals, num_agg, nnz, scale):
     ptrs = exec.alloc((num_agg + 1,), np.int32)
     out_cols, out_vals = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), vals.dtype)
-    launch_1d(exec, __file__, "pack", vals.dtype, num_agg + 1, np.int32(num_agg), real_dtype(vals.dtype).type(scale),
-              row_ptrs.data, starts.data, cols.data, vals.data, ptrs.data, out_cols.data, out_vals.data)
+    _run(exec, "pack", vals.dtype, num_agg, real_dtype(vals.dtype).type(scale), row_ptrs.data, starts.data,
+         cols.data, vals.data, ptrs.data, out_cols.data, out_vals.data, items=num_agg + 1)
     return ptrs, out_cols, out_vals
