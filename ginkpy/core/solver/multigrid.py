@@ -90,9 +90,9 @@ DEVICE_CHOICES = {
                                             "iterations"),
     "cpu": CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
                                          "more in launches than in work and run in one launch"),
-    "gpu": CycleChoice("v", 1, 64, 16384, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
+    "gpu": CycleChoice("v", 1, 64, 8192, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
                                           "their launches, or in one launch their serialized steps), levels of up to "
-                                          "16384 rows in one launch (one work-group)"),
+                                          "8192 rows in one launch (one work-group)"),
 }
 
 
