@@ -78,6 +78,19 @@ inline void consider(choice* best, const real_type w, const int col, const int r
 #define FOR_ITEMS(i, count) \
     for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
 
+// The arrays a pass starts from: agg all -1 (no row aggregated), the matching state
+// [threshold, n, 0 for each sweep], the flags [0, 0]
+__kernel void start_pass(const int items, const int chunk, const int n, const int threshold, const int sweeps,
+                         __global index_type* restrict agg, __global int* restrict state,
+                         __global int* restrict flags)
+{
+    FOR_ITEMS(i, items) {
+        if (i < n) agg[i] = UNAGG;
+        if (i < 2 + sweeps) state[i] = i == 0 ? threshold : i == 1 ? n : 0;
+        if (i < 2) flags[i] = 0;
+    }
+}
+
 // scale[i] = 1 / |a_ii| (infinity where a_ii is zero or not stored)
 __kernel void diagonal_scale(const int n, const int chunk, __global const index_type* restrict row_ptrs,
                              __global const index_type* restrict col_idxs,
@@ -239,15 +252,16 @@ __kernel void count_members(const int n, const int chunk, __global const index_t
 }
 
 // With counts scanned (exclusive, over the roots r = 0..n): agg[i] = the aggregate's number
-// (counts[4 r]); its rows placed from agg_ptrs (atomic_inc on next, cleared before: in any
-// order); the root writes the aggregate's pointers (rows, entries of A: bounds, members), row
-// 0 also the ends and sizes = (m, entries, members).
+// (counts[4 r]); its rows placed from agg_ptrs (atomic_inc on next = counts + 4 (n + 1), cleared
+// before: in any order); the root writes the aggregate's pointers (rows, entries of A: bounds,
+// members), row 0 also the ends and sizes = (m, entries, members).
 __kernel void number_aggregates(const int n, const int chunk, __global index_type* restrict agg,
-                                __global const int* restrict counts, __global int* restrict next,
+                                __global int* restrict counts,
                                 __global index_type* restrict agg_ptrs, __global index_type* restrict agg_rows,
                                 __global int* restrict bounds, __global int* restrict fine_ptrs,
                                 __global int* restrict sizes)
 {
+    __global int* next = counts + 4 * (n + 1);
     FOR_ITEMS(i, n) {
         const int root = agg[i];
         const int I = counts[4 * root];

@@ -97,13 +97,8 @@ def _scan(exec, v, size: int, width: int = 1) -> None:
 
 def start_pass(exec, n, threshold, sweeps):
     agg, state, flags = exec.alloc((n,), np.int32), exec.alloc((2 + sweeps,), np.int32), exec.alloc((2,), np.int32)
-    if n:
-        _fill(exec, agg, n, -1)
-    _fill(exec, state, 2 + sweeps)
-    for index, value in enumerate((threshold, n)):
-        exec.counters["launches"] += 1
-        cl.enqueue_fill_buffer(exec.queue, state.data, np.int32(value), 4 * index, 4)
-    _fill(exec, flags, 2)
+    _run(exec, "start_pass", _index_dtype(exec), max(n, 2 + sweeps), np.int32(n), np.int32(threshold),
+         np.int32(sweeps), agg.data, state.data, flags.data)
     return agg, state, flags
 
 
@@ -139,15 +134,16 @@ def assign_to_exist_agg(exec, a, weights, agg, intermediate_agg):
 def find_aggregates(exec, a, agg, member_ptrs, flags):
     n = agg.size
     dtype = _index_dtype(exec)
-    # per root: (1, rows, entries of A, members), scanned into the aggregate numbers and pointers
-    counts = _zeros(exec, 4 * (n + 1))
+    # per root: (1, rows, entries of A, members), scanned into the aggregate numbers and pointers;
+    # after them the counters that place each aggregate's rows
+    counts = _zeros(exec, 5 * (n + 1))
     _run(exec, "count_members", dtype, n, agg.data, a.row_ptrs.data,
          (a.row_ptrs if member_ptrs is None else member_ptrs).data, np.int32(member_ptrs is not None), counts.data)
     _scan(exec, counts, n + 1, width=4)
     agg_ptrs, bounds, fine_ptrs = (exec.alloc((n + 1,), np.int32) for _ in range(3))
     agg_rows, sizes = exec.alloc((n,), np.int32), exec.alloc((3,), np.int32)
-    _run(exec, "number_aggregates", dtype, n, agg.data, counts.data, _zeros(exec, n).data, agg_ptrs.data,
-         agg_rows.data, bounds.data, fine_ptrs.data, sizes.data)
+    _run(exec, "number_aggregates", dtype, n, agg.data, counts.data, agg_ptrs.data, agg_rows.data, bounds.data,
+         fine_ptrs.data, sizes.data)
     _run(exec, "sort_rows", dtype, n, np.int32(SORT_LIMIT), sizes.data, agg_ptrs.data, agg_rows.data, flags.data)
     return agg_ptrs, agg_rows, bounds, None if member_ptrs is None else fine_ptrs, sizes
 
