@@ -63,7 +63,8 @@ def types() -> dict[str, type]:
 
 
 class Preset:
-    """A configuration known by name beside the types: ``build()`` gives its parameters."""
+    """A configuration known by name beside the types: ``build(**options)`` gives its
+    parameters (the options a preset takes are keywords of ``build``)."""
 
     def __init__(self, build: Any, description: str) -> None:
         self.build = build
@@ -71,9 +72,11 @@ class Preset:
 
 
 def _presets(kind: str) -> dict[str, Preset]:
-    """The presets of ``kind``: the exact ILU(0) / IC(0) with level-scheduled triangular solves
-    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, ParILU / ParIC with ISAI), and the
-    symmetric variants of SOR and Gauss-Seidel."""
+    """The presets of ``kind``: the exact ILU(0) / IC(0) with exact triangular solves
+    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, see gk.preconditioner.Ilu),
+    ``"ilut"``, Ilu with the threshold factorization of SciPy's spilu (gk.factorization.Ilut),
+    which takes spilu's ``drop_tol`` and ``fill_factor``, and the symmetric variants of SOR and
+    Gauss-Seidel."""
     if kind != "preconditioner":
         return {}
     from ginkpy import factorization, preconditioner, solver
@@ -82,8 +85,13 @@ def _presets(kind: str) -> dict[str, Preset]:
         return Preset(lambda: precond.build().with_factorization(fact.build()).with_l_solver(solver.LowerTrs.build())
                       .with_u_solver(solver.UpperTrs.build()),
                       f"{precond.__name__} with the exact {fact.__name__} factorization and LowerTrs / UpperTrs")
+    def ilut(drop_tol: float = 1e-4, fill_factor: float = 10.0) -> Any:
+        return preconditioner.Ilu.build().with_factorization(
+            factorization.Ilut.build().with_drop_tol(drop_tol).with_fill_factor(fill_factor))
     return {"ilu0_exact": exact(preconditioner.Ilu, factorization.Ilu),
             "ic0_exact": exact(preconditioner.Ic, factorization.Ic),
+            "ilut": Preset(ilut, "Ilu with the threshold factorization of SciPy's spilu (gk.factorization.Ilut: "
+                                 "drop_tol 1e-4, fill_factor 10)"),
             "ssor": Preset(lambda: preconditioner.Sor.build().with_symmetric(True), "symmetric SOR (for Cg)"),
             "symmetric_gauss_seidel": Preset(lambda: preconditioner.GaussSeidel.build().with_symmetric(True),
                                              "symmetric Gauss-Seidel (for Cg)")}

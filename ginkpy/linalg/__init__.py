@@ -19,10 +19,14 @@ maxiter
 M
     Preconditioner: a SciPy LinearOperator, sparse matrix or array applied as an approximate
     inverse of A (M r), a ginkpy preconditioner factory or LinOp, or a name (``"jacobi"``,
-    ``"ilu"``, ``"ic"``, ...: any of ``gk.config.short_names("preconditioner")``, or ``"none"``).
-    A name gives that type's defaults, as in Ginkgo: ``"jacobi"`` is block-Jacobi with blocks of
-    up to 32 consecutive rows (Ginkgo's supervariable agglomeration); scalar Jacobi, as SciPy
-    users often build it, is ``M=gk.preconditioner.Jacobi.build().with_max_block_size(1)``.
+    ``"ilu"``, ``"ic"``, ``"ilut"``, ``"amg"``, ...: any of
+    ``gk.config.short_names("preconditioner")``, ``"block_jacobi"`` or ``"none"``), alone or with
+    options as ``(name, dict)``: ``M=("ilut", {"drop_tol": 1e-5, "fill_factor": 20})`` (SciPy's
+    spilu knobs), ``M=("ilu", {"factorization": gk.factorization.ParIlu.build()})`` (the
+    type's ``with_`` parameters). ``"jacobi"`` is scalar Jacobi (the diagonal, as SciPy users
+    build it), ``"block_jacobi"`` Ginkgo's block-Jacobi with blocks of up to 32 rows;
+    ``"ilu"`` / ``"ic"`` the incomplete factorizations that never fail where one exists
+    (gk.preconditioner.Ilu), ``"ilut"`` the threshold ILU of SciPy's ``spilu``.
 callback
     Called as ``callback(xk)`` after each iteration with a copy of the current solution.
 executor

@@ -1,12 +1,15 @@
 """The solver functions of :mod:`ginkpy.linalg`, which describes their arguments and results."""
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any, Callable
 
+import attrs
+
 import numpy as np
 
-from ginkpy.config import short_names
+from ginkpy.config import Preset, short_names
 from ginkpy.core.base.executor import Executor, default_executor
 from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
@@ -284,21 +287,8 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
     """The solver's preconditioner parameter from any form of SciPy's ``M`` or a ginkpy one."""
     if M is None:
         return None
-    if isinstance(M, str):
-        names = short_names("preconditioner")
-        if M.lower() == "none":
-            return None
-        if M.lower() not in names and M.lower() != "block_jacobi":
-            raise ValueError(f"unknown preconditioner {M!r}: use one of "
-                             f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
-        if isinstance(A, ScipyOperator):
-            raise ValueError(f"M={M!r} is built from the entries of A, which a LinearOperator does not "
-                             f"expose: pass A as a sparse matrix or array, or M as an operator")
-        if M.lower() == "jacobi":  # SciPy users' Jacobi: the diagonal
-            return names["jacobi"].build().with_max_block_size(1)
-        if M.lower() == "block_jacobi":
-            return names["jacobi"].build()
-        return names[M.lower()].build()
+    if isinstance(M, str) or (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str)):
+        return _named_preconditioner(*((M, {}) if isinstance(M, str) else M), A)
     if isinstance(M, (Parameters, Factory)):
         return M
     M = as_linop(M, exec, dtype, "M")
@@ -308,6 +298,42 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
     if hasattr(M, "is_finite") and not M.is_finite():
         raise ValueError("M contains NaN or Inf values")
     return M
+
+
+def _named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
+    """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
+    dict: ``M=("ilut", {"drop_tol": 1e-5})``) given to a preset's build or as with_<key>."""
+    names = short_names("preconditioner")
+    key = name.lower()
+    if key == "none" and not options:
+        return None
+    if key not in names and key != "block_jacobi":
+        raise ValueError(f"unknown preconditioner {name!r}: use one of "
+                         f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
+    if not isinstance(options, dict):
+        raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
+    if isinstance(A, ScipyOperator):
+        raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
+                         f"expose: pass A as a sparse matrix or array, or M as an operator")
+    if key == "jacobi":  # scalar Jacobi (SciPy users' Jacobi: the diagonal); blocks are "block_jacobi"
+        options = {"max_block_size": 1, **options}
+    kind = names["jacobi" if key == "block_jacobi" else key]
+    if isinstance(kind, Preset):
+        try:
+            return kind.build(**options)
+        except TypeError:
+            accepted = [p for p in inspect.signature(kind.build).parameters]
+            raise ValueError(f"M=({name!r}, {options!r}): {name!r} takes the options "
+                             f"{', '.join(accepted) or 'none'}") from None
+    params = kind.build()
+    for option, value in options.items():
+        setter = getattr(params, f"with_{option}", None)
+        if setter is None:
+            fields = [f.name for f in attrs.fields(type(params))]
+            raise ValueError(f"M=({name!r}, {options!r}): {kind.__name__} has no parameter {option!r}; its "
+                             f"parameters are {', '.join(fields)}")
+        setter(value)
+    return params
 
 
 class _SolutionCallback(Logger):

@@ -117,7 +117,7 @@ def compute_norm2(exec, a, result):
     check_int32(a.values.size)
     shape = reduction_shape(exec.info, n, k)
     real = real_dtype(a.dtype)
-    partial = exec.alloc((2 * shape.groups, k), real)
+    partial = exec.scratch("norm2", (2 * shape.groups, k), real)
     size = shape.local_size[0]
     _kernel(exec, a.dtype, "norm2_partials")(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
@@ -141,7 +141,7 @@ def is_finite(exec, a) -> bool:
         return True
     check_int32(size)
     groups, wg, per_group = _flat_shape(exec.info, size)
-    partial = exec.alloc((groups,), np.int32)
+    partial = exec.scratch("count_nonfinite", (groups,), np.int32)
     _kernel(exec, a.dtype, "count_nonfinite")(
         exec.queue, (groups * wg,), (wg,), np.int32(size), np.int32(per_group), a.values.data,
         partial.data, local_buffer(wg, np.int32))
