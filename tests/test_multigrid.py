@@ -138,15 +138,18 @@ def test_levels_in_one_launch_give_the_same_cycle(exec, cycle, sweeps):
         np.testing.assert_allclose(twice, results[0][1], rtol=1e-12, atol=1e-12)
 
 
-def test_coarse_cycle_twin(ref, ocl):
-    # the same (deterministic) hierarchy on both executors, all its levels in one launch
+@pytest.mark.parametrize("levels", [2, 0])
+def test_coarse_cycle_twin(ref, ocl, levels):
+    # the same (deterministic) hierarchy on both executors, all its levels in one launch (two:
+    # one smoothed level and the coarsest)
     A = poisson_2d(30) + sp.diags(np.linspace(0, 1, 900))
     b = np.random.default_rng(2).standard_normal((900, 3))
     outs = []
     for exec in (ref, ocl):
-        mg = (Multigrid.build().with_mg_level(Pgm.build().with_deterministic(True)).with_merged_rows(10 ** 6)
-              .with_min_coarse_rows(10).with_cycle("w").on(exec).generate(gk.matrix.Csr.from_scipy(exec, A)))
-        assert mg.merged_from == 0
+        params = (Multigrid.build().with_mg_level(Pgm.build().with_deterministic(True)).with_merged_rows(10 ** 6)
+                  .with_min_coarse_rows(10).with_cycle("w"))
+        mg = (params.with_max_levels(levels) if levels else params).on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))
+        assert mg.merged_from == 0 and mg.num_levels == (levels or mg.num_levels) > 1
         outs.append(mg.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.zeros(exec, b.shape)).to_numpy())
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12, atol=1e-12 * np.abs(outs[0]).max())
 
@@ -470,9 +473,20 @@ def test_invert_diagonal_and_bound_twin(ref, ocl, rng):
     assert outs[1][-1] == pytest.approx(outs[0][-1], rel=tol(np.float64))
 
 
+@pytest.fixture(params=["cpu_layout", "gpu_layout"])
+def dev(request, ocl):
+    """The device executor launching as on a CPU or as on a GPU, whatever the device is."""
+    import attrs
+    exe = gk.OpenCLExecutor(ocl.device)
+    gpu = request.param == "gpu_layout"
+    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
+    return exe
+
+
 @pytest.mark.parametrize("zero", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
-def test_jacobi_setup_twin(ref, ocl, rng, zero, dtype):
+def test_jacobi_setup_twin(ref, dev, rng, zero, dtype):
+    ocl = dev
     # D^-1 and Gershgorin's bound without a host read: the first zero diagonal row (n where
     # none) and partial bounds whose largest is the bound
     A = _matrix(rng, 3001).tolil()

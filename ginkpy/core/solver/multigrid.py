@@ -90,8 +90,9 @@ DEVICE_CHOICES = {
                                             "iterations"),
     "cpu": CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
                                          "more in launches than in work and run in one launch"),
-    "gpu": CycleChoice("w", 1, 64, 8192, "launches bind the coarse levels: levels of up to 8192 rows run in one "
-                                         "launch (one work-group), so the W-cycle's extra visits of them cost none"),
+    "gpu": CycleChoice("v", 1, 64, 8192, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
+                                          "their launches, or in one launch their serialized steps), levels of up to "
+                                          "8192 rows in one launch (one work-group)"),
 }
 
 
@@ -318,14 +319,28 @@ class Multigrid(IterativeSolver):
         self.coarse = CoarseLevels(self.matrices[first:], self.inv_diags[first:], self.omegas[first:],
                                    self.levels[first:], self.coarsest_solver)
         self.executor.run("solver.multigrid.pack_coarse_levels", self.coarse)
+        # the schedules of every way the cycle enters these levels, on the device
+        for visits in self._entries():
+            self._schedules[visits] = self.executor.from_host(self.coarse.schedule(list(visits), self.smoother_iters))
 
-    def _schedule(self, visits: tuple):
-        """The device copy of the schedule of coarse_cycle for these visits (made once)."""
-        schedule = self._schedules.get(visits)
-        if schedule is None:
-            host = self.coarse.schedule(list(visits), self.smoother_iters)
-            schedule = self._schedules[visits] = self.executor.from_host(host)
-        return schedule
+    def _entries(self) -> set:
+        """The visits of one launch of coarse_cycle that the cycle makes: ((zero guess, kind),
+        ...) per launch."""
+        if self.merged_from == 0:
+            return {((zero, self.cycle),) for zero in (True, False)}
+        entries = set()
+
+        def walk(l: int, kind: str) -> None:
+            second = kind in ("w", "f")
+            after = "w" if kind == "w" else "v"
+            if l + 1 == self.merged_from:
+                entries.add(((True, kind), (False, after)) if second else ((True, kind),))
+                return
+            walk(l + 1, kind)
+            if second:
+                walk(l + 1, after)
+        walk(0, self.cycle)
+        return entries
 
     # -- the hierarchy ----------------------------------------------------------------------------
     @property
@@ -441,8 +456,8 @@ class Multigrid(IterativeSolver):
         work = self._buffers(b.shape[1])
         if l == self.merged_from:
             # the levels from here down in one launch
-            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedule(((zero_guess, kind),)), work[-1],
-                     b, x)
+            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedules[(zero_guess, kind),], work[-1], b,
+                     x)
             return
         if l == len(self.levels):
             # the coarsest level: x = A^-1 b (the guess does not matter to a direct solve)
@@ -482,7 +497,7 @@ class Multigrid(IterativeSolver):
         after = "w" if kind == "w" else "v"
         if l + 1 == self.merged_from:
             visits = ((True, kind), (False, after)) if second else ((True, kind),)
-            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedule(visits), work[-1], coarse_b,
+            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedules[visits], work[-1], coarse_b,
                      coarse_x)
         else:
             self._cycle(l + 1, coarse_b, coarse_x, True, kind)
