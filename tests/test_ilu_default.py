@@ -63,25 +63,37 @@ def test_circuit_with_missing_diagonal_and_zero_pivots(exec, caplog):
     assert _iterations(exec, A, P.Ilu.build()) <= 1.5 * _iterations(exec, A, EXACT["ilu"])
 
 
-def test_a_row_beyond_isais_limit_falls_back(exec, caplog):
+def test_a_row_beyond_isais_limit_is_passed_over(gpu, caplog):
     A = dense_row()
     caplog.set_level(logging.INFO, "ginkpy")
-    M = P.Ilu.build().on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))
-    assert isinstance(M.l_solver, S.LowerTrs) and M.l_solver.parameters.algorithm == "sparselib"
+    M = P.Ilu.build().on(gpu).generate(gk.matrix.Csr.from_scipy(gpu, A))
     lines = _records(caplog)
     assert len(lines) == 1
     assert "ISAI (sparsity power 1) cannot be built (row 3599 of the approximate inverse would have" in \
-        lines[0].getMessage() and "exact substitution" in lines[0].getMessage()
-    assert _iterations(exec, A, P.Ilu.build()) <= 1.5 * _iterations(exec, A, EXACT["ilu"])
+        lines[0].getMessage()
+    assert _iterations(gpu, A, M) <= 1.5 * _iterations(gpu, A, EXACT["ilu"])
 
 
-def test_a_poor_isai_falls_back_to_exact_substitution(exec, caplog):
-    A = convection_diffusion_2d(30, peclet=3)
+def test_cpu_devices_substitute_exactly(exec, caplog):
+    # on a CPU (and the reference executor) the factors are solved exactly, with no fallback line
     caplog.set_level(logging.INFO, "ginkpy")
-    M = P.Ilu.build().on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))
-    assert isinstance(M.l_solver, S.LowerTrs)
+    for A in (dense_row(), convection_diffusion_2d(30, peclet=3)):
+        M = P.Ilu.build().on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))
+        assert isinstance(M.l_solver, S.LowerTrs) and M.l_solver.parameters.algorithm == "sparselib"
+        assert isinstance(M.u_solver, S.UpperTrs)
+    assert not _records(caplog)
+
+
+def test_a_poor_isai_falls_back_to_exact_substitution(gpu, caplog):
+    # olm1000's factors: no approximation solves them; exact level-scheduled substitution
+    A = olmstead(500)
+    caplog.set_level(logging.INFO, "ginkpy")
+    M = P.Ilu.build().on(gpu).generate(gk.matrix.Csr.from_scipy(gpu, A))
+    assert isinstance(M.l_solver, S.LowerTrs) and M.l_solver.parameters.algorithm == "sparselib"
     lines = _records(caplog)
     assert len(lines) == 1 and "ISAI (sparsity power 1) solves with an error of" in lines[0].getMessage()
+    assert "16 Jacobi sweeps solves with an error of" in lines[0].getMessage()
+    assert "applied by exact substitution" in lines[0].getMessage()
 
 
 def test_gpu_choices_are_measured(gpu, caplog):

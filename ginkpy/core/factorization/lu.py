@@ -38,7 +38,7 @@ def ordering_of(value: Any, A: Csr, who: str) -> np.ndarray:
 
 
 class Lu(Factorization):
-    """Sparse LU: A[R][:, C] = L U, L unit lower and U upper triangular (Csr), R and C the
+    """Sparse LU: A[R][:, C] = L U, L lower and U unit upper triangular (Csr), R and C the
     row and column permutations (fill-reducing ordering and pivoting).
 
     Use it through ``gk.solver.Direct`` (its default factorization) to solve a system exactly;

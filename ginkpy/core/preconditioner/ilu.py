@@ -9,22 +9,23 @@ Unset parameters (None) choose, so that the default never raises where an incomp
 factorization exists and needs at most about the iterations of exact ILU(0) with exact
 triangular solves (README, benchmarks/bench_ilu.py):
 
-- the factorization: exact ILU(0) on the host (level-scheduled; see gk.factorization.Ilu) on
-  a CPU device or the reference executor, where it costs about what ParILU's sweeps cost, and
-  for matrices of at most :data:`EXACT_ENTRIES` entries; else ParILU on the device, whose sweeps
-  run until they settle (gk.factorization.ParIlu's default), replaced by the exact one where
-  they do not (olm1000: its sweeps stall at a relative change of 1e-2 on factors that are
-  useless);
-- the triangular solves: the cheapest of the :func:`candidates` for the device that solves
-  both factors well enough, ||v - T y|| <= :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v
-  on a random v. On a CPU device: ISAI (one SpMV per factor), else exact substitution
-  (level-scheduled, which a CPU runs about as fast as an SpMV). On a GPU, where each level of a
-  substitution costs a barrier and each launch microseconds: ISAI with sparsity power 1, 2, 3,
-  then 2, 4, 8 or 16 Jacobi sweeps, then exact substitution. On the test matrices a solve
-  error of 5% kept the Krylov iterations within 1.35x of exact ILU(0)'s (ISAI's errors are
-  0.05-0.6 on 2D convection-diffusion, where exact ILU(0) needs 2.8x fewer iterations than
-  ISAI); a candidate that cannot be built (ISAI beyond its row limit, a singular small system)
-  is passed over. A fallback from the first candidate says so in one ``logging`` line.
+- the factorization: exact ILU(0) on the host (level-scheduled; see gk.factorization.Ilu) for
+  matrices of at most :data:`EXACT_ENTRIES` entries; else ParILU on the executor (5x faster
+  than the host's exact one at 2.5e5 rows on PoCL), whose sweeps run until they settle
+  (gk.factorization.ParIlu's default), replaced by the exact one where they do not (olm1000:
+  its sweeps stall at a relative change of 1e-2 on factors that are useless);
+- the triangular solves: on a CPU device exact substitution, which runs through a triangle in
+  row order on one core about as fast as an SpMV runs on all (ISAI, the cheapest
+  approximation, costs about as much per apply and more to set up, and solves within 5% on
+  few matrices). On a GPU, where each level of a substitution costs a barrier and each launch
+  microseconds: the first of the :func:`candidates` that solves both factors well enough,
+  ||v - T y|| <= :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI
+  with sparsity power 1, 2, 3, then 2, 4, 8 or 16 Jacobi sweeps), else exact level-scheduled
+  substitution. On the test matrices a solve error of 5% kept the Krylov iterations within
+  1.35x of exact ILU(0)'s (ISAI's errors are 0.05-0.6 on 2D convection-diffusion, where exact
+  ILU(0) needs 2.8x fewer iterations than ISAI); a candidate that cannot be built (ISAI beyond
+  its row limit, a singular small system) is passed over. A fallback from the first candidate
+  says so in one ``logging`` line.
 
 Set the parameters to choose, e.g. exact ILU(0) with level-scheduled substitution
 (``M="ilu0_exact"`` in gk.linalg and the command line):
@@ -77,13 +78,14 @@ def is_gpu(exec) -> bool:
 
 def candidates(exec) -> list[tuple[str, Any, Any]]:
     """The default's approximate triangular solves for ``exec``, cheapest first, as (name,
-    lower solver parameters, upper solver parameters); exact substitution comes after them."""
-    isai = [(f"ISAI (sparsity power {p})", LowerIsai.build().with_sparsity_power(p),
-             UpperIsai.build().with_sparsity_power(p)) for p in ((1, 2, 3) if is_gpu(exec) else (1,))]
+    lower solver parameters, upper solver parameters); exact substitution comes after them
+    (alone on a CPU device)."""
     if not is_gpu(exec):
-        return isai
-    return isai + [(f"{s} Jacobi sweeps", LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s),
-                    UpperTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s)) for s in (2, 4, 8, 16)]
+        return []
+    return ([(f"ISAI (sparsity power {p})", LowerIsai.build().with_sparsity_power(p),
+              UpperIsai.build().with_sparsity_power(p)) for p in (1, 2, 3)]
+            + [(f"{s} Jacobi sweeps", LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s),
+                UpperTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s)) for s in (2, 4, 8, 16)])
 
 
 class Ilu(EnableBuild, LinOp):
@@ -129,7 +131,7 @@ class Ilu(EnableBuild, LinOp):
                              name, factory.parameters.product.__name__, err)
         A = system_csr(system_matrix, exec, name)
         exact = self.exact_factorization.build().on(exec)
-        if not is_gpu(exec) or A.nnz <= EXACT_ENTRIES:
+        if A.nnz <= EXACT_ENTRIES:
             return exact.generate(A)
         fact = self.parallel_factorization.build().on(exec).generate(A)
         if fact.converged:

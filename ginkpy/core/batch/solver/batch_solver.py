@@ -94,16 +94,18 @@ class BatchSolver(EnableBuild, BatchLinOp):
             raise ValueError(f"the batched solvers take one right-hand side per item (b of shape (N, n)), "
                              f"but b has {b.common_size[1]} columns per item: solve each column separately")
         exec, N = self.executor, self.num_batch_items
-        iterations = exec.from_host(np.zeros(N, np.int32))
         real = real_dtype(self.dtype)  # residual norms and tolerances are real, also for complex values
-        residual_norms = exec.from_host(np.zeros(N, real))
-        reasons = exec.from_host(np.zeros(N, STATUS_DTYPE))
+        # every item's results are written by the kernel: nothing to copy in
+        iterations, residual_norms = exec.alloc((N,), np.int32), exec.alloc((N,), real)
+        reasons = exec.alloc((N,), STATUS_DTYPE)
         x0 = None
         if self.common_size[0] > 0:
             x0 = x.clone()  # (one copy per solve: an item that ends worse gets it back)
             self._solve(b, x, max_iterations, real.type(rtol), real.type(atol), iterations,
                         residual_norms, reasons)
         else:
+            exec.write(iterations, np.zeros(N, np.int32))
+            exec.write(residual_norms, np.zeros(N, real))
             exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))
         iterations, residual_norms, reasons = exec.to_host(iterations, residual_norms, reasons)
         _check_inputs(iterations, reasons)

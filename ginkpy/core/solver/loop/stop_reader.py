@@ -40,21 +40,29 @@ class StopReader:
         The solver's executor.
     stop : StopState
         The device stop state of the solve.
-    into : list of ndarray
-        Host arrays (page-locked on a device) for status, checks and history, kept in the
-        solver's workspace.
+    into : callable
+        Gives the host arrays (page-locked on a device) for status, checks and history, kept in
+        the solver's workspace; called at the first read.
     log_iterations : bool
         Whether every read takes the residual norm history (for loggers of every iteration).
     """
 
-    def __init__(self, exec, stop, into: list, log_iterations: bool, max_interval: int, read_period: float) -> None:
-        self.exec, self.stop, self.into = exec, stop, into
+    def __init__(self, exec, stop, into: Callable[[], list], log_iterations: bool, max_interval: int,
+                 read_period: float) -> None:
+        self.exec, self.stop, self._make_into, self._into = exec, stop, into, None
         self.k = stop.k
         self.log_iterations = log_iterations
         self.max_interval, self.read_period = max_interval, read_period
         self.pending: Read | None = None
         self.interval, self.next_read = 1, 1
         self._last_issue = (time.perf_counter(), 0)
+
+    @property
+    def into(self) -> list:
+        """The host arrays the reads go to (made at the first read)."""
+        if self._into is None:
+            self._into = self._make_into()
+        return self._into
 
     def reset(self, status: np.ndarray, norms: np.ndarray) -> None:
         """The state at the start of a solve: ``status`` per column and the initial norms."""
