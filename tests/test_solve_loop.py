@@ -300,3 +300,67 @@ def test_a_new_solver_reuses_the_kernel_copies_of_one_gone(ocl, monkeypatch):
     x, info = gk.linalg.gmres(S, b, M="jacobi", executor=ocl, restart=10)
     assert info == 0 and ocl.counters["captures"] > before["captures"]
     assert ocl.counters["kernel_copies"] == before["kernel_copies"]
+
+
+# -- what a solve says (issue 23 item 6) ---------------------------------------------------------
+
+def test_stop_reason_is_a_stop_reason(exec):
+    # one kind: stop_reason is the StopReason of the solve (CONVERGED when every column converged,
+    # else the first that did not), printed as words, like each of stop_reasons
+    n = 200
+    S = sp.block_diag([2.0 * sp.identity(100), poisson_2d(10)]).tocsr()
+    b = np.zeros((n, 2))
+    b[:100, 0] = 1.0
+    b[100:, 1] = np.random.default_rng(3).standard_normal(100)
+    log = gk.log.Convergence()
+    _apply(_solver(exec, "Cg", S, 5, 1e-10), b, [log])
+    assert log.stop_reasons == [StopReason.CONVERGED, StopReason.ITERATION_LIMIT]
+    assert log.stop_reason is StopReason.ITERATION_LIMIT
+    assert str(log.stop_reason) == f"{log.stop_reason}" == "iteration limit"
+    _apply(_solver(exec, "Cg", S, 500, 1e-10), b, [log])
+    assert log.stop_reason is StopReason.CONVERGED and str(log.stop_reason) == "converged"
+
+
+def test_residual_norm_absolute_and_relative(exec):
+    # residual_norm is ||b - A x|| (Ginkgo's), relative_residual_norm ||b - A x|| / ||b||: what a
+    # relative criterion compares with its factor
+    S = SYSTEMS["Bicgstab"]
+    b = 1e3 * np.random.default_rng(4).standard_normal((S.shape[0], 2))
+    log = gk.log.Convergence()
+    x = _apply(_solver(exec, "Bicgstab", S, 500, 1e-8), b, [log])
+    true = np.linalg.norm(b - S @ x, axis=0)
+    np.testing.assert_allclose(log.residual_norm, true, rtol=1e-6)
+    np.testing.assert_allclose(log.relative_residual_norm, true / np.linalg.norm(b, axis=0), rtol=1e-6)
+    assert log.has_converged and (log.relative_residual_norm <= 1e-8).all()
+
+
+def test_an_overflowing_initial_residual_says_so(exec, monkeypatch):
+    # an x0 whose product with A overflows is not "NaN or Inf in x0": the message says what
+    # happened, on both executors and whether or not the system is small
+    S = poisson_2d(10)
+    for small in ("0", "1"):
+        monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", small)
+        for A, x0, what in ((1e200 * S, np.full(100, 1e150), "initial residual b - A x overflows"),
+                            (S, np.full(100, 1.7e308), "initial guess x is too large")):
+            with pytest.raises(ValueError, match=what):
+                gk.linalg.cg(A, np.ones(100), x0=x0, executor=exec)
+
+
+def test_a_nan_in_x0_raises_on_every_executor(exec, monkeypatch):
+    # the OpenCL norm used to skip NaN entries, and the solve returned a NaN solution
+    S = poisson_2d(10)
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    x0 = np.ones((100, 1))
+    x0[37] = np.nan
+    b = np.ones((100, 1))
+    b_nan = b.copy()
+    b_nan[5] = np.nan
+    for small in ("0", "1"):
+        monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", small)
+        for name in ("Cg", "Gmres", "Bicgstab"):
+            solver = getattr(gk.solver, name).build().with_criteria(
+                gk.stop.Iteration.build().with_max_iters(50)).on(exec).generate(A)
+            with pytest.raises(ValueError, match="initial guess x contains NaN or Inf"):
+                solver.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.from_numpy(exec, x0))
+            with pytest.raises(ValueError, match="right-hand side b contains NaN or Inf"):
+                solver.apply(gk.matrix.Dense.from_numpy(exec, b_nan), gk.matrix.Dense.zeros(exec, (100, 1)))

@@ -155,10 +155,10 @@ class IterationMonitor:
         exec, ws, b, x = self.exec, self.ws, self.b, self.x
         b_norm = host_norms(exec, b.compute_norm2(ws.norms()))
         if not np.isfinite(b_norm).all():
-            raise ValueError("the right-hand side b contains NaN or Inf values")
+            raise ValueError(self._not_finite("the right-hand side b", b, "scale the system down"))
         x_norm = np.zeros(self.k) if self.zero_guess else host_norms(exec, x.compute_norm2(ws.norms()))
         if not np.isfinite(x_norm).all():
-            raise ValueError("the initial guess x contains NaN or Inf values")
+            raise ValueError(self._not_finite("the initial guess x", x, "start from a smaller x (or x = 0)"))
         self.zero_rhs = b_norm == 0
         self.scale = power_of_two_scale(b_norm, x_norm)
         self.rhs_norm = b_norm
@@ -171,6 +171,13 @@ class IterationMonitor:
         if self.zero_rhs.any():
             x.scale(np.where(self.zero_rhs, 0.0, 1.0))
         self.zero_guess = self.zero_guess or bool(self.zero_rhs.all())
+
+    def _not_finite(self, what: str, v: Dense, advice: str) -> str:
+        """Why the norm of ``v`` is not finite: NaN or Inf entries, or finite ones too large."""
+        if not v.is_finite():
+            return f"{what} contains NaN or Inf values"
+        return (f"{what} is too large: its norm overflows {real_dtype(v.dtype)} (entries near "
+                f"{np.finfo(real_dtype(v.dtype)).max:.1e} or many large ones); {advice}")
 
     # -- what a solver calls ------------------------------------------------------------------
     def residual(self, r: Dense, x: Dense | None = None) -> Dense:
@@ -206,11 +213,13 @@ class IterationMonitor:
             return
         r_norm = host_norms(exec, r.compute_norm2(self.ws.norms()))
         self.best.start(self.ws.norms(), r_norm)
-        if not np.isfinite(r_norm).all():
-            raise ValueError("the initial residual b - A x is not finite (NaN or Inf): A x overflows for the "
-                             "initial guess x; start from a smaller x (or x = 0)")
         scale = self.scale
-        args = CriterionArgs(self.A, self.rhs_norm, r_norm / scale)
+        with np.errstate(over="ignore"):
+            unscaled = r_norm / scale
+        if not np.isfinite(unscaled).all():
+            raise ValueError(f"the initial residual b - A x overflows {real_dtype(self.solver.dtype)}: A x is too "
+                             f"large for the initial guess x (b and x are finite); start from a smaller x (or x = 0)")
+        args = CriterionArgs(self.A, self.rhs_norm, unscaled)
         self.threshold = self.criteria.thresholds(args) * scale
         # b = 0: x = 0 is the answer, at once
         r_norm[self.zero_rhs] = 0
