@@ -1,15 +1,12 @@
 """The solver functions of :mod:`ginkpy.linalg`, which describes their arguments and results."""
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Any, Callable
 
-import attrs
-
 import numpy as np
 
-from ginkpy.config import Preset, short_names
+from ginkpy.config import Preset, short_names, with_options
 from ginkpy.core.base.executor import Executor, default_executor
 from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
@@ -302,38 +299,25 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
 
 def _named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
     """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
-    dict: ``M=("ilut", {"drop_tol": 1e-5})``) given to a preset's build or as with_<key>."""
+    dict: ``M=("ilut", {"drop_tol": 1e-5})``), a preset's keywords or ``with_`` parameters."""
     names = short_names("preconditioner")
     key = name.lower()
     if key == "none" and not options:
         return None
-    if key not in names and key != "block_jacobi":
-        raise ValueError(f"unknown preconditioner {name!r}: use one of "
-                         f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
+    if key not in names:
+        raise ValueError(f"unknown preconditioner {name!r}: use one of {', '.join([*sorted(names), 'none'])}")
     if not isinstance(options, dict):
         raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
     if isinstance(A, ScipyOperator):
         raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
                          f"expose: pass A as a sparse matrix or array, or M as an operator")
-    if key == "jacobi":  # scalar Jacobi (SciPy users' Jacobi: the diagonal); blocks are "block_jacobi"
-        options = {"max_block_size": 1, **options}
-    kind = names["jacobi" if key == "block_jacobi" else key]
-    if isinstance(kind, Preset):
-        try:
-            return kind.build(**options)
-        except TypeError:
-            accepted = [p for p in inspect.signature(kind.build).parameters]
-            raise ValueError(f"M=({name!r}, {options!r}): {name!r} takes the options "
-                             f"{', '.join(accepted) or 'none'}") from None
-    params = kind.build()
-    for option, value in options.items():
-        setter = getattr(params, f"with_{option}", None)
-        if setter is None:
-            fields = [f.name for f in attrs.fields(type(params))]
-            raise ValueError(f"M=({name!r}, {options!r}): {kind.__name__} has no parameter {option!r}; its "
-                             f"parameters are {', '.join(fields)}")
-        setter(value)
-    return params
+    try:
+        return names[key].build(**options) if isinstance(names[key], Preset) else \
+            with_options(names[key].build(), options)
+    except ValueError as err:
+        if "has no parameter" not in str(err):
+            raise
+        raise ValueError(f"M=({name!r}, {options!r}): {err}") from None
 
 
 class _SolutionCallback(Logger):
