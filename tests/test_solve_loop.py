@@ -364,3 +364,45 @@ def test_a_nan_in_x0_raises_on_every_executor(exec, monkeypatch):
                 solver.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.from_numpy(exec, x0))
             with pytest.raises(ValueError, match="right-hand side b contains NaN or Inf"):
                 solver.apply(gk.matrix.Dense.from_numpy(exec, b_nan), gk.matrix.Dense.zeros(exec, (100, 1)))
+
+
+# -- SciPy's callback(xk) without a stall (issue 25 item 5) ---------------------------------------
+
+class _WaitingSolution(Logger):
+    """x after every iteration as a callback got it before: the solve waits after each one."""
+
+    needs_solution = True
+
+    def __init__(self, x) -> None:
+        self.x, self.iterates = x, []
+
+    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
+        if iteration > 0:
+            self.iterates.append(self.x.to_numpy()[:, 0])
+
+
+@pytest.mark.parametrize("name", ["cg", "bicgstab"])
+def test_callback_iterates_as_when_the_solve_waited(exec, name, monkeypatch):
+    # the callback gets x_t read one iteration behind the device: the same iterates, in the same
+    # order, as a solve that waits after every iteration; no blocking read per iteration
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = SYSTEMS["Cg" if name == "cg" else "Bicgstab"]
+    b = np.random.default_rng(9).standard_normal(S.shape[0])
+    before = exec.counters["reads"]
+    piped = []
+    x, info = getattr(gk.linalg, name)(S, b, rtol=1e-8, M="jacobi", executor=exec,
+                                       callback=lambda xk: piped.append(xk))
+    reads = exec.counters["reads"] - before
+    assert info == 0 and len(piped) > 20 and reads < 12, (len(piped), reads)
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    solver = getattr(gk.solver, name.capitalize()).build().with_preconditioner(JACOBI).with_criteria(
+        gk.stop.ResidualNorm.build().with_reduction_factor(1e-8),
+        gk.stop.Iteration.build().with_max_iters(10 * S.shape[0])).on(exec).generate(A)
+    X = gk.matrix.Dense.zeros(exec, (S.shape[0], 1))
+    waiting = _WaitingSolution(X)
+    solver.add_logger(waiting)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b), X)
+    assert len(piped) == len(waiting.iterates)
+    for mine, theirs in zip(piped, waiting.iterates):
+        np.testing.assert_array_equal(mine, theirs)
+    np.testing.assert_array_equal(x, piped[-1])

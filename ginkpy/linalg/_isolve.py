@@ -321,34 +321,34 @@ def _named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
 
 
 class _SolutionCallback(Logger):
-    """Calls ``callback(xk)`` with a copy of the current solution after every ``every``-th
-    iteration and after the last one. It needs the live solution, so the solve reads its state
-    after every iteration (a host round trip per iteration).
+    """Calls ``callback(xk)`` with the solution after every ``every``-th iteration and after the
+    last one. The solve hands it a copy of x read one iteration behind the device
+    (``wants_solution``): the callback runs while the device computes the next iteration.
 
-    With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is read at the next
-    iteration's event or at the end of the solve, since GMRES updates x only after logging the
-    cycle's last iteration.
+    With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is the x of the next
+    iteration, or the final one at the end of the solve, since GMRES updates x only at the end
+    of the cycle, after its last iteration.
     """
 
-    needs_solution = True
+    wants_solution = True
+    wants_iterations = False
 
     def __init__(self, callback: Callable, x: Dense, every: int = 1) -> None:
         self.callback, self.x, self.every = callback, x, every
         self.reported = 0
 
-    def _report(self, iteration: int) -> None:
-        self.reported = iteration
-        self.callback(self.x.to_numpy()[:, 0])
-
-    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
-        if self.every == 1 and iteration > 0:
-            self._report(iteration)
+    def on_iteration_solution(self, solver, iteration, x) -> None:
+        if self.every == 1:
+            self.reported = iteration
+            self.callback(x[:, 0])
         elif iteration > self.every and (iteration - 1) % self.every == 0:
-            self._report(iteration - 1)
+            self.reported = iteration - 1
+            self.callback(x[:, 0])
 
     def on_solve_complete(self, solver, result) -> None:
         if result.num_iterations > self.reported:
-            self._report(result.num_iterations)
+            self.reported = result.num_iterations
+            self.callback(self.x.to_numpy()[:, 0])
 
 
 def _solution_callback(callback: Callable | None, every: int = 1) -> Callable[[Dense, float], Logger] | None:
