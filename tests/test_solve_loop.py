@@ -126,14 +126,19 @@ def test_histories_are_complete_and_in_order(exec, name):
         np.testing.assert_allclose(history[log.iterations[c], c], log.residual_norm[c], rtol=1e-12)
 
 
-def test_columns_converge_while_others_run(exec):
-    # column 0 is solved in one iteration (an eigenvector of the Jacobi-scaled matrix: b = A 1 of a
-    # scaled identity block), column 1 needs many: each stops on its own, its x left as it was
-    n = 200
+def _fast_and_slow_columns():
+    """A system whose column 0 is solved in one iteration (an eigenvector of the Jacobi-scaled
+    matrix: b = A 1 of a scaled identity block) and column 1 needs many."""
     S = sp.block_diag([2.0 * sp.identity(100), poisson_2d(10)]).tocsr()
-    b = np.zeros((n, 2))
+    b = np.zeros((200, 2))
     b[:100, 0] = 1.0
     b[100:, 1] = np.random.default_rng(3).standard_normal(100)
+    return S, b
+
+
+def test_columns_converge_while_others_run(exec):
+    # each column stops on its own, its x left as it was
+    S, b = _fast_and_slow_columns()
     log = gk.log.Convergence()
     x = _apply(_solver(exec, "Cg", S, 500, 1e-10), b, [log])
     assert log.stop_reasons == [StopReason.CONVERGED] * 2
@@ -307,11 +312,7 @@ def test_a_new_solver_reuses_the_kernel_copies_of_one_gone(ocl, monkeypatch):
 def test_stop_reason_is_a_stop_reason(exec):
     # one kind: stop_reason is the StopReason of the solve (CONVERGED when every column converged,
     # else the first that did not), printed as words, like each of stop_reasons
-    n = 200
-    S = sp.block_diag([2.0 * sp.identity(100), poisson_2d(10)]).tocsr()
-    b = np.zeros((n, 2))
-    b[:100, 0] = 1.0
-    b[100:, 1] = np.random.default_rng(3).standard_normal(100)
+    S, b = _fast_and_slow_columns()
     log = gk.log.Convergence()
     _apply(_solver(exec, "Cg", S, 5, 1e-10), b, [log])
     assert log.stop_reasons == [StopReason.CONVERGED, StopReason.ITERATION_LIMIT]
