@@ -11,8 +11,9 @@ from ginkpy.core.solver.idr import Idr
 from ginkpy.core.solver.ir import Ir
 from ginkpy.core.solver.lower_trs import LowerTrs
 from ginkpy.core.solver.multigrid import Multigrid
+from ginkpy.core.solver.pipe_cg import PipeCg
 from ginkpy.core.solver.scaled_reordered import ScaledReordered
 from ginkpy.core.solver.upper_trs import UpperTrs
 
 __all__ = ["Bicg", "Bicgstab", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gmres", "Idr", "Ir", "LowerTrs", "Multigrid",
-           "ScaledReordered", "UpperTrs"]
+           "PipeCg", "ScaledReordered", "UpperTrs"]
