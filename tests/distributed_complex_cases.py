@@ -40,6 +40,14 @@ def case_cg_jacobi_hpd(ex, comm):
                    dtype=np.complex128)
 
 
+def case_pipecg_jacobi_hpd(ex, comm):
+    # pipelined CG: the conjugating dots of its one reduction stay complex over the ranks
+    A = hpd()
+    return compare(ex, comm, A, rhs(A.shape[0], 20, 2), uneven(comm, A.shape[0]),
+                   gk.solver.PipeCg.build().with_criteria(*criteria()).with_preconditioner(jacobi()),
+                   dtype=np.complex128)
+
+
 def case_gmres_jacobi_helmholtz(ex, comm):
     A = helmholtz()
     return compare(ex, comm, A, rhs(A.shape[0], 1), uneven(comm, A.shape[0]),
@@ -48,10 +56,14 @@ def case_gmres_jacobi_helmholtz(ex, comm):
 
 
 def case_bicgstab_jacobi_helmholtz(ex, comm):
+    # BiCGStab on the indefinite Helmholtz operator is sensitive to rounding: sums over the ranks
+    # (and a product's dots formed in its local and non-local parts) move its iterations by up
+    # to a fifth against the serial solve's
     A = helmholtz()
-    return compare(ex, comm, A, rhs(A.shape[0], 2), uneven(comm, A.shape[0]),
-                   gk.solver.Bicgstab.build().with_criteria(*criteria()).with_preconditioner(jacobi()),
-                   dtype=np.complex128)
+    result = compare(ex, comm, A, rhs(A.shape[0], 2), uneven(comm, A.shape[0]),
+                     gk.solver.Bicgstab.build().with_criteria(*criteria()).with_preconditioner(jacobi()),
+                     dtype=np.complex128)
+    return None if result is None else result | {"iterations_slack": 0.2}
 
 
 def case_bicg_helmholtz(ex, comm):
