@@ -1,6 +1,7 @@
 """Solvers: ``gk.solver.Cg.build().with_criteria(...).on(exec).generate(A)``."""
 from ginkpy.core.solver.bicg import Bicg
 from ginkpy.core.solver.bicgstab import Bicgstab
+from ginkpy.core.solver.cb_gmres import CbGmres
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.cgs import Cgs
 from ginkpy.core.solver.chebyshev import Chebyshev
@@ -12,5 +13,5 @@ from ginkpy.core.solver.lower_trs import LowerTrs
 from ginkpy.core.solver.multigrid import Multigrid
 from ginkpy.core.solver.upper_trs import UpperTrs
 
-__all__ = ["Bicg", "Bicgstab", "Cg", "Cgs", "Chebyshev", "Fcg", "Gmres", "Idr", "Ir", "LowerTrs", "Multigrid",
+__all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Fcg", "Gmres", "Idr", "Ir", "LowerTrs", "Multigrid",
            "UpperTrs"]
