@@ -112,13 +112,14 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
 #define LAYOUT_PARAMS const int k, const int width, const int lanes, const int c_, const int y_, \
                       const int col, const int begin, const int end, const int group
 
-// The dot products a work-item adds up at once (in registers), in turns over the basis.
-#define DOTS 8
+// DOTS (from the launcher): the dot products a work-item adds up at once (in registers), in
+// turns over the basis.
 
 // This work-group's partial sums of conj(v_l) . w over its rows, l = first .. first + DOTS - 1
 // below num (v_l: basis vector l; l == num with `self`: w . w), into partial[group * count + l k
 // + col]: one read of w and of DOTS basis vectors, then a tree over the lanes of the DOTS sums of
-// each column at once in red (DOTS x the work-group's size). Every work-item calls it (barriers).
+// each column at once in red (DOTS x the work-group's size: value (y, u, c) at (y DOTS + u) width
+// + c), each stage adding up to 8 lanes in place. Every work-item calls it (barriers).
 inline void basis_dots(const int first, const int num, const bool self, LAYOUT_PARAMS,
                        __global const storage_type* basis, const int stride,
                        __global const value_type* w, __global value_type* partial,
@@ -141,21 +142,23 @@ inline void basis_dots(const int first, const int num, const bool self, LAYOUT_P
         }
     }
     const int size = width * lanes;
-    const int lid = get_local_id(0);
-    for (int u = 0; u < DOTS; ++u) red[(u * lanes + y_) * width + c_] = acc[u];
+    const int pairs = DOTS * width;  // (u, c)
+    for (int u = 0; u < DOTS; ++u) red[(y_ * DOTS + u) * width + c_] = acc[u];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = lanes / 2; s > 0; s /= 2) {
-        for (int e = lid; e < DOTS * s * width; e += size) {
-            const int u = e / (s * width), y = e / width % s, c = e % width;
-            red[(u * lanes + y) * width + c] += red[(u * lanes + y + s) * width + c];
+    for (int rest = lanes; rest > 1;) {
+        const int add = min(rest, 8);  // rest and add are powers of two
+        rest /= add;
+        const int span = pairs * rest;
+        for (int e = get_local_id(0); e < span; e += size) {
+            value_type s = red[e];
+            for (int i = 1; i < add; ++i) s += red[e + i * span];
+            red[e] = s;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (int u = y_; u < DOTS; u += lanes) {
         const int l = first + u;
-        if (col < k && (l < num || (self && l == num))) {
-            partial[group * count + l * k + col] = red[u * lanes * width + c_];
-        }
+        if (col < k && (l < num || (self && l == num))) partial[group * count + l * k + col] = red[u * width + c_];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -390,11 +393,12 @@ __kernel void reorthogonalize(REDUCTION_PARAMS, __global const int* step, const 
     for (int c = get_group_id(0) * width; c < min(k, (int)get_group_id(0) * width + width); ++c) {
         group_again |= reorth[c] != 0;
     }
-    // (the sums only where needed: no barrier in a branch, which PoCL may mistranslate)
     const int j = step[parity];
     const int num = j + 1;
-    sum_partials_strided(h2, group_again ? h2_parts : 0, hess_stride + k, num * k, sums, tmp);
     const bool again = col < k && reorth[col];
+    // the sums only in work-groups with such a column (a loop with no turn elsewhere: no barrier
+    // in a branch, which PoCL mistranslates)
+    sum_partials_strided(h2, h2_parts, hess_stride + k, group_again ? num * k : 0, sums, tmp);
     value_type s = 0;
 #if CPU_LAYOUT
     if (again) s = to_value(cpu_basis_update(num, sums, 1, k, col, begin, end, basis, stride, v, v));

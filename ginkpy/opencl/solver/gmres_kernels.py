@@ -16,7 +16,11 @@ import numpy as np
 from ginkpy.opencl.launch import (ReductionShape, ceil_div, check_int32, consumer_buffers, local_buffer,
                                   pow2_at_most, reduction_shape, resize, stop_args)
 
-DOTS = 8  # the dot products a work-item adds up at once (DOTS in gmres_kernels.cl)
+# the dot products a GPU work-item adds up at once (in registers), real and complex values, and
+# the work-groups of multi_dot per compute unit: measured on an H200 (fewer for complex values,
+# whose local memory for the sums limits the work-groups a compute unit holds)
+DOTS = {False: 8, True: 4}
+DOT_GROUPS_PER_UNIT = {False: 4, True: 2}
 
 
 def _storage(value_dtype, basis) -> int:
@@ -33,24 +37,29 @@ def _launch(exec, name, basis, v, shape, *args, **defines):
     n, k = v.shape
     storage = 0 if basis is None else _storage(v.dtype, basis)
     kernel = exec.kernel(__file__, v.dtype, name, STORAGE=storage, CPU_LAYOUT=int(shape.local_size[0] == 1),
-                         **defines)
+                         DOTS=_dots(v.dtype), **defines)
     kernel(exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), *args)
 
 
-def _dot_shape(info, n: int, k: int) -> ReductionShape:
-    """The layout of multi_dot: the reduction layout with at most 2 work-groups per compute unit
-    on a GPU (each work-item adds at least 16 rows), so that the partial sums that every
-    work-group of the next kernel adds up stay few."""
+def _dots(dtype) -> int:
+    return DOTS[np.dtype(dtype).kind == "c"]
+
+
+def _dot_shape(info, n: int, k: int, dtype) -> ReductionShape:
+    """The layout of multi_dot: the reduction layout with DOT_GROUPS_PER_UNIT work-groups per
+    compute unit on a GPU (each work-item adding at least 8 rows), so that the partial sums that
+    every work-group of the next kernel adds up stay few."""
     shape = reduction_shape(info, n, k)
     if info.is_cpu:
         return shape
-    groups = max(1, min(shape.groups, 2 * info.compute_units, ceil_div(n, shape.lanes * 16)))
+    per_unit = DOT_GROUPS_PER_UNIT[np.dtype(dtype).kind == "c"]
+    groups = max(1, min(per_unit * info.compute_units, ceil_div(n, shape.lanes * 8)))
     return ReductionShape(groups, shape.width, shape.lanes, ceil_div(n, groups))
 
 
 def _red(dtype, size: int):
     """The local scratch of basis_dots: DOTS values per work-item."""
-    return local_buffer(DOTS * size, dtype)
+    return local_buffer(_dots(dtype) * size, dtype)
 
 
 def restart(exec, r, rr, v, g, inner, step, stop):
@@ -68,7 +77,7 @@ def multi_dot(exec, step, parity, rotate, v, basis, w, ww, nrm, h, hessenberg, g
     n, k = w.shape
     m = hessenberg.shape[1] // k
     check_int32(basis.size, "the Krylov basis")  # the kernels index the whole basis with int32
-    shape = _dot_shape(exec.info, n, k)
+    shape = _dot_shape(exec.info, n, k, w.dtype)
     resize(exec, h, (shape.groups, (m + 2) * k))
     size = shape.local_size[0]
     _launch(exec, "multi_dot", basis, w, shape, step.data, np.int32(parity), np.int32(rotate),
@@ -109,7 +118,7 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
     """The Givens step of H[:, j] in every running column (one work-group)."""
     k = g.shape[1]
     wg = min(256, pow2_at_most(exec.info.max_work_group_size))
-    exec.kernel(__file__, g.dtype, "givens", STORAGE=0, CPU_LAYOUT=0)(
+    exec.kernel(__file__, g.dtype, "givens", STORAGE=0, CPU_LAYOUT=0, DOTS=_dots(g.dtype))(
         exec.queue, (wg,), (wg,), np.int32(k), np.int32(j), np.int32(hessenberg.shape[1]), ww.values.data,
         np.int32(ww.shape[0]), hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
         inner.data, *stop_args(stop), *consumer_buffers(g.dtype, k, wg))
