@@ -3,7 +3,9 @@
     ginkpy solve A.mtx [--rhs b.mtx] [--solver auto] [--preconditioner jacobi] [--executor opencl]
                        [--dtype float64] [--rtol 1e-8] [--max-iters N] [--config solver.json]
                        [--out x.mtx] [--plot c.png] [--profile]
-                       (--preconditioner amg: algebraic multigrid; its hierarchy is printed)
+                       (--preconditioner amg: algebraic multigrid; its hierarchy is printed;
+                        --solver cb_gmres [--storage-precision reduce1|reduce2|keep]: GMRES with
+                        the Krylov basis stored in float32 or float16)
     ginkpy info A.mtx
     ginkpy devices
 
@@ -88,6 +90,12 @@ def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
         if args.preconditioner not in (None, "none"):
             setattr(params, _preconditioner_key(params),
                     config.short_names("preconditioner")[args.preconditioner].build())
+    storage = getattr(args, "storage_precision", None)
+    if storage is not None:
+        if "storage_precision" not in attrs.fields_dict(type(params)):
+            raise ValueError(f"--storage-precision is the Krylov basis's storage of CbGmres: use it with --solver "
+                             f"cb_gmres, not with {params.product.__name__}")
+        params.with_storage_precision(storage)
     criteria = list(params.criteria)
     kinds = {c.product for c in criteria}
     if args.rtol is not None or ResidualNorm not in kinds:
@@ -529,6 +537,9 @@ def _parser() -> argparse.ArgumentParser:
                         "else gmres)")
     s.add_argument("--preconditioner", choices=[*sorted(config.short_names("preconditioner")), "none"],
                    help="the preconditioner (default none)")
+    s.add_argument("--storage-precision", choices=["keep", "reduce1", "reduce2"],
+                   help="--solver cb_gmres: the Krylov basis stored in float32 (reduce1, the default for float64) "
+                        "or float16 (reduce2), the arithmetic in the value type")
     s.add_argument("--executor", default="default",
                    help="reference | opencl | opencl:<platform>:<device> (default: a GPU if there is one)")
     s.add_argument("--dtype", choices=["float64", "float32", "complex128", "complex64"],

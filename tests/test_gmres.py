@@ -12,11 +12,15 @@ from conftest import (PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins,
                       criteria as _criteria, matrix_path, random_partials, residual_rounding, solve, tol, twin)
 from ginkpy.core.solver.cb_gmres import storage_dtype
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.problems import convection_diffusion_2d, poisson_2d
+from ginkpy.problems import convection_diffusion_2d, helmholtz_2d, poisson_2d
 
 
-def _solve(exec, A, b, **kwargs):
-    return solve(exec, "Gmres", A, b, **kwargs)
+def _solve(exec, A, b, name="Gmres", **kwargs):
+    return solve(exec, name, A, b, **kwargs)
+
+
+# Gmres, and CbGmres with its basis in float16 (the arithmetic in float64)
+SOLVERS = [("Gmres", {}), ("CbGmres", {"storage_precision": "reduce2"})]
 
 
 # -- hand-checked values -----------------------------------------------------------------------
@@ -36,13 +40,14 @@ def test_two_iterations_solve_2x2_exactly(ref):
     assert log.has_converged and log.num_iterations == 2
 
 
+@pytest.mark.parametrize("name, params", SOLVERS, ids=["Gmres", "CbGmres"])
 @pytest.mark.parametrize("criteria", [_criteria(), _criteria(5, None)], ids=["residual", "iterations-only"])
-def test_happy_breakdown_is_convergence_not_nan(exec, criteria):
+def test_happy_breakdown_is_convergence_not_nan(exec, criteria, name, params):
     # A = 2 I and b with ||b|| a power of 2: v_0 = b / ||b|| and h_00 = 2 exactly, so w = A v_0 - 2 v_0 = 0:
     # h_10 = 0, the estimate is 0 and x = b / 2. Without a residual criterion the columns idle
     # (restart with r = 0) until the iteration limit.
     b = np.column_stack([[3.0, 0, 0, 0], np.ones(4)])
-    x, log = _solve(exec, 2 * sp.identity(4), b, criteria=criteria, krylov_dim=3)
+    x, log = _solve(exec, 2 * sp.identity(4), b, name, criteria=criteria, krylov_dim=3, **params)
     np.testing.assert_array_equal(x, b / 2)
     if len(criteria) == 2:
         assert log.has_converged and list(log.iterations) == [1, 1]
@@ -51,9 +56,10 @@ def test_happy_breakdown_is_convergence_not_nan(exec, criteria):
         np.testing.assert_array_equal(log.residual_norm, 0.0)
 
 
-def test_singular_hessenberg_is_a_breakdown(exec):
+@pytest.mark.parametrize("name, params", SOLVERS, ids=["Gmres", "CbGmres"])
+def test_singular_hessenberg_is_a_breakdown(exec, name, params):
     # A = [[0, 1], [0, 0]], b = e_1: A v_0 = 0, so h_00 = h_10 = 0 and no rotation can make R nonsingular
-    x, log = _solve(exec, sp.csr_matrix([[0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 0.0]))
+    x, log = _solve(exec, sp.csr_matrix([[0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 0.0]), name, **params)
     assert log.stop_reason == "breakdown" and log.num_iterations == 1
     np.testing.assert_array_equal(x, 0.0)
 
@@ -130,10 +136,11 @@ def _four_columns(A, rng):
     return b, x0, exact
 
 
-def test_columns_stop_on_their_own(exec):
+@pytest.mark.parametrize("name, params", SOLVERS, ids=["Gmres", "CbGmres"])
+def test_columns_stop_on_their_own(exec, name, params):
     A = convection_diffusion_2d(10)
     b, x0, exact = _four_columns(A, np.random.default_rng(3))
-    x, log = _solve(exec, A, b, x0=x0, krylov_dim=20)
+    x, log = _solve(exec, A, b, name, x0=x0, krylov_dim=20, **params)
     assert log.has_converged
     assert log.iterations[1] == 0 and log.iterations[2] == 0
     assert log.iterations[0] > 20 and log.iterations[3] > 5  # column 0 restarts
@@ -190,6 +197,129 @@ def test_iterations_comparable_to_scipy(ref, name):
     assert log.has_converged
     assert np.linalg.norm(b - S @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)
     assert log.num_iterations <= 1.5 * count[0] + 2, (log.num_iterations, count[0])
+
+
+# -- CbGmres: the Krylov basis stored in a lower precision ---------------------------------------
+
+def test_cb_gmres_parameters(ref):
+    assert gk.solver.CbGmres.build().storage_precision == "reduce1"
+    assert storage_dtype(np.float64, "reduce1") == np.float32 and storage_dtype(np.complex128, "reduce1") == np.complex64
+    assert storage_dtype(np.float32, "reduce1") == np.float16 and storage_dtype(np.complex128, "reduce2") == np.float16
+    assert storage_dtype(np.complex64, "keep") == np.complex64
+    for bad in ("half", 1, None):
+        with pytest.raises(ValueError, match="storage_precision must be one of 'keep', 'reduce1', 'reduce2'"):
+            gk.solver.CbGmres.build().with_storage_precision(bad)
+    with pytest.raises(ValueError, match="integer storage .* not implemented; use 'reduce2'"):
+        gk.solver.CbGmres.build().with_storage_precision("ireduce2")
+
+
+@pytest.mark.parametrize("precision", ["keep", "reduce1", "reduce2"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_cb_gmres_converges(exec, precision, dtype):
+    # the arithmetic in the value type: the true residual meets 1e-10 whatever the basis's storage
+    A = (helmholtz_2d(12) if np.dtype(dtype).kind == "c" else convection_diffusion_2d(12)).astype(dtype)
+    b = A @ np.random.default_rng(8).standard_normal(A.shape[0]).astype(dtype)
+    x, log = _solve(exec, A, b, "CbGmres", criteria=_criteria(600, 1e-10), dtype=dtype, storage_precision=precision)
+    assert log.has_converged
+    assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-10 * np.linalg.norm(b)
+    if precision == "keep":  # Gmres itself
+        _, plain = _solve(exec, A, b, criteria=_criteria(600, 1e-10), dtype=dtype)
+        assert log.num_iterations == plain.num_iterations
+
+
+# nonsymmetric and symmetric real matrices, with Jacobi (orsirr_1 without it, a badly scaled
+# GMRES that needs 3800 iterations, takes 1.6x as many with a float32 basis; cage8 without it
+# 21 instead of 19)
+CB_MATRICES = ["pde900.mtx", "cage8.mtx", "orsirr_1.mtx", "watt_2.mtx", "add32.mtx", "ani4.mtx",
+               "gr_900_900_crg.mtx", "lap3D_7pt_n20.mtx"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CB_MATRICES)
+def test_cb_gmres_iterations_within_1_1x_of_gmres(exec, name):
+    # reduce1 (float32 basis) against Gmres, Jacobi-preconditioned, rtol 1e-8, on each executor
+    S = scipy.io.mmread(matrix_path(name)).tocsr()
+    b = S @ np.ones(S.shape[0])
+    jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)
+    counts = []
+    for solver, params in (("Gmres", {}), ("CbGmres", {"storage_precision": "reduce1"})):
+        x, log = _solve(exec, S, b, solver, criteria=_criteria(3000, 1e-8), preconditioner=jacobi, **params)
+        assert log.has_converged and np.linalg.norm(b - S @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)
+        counts.append(log.num_iterations)
+    assert counts[1] <= 1.1 * counts[0], counts
+
+
+# -- flexible GMRES -------------------------------------------------------------------------------
+
+def _changing_preconditioner():
+    """Three iterations of Cg: a preconditioner that is another operator at every application."""
+    return gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(3))
+
+
+def test_flexible_gmres_converges_where_plain_gmres_stagnates(exec):
+    A = poisson_2d(20)
+    b = A @ np.ones(A.shape[0])
+    x, log = _solve(exec, A, b, criteria=_criteria(200, 1e-10), preconditioner=_changing_preconditioner(),
+                    flexible=True)
+    _, plain = _solve(exec, A, b, criteria=_criteria(200, 1e-10), preconditioner=_changing_preconditioner())
+    assert log.has_converged and log.num_iterations < 40
+    assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-10 * np.linalg.norm(b)
+    assert not plain.has_converged  # x0 + M (V y) with an M other than the one that built V
+
+
+def test_flexible_gmres_with_a_fixed_preconditioner_is_gmres(ref):
+    # x = x0 + Z y with z_j = M v_j is x0 + M V y for a linear M: the same iterations
+    A = convection_diffusion_2d(12)
+    b = np.random.default_rng(9).standard_normal(A.shape[0])
+    M = gk.matrix.Csr.from_scipy(ref, sp.diags(1 / A.diagonal()) @ sp.diags(np.linspace(1, 2, A.shape[0])))
+    logs = [_solve(ref, A, b, criteria=_criteria(300, 1e-10), preconditioner=M, flexible=flexible)
+            for flexible in (False, True)]
+    np.testing.assert_allclose(logs[1][0], logs[0][0], rtol=1e-8)
+    assert logs[0][1].num_iterations == logs[1][1].num_iterations
+    with pytest.raises(ValueError, match="with_flexible"):
+        gk.solver.Gmres.build().with_flexible(1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_flexible_cb_gmres(exec, dtype):
+    A = (helmholtz_2d(12) if np.dtype(dtype).kind == "c" else convection_diffusion_2d(12)).astype(dtype)
+    b = A @ np.ones(A.shape[0], dtype)
+    inner = gk.solver.Bicgstab.build().with_criteria(gk.stop.Iteration.build().with_max_iters(2))
+    x, log = _solve(exec, A, b, "CbGmres", criteria=_criteria(300, 1e-10), dtype=dtype, preconditioner=inner,
+                    flexible=True, storage_precision="reduce1")
+    assert log.has_converged and np.linalg.norm(b - A @ x[:, 0]) <= 1e-10 * np.linalg.norm(b)
+
+
+# -- the doors: gk.linalg, the command line, the configuration -----------------------------------
+
+def test_linalg_gmres_storage_precision_and_flexible(ref):
+    A = poisson_2d(20)
+    b = A @ np.ones(A.shape[0])
+    x, info = gk.linalg.gmres(A, b, rtol=1e-10, restart=30, storage_precision="reduce2", executor=ref)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
+    x, info = gk.linalg.gmres(A, b, rtol=1e-10, restart=30, maxiter=3, M=_changing_preconditioner(), flexible=True,
+                              executor=ref)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
+    with pytest.raises(ValueError, match="storage_precision"):
+        gk.linalg.gmres(A, b, storage_precision="float16", executor=ref)
+
+
+def test_config_and_command_line(tmp_path, capsys):
+    config = {"type": "solver::CbGmres", "storage_precision": "reduce2", "krylov_dim": 20, "flexible": True}
+    params = gk.config.parse(config)
+    assert params.product is gk.solver.CbGmres and params.storage_precision == "reduce2"
+    assert params.krylov_dim == 20 and params.flexible
+    assert gk.config.to_dict(params) == config
+    assert gk.config.short_names("solver")["cb_gmres"] is gk.solver.CbGmres
+    path = tmp_path / "A.mtx"
+    scipy.io.mmwrite(path, convection_diffusion_2d(10))
+    from ginkpy.cli import main
+    assert main(["solve", str(path), "--solver", "cb_gmres", "--storage-precision", "reduce2", "--executor",
+                 "reference"]) == 0
+    assert "CbGmres" in capsys.readouterr().out
+    assert main(["solve", str(path), "--solver", "gmres", "--storage-precision", "reduce2", "--executor",
+                 "reference"]) == 2
+    assert "--storage-precision is the Krylov basis's storage of CbGmres" in capsys.readouterr().err
 
 
 # -- OpenCL kernels against their reference twin -----------------------------------------------

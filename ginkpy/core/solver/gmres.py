@@ -24,7 +24,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import integer, parameters
+from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.solver_base import (IterationMonitor, IterativeSolver, PreconditionedParameters,
                                             right_preconditioned, small_system_kernel)
@@ -32,9 +32,35 @@ from ginkpy.core.stop.stopping_status import StopReason
 
 
 class Gmres(IterativeSolver):
+    """The restarted generalized minimal residual method GMRES(m), right-preconditioned, for any
+    nonsingular system (Ginkgo's Gmres).
+
+    Parameters
+    ----------
+    krylov_dim : int, default 30
+        The restart length m (``with_krylov_dim``): the basis holds m + 1 vectors of n entries.
+    flexible : bool, default False
+        Flexible GMRES (``with_flexible``, Ginkgo's name): keep the preconditioned vectors z_j =
+        M v_j and update x = x0 + Z y, for a preconditioner that changes between applications (an
+        inner iterative solver with a tolerance or a few iterations, a multigrid cycle with such a
+        smoother or coarse solver). Plain GMRES updates x = x0 + M (V y) with one more application
+        of M, which is only exact for a fixed linear M: with a changing one its x is off by how much
+        the applications differ, and it may stagnate. Costs the m vectors of Z and a vector per
+        inner iteration; without a preconditioner, or with scalar Jacobi, it changes nothing.
+    criteria, preconditioner, default_initial_guess
+        As for every iterative solver.
+
+    Examples
+    --------
+    >>> solver = (gk.solver.Gmres.build().with_krylov_dim(50)
+    ...           .with_criteria(gk.stop.ResidualNorm.build().with_reduction_factor(1e-8))
+    ...           .on(exe).generate(A))
+    """
+
     @parameters
     class Parameters(PreconditionedParameters):
         krylov_dim: int = attrs.field(default=30, validator=integer(min=1))
+        flexible: bool = attrs.field(default=False, validator=one_of(True, False))
 
     _storage_shape = ()  # the basis's trailing axes (CbGmres: (2,) for complex values in float16)
 
@@ -54,6 +80,9 @@ class Gmres(IterativeSolver):
         # v: the input of the next product, v_j before its normalization (v_0 normalized)
         r, v, w = ws.vectors("r", "v", "w")
         z, u = ws.vectors("z", "u") if M is not None else (None, None)
+        # flexible GMRES: the preconditioned basis Z, z_j = M v_j, in the value type
+        flexible = self.parameters.flexible and M is not None
+        zbasis = ws.array("zbasis", (m * n, k), self.dtype) if flexible else None
         # Krylov basis V, in its storage type: basis vector i in rows i n .. (i + 1) n;
         # Hessenberg H: h_{i,j} at (i, j k + column)
         basis = ws.array("basis", ((m + 1) * n, k) + self._storage_shape, self._storage_dtype)
@@ -86,10 +115,10 @@ class Gmres(IterativeSolver):
                 AM.apply(v, w)
             else:
                 A.apply(self._precondition(v, z, M), w)
-            # (with rotate, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the basis;
-            # h = V^H w and ||w||;  js[1 - parity] = j + 1
-            exec.run("solver.gmres.multi_dot", js, parity, rotate, v, basis, w, ww, nrm, h, hessenberg, g, cos, sin,
-                     inner, stop)
+            # (with rotate, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the basis
+            # (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
+            exec.run("solver.gmres.multi_dot", js, parity, rotate, v, basis, z if flexible else None, zbasis, w, ww,
+                     nrm, h, hessenberg, g, cos, sin, inner, stop)
             A.reduce_sums(h)
             # v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2;  where w lost most of its norm
             # (DGKS), the second pass's h2 = V^H w'
@@ -100,9 +129,11 @@ class Gmres(IterativeSolver):
             A.reduce_sums(ww)
 
         def end_cycle(j: int) -> None:
-            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y;  r = b - A x
+            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y);  r = b - A x
             exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
-            if M is None:
+            if flexible:
+                exec.run("solver.gmres.update", zbasis, hessenberg, g, inner, None, x)
+            elif M is None:
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, diag, x)
             else:
                 u.fill(0.0)

@@ -259,14 +259,16 @@ inline real_type cpu_basis_update(const int num, __local const value_type* coef,
 
 // The first pass over the basis, inner iteration j = step[parity] (w = A v): nrm = ||v|| (the sum
 // of ww, the partial sums of ||w'||^2 of the last orthogonalization; 1 for j = 0, v_0 being
-// normalized), into nrm_out; v_j = v / nrm into the basis (in its storage type); then the partial
+// normalized), into nrm_out; v_j = v / nrm into the basis (in its storage type), with FLEXIBLE
+// (flexible GMRES) also z_j = z / nrm, z = M v, into zbasis (in the value type); then the partial
 // sums of conj(v_l) . w, l = 0..j (v_j as stored), and of w . w, partial[group, l k + c] for l <=
 // j + 1 (rows of (m + 2) k); step[1 - parity] = j + 1. With `rotate` (and j > 0) the work-groups
 // first take the Givens step of Hessenberg column j - 1, one column each in turn (h_{j,j-1} =
 // ||v||).
 __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, const int rotate,
                         const int hess_stride, const int stride, __global const value_type* v,
-                        __global storage_type* basis, __global const value_type* w,
+                        __global storage_type* basis, __global const value_type* z,
+                        __global value_type* zbasis, __global const value_type* w,
                         __global const value_type* ww, const int ww_parts,
                         __global value_type* nrm_out, __global value_type* partial,
                         __global value_type* hessenberg, __global value_type* g,
@@ -292,6 +294,9 @@ __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, 
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
             store_basis(basis, j * stride + i, v[i] * inv);
+#if FLEXIBLE
+            zbasis[j * stride + i] = z[i] * inv;
+#endif
         }
     }
     if (get_group_id(0) == 0 && group == 0 && get_local_id(0) == 0) step[1 - parity] = j + 1;

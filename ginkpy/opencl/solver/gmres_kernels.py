@@ -70,10 +70,10 @@ def restart(exec, r, rr, v, g, inner, step, stop):
             *consumer_buffers(r.dtype, r.shape[1], shape.local_size[0]))
 
 
-def multi_dot(exec, step, parity, rotate, v, basis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
-    """Inner iteration j = step[parity]: v_j = v / ||v|| into the basis; partial sums h of
-    V_{0..j}^H w and of w^H w; step[1 - parity] = j + 1; with ``rotate`` (and j > 0) the Givens
-    step of H[:, j - 1] first."""
+def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
+    """Inner iteration j = step[parity]: v_j = v / ||v|| into the basis (and z_j = z / ||v|| into
+    zbasis, flexible GMRES's, unless z is None); partial sums h of V_{0..j}^H w and of w^H w;
+    step[1 - parity] = j + 1; with ``rotate`` (and j > 0) the Givens step of H[:, j - 1] first."""
     n, k = w.shape
     m = hessenberg.shape[1] // k
     check_int32(basis.size, "the Krylov basis")  # the kernels index the whole basis with int32
@@ -81,10 +81,11 @@ def multi_dot(exec, step, parity, rotate, v, basis, w, ww, nrm, h, hessenberg, g
     resize(exec, h, (shape.groups, (m + 2) * k))
     size = shape.local_size[0]
     _launch(exec, "multi_dot", basis, w, shape, step.data, np.int32(parity), np.int32(rotate),
-            np.int32(hessenberg.shape[1]), np.int32(n * k), v.values.data, basis.data, w.values.data,
-            ww.values.data, np.int32(ww.shape[0]), nrm.values.data, h.values.data, hessenberg.values.data,
-            g.values.data, cos.values.data, sin.values.data, inner.data, *stop_args(stop),
-            local_buffer(max(k, 1), w.dtype), _red(w.dtype, size))
+            np.int32(hessenberg.shape[1]), np.int32(n * k), v.values.data, basis.data, (z or v).values.data,
+            (basis if zbasis is None else zbasis).data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
+            nrm.values.data, h.values.data, hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
+            inner.data, *stop_args(stop), local_buffer(max(k, 1), w.dtype), _red(w.dtype, size),
+            FLEXIBLE=int(z is not None))
 
 
 def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop):

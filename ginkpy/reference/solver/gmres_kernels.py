@@ -115,10 +115,11 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
         _givens(j, c, norms[c], hessenberg, g, cos, sin, inner, stop)
 
 
-def multi_dot(exec, step, parity, rotate, v, basis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
+def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
     # inner iteration j = step[parity]: with rotate (and j > 0) the Givens step of column j - 1
-    # first;  nrm = ||v|| (1 for j = 0);  v_j = v / nrm into the basis;  h = [V_{0..j}^H w, w^H w]
-    # (partial sums);  step[1 - parity] = j + 1
+    # first;  nrm = ||v|| (1 for j = 0);  v_j = v / nrm into the basis (and z_j = z / nrm into
+    # zbasis unless z is None: flexible GMRES);  h = [V_{0..j}^H w, w^H w] (partial sums);
+    # step[1 - parity] = j + 1
     j = int(step[parity])
     step[1 - parity] = j + 1
     if rotate and j > 0:
@@ -129,6 +130,8 @@ def multi_dot(exec, step, parity, rotate, v, basis, w, ww, nrm, h, hessenberg, g
     with np.errstate(divide="ignore"):
         inv = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
     _store(basis, n, j, v.values * inv)
+    if z is not None:
+        _store(zbasis, n, j, z.values * inv)
     dots = np.einsum("inc,nc->ic", _load(basis, n, j + 1, w.dtype).conj(), w.values)
     _set(h, _row(np.concatenate([dots.ravel(), _column_sums(w.values.conj() * w.values)]), hessenberg.shape[1] + 2 * k))
 
