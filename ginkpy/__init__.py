@@ -3,7 +3,7 @@ and on any OpenCL device."""
 import importlib
 
 from ginkpy import factorization, log, matrix, multigrid, preconditioner, solver, stop
-from ginkpy.core.base.executor import Executor, KernelNotFoundError, default_executor, executor
+from ginkpy.core.base.executor import Executor, ForkedProcessError, KernelNotFoundError, default_executor, executor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.mtx_io import read, write
 from ginkpy.reference.executor import ReferenceExecutor
@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 # loaded when first used: the SciPy doors import SciPy, the OpenCL executor pyopencl, the
 # distributed operators mpi4py
-_LAZY = {"linalg": "ginkpy.linalg", "config": "ginkpy.config", "batch": "ginkpy.batch",
+_LAZY = {"linalg": "ginkpy.linalg", "reorder": "ginkpy.reorder", "config": "ginkpy.config", "batch": "ginkpy.batch",
          "distributed": "ginkpy.distributed",
          "aslinearoperator": ("ginkpy.linalg", "aslinearoperator"),
          "OpenCLExecutor": ("ginkpy.opencl.executor", "OpenCLExecutor")}
@@ -27,8 +27,8 @@ def __getattr__(name):
     return importlib.import_module(target)
 
 
-__all__ = ["Executor", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
+__all__ = ["Executor", "ForkedProcessError", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
            "aslinearoperator", "batch", "config", "linalg",
            "default_executor", "distributed", "executor", "factorization", "log", "matrix", "multigrid",
-           "preconditioner", "read",
+           "preconditioner", "read", "reorder",
            "solver", "stop", "write"]

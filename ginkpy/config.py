@@ -15,7 +15,7 @@ Ginkgo, ``"criteria"`` is a list of criteria, one criterion, or the short form
 type from the matrix and always uses int32 indices.
 
 The type names come from :func:`types`, built from the public namespaces ``gk.solver``,
-``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid`` and ``gk.stop``: a type exported
+``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid``, ``gk.reorder`` and ``gk.stop``: a type exported
 there is configurable, and solvers and preconditioners are then known by name to the command
 line and ``gk.linalg`` too, with the aliases of :data:`ALIASES` (``"amg"``: algebraic multigrid,
 one cycle of ``solver::Multigrid`` per application; ``"cb_gmres"``: ``solver::CbGmres``, as the
@@ -42,19 +42,21 @@ _SHORT_CRITERIA = {
     "absolute_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "absolute"}),
 }
 # short names for types of another kind: kind -> {name: configuration type name}
-ALIASES = {"preconditioner": {"amg": "solver::Multigrid"}, "solver": {"cb_gmres": "solver::CbGmres"}}
+ALIASES = {"preconditioner": {"amg": "solver::Multigrid", "gauss_seidel": "preconditioner::GaussSeidel"},
+           "solver": {"cb_gmres": "solver::CbGmres"}}
 _NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
 _TYPE_KEYS = {"value_type": ("float64", "float32", "complex<float64>", "complex<float32>"), "index_type": ("int32",)}
 
 
 def types() -> dict[str, type]:
     """Every type a configuration can name, with its class: ``"solver::Cg"``,
-    ``"preconditioner::Jacobi"``, ``"factorization::Ilu"``, ``"multigrid::Pgm"``, ``"Iteration"``,
+    ``"preconditioner::Jacobi"``, ``"factorization::Ilu"``, ``"multigrid::Pgm"``, ``"reorder::Rcm"``, ``"Iteration"``,
     ``"ResidualNorm"``, ..."""
-    from ginkpy import factorization, multigrid, preconditioner, solver, stop
+    from ginkpy import factorization, multigrid, preconditioner, reorder, solver, stop
     table = {}
     for prefix, module in (("solver::", solver), ("preconditioner::", preconditioner),
-                           ("factorization::", factorization), ("multigrid::", multigrid), ("", stop)):
+                           ("factorization::", factorization), ("multigrid::", multigrid), ("reorder::", reorder),
+                           ("", stop)):
         for name in module.__all__:
             cls = getattr(module, name)
             if isinstance(cls, type) and issubclass(cls, EnableBuild) and (prefix or issubclass(cls, Criterion)):
@@ -63,7 +65,8 @@ def types() -> dict[str, type]:
 
 
 class Preset:
-    """A configuration known by name beside the types: ``build()`` gives its parameters."""
+    """A configuration known by name beside the types: ``build(**options)`` gives its
+    parameters (the options a preset takes are keywords of ``build``)."""
 
     def __init__(self, build: Any, description: str) -> None:
         self.build = build
@@ -71,8 +74,11 @@ class Preset:
 
 
 def _presets(kind: str) -> dict[str, Preset]:
-    """The presets of ``kind``: the exact ILU(0) / IC(0) with level-scheduled triangular solves
-    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, ParILU / ParIC with ISAI)."""
+    """The presets of ``kind``: the exact ILU(0) / IC(0) with exact triangular solves
+    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, see gk.preconditioner.Ilu),
+    ``"ilut"``, Ilu with the threshold factorization of SciPy's spilu (gk.factorization.Ilut),
+    which takes spilu's ``drop_tol`` and ``fill_factor``, and the symmetric variants of SOR and
+    Gauss-Seidel."""
     if kind != "preconditioner":
         return {}
     from ginkpy import factorization, preconditioner, solver
@@ -81,8 +87,16 @@ def _presets(kind: str) -> dict[str, Preset]:
         return Preset(lambda: precond.build().with_factorization(fact.build()).with_l_solver(solver.LowerTrs.build())
                       .with_u_solver(solver.UpperTrs.build()),
                       f"{precond.__name__} with the exact {fact.__name__} factorization and LowerTrs / UpperTrs")
+    def ilut(drop_tol: float = 1e-4, fill_factor: float = 10.0) -> Any:
+        return preconditioner.Ilu.build().with_factorization(
+            factorization.Ilut.build().with_drop_tol(drop_tol).with_fill_factor(fill_factor))
     return {"ilu0_exact": exact(preconditioner.Ilu, factorization.Ilu),
-            "ic0_exact": exact(preconditioner.Ic, factorization.Ic)}
+            "ic0_exact": exact(preconditioner.Ic, factorization.Ic),
+            "ilut": Preset(ilut, "Ilu with the threshold factorization of SciPy's spilu (gk.factorization.Ilut: "
+                                 "drop_tol 1e-4, fill_factor 10)"),
+            "ssor": Preset(lambda: preconditioner.Sor.build().with_symmetric(True), "symmetric SOR (for Cg)"),
+            "symmetric_gauss_seidel": Preset(lambda: preconditioner.GaussSeidel.build().with_symmetric(True),
+                                             "symmetric Gauss-Seidel (for Cg)")}
 
 
 def short_names(kind: str) -> dict[str, Any]:

@@ -302,9 +302,6 @@ def test_relaxation_kernels(ref, ocl, rng, dtype):
     assert_twins(out, dtype, factor=4)
     out = twin(ref, ocl, "components.relaxation.residual", S, b, x, np.zeros_like(x), dtype=dtype)
     assert_twins(out, dtype, factor=4)
-    out = twin(ref, ocl, "components.relaxation.relax_first_residual", 0.7, S, inv_diag, b, np.zeros_like(x),
-               np.zeros_like(x), dtype=dtype)
-    assert_twins(out, dtype, factor=4)
     bounds = [exec.run("components.relaxation.gershgorin_bound", gk.matrix.Csr.from_scipy(exec, S, dtype),
                        Dense.from_numpy(exec, inv_diag)) for exec in (ref, ocl)]
     expected = np.max(np.abs(inv_diag[:, 0]) * np.asarray(abs(S).sum(axis=1)).ravel())
@@ -406,9 +403,14 @@ def test_gmres_steps(ref, dev, rng, dtype, precision):
     np.testing.assert_allclose(out[1][3][0], norms, rtol=np.sqrt(G) * tol(dtype))
     # ||v||^2 as one partial sum: v_j = v / ||v|| is stored the same on both executors (complex
     # float16: real and imaginary parts rounded as numpy rounds them)
-    out = twin(ref, dev, "solver.gmres.multi_dot", np.array([j, 0], np.int32), 0, True, v, basis, w,
-               (norms ** 2)[None].astype(dtype), np.zeros((1, k)), np.zeros((1, k)), hessenberg, g, cos, sin, inner,
-               Stop([RUNNING] * k, np.full(k, 1e-9), MAX_ITERS), dtype=dtype)
+    # (flexible GMRES: z_j = z / ||v|| into zbasis too)
+    z, zbasis = crandom(rng, (n, k), dtype), crandom(rng, ((M + 1) * n, k), dtype)
+    out = twin(ref, dev, "solver.gmres.multi_dot", np.array([j, 0], np.int32), 0, True, v, basis, z,
+               lambda exec: exec.from_host(zbasis), w, (norms ** 2)[None].astype(dtype), np.zeros((1, k)),
+               np.zeros((1, k)), hessenberg, g, cos, sin, inner, Stop([RUNNING] * k, np.full(k, 1e-9), MAX_ITERS),
+               dtype=dtype)
+    np.testing.assert_allclose(out[1][6][j * n:(j + 1) * n], z / norms, rtol=10 * tol(dtype))
+    out = [o[:5] + o[7:] for o in out]  # as without z and zbasis
     assert_twins(out, dtype, factor=10 * np.sqrt(G), skip=(4, 8))
     stored = out[1][4]
     v_j = stored[j * n:(j + 1) * n]
@@ -467,7 +469,8 @@ def test_gmres_orthogonalize(ref, dev, ocl, rng, dtype, precision):
     ww = partials(rng, rng.uniform(1, 2, k), dtype, groups=reduction_shape(dev.info, n, k).groups)
     h2 = np.pad(partials(rng, crandom(rng, (j + 1) * k, complex), dtype), [(0, 0), (0, (M - j) * k)])
     out = twin(ref, dev, "solver.gmres.reorthogonalize", np.array([j, 0], np.int32), 0, basis, v, h2, hessenberg,
-               flagged, lambda exec: Dense.from_numpy(exec, ww if exec.backend != "reference" else ww.sum(axis=0)[None]),
+               flagged, lambda exec: Dense.from_numpy(exec, ww if exec.backend != "reference"
+                                                      else ww.sum(axis=0)[None]),
                Stop([RUNNING] * k, np.ones(k), MAX_ITERS), dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 7))
     v_new = out[0][3].astype(np.complex128)

@@ -203,7 +203,8 @@ def test_iterations_comparable_to_scipy(ref, name):
 
 def test_cb_gmres_parameters(ref):
     assert gk.solver.CbGmres.build().storage_precision == "reduce1"
-    assert storage_dtype(np.float64, "reduce1") == np.float32 and storage_dtype(np.complex128, "reduce1") == np.complex64
+    assert storage_dtype(np.float64, "reduce1") == np.float32
+    assert storage_dtype(np.complex128, "reduce1") == np.complex64
     assert storage_dtype(np.float32, "reduce1") == np.float16 and storage_dtype(np.complex128, "reduce2") == np.float16
     assert storage_dtype(np.complex64, "keep") == np.complex64
     for bad in ("half", 1, None):
@@ -466,10 +467,20 @@ def test_opencl_multi_dot(ref, dev, rng, dtype, shape, precision, j, parity):
     hessenberg, g, cos, sin = (_random(rng, shape, dtype) for shape in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
     norms = rng.uniform(0.5, 2, k)
     # ||v||^2 as one partial sum: both executors get the same norm, to the last bit
-    args = [_step(j, parity), parity, True, v, _on(basis), w, (norms ** 2).astype(dtype)[None], np.zeros((1, k)),
-            np.zeros((1, k)), hessenberg, g, cos, sin, np.full(k, j, np.int32),
+    # (with k = 3, flexible GMRES's z_j = z / ||v|| into zbasis too)
+    flexible = k == 3
+    z, zbasis = (_random(rng, (n, k), dtype), _random(rng, ((M + 1) * n, k), dtype)) if flexible else (None, None)
+    args = [_step(j, parity), parity, True, v, _on(basis), z, zbasis if zbasis is None else _on(zbasis), w,
+            (norms ** 2).astype(dtype)[None],
+            np.zeros((1, k)), np.zeros((1, k)), hessenberg, g, cos, sin, np.full(k, j, np.int32),
             Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
     out = twin(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
+    if flexible:
+        nrm = np.sqrt(norms ** 2) if j > 0 else np.ones(k)
+        np.testing.assert_allclose(out[1][6][j * n:(j + 1) * n], z / nrm, rtol=tol(dtype))
+        np.testing.assert_array_equal(np.delete(out[1][6], np.s_[j * n:(j + 1) * n], axis=0),
+                                      np.delete(zbasis, np.s_[j * n:(j + 1) * n], axis=0))
+    out = [o[:5] + o[7:] for o in out]  # as without z and zbasis
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 8))
     assert out[1][0][1 - parity] == j + 1 and out[1][0][parity] == j
     stored = out[1][4]
@@ -547,8 +558,9 @@ def test_opencl_multi_dot_givens(ref, dev, rng, dtype, jj):
     k = 9
     basis, v, w = _basis(rng, N, k, dtype), _random(rng, (N, k), dtype), _random(rng, (N, k), dtype)
     j = jj + 1
-    out = twin(ref, dev, "solver.gmres.multi_dot", _step(j, 0), 0, True, v, _on(basis), w, arrays[0],
+    out = twin(ref, dev, "solver.gmres.multi_dot", _step(j, 0), 0, True, v, _on(basis), None, None, w, arrays[0],
                np.zeros((1, k)), np.zeros((1, k)), *arrays[1:], dtype=dtype)
+    out = [o[:5] + o[7:] for o in out]  # as without z and zbasis
     # (without the basis, whose v_j is v / ||v|| with ||v|| from partial sums, and the norms)
     _assert_givens([o[:4] + o[5:7] + o[9:] for o in out], arrays, expected, jj, dtype, first=5)
     used = (j + 2) * k

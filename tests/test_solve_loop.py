@@ -4,6 +4,8 @@ seeing every iteration in order."""
 from __future__ import annotations
 
 import io
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,3 +203,100 @@ def test_a_small_system_in_one_launch_agrees_with_the_loop(ocl, monkeypatch):
         _apply(_solver(ocl, name, S, 2000, 1e-10), b, [log])
         assert log.result.method == "loop"
         monkeypatch.delenv("GINKPY_SMALL_SYSTEMS")
+
+
+def test_argument_checks_run_once_per_call(exec, monkeypatch):
+    # the value type is checked where an argument comes in (the SciPy door, the generated
+    # solver), not again by every vector a solve makes: none in an apply of a generated solver
+    calls = []
+    check = type(exec).check_dtype
+    monkeypatch.setattr(type(exec), "check_dtype", lambda self, dtype: calls.append(dtype) or check(self, dtype))
+    S = poisson_2d(10)
+    x, info = gk.linalg.cg(S, np.ones(100), executor=exec)
+    assert info == 0 and len(calls) <= 4, calls
+    solver = _solver(exec, "Bicgstab", convection_diffusion_2d(10), 200, 1e-8)
+    B = gk.matrix.Dense.from_numpy(exec, np.ones((100, 2)))
+    for _ in range(2):
+        calls.clear()
+        solver.apply(B, gk.matrix.Dense.zeros(exec, (100, 2)))
+    assert calls == [np.float64]  # Dense.zeros above
+
+
+def test_stop_codes_are_defined_once():
+    # StopReason is the one definition: the OpenCL sources get the codes as build options
+    from ginkpy.core.stop.stopping_status import status_defines
+    root = Path(gk.__file__).parent
+    sources = "\n".join(path.read_text() for path in root.rglob("*.cl"))
+    assert not re.search(r"#define\s+STATUS_", sources)
+    assert set(re.findall(r"\bSTATUS_[A-Z_]+\b", sources)) - {"STATUS_DTYPE"} <= set(status_defines())
+    assert status_defines() == {f"STATUS_{r.name}": int(r) for r in StopReason}
+
+
+def _measured_apply(solver, b):
+    """Counters of an apply to new vectors, after an apply to others of the same shape."""
+    exec = solver.executor
+    for _ in range(2):
+        B = gk.matrix.Dense.from_numpy(exec, b, solver.dtype)
+        X = gk.matrix.Dense.zeros(exec, B.shape, solver.dtype)
+        before = dict(exec.counters)
+        solver.apply(B, X)
+    return {key: exec.counters[key] - before[key] for key in before}, X.to_numpy()
+
+
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_a_second_apply_replays_the_first(exec, name, monkeypatch):
+    # issue 24: the solver keeps its workspace and its captured iteration across applies of one
+    # shape; a second apply captures nothing, allocates nothing, and costs its iterations' launches
+    # and a handful more (b and x copied in and out, the initial residual and its norms)
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = SYSTEMS[name]
+    b = np.random.default_rng(6).standard_normal((S.shape[0], 2))
+    counts = {}
+    for iters in (10, 40):
+        counts[iters], x = _measured_apply(_solver(exec, name, S, iters), b)
+        assert counts[iters]["captures"] == counts[iters]["allocations"] == counts[iters]["kernel_copies"] == 0
+    per_iteration = (counts[40]["launches"] - counts[10]["launches"]) / 30
+    # 16 launches (b and x in, their norms, r = b - A x and its norm, the setup, x out), and 12
+    # for the honest end of a solve stopped by its iteration limit (the samples of the best
+    # iterate, the true residuals of x and of the best); Gmres: its restart and last cycle's end
+    extra = 8 if name == "Gmres" else 0
+    assert counts[10]["launches"] - 10 * per_iteration <= 16 + 12 + extra, (counts, per_iteration)
+    # and the same answer as a fresh solver's first apply
+    fresh = _apply(_solver(exec, name, S, 40), b)
+    np.testing.assert_array_equal(x, fresh)
+
+
+def test_nested_solvers_are_not_captured_again(exec, monkeypatch):
+    # a Multigrid preconditioner with Ir smoothers (solvers run by the monitor, blind) and an Ir
+    # preconditioner of Gmres (three Jacobi sweeps): the outer iteration's capture holds theirs; a
+    # second outer apply captures nothing
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = poisson_2d(20)
+    smoother = gk.solver.Ir.build().with_solver(JACOBI).with_relaxation_factor(0.8).with_criteria(
+        gk.stop.Iteration.build().with_max_iters(2))
+    amg = gk.solver.Multigrid.build().with_pre_smoother(smoother).with_min_coarse_rows(20)
+    sweeps = gk.solver.Ir.build().with_solver(JACOBI).with_criteria(gk.stop.Iteration.build().with_max_iters(3))
+    b = np.random.default_rng(7).standard_normal(S.shape[0])
+    for name, M in (("Cg", amg), ("Gmres", sweeps)):
+        A = gk.matrix.Csr.from_scipy(exec, S)
+        solver = getattr(gk.solver, name).build().with_preconditioner(M).with_criteria(
+            gk.stop.Iteration.build().with_max_iters(100),
+            gk.stop.ResidualNorm.build().with_reduction_factor(1e-9)).on(exec).generate(A)
+        counts, x = _measured_apply(solver, b)
+        assert counts["captures"] == counts["allocations"] == 0, (name, counts)
+        assert np.linalg.norm(b - S @ x[:, 0]) <= 1e-9 * np.linalg.norm(b)
+
+
+def test_a_new_solver_reuses_the_kernel_copies_of_one_gone(ocl, monkeypatch):
+    # capture is cheap: the private kernel copies of a solver no longer held go back to their
+    # kernels, and the next solver's capture sets their arguments instead of creating kernels
+    import gc
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = convection_diffusion_2d(20)
+    b = np.random.default_rng(8).standard_normal(S.shape[0])
+    gk.linalg.gmres(S, b, M="jacobi", executor=ocl, restart=10)
+    gc.collect()
+    before = dict(ocl.counters)
+    x, info = gk.linalg.gmres(S, b, M="jacobi", executor=ocl, restart=10)
+    assert info == 0 and ocl.counters["captures"] > before["captures"]
+    assert ocl.counters["kernel_copies"] == before["kernel_copies"]

@@ -1,12 +1,15 @@
 """The solver functions of :mod:`ginkpy.linalg`, which describes their arguments and results."""
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any, Callable
 
+import attrs
+
 import numpy as np
 
-from ginkpy.config import short_names
+from ginkpy.config import Preset, short_names
 from ginkpy.core.base.executor import Executor, default_executor
 from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
@@ -176,22 +179,19 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     if threshold == np.inf:  # converged at once, as SciPy answers (x0 unchanged)
         return _initial_guess(op, preconditioner, exec, b, x0, dtype, guess_from_m).to_numpy()[:, 0], 0
 
-    # the threshold max(rtol ||b||, atol) as rtol' ||b|| (the solver computes ||b|| robustly, in
-    # its own scaling: an absolute threshold of 1e-300 would underflow there)
+    # SciPy's threshold max(rtol ||b||, atol): two criteria, the first met stops the solve
     params = short_names("solver")[name].build().with_criteria(
-        ResidualNorm.build().with_reduction_factor(threshold / b_norm).with_baseline("rhs_norm"),
-        Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
+        *_tolerances(rtol, atol), Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
     if zero_guess:  # no product for the initial residual
         params.with_default_initial_guess("zero")
     for key, value in {preconditioner_parameter: preconditioner, **solver_parameters}.items():
         getattr(params, f"with_{key}")(value)
     solver = params.on(exec).generate(op)
-    B = Dense.from_numpy(exec, b, dtype)
-    X = Dense.empty(exec, (n, 1), dtype)
+    B = _column(exec, b, dtype)
     if guess_from_m:  # x0 = M b, by the solver's own preconditioner
-        solver.preconditioner.apply(B, X)
-    elif not zero_guess:
-        X = Dense.from_numpy(exec, x0, dtype)
+        X = solver.preconditioner.apply(B, B.empty_like())
+    else:
+        X = B.empty_like() if zero_guess else _column(exec, x0, dtype)
     convergence = _Result()
     solver.add_logger(convergence)
     if observer is not None:
@@ -208,6 +208,11 @@ def _initial_guess(A: LinOp, M: Any, exec: Executor, b: np.ndarray, x0: np.ndarr
     from ginkpy.core.solver.solver_base import generate_preconditioner
     B = Dense.from_numpy(exec, b, dtype)
     return generate_preconditioner(M, A, exec).apply(B, Dense.zeros(exec, B.shape, dtype))
+
+
+def _column(exec: Executor, v: np.ndarray, dtype: np.dtype) -> Dense:
+    """The n-vector ``v`` as an n x 1 Dense of ``dtype`` on ``exec`` (the value type checked already)."""
+    return Dense(exec, exec.from_host(np.ascontiguousarray(v.reshape(-1, 1), dtype=dtype)))
 
 
 def _norm(v: np.ndarray) -> float:
@@ -278,6 +283,15 @@ def _threshold(rtol: float, atol: float, b_norm: float) -> float:
     return max(float(rtol) * b_norm if rtol > 0 else 0.0, float(atol))
 
 
+def _tolerances(rtol: float, atol: float) -> list:
+    """The ResidualNorm criteria of SciPy's threshold max(rtol ||b||, atol) (||b|| computed by
+    the solver); an exact 0 where both tolerances are 0."""
+    criteria = [ResidualNorm.build().with_reduction_factor(float(rtol)).with_baseline("rhs_norm")] if rtol > 0 else []
+    if atol > 0 or not criteria:
+        criteria.append(ResidualNorm.build().with_reduction_factor(float(atol)).with_baseline("absolute"))
+    return criteria
+
+
 def _check_maxiter(maxiter: Any) -> int:
     if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:
         raise ValueError(f"maxiter must be an integer >= 1 (or None for 10 n), got {maxiter!r}")
@@ -288,21 +302,8 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
     """The solver's preconditioner parameter from any form of SciPy's ``M`` or a ginkpy one."""
     if M is None:
         return None
-    if isinstance(M, str):
-        names = short_names("preconditioner")
-        if M.lower() == "none":
-            return None
-        if M.lower() not in names and M.lower() != "block_jacobi":
-            raise ValueError(f"unknown preconditioner {M!r}: use one of "
-                             f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
-        if isinstance(A, ScipyOperator):
-            raise ValueError(f"M={M!r} is built from the entries of A, which a LinearOperator does not "
-                             f"expose: pass A as a sparse matrix or array, or M as an operator")
-        if M.lower() == "jacobi":  # SciPy users' Jacobi: the diagonal
-            return names["jacobi"].build().with_max_block_size(1)
-        if M.lower() == "block_jacobi":
-            return names["jacobi"].build()
-        return names[M.lower()].build()
+    if isinstance(M, str) or (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str)):
+        return _named_preconditioner(*((M, {}) if isinstance(M, str) else M), A)
     if isinstance(M, (Parameters, Factory)):
         return M
     M = as_linop(M, exec, dtype, "M")
@@ -312,6 +313,42 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
     if hasattr(M, "is_finite") and not M.is_finite():
         raise ValueError("M contains NaN or Inf values")
     return M
+
+
+def _named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
+    """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
+    dict: ``M=("ilut", {"drop_tol": 1e-5})``) given to a preset's build or as with_<key>."""
+    names = short_names("preconditioner")
+    key = name.lower()
+    if key == "none" and not options:
+        return None
+    if key not in names and key != "block_jacobi":
+        raise ValueError(f"unknown preconditioner {name!r}: use one of "
+                         f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
+    if not isinstance(options, dict):
+        raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
+    if isinstance(A, ScipyOperator):
+        raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
+                         f"expose: pass A as a sparse matrix or array, or M as an operator")
+    if key == "jacobi":  # scalar Jacobi (SciPy users' Jacobi: the diagonal); blocks are "block_jacobi"
+        options = {"max_block_size": 1, **options}
+    kind = names["jacobi" if key == "block_jacobi" else key]
+    if isinstance(kind, Preset):
+        try:
+            return kind.build(**options)
+        except TypeError:
+            accepted = [p for p in inspect.signature(kind.build).parameters]
+            raise ValueError(f"M=({name!r}, {options!r}): {name!r} takes the options "
+                             f"{', '.join(accepted) or 'none'}") from None
+    params = kind.build()
+    for option, value in options.items():
+        setter = getattr(params, f"with_{option}", None)
+        if setter is None:
+            fields = [f.name for f in attrs.fields(type(params))]
+            raise ValueError(f"M=({name!r}, {options!r}): {kind.__name__} has no parameter {option!r}; its "
+                             f"parameters are {', '.join(fields)}")
+        setter(value)
+    return params
 
 
 class _SolutionCallback(Logger):

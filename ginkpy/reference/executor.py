@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.executor import Executor, new_counters
 
 
 class ReferenceExecutor(Executor):
@@ -19,7 +19,7 @@ class ReferenceExecutor(Executor):
 
     backend = "reference"
     _shared_capture = threading.local()
-    _shared_counters = {"launches": 0, "allocations": 0, "reads": 0}
+    _shared_counters = new_counters()
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,6 +54,12 @@ class ReferenceExecutor(Executor):
     def from_host(self, array: np.ndarray) -> np.ndarray:
         self.counters["allocations"] += 1
         return np.array(array, copy=True, order="C")
+
+    def upload(self, shape, dtype, fill) -> np.ndarray:
+        self.counters["allocations"] += 1
+        out = np.empty(shape, dtype)
+        fill(out)
+        return out
 
     def to_host(self, *arrays: Any):
         self._note_read()

@@ -7,15 +7,30 @@ that a backend lacks raises :class:`KernelNotFoundError`; nothing falls back to 
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 
 class KernelNotFoundError(NotImplementedError):
     """A core algorithm asked for a kernel that this executor's backend does not provide."""
+
+
+class ForkedProcessError(RuntimeError):
+    """A device executor used in a process forked (``os.fork``, the ``fork`` start method of
+    ``multiprocessing``) from one that had already used the device: device runtimes do not
+    survive ``fork()``, so the work would never run. Start worker processes with the ``spawn``
+    (or ``forkserver``) start method instead, or use the reference executor in forked workers.
+
+    Examples
+    --------
+    >>> import multiprocessing
+    >>> spawn = multiprocessing.get_context("spawn")  # its workers may use OpenCL
+    >>> # with spawn.Pool(2) as pool: pool.map(solve, problems)
+    """
 
 
 # The executor registry: executor names and the classes that implement them, as
@@ -41,6 +56,11 @@ class Recording:
         self.read = False
 
 
+def new_counters() -> dict[str, int]:
+    """The counters of an executor's device (``Executor.counters``), all 0."""
+    return {"launches": 0, "allocations": 0, "reads": 0, "captures": 0, "kernel_copies": 0}
+
+
 class Executor:
     """Base of all executors.
 
@@ -48,13 +68,16 @@ class Executor:
     implement the memory operations on their array type.
 
     ``counters`` counts, since the executor's device was first used, the kernel ``launches``
-    (and copies), device ``allocations`` and blocking ``reads`` to the host: tests and
-    benchmarks read them to check what a solve loop costs per iteration.
+    (and copies), device ``allocations``, blocking ``reads`` to the host, ``captures``
+    (:meth:`capture` calls) and the private ``kernel_copies`` a capture created (where a
+    backend makes them): tests and benchmarks read them to check what a solve costs.
 
     Thread safety: executors may be shared between threads. Kernel launches are atomic (a
-    kernel's arguments are set and the kernel enqueued under a lock), so concurrent solves
-    on one executor are correct; a solver's work vectors are its own, and one solver object
-    serializes concurrent ``apply`` calls.
+    kernel's arguments are set and the kernel enqueued under a lock; program builds and kernel
+    creation take the same lock), so concurrent solves on one executor are correct; a
+    capture records the calling thread's work only; a solver's work vectors are its own, and
+    one solver object serializes concurrent ``apply`` calls. The counters add up every
+    thread's work, without a lock (exact only while one thread works).
     """
 
     backend: str = ""
@@ -63,8 +86,9 @@ class Executor:
 
     def __init__(self) -> None:
         self._kernels: dict[str, Callable[..., Any]] = {}
-        self.counters = {"launches": 0, "allocations": 0, "reads": 0}
+        self.counters = new_counters()
         self._capture = threading.local()
+        self._scratch = threading.local()
 
     # -- capture: a loop body recorded once, then replayed without Python in between ----------
     def capture(self, fn: Callable[[], Any]) -> Callable[[], None] | None:
@@ -76,6 +100,7 @@ class Executor:
         Solvers capture one iteration of their loop this way, so that an iteration costs
         its launches and nothing else on the host.
         """
+        self.counters["captures"] += 1
         recording = Recording()
         outer = getattr(self._capture, "recording", None)
         self._capture.recording = recording
@@ -89,9 +114,10 @@ class Executor:
         if recording.read:
             return None
         steps = tuple(recording.steps)
-        counters = self.counters
+        counters, check = self.counters, self._check_process
 
         def replay() -> None:
+            check()  # no lock: the steps only enqueue work set up once
             for step in steps:
                 step()
             counters["launches"] += len(steps)
@@ -99,6 +125,23 @@ class Executor:
             if outer is not None:  # replayed inside another capture: that one records it too
                 outer.steps.extend(steps)
         return replay
+
+    @contextlib.contextmanager
+    def cached_setup(self) -> Iterator[None]:
+        """Around setup whose result an operator caches at its first use (an SpMV strategy
+        chosen from the row lengths): a read inside does not spoil a running capture, since its
+        replays need none (the choice is made by then)."""
+        recording = self._recording()
+        read = recording is not None and recording.read
+        try:
+            yield
+        finally:
+            if recording is not None:
+                recording.read = read
+
+    def _check_process(self) -> None:
+        """Raise :class:`ForkedProcessError` where this executor cannot run in the current
+        process (a device executor inherited through ``fork()``); nothing on the host."""
 
     def _recording(self) -> Recording | None:
         """The recording of a capture running in this thread, if any."""
@@ -154,6 +197,21 @@ class Executor:
         return fn
 
     # -- memory ----------------------------------------------------------------------------
+    def scratch(self, name: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A temporary array for what one kernel leaves for the next (partial sums of a
+        reduction), kept per thread and reused: a kernel module takes it and enqueues its
+        consumer before anything else (the device runs the queue in order), so that a solve
+        allocates nothing after its first apply. Inside a capture a new array (the recording
+        holds it)."""
+        if self._recording() is not None:
+            return self.alloc(shape, dtype)
+        arrays = self._scratch.__dict__.setdefault("arrays", {})
+        key = (name, tuple(shape), np.dtype(dtype))
+        array = arrays.get(key)
+        if array is None:
+            array = arrays[key] = self.alloc(shape, dtype)
+        return array
+
     def alloc(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         """Uninitialized array of ``shape`` and ``dtype`` in this executor's memory."""
         raise NotImplementedError
@@ -165,6 +223,16 @@ class Executor:
     def to_host(self, *arrays: Any) -> Any:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError
+
+    def upload(self, shape: tuple[int, ...], dtype: Any, fill: Callable[[np.ndarray], None]) -> Any:
+        """A new array of ``shape`` and ``dtype`` in this executor's memory, its contents written
+        by ``fill(host)`` into a host array of that shape: one transfer and no host array in
+        between where the executor allows it (the array itself on the host, the mapped buffer
+        on a CPU device, a reused page-locked staging buffer on a GPU). For large inputs built
+        on the host (a batch's values gathered from many matrices)."""
+        host = np.empty(shape, dtype)
+        fill(host)
+        return self.from_host(host)
 
     def host_array(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A host array that :meth:`read_async` can copy into without the host waiting (page-locked
@@ -211,6 +279,13 @@ class Executor:
 
     def synchronize(self) -> None:
         """Wait until all work queued on this executor is done (Ginkgo's ``exec->synchronize()``)."""
+
+    def small_system_rows(self, method: str, dtype: Any) -> int:
+        """The most rows a single system may have to be solved as a batch of one (one launch for
+        the whole solve, ``gk.batch``'s kernel) rather than by the loop of ``method`` ("cg",
+        "bicgstab", "gmres") in value type ``dtype``: the crossover measured on this
+        executor's device. 0 (never) on the host, where the loop costs no launches."""
+        return 0
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
         """Return ``dtype`` as a numpy dtype if this executor can compute in it, else raise TypeError."""

@@ -70,6 +70,10 @@ class CbGmres(Gmres):
     ...           .on(exe).generate(A))
     """
 
+    # the Arnoldi relation holds up to the storage's rounding only: a cycle may raise the
+    # residual of a stagnating solve, so the monitor keeps the best iterate
+    keeps_best_iterate = True
+
     @parameters
     class Parameters(Gmres.Parameters):
         storage_precision: str = attrs.field(default="reduce1", validator=_storage_precision)

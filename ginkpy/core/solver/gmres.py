@@ -10,7 +10,8 @@ rare outside nearly dependent bases). Givens rotations keep the Hessenberg matri
 iteration is four launches: the product, the dot products (normalizing the new basis vector,
 whose norm the last update summed, and with the Givens step of the previous Hessenberg column),
 the update (w' into the next product's input, with ||w'||^2), and the second pass (nothing where
-no column needs it).
+no column needs it). The kernels read j from the device, so the launches of inner iteration j
+depend on j % 2 alone.
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
 the end of the cycle x is updated and the true residual b - A x decides: converged, or on with
@@ -25,37 +26,48 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import integer, one_of, parameters
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import (IterationMonitor, IterativeSolver, PreconditionedParameters,
-                                            right_preconditioned, small_system_kernel)
-from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
 
 
 class Gmres(IterativeSolver):
-    """The restarted generalized minimal residual method GMRES(m), right-preconditioned, for any
-    nonsingular system (Ginkgo's Gmres).
+    """The restarted generalized minimal residual method GMRES(m) for general (nonsymmetric,
+    indefinite) systems: Ginkgo's ``solver::Gmres``, SciPy's ``gmres``.
+
+    Use it for nonsymmetric systems where Bicgstab is erratic or breaks down; each inner
+    iteration costs a product by A, an application of M and an orthogonalization against the
+    basis, so a cycle of m iterations costs O(m^2 n) besides. The residual never grows, and a
+    solve that does not converge keeps the best x of its cycles.
 
     Parameters
     ----------
+    (set with ``with_<name>`` on ``Gmres.build()``)
     krylov_dim : int, default 30
-        The restart length m (``with_krylov_dim``): the basis holds m + 1 vectors of n entries.
+        m, the iterations of a restart cycle (at most n).
     flexible : bool, default False
-        Flexible GMRES (``with_flexible``, Ginkgo's name): keep the preconditioned vectors z_j =
-        M v_j and update x = x0 + Z y, for a preconditioner that changes between applications (an
-        inner iterative solver with a tolerance or a few iterations, a multigrid cycle with such a
-        smoother or coarse solver). Plain GMRES updates x = x0 + M (V y) with one more application
-        of M, which is only exact for a fixed linear M: with a changing one its x is off by how much
-        the applications differ, and it may stagnate. Costs the m vectors of Z and a vector per
+        Flexible GMRES (Ginkgo's name): keep the preconditioned vectors z_j = M v_j and update
+        x = x0 + Z y, for a preconditioner that changes between applications (an inner iterative
+        solver with a tolerance or a few iterations, a multigrid cycle with such a smoother or
+        coarse solver). Plain GMRES updates x = x0 + M (V y) with one more application of M,
+        which is only exact for a fixed linear M: with a changing one its x is off by how much
+        the applications differ, and it may stagnate. Costs the m vectors of Z and one vector per
         inner iteration; without a preconditioner, or with scalar Jacobi, it changes nothing.
-    criteria, preconditioner, default_initial_guess
-        As for every iterative solver.
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        Iterations count inner iterations.
+    preconditioner : factory or LinOp, default None (none)
+        M, applied from the right (the criteria see the residual of A x = b itself).
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        Where each apply starts.
 
     Examples
     --------
-    >>> solver = (gk.solver.Gmres.build().with_krylov_dim(50)
-    ...           .with_criteria(gk.stop.ResidualNorm.build().with_reduction_factor(1e-8))
-    ...           .on(exe).generate(A))
+    >>> solver = gk.solver.Gmres.build().with_krylov_dim(50).with_criteria(
+    ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
+    >>> solver.apply(b, x)
     """
+
+    confirms_on_device = True  # the end of a cycle confirms with the true residual on the device
+    keeps_best_iterate = False  # a cycle never raises the residual
 
     @parameters
     class Parameters(PreconditionedParameters):
@@ -70,12 +82,10 @@ class Gmres(IterativeSolver):
         self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
         self._storage_dtype = np.dtype(self.dtype)  # the Krylov basis's storage type
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec = self.executor
-        A = self.system_matrix
-        AM, diag, M = right_preconditioned(self)
-        (n, k), m = b.shape, self.krylov_dim
-        monitor = IterationMonitor(self, b, x, zero_guess, confirmed_on_device=True)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, x = self.executor, self.system_matrix, monitor.x
+        AM, diag, M = self._right_preconditioned()
+        (n, k), m = x.shape, self.krylov_dim
         ws = monitor.ws
         # v: the input of the next product, v_j before its normalization (v_0 normalized)
         r, v, w = ws.vectors("r", "v", "w")
@@ -90,35 +100,40 @@ class Gmres(IterativeSolver):
         g, nrm = ws.vector("g", rows=m + 1), ws.vector("nrm", rows=1)
         cos, sin = ws.vector("cos", rows=m), ws.vector("sin", rows=m)
         inner = ws.array("inner", (k,), np.int32)
-        # the inner iteration j of the cycle at step[j % 2] (the kernels read it: an iteration's
-        # launches are the same for every j)
+        # the inner iteration j of the cycle at js[j % 2] (the kernels read it: the launches of
+        # an iteration are the same for every j of its parity)
         js = ws.array("step", (2,), np.int32)
         # partial sums of ||r||^2, ||w'||^2 and of the dot products with the basis
         rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 2), ws.partials("h2", m + 1)
         # per column: whether the Gram-Schmidt step needs its second pass
         reorth = ws.array("reorth", (k,), np.uint8)
         # r = b - A x
-        monitor.start(monitor.residual(r))
-        if small_system_kernel(self, monitor, "gmres", krylov_dim=m):
-            return monitor.finish()
+        monitor.start(r)
+        if monitor.solve_small("gmres", krylov_dim=m):
+            return
         stop = monitor.stop
 
         def restart():
-            # partial sums of ||r||^2: the check of the true residual;  v = r / ||r||;  g = ||r|| e_1
+            # partial sums of ||r||^2: the check of the true residual;  v = r / ||r||;  g = ||r|| e_1;  j = 0
             exec.run("components.reduction.dots", r, r, None, rr)
             A.reduce_sums(rr)
             exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
 
-        def step(parity: int, rotate: bool = True) -> None:
-            # (inner iteration j = js[parity], parity = j % 2)  w = A M v
+        def rotate(j: int) -> None:
+            # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
+            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
+
+        def step(j: int, givens_first: bool) -> None:
+            # (inner iteration j, at js[j % 2] on the device)  w = A M v
+            parity = j % 2
             if M is None:
                 AM.apply(v, w)
             else:
                 A.apply(self._precondition(v, z, M), w)
-            # (with rotate, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the basis
-            # (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
-            exec.run("solver.gmres.multi_dot", js, parity, rotate, v, basis, z if flexible else None, zbasis, w, ww,
-                     nrm, h, hessenberg, g, cos, sin, inner, stop)
+            # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
+            # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
+            exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
+                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop)
             A.reduce_sums(h)
             # v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2;  where w lost most of its norm
             # (DGKS), the second pass's h2 = V^H w'
@@ -130,7 +145,7 @@ class Gmres(IterativeSolver):
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y);  r = b - A x
-            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
+            rotate(j)
             if flexible:
                 exec.run("solver.gmres.update", zbasis, hessenberg, g, inner, None, x)
             elif M is None:
@@ -139,34 +154,8 @@ class Gmres(IterativeSolver):
                 u.fill(0.0)
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, None, u)
                 x.add_scaled(1.0, self._precondition(u, z, M))
-            self._residual(monitor.b, x, r)
+            monitor.residual(r)
             restart()
 
         restart()
-        while True:
-            while monitor.running and monitor.iteration < monitor.loop_limit:
-                for j in range(m):
-                    if j > 0 and monitor.reads_each_iteration:
-                        # each iteration waits for the host anyway (a host operator): the Givens
-                        # step of H[:, j - 1] and its check first, so that no product follows the
-                        # last iteration
-                        exec.run("solver.gmres.givens", j - 1, ww, hessenberg, g, cos, sin, inner, stop)
-                        monitor.poll()
-                        if not monitor.has_status(StopReason.RUNNING):
-                            j -= 1
-                            break
-                        step(j % 2, rotate=False)
-                    else:
-                        monitor.replay(("step", j % 2), lambda parity=j % 2: step(parity))
-                    monitor.iteration += 1
-                    monitor.next()
-                    if not monitor.has_status(StopReason.RUNNING) or monitor.iteration >= monitor.loop_limit:
-                        break
-                # (after a break above, the Givens step of H[:, j] ran already: again it does nothing)
-                monitor.replay(("end", j), lambda j=j: end_cycle(j))
-                monitor.poll()
-            if monitor.running and monitor.iteration >= monitor.loop_limit:
-                exec.run("components.stop.stop_running", stop, int(StopReason.ITERATION_LIMIT))
-            if not monitor.settle():
-                break
-        monitor.finish()
+        monitor.run_restarted(m, step, rotate, end_cycle)

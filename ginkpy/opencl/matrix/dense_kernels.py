@@ -117,7 +117,7 @@ def compute_norm2(exec, a, result):
     check_int32(a.values.size)
     shape = reduction_shape(exec.info, n, k)
     real = real_dtype(a.dtype)
-    partial = exec.alloc((2 * shape.groups, k), real)
+    partial = exec.scratch("norm2", (2 * shape.groups, k), real)
     size = shape.local_size[0]
     _kernel(exec, a.dtype, "norm2_partials")(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
@@ -141,7 +141,7 @@ def is_finite(exec, a) -> bool:
         return True
     check_int32(size)
     groups, wg, per_group = _flat_shape(exec.info, size)
-    partial = exec.alloc((groups,), np.int32)
+    partial = exec.scratch("count_nonfinite", (groups,), np.int32)
     _kernel(exec, a.dtype, "count_nonfinite")(
         exec.queue, (groups * wg,), (wg,), np.int32(size), np.int32(per_group), a.values.data,
         partial.data, local_buffer(wg, np.int32))
@@ -256,3 +256,25 @@ def convert_to_csr(exec, a):
     if nnz:
         launch_1d(exec, __file__, "fill_csr", a.dtype, n, *rows, col_idxs.data, values.data)
     return row_ptrs, col_idxs, values
+
+
+# -- permutation and scaling -------------------------------------------------------------------
+
+def permute(exec, a, rows, cols, out):
+    # out[i, j] = a[rows[i], cols[j]] (rows or cols None: that index unchanged)
+    n, k = out.shape
+    size = n * k
+    if size == 0:
+        return
+    check_int32(size)
+    wg = min(256, exec.info.max_work_group_size)
+    _kernel(exec, a.dtype, "permute", ROWS=int(rows is not None), COLS=int(cols is not None))(
+        exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(k),
+        (a.values if rows is None else rows).data, (a.values if cols is None else cols).data,
+        a.values.data, out.values.data)
+
+
+def scale_rows(exec, diag, b, x):
+    # x = D b, D = diag(diag)
+    _launch(exec, "scale_rows", x.dtype, x.values.size, np.int32(x.shape[1]), diag.values.data, b.values.data,
+            x.values.data)

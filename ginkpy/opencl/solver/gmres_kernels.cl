@@ -1,6 +1,6 @@
 // Kernels of Gmres and CbGmres. Vectors are n x k row-major (entry (row, c) at row * k + c);
 // the Krylov basis holds basis vector i at basis + i * stride (stride = n k), normalized, in
-// the storage type of components/basis_storage.cl (the value type for Gmres); h_{i,j} of column c
+// the storage type of components/krylov_basis.cl (the value type for Gmres); h_{i,j} of column c
 // is hessenberg[i * hess_stride + j * k + c] (hess_stride = m k); g, cos and sin hold entry i of
 // column c at i * k + c. Inner iteration j: the product w = A v, then multi_dot (v_j = v / ||v||
 // into the basis, the dot products V^H w and w^H w: one pass over the basis), orthogonalize (w' =
@@ -11,7 +11,7 @@
 // or m + 1 (h2) per column: so the launches of every inner iteration are the same but for their
 // parity, and a captured iteration replays for every j.
 #include "common.cl"
-#include "components/basis_storage.cl"
+#include "components/krylov_basis.cl"
 
 #define SINGULAR 100  // a rotated diagonal below SINGULAR eps of its column's norm: H is rank-deficient
 
@@ -105,156 +105,6 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
     if (!running) return;
     const real_type inv = nrm != 0 ? 1 / nrm : 0;
     for (int row = begin; row < end; row += lanes) v[row * k + col] = r[row * k + col] * inv;
-}
-
-// The layout of REDUCTION_LAYOUT, passed on to basis_dots.
-#define LAYOUT_ARGS k, width, lanes, c_, y_, col, begin, end, group
-#define LAYOUT_PARAMS const int k, const int width, const int lanes, const int c_, const int y_, \
-                      const int col, const int begin, const int end, const int group
-
-// DOTS (from the launcher): the dot products a work-item adds up at once (in registers), in
-// turns over the basis.
-
-// This work-group's partial sums of conj(v_l) . w over its rows, l = first .. first + DOTS - 1
-// below num (v_l: basis vector l; l == num with `self`: w . w), into partial[group * count + l k
-// + col]: one read of w and of DOTS basis vectors, then a tree over the lanes of the DOTS sums of
-// each column at once in red (DOTS x the work-group's size: value (y, u, c) at (y DOTS + u) width
-// + c), each stage adding up to 8 lanes in place. Every work-item calls it (barriers).
-inline void basis_dots(const int first, const int num, const bool self, LAYOUT_PARAMS,
-                       __global const storage_type* basis, const int stride,
-                       __global const value_type* w, __global value_type* partial,
-                       const int count, __local value_type* red)
-{
-    value_type acc[DOTS];
-    for (int u = 0; u < DOTS; ++u) acc[u] = 0;
-    if (col < k) {
-        for (int row = begin; row < end; row += lanes) {
-            const int i = row * k + col;
-            const value_type w_i = w[i];
-            for (int u = 0; u < DOTS; ++u) {
-                const int l = first + u;
-                if (l < num) {
-                    acc[u] += mul_conj(load_basis(basis, l * stride + i), w_i);
-                } else if (self && l == num) {
-                    acc[u] += to_value(abs2(w_i));
-                }
-            }
-        }
-    }
-    const int size = width * lanes;
-    const int pairs = DOTS * width;  // (u, c)
-    for (int u = 0; u < DOTS; ++u) red[(y_ * DOTS + u) * width + c_] = acc[u];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int rest = lanes; rest > 1;) {
-        const int add = min(rest, 8);  // rest and add are powers of two
-        rest /= add;
-        const int span = pairs * rest;
-        for (int e = get_local_id(0); e < span; e += size) {
-            value_type s = red[e];
-            for (int i = 1; i < add; ++i) s += red[e + i * span];
-            red[e] = s;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    for (int u = y_; u < DOTS; u += lanes) {
-        const int l = first + u;
-        if (col < k && (l < num || (self && l == num))) partial[group * count + l * k + col] = red[u * width + c_];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-
-// ---- the CPU layout (CPU_LAYOUT: one work-item per work-group over a contiguous stretch of rows) --
-// A work-item takes its rows in blocks of CPU_BLOCK that stay in its cache, and in each block one
-// basis vector after the other: a dot product or an update over contiguous memory (k = 1), which a
-// CPU compiler turns into vector instructions, where the GPU layout's loop over all basis
-// vectors per row would make one long dependency chain per row.
-#define CPU_BLOCK 256
-#define CPU_DOTS 32  // the dot products a CPU work-item keeps at once
-
-// conj(v) . w over rows [r0, r1) of column col, v at index `offset` of the basis: four partial
-// sums (independent chains), added pairwise.
-inline value_type stretch_dot(__global const storage_type* v, const int offset,
-                              __global const value_type* w, const int r0, const int r1,
-                              const int k, const int col)
-{
-    value_type a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    int row = r0;
-    for (; row + 3 < r1; row += 4) {
-        const int i = row * k + col;
-        a0 += mul_conj(load_basis(v, offset + i), w[i]);
-        a1 += mul_conj(load_basis(v, offset + i + k), w[i + k]);
-        a2 += mul_conj(load_basis(v, offset + i + 2 * k), w[i + 2 * k]);
-        a3 += mul_conj(load_basis(v, offset + i + 3 * k), w[i + 3 * k]);
-    }
-    for (; row < r1; ++row) a0 += mul_conj(load_basis(v, offset + row * k + col), w[row * k + col]);
-    return (a0 + a1) + (a2 + a3);
-}
-
-// w . w over rows [r0, r1) of column col, as stretch_dot.
-inline value_type stretch_norm2(__global const value_type* w, const int r0, const int r1, const int k,
-                                const int col)
-{
-    real_type a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    int row = r0;
-    for (; row + 3 < r1; row += 4) {
-        const int i = row * k + col;
-        a0 += abs2(w[i]);
-        a1 += abs2(w[i + k]);
-        a2 += abs2(w[i + 2 * k]);
-        a3 += abs2(w[i + 3 * k]);
-    }
-    for (; row < r1; ++row) a0 += abs2(w[row * k + col]);
-    return to_value((a0 + a1) + (a2 + a3));
-}
-
-// basis_dots for all l < num (and l == num with `self`) in the CPU layout.
-inline void cpu_basis_dots(const int num, const bool self, const int k, const int col, const int begin,
-                           const int end, const int group, __global const storage_type* basis,
-                           const int stride, __global const value_type* w,
-                           __global value_type* partial, const int count)
-{
-    if (col >= k) return;
-    value_type acc[CPU_DOTS];
-    const int total = num + self;
-    for (int first = 0; first < total; first += CPU_DOTS) {
-        const int last = min(total, first + CPU_DOTS);
-        for (int l = first; l < last; ++l) acc[l - first] = 0;
-        for (int r0 = begin; r0 < end; r0 += CPU_BLOCK) {
-            const int r1 = min(end, r0 + CPU_BLOCK);
-            for (int l = first; l < last; ++l) {
-                acc[l - first] += l < num ? stretch_dot(basis, l * stride, w, r0, r1, k, col)
-                                          : stretch_norm2(w, r0, r1, k, col);
-            }
-        }
-        for (int l = first; l < last; ++l) partial[group * count + l * k + col] = acc[l - first];
-    }
-}
-
-// x = (x - sum over l < num of coef[l k + col] v_l) * scale over rows [begin, end) of column col,
-// in blocks of CPU_BLOCK rows; returns the sum of |x|^2 (the CPU layout of the updates).
-inline real_type cpu_basis_update(const int num, __local const value_type* coef,
-                                  const real_type scale, const int k, const int col,
-                                  const int begin, const int end,
-                                  __global const storage_type* basis, const int stride,
-                                  __global const value_type* x_in, __global value_type* x_out)
-{
-    value_type buf[CPU_BLOCK];
-    real_type s = 0;
-    for (int r0 = begin; r0 < end; r0 += CPU_BLOCK) {
-        const int len = min(end - r0, CPU_BLOCK);
-        for (int r = 0; r < len; ++r) buf[r] = x_in[(r0 + r) * k + col];
-        for (int l = 0; l < num; ++l) {
-            const value_type c = coef[l * k + col];
-            const int offset = l * stride + r0 * k + col;
-            for (int r = 0; r < len; ++r) buf[r] -= mul(c, load_basis(basis, offset + r * k));
-        }
-        for (int r = 0; r < len; ++r) {
-            const value_type value = buf[r] * scale;
-            x_out[(r0 + r) * k + col] = value;
-            s += abs2(value);
-        }
-    }
-    return s;
 }
 
 // The first pass over the basis, inner iteration j = step[parity] (w = A v): nrm = ||v|| (the sum
@@ -354,9 +204,15 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
     if (col < k) {
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
-            value_type w_i = w[i];
-            for (int l = 0; l < num; ++l) w_i -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
-            w_i *= inv;
+            // (two sums: half the dependent chain per row)
+            value_type a0 = w[i], a1 = 0;
+            int l = 0;
+            for (; l + 1 < num; l += 2) {
+                a0 -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+                a1 -= mul(sums[(l + 1) * k + col], load_basis(basis, (l + 1) * stride + i));
+            }
+            if (l < num) a0 -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+            const value_type w_i = (a0 + a1) * inv;
             v[i] = w_i;
             s += to_value(abs2(w_i));
         }

@@ -3,63 +3,27 @@
 Every kernel runs in the reduction layout (``launch.reduction_shape``): on a GPU work-groups
 of 256 work-items over a block of rows each, on a CPU one work-item over a long contiguous
 stretch. An inner iteration reads the Krylov basis twice: ``multi_dot`` for the dot products
-with all basis vectors at once (each work-item adds up to DOTS of them in registers per turn, a
-GEMV with the conjugate transpose; one partial sum per work-group and product, which the next
-kernel sums itself) and ``orthogonalize`` for the update w' = w - V h (a GEMV); the DGKS second
-pass reads it again only where its test asks. The basis is a raw executor array in its storage
-type (``components/basis_storage.cl``): the value type, or float32 / float16 for CbGmres.
+with all basis vectors at once (a GEMV with the conjugate transpose, components/krylov_basis.cl;
+one partial sum per work-group and product, which the next kernel sums itself) and
+``orthogonalize`` for the update w' = w - V h (a GEMV); the DGKS second pass reads it again only
+where its test asks. The basis is a raw executor array in its storage type: the value type, or
+float32 / float16 for CbGmres.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import (ReductionShape, ceil_div, check_int32, consumer_buffers, local_buffer,
-                                  pow2_at_most, reduction_shape, resize, stop_args)
-
-# the dot products a GPU work-item adds up at once (in registers), real and complex values, and
-# the work-groups of multi_dot per compute unit: measured on an H200 (fewer for complex values,
-# whose local memory for the sums limits the work-groups a compute unit holds)
-DOTS = {False: 8, True: 4}
-DOT_GROUPS_PER_UNIT = {False: 4, True: 2}
+from ginkpy.opencl.components.krylov_basis import defines, dot_scratch, dot_shape
+from ginkpy.opencl.launch import (check_int32, consumer_buffers, local_buffer, pow2_at_most, reduction_shape, resize,
+                                  stop_args)
 
 
-def _storage(value_dtype, basis) -> int:
-    """STORAGE of basis_storage.cl for a basis array in its storage type."""
-    storage = np.dtype(basis.dtype)
-    if storage == np.float16:
-        return 2
-    return 0 if storage == np.dtype(value_dtype) else 1
-
-
-def _launch(exec, name, basis, v, shape, *args, **defines):
+def _launch(exec, name, basis, v, shape, *args, **extra):
     """Kernel ``name`` in the reduction layout ``shape`` over the rows of v, for a basis in its
     storage type (None: the value type), its CPU variant where a work-group is one work-item."""
     n, k = v.shape
-    storage = 0 if basis is None else _storage(v.dtype, basis)
-    kernel = exec.kernel(__file__, v.dtype, name, STORAGE=storage, CPU_LAYOUT=int(shape.local_size[0] == 1),
-                         DOTS=_dots(v.dtype), **defines)
+    kernel = exec.kernel(__file__, v.dtype, name, **defines(v.dtype, basis, shape), **extra)
     kernel(exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), *args)
-
-
-def _dots(dtype) -> int:
-    return DOTS[np.dtype(dtype).kind == "c"]
-
-
-def _dot_shape(info, n: int, k: int, dtype) -> ReductionShape:
-    """The layout of multi_dot: the reduction layout with DOT_GROUPS_PER_UNIT work-groups per
-    compute unit on a GPU (each work-item adding at least 8 rows), so that the partial sums that
-    every work-group of the next kernel adds up stay few."""
-    shape = reduction_shape(info, n, k)
-    if info.is_cpu:
-        return shape
-    per_unit = DOT_GROUPS_PER_UNIT[np.dtype(dtype).kind == "c"]
-    groups = max(1, min(per_unit * info.compute_units, ceil_div(n, shape.lanes * 8)))
-    return ReductionShape(groups, shape.width, shape.lanes, ceil_div(n, groups))
-
-
-def _red(dtype, size: int):
-    """The local scratch of basis_dots: DOTS values per work-item."""
-    return local_buffer(_dots(dtype) * size, dtype)
 
 
 def restart(exec, r, rr, v, g, inner, step, stop):
@@ -77,14 +41,14 @@ def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, he
     n, k = w.shape
     m = hessenberg.shape[1] // k
     check_int32(basis.size, "the Krylov basis")  # the kernels index the whole basis with int32
-    shape = _dot_shape(exec.info, n, k, w.dtype)
+    shape = dot_shape(exec.info, n, k, w.dtype)
     resize(exec, h, (shape.groups, (m + 2) * k))
     size = shape.local_size[0]
     _launch(exec, "multi_dot", basis, w, shape, step.data, np.int32(parity), np.int32(rotate),
             np.int32(hessenberg.shape[1]), np.int32(n * k), v.values.data, basis.data, (z or v).values.data,
             (basis if zbasis is None else zbasis).data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
             nrm.values.data, h.values.data, hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
-            inner.data, *stop_args(stop), local_buffer(max(k, 1), w.dtype), _red(w.dtype, size),
+            inner.data, *stop_args(stop), local_buffer(max(k, 1), w.dtype), dot_scratch(w.dtype, size),
             FLEXIBLE=int(z is not None))
 
 
@@ -100,7 +64,7 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
     _launch(exec, "orthogonalize", basis, w, shape, step.data, np.int32(parity), np.int32(hessenberg.shape[1]),
             np.int32(n * k), basis.data, w.values.data, nrm.values.data, h.values.data, np.int32(h.shape[0]),
             hessenberg.values.data, v.values.data, ww.values.data, h2.values.data, reorth.data, stop.status.data,
-            local_buffer((m + 2) * k, w.dtype), _red(w.dtype, size))
+            local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size))
 
 
 def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, stop):
@@ -119,7 +83,7 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
     """The Givens step of H[:, j] in every running column (one work-group)."""
     k = g.shape[1]
     wg = min(256, pow2_at_most(exec.info.max_work_group_size))
-    exec.kernel(__file__, g.dtype, "givens", STORAGE=0, CPU_LAYOUT=0, DOTS=_dots(g.dtype))(
+    exec.kernel(__file__, g.dtype, "givens", **defines(g.dtype, None, reduction_shape(exec.info, 1, k)))(
         exec.queue, (wg,), (wg,), np.int32(k), np.int32(j), np.int32(hessenberg.shape[1]), ww.values.data,
         np.int32(ww.shape[0]), hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
         inner.data, *stop_args(stop), *consumer_buffers(g.dtype, k, wg))

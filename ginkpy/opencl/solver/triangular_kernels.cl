@@ -51,6 +51,22 @@ __kernel void solve_chain(const int first_level, const int last_level,
     }
 }
 
+// All rows in order (the host stores them so: forward for a lower triangle, backward for an
+// upper one), one work-item per column: the substitution of a CPU device, where a core runs
+// through the rows faster than work-items can be synchronized level by level.
+__kernel void solve_sequential(const int n, const int k, __global const int* rows,
+                               __global const int* row_ptrs, __global const int* col_idxs,
+                               __global const value_type* values, __global const value_type* diag,
+                               __global const value_type* b, __global value_type* x)
+{
+    const int c = get_global_id(0);
+    if (c < k) {
+        for (int pos = 0; pos < n; ++pos) {
+            solve_row(pos, c, k, rows, row_ptrs, col_idxs, values, diag, b, x);
+        }
+    }
+}
+
 // ---- the "jacobi" algorithm: x <- D^-1 (b - N x), D the diagonal, N the strict triangle ----
 
 // inv_diag = D^-1 (ones with unit_diagonal); a row whose diagonal entry is zero or not stored

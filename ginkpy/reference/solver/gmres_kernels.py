@@ -152,8 +152,9 @@ def _second_pass(sums, j, k):
 
 
 def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop):
-    # inner iteration j = step[parity]:  h = (V^H w) / nrm;  w' = w / nrm - V h into v;  H[0:j+1, j] = h in running columns;  ww: ||w'||^2;
-    # reorth: the DGKS test;  h2 = V^H w' (partial sums, used where reorth is set)
+    # inner iteration j = step[parity]:  h = (V^H w) / nrm;  w' = w / nrm - V h into v;
+    # H[0:j+1, j] = h in running columns;  ww: ||w'||^2;  reorth: the DGKS test;
+    # h2 = V^H w' (partial sums, used where reorth is set)
     j = int(step[parity])
     n, k = w.shape
     norms = nrm.values[0].real
@@ -171,8 +172,9 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
 
 
 def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, stop):
-    # inner iteration j = step[parity], where reorth is set: v = v - V h2 (h2 = V^H v, the second pass), H[0:j+1, j] += h2 in running
-    # columns, ww: ||v||^2 (the other columns keep orthogonalize's)
+    # inner iteration j = step[parity], where reorth is set: v = v - V h2 (h2 = V^H v, the second
+    # pass), H[0:j+1, j] += h2 in running columns, ww: ||v||^2 (the other columns keep
+    # orthogonalize's)
     j = int(step[parity])
     n, k = v.shape
     again = reorth != 0

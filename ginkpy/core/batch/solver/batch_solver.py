@@ -17,38 +17,12 @@ import numpy as np
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix.checks import check_system_matrix
 from ginkpy.core.batch.multi_vector import MultiVector
+from ginkpy.core.stop.solve_result import SolveResult
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 
 TOLERANCE_TYPES = ("absolute", "relative")
-
-
-def check_system_matrix(A: Any, exec, what: str = "system matrix") -> BatchLinOp:
-    """``A`` on ``exec`` after checking it is a square batch matrix of a supported value type."""
-    from ginkpy.core.batch.matrix.csr import Csr
-    from ginkpy.core.batch.matrix.dense import Dense
-    from ginkpy.core.batch.matrix.ell import Ell
-    if not isinstance(A, (Csr, Ell, Dense)):
-        raise TypeError(f"the {what} must be a batch matrix (gk.batch.matrix.Csr.from_scipy(exec, matrices), "
-                        f"Ell or Dense), not {type(A).__name__}")
-    n, m = A.common_size
-    if n != m:
-        raise ValueError(f"the {what} must be square, but its items are {n} x {m}")
-    exec.check_dtype(A.dtype)
-    return A.to_executor(exec)
-
-
-@attrs.frozen
-class BatchSolveResult:
-    """How each item of a batched solve ended."""
-
-    iterations: np.ndarray     # (N,) iterations each item ran
-    residual_norm: np.ndarray  # (N,) its final residual norm (the true residual where converged)
-    stop_reasons: np.ndarray   # (N,) StopReason codes (uint8)
-
-    @property
-    def converged(self) -> np.ndarray:
-        return self.stop_reasons == StopReason.CONVERGED
 
 
 class BatchSolver(EnableBuild, BatchLinOp):
@@ -99,7 +73,7 @@ class BatchSolver(EnableBuild, BatchLinOp):
         self._run(b, x, int(p.max_iterations), rtol, atol)
 
     def apply_with_tolerances(self, b: MultiVector, x: MultiVector, rtol: float, atol: float,
-                              max_iterations: int | None = None) -> BatchSolveResult:
+                              max_iterations: int | None = None) -> SolveResult:
         """``apply(b, x)`` with SciPy's stopping threshold: item i has converged once
         ||b_i - A_i x_i|| <= max(rtol ||b_i||, atol) (and at most ``max_iterations``, default
         the parameter's, iterations). Returns how each item ended, as the loggers get it."""
@@ -112,7 +86,7 @@ class BatchSolver(EnableBuild, BatchLinOp):
         self._apply_checked(b, x, lambda b, x: results.append(self._run(b, x, int(max_iterations), rtol, atol)))
         return results[0]
 
-    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float) -> BatchSolveResult:
+    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float) -> SolveResult:
         """Solve every item (one kernel launch), then report to the loggers."""
         if b.common_size[1] != 1:
             raise ValueError(f"the batched solvers take one right-hand side per item (b of shape (N, n)), "
@@ -122,16 +96,43 @@ class BatchSolver(EnableBuild, BatchLinOp):
         real = real_dtype(self.dtype)  # residual norms and tolerances are real, also for complex values
         residual_norms = exec.from_host(np.zeros(N, real))
         reasons = exec.from_host(np.zeros(N, STATUS_DTYPE))
+        x0 = None
         if self.common_size[0] > 0:
+            x0 = x.clone()  # (one copy per solve: an item that ends worse gets it back)
             self._solve(b, x, max_iterations, real.type(rtol), real.type(atol), iterations,
                         residual_norms, reasons)
         else:
             exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))
         iterations, residual_norms, reasons = exec.to_host(iterations, residual_norms, reasons)
         _check_inputs(iterations, reasons)
-        result = BatchSolveResult(iterations.astype(np.int64), residual_norms.astype(np.float64), reasons)
+        residual_norms = self._never_worse_than_x0(b, x, x0, reasons, residual_norms.astype(np.float64))
+        result = SolveResult(iterations.astype(np.int64), residual_norms, reasons, method="batch")
         self._log("on_batch_solver_completed", result)
         return result
+
+    def _never_worse_than_x0(self, b: MultiVector, x: MultiVector, x0: MultiVector | None, reasons: np.ndarray,
+                             norms: np.ndarray) -> np.ndarray:
+        """The honest end: an item that did not converge keeps x where its true residual is no
+        larger than x0's, else gets x0 back; returns the residual norms of what each item
+        returns (the true ones where it did not converge). Nothing where every item converged."""
+        unconverged = reasons != StopReason.CONVERGED
+        if x0 is None or not unconverged.any():
+            return norms
+        exec = self.executor
+        B = exec.to_host(b.values)
+
+        def true_norms(v: MultiVector) -> np.ndarray:
+            # ||b_i - A_i v_i|| per item
+            with np.errstate(all="ignore"):
+                return np.linalg.norm(B - exec.to_host(self.system_matrix.apply(v, v.empty_like()).values), axis=(1, 2))
+
+        final, initial = true_norms(x), true_norms(x0)
+        X, X0 = exec.to_host(x.values, x0.values)
+        use_x0 = unconverged & ~(final <= initial)
+        if use_x0.any():
+            X[use_x0] = X0[use_x0]
+            exec.write(x.values, X)
+        return np.where(use_x0, initial, np.where(unconverged, final, norms))
 
     def _solve(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol, atol, iterations,
                residual_norms, reasons) -> None:
