@@ -37,9 +37,9 @@ _AXPY = {char: blas.get_blas_funcs("axpy", dtype=np.dtype(char)) for char in "fd
 
 def axpy(alpha, x: np.ndarray, y: np.ndarray) -> None:
     """y += alpha x: BLAS axpy for small contiguous vectors (one pass, no new array), numpy
-    for the others."""
+    for the others (also for empty arrays, which BLAS refuses: a rank without rows)."""
     function = _AXPY.get(y.dtype.char)
-    if (function is not None and x.size <= BLAS_SERIAL_SIZE and x.dtype == y.dtype and x.flags.c_contiguous
+    if (function is not None and 0 < x.size <= BLAS_SERIAL_SIZE and x.dtype == y.dtype and x.flags.c_contiguous
             and y.flags.c_contiguous):
         function(x.reshape(-1), y.reshape(-1), x.size, alpha)
     else:
