@@ -163,11 +163,19 @@ def _matrix_kind(S: sp.csr_matrix) -> tuple[bool, str]:
 
 
 def _choose_solver(suits_cg: bool, kind: str) -> tuple[str, str]:
-    """--solver auto: Cg where it applies (see :func:`_matrix_kind`), else Gmres; and why."""
+    """--solver auto: Cg where it applies (see :func:`_matrix_kind`), Minres for another symmetric
+    (Hermitian) matrix, else Gmres; and why."""
     if suits_cg:
         return "cg", f"auto: the matrix is {kind}"
     need = "Hermitian" if "Hermitian" in kind else "symmetric"  # a complex matrix's kind names it
+    if _symmetric_kind(kind):
+        return "minres", f"auto: the matrix is {kind}; Minres takes a {need} indefinite one"
     return "gmres", f"auto: the matrix is {kind}; Cg needs a {need} positive definite one"
+
+
+def _symmetric_kind(kind: str) -> bool:
+    """Whether :func:`_matrix_kind`'s words say symmetric (Hermitian), whatever the diagonal."""
+    return kind.startswith(("symmetric", "Hermitian"))
 
 
 def _relative_tolerance(params: Any) -> float | None:
@@ -434,13 +442,16 @@ def _hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind
         worst = max(columns, key=lambda j: relative[j])
         spd_solver = name in ("Cg", "Fcg")
         if spd_solver and not suits_cg:
+            other = "minres" if _symmetric_kind(kind) else "gmres"
             text = (f"{name} needs a symmetric positive definite matrix and this one is {kind}: "
-                    f"use --solver gmres (or leave --solver out: auto picks Gmres here)")
+                    f"use --solver {other} (or leave --solver out: auto picks {other.capitalize()} here)")
         elif reason == StopReason.BREAKDOWN:
             text = {"Cg": "a zero p^T A p or rho: the matrix or the preconditioner is not positive definite; "
                           "try --solver gmres",
                     "Gmres": "a zero divisor: the matrix may be singular (see ginkpy info); "
-                             "try --preconditioner ilu or jacobi"}.get(
+                             "try --preconditioner ilu or jacobi",
+                    "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
+                              "not positive definite; try --solver gmres"}.get(
                 name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs and Idr can break "
                       "down on indefinite or nonsymmetric systems; try --solver gmres, which does not")
             text = f"{name} broke down: {text}"
