@@ -111,7 +111,8 @@ def test_types_come_from_the_public_namespaces():
         assert types[f"preconditioner::{name}"] is getattr(gk.preconditioner, name)
     assert types["Iteration"] is gk.stop.Iteration and "StopReason" not in types
     assert gk.config.short_names("solver")["bicgstab"] is gk.solver.Bicgstab
-    assert gk.config.short_names("preconditioner")["jacobi"] is gk.preconditioner.Jacobi
+    assert gk.config.short_names("preconditioner")["jacobi"].build().max_block_size == 1  # scalar Jacobi
+    assert gk.config.short_names("preconditioner")["block_jacobi"].build().max_block_size == 32
     assert gk.config.type_name(gk.solver.Gmres) == "solver::Gmres"
 
 

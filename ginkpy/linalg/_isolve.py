@@ -1,17 +1,14 @@
 """The solver functions of :mod:`ginkpy.linalg`, which describes their arguments and results."""
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Any, Callable
-
-import attrs
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ginkpy.config import Preset, short_names
+from ginkpy.config import Preset, short_names, with_options
 from ginkpy.core.base.executor import Executor, default_executor
 from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
@@ -358,69 +355,56 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
 
 def _named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
     """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
-    dict: ``M=("ilut", {"drop_tol": 1e-5})``) given to a preset's build or as with_<key>."""
+    dict: ``M=("ilut", {"drop_tol": 1e-5})``), a preset's keywords or ``with_`` parameters."""
     names = short_names("preconditioner")
     key = name.lower()
     if key == "none" and not options:
         return None
-    if key not in names and key != "block_jacobi":
-        raise ValueError(f"unknown preconditioner {name!r}: use one of "
-                         f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
+    if key not in names:
+        raise ValueError(f"unknown preconditioner {name!r}: use one of {', '.join([*sorted(names), 'none'])}")
     if not isinstance(options, dict):
         raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
     if isinstance(A, ScipyOperator):
         raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
                          f"expose: pass A as a sparse matrix or array, or M as an operator")
-    if key == "jacobi":  # scalar Jacobi (SciPy users' Jacobi: the diagonal); blocks are "block_jacobi"
-        options = {"max_block_size": 1, **options}
-    kind = names["jacobi" if key == "block_jacobi" else key]
-    if isinstance(kind, Preset):
-        try:
-            return kind.build(**options)
-        except TypeError:
-            accepted = [p for p in inspect.signature(kind.build).parameters]
-            raise ValueError(f"M=({name!r}, {options!r}): {name!r} takes the options "
-                             f"{', '.join(accepted) or 'none'}") from None
-    params = kind.build()
-    for option, value in options.items():
-        setter = getattr(params, f"with_{option}", None)
-        if setter is None:
-            fields = [f.name for f in attrs.fields(type(params))]
-            raise ValueError(f"M=({name!r}, {options!r}): {kind.__name__} has no parameter {option!r}; its "
-                             f"parameters are {', '.join(fields)}")
-        setter(value)
-    return params
+    try:
+        return names[key].build(**options) if isinstance(names[key], Preset) else \
+            with_options(names[key].build(), options)
+    except ValueError as err:
+        if "has no parameter" not in str(err):
+            raise
+        raise ValueError(f"M=({name!r}, {options!r}): {err}") from None
 
 
 class _SolutionCallback(Logger):
-    """Calls ``callback(xk)`` with a copy of the current solution after every ``every``-th
-    iteration and after the last one. It needs the live solution, so the solve reads its state
-    after every iteration (a host round trip per iteration).
+    """Calls ``callback(xk)`` with the solution after every ``every``-th iteration and after the
+    last one. The solve hands it a copy of x read one iteration behind the device
+    (``wants_solution``): the callback runs while the device computes the next iteration.
 
-    With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is read at the next
-    iteration's event or at the end of the solve, since GMRES updates x only after logging the
-    cycle's last iteration.
+    With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is the x of the next
+    iteration, or the final one at the end of the solve, since GMRES updates x only at the end
+    of the cycle, after its last iteration.
     """
 
-    needs_solution = True
+    wants_solution = True
+    wants_iterations = False
 
     def __init__(self, callback: Callable, x: Dense, every: int = 1) -> None:
         self.callback, self.x, self.every = callback, x, every
         self.reported = 0
 
-    def _report(self, iteration: int) -> None:
-        self.reported = iteration
-        self.callback(self.x.to_numpy()[:, 0])
-
-    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
-        if self.every == 1 and iteration > 0:
-            self._report(iteration)
+    def on_iteration_solution(self, solver, iteration, x) -> None:
+        if self.every == 1:
+            self.reported = iteration
+            self.callback(x[:, 0])
         elif iteration > self.every and (iteration - 1) % self.every == 0:
-            self._report(iteration - 1)
+            self.reported = iteration - 1
+            self.callback(x[:, 0])
 
     def on_solve_complete(self, solver, result) -> None:
         if result.num_iterations > self.reported:
-            self._report(result.num_iterations)
+            self.reported = result.num_iterations
+            self.callback(self.x.to_numpy()[:, 0])
 
 
 def _solution_callback(callback: Callable | None, every: int = 1) -> Callable[[Dense, float], Logger] | None:

@@ -33,9 +33,9 @@ _AXPY = {char: blas.get_blas_funcs("axpy", dtype=np.dtype(char)) for char in "fd
 
 def axpy(alpha, x: np.ndarray, y: np.ndarray) -> None:
     """y += alpha x in one pass and without a temporary (BLAS axpy) for contiguous arrays of
-    one BLAS type, else numpy."""
+    one BLAS type, else numpy (also for empty arrays, which BLAS refuses: a rank without rows)."""
     function = _AXPY.get(y.dtype.char)
-    if function is not None and x.dtype == y.dtype and x.flags.c_contiguous and y.flags.c_contiguous:
+    if function is not None and y.size and x.dtype == y.dtype and x.flags.c_contiguous and y.flags.c_contiguous:
         function(x.reshape(-1), y.reshape(-1), x.size, alpha)
     else:
         y += alpha * x
