@@ -497,9 +497,9 @@ def test_nonsymmetric_systems_auto_krylov_dim_and_hints(capsys, tmp_path):
     summary = _summary(out)
     assert summary["solver"].startswith("Gmres (1), preconditioner none (auto: the matrix is nonsymmetric")
     assert "--krylov-dim: Gmres" in summary["solver"] and "--krylov-dim 2" in summary["hint"]
-    # Bicgstab breaks down at once on the swap matrix: auto solves with Gmres
+    # Bicgstab breaks down at once on the rotation (r_hat . A r = 0): auto solves with Gmres
     swap = _write(tmp_path, "swap.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])))
-    rc, out, err = _solve(capsys, swap, "--rhs", e0, "--executor", "reference")
+    rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--executor", "reference")
     summary = _summary(out)
     assert rc == 0 and summary["stopped"] == "converged"
     assert summary["solver"].startswith("Gmres (30), preconditioner none (auto:")
