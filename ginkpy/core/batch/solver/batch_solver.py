@@ -45,27 +45,29 @@ class BatchSolver(EnableBuild, BatchLinOp):
         self.preconditioner = self._generate_preconditioner(self.parameters.preconditioner)
 
     def _generate_preconditioner(self, value: Any) -> Any:
-        """None (no preconditioner) or a generated batch Jacobi for this system."""
+        """None (no preconditioner) or a generated batch Jacobi, Ilu or Isai for this system."""
+        from ginkpy.core.batch.preconditioner.ilu import Ilu
+        from ginkpy.core.batch.preconditioner.isai import Isai
         from ginkpy.core.batch.preconditioner.jacobi import Jacobi
+        kinds, names = (Jacobi, Ilu, Isai), "gk.batch.preconditioner.Jacobi, Ilu or Isai"
         if value is None:
             return None
-        if isinstance(value, Jacobi):
+        if isinstance(value, kinds):
             if value.shape != self.shape:
                 raise ValueError(f"the preconditioner has {value.num_batch_items} items of {value.common_size}, "
                                  f"the system {self.num_batch_items} of {self.common_size}")
             if not value.executor.same_memory(self.executor):
                 raise ValueError("the generated preconditioner lives on another executor: generate it on the "
-                                 "solver's executor, or pass its factory (Jacobi.build()...)")
+                                 f"solver's executor, or pass its factory ({type(value).__name__}.build()...)")
             return value
         if isinstance(value, (Parameters, Factory)):
             params = value if isinstance(value, Parameters) else value.parameters
-            if params.product is not Jacobi:
-                raise TypeError(f"the batched solvers take gk.batch.preconditioner.Jacobi as preconditioner, "
+            if params.product not in kinds:
+                raise TypeError(f"the batched solvers take {names} as preconditioner, "
                                 f"not {params.product.__name__}")
-            return Jacobi.build().with_max_block_size(params.max_block_size).on(self.executor).generate(
-                self.system_matrix)
-        raise TypeError(f"preconditioner must be gk.batch.preconditioner.Jacobi.build()... or a generated "
-                        f"batch Jacobi, not {type(value).__name__}")
+            return params.on(self.executor).generate(self.system_matrix)
+        raise TypeError(f"preconditioner must be {names} (their build()... or generated), "
+                        f"not {type(value).__name__}")
 
     def _apply_impl(self, b: MultiVector, x: MultiVector) -> None:
         p = self.parameters

@@ -19,6 +19,7 @@ from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.loop.best_iterate import BestIterate
 from ginkpy.core.solver.loop.replays import Replays, kept_replays
 from ginkpy.core.solver.loop.scaling import host_norms, power_of_two_scale
+from ginkpy.core.solver.loop.solution_reads import SolutionReads
 from ginkpy.core.solver.loop.stop_reader import Read, StopReader
 from ginkpy.core.stop.combined import Combined
 from ginkpy.core.stop.criterion import CriterionArgs
@@ -97,20 +98,23 @@ class IterationMonitor:
         self.max_iters, self.time_limit = criteria.max_iters, criteria.time_limit
         loggers = self.loggers = solver.loggers
         self.log_iterations = any(getattr(lg, "wants_iterations", True) for lg in loggers)
-        # a logger that reads the live x after every iteration (SciPy's callback(xk)) makes the loop
-        # run on the caller's x and wait for each iteration; a distributed solve reads after every
-        # iteration too, so that every rank stops at the same one
+        # a logger that reads the live x after every iteration makes the loop run on the caller's x
+        # and wait for each iteration; a distributed solve reads after every iteration too, so
+        # that every rank stops at the same one. A logger that wants x after every iteration
+        # (SciPy's callback(xk)) gets a copy, read one iteration behind the device
         self.needs_solution = any(getattr(lg, "needs_solution", False) for lg in loggers)
         self.sync = self.needs_solution or self.A.distributed
+        self.solution_loggers = [lg for lg in loggers if getattr(lg, "wants_solution", False)]
+        self.solutions: SolutionReads | None = None  # (made when the loop starts)
         # an inner solver without a residual criterion, a time limit or loggers has nothing to
         # read back: it runs max_iters iterations blind (so the solver around it can capture it)
         self.blind = solver.inner and not (criteria.has_residual_norm or self.time_limit < np.inf or loggers)
         self.reads_each_iteration = False  # an iteration reads from the device itself (not replayable)
         self.stop = ws.get("stop", lambda: StopState(exec, k, b.dtype))
         stop = self.stop
-        def into():  # made at the first read: a solve that needs none (a batch of one) makes none
-            return ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
-                                           for a in (stop.status, stop.checks, stop.history.values)])
+        def into(slot):  # made at the first read: a solve that needs none (a batch of one) makes none
+            return ws.get(("read", slot), lambda: [exec.host_array(a.shape, a.dtype)
+                                                   for a in (stop.status, stop.checks, stop.history.values)])
         self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD)
         self.replays: Replays | None = None  # the captured parts of the iteration (at the first one)
         self.zero_guess = guess == "zero"
@@ -293,6 +297,7 @@ class IterationMonitor:
         ``resume(columns)`` restarts the columns (a uint8 device mask) that got the true
         residual as their r after a failed confirmation (without it only r is replaced).
         """
+        self._start_solution_reads(resume)
         while True:
             while self.running and self.iteration < self.loop_limit:
                 if steps is None:
@@ -315,6 +320,7 @@ class IterationMonitor:
         ``end_cycle(j)`` ends a cycle after inner iteration j (the update of x, the true
         residual, the next cycle's start; the device confirms converged columns there).
         Steps and ends are captured and replayed as :meth:`run`'s iterations."""
+        self._start_solution_reads()
         while True:
             while self.running and self.iteration < self.loop_limit:
                 j = self._cycle(length, step, rotate)
@@ -365,6 +371,12 @@ class IterationMonitor:
         if self.blind:
             return
         reader = self.reader
+        if self.solution_loggers and not self.sync:
+            # x and the stop state of this iteration read without waiting; those of the one before taken in
+            if self.solutions is None:
+                self.solutions = SolutionReads(self.exec, self.ws, self.x, self.solution_loggers)
+            self._take_solution(self.solutions.issue(reader, self.iteration), resume)
+            return
         if self.sync:
             self._absorb(reader.issue(self.iteration, final=True), resume)
             return
@@ -390,6 +402,7 @@ class IterationMonitor:
         iteration reads from the device anyway); elsewhere the reads of :meth:`_next` suffice."""
         if self.blind or not (self.sync or self.reads_each_iteration or not self.exec.asynchronous):
             return
+        self._take_solution(self.solutions and self.solutions.take(), None)
         reader = self.reader
         if reader.pending is not None:
             self._absorb(reader.pending, None)
@@ -404,11 +417,26 @@ class IterationMonitor:
             reader.host_status = np.full(self.k, LIMIT)
             reader.checks[:] = self.iteration + 1
             return False
+        self._take_solution(self.solutions and self.solutions.take(), resume)
         if reader.pending is not None:
             self._absorb(reader.pending, resume)
             reader.pending = None
         self._absorb(reader.issue(self.iteration, final=True), resume)
         return self.running and self.iteration < self.loop_limit
+
+    def _start_solution_reads(self, resume: Resume | None = None) -> None:
+        """With loggers of every iterate: the stop state after the setup read first (one read per
+        solve), so that an iteration is known to have run when a column ran before it."""
+        if self.solution_loggers and not (self.sync or self.blind):
+            self._absorb(self.reader.issue(self.iteration, final=True), resume)
+
+    def _take_solution(self, read: tuple | None, resume: Resume | None) -> None:
+        """Take in a solution read (``SolutionReads``): the stop state, then x to its loggers."""
+        if read:
+            ran = self.running  # (as the reads before this one tell: else the iteration ran for none)
+            self._absorb(read[0], resume)
+            if ran:
+                self.solutions.emit(self.solver, read, self.scale)
 
     def _absorb(self, read: Read, resume: Resume | None) -> None:
         """Take in a read of the stop state: confirmations, time limit, logger events."""

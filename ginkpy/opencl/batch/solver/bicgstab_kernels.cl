@@ -49,12 +49,13 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     rhat_norm = res;
                 }
                 s0 = 0;
-#if PRECOND == PRECOND_BLOCK
+#if PREC_SYNC
                 FOR_ROWS(i) {
                     if (restart) r_hat[i] = r[i];
                     p[i] = restart ? r[i] : r[i] + mul(beta, p[i] - mul(omega, v[i]));
                 }
                 SYNC();
+                PREC_PREPARE(p);
                 FOR_ROWS(i) {
                     value_type pi;
                     PREC_ROW(pi, p, i);
@@ -88,13 +89,14 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     // s = r - alpha v;  s_hat = M s;  ||s||;  sum |s_hat|
                     s0 = 0;
                     s1 = 0;
-#if PRECOND == PRECOND_BLOCK
+#if PREC_SYNC
                     FOR_ROWS(i) {
                         const value_type si = r[i] - mul(alpha, v[i]);
                         s[i] = si;
                         s0 += to_value(abs2(si));
                     }
                     SYNC();
+                    PREC_PREPARE(s);
                     FOR_ROWS(i) {
                         value_type shi;
                         PREC_ROW(shi, s, i);

@@ -17,6 +17,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         START_ITEM(STORE_R)
         #undef STORE_R
         // z = M r;  p = z;  rho = r . z
+        PREC_PREPARE(r);
         s0 = 0;
         FOR_ROWS(i) {
             value_type zi;
@@ -57,7 +58,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 s0 = 0;
                 s1 = 0;
                 x_sum = x_bound;
-#if PRECOND == PRECOND_BLOCK
+#if PREC_SYNC
                 FOR_ROWS(i) {
                     const value_type xi = xv[i] + mul(alpha, p[i]);
                     xv[i] = xi;
@@ -66,6 +67,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     s1 += to_value(abs2(ri));
                 }
                 SYNC();
+                PREC_PREPARE(r);
                 FOR_ROWS(i) {
                     value_type zi;
                     PREC_ROW(zi, r, i);
@@ -108,6 +110,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                         // residual replacement: r = t;  z = M r;  rho_new = r . z
                         FOR_ROWS(i) r[i] = ap[i];
                         SYNC();
+                        PREC_PREPARE(r);
                         s0 = 0;
                         FOR_ROWS(i) {
                             value_type zi;
