@@ -78,5 +78,8 @@ class ReferenceExecutor(Executor):
     def none_running(self, status: np.ndarray) -> bool:
         return not (status == 0).any()
 
+    def all_running(self, status: np.ndarray) -> bool:
+        return not status.any()  # RUNNING is 0
+
     def same_memory(self, other: Executor) -> bool:
         return isinstance(other, ReferenceExecutor)

@@ -257,6 +257,11 @@ class Executor:
         read (on the host); False otherwise."""
         return False
 
+    def all_running(self, status: Any) -> bool:
+        """Whether every column of the stop ``status`` array still runs, where that is known
+        without a read (on the host); False otherwise."""
+        return False
+
     def read_done(self, event: Any) -> bool:
         """Whether the read of :meth:`read_async` that gave ``event`` has arrived."""
         return True

@@ -72,6 +72,11 @@ def row_indices(factor: Csr):
 SHIFT_START = 1e-3  # the first diagonal shift alpha of a broken-down incomplete Cholesky
 
 
+class EliminationTooCostly(ValueError):
+    """An exact incomplete factorization refused because eliminating the pattern costs far more
+    than the factors' entries (dense rows or blocks); the fixed-point factorizations still work."""
+
+
 def pivot_floor(dtype) -> float:
     """The size, relative to its row's 1-norm ||a_i||_1, below which a pivot counts as zero and
     is replaced: sqrt(eps) of the value type (1.5e-8 in float64, 3.5e-4 in float32). On

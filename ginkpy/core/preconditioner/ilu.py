@@ -9,20 +9,24 @@ Unset parameters (None) choose, so that the default never raises where an incomp
 factorization exists and needs at most about the iterations of exact ILU(0) with exact
 triangular solves (README, benchmarks/bench_ilu.py):
 
-- the factorization: exact ILU(0) on the host (level-scheduled; see gk.factorization.Ilu) on
-  a CPU device or the reference executor, where it costs about what ParILU's sweeps cost, and
-  for matrices of at most :data:`EXACT_ENTRIES` entries; else ParILU on the device, whose sweeps
-  run until they settle (gk.factorization.ParIlu's default), replaced by the exact one where
-  they do not (olm1000: its sweeps stall at a relative change of 1e-2 on factors that are
-  useless);
-- the triangular solves: the cheapest of the :func:`candidates` for the device that solves
-  both factors well enough, ||v - T y|| <= :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v
-  on a random v. On a CPU device: ISAI (one SpMV per factor), else exact substitution
-  (level-scheduled, which a CPU runs about as fast as an SpMV). On a GPU, where each level of a
-  substitution costs a barrier and each launch microseconds: ISAI with sparsity power 1, 2, 3,
-  then 2, 4, 8 or 16 Jacobi sweeps, then exact substitution. On the test matrices a solve
-  error of 5% kept the Krylov iterations within 1.35x of exact ILU(0)'s (ISAI's errors are
-  0.05-0.6 on 2D convection-diffusion, where exact ILU(0) needs 2.8x fewer iterations than
+- the factorization: exact ILU(0) on the host (level-scheduled; see gk.factorization.Ilu) for
+  matrices of at most :data:`EXACT_ENTRIES` entries and where a sweep would cost more than
+  :data:`SWEEP_WORK` operations per entry (long rows: a sweep costs sum_i n_i^2 for rows of
+  n_i entries, 1.8e9 on a power-law matrix of 6.7e5 entries, where ParILU took 160 s on PoCL
+  and exact ILU(0) 2.5 s); else ParILU on the executor (5x faster than the host's exact one at
+  2.5e5 rows on PoCL), whose sweeps run until they settle (gk.factorization.ParIlu's default),
+  replaced by the exact one where they do not (olm1000: its sweeps stall at a relative change
+  of 1e-2 on factors that are useless);
+- the triangular solves: on a CPU device exact substitution, which runs through a triangle in
+  row order on one core about as fast as an SpMV runs on all (ISAI, the cheapest
+  approximation, costs about as much per apply and more to set up, and solves within 2% on
+  few matrices). On a GPU, where each level of a substitution costs a barrier and each launch
+  microseconds: the first of the :func:`candidates` that solves both factors well enough,
+  ||v - T y|| <= :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI
+  with sparsity power 1, 2, 3, then 2, 4, 8 or 16 Jacobi sweeps), else exact level-scheduled
+  substitution. On the test matrices a solve error of 5% kept GMRES's iterations within 1.35x
+  of exact ILU(0)'s, 2% within 1.05x and BiCGStab's within 1.05x but on watt_2 (ISAI's errors
+  are 0.05-0.6 on 2D convection-diffusion, where exact ILU(0) needs 2.8x fewer iterations than
   ISAI); a candidate that cannot be built (ISAI beyond its row limit, a singular small system)
   is passed over. A fallback from the first candidate says so in one ``logging`` line.
 
@@ -41,7 +45,7 @@ import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, parameters
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.factorization.factorization import Factorization, system_csr
+from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization, system_csr
 from ginkpy.core.factorization.ilu import Ilu as ExactIlu
 from ginkpy.core.factorization.par_ilu import ParIlu
 from ginkpy.core.matrix.csr import Csr
@@ -50,8 +54,9 @@ from ginkpy.core.preconditioner.isai import LowerIsai, UpperIsai
 from ginkpy.core.solver.lower_trs import LowerTrs
 from ginkpy.core.solver.upper_trs import UpperTrs
 
-SOLVE_QUALITY = 0.05  # a triangular solve is kept while ||v - T y|| / ||v|| is at most this
+SOLVE_QUALITY = 0.02  # a triangular solve is kept while ||v - T y|| / ||v|| is at most this
 EXACT_ENTRIES = 100_000  # up to this many entries the default factorization is exact on every device
+SWEEP_WORK = 64  # above this many operations per entry in a sweep (long rows) the factorization is exact
 _log = logging.getLogger("ginkpy")
 
 
@@ -77,13 +82,14 @@ def is_gpu(exec) -> bool:
 
 def candidates(exec) -> list[tuple[str, Any, Any]]:
     """The default's approximate triangular solves for ``exec``, cheapest first, as (name,
-    lower solver parameters, upper solver parameters); exact substitution comes after them."""
-    isai = [(f"ISAI (sparsity power {p})", LowerIsai.build().with_sparsity_power(p),
-             UpperIsai.build().with_sparsity_power(p)) for p in ((1, 2, 3) if is_gpu(exec) else (1,))]
+    lower solver parameters, upper solver parameters); exact substitution comes after them
+    (alone on a CPU device)."""
     if not is_gpu(exec):
-        return isai
-    return isai + [(f"{s} Jacobi sweeps", LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s),
-                    UpperTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s)) for s in (2, 4, 8, 16)]
+        return []
+    return ([(f"ISAI (sparsity power {p})", LowerIsai.build().with_sparsity_power(p),
+              UpperIsai.build().with_sparsity_power(p)) for p in (1, 2, 3)]
+            + [(f"{s} Jacobi sweeps", LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s),
+                UpperTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s)) for s in (2, 4, 8, 16)])
 
 
 class Ilu(EnableBuild, LinOp):
@@ -129,14 +135,19 @@ class Ilu(EnableBuild, LinOp):
                              name, factory.parameters.product.__name__, err)
         A = system_csr(system_matrix, exec, name)
         exact = self.exact_factorization.build().on(exec)
-        if not is_gpu(exec) or A.nnz <= EXACT_ENTRIES:
-            return exact.generate(A)
+        lengths = np.diff(exec.to_host(A.row_ptrs)).astype(np.float64)
+        if A.nnz <= EXACT_ENTRIES or lengths @ lengths > SWEEP_WORK * A.nnz:
+            try:
+                return exact.generate(A)
+            except EliminationTooCostly as err:  # a pattern too costly to eliminate exactly: the sweeps then
+                _log.info("%s: the exact factorization was refused (%s): %s's sweeps are used", name, err,
+                          self.parallel_factorization.__name__)
         fact = self.parallel_factorization.build().on(exec).generate(A)
         if fact.converged:
             return fact
         try:
             result = exact.generate(A)
-        except ValueError as err:  # a pattern too costly to eliminate exactly: the sweeps' factors
+        except EliminationTooCostly as err:  # a pattern too costly to eliminate exactly: the sweeps' factors
             _log.info("%s: the %s sweeps did not settle (last relative change %.1e), and the exact factorization "
                       "was refused (%s): the sweeps' factors are used", name, self.parallel_factorization.__name__,
                       fact.change, err)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.core.factorization.factorization import pivot_floor
+from ginkpy.core.factorization.factorization import EliminationTooCostly, pivot_floor
 from ginkpy.reference.factorization.patterns import floor_pivots
 
 CHUNK = 1 << 22  # candidate updates examined at once
@@ -89,10 +89,11 @@ def _updates(m: sp.csr_matrix, rows: np.ndarray, diag: np.ndarray, lower: np.nda
     limit = max(WORK_PER_ENTRY * m.nnz, MIN_WORK)
     if work > limit:
         longest = int(np.argmax(np.diff(ptrs)))
-        raise ValueError(f"{name}: eliminating this sparsity pattern takes {work:.2e} candidate updates, more than "
-                         f"{WORK_PER_ENTRY} per stored entry (row {longest} has {int(np.diff(ptrs)[longest])} "
-                         f"entries: dense rows or blocks make ILU(0) as costly as a dense LU); use "
-                         f"gk.factorization.ParIlu, whose memory is that of the factors")
+        raise EliminationTooCostly(
+            f"{name}: eliminating this sparsity pattern takes {work:.2e} candidate updates, more than "
+            f"{WORK_PER_ENTRY} per stored entry (row {longest} has {int(np.diff(ptrs)[longest])} entries: dense rows "
+            f"or blocks make ILU(0) as costly as a dense LU); use gk.factorization.ParIlu, whose memory is that of "
+            f"the factors")
     find = _Positions(m)
     found = []
     bounds = np.searchsorted(np.cumsum(cost), np.arange(CHUNK, work + CHUNK, CHUNK), side="right")

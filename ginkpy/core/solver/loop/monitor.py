@@ -19,6 +19,7 @@ from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.loop.best_iterate import BestIterate
 from ginkpy.core.solver.loop.replays import Replays, kept_replays
 from ginkpy.core.solver.loop.scaling import host_norms, power_of_two_scale
+from ginkpy.core.solver.loop.solution_reads import SolutionReads
 from ginkpy.core.solver.loop.stop_reader import Read, StopReader
 from ginkpy.core.stop.combined import Combined
 from ginkpy.core.stop.criterion import CriterionArgs
@@ -97,19 +98,23 @@ class IterationMonitor:
         self.max_iters, self.time_limit = criteria.max_iters, criteria.time_limit
         loggers = self.loggers = solver.loggers
         self.log_iterations = any(getattr(lg, "wants_iterations", True) for lg in loggers)
-        # a logger that reads the live x after every iteration (SciPy's callback(xk)) makes the loop
-        # run on the caller's x and wait for each iteration; a distributed solve reads after every
-        # iteration too, so that every rank stops at the same one
+        # a logger that reads the live x after every iteration makes the loop run on the caller's x
+        # and wait for each iteration; a distributed solve reads after every iteration too, so
+        # that every rank stops at the same one. A logger that wants x after every iteration
+        # (SciPy's callback(xk)) gets a copy, read one iteration behind the device
         self.needs_solution = any(getattr(lg, "needs_solution", False) for lg in loggers)
         self.sync = self.needs_solution or self.A.distributed
+        self.solution_loggers = [lg for lg in loggers if getattr(lg, "wants_solution", False)]
+        self.solutions: SolutionReads | None = None  # (made when the loop starts)
         # an inner solver without a residual criterion, a time limit or loggers has nothing to
         # read back: it runs max_iters iterations blind (so the solver around it can capture it)
         self.blind = solver.inner and not (criteria.has_residual_norm or self.time_limit < np.inf or loggers)
         self.reads_each_iteration = False  # an iteration reads from the device itself (not replayable)
         self.stop = ws.get("stop", lambda: StopState(exec, k, b.dtype))
         stop = self.stop
-        into = ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
-                                       for a in (stop.status, stop.checks, stop.history.values)])
+        def into(slot):  # made at the first read: a solve that needs none (a batch of one) makes none
+            return ws.get(("read", slot), lambda: [exec.host_array(a.shape, a.dtype)
+                                                   for a in (stop.status, stop.checks, stop.history.values)])
         self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD)
         self.replays: Replays | None = None  # the captured parts of the iteration (at the first one)
         self.zero_guess = guess == "zero"
@@ -154,10 +159,10 @@ class IterationMonitor:
         exec, ws, b, x = self.exec, self.ws, self.b, self.x
         b_norm = host_norms(exec, b.compute_norm2(ws.norms()))
         if not np.isfinite(b_norm).all():
-            raise ValueError("the right-hand side b contains NaN or Inf values")
+            raise ValueError(self._not_finite("the right-hand side b", b, "scale the system down"))
         x_norm = np.zeros(self.k) if self.zero_guess else host_norms(exec, x.compute_norm2(ws.norms()))
         if not np.isfinite(x_norm).all():
-            raise ValueError("the initial guess x contains NaN or Inf values")
+            raise ValueError(self._not_finite("the initial guess x", x, "start from a smaller x (or x = 0)"))
         self.zero_rhs = b_norm == 0
         self.scale = power_of_two_scale(b_norm, x_norm)
         self.rhs_norm = b_norm
@@ -170,6 +175,13 @@ class IterationMonitor:
         if self.zero_rhs.any():
             x.scale(np.where(self.zero_rhs, 0.0, 1.0))
         self.zero_guess = self.zero_guess or bool(self.zero_rhs.all())
+
+    def _not_finite(self, what: str, v: Dense, advice: str) -> str:
+        """Why the norm of ``v`` is not finite: NaN or Inf entries, or finite ones too large."""
+        if not v.is_finite():
+            return f"{what} contains NaN or Inf values"
+        return (f"{what} is too large: its norm overflows {real_dtype(v.dtype)} (entries near "
+                f"{np.finfo(real_dtype(v.dtype)).max:.1e} or many large ones); {advice}")
 
     # -- what a solver calls ------------------------------------------------------------------
     def residual(self, r: Dense, x: Dense | None = None) -> Dense:
@@ -205,11 +217,13 @@ class IterationMonitor:
             return
         r_norm = host_norms(exec, r.compute_norm2(self.ws.norms()))
         self.best.start(self.ws.norms(), r_norm)
-        if not np.isfinite(r_norm).all():
-            raise ValueError("the initial residual b - A x is not finite (NaN or Inf): A x overflows for the "
-                             "initial guess x; start from a smaller x (or x = 0)")
         scale = self.scale
-        args = CriterionArgs(self.A, self.rhs_norm, r_norm / scale)
+        with np.errstate(over="ignore"):
+            unscaled = r_norm / scale
+        if not np.isfinite(unscaled).all():
+            raise ValueError(f"the initial residual b - A x overflows {real_dtype(self.solver.dtype)}: A x is too "
+                             f"large for the initial guess x (b and x are finite); start from a smaller x (or x = 0)")
+        args = CriterionArgs(self.A, self.rhs_norm, unscaled)
         self.threshold = self.criteria.thresholds(args) * scale
         # b = 0: x = 0 is the answer, at once
         r_norm[self.zero_rhs] = 0
@@ -283,6 +297,7 @@ class IterationMonitor:
         ``resume(columns)`` restarts the columns (a uint8 device mask) that got the true
         residual as their r after a failed confirmation (without it only r is replaced).
         """
+        self._start_solution_reads(resume)
         while True:
             while self.running and self.iteration < self.loop_limit:
                 if steps is None:
@@ -305,6 +320,7 @@ class IterationMonitor:
         ``end_cycle(j)`` ends a cycle after inner iteration j (the update of x, the true
         residual, the next cycle's start; the device confirms converged columns there).
         Steps and ends are captured and replayed as :meth:`run`'s iterations."""
+        self._start_solution_reads()
         while True:
             while self.running and self.iteration < self.loop_limit:
                 j = self._cycle(length, step, rotate)
@@ -355,10 +371,19 @@ class IterationMonitor:
         if self.blind:
             return
         reader = self.reader
+        if self.solution_loggers and not self.sync:
+            # x and the stop state of this iteration read without waiting; those of the one before taken in
+            if self.solutions is None:
+                self.solutions = SolutionReads(self.exec, self.ws, self.x, self.solution_loggers)
+            self._take_solution(self.solutions.issue(reader, self.iteration), resume)
+            return
         if self.sync:
             self._absorb(reader.issue(self.iteration, final=True), resume)
             return
         exec = self.exec
+        if exec.all_running(self.stop.status) and not (self.log_iterations or self.reads_each_iteration) \
+                and self.time_limit == np.inf:
+            return  # on the host, where no column stopped since the last read there is nothing to take in
         exec.flush()
         pending = reader.pending
         due = reader.due(self.iteration) or self.reads_each_iteration or exec.none_running(self.stop.status)
@@ -368,6 +393,7 @@ class IterationMonitor:
         if due and reader.pending is None and self.running:
             if not exec.asynchronous or self.reads_each_iteration:  # the read is there at once
                 self._absorb(reader.issue(self.iteration), resume)
+                reader.schedule(self.iteration)  # on the host too, not every iteration (loggers get theirs in order)
                 return
             reader.pending = reader.issue(self.iteration)
             reader.schedule(self.iteration)
@@ -377,6 +403,7 @@ class IterationMonitor:
         iteration reads from the device anyway); elsewhere the reads of :meth:`_next` suffice."""
         if self.blind or not (self.sync or self.reads_each_iteration or not self.exec.asynchronous):
             return
+        self._take_solution(self.solutions and self.solutions.take(), None)
         reader = self.reader
         if reader.pending is not None:
             self._absorb(reader.pending, None)
@@ -391,11 +418,26 @@ class IterationMonitor:
             reader.host_status = np.full(self.k, LIMIT)
             reader.checks[:] = self.iteration + 1
             return False
+        self._take_solution(self.solutions and self.solutions.take(), resume)
         if reader.pending is not None:
             self._absorb(reader.pending, resume)
             reader.pending = None
         self._absorb(reader.issue(self.iteration, final=True), resume)
         return self.running and self.iteration < self.loop_limit
+
+    def _start_solution_reads(self, resume: Resume | None = None) -> None:
+        """With loggers of every iterate: the stop state after the setup read first (one read per
+        solve), so that an iteration is known to have run when a column ran before it."""
+        if self.solution_loggers and not (self.sync or self.blind):
+            self._absorb(self.reader.issue(self.iteration, final=True), resume)
+
+    def _take_solution(self, read: tuple | None, resume: Resume | None) -> None:
+        """Take in a solution read (``SolutionReads``): the stop state, then x to its loggers."""
+        if read:
+            ran = self.running  # (as the reads before this one tell: else the iteration ran for none)
+            self._absorb(read[0], resume)
+            if ran:
+                self.solutions.emit(self.solver, read, self.scale)
 
     def _absorb(self, read: Read, resume: Resume | None) -> None:
         """Take in a read of the stop state: confirmations, time limit, logger events."""
