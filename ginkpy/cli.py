@@ -211,21 +211,29 @@ def _matrix_kind(S: sp.csr_matrix) -> tuple[bool, str]:
 
 
 def _choose_solver(suits_cg: bool, kind: str, krylov_dim: int | None = None) -> tuple[str, str]:
-    """--solver auto: Cg where it applies (see :func:`_matrix_kind`), else Bicgstab (Gmres where
-    --krylov-dim asks for it); and why.
+    """--solver auto: Cg where it applies (see :func:`_matrix_kind`), Minres for another symmetric
+    (Hermitian) matrix, else Bicgstab (Gmres where --krylov-dim asks for it); and why.
 
     Bicgstab is the fastest here for a nonsymmetric matrix: on the nonsymmetric test matrices
     and generated problems (PoCL, whole solves, none and ilu preconditioners) it was faster than
     Gmres(30) on 17 of 20 (convection-diffusion 200^2: 0.52 s against 8.7 s unpreconditioned,
     0.49 s against 3.2 s with ilu; Gmres ahead by at most 1.3x elsewhere), with fewer and
-    cheaper iterations; where it breaks down, :func:`solve` runs Gmres instead."""
+    cheaper iterations; where it breaks down, :func:`solve` runs Gmres instead. Minres keeps
+    the short recurrences of Cg for symmetric indefinite matrices, where Bicgstab may break down."""
     if suits_cg:
         return "cg", f"auto: the matrix is {kind}"
     need = "Hermitian" if "Hermitian" in kind else "symmetric"  # a complex matrix's kind names it
     if krylov_dim is not None:
         return "gmres", f"auto: the matrix is {kind}; Cg needs a {need} positive definite one; --krylov-dim: Gmres"
+    if _symmetric_kind(kind):
+        return "minres", f"auto: the matrix is {kind}; Minres takes a {need} indefinite one"
     return "bicgstab", (f"auto: the matrix is {kind}; Cg needs a {need} positive definite one; Bicgstab is the "
                         f"fastest then, and Gmres takes over if it breaks down")
+
+
+def _symmetric_kind(kind: str) -> bool:
+    """Whether :func:`_matrix_kind`'s words say symmetric (Hermitian), whatever the diagonal."""
+    return kind.startswith(("symmetric", "Hermitian"))
 
 
 def _relative_tolerance(params: Any) -> float | None:
@@ -513,12 +521,15 @@ def _hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind
                                   f"{', ...' if len(columns) > 8 else ''}: "
         worst = max(columns, key=lambda j: relative[j])
         if name in ("Cg", "Fcg") and not suits_cg:
+            other = ("--solver minres", "Minres") if _symmetric_kind(kind) else ("--solver bicgstab or gmres", "Bicgstab")
             text = (f"{name} needs a symmetric positive definite matrix and this one is {kind}: "
-                    f"use --solver bicgstab or gmres (or leave --solver out: auto picks Bicgstab here)")
+                    f"use {other[0]} (or leave --solver out: auto picks {other[1]} here)")
         elif reason == StopReason.BREAKDOWN:
             text = {"Cg": "a zero p^T A p or rho: the matrix or the preconditioner is not positive definite; "
                           "try --solver gmres",
-                    "Gmres": f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}"}.get(
+                    "Gmres": f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}",
+                    "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
+                              "not positive definite; try --solver gmres"}.get(
                 name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs and Idr can break "
                       "down on indefinite or nonsymmetric systems; try --solver gmres, which does not")
             text = f"{name} broke down: {text}"
@@ -658,7 +669,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--rhs", help="right-hand side(s) b (Matrix Market, n x k); default b = A * ones")
     s.add_argument("--solver", choices=["auto", *sorted(_iterative_solvers()), "direct"],
                    help="the Krylov solver (default auto: cg for a symmetric matrix with a positive diagonal, "
-                        "else bicgstab, or gmres where bicgstab breaks down or --krylov-dim is given), or direct: a sparse LU (Cholesky for a symmetric matrix with a positive "
+                        "minres for another symmetric one, else bicgstab, or gmres where bicgstab breaks down or --krylov-dim is given), or direct: a sparse LU (Cholesky for a symmetric matrix with a positive "
                         "diagonal, falling back to LU if it is not positive definite)")
     s.add_argument("--preconditioner", choices=[*sorted(config.short_names("preconditioner")), "none"],
                    help="the preconditioner (default none): jacobi is scalar Jacobi, block_jacobi "

@@ -53,6 +53,17 @@ def magnetic_laplacian_2d(n: int, flux: float = 0.1, shift: float = 0.0) -> sp.c
     return (upper + upper.conj().T + (4.0 + shift) * sp.identity(n * n)).tocsr()
 
 
+def saddle_point(n: int) -> sp.csr_matrix:
+    """A saddle-point (KKT) system [[L, B^T], [B, 0]] of a constrained 2D Poisson problem: L =
+    poisson_2d(n) (n^2 rows), B the forward differences along the grid's rows (n (n - 1) rows,
+    full row rank). Symmetric, nonsingular and indefinite (n^2 positive and n (n - 1) negative
+    eigenvalues), a zero diagonal block: a system for Minres (Cg breaks down, Jacobi cannot
+    be formed)."""
+    d = sp.diags([-np.ones(n - 1), np.ones(n - 1)], [0, 1], shape=(n - 1, n))
+    B = sp.kron(sp.identity(n), d, format="csr")
+    return sp.bmat([[poisson_2d(n), B.T], [B, None]], format="csr")
+
+
 def power_law(n: int, mean_nnz: float = 8, exponent: float = 2.0, seed: int = 0) -> sp.csr_matrix:
     """Rows with power-law distributed lengths (a few very long rows) plus a dominant diagonal."""
     rng = np.random.default_rng(seed)

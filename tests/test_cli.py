@@ -128,8 +128,8 @@ def test_bad_input_exits_2_with_a_message(capsys, tmp_path, spd_file):
         assert rc == 2, args
         assert err.startswith("ginkpy solve: error:") and message in err, err
     with pytest.raises(SystemExit):  # argparse: unknown choice
-        main(["solve", str(spd_file), "--solver", "minres"])
-    assert "invalid choice: 'minres'" in capsys.readouterr().err
+        main(["solve", str(spd_file), "--solver", "qmr"])
+    assert "invalid choice: 'qmr'" in capsys.readouterr().err
 
 
 def test_plot_needs_matplotlib(capsys, monkeypatch, spd_file, tmp_path):
@@ -237,18 +237,19 @@ def _write(tmp_path, name, matrix):
 AUTO = "; Bicgstab is the fastest then, and Gmres takes over if it breaks down"
 
 
-def test_auto_picks_cg_or_bicgstab_and_says_why(capsys, tmp_path, spd_file):
+def test_auto_picks_cg_minres_or_bicgstab_and_says_why(capsys, tmp_path, spd_file):
     rc, out, err = _solve(capsys, spd_file, "--executor", "reference")
     assert rc == 0, err
     assert _summary(out)["solver"] == "Cg, preconditioner none (auto: the matrix is symmetric with a positive diagonal)"
-    cases = [(convection_diffusion_2d(6), "the matrix is nonsymmetric"),
-             (-poisson_2d(6), "the matrix is symmetric, but 36 diagonal entries are zero or negative")]
-    for matrix, why in cases:
+    cases = [(convection_diffusion_2d(6), "Bicgstab", "the matrix is nonsymmetric; Cg needs a symmetric positive "
+                                                      f"definite one{AUTO}"),
+             (-poisson_2d(6), "Minres", "the matrix is symmetric, but 36 diagonal entries are zero or negative; "
+                                        "Minres takes a symmetric indefinite one")]
+    for matrix, solver, why in cases:
         rc, out, err = _solve(capsys, _write(tmp_path, "A.mtx", matrix), "--solver", "auto", "--executor", "reference")
         assert rc == 0, err
         summary = _summary(out)
-        assert summary["solver"] == f"Bicgstab, preconditioner none (auto: {why}; Cg needs a symmetric positive " \
-                                    f"definite one{AUTO})"
+        assert summary["solver"] == f"{solver}, preconditioner none (auto: {why})"
         assert summary["stopped"] == "converged" and "hint" not in summary
 
 
@@ -496,9 +497,9 @@ def test_nonsymmetric_systems_auto_krylov_dim_and_hints(capsys, tmp_path):
     summary = _summary(out)
     assert summary["solver"].startswith("Gmres (1), preconditioner none (auto: the matrix is nonsymmetric")
     assert "--krylov-dim: Gmres" in summary["solver"] and "--krylov-dim 2" in summary["hint"]
-    # Bicgstab breaks down at once on the swap matrix: auto solves with Gmres
+    # Bicgstab breaks down at once on the rotation (r_hat . A r = 0): auto solves with Gmres
     swap = _write(tmp_path, "swap.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])))
-    rc, out, err = _solve(capsys, swap, "--rhs", e0, "--executor", "reference")
+    rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--executor", "reference")
     summary = _summary(out)
     assert rc == 0 and summary["stopped"] == "converged"
     assert summary["solver"].startswith("Gmres (30), preconditioner none (auto:")

@@ -58,6 +58,12 @@ tests/test_scipy_suite.py runs them):
    exact arithmetic with zero tolerance, ginkpy's right-preconditioned update x0 + M V y leaves
    1e-16 there (SciPy's left-preconditioned update happens to round to 0 on that system).
 
+``minres(A, b, x0, *, rtol, shift, maxiter, M, callback, show, check)`` has SciPy's minres
+signature (no ``atol``; ``maxiter`` default 5 n; ``shift`` solves (A - shift I) x = b; ``check``
+refuses a non-symmetric A or M; ``show`` prints the solve); it stops at ||b - A x|| <= rtol
+||b|| where SciPy's minres stops on weaker estimates, and a breakdown (A not symmetric, M
+indefinite) is info -1 where SciPy raises.
+
 Solving many times: :class:`Solver` is a solver built once and applied to many right-hand sides,
 in the spirit of SciPy's ``factorized(A)`` and PyAMG's ``ml.solve(b)``: the matrix is copied to
 the executor, the preconditioner generated and the iteration captured once, and each
@@ -99,8 +105,8 @@ and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes 
 from ginkpy.linalg._batch import batched_bicgstab, batched_cg, batched_gmres
 from ginkpy.linalg._dsolve import splu, spsolve
 from ginkpy.linalg._interface import aslinearoperator
-from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir
+from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres
 from ginkpy.linalg._solver import Solver, clear_cache
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "splu", "spsolve"]
+           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve"]

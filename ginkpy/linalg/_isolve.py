@@ -5,11 +5,15 @@ import warnings
 from typing import Any, Callable
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.dense import Dense, value_dtype
-from ginkpy.linalg._interface import host_operator
+from ginkpy.core.matrix.identity import Identity
+from ginkpy.linalg._interface import aslinearoperator, host_operator
 from ginkpy.linalg._solver import Solver, as_executor, cached_solver, is_pyopencl
 
 _as_executor = as_executor  # (the name gk.linalg's other modules import)
@@ -111,15 +115,64 @@ def ir(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                   observer=_solution_callback(callback), relaxation_factor=relaxation_factor)
 
 
+def minres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, shift: float = 0.0, maxiter: int | None = None,
+           M: Any = None, callback: Callable | None = None, show: bool = False, check: bool = False,
+           executor: Any = None) -> tuple[np.ndarray, int]:
+    """Solve (A - shift I) x = b with the minimal residual method (A Hermitian, definite or
+    indefinite), as ``scipy.sparse.linalg.minres``; the arguments are described in
+    :mod:`ginkpy.linalg`, these beside them:
+
+    shift : float, default 0.0
+        Solve (A - shift I) x = b (A itself is not changed).
+    maxiter : int, default 5 n
+        Iteration limit, SciPy's default for minres.
+    M : preconditioner, default None
+        Hermitian positive definite (``"jacobi"`` needs a positive diagonal); an indefinite M
+        gives info -1.
+    show : bool, default False
+        Print a summary: the problem, then ||r|| / ||b|| of the iterations (as they are read),
+        then how the solve ended.
+    check : bool, default False
+        Check first that A and M are Hermitian (SciPy's test on a few products): a ValueError
+        says which is not.
+
+    It stops once ||b - A x|| <= rtol ||b|| (SciPy's minres stops on its own estimates
+    ||r|| / (||A|| ||x||) and ||A r|| / (||A|| ||r||), weaker tests, so it may stop earlier
+    with a larger residual). info: 0 converged, ``maxiter`` at the limit, -1 breakdown (A
+    not Hermitian or M indefinite: SciPy raises a ValueError there), -2 divergence.
+
+    Examples
+    --------
+    >>> from ginkpy.linalg import minres
+    >>> x, info = minres(A, b, rtol=1e-8)              # A symmetric indefinite
+    >>> x, info = minres(A, b, shift=0.5, M="jacobi")  # (A - 0.5 I) x = b
+    """
+    for name, value in (("shift", shift),):
+        if isinstance(value, (bool, str)) or not np.isscalar(value) or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if len(getattr(A, "shape", (0, 0))) == 2 and maxiter is None:
+        maxiter = 5 * max(A.shape[0], 1)
+    if executor is None and isinstance(host_operator(A), LinOp):
+        executor = host_operator(A).executor
+    A = _shifted(host_operator(A), shift)
+    shown = (_Show(A.shape[0], shift, maxiter, rtol),) if show else ()
+    return _solve("minres", A, b, x0, rtol=rtol, atol=0.0, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback), loggers=shown,
+                  before=_check_hermitian if check else None)
+
+
 def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxiter: int | None, M: Any,
            executor: Any, observer: Callable[[Dense, float], Logger] | None = None,
-           iterations_per_maxiter: int | None = None, **solver_parameters: Any) -> tuple[Any, int]:
+           iterations_per_maxiter: int | None = None, loggers: tuple = (), before: Callable | None = None,
+           **solver_parameters: Any) -> tuple[Any, int]:
     """Solve with the ginkpy solver ``name`` under SciPy's conventions, through a
     :class:`~ginkpy.linalg._solver.Solver`: the one kept from an earlier call on the same SciPy
     matrix with the same arguments (``cached_solver``), else a new one.
 
     ``observer(x, ||b||)`` gives a logger that reports iterations to the user's callback;
-    ``solver_parameters`` are the method's own (restart, subspace_dim, relaxation_factor).
+    ``loggers`` are attached too; ``before(solver, b)`` looks at the generated solver before
+    it runs (minres' ``check``); ``solver_parameters`` are the method's own (restart,
+    subspace_dim, relaxation_factor).
     """
     if len(getattr(A, "shape", (0, 0))) != 2:
         raise ValueError(f"A has shape {A.shape}: expected 2-D, an n x n matrix or operator")
@@ -148,7 +201,7 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     solver = cached_solver(A, exec, dtype, name, M, **arguments)
     if solver is None:
         solver = Solver(A, name, M=M, executor=exec, dtype=None if isinstance(operator, LinOp) else dtype, **arguments)
-    return solver._solve(b, x0, observer)
+    return solver._solve(b, x0, observer, loggers, before)
 
 
 class _SolutionCallback(Logger):
@@ -211,3 +264,64 @@ def _residual_callback(callback: Callable | None) -> Callable[[Dense, float], Lo
 def _check_callable(callback: Any) -> None:
     if not callable(callback):
         raise TypeError(f"callback must be callable, not {type(callback).__name__}")
+
+
+def _shifted(A: Any, shift: float) -> Any:
+    """A - shift I for any form of A that :func:`host_operator` gives (a ginkpy matrix through
+    SciPy; another ginkpy LinOp and a LinearOperator as SciPy operators)."""
+    if shift == 0:
+        return A
+    n = A.shape[0]
+    if isinstance(A, LinOp):
+        A = A.to_scipy() if hasattr(A, "to_scipy") else aslinearoperator(A)
+    if isinstance(A, np.ndarray):
+        return A - shift * np.eye(n)
+    if sp.issparse(A):
+        return sp.csr_matrix(A) - shift * sp.identity(n, format="csr")
+    return A - shift * spla.aslinearoperator(sp.identity(n, format="csr"))
+
+
+def _check_hermitian(solver: Any, b: Dense) -> None:
+    """SciPy minres' ``check``: A and M Hermitian, judged on y = M b: w = A y must give
+    w . w = y . A w, and y . y = b . M y, each within (s + eps) eps^(1/3) of s = w . w or y . y."""
+    A, M = solver.system_matrix, solver.preconditioner
+    eps = np.finfo(real_dtype(A.dtype)).eps
+    preconditioned = not isinstance(M, Identity)
+
+    def close(s, t):
+        return abs(s - t) <= (s + eps) * eps ** (1 / 3)
+
+    def dot(u, v):
+        return complex(np.vdot(u.to_numpy(), v.to_numpy()))
+
+    y = M.apply(b, b.empty_like()) if preconditioned else b
+    w = A.apply(y, y.empty_like())
+    if not close(dot(w, w).real, dot(y, A.apply(w, w.empty_like()))):
+        raise ValueError("minres(check=True): A is not symmetric (Hermitian): y . A (A y) differs from "
+                         "(A y) . (A y); minres needs a symmetric A (use gmres or bicgstab otherwise)")
+    if preconditioned and not close(dot(y, y).real, dot(b, M.apply(y, y.empty_like()))):
+        raise ValueError("minres(check=True): the preconditioner M is not symmetric (Hermitian): "
+                         "b . M (M b) differs from (M b) . (M b); give minres a symmetric positive definite M")
+
+
+class _Show(Logger):
+    """minres' ``show``: the problem, ||r|| / ||b|| of each iteration as the solve reads it, and
+    how it ended, printed."""
+
+    def __init__(self, n: int, shift: float, maxiter: int, rtol: float) -> None:
+        print("Enter minres.   Solution of symmetric Ax = b")
+        print(f"Enter minres.   n      =  {n:3g}     shift  =  {shift:23.14e}")
+        print(f"Enter minres.   itnlim =  {maxiter:3g}     rtol   =  {rtol:11.2e}")
+        print()
+        print("   Itn     rnorm / bnorm")
+        self.b_norm = None
+
+    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
+        if self.b_norm is None:
+            self.b_norm = float(residual_norm[0]) or 1.0  # iteration 0: ||r0|| = ||b|| from x0 = 0
+        print(f"{iteration:6g}   {float(residual_norm[0]) / self.b_norm:12.5e}")
+
+    def on_solve_complete(self, solver, result) -> None:
+        print()
+        print(f"Exit  minres.   {result.stop_reasons[0]}: {int(result.iterations[0])} iterations, "
+              f"rnorm = {float(result.residual_norm[0]):12.4e}")

@@ -29,7 +29,7 @@ from ginkpy.linalg._interface import ScipyOperator, as_linop, host_operator
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
-METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir")
+METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir", "minres")
 # where M goes: the preconditioner, or Ir's inner solver
 _PRECONDITIONER_PARAMETER = {"ir": "solver"}
 _log = logging.getLogger("ginkpy")
@@ -55,7 +55,8 @@ class Solver(spla.LinearOperator):
     A : sparse matrix or array, ndarray, LinearOperator or ginkpy LinOp
         The n x n system matrix, as :mod:`ginkpy.linalg`'s functions take it.
     method : str, default "cg"
-        ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``, ``"idr"`` or ``"ir"``.
+        ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``, ``"idr"``, ``"ir"``
+        or ``"minres"``.
     M : default None
         The preconditioner, as the functions take it: a name (``"jacobi"``, ``"ilu"``, ``"amg"``,
         ...), ``(name, options)``, a ginkpy factory or LinOp, a SciPy operator or matrix.
@@ -164,9 +165,11 @@ class Solver(spla.LinearOperator):
         """
         return self._solve(b, x0)
 
-    def _solve(self, b: Any, x0: Any, observer: Callable[[Dense, float], Logger] | None = None) -> tuple[Any, int]:
+    def _solve(self, b: Any, x0: Any, observer: Callable[[Dense, float], Logger] | None = None,
+               loggers: tuple = (), before: Callable | None = None) -> tuple[Any, int]:
         """:meth:`solve`, with ``observer(x, ||b||)`` giving a logger that reports the iterations to
-        a callback (the functions' ``callback``)."""
+        a callback (the functions' ``callback``), ``loggers`` attached for this solve and
+        ``before(solver, b)`` called before it runs."""
         n, exec, dtype = self.shape[0], self.executor, self.dtype
         device = is_pyopencl(b)
         guess_from_m = isinstance(x0, str) and x0 == "Mb"
@@ -195,14 +198,18 @@ class Solver(spla.LinearOperator):
                 if zero_guess:
                     X.fill(0.0)
                 return self._out(X, device), 0
-            logger = None if observer is None else observer(X, host_norm(b) if not device else float(
-                np.asarray(exec.to_host(B.compute_norm2().values)).ravel()[0]))
-            if logger is not None:
+            attached = list(loggers)
+            if observer is not None:
+                attached.append(observer(X, host_norm(b) if not device else float(
+                    np.asarray(exec.to_host(B.compute_norm2().values)).ravel()[0])))
+            for logger in attached:
                 self.solver.add_logger(logger)
             try:
+                if before is not None:
+                    before(self.solver, B)
                 self.solver.apply_with_initial_guess(B, X, zero_guess)
             finally:
-                if logger is not None:
+                for logger in attached:
                     self.solver.remove_logger(logger)
             self.result = result = self._outcome.result
             threshold = max(self.rtol * float(result.rhs_norm[0]) if self.rtol > 0 else 0.0, self.atol)
