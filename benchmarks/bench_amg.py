@@ -1,21 +1,30 @@
-"""Whole solves to rtol 1e-8: ginkpy AMG-CG (Jacobi or Gauss-Seidel smoothing, W- or V-cycle)
-beside ginkpy Jacobi-CG, SciPy Jacobi-CG, PyAMG (smoothed aggregation and Ruge-Stuben, with CG)
-and, with CuPy on an NVIDIA GPU, CuPy Jacobi-CG.
+"""Whole solves to rtol 1e-8: ginkpy AMG-CG (the builder and ``ginkpy.linalg.cg(M="amg")``; Jacobi or
+Gauss-Seidel smoothing, W- or V-cycle) beside ginkpy Jacobi-CG, SciPy Jacobi-CG, PyAMG (smoothed aggregation and Ruge-Stuben, each with
+CG and with its default stationary solve) and, with CuPy on an NVIDIA GPU, CuPy Jacobi-CG.
 
 A whole solve is what a user waits for: a SciPy CSR matrix and b = A 1 in, x as a NumPy array
 out, with the copies to the device, the setup (hierarchy, preconditioner) and the solve. Each
-method is warmed up once on a small problem (kernel compilation), then every problem runs once
-(it is long at these sizes); setup and solve are timed apart, the iterations counted and the
-final relative residual ||b - A x|| / ||b|| checked with SciPy. ``x amg`` is the method's total
-time over ginkpy AMG-CG's (above 1: AMG-CG is faster).
+method is warmed up once on a small problem (kernel compilation); then the methods run in
+turn, ``--reps`` rounds, and each one's median is reported (setup and solve timed apart, the
+iterations counted and the final relative residual ||b - A x|| / ||b|| checked with SciPy).
+``x amg`` is the method's total time over ginkpy AMG-CG's (above 1: AMG-CG is faster);
+"PyAMG's best" is the fastest of the four PyAMG solves.
 
     python benchmarks/bench_amg.py [--sizes ROWS ...] [--problems poisson_2d poisson_3d anisotropic_2d
-                                   variable_2d] [--methods ...] [--executor opencl|reference]
+                                   variable_2d] [--methods ...] [--executor opencl|reference] [--reps 5]
+    python benchmarks/bench_amg.py --tune [--sizes ...]     # the per-device choice: each cycle, sweep
+                                                            # count and merge size, whole AMG-CG solves
+    python benchmarks/bench_amg.py --profile [--sizes ...]  # where the setup's time goes: host phases,
+                                                            # kernel times, launches and reads
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
 import inspect
+import itertools
+import os
+import pstats
 import time
 
 import numpy as np
@@ -69,6 +78,7 @@ def _rtol_keyword(cg) -> str:
 # -- the methods: each takes (S, b) and returns (x, setup seconds, solve seconds, iterations) -----
 
 def ginkpy_solve(exec, preconditioner, maxiter):
+    """The builder: A and the solver generated (setup), then b in, the solve, x out."""
     def run(S, b):
         start = time.perf_counter()
         A = gk.matrix.Csr.from_scipy(exec, S)
@@ -90,6 +100,16 @@ def ginkpy_solve(exec, preconditioner, maxiter):
     return run
 
 
+def ginkpy_linalg(exec, maxiter):
+    """What a SciPy user writes: ginkpy.linalg.cg(A, b, M="amg"), timed whole (setup 0)."""
+    def run(S, b):
+        count = [0]
+        start = time.perf_counter()
+        x, _ = gk.linalg.cg(S, b, rtol=RTOL, maxiter=maxiter, M="amg", executor=exec)
+        return x, 0.0, time.perf_counter() - start, count[0] or -1
+    return run
+
+
 def scipy_jacobi_cg(maxiter):
     def run(S, b):
         start = time.perf_counter()
@@ -103,13 +123,15 @@ def scipy_jacobi_cg(maxiter):
     return run
 
 
-def pyamg_cg(pyamg, kind):
+def pyamg_solve(pyamg, kind, accel):
+    """PyAMG's solver (sa: smoothed aggregation, rs: Ruge-Stuben) with its own solve: with CG
+    (accel "cg") or its default stationary cycles (accel None)."""
     def run(S, b):
         start = time.perf_counter()
         ml = pyamg.smoothed_aggregation_solver(S) if kind == "sa" else pyamg.ruge_stuben_solver(S)
         setup = time.perf_counter()
         residuals = []
-        x = ml.solve(b, tol=RTOL, accel="cg", maxiter=1000, residuals=residuals)
+        x = ml.solve(b, tol=RTOL, accel=accel, maxiter=1000, residuals=residuals)
         return x, setup - start, time.perf_counter() - setup, len(residuals) - 1
     return run
 
@@ -133,13 +155,18 @@ def cupy_jacobi_cg(cupy, maxiter):
     return run
 
 
+METHODS = ["ginkpy-amg", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
+           "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
+
+
 def methods(args, exec) -> dict:
     """The methods asked for that can run here, by name."""
     out = {}
-    amg = gk.solver.Multigrid.build()
     for name in args.methods:
         if name == "ginkpy-amg":
-            out[name] = ginkpy_solve(exec, amg, args.maxiter)
+            out[name] = ginkpy_solve(exec, gk.solver.Multigrid.build(), args.maxiter)
+        elif name == "ginkpy-linalg":
+            out[name] = ginkpy_linalg(exec, args.maxiter)
         elif name == "ginkpy-amg-v":
             out[name] = ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle("v"), args.maxiter)
         elif name in ("ginkpy-amg-gs", "ginkpy-amg-v-gs"):
@@ -151,13 +178,13 @@ def methods(args, exec) -> dict:
             out[name] = ginkpy_solve(exec, gk.preconditioner.Jacobi.build().with_max_block_size(1), args.maxiter)
         elif name == "scipy-jacobi":
             out[name] = scipy_jacobi_cg(args.maxiter)
-        elif name in ("pyamg-sa", "pyamg-rs"):
+        elif name.startswith("pyamg"):
             try:
                 import pyamg
             except ImportError:
                 print(f"{name}: pyamg is not installed (pip install 'ginkpy[bench]'), skipped")
                 continue
-            out[name] = pyamg_cg(pyamg, name[-2:])
+            out[name] = pyamg_solve(pyamg, name.split("-")[1], None if name.endswith("plain") else "cg")
         elif name == "cupy-jacobi":
             cupy = bc.import_cupy(args.no_cupy)
             if cupy is None:
@@ -167,27 +194,35 @@ def methods(args, exec) -> dict:
     return out
 
 
-METHODS = ["ginkpy-amg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs", "cupy-jacobi"]
-
-
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 490_000],
-                   help="rows (a grid side is the square or cube root): 1e4 to 8e6")
-    p.add_argument("--problems", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
-    p.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS)
-    p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
-    p.add_argument("--maxiter", type=int, default=20_000, help="iteration limit of every CG")
-    p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
-    args = p.parse_args()
-    exec = gk.executor(args.executor)
-    runs = methods(args, exec)
-    print(f"ginkpy executor: {bc.device_name(exec)}; SciPy and PyAMG on the host; float64, b = A 1, "
-          f"rtol {RTOL:g}; times in seconds, one run each after a warm-up\n")
-    warm = problems.poisson_2d(30)
+def _warm(runs: dict) -> None:
+    # a problem large enough for every kernel variant (the prefix sums of more than one group)
+    warm = problems.poisson_2d(120)
     for run in runs.values():
         run(warm, warm @ np.ones(warm.shape[0]))
-    header = f"{'method':<15}{'setup':>9}{'solve':>9}{'total':>9}{'iters':>7}{'rel. res':>10}{'x amg':>8}"
+
+
+def _rounds(runs: dict, S, b, reps: int) -> dict:
+    """Per method: medians of (setup, solve, total) over ``reps`` interleaved rounds, the
+    iterations and the worst relative residual."""
+    samples: dict = {name: [] for name in runs}
+    for _ in range(reps):
+        for name, run in runs.items():
+            x, setup, solve, iterations = run(S, b)
+            residual = float(np.linalg.norm(b - S @ np.asarray(x).ravel()) / np.linalg.norm(b))
+            samples[name].append((setup, solve, setup + solve, iterations, residual))
+    out = {}
+    for name, rows in samples.items():
+        rows = np.array(rows)
+        out[name] = (*np.median(rows[:, :3], axis=0), int(rows[-1, 3]), float(rows[:, 4].max()))
+    return out
+
+
+def compare(args, exec) -> int:
+    runs = methods(args, exec)
+    print(f"ginkpy executor: {bc.device_name(exec)}; SciPy and PyAMG on the host; float64, b = A 1, "
+          f"rtol {RTOL:g}; times in seconds, medians of {args.reps} interleaved rounds after a warm-up\n")
+    _warm(runs)
+    header = f"{'method':<16}{'setup':>9}{'solve':>9}{'total':>9}{'iters':>7}{'rel. res':>10}{'x amg':>8}"
     print(header)
     print("-" * len(header))
     failures = 0
@@ -195,27 +230,136 @@ def main() -> int:
         for rows in args.sizes:
             S = GENERATORS[problem](rows)
             b = S @ np.ones(S.shape[0])
+            results = _rounds(runs, S, b, args.reps)
             label = f"{problem}:{S.shape[0]}"
-            totals, lines = {}, []
-            for name, run in runs.items():
-                x, setup, solve, iterations = run(S, b)
-                x = np.asarray(x).ravel()
-                residual = float(np.linalg.norm(b - S @ x) / np.linalg.norm(b))
-                failures += residual > 1.01 * RTOL
-                totals[name] = setup + solve
-                lines.append((name, setup, solve, iterations, residual))
-                if name == "ginkpy-amg":
-                    hierarchy = run.solver.preconditioner
-                    label += f" ({hierarchy.num_levels} levels, op. cx {hierarchy.operator_complexity:.2f})"
-            base = totals.get("ginkpy-amg")
+            if "ginkpy-amg" in runs:
+                hierarchy = runs["ginkpy-amg"].solver.preconditioner
+                label += (f" ({hierarchy.num_levels} levels, op. cx {hierarchy.operator_complexity:.2f}, "
+                          f"{hierarchy.cycle.upper()}-cycle, {hierarchy.launches_per_cycle} launches a cycle)")
+            base = results.get("ginkpy-amg", (None,) * 3)[2]
             print(label)
-            for name, setup, solve, iterations, residual in lines:
-                ratio = "" if base is None else f"{(setup + solve) / base:8.2f}"
+            for name, (setup, solve, total, iterations, residual) in results.items():
+                failures += residual > 1.01 * RTOL
+                ratio = "" if base is None else f"{total / base:8.2f}"
                 flag = "" if residual <= 1.01 * RTOL else "  NOT CONVERGED"
-                print(f"{name:<15}{setup:9.3f}{solve:9.3f}{setup + solve:9.3f}{iterations:7d}{residual:10.1e}"
-                      f"{ratio}{flag}", flush=True)
+                its = f"{iterations:7d}" if iterations >= 0 else f"{'-':>7}"
+                print(f"{name:<16}{setup:9.3f}{solve:9.3f}{total:9.3f}{its}{residual:10.1e}{ratio}{flag}", flush=True)
+            pyamg = {n: r[2] for n, r in results.items() if n.startswith("pyamg")}
+            if pyamg and base is not None:
+                best = min(pyamg, key=pyamg.get)
+                print(f"PyAMG's best: {best} {pyamg[best]:.3f} s = {pyamg[best] / base:.2f}x ginkpy AMG-CG's "
+                      f"{base:.3f} s")
             print()
     return 1 if failures else 0
+
+
+# -- --tune: the per-device choice ------------------------------------------------------------------
+
+def tune(args, exec) -> int:
+    """Whole AMG-CG solves for each cycle, sweep count and merge size: the measurements behind
+    DEVICE_CHOICES in ginkpy/core/solver/multigrid.py."""
+    from ginkpy.core.solver.multigrid import DEVICE_CHOICES, device_kind
+    configs = list(itertools.product(args.cycles, args.sweeps, args.merged))
+    runs = {c: ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle(c[0]).with_smoother_iters(c[1])
+                            .with_merged_rows(c[2]), args.maxiter) for c in configs}
+    kind = device_kind(exec)
+    print(f"ginkpy executor: {bc.device_name(exec)} (kind '{kind}', chosen now: {DEVICE_CHOICES[kind]}); "
+          f"whole AMG-CG solves, medians of {args.reps} rounds\n")
+    _warm(runs)
+    for problem in args.problems:
+        for rows in args.sizes:
+            S = GENERATORS[problem](rows)
+            b = S @ np.ones(S.shape[0])
+            results = _rounds(runs, S, b, args.reps)
+            print(f"{problem}:{S.shape[0]}")
+            print(f"{'cycle':>6}{'sweeps':>7}{'merged':>8}{'levels':>8}{'launches':>9}{'setup':>9}{'solve':>9}"
+                  f"{'total':>9}{'iters':>7}")
+            for config, (setup, solve, total, iterations, _) in sorted(results.items(), key=lambda kv: kv[1][2]):
+                mg = gk.solver.Multigrid.build().with_cycle(config[0]).with_smoother_iters(config[1]) \
+                    .with_merged_rows(config[2]).on(exec).generate(gk.matrix.Csr.from_scipy(exec, S))
+                merged = "-" if mg.merged_from is None else f"{mg.merged_from}-{mg.num_levels - 1}"
+                print(f"{config[0]:>6}{config[1]:>7}{config[2]:>8}{merged:>8}{mg.launches_per_cycle:>9}"
+                      f"{setup:9.3f}{solve:9.3f}{total:9.3f}{iterations:7d}", flush=True)
+            print()
+    return 0
+
+
+# -- --profile: where the setup's time goes -------------------------------------------------------
+
+def profile(args, exec) -> int:
+    """Setup of ginkpy AMG-CG: host phases (cProfile), device kernel times (with
+    GINKPY_OPENCL_PROFILE=1), launches and blocking reads; then the solve's launches per
+    iteration."""
+    run = ginkpy_solve(exec, gk.solver.Multigrid.build(), args.maxiter)
+    _warm({"amg": run})
+    profiling = getattr(exec, "kernel_times", None) is not None and os.environ.get("GINKPY_OPENCL_PROFILE") == "1"
+    for problem in args.problems:
+        for rows in args.sizes:
+            S = GENERATORS[problem](rows)
+            b = S @ np.ones(S.shape[0])
+            run(S, b)  # the sizes' first run (allocations)
+            if profiling:
+                exec.kernel_times()
+            counters = dict(exec.counters)
+            start = time.perf_counter()
+            profiler = cProfile.Profile()
+            profiler.enable()
+            A = gk.matrix.Csr.from_scipy(exec, S)
+            transfer = time.perf_counter()
+            mg = gk.solver.Multigrid.build().on(exec).generate(A)
+            exec.synchronize()
+            profiler.disable()
+            end = time.perf_counter()
+            used = {k: exec.counters[k] - counters[k] for k in counters}
+            print(f"{problem}:{S.shape[0]} on {bc.device_name(exec)}")
+            print(mg)
+            print(f"\nsetup: {1e3 * (end - start):.1f} ms (matrix to the device {1e3 * (transfer - start):.1f} ms, "
+                  f"hierarchy {1e3 * (end - transfer):.1f} ms); {used['launches']} launches, {used['reads']} "
+                  f"blocking reads, {used['allocations']} allocations")
+            if profiling:
+                times = exec.kernel_times()
+                total = sum(t for _, t in times.values())
+                print(f"kernels {1e3 * total:.1f} ms on the device:")
+                for name, (count, seconds) in sorted(times.items(), key=lambda kv: -kv[1][1])[:15]:
+                    print(f"  {name:<28}{count:6d}{1e3 * seconds:9.2f} ms")
+            print("host (cumulative, ms):")
+            stats = pstats.Stats(profiler)
+            rows_ = [(key, value[3]) for key, value in stats.stats.items()
+                     if "ginkpy" in key[0] and not key[2].startswith("<")]
+            for (file, line, fn), cumulative in sorted(rows_, key=lambda kv: -kv[1])[:15]:
+                print(f"  {1e3 * cumulative:8.1f}  {fn} ({file.split('ginkpy/')[-1]}:{line})")
+            counters = dict(exec.counters)
+            _, _, _, iterations = run(S, b)
+            used = {k: exec.counters[k] - counters[k] for k in counters}
+            print(f"whole solve again: {iterations} iterations, {used['launches']} launches, {used['reads']} reads "
+                  f"(a cycle {mg.launches_per_cycle} launches)\n")
+    return 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[160_000, 490_000],
+                   help="rows (a grid side is the square or cube root): 1e4 to 8e6")
+    p.add_argument("--problems", nargs="+", default=["poisson_2d"], choices=list(GENERATORS))
+    p.add_argument("--methods", nargs="+", default=[m for m in METHODS if "-v" not in m and "-gs" not in m],
+                   choices=METHODS)
+    p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
+    p.add_argument("--maxiter", type=int, default=20_000, help="iteration limit of every CG")
+    p.add_argument("--reps", type=int, default=3, help="interleaved rounds (the median is reported)")
+    p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
+    p.add_argument("--tune", action="store_true", help="measure the cycle, sweep and merge choices instead")
+    p.add_argument("--cycles", nargs="+", default=["v", "w"], choices=["v", "w", "f"], help="with --tune")
+    p.add_argument("--sweeps", type=int, nargs="+", default=[1, 2], help="with --tune")
+    p.add_argument("--merged", type=int, nargs="+", default=[0, 2048, 8192, 32768, 131072], help="with --tune")
+    p.add_argument("--profile", action="store_true",
+                   help="profile the setup instead (kernel times need GINKPY_OPENCL_PROFILE=1)")
+    args = p.parse_args()
+    exec = gk.executor(args.executor)
+    if args.tune:
+        return tune(args, exec)
+    if args.profile:
+        return profile(args, exec)
+    return compare(args, exec)
 
 
 if __name__ == "__main__":

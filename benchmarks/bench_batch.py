@@ -11,15 +11,23 @@ pattern are generated with random values per system:
 and solved to --rtol with scalar Jacobi: CG for the SPD problems, --nonsym-solver (BiCGStab or
 GMRES) for nonsym. Printed per method: time per batch (median of --reps runs), systems per
 second, and how many times faster ginkpy's batched solve is (x ginkpy > 1: ginkpy faster), all
-in one run. "ginkpy batched" is end to end: values and B from the host, Jacobi, solve, X back
-("solve only" beside it with everything on the device). The loops solve at most --loop-limit
-systems of a batch and are scaled to the whole batch (marked *). Every method's solutions are
-checked: the largest relative true residual ||b - A x|| / ||b|| is printed, and a method that
-misses --rtol by more than 10x is flagged (exit code 1).
+in one run.
+
+"ginkpy batched, list" is the whole call ``gk.linalg.batched_cg(matrices, B, M="jacobi")``
+from a list of N SciPy CSR matrices, each with index arrays of its own (as when each system is
+assembled on its own), to X on the host; the rows under it are its parts, each timed on its
+own after the one before: building the batch (pattern check, values gathered and copied),
+B and x to the executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched,
+(P, values)" is the whole call from one pattern and a values array (N, nnz). "CuPy dense
+batched" is ``cupy.linalg.solve`` on the (N, n, n) dense systems already on the GPU, X back
+(the dense copy to the GPU not timed). The loops solve at most --loop-limit systems of a batch
+and are scaled to the whole batch (marked *). Every method's solutions are checked: the
+largest relative true residual ||b - A x|| / ||b|| is printed, and a method that misses --rtol
+by more than 10x is flagged (exit code 1).
 
     python benchmarks/bench_batch.py --quick
-    python benchmarks/bench_batch.py --counts 1000 --sizes 256 --problems stencil     # the PoCL target
-    python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil    # the H100 target
+    python benchmarks/bench_batch.py --counts 4000 --sizes 256 --problems stencil     # the PoCL target: >= 20x SciPy
+    python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil    # the GPU target: <= 30 ms
     python benchmarks/bench_batch.py --counts 100000 --sizes 64 --problems stencil
 """
 from __future__ import annotations
@@ -116,24 +124,40 @@ def timed(run, reps: int, sync=lambda: None) -> tuple[float, object]:
 
 
 def ginkpy_batched(exec, P, values, B, args, solver_name):
+    """The whole batched call from a list of SciPy matrices and from (P, values), and the
+    parts of the first: [(label, seconds, X, iterations)]."""
     function = {"cg": batched_cg, "bicgstab": batched_bicgstab, "gmres": batched_gmres}[solver_name]
     extra = {"maxiter": 10 * P.shape[0] // 20 + 1} if solver_name == "gmres" else {}
-    seconds, (X, info) = timed(lambda: function((P, values), B, rtol=args.rtol, M="jacobi", executor=exec, **extra),
-                               args.reps)
-    # solve only: the batch and the solver already on the device
-    A = gk.batch.matrix.Csr.from_pattern(exec, P, values)
+    # as each system assembled on its own: index arrays of its own
+    matrices = [sp.csr_matrix((v, P.indices.copy(), P.indptr.copy()), shape=P.shape) for v in values]
+    whole, (X, _) = timed(lambda: function(matrices, B, rtol=args.rtol, M="jacobi", executor=exec, **extra),
+                          args.reps)
+    # the parts, in the call's order, each synchronized
+    sync = exec.synchronize
+    build, A = timed(lambda: gk.batch.matrix.Csr.from_scipy(exec, matrices), args.reps, sync)
+    vectors, (b, x0) = timed(lambda: (gk.batch.MultiVector.from_numpy(exec, B),
+                                      gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)), args.reps, sync)
+    jacobi_params = gk.batch.preconditioner.Jacobi.build().with_max_block_size(1)
+    jacobi, M = timed(lambda: jacobi_params.on(exec).generate(A), args.reps, sync)
     params = {"cg": gk.batch.solver.Cg, "bicgstab": gk.batch.solver.Bicgstab,
               "gmres": gk.batch.solver.Gmres}[solver_name].build()
     if solver_name == "gmres":
         params = params.with_krylov_dim(20)
-    solver = (params.with_preconditioner(gk.batch.preconditioner.Jacobi.build().with_max_block_size(1))
-              .with_max_iterations(10 * P.shape[0]).on(exec).generate(A))
-    b = gk.batch.MultiVector.from_numpy(exec, B)
-    x0 = gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)
+    solver = params.with_preconditioner(M).with_max_iterations(10 * P.shape[0]).on(exec).generate(A)
     result = []
-    solve_seconds, _ = timed(lambda: result.append(solver.apply_with_tolerances(b, x0.clone(), args.rtol, 0.0)),
-                             args.reps, exec.synchronize)
-    return seconds, solve_seconds, X, result[-1].iterations
+
+    def run_solve():
+        x = x0.clone()
+        result.append(solver.apply_with_tolerances(b, x, args.rtol, 0.0))
+        return x
+    solve, x = timed(run_solve, args.reps, sync)
+    back, _ = timed(lambda: x.to_numpy(), args.reps)
+    pattern, (X_pattern, _) = timed(lambda: function((P, values), B, rtol=args.rtol, M="jacobi", executor=exec,
+                                                     **extra), args.reps)
+    iterations = f"{result[-1].iterations.mean():.0f}"
+    return [("ginkpy batched, list", whole, X, iterations), ("  build the batch", build, None, ""),
+            ("  B and x", vectors, None, ""), ("  Jacobi", jacobi, None, ""), ("  solve", solve, None, iterations),
+            ("  X back", back, None, ""), ("ginkpy batched, (P, values)", pattern, X_pattern, iterations)]
 
 
 def scipy_loop(P, values, B, args, solver_name, count):
@@ -208,7 +232,7 @@ def main() -> int:
     rng = np.random.default_rng(0)
     print(f"ginkpy executor: {bc.device_name(exec)}; CuPy: {'yes' if cupy is not None else 'no'}; "
           f"{args.dtype}, scalar Jacobi, rtol {args.rtol}, median of {args.reps}")
-    print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<22} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
+    print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<28} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
           f"{'iters':>7} {'max relres':>10}")
     failed = False
     for problem in args.problems:
@@ -219,10 +243,9 @@ def main() -> int:
                 values = values.astype(dtype)
                 B = rng.standard_normal((N, P.shape[0])).astype(dtype)
                 count = min(N, args.loop_limit)
-                rows = []
-                seconds, solve_seconds, X, iterations = ginkpy_batched(exec, P, values, B, args, solver_name)
-                rows.append(("ginkpy batched", seconds, False, X, f"{iterations.mean():.0f}"))
-                rows.append(("  solve only", solve_seconds, False, None, f"{iterations.mean():.0f}"))
+                rows = [(label, t, False, X, iters)
+                        for label, t, X, iters in ginkpy_batched(exec, P, values, B, args, solver_name)]
+                seconds = rows[0][1]
                 t, X = scipy_loop(P, values, B, args, solver_name, count)
                 rows.append((f"SciPy {solver_name} loop", t * N / count, count < N, X, ""))
                 t, X = ginkpy_loop(exec, P, values, B, args, solver_name, min(count, max(10, count // 10)))
@@ -235,14 +258,14 @@ def main() -> int:
                     if out is not None:
                         rows.append(("CuPy dense batched", out[0], False, out[1], ""))
                 for method, t, scaled, X, iters in rows:
-                    ratio = "-" if method.startswith(("ginkpy batched", "  solve")) else f"{t / seconds:.2f}"
+                    ratio = "-" if method.startswith(("ginkpy batched, list", "  ")) else f"{t / seconds:.2f}"
                     relres = ""
                     if X is not None:
                         worst = float(relative_residuals(P, values[:len(X)], B[:len(X)], X).max())
                         bad = not worst <= 10 * args.rtol
                         failed |= bad
                         relres = f"{worst:.1e}" + (" !" if bad else "")
-                    print(f"{problem:>8} {N:>7} {P.shape[0]:>5} {method:<22} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
+                    print(f"{problem:>8} {N:>7} {P.shape[0]:>5} {method:<28} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
                           f"{N / t:>11.0f} {ratio:>9} {iters:>7} {relres:>10}", flush=True)
     print("* a loop over the first --loop-limit systems (ginkpy loop: a tenth of them), scaled to the batch")
     if failed:

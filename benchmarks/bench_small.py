@@ -2,7 +2,7 @@
 rather than in the normal loop (a few launches per iteration): microseconds per iteration of
 Cg, Bicgstab and Gmres(30) on 2D Laplacians (poisson_2d in float64, the magnetic Laplacian in
 complex128), both ways, on the default OpenCL device. The crossovers set SMALL_SYSTEM_ROWS in
-ginkpy/core/solver/solver_base.py.
+ginkpy/opencl/small_systems.py.
 
     python benchmarks/bench_small.py [--grids 32 64 100 128] [--iters 200]
 """
@@ -14,14 +14,14 @@ import time
 import numpy as np
 
 import ginkpy as gk
-import ginkpy.core.solver.solver_base as solver_base
+import ginkpy.opencl.small_systems as small_systems
 from ginkpy.problems import magnetic_laplacian_2d, poisson_2d
 
 
 def per_iteration(exec, method: str, S, dtype, iters: int, one: bool) -> float:
     """Microseconds per iteration of ``iters`` iterations, as a batch of one or in the loop."""
-    saved = dict(solver_base.SMALL_SYSTEM_ROWS)
-    solver_base.SMALL_SYSTEM_ROWS.update({key: (1 << 30) if one else 0 for key in saved})
+    saved = dict(small_systems.SMALL_SYSTEM_ROWS)
+    small_systems.SMALL_SYSTEM_ROWS.update({key: (1 << 30) if one else 0 for key in saved})
     try:
         A = gk.matrix.Csr.from_scipy(exec, S, dtype)
         b = gk.matrix.Dense.from_numpy(exec, np.ones((S.shape[0], 1)), dtype)
@@ -39,7 +39,7 @@ def per_iteration(exec, method: str, S, dtype, iters: int, one: bool) -> float:
             times.append(time.perf_counter() - start)
         return min(times[1:]) / iters * 1e6
     finally:
-        solver_base.SMALL_SYSTEM_ROWS.update(saved)
+        small_systems.SMALL_SYSTEM_ROWS.update(saved)
 
 
 def main() -> None:

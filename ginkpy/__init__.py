@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 # loaded when first used: the SciPy doors import SciPy, the OpenCL executor pyopencl, the
 # distributed operators mpi4py
-_LAZY = {"linalg": "ginkpy.linalg", "config": "ginkpy.config", "batch": "ginkpy.batch",
+_LAZY = {"linalg": "ginkpy.linalg", "reorder": "ginkpy.reorder", "config": "ginkpy.config", "batch": "ginkpy.batch",
          "distributed": "ginkpy.distributed",
          "aslinearoperator": ("ginkpy.linalg", "aslinearoperator"),
          "OpenCLExecutor": ("ginkpy.opencl.executor", "OpenCLExecutor")}
@@ -30,5 +30,5 @@ def __getattr__(name):
 __all__ = ["Executor", "ForkedProcessError", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
            "aslinearoperator", "batch", "config", "linalg",
            "default_executor", "distributed", "executor", "factorization", "log", "matrix", "multigrid",
-           "preconditioner", "read",
+           "preconditioner", "read", "reorder",
            "solver", "stop", "write"]

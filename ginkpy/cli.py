@@ -28,11 +28,14 @@ import scipy.sparse as sp
 from ginkpy import config
 from ginkpy.core.base.executor import Executor, executor
 from ginkpy.core.base.mtx_io import read, write
+from ginkpy.core.factorization.cholesky import Cholesky
+from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.log.convergence import Convergence
 from ginkpy.core.log.logger import Logger, SolveResult
 from ginkpy.core.log.plot import require_matplotlib
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.direct import Direct
 from ginkpy.core.solver.solver_base import IterativeSolver
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
@@ -80,6 +83,8 @@ def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
     criteria of --rtol and --max-iters replacing those of the same kind."""
     if args.config:
         params = config.parse(args.config)
+        if params.product is Direct:
+            return params
         if not issubclass(params.product, IterativeSolver):
             raise ValueError(f"{args.config} describes a {config.type_name(params.product)}, "
                              f"not an iterative solver (solver::Cg, solver::Gmres, ...)")
@@ -212,6 +217,8 @@ def solve(args: argparse.Namespace) -> int:
     times["transfer"] = time.perf_counter() - start
 
     suits_cg, kind = _matrix_kind(S)
+    if args.solver == "direct" or (params is not None and params.product is Direct):
+        return _solve_direct(args, params, exec, S, A, B, times, suits_cg)
     why = None
     if params is None:
         solver, why = (args.solver, None) if args.solver not in (None, "auto") else _choose_solver(suits_cg, kind)
@@ -250,6 +257,55 @@ def solve(args: argparse.Namespace) -> int:
     if hierarchy is not None:
         print(f"\n{hierarchy!r}")
     return 0 if convergence.has_converged else 1
+
+
+def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.csr_matrix, A: Csr, B: Dense,
+                  times: dict[str, float], suits_cg: bool) -> int:
+    """``ginkpy solve --solver direct`` (or a --config of solver::Direct): factorize, solve once,
+    report the residual, the factors' fill and the times."""
+    if args.preconditioner not in (None, "none") or args.plot:
+        raise ValueError("--solver direct solves exactly: it takes no --preconditioner and has no residual "
+                         "history to --plot")
+    why = "from --config"
+    if params is None:
+        # Cholesky where the matrix looks SPD; Lu where Cholesky finds it is not positive definite
+        why = "symmetric with a positive diagonal" if suits_cg else "not symmetric positive definite"
+        params = Direct.build().with_factorization((Cholesky if suits_cg else Lu).build())
+    start = time.perf_counter()
+    try:
+        solver = params.on(exec).generate(A)
+    except ValueError as err:
+        if not (suits_cg and "positive definite" in str(err) and why != "from --config"):
+            raise
+        why = "Cholesky found it not positive definite"
+        solver = Direct.build().on(exec).generate(A)
+    exec.synchronize()
+    times["generate"] = time.perf_counter() - start
+    X = Dense.zeros(exec, B.shape, B.dtype)
+    exec.synchronize()
+    start = time.perf_counter()
+    solver.apply(B, X)
+    exec.synchronize()
+    times["solve"] = time.perf_counter() - start
+    x, b = X.to_numpy(), B.to_numpy()
+    residual = np.linalg.norm(b - S @ x, axis=0)
+    relative = residual / np.where(np.linalg.norm(b, axis=0) > 0, np.linalg.norm(b, axis=0), 1.0)
+    fact = solver.factorization
+    fill = sum(f.nnz for f in fact.factors)
+    rows = [("matrix", f"{args.matrix}: {S.shape[0]} x {S.shape[1]}, {S.nnz} nonzeros, {X.dtype}, "
+                       f"{B.shape[1]} right-hand side{'s' if B.shape[1] != 1 else ''}"),
+            ("solver", f"Direct, factorization {type(fact).__name__} ({why})"),
+            ("executor", f"{exec.backend} on {_device(exec)}"),
+            ("factors", f"{fill} nonzeros in L and U ({fill / max(S.nnz, 1):.1f} times A's)"),
+            ("residual", f"{residual.max():.3e} (relative {relative.max():.3e})"),
+            ("time", f"factorize {times['generate']:.3f} s, solve {times['solve']:.3f} s")]
+    if args.out:
+        write(args.out, X)
+        rows.append(("solution", str(args.out)))
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0 if np.all(np.isfinite(relative)) else 1
 
 
 def _wider(dtype: np.dtype, prefix: str) -> str:
@@ -524,9 +580,10 @@ def _parser() -> argparse.ArgumentParser:
     s = commands.add_parser("solve", help="solve A x = b for a Matrix Market matrix A")
     s.add_argument("matrix", help="the matrix A (Matrix Market .mtx)")
     s.add_argument("--rhs", help="right-hand side(s) b (Matrix Market, n x k); default b = A * ones")
-    s.add_argument("--solver", choices=["auto", *sorted(_iterative_solvers())],
+    s.add_argument("--solver", choices=["auto", *sorted(_iterative_solvers()), "direct"],
                    help="the Krylov solver (default auto: cg for a symmetric matrix with a positive diagonal, "
-                        "else gmres)")
+                        "else gmres), or direct: a sparse LU (Cholesky for a symmetric matrix with a positive "
+                        "diagonal, falling back to LU if it is not positive definite)")
     s.add_argument("--preconditioner", choices=[*sorted(config.short_names("preconditioner")), "none"],
                    help="the preconditioner (default none)")
     s.add_argument("--executor", default="default",

@@ -15,7 +15,7 @@ Ginkgo, ``"criteria"`` is a list of criteria, one criterion, or the short form
 type from the matrix and always uses int32 indices.
 
 The type names come from :func:`types`, built from the public namespaces ``gk.solver``,
-``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid`` and ``gk.stop``: a type exported
+``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid``, ``gk.reorder`` and ``gk.stop``: a type exported
 there is configurable, and solvers and preconditioners are then known by name to the command
 line and ``gk.linalg`` too, with the aliases of :data:`ALIASES` (``"amg"``: algebraic multigrid,
 one cycle of ``solver::Multigrid`` per application).
@@ -48,12 +48,13 @@ _TYPE_KEYS = {"value_type": ("float64", "float32", "complex<float64>", "complex<
 
 def types() -> dict[str, type]:
     """Every type a configuration can name, with its class: ``"solver::Cg"``,
-    ``"preconditioner::Jacobi"``, ``"factorization::Ilu"``, ``"multigrid::Pgm"``, ``"Iteration"``,
+    ``"preconditioner::Jacobi"``, ``"factorization::Ilu"``, ``"multigrid::Pgm"``, ``"reorder::Rcm"``, ``"Iteration"``,
     ``"ResidualNorm"``, ..."""
-    from ginkpy import factorization, multigrid, preconditioner, solver, stop
+    from ginkpy import factorization, multigrid, preconditioner, reorder, solver, stop
     table = {}
     for prefix, module in (("solver::", solver), ("preconditioner::", preconditioner),
-                           ("factorization::", factorization), ("multigrid::", multigrid), ("", stop)):
+                           ("factorization::", factorization), ("multigrid::", multigrid), ("reorder::", reorder),
+                           ("", stop)):
         for name in module.__all__:
             cls = getattr(module, name)
             if isinstance(cls, type) and issubclass(cls, EnableBuild) and (prefix or issubclass(cls, Criterion)):

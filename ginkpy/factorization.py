@@ -1,9 +1,12 @@
-"""Incomplete factorizations, used by the Ilu and Ic preconditioners or on their own."""
+"""Factorizations: incomplete (Ilu, Ic, ParIlu, ... for the Ilu and Ic preconditioners) and complete
+(Lu, Cholesky for gk.solver.Direct)."""
+from ginkpy.core.factorization.cholesky import Cholesky
 from ginkpy.core.factorization.ic import Ic
 from ginkpy.core.factorization.ilu import Ilu
+from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.factorization.par_ic import ParIc
 from ginkpy.core.factorization.par_ict import ParIct
 from ginkpy.core.factorization.par_ilu import ParIlu
 from ginkpy.core.factorization.par_ilut import ParIlut
 
-__all__ = ["Ic", "Ilu", "ParIc", "ParIct", "ParIlu", "ParIlut"]
+__all__ = ["Cholesky", "Ic", "Ilu", "Lu", "ParIc", "ParIct", "ParIlu", "ParIlut"]

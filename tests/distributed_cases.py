@@ -143,6 +143,19 @@ def case_gmres_schwarz_ilu(ex, comm):
                        gk.matrix.Csr.from_scipy(ex, local)))
 
 
+def case_gmres_schwarz_direct(ex, comm):
+    # a sparse direct solver per rank: Schwarz is then exact block-Jacobi over the ranks' blocks
+    A = convection_diffusion(16)
+    b = np.random.default_rng(5).standard_normal(A.shape[0])
+    partition = uneven(comm, A.shape[0])
+    local = block_diagonal(A, partition)
+    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(gk.solver.Direct.build())
+    return compare(ex, comm, A, b, partition,
+                   gk.solver.Gmres.build().with_krylov_dim(20).with_criteria(*criteria()).with_preconditioner(schwarz),
+                   serial_preconditioner=lambda As: gk.solver.Direct.build().on(ex).generate(
+                       gk.matrix.Csr.from_scipy(ex, local)))
+
+
 def case_cg_schwarz_ir(ex, comm):
     # an inner solver as the local solver: 3 Jacobi sweeps (Ir), a fixed SPD operator per block
     A = poisson2d(14)

@@ -122,9 +122,10 @@ def test_empty_batches_and_wrong_shapes(ref):
         gk.batch.matrix.Dense.from_numpy(ref, np.zeros((0, 3, 3)))
     with pytest.raises(ValueError, match=r"must have shape \(N, 3\)"):
         gk.batch.matrix.Csr.from_pattern(ref, a, np.ones((2, 4)))
-    with pytest.raises(ValueError, match="stores entry"):
-        gk.batch.matrix.Csr.from_pattern(ref, sp.csr_matrix((np.ones(2), [0, 0], [0, 2, 2]), shape=(2, 2)),
-                                         np.ones((1, 2)))
+    # a pattern storing (0, 0) twice: its values are summed, as SciPy does
+    twice = gk.batch.matrix.Csr.from_pattern(ref, sp.csr_matrix((np.ones(2), [0, 0], [0, 2, 2]), shape=(2, 2)),
+                                             np.array([[1.0, 2.0]]))
+    np.testing.assert_array_equal(twice.to_scipy()[0].toarray(), [[3.0, 0.0], [0.0, 0.0]])
     with pytest.raises(TypeError, match="list of SciPy sparse"):
         gk.batch.matrix.Csr.from_scipy(ref, a)
     A = gk.batch.matrix.Csr.from_scipy(ref, [a, a])
@@ -319,6 +320,83 @@ def test_linalg_matches_scipy_per_system(ref, rng, function, kind):
     np.testing.assert_array_equal(info, [1, 0, 1, 1])
 
 
+def _forms(items):
+    """The same systems in every input form of gk.linalg.batched_*."""
+    P = items[0]
+    values = np.stack([m.data for m in items])
+    dense = np.stack([m.toarray() for m in items])
+    # item 1 stored with its columns in another order (same entries), item 2 as CSC, others CSR
+    shuffled = items[1].copy()
+    order = np.concatenate([np.arange(a, b)[::-1] for a, b in zip(shuffled.indptr[:-1], shuffled.indptr[1:])])
+    shuffled = sp.csr_matrix((shuffled.data[order], shuffled.indices[order], shuffled.indptr), shape=P.shape)
+    shuffled.has_sorted_indices = False
+    return {"list of CSR": items, "list of CSC": [m.tocsc() for m in items],
+            "list of COO": [m.tocoo() for m in items], "reordered item": [items[0], shuffled, *items[2:]],
+            "mixed formats": [items[0], items[1].tocoo(), items[2].tolil(), *items[3:]],
+            "3-D array": dense, "list of 2-D arrays": list(dense), "(pattern, values)": (P, values),
+            "(indptr, indices, values)": (P.indptr, P.indices, values),
+            "(data, indices, indptr)": (values, P.indices, P.indptr)}
+
+
+@pytest.mark.parametrize("form", ["list of CSR", "list of CSC", "list of COO", "reordered item", "mixed formats",
+                                  "3-D array", "list of 2-D arrays", "(pattern, values)",
+                                  "(indptr, indices, values)", "(data, indices, indptr)"])
+def test_every_input_form_matches_scipy_per_system(exec, rng, form):
+    items = cells(rng, 5, 4)
+    B = rng.standard_normal((5, 16))
+    X, info = batched_cg(_forms(items)[form], B, rtol=1e-10, M="jacobi", executor=exec)
+    np.testing.assert_array_equal(info, 0)
+    for i, A in enumerate(items):
+        np.testing.assert_allclose(X[i], spla.spsolve(A.tocsc(), B[i]), rtol=1e-7, atol=1e-9)
+
+
+def test_batch_from_a_list_of_one_pattern(exec, rng):
+    items = cells(rng, 4, 3)
+    # item 0 stores (0, 0) twice: summed in every item's values, as SciPy does
+    first = items[0].tocoo()
+    twice = sp.coo_matrix((np.r_[first.data, 1.0], (np.r_[first.row, 0], np.r_[first.col, 0])), shape=first.shape)
+    A = gk.batch.matrix.Csr.from_scipy(exec, [twice, *[m.tocoo() for m in items[1:]]])
+    got = A.to_scipy()
+    expected = [items[0] + sp.csr_matrix(([1.0], ([0], [0])), shape=first.shape), *items[1:]]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.toarray(), e.toarray(), rtol=1e-15)
+    # a 3-D array: the pattern is every position nonzero in some item
+    dense = np.zeros((3, 4, 4))
+    dense[0, 0, 1] = dense[1, 2, 3] = 1.0
+    dense[:, range(4), range(4)] = 2.0
+    A = gk.batch.matrix.Csr.from_scipy(exec, dense)
+    assert A.nnz == 6
+    np.testing.assert_array_equal(np.stack([m.toarray() for m in A.to_scipy()]), dense)
+    for fmt in (gk.batch.matrix.Ell, gk.batch.matrix.Dense):
+        B = fmt.from_scipy(exec, dense) if fmt is gk.batch.matrix.Ell else fmt.from_numpy(exec, items)
+        want = dense if fmt is gk.batch.matrix.Ell else np.stack([m.toarray() for m in items])
+        np.testing.assert_array_equal(np.stack([m.toarray() for m in B.to_scipy()]), want)
+
+
+def test_a_differing_pattern_names_the_system(ref, rng):
+    items = cells(rng, 6, 3)
+    other = items[3].tolil()
+    other[0, 8] = 1.0  # one more entry
+    with pytest.raises(ValueError, match=r"item 3 stores 34 entries where item 0 stores 33: row 0 stores columns "
+                                         r"\[0, 1, 3, 8\] where item 0 stores \[0, 1, 3\]"):
+        batched_cg([*items[:3], other.tocsr(), *items[4:]], np.ones((6, 9)), executor=ref)
+    with pytest.raises(ValueError, match=r"item 5 is 4 x 4 where item 0 is 9 x 9"):
+        gk.batch.matrix.Csr.from_scipy(ref, [*items[:5], sp.eye(4, format="csr")])
+    with pytest.raises(TypeError, match="item 2 must be a SciPy sparse matrix or a 2-D NumPy array, not str"):
+        gk.batch.matrix.Csr.from_scipy(ref, [items[0], items[1], "A"])
+    with pytest.raises(ValueError, match=r"col_idxs must lie in \[0, 9\)"):
+        batched_cg((items[0].indptr, items[0].indices + 1, np.ones((2, 33))), np.ones((2, 9)), executor=ref)
+
+
+def test_upload_in_both_layouts(dev):
+    # a CPU device maps the new buffer; a GPU copies from a page-locked staging buffer, reused
+    for shape in [(3, 5), (1000, 7), (2, 3)]:
+        host = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+        np.testing.assert_array_equal(dev.to_host(dev.upload(shape, np.float64, lambda out: np.copyto(out, host))),
+                                      host)
+    assert dev.upload((0, 4), np.float32, lambda out: None).shape == (0, 4)
+
+
 def test_linalg_bad_input(ref):
     a = sp.eye(3, format="csr")
     with pytest.raises(ValueError, match="at least one item"):
@@ -349,7 +427,8 @@ def test_single_system_through_the_batch_kernel(exec, name):
     jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(4).on(exec).generate(A)
     x = gk.matrix.Dense.zeros(exec, (81, 1))
     result = solve_single(name, A, b, x, 500, 1e-9, jacobi, krylov_dim=30)
-    assert result.reason == CONVERGED and result.residual_norm <= 1e-9
+    assert result.stop_reasons == [CONVERGED] and result.residual_norm[0] <= 1e-9
+    assert result.method == "batch of one"
     x = x.to_numpy()[:, 0]
     assert np.linalg.norm(np.ones(81) - S @ x) <= 1e-9
     solver = getattr(gk.solver, {"cg": "Cg", "bicgstab": "Bicgstab", "gmres": "Gmres"}[name]).build() \
@@ -361,4 +440,4 @@ def test_single_system_through_the_batch_kernel(exec, name):
     np.testing.assert_allclose(x, xs.to_numpy()[:, 0], rtol=1e-6)
     x2 = gk.matrix.Dense.zeros(exec, (81, 1))
     limited = solve_single(name, A, b, x2, 3, 1e-9)
-    assert limited.reason == LIMIT and limited.iterations == 3
+    assert limited.stop_reasons == [LIMIT] and limited.iterations[0] == 3

@@ -301,9 +301,6 @@ def test_relaxation_kernels(ref, ocl, rng, dtype):
     assert_twins(out, dtype, factor=4)
     out = twin(ref, ocl, "components.relaxation.residual", S, b, x, np.zeros_like(x), dtype=dtype)
     assert_twins(out, dtype, factor=4)
-    out = twin(ref, ocl, "components.relaxation.relax_first_residual", 0.7, S, inv_diag, b, np.zeros_like(x),
-               np.zeros_like(x), dtype=dtype)
-    assert_twins(out, dtype, factor=4)
     bounds = [exec.run("components.relaxation.gershgorin_bound", gk.matrix.Csr.from_scipy(exec, S, dtype),
                        Dense.from_numpy(exec, inv_diag)) for exec in (ref, ocl)]
     expected = np.max(np.abs(inv_diag[:, 0]) * np.asarray(abs(S).sum(axis=1)).ravel())

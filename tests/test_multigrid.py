@@ -69,6 +69,88 @@ def test_coarsening_limits(ref):
     assert Multigrid.build().on(ref).generate(diagonal).num_levels == 1
 
 
+def test_the_printed_hierarchy_shows_the_choice_of_the_executor(exec):
+    from ginkpy.core.solver.multigrid import DEVICE_CHOICES, device_kind
+    kind = device_kind(exec)
+    choice = DEVICE_CHOICES[kind]
+    A = gk.matrix.Csr.from_scipy(exec, poisson_2d(100))
+    mg = Multigrid.build().on(exec).generate(A)
+    assert kind == ("reference" if exec.backend == "reference" else "cpu" if exec.info.is_cpu else "gpu")
+    assert (mg.cycle, mg.smoother_iters, mg.min_coarse_rows) == (choice.cycle, choice.smoother_iters,
+                                                                  choice.min_coarse_rows)
+    text = repr(mg)
+    assert f"{choice.cycle.upper()}-cycle" in text and choice.why in text and f"{kind} executor" in text
+    assert f"{mg.launches_per_cycle} launches" in text
+    merged = [m.shape[0] for m in mg.matrices if m.shape[0] <= choice.merged_rows]
+    if merged and len(merged) > 1:
+        assert mg.merged_from == mg.num_levels - len(merged)
+        assert f"levels {mg.merged_from}-{mg.num_levels - 1} (<= {choice.merged_rows} rows) in one launch" in text
+    else:
+        assert mg.merged_from is None and "one launch per step" in text
+    # given parameters win over the choice
+    mg = Multigrid.build().with_cycle("f").with_smoother_iters(2).with_merged_rows(0).on(exec).generate(A)
+    assert (mg.cycle, mg.smoother_iters, mg.merged_from) == ("f", 2, None) and "F-cycle" in repr(mg)
+
+
+def test_launches_per_cycle(ocl):
+    # a V-cycle from 0 with one sweep: two launches a level, one for the coarsest (or for the
+    # levels cycled through in one launch); as many as launches_per_cycle says, for W too
+    A = gk.matrix.Csr.from_scipy(ocl, poisson_2d(60))
+    b = gk.matrix.Dense.from_numpy(ocl, np.ones(3600))
+    x = gk.matrix.Dense.zeros(ocl, (3600, 1))
+    for cycle, merged in (("v", 0), ("w", 0), ("v", 400), ("w", 400)):
+        mg = (Multigrid.build().with_cycle(cycle).with_merged_rows(merged).with_min_coarse_rows(20)
+              .with_default_initial_guess("zero").on(ocl).generate(A))
+        mg.apply(b, x)
+        before = ocl.counters["launches"]
+        mg.apply(b, x)
+        launched = ocl.counters["launches"] - before
+        assert launched == mg.launches_per_cycle, (cycle, merged)
+        above = mg.num_levels - 1 if mg.merged_from is None else mg.merged_from
+        if cycle == "v":
+            assert launched == 2 * above + 1
+        assert (mg.merged_from is None) == (merged == 0)
+
+
+@pytest.mark.parametrize("cycle", ["v", "w", "f"])
+@pytest.mark.parametrize("sweeps", [1, 2])
+def test_levels_in_one_launch_give_the_same_cycle(exec, cycle, sweeps):
+    # from 0 (a preconditioner) and from a guess (a solver's cycles), two columns; merged from
+    # the first level below the finest and from the finest itself (the same hierarchy each time)
+    A = gk.matrix.Csr.from_scipy(exec, poisson_2d(40) + sp.diags(np.linspace(0, 1, 1600)))
+    rng = np.random.default_rng(5)
+    b = gk.matrix.Dense.from_numpy(exec, rng.standard_normal((1600, 2)))
+    guess = rng.standard_normal((1600, 2))
+    results = []
+    level = Pgm.build().with_deterministic(True)
+    below = Multigrid.build().with_mg_level(level).with_min_coarse_rows(10).on(exec).generate(A).matrices[1].shape[0]
+    for merged, first in ((0, None), (below, 1), (1600, 0)):
+        params = Multigrid.build().with_mg_level(level).with_cycle(cycle).with_smoother_iters(sweeps) \
+            .with_merged_rows(merged).with_min_coarse_rows(10)
+        mg = params.on(exec).generate(A)
+        assert mg.merged_from == first
+        once = mg.apply(b, gk.matrix.Dense.zeros(exec, b.shape)).to_numpy()
+        solver = params.with_criteria(Iteration.build().with_max_iters(2)).on(exec).generate(A)
+        twice = solver.apply(b, gk.matrix.Dense.from_numpy(exec, guess)).to_numpy()
+        results.append((once, twice))
+    for once, twice in results[1:]:
+        np.testing.assert_allclose(once, results[0][0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(twice, results[0][1], rtol=1e-12, atol=1e-12)
+
+
+def test_coarse_cycle_twin(ref, ocl):
+    # the same (deterministic) hierarchy on both executors, all its levels in one launch
+    A = poisson_2d(30) + sp.diags(np.linspace(0, 1, 900))
+    b = np.random.default_rng(2).standard_normal((900, 3))
+    outs = []
+    for exec in (ref, ocl):
+        mg = (Multigrid.build().with_mg_level(Pgm.build().with_deterministic(True)).with_merged_rows(10 ** 6)
+              .with_min_coarse_rows(10).with_cycle("w").on(exec).generate(gk.matrix.Csr.from_scipy(exec, A)))
+        assert mg.merged_from == 0
+        outs.append(mg.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.zeros(exec, b.shape)).to_numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12, atol=1e-12 * np.abs(outs[0]).max())
+
+
 # -- a cycle damps every kind of error ----------------------------------------------------------
 
 @pytest.mark.parametrize("cycle", ["v", "w", "f"])
@@ -358,7 +440,6 @@ def test_relaxation_kernels_twin(ref, ocl, rng, k):
     b, x, d = (rng.standard_normal((n, k)) for _ in range(3))
     for args in [("components.relaxation.relax_first", 0.7, inv, b, x, d),
                  ("components.relaxation.relax_first", 0.7, inv, b, x, None),
-                 ("components.relaxation.relax_first_residual", 0.7, A, inv, b, x, np.zeros((n, k))),
                  ("components.relaxation.residual", A, b, x, np.zeros((n, k))),
                  ("components.relaxation.relax", 0.3, 0.7, A, inv, b, x, d, np.zeros((n, k))),
                  ("components.relaxation.relax", 0.0, 0.7, A, inv, b, x, np.full((n, k), np.nan), np.zeros((n, k))),
@@ -389,16 +470,43 @@ def test_invert_diagonal_and_bound_twin(ref, ocl, rng):
     assert outs[1][-1] == pytest.approx(outs[0][-1], rel=tol(np.float64))
 
 
+@pytest.mark.parametrize("zero", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_jacobi_setup_twin(ref, ocl, rng, zero, dtype):
+    # D^-1 and Gershgorin's bound without a host read: the first zero diagonal row (n where
+    # none) and partial bounds whose largest is the bound
+    A = _matrix(rng, 3001).tolil()
+    if zero:
+        A[2500, 2500] = 0.0
+        A[901, 901] = 0.0
+    A = (A.tocsr() * (1 + 1j if np.dtype(dtype).kind == "c" else 1)).astype(dtype)
+    outs = twin(ref, ocl, "components.relaxation.jacobi_setup", A, np.zeros(3001, dtype), dtype=dtype)
+    (_, inv_r, (first_r, bound_r)), (_, inv_d, (first_d, bound_d)) = outs
+    np.testing.assert_allclose(inv_d, inv_r, rtol=tol(dtype))
+    first_d, bound_d = ocl.to_host(first_d), ocl.to_host(bound_d)
+    assert first_r[0] == first_d[0] == (901 if zero else 3001)
+    assert float(np.max(bound_d)) == pytest.approx(float(np.max(bound_r)), rel=float(tol(dtype)))
+    expected = np.max(np.abs(inv_r[:, 0]) * np.asarray(abs(A).sum(axis=1)).ravel())
+    assert float(np.max(bound_r)) == pytest.approx(float(expected), rel=float(tol(dtype)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 @pytest.mark.parametrize("k", [1, 3])
-def test_multigrid_kernels_twin(ref, ocl, rng, k):
+def test_multigrid_kernels_twin(ref, ocl, rng, k, dtype):
     n, m = 1001, 211
-    A = _matrix(rng, n)
+    A = _matrix(rng, n).astype(dtype)
     agg = rng.integers(0, m, n).astype(np.int32)
     agg[:m] = np.arange(m)
     ptrs = np.concatenate([[0], np.cumsum(np.bincount(agg, minlength=m))]).astype(np.int32)
     rows = np.argsort(agg, kind="stable").astype(np.int32)
-    r, coarse, b, x = rng.standard_normal((n, k)), rng.standard_normal((m, k)), *rng.standard_normal((2, n, k))
-    assert_twins(twin(ref, ocl, "solver.multigrid.restrict", ptrs, rows, r, np.zeros((m, k))), np.float64, factor=10)
-    assert_twins(twin(ref, ocl, "solver.multigrid.prolong", agg, coarse, x), np.float64)
-    assert_twins(twin(ref, ocl, "solver.multigrid.prolong_relax", 0.7, A, 1 / A.diagonal(), agg, coarse, b, x,
-                      np.zeros((n, k))), np.float64, factor=10)
+    values = lambda *shape: (rng.standard_normal(shape) + (1j * rng.standard_normal(shape)  # noqa: E731
+                                                            if np.dtype(dtype).kind == "c" else 0)).astype(dtype)
+    coarse, b, x = values(m, k), values(n, k), values(n, k)
+    inv = (1 / A.diagonal()).astype(dtype)
+    zeros = lambda rows: np.zeros((rows, k), dtype)  # noqa: E731
+    for args, factor in [(("solver.multigrid.restrict_residual", A, ptrs, rows, b, x, zeros(m)), 100),
+                         (("solver.multigrid.relax_first_restrict", 0.7, A, inv, ptrs, rows, b, zeros(n), zeros(m)), 100),
+                         (("solver.multigrid.prolong", agg, coarse, x), 1),
+                         (("solver.multigrid.prolong_relax", 0.7, A, inv, agg, coarse, b, x, zeros(n)), 10)]:
+        # the restrictions sum about 5 rows of residuals that cancel: relative to the largest term
+        assert_twins(twin(ref, ocl, *args, dtype=dtype), dtype, factor=factor)

@@ -163,5 +163,5 @@ def test_single_system_door_in_the_gpu_layout(ocl):
     b = gk.matrix.Dense.from_numpy(dev, np.ones(300))
     x = gk.matrix.Dense.zeros(dev, (300, 1))
     result = solve_single("cg", A, b, x, 1000, 1e-10)
-    assert result.reason == CONVERGED and result.residual_norm <= 1e-10
+    assert result.stop_reasons == [CONVERGED] and result.residual_norm[0] <= 1e-10
     assert np.linalg.norm(np.ones(300) - S @ x.to_numpy()[:, 0]) <= 1e-10

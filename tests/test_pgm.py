@@ -139,111 +139,244 @@ def _host(exec, v):
     return exec.to_host(v)
 
 
+def _flags(exec):
+    return exec.from_host(np.zeros(2, np.int32))
+
+
+def _matching_state(n, sweeps=15, ratio=0.05):
+    state = np.zeros(2 + sweeps, np.int32)
+    state[:2] = int(np.ceil(ratio * n)), n
+    return state
+
+
 def _state(rng, A, ref, sweeps):
-    """Weights, aggregates and strongest neighbours after ``sweeps`` matching sweeps (reference)."""
+    """Weights, aggregates, strongest neighbours and matching state after ``sweeps`` matching
+    sweeps (reference)."""
     a = gk.matrix.Csr.from_scipy(ref, A)
     weights = np.empty(a.nnz)
-    ref.run("multigrid.pgm.compute_weights", a, a.extract_diagonal(), weights)
     agg = np.full(A.shape[0], -1, np.int32)
     strongest = np.full(A.shape[0], -1, np.int32)
-    for _ in range(sweeps):
-        ref.run("multigrid.pgm.find_strongest_neighbor", a, weights, agg, strongest)
-        ref.run("multigrid.pgm.match_edge", strongest, agg)
-    return weights, agg, strongest
+    ref.run("multigrid.pgm.compute_weights", a, ref.run("multigrid.pgm.diagonal_scale", a), weights, _flags(ref),
+            strongest)
+    state = _matching_state(A.shape[0])
+    for s in range(sweeps):
+        if s > 0:
+            ref.run("multigrid.pgm.find_strongest_neighbor", a, weights, agg, strongest, state, s)
+        ref.run("multigrid.pgm.match_edge", strongest, agg, state, s)
+    return weights, agg, strongest, state
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_compute_weights_twin(ref, ocl, rng, dtype, symmetric):
-    A = _random_graph(rng, symmetric=symmetric).astype(dtype)
+    A = _random_graph(rng, symmetric=symmetric).tolil()
+    A[7, 7] = 0.0  # a zero diagonal entry: its row's weights over the neighbour's alone
+    A = A.tocsr().astype(dtype)
     out = []
     for a in _both(ref, ocl, A, dtype):
         e = a.executor
-        weights = e.alloc((a.nnz,), dtype)
-        flag = e.run("multigrid.pgm.compute_weights", a, a.extract_diagonal(), weights)
-        out.append((flag, _host(e, weights)))
-    assert out[0][0] == out[1][0] == symmetric
-    # divisions in double, rounded once where the device has fp64; float32 weights may still
+        weights, flags, strongest = e.alloc((a.nnz,), dtype), _flags(e), e.alloc((a.shape[0],), np.int32)
+        scale = e.run("multigrid.pgm.diagonal_scale", a)
+        e.run("multigrid.pgm.compute_weights", a, scale, weights, flags, strongest)
+        # the first sweep's choice is find_strongest_neighbor's from nothing aggregated
+        first = e.from_host(np.zeros(a.shape[0], np.int32))
+        e.run("multigrid.pgm.find_strongest_neighbor", a, weights, e.from_host(np.full(a.shape[0], -1, np.int32)),
+              first, e.from_host(_matching_state(a.shape[0])), 0)
+        out.append((_host(e, flags), _host(e, scale), _host(e, weights), _host(e, strongest), _host(e, first)))
+    assert out[0][0][0] == out[1][0][0] == (not symmetric)
+    assert np.isinf(out[0][1][7]) and np.isinf(out[1][1][7])
+    # reciprocals in double, rounded once where the device has fp64; float32 weights may still
     # differ by an ulp on a GPU (seen on the H100, float32 only)
-    np.testing.assert_allclose(out[1][1], out[0][1], rtol=np.finfo(dtype).eps if dtype == np.float32 else 0)
+    rtol = np.finfo(dtype).eps if dtype == np.float32 else 0
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=rtol)
+    np.testing.assert_allclose(out[1][2], out[0][2], rtol=rtol)
+    if dtype == np.float64:
+        # (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|), over 1 where both are 0
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        diagonal = abs(A.diagonal())
+        denom = np.maximum(diagonal[rows], diagonal[A.indices])
+        sym = np.asarray((abs(A) + abs(A.T))[rows, A.indices]).ravel() / 2
+        expected = np.where(rows == A.indices, 0, sym / np.where(denom == 0, 1, denom))
+        np.testing.assert_allclose(out[0][2], expected, rtol=4e-16)
+    for r, d in ((out[0][3], out[1][3]), (out[0][4], out[1][4]), (out[0][3], out[0][4])):
+        np.testing.assert_array_equal(d, r)
 
 
 @pytest.mark.parametrize("sweeps", [0, 1, 3])
 def test_matching_kernels_twin(ref, ocl, rng, sweeps):
     A = _random_graph(rng)
-    weights, agg, strongest = _state(rng, A, ref, sweeps)
+    weights, agg, strongest, state = _state(rng, A, ref, sweeps)
     results = []
     for a in _both(ref, ocl, A):
         e = a.executor
-        w, g, s = e.from_host(weights), e.from_host(agg), e.from_host(strongest)
-        e.run("multigrid.pgm.find_strongest_neighbor", a, w, g, s)
+        w, g, s, st = e.from_host(weights), e.from_host(agg), e.from_host(strongest), e.from_host(state)
+        e.run("multigrid.pgm.find_strongest_neighbor", a, w, g, s, st, sweeps)
         found = _host(e, s)
-        e.run("multigrid.pgm.match_edge", s, g)
-        matched = _host(e, g)
-        count = e.run("multigrid.pgm.count_unagg", g)
-        results.append((found, matched, count))
-    np.testing.assert_array_equal(results[1][0], results[0][0])
-    np.testing.assert_array_equal(results[1][1], results[0][1])
-    assert results[1][2] == results[0][2] == int(np.count_nonzero(results[0][1] == -1))
+        e.run("multigrid.pgm.match_edge", s, g, st, sweeps)
+        results.append((found, _host(e, g), _host(e, st)))
+    for r, d in zip(*results):
+        np.testing.assert_array_equal(d, r)
+    # the state counts the rows each sweep aggregated
+    assert results[0][2][2 + sweeps] == np.count_nonzero(agg == -1) - np.count_nonzero(results[0][1] == -1) > 0
 
 
-def test_assign_renumber_compose_twin(ref, ocl, rng):
+def test_sweeps_stop_themselves_on_the_device(exec, rng):
+    # after the sweep that leaves fewer than the threshold unaggregated, further sweeps do nothing
     A = _random_graph(rng)
-    weights, agg, _ = _state(rng, A, ref, 1)
+    n = A.shape[0]
+    a = gk.matrix.Csr.from_scipy(exec, A)
+    weights = exec.alloc((a.nnz,), np.float64)
+    state = _matching_state(n, ratio=0.5)
+    agg, strongest, state = (exec.from_host(v) for v in (np.full(n, -1, np.int32), np.zeros(n, np.int32), state))
+    exec.run("multigrid.pgm.compute_weights", a, exec.run("multigrid.pgm.diagonal_scale", a), weights, _flags(exec),
+             strongest)
+    history = []
+    for s in range(8):
+        if s > 0:
+            exec.run("multigrid.pgm.find_strongest_neighbor", a, weights, agg, strongest, state, s)
+        exec.run("multigrid.pgm.match_edge", strongest, agg, state, s)
+        history.append(np.count_nonzero(_host(exec, agg) == -1))
+    from ginkpy.core.multigrid.pgm import matching_stopped
+    host_state = _host(exec, state)
+    stop = next(s for s in range(1, 9) if matching_stopped(host_state, s))
+    # sweep stop - 1 was the first to leave fewer than half the rows unaggregated, and the
+    # sweeps after it aggregated none
+    assert history[stop - 1] < 0.5 * n and (stop == 1 or history[stop - 2] >= 0.5 * n)
+    assert history[stop - 1:] == [history[stop - 1]] * (9 - stop) and (host_state[2 + stop:] == 0).all()
+
+
+def test_assign_twin(ref, ocl, rng):
+    A = _random_graph(rng)
+    weights, agg, _, _ = _state(rng, A, ref, 1)
     assert (agg == -1).any()
-    coarse_agg = rng.integers(0, 50, A.shape[0]).astype(np.int32)
     results = []
     for a in _both(ref, ocl, A):
         e = a.executor
         g = e.from_host(agg)
         e.run("multigrid.pgm.assign_to_exist_agg", a, e.from_host(weights), g, e.alloc((a.shape[0],), np.int32))
-        assigned = _host(e, g)
-        count = e.run("multigrid.pgm.renumber", g)
-        renumbered = _host(e, g)
-        e.run("multigrid.pgm.compose", g, e.from_host(coarse_agg))
-        results.append((assigned, count, renumbered, _host(e, g)))
-    for r, d in zip(*results):
-        np.testing.assert_array_equal(d, r)
-    assigned, count, renumbered, _ = results[0]
-    assert (assigned >= 0).all() and count == np.unique(assigned).size
-    np.testing.assert_array_equal(np.unique(renumbered), np.arange(count))
+        results.append(_host(e, g))
+    np.testing.assert_array_equal(results[1], results[0])
+    assert (results[0] >= 0).all()
+
+
+def _named_aggregates(rng, n, count, largest=5):
+    """Aggregates named by one of their rows (their root), of random sizes, one of ``largest``
+    rows."""
+    roots = np.sort(rng.choice(n, count, replace=False))
+    agg = roots[rng.integers(0, count, n)]
+    agg[roots] = roots
+    big = rng.choice(np.setdiff1d(np.arange(n), roots), largest - 1, replace=False)
+    agg[big] = roots[0]
+    return agg.astype(np.int32)
+
+
+def _valid(ptrs, sizes):
+    return ptrs[:int(sizes[0]) + 1]
 
 
 @pytest.mark.parametrize("largest", [5, 300])
-def test_find_aggregate_rows_twin(ref, ocl, rng, largest):
-    # aggregates of random sizes; one of `largest` rows (300 is sorted on the host)
+def test_find_aggregates_twin(ref, ocl, rng, largest):
+    # aggregates of random sizes, one of `largest` rows (300: the device cannot sort it and says so)
     n = 1001
-    agg = rng.integers(1, 200, n).astype(np.int32)
-    agg[rng.choice(n, largest, replace=False)] = 0
-    results = [tuple(_host(e, v) for v in e.run("multigrid.pgm.find_aggregate_rows", e.from_host(agg), 200))
-               for e in (ref, ocl)]
-    for r, d in zip(*results):
-        np.testing.assert_array_equal(d, r)
-    ptrs, rows = results[0]
-    assert ptrs[1] == largest and all((np.diff(rows[ptrs[i]:ptrs[i + 1]]) > 0).all() for i in range(200))
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_compute_coarse_twin(ref, ocl, rng, dtype):
-    A = _random_graph(rng).tolil()
-    # a row with more distinct aggregates than one work-item's list holds
-    A[5, rng.choice(A.shape[0], 200, replace=False)] = -0.25
-    A = A.tocsr().astype(dtype)
-    agg = rng.integers(0, 400, A.shape[0]).astype(np.int32)
-    agg[:400] = np.arange(400)
+    A = _random_graph(rng, n)
+    agg = _named_aggregates(rng, n, 211, largest)
+    members = np.concatenate([[0], np.cumsum(rng.integers(1, 5, n))]).astype(np.int32)
     results = []
-    for a in _both(ref, ocl, A, dtype):
+    for a in _both(ref, ocl, A):
         e = a.executor
-        g = e.from_host(agg)
-        ptrs, rows = e.run("multigrid.pgm.find_aggregate_rows", g, 400)
-        results.append(tuple(_host(e, v) for v in e.run("multigrid.pgm.compute_coarse", a, g, ptrs, rows, 400)))
+        g, flags = e.from_host(agg), _flags(e)
+        ptrs, rows, bounds, fine, sizes = (_host(e, v) for v in e.run("multigrid.pgm.find_aggregates", a, g,
+                                                                         e.from_host(members), flags))
+        results.append((_host(e, g), ptrs, rows, bounds, fine, sizes, _host(e, flags)))
+    (g_r, p_r, rows_r, b_r, f_r, s_r, _), (g_d, p_d, rows_d, b_d, f_d, s_d, flags_d) = results
+    m = 211
+    np.testing.assert_array_equal(s_d, s_r)
+    assert s_r.tolist() == [m, A.nnz, members[-1]]
+    np.testing.assert_array_equal(g_d, g_r)
+    np.testing.assert_array_equal(np.unique(g_r), np.arange(m))  # numbered in the roots' order
+    np.testing.assert_array_equal(g_r, np.searchsorted(np.unique(agg), agg))
+    for ptrs_r, ptrs_d in ((p_r, p_d), (b_r, b_d), (f_r, f_d)):
+        np.testing.assert_array_equal(_valid(ptrs_d, s_d), _valid(ptrs_r, s_r))
+    lengths = np.diff(A.indptr)
+    np.testing.assert_array_equal(np.diff(b_r), np.bincount(g_r, weights=lengths, minlength=m))
+    np.testing.assert_array_equal(np.diff(f_r), np.bincount(g_r, weights=np.diff(members), minlength=m))
+    assert flags_d[1] == (largest > 256)
+    for I in range(m):
+        rows = rows_d[p_r[I]:p_r[I + 1]]
+        np.testing.assert_array_equal(np.sort(rows), rows_r[p_r[I]:p_r[I + 1]])
+        if largest <= 256:
+            np.testing.assert_array_equal(rows, rows_r[p_r[I]:p_r[I + 1]])
+    sorted_ptrs, sorted_rows = ref.run("multigrid.pgm.sort_aggregates", g_r, m)
+    np.testing.assert_array_equal(sorted_ptrs, p_r)
+    np.testing.assert_array_equal(sorted_rows, rows_r)
+
+
+def test_compose_twin(ref, ocl, rng):
+    # first pass: 401 aggregates of 1001 rows; second pass: 97 aggregates of those 401
+    n = 1001
+    A, C = _random_graph(rng, n), _random_graph(rng, 401)
+    first = _named_aggregates(rng, n, 401)
+    second = _named_aggregates(rng, 401, 97)
+    results = []
+    for e in (ref, ocl):
+        a, c = gk.matrix.Csr.from_scipy(e, A), gk.matrix.Csr.from_scipy(e, C)
+        flags = _flags(e)
+        g1, g2 = e.from_host(first), e.from_host(second)
+        p1, r1, _, _, _ = e.run("multigrid.pgm.find_aggregates", a, g1, None, flags)
+        p2, r2, _, fine, sizes = e.run("multigrid.pgm.find_aggregates", c, g2, p1, flags)
+        rows = e.run("multigrid.pgm.compose", g1, p1, r1, g2, p2, r2, fine, sizes, flags)
+        results.append((_host(e, g1), _host(e, fine)[:98], _host(e, rows), _host(e, flags)))
     for r, d in zip(*results):
-        # a fixed summation order: the same values on every device
         np.testing.assert_array_equal(d, r)
-    P = sp.csr_matrix((np.ones(agg.size), (np.arange(agg.size), agg)))
-    C = sp.csr_matrix((results[0][2], results[0][1], results[0][0]), shape=(400, 400))
-    np.testing.assert_allclose(C.toarray(), (P.T @ A.astype(np.float64) @ P).toarray(), rtol=tol(dtype) * 100,
-                               atol=tol(dtype) * 100)
+    agg, ptrs, rows, flags = results[0]
+    np.testing.assert_array_equal(agg, np.searchsorted(np.unique(second), second)[np.searchsorted(np.unique(first),
+                                                                                                  first)])
+    np.testing.assert_array_equal(rows, np.argsort(agg, kind="stable"))
+    np.testing.assert_array_equal(np.diff(ptrs), np.bincount(agg, minlength=97))
+    assert not flags.any()
+
+
+def _galerkin(exec, A, agg, dtype=np.float64, scale=1.0):
+    """P^T A P by find_aggregates, compute_coarse and pack, as a SciPy matrix."""
+    a = gk.matrix.Csr.from_scipy(exec, A, dtype)
+    g, flags = exec.from_host(agg), _flags(exec)
+    ptrs, rows, bounds, _, sizes = exec.run("multigrid.pgm.find_aggregates", a, g, None, flags)
+    product = exec.run("multigrid.pgm.compute_coarse", a, g, ptrs, rows, bounds, sizes)
+    m, nnz = int(_host(exec, sizes)[0]), int(_host(exec, product[-1])[0])
+    arrays = [_host(exec, v) for v in exec.run("multigrid.pgm.pack", *product[:-1], m, nnz, scale)]
+    return sp.csr_matrix((arrays[2], arrays[1], arrays[0]), shape=(m, m)), _host(exec, g)
+
+
+def _scipy_galerkin(A, agg, m):
+    P = sp.csr_matrix((np.ones(agg.size), (np.arange(agg.size), agg)), shape=(agg.size, m))
+    return (P.T @ A @ P).tocsr()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("matrix", ["random", "poisson", "wide"])
+def test_galerkin_product_twin_against_scipy(ref, ocl, rng, dtype, matrix):
+    # odd sizes; "wide": a row with more distinct aggregates than one work-item's list holds
+    if matrix == "poisson":
+        A = poisson_2d(33) + sp.diags(rng.uniform(0, 1, 33 * 33))
+    else:
+        A = _random_graph(rng, 1001).tolil()
+        if matrix == "wide":
+            A[5, rng.choice(1001, 200, replace=False)] = -0.25
+        A = A.tocsr()
+    if np.dtype(dtype).kind == "c":
+        A = (A + 1j * sp.diags(rng.uniform(0, 1, A.shape[0]))).tocsr()
+    A = A.astype(dtype)
+    agg = _named_aggregates(rng, A.shape[0], A.shape[0] // 4 + 1)
+    (c_ref, g), (c_dev, _) = (_galerkin(e, A, agg, dtype, scale=1 / 1.5) for e in (ref, ocl))
+    # a fixed summation order: the same values on every device
+    np.testing.assert_array_equal(c_dev.indptr, c_ref.indptr)
+    np.testing.assert_array_equal(c_dev.indices, c_ref.indices)
+    np.testing.assert_array_equal(c_dev.data, c_ref.data)
+    expected = _scipy_galerkin(A.astype(np.complex128), g, int(g.max()) + 1) / 1.5
+    np.testing.assert_allclose(c_ref.toarray(), expected.toarray(), rtol=tol(dtype) * 100, atol=tol(dtype) * 100)
+    # columns ascending within each row, no duplicates
+    rows = np.repeat(np.arange(c_ref.shape[0]), np.diff(c_ref.indptr))
+    assert ((np.diff(c_ref.indices) > 0) | (np.diff(rows) > 0)).all()
 
 
 def test_non_deterministic_assignment_still_aggregates_every_row(ocl, rng):
@@ -289,5 +422,4 @@ def test_both_launch_layouts_give_the_reference_level(ref, dev):
     c_ref, c_dev = (lv.coarse_op.to_scipy() for lv in levels)
     np.testing.assert_array_equal(c_dev.indptr, c_ref.indptr)
     np.testing.assert_array_equal(c_dev.data, c_ref.data)
-    for lv, e in zip(levels, (ref, dev)):
-        assert e.run("multigrid.pgm.count_unagg", lv.agg) == 0
+    assert (levels[1].aggregates() >= 0).all()

@@ -4,6 +4,8 @@ seeing every iteration in order."""
 from __future__ import annotations
 
 import io
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,3 +203,30 @@ def test_a_small_system_in_one_launch_agrees_with_the_loop(ocl, monkeypatch):
         _apply(_solver(ocl, name, S, 2000, 1e-10), b, [log])
         assert log.result.method == "loop"
         monkeypatch.delenv("GINKPY_SMALL_SYSTEMS")
+
+
+def test_argument_checks_run_once_per_call(exec, monkeypatch):
+    # the value type is checked where an argument comes in (the SciPy door, the generated
+    # solver), not again by every vector a solve makes: none in an apply of a generated solver
+    calls = []
+    check = type(exec).check_dtype
+    monkeypatch.setattr(type(exec), "check_dtype", lambda self, dtype: calls.append(dtype) or check(self, dtype))
+    S = poisson_2d(10)
+    x, info = gk.linalg.cg(S, np.ones(100), executor=exec)
+    assert info == 0 and len(calls) <= 4, calls
+    solver = _solver(exec, "Bicgstab", convection_diffusion_2d(10), 200, 1e-8)
+    B = gk.matrix.Dense.from_numpy(exec, np.ones((100, 2)))
+    for _ in range(2):
+        calls.clear()
+        solver.apply(B, gk.matrix.Dense.zeros(exec, (100, 2)))
+    assert calls == [np.float64]  # Dense.zeros above
+
+
+def test_stop_codes_are_defined_once():
+    # StopReason is the one definition: the OpenCL sources get the codes as build options
+    from ginkpy.core.stop.stopping_status import status_defines
+    root = Path(gk.__file__).parent
+    sources = "\n".join(path.read_text() for path in root.rglob("*.cl"))
+    assert not re.search(r"#define\s+STATUS_", sources)
+    assert set(re.findall(r"\bSTATUS_[A-Z_]+\b", sources)) - {"STATUS_DTYPE"} <= set(status_defines())
+    assert status_defines() == {f"STATUS_{r.name}": int(r) for r in StopReason}

@@ -54,13 +54,17 @@ tests/test_scipy_suite.py runs them):
    exact arithmetic with zero tolerance, ginkpy's right-preconditioned update x0 + M V y leaves
    1e-16 there (SciPy's left-preconditioned update happens to round to 0 on that system).
 
+Direct solves: ``spsolve(A, b)`` and ``splu(A)`` (an object with ``.solve(b)``), SciPy's names
+and arguments, by ``gk.solver.Direct`` (:mod:`ginkpy.linalg._dsolve`).
+
 Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
 ``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system
 and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes them.
 """
 from ginkpy.linalg._batch import batched_bicgstab, batched_cg, batched_gmres
+from ginkpy.linalg._dsolve import splu, spsolve
 from ginkpy.linalg._interface import aslinearoperator
 from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir
 
 __all__ = ["aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "fcg", "gmres", "idr", "ir"]
+           "cgs", "fcg", "gmres", "idr", "ir", "splu", "spsolve"]

@@ -2,9 +2,20 @@
 solved in one launch, with SciPy's arguments per system.
 
 As
-    A list of N SciPy sparse matrices (or 2-D arrays) of one shape and sparsity pattern, a tuple
-    ``(pattern, values)`` (a SciPy sparse matrix giving the stored entries, in CSR order, and an
-    array (N, nnz) of each system's values), or a ginkpy batch matrix (``gk.batch.matrix``).
+    The N systems, in one of these forms:
+
+    - a list of N SciPy sparse matrices (CSR, CSC or COO; others are converted one by one) of
+      one shape and stored sparsity pattern; a system whose pattern differs is an error naming it;
+    - a 3-D NumPy array (N, n, n) (or a list of 2-D arrays): the pattern is every position
+      that is nonzero in some system;
+    - ``(pattern, values)``: a SciPy sparse matrix giving the stored entries, in CSR order, and
+      an array (N, nnz) of each system's values;
+    - ``(indptr, indices, values)`` (or SciPy's order ``(data, indices, indptr)``): one CSR
+      pattern and values of shape (N, nnz);
+    - a ginkpy batch matrix (``gk.batch.matrix``).
+
+    The pattern is checked and the values gathered in one pass (no per-system copies), and
+    they reach the executor in one transfer; X comes back in one.
 B, X0
     Arrays of shape (N, n): the right-hand side and initial guess (default 0) of each system.
 rtol, atol
@@ -40,7 +51,7 @@ from ginkpy.core.batch.preconditioner.jacobi import Jacobi
 from ginkpy.core.batch.solver.bicgstab import Bicgstab
 from ginkpy.core.batch.solver.cg import Cg
 from ginkpy.core.batch.solver.gmres import Gmres
-from ginkpy.core.matrix.dense import value_dtype
+from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.stopping_status import StopReason
 
 PRECONDITIONERS = {"jacobi": 1, "block_jacobi": 32}  # M names: max_block_size of the batch Jacobi
@@ -83,13 +94,18 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
     N, n = A.num_batch_items, A.common_size[0]
     if A.common_size[0] != A.common_size[1]:
         raise ValueError(f"each system must be square, but they are {A.common_size[0]} x {A.common_size[1]}")
-    B = _vectors(B, N, n, "B", dtype)
-    X0 = np.zeros((N, n), dtype) if X0 is None else _vectors(np.asarray(X0), N, n, "X0", dtype)
-    X0[np.linalg.norm(B, axis=1) == 0] = 0  # b_i = 0: x_i = 0, as SciPy answers
     if maxiter is None:
         maxiter = 10 * n
     elif isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:
         raise ValueError(f"maxiter must be an integer >= 1 (or None for 10 n), got {maxiter!r}")
+    b = _vectors(exec, B, N, n, "B", dtype)
+    if X0 is None:
+        X = MultiVector.zeros(exec, (N, n), dtype)
+    else:
+        X0 = np.array(X0, dtype=dtype)  # a copy: systems with b_i = 0 get x_i = 0, as SciPy answers
+        if X0.shape == (N, n):
+            X0[~B.any(axis=1)] = 0
+        X = _vectors(exec, X0, N, n, "X0", dtype)
     params = solver.build().with_preconditioner(_preconditioner(M))
     max_iterations = maxiter
     if restart is not None:
@@ -97,13 +113,11 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
         params = params.with_krylov_dim(restart)
         max_iterations = maxiter * restart
     s = params.on(exec).generate(A)
-    X = MultiVector.from_numpy(exec, X0, dtype)
-    result = s.apply_with_tolerances(MultiVector.from_numpy(exec, B, dtype), X, rtol, atol,
-                                     min(max_iterations, np.iinfo(np.int32).max))
+    result = s.apply_with_tolerances(b, X, rtol, atol, min(max_iterations, np.iinfo(np.int32).max))
     info = np.full(N, maxiter, dtype=np.int64)
-    info[result.stop_reasons == StopReason.CONVERGED] = 0
-    info[result.stop_reasons == StopReason.BREAKDOWN] = BREAKDOWN_INFO
-    info[result.stop_reasons == StopReason.DIVERGED] = DIVERGED_INFO
+    info[result.codes == StopReason.CONVERGED] = 0
+    info[result.codes == StopReason.BREAKDOWN] = BREAKDOWN_INFO
+    info[result.codes == StopReason.DIVERGED] = DIVERGED_INFO
     return X.to_numpy(), info
 
 
@@ -123,36 +137,48 @@ def _dtype(As: Any, B: np.ndarray, X0: Any) -> np.dtype:
     if isinstance(As, BatchLinOp):
         return As.dtype
     if isinstance(As, tuple):
-        values = np.asarray(As[1]) if len(As) == 2 else np.zeros(0)
-        types = [values.dtype]
+        types = [np.asarray(v).dtype for v in As if not sp.issparse(v) and np.ndim(v) == 2] or [np.dtype(np.float64)]
+    elif isinstance(As, np.ndarray):
+        types = [As.dtype]
     else:
-        types = [getattr(m, "dtype", np.dtype(np.float64)) for m in (As if hasattr(As, "__len__") else [])]
+        types = list({getattr(m, "dtype", np.dtype(np.float64)) for m in (As if hasattr(As, "__len__") else [])})
     types += [B.dtype] + ([np.asarray(X0).dtype] if X0 is not None else [])
     return np.result_type(*(value_dtype(t, "the systems") for t in types))
 
 
 def _batch_matrix(As: Any, exec, dtype) -> BatchLinOp:
+    """The systems as a batch matrix on ``exec``: a list of SciPy matrices, a 3-D array,
+    (pattern, values), (indptr, indices, values) or SciPy's (data, indices, indptr)."""
     if isinstance(As, BatchLinOp):
         return As.to_executor(exec)
     if isinstance(As, tuple):
-        if len(As) != 2 or not sp.issparse(As[0]):
-            raise TypeError("As as a tuple must be (pattern, values): a SciPy sparse matrix giving the stored "
-                            "entries and an array (N, nnz) of each system's values")
-        return Csr.from_pattern(exec, As[0], As[1], dtype)
+        if len(As) == 2 and sp.issparse(As[0]):
+            return Csr.from_pattern(exec, As[0], As[1], dtype)
+        if len(As) == 3 and not any(sp.issparse(a) for a in As):
+            arrays = [np.asarray(a) for a in As]
+            if arrays[0].ndim == 2 and arrays[2].ndim == 1:  # SciPy's order: (data, indices, indptr)
+                arrays = arrays[::-1]
+            if arrays[2].ndim == 2:
+                return Csr.from_arrays(exec, arrays[0], arrays[1], arrays[2], dtype=dtype)
+        raise TypeError("As as a tuple must be (pattern, values): a SciPy sparse matrix giving the stored "
+                        "entries and an array (N, nnz) of each system's values; or (indptr, indices, values) "
+                        "with values of shape (N, nnz)")
     return Csr.from_scipy(exec, As, dtype)
 
 
-def _vectors(V: np.ndarray, N: int, n: int, what: str, dtype) -> np.ndarray:
-    """``V`` as a finite (N, n) array of ``dtype``; an error names the first system with NaN or Inf."""
+def _vectors(exec, V: np.ndarray, N: int, n: int, what: str, dtype) -> MultiVector:
+    """``V`` on ``exec`` as a finite (N, n) MultiVector of ``dtype`` (one transfer, checked there);
+    an error names the first system with NaN or Inf."""
     if V.shape != (N, n):
         raise ValueError(f"{what} has shape {V.shape}, but there are {N} systems of {n} x {n}: {what} must have "
                          f"shape ({N}, {n}), one row per system")
-    V = V.astype(value_dtype(V.dtype, what)).astype(dtype)
-    bad = np.flatnonzero(~np.isfinite(V).all(axis=1))
-    if bad.size:
+    value_dtype(V.dtype, what)
+    out = MultiVector.from_numpy(exec, V, dtype)
+    if V.size and not exec.run("matrix.dense.is_finite", Dense(exec, out.values.reshape(V.size, 1))):
+        bad = np.flatnonzero(~np.isfinite(V).all(axis=1))
         more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
         raise ValueError(f"{what} of system {int(bad[0])}{more} contains NaN or Inf values")
-    return V
+    return out
 
 
 def _preconditioner(M: Any) -> Any:

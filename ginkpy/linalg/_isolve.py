@@ -161,22 +161,19 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     if threshold == np.inf:  # converged at once, as SciPy answers (x0 unchanged)
         return _initial_guess(op, preconditioner, exec, b, x0, dtype, guess_from_m).to_numpy()[:, 0], 0
 
-    # the threshold max(rtol ||b||, atol) as rtol' ||b|| (the solver computes ||b|| robustly, in
-    # its own scaling: an absolute threshold of 1e-300 would underflow there)
+    # SciPy's threshold max(rtol ||b||, atol): two criteria, the first met stops the solve
     params = short_names("solver")[name].build().with_criteria(
-        ResidualNorm.build().with_reduction_factor(threshold / b_norm).with_baseline("rhs_norm"),
-        Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
+        *_tolerances(rtol, atol), Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
     if zero_guess:  # no product for the initial residual
         params.with_default_initial_guess("zero")
     for key, value in {preconditioner_parameter: preconditioner, **solver_parameters}.items():
         getattr(params, f"with_{key}")(value)
     solver = params.on(exec).generate(op)
-    B = Dense.from_numpy(exec, b, dtype)
-    X = Dense.empty(exec, (n, 1), dtype)
+    B = _column(exec, b, dtype)
     if guess_from_m:  # x0 = M b, by the solver's own preconditioner
-        solver.preconditioner.apply(B, X)
-    elif not zero_guess:
-        X = Dense.from_numpy(exec, x0, dtype)
+        X = solver.preconditioner.apply(B, B.empty_like())
+    else:
+        X = B.empty_like() if zero_guess else _column(exec, x0, dtype)
     convergence = _Result()
     solver.add_logger(convergence)
     if observer is not None:
@@ -193,6 +190,11 @@ def _initial_guess(A: LinOp, M: Any, exec: Executor, b: np.ndarray, x0: np.ndarr
     from ginkpy.core.solver.solver_base import generate_preconditioner
     B = Dense.from_numpy(exec, b, dtype)
     return generate_preconditioner(M, A, exec).apply(B, Dense.zeros(exec, B.shape, dtype))
+
+
+def _column(exec: Executor, v: np.ndarray, dtype: np.dtype) -> Dense:
+    """The n-vector ``v`` as an n x 1 Dense of ``dtype`` on ``exec`` (the value type checked already)."""
+    return Dense(exec, exec.from_host(np.ascontiguousarray(v.reshape(-1, 1), dtype=dtype)))
 
 
 def _norm(v: np.ndarray) -> float:
@@ -261,6 +263,15 @@ def _threshold(rtol: float, atol: float, b_norm: float) -> float:
         if isinstance(value, (bool, str)) or value is None or np.isnan(value) or value < 0:
             raise ValueError(f"{name} must be a number >= 0 (or inf), got {value!r}")
     return max(float(rtol) * b_norm if rtol > 0 else 0.0, float(atol))
+
+
+def _tolerances(rtol: float, atol: float) -> list:
+    """The ResidualNorm criteria of SciPy's threshold max(rtol ||b||, atol) (||b|| computed by
+    the solver); an exact 0 where both tolerances are 0."""
+    criteria = [ResidualNorm.build().with_reduction_factor(float(rtol)).with_baseline("rhs_norm")] if rtol > 0 else []
+    if atol > 0 or not criteria:
+        criteria.append(ResidualNorm.build().with_reduction_factor(float(atol)).with_baseline("absolute"))
+    return criteria
 
 
 def _check_maxiter(maxiter: Any) -> int:

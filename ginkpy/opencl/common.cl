@@ -57,12 +57,8 @@ inline bool is_finite_value(const value_type a) { return isfinite(a.x) && isfini
 #define is_finite_value(a) isfinite(a)
 #endif
 
-// Stop status of a right-hand-side column (see core/stop/stopping_status.py).
-#define STATUS_RUNNING 0
-#define STATUS_CONVERGED 1
-#define STATUS_BREAKDOWN 4
-#define STATUS_DIVERGED 5
-#define STATUS_PENDING 6
+// Stop status of a right-hand-side column: STATUS_RUNNING, STATUS_CONVERGED, ... come as build
+// options from their one definition, StopReason in core/stop/stopping_status.py.
 
 // The machine epsilon of value_type (of its parts).
 #define EPSILON (sizeof(real_type) == 8 ? DBL_EPSILON : FLT_EPSILON)
@@ -172,7 +168,6 @@ inline void sum_partials(__global const value_type* partials, const int parts, c
 // The device stopping state of a solve: per column the status, the number of checks so far,
 // the residual norm history (a ring of history_rows rows of k), the threshold, and the
 // iteration limit.
-#define STATUS_ITERATION_LIMIT 2
 #define STOP_PARAMS __global uchar* status, __global int* checks, __global real_type* history, \
                     const int history_rows, __global const real_type* threshold, const int max_iters
 #define STOP_ARGS status, checks, history, history_rows, threshold, max_iters

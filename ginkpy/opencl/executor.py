@@ -32,12 +32,15 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.executor import Executor, ForkedProcessError
+from ginkpy.core.stop.stopping_status import status_defines
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
 # OpenCL types of the value types and of their real parts; complex values are float2 / double2
 # (real part .x, imaginary part .y), their arithmetic in common.cl
 _TYPE_NAMES = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): ("double", "double"),
                np.dtype(np.complex64): ("float2", "float"), np.dtype(np.complex128): ("double2", "double")}
+# the stop codes (STATUS_RUNNING, ...), defined once in core/stop/stopping_status.py
+_STATUS_OPTIONS = [f"-D{name}={code}" for name, code in status_defines().items()]
 
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.MULTILINE)
@@ -342,6 +345,8 @@ class _Device:
     events: list | None = None  # (kernel name, event) of every launch when profiling
     forked: bool = False
     id: str = ""  # what its program binaries are valid for (_device_id)
+    staging: Any = None  # upload's page-locked host buffer (GPU): (buffer, mapped array, last copy's event)
+    staging_lock: Any = attrs.field(factory=threading.Lock)
 
 
 _devices: dict[Any, _Device] = {}
@@ -388,16 +393,16 @@ class OpenCLExecutor(Executor):
         """The compiled program of the ``.cl`` file beside ``module_file`` for value type ``dtype``.
 
         The source sees ``ValueType`` (float, double, or float2 / double2 for complex values),
-        ``RealType`` (float or double: norms), ``VALUE_COMPLEX`` (0 or 1), ``IndexType`` (int)
-        and each of ``defines`` as a macro, and may ``#include "common.cl"``, which has the
-        value arithmetic that works for both. Compiled once per context (or loaded from the
-        disk cache of binaries: :func:`_build`).
+        ``RealType`` (float or double: norms), ``VALUE_COMPLEX`` (0 or 1), ``IndexType`` (int),
+        the stop codes ``STATUS_<NAME>`` and each of ``defines`` as a macro, and may
+        ``#include "common.cl"``, which has the value arithmetic that works for both. Compiled
+        once per context (or loaded from the disk cache of binaries: :func:`_build`).
         """
         path = Path(module_file).with_suffix(".cl")
         dtype = np.dtype(dtype)
         value, real = _TYPE_NAMES[dtype]
         options = [f"-DValueType={value}", f"-DRealType={real}", f"-DVALUE_COMPLEX={int(dtype.kind == 'c')}",
-                   "-DIndexType=int", f"-I{_INCLUDE_DIR}"]
+                   "-DIndexType=int", f"-I{_INCLUDE_DIR}", *_STATUS_OPTIONS]
         options += [f"-D{k}={v}" for k, v in sorted(defines.items())]
         key = (str(path), tuple(options))
         device = self._device
@@ -450,6 +455,46 @@ class OpenCLExecutor(Executor):
         out = self.alloc(array.shape, array.dtype)
         if array.size:
             out.set(array, queue=self.queue)
+        return out
+
+    def upload(self, shape, dtype, fill):
+        """See :meth:`Executor.upload`. A CPU device's buffer is host memory: it is mapped and
+        written in place. A GPU gets a DMA copy from a page-locked staging buffer that is kept
+        (grown to the largest upload) and reused once its previous copy has finished; a copy
+        from pageable memory goes through the driver's own staging at a fraction of the speed."""
+        import pyopencl as cl
+        self._check_process()
+        dtype = np.dtype(dtype)
+        out = self.alloc(shape, dtype)
+        if out.size == 0:
+            fill(np.empty(shape, dtype))
+            return out
+        if self.info.is_cpu:
+            host, _ = cl.enqueue_map_buffer(self.queue, out.base_data, cl.map_flags.WRITE_INVALIDATE_REGION,
+                                            out.offset, shape, dtype, is_blocking=True)
+            try:
+                fill(host)
+            finally:
+                host.base.release(self.queue)
+            return out
+        device = self._device
+        with device.staging_lock:  # one upload at a time writes the staging buffer
+            nbytes = out.nbytes
+            if device.staging is None or device.staging[1].nbytes < nbytes:
+                if device.staging is not None and device.staging[2] is not None:
+                    device.staging[2].wait()
+                device.staging = None
+                buffer = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nbytes)
+                array, _ = cl.enqueue_map_buffer(self.queue, buffer, cl.map_flags.READ | cl.map_flags.WRITE,
+                                                 0, (nbytes,), np.uint8, is_blocking=True)
+                device.staging = (buffer, array, None)
+            buffer, array, previous = device.staging
+            if previous is not None:
+                previous.wait()  # the last upload's copy has left the staging buffer
+            host = array[:nbytes].view(dtype).reshape(shape)
+            fill(host)
+            event = cl.enqueue_copy(self.queue, out.data, host, is_blocking=False)
+            device.staging = (buffer, array, event)
         return out
 
     def to_host(self, *arrays: Any):
@@ -525,6 +570,10 @@ class OpenCLExecutor(Executor):
     def synchronize(self) -> None:
         self._check_process()
         self.queue.finish()
+
+    def small_system_rows(self, method: str, dtype: Any) -> int:
+        from ginkpy.opencl.small_systems import small_system_rows
+        return small_system_rows(self.info, method, dtype)
 
     def kernel_times(self) -> dict[str, tuple[int, float]]:
         """With GINKPY_OPENCL_PROFILE=1: per kernel name, the launches and their device seconds

@@ -55,6 +55,12 @@ class ReferenceExecutor(Executor):
         self.counters["allocations"] += 1
         return np.array(array, copy=True, order="C")
 
+    def upload(self, shape, dtype, fill) -> np.ndarray:
+        self.counters["allocations"] += 1
+        out = np.empty(shape, dtype)
+        fill(out)
+        return out
+
     def to_host(self, *arrays: Any):
         self._note_read()
         out = tuple(np.array(a, copy=True) for a in arrays)

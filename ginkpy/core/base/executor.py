@@ -187,6 +187,16 @@ class Executor:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError
 
+    def upload(self, shape: tuple[int, ...], dtype: Any, fill: Callable[[np.ndarray], None]) -> Any:
+        """A new array of ``shape`` and ``dtype`` in this executor's memory, its contents written
+        by ``fill(host)`` into a host array of that shape: one transfer and no host array in
+        between where the executor allows it (the array itself on the host, the mapped buffer
+        on a CPU device, a reused page-locked staging buffer on a GPU). For large inputs built
+        on the host (a batch's values gathered from many matrices)."""
+        host = np.empty(shape, dtype)
+        fill(host)
+        return self.from_host(host)
+
     def host_array(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A host array that :meth:`read_async` can copy into without the host waiting (page-locked
         memory on a device; a plain numpy array on the host)."""
@@ -232,6 +242,13 @@ class Executor:
 
     def synchronize(self) -> None:
         """Wait until all work queued on this executor is done (Ginkgo's ``exec->synchronize()``)."""
+
+    def small_system_rows(self, method: str, dtype: Any) -> int:
+        """The most rows a single system may have to be solved as a batch of one (one launch for
+        the whole solve, ``gk.batch``'s kernel) rather than by the loop of ``method`` ("cg",
+        "bicgstab", "gmres") in value type ``dtype``: the crossover measured on this
+        executor's device. 0 (never) on the host, where the loop costs no launches."""
+        return 0
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
         """Return ``dtype`` as a numpy dtype if this executor can compute in it, else raise TypeError."""

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.matrix.dense import value_dtype
+from ginkpy.core.matrix.dense import Dense, value_dtype
 
 
 class MultiVector:
@@ -43,8 +43,9 @@ class MultiVector:
             raise ValueError(f"MultiVector.from_numpy needs an array of shape (N, n) (one vector per batch "
                              f"item) or (N, n, k), got shape {array.shape}")
         dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype, "MultiVector"))
-        values = np.ascontiguousarray(array.reshape(*array.shape[:2], -1) if array.ndim == 2 else array, dtype=dtype)
-        return cls(exec, exec.from_host(values), vectors=array.ndim == 2)
+        shape = array.shape + (1,) if array.ndim == 2 else array.shape
+        values = exec.upload(shape, dtype, lambda out: np.copyto(out, array.reshape(shape), casting="unsafe"))
+        return cls(exec, values, vectors=array.ndim == 2)
 
     @classmethod
     def empty(cls, exec: Executor, shape: tuple[int, ...], dtype: Any = np.float64) -> "MultiVector":
@@ -56,7 +57,10 @@ class MultiVector:
     def zeros(cls, exec: Executor, shape: tuple[int, ...], dtype: Any = np.float64) -> "MultiVector":
         """Zeros of ``shape`` (N, n) or (N, n, k)."""
         full, vectors = _shape3(shape)
-        return cls.from_numpy(exec, np.zeros(full[:2] if vectors else full, dtype=exec.check_dtype(dtype)))
+        values = exec.alloc(full, exec.check_dtype(dtype))
+        if values.size:  # filled on the executor: nothing copied from the host
+            exec.run("matrix.dense.fill", Dense(exec, values.reshape(values.size, 1)), 0.0)
+        return cls(exec, values, vectors=vectors)
 
     def empty_like(self) -> "MultiVector":
         return MultiVector(self.executor, self.executor.alloc(self.values.shape, self.dtype), self.vectors)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import check_system_matrix
 
 
 def system_csr(system_matrix: LinOp, exec: Executor, who: str) -> Csr:

@@ -1,36 +1,32 @@
 """Logger base: the events a solver reports. Attach with ``op.add_logger(logger)``."""
 from __future__ import annotations
 
-import attrs
 import numpy as np
 
-from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.core.stop.solve_result import SolveResult
 
-
-@attrs.define
-class SolveResult:
-    """How a solve ended, per right-hand-side column."""
-
-    iterations: np.ndarray          # iterations each column ran
-    residual_norm: np.ndarray       # final residual norm of each column
-    stop_reasons: list[StopReason]  # why each column stopped
-    time: float                     # seconds
-    rhs_norm: np.ndarray = attrs.field(factory=lambda: np.zeros(0))   # ||b|| of each column
-    threshold: np.ndarray = attrs.field(factory=lambda: np.zeros(0))  # residual norm that counts as
-    # converged, per column (negative where no residual criterion was given)
-    method: str = "loop"            # "loop", or "batch of one" (a small system in one launch)
-
-    @property
-    def num_iterations(self) -> int:
-        return int(self.iterations.max(initial=0))
-
-    @property
-    def converged(self) -> np.ndarray:
-        return np.array([r == StopReason.CONVERGED for r in self.stop_reasons], dtype=bool)
+__all__ = ["Logger", "SolveResult"]
 
 
 class Logger:
-    """Receives solver events; override the ones of interest."""
+    """Receives solver events; override the ones of interest.
+
+    Two class attributes tell the solve loop what a logger needs: ``wants_iterations``
+    (default True: every iteration's residual norms, read from the device as the solve runs;
+    False: only how the solve ended) and ``needs_solution`` (default False; True: the live x
+    after every iteration, as SciPy's ``callback(xk)``, which makes the solve wait for the
+    device after each iteration).
+
+    Examples
+    --------
+    >>> class Printer(gk.log.Logger):
+    ...     def on_solve_complete(self, solver, result):
+    ...         print(result.num_iterations)
+    >>> solver.add_logger(Printer())
+    """
+
+    wants_iterations = True
+    needs_solution = False
 
     def on_iteration_complete(self, solver, iteration: int, residual_norm: np.ndarray,
                               status: np.ndarray) -> None:

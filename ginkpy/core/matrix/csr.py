@@ -111,6 +111,19 @@ class Csr(LinOp):
         self.executor.run("matrix.csr.scale_columns", self, diag, values)
         return Csr(self.executor, self.shape, self.row_ptrs, self.col_idxs, values)
 
+    def scale_rows(self, diag: Dense) -> "Csr":
+        """D A with D = diag(diag) (diag n x 1): a new Csr sharing this one's pattern, its values
+        scaled per row (the row scaling of ScaledReordered)."""
+        values = self.executor.alloc(self.values.shape, self.dtype)
+        self.executor.run("matrix.csr.scale_rows", self, diag, values)
+        return Csr(self.executor, self.shape, self.row_ptrs, self.col_idxs, values)
+
+    def permute(self, permutation: Any, mode: str = "symmetric", column_permutation: Any = None) -> "Csr":
+        """The permuted matrix P A P^T (or P A, A P^T, P A Q^T, ...: ``mode`` as in Ginkgo's
+        permute_mode), a new Csr on this executor: see :func:`ginkpy.matrix.permute`."""
+        from ginkpy.core.matrix.permutation import permute  # permutation.py builds on this module
+        return permute(self, permutation, mode, column_permutation)
+
     # -- LinOp: SpMV ------------------------------------------------------------------------------
     def apply_with_dots(self, b: Dense, x: Dense, u: Dense, w: Dense | None, partials: Dense) -> None:
         # x = A b;  partial sums of u . x (and w . x)

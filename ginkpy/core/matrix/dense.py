@@ -72,7 +72,7 @@ class Dense(LinOp):
 
     def empty_like(self, shape: tuple[int, int] | None = None) -> "Dense":
         """Uninitialized matrix of this one's executor and value type (and shape, unless given)."""
-        return Dense.empty(self.executor, self.shape if shape is None else shape, self.dtype)
+        return Dense(self.executor, self.executor.alloc(_shape2(self.shape if shape is None else shape), self.dtype))
 
     def to_numpy(self) -> np.ndarray:
         """The n x k contents as a numpy array on the host."""
@@ -98,10 +98,10 @@ class Dense(LinOp):
     def astype(self, dtype: Any) -> "Dense":
         """This matrix in value type ``dtype`` (itself when it already is): real to real or
         complex, complex to complex; complex to real is refused."""
+        if np.dtype(dtype) == self.dtype:
+            return self
         dtype = self.executor.check_dtype(dtype)
         check_convertible(self.dtype, dtype, "astype: the matrix's values")
-        if dtype == self.dtype:
-            return self
         out = Dense.empty(self.executor, self.shape, dtype)
         self.executor.run("matrix.dense.convert_precision", self, out)
         return out
@@ -169,6 +169,12 @@ class Dense(LinOp):
         out = Dense.empty(self.executor, (self.shape[1], self.shape[0]), self.dtype)
         self.executor.run("matrix.dense.conj_transpose", self, out)
         return out
+
+    def permute(self, permutation: Any, mode: str = "symmetric", column_permutation: Any = None) -> "Dense":
+        """The permuted matrix P A P^T (or P A, A P^T, P A Q^T, ...: ``mode`` as in Ginkgo's
+        permute_mode), a new Dense on this executor: see :func:`ginkpy.matrix.permute`."""
+        from ginkpy.core.matrix.permutation import permute  # permutation.py builds on this module
+        return permute(self, permutation, mode, column_permutation)
 
     def is_finite(self) -> bool:
         """True when no entry is NaN or infinite."""

@@ -1,9 +1,9 @@
 """Pgm: parallel graph match aggregation, Ginkgo's ``multigrid::Pgm`` (from AmgX's size-2 selector).
 
 One pass pairs rows: each unaggregated row picks its strongest unaggregated neighbour by the
-weight (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|), rows that pick each other form an aggregate,
-and a row whose neighbours are all aggregated joins its strongest neighbour's aggregate; this
-repeats up to ``max_iterations`` times, until fewer than ``max_unassigned_ratio`` of the rows
+weight (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|) (a product with 1 / |a_ii| of each row),
+rows that pick each other form an aggregate, and a row whose neighbours are all aggregated
+joins its strongest neighbour's aggregate; this repeats up to ``max_iterations`` times, until fewer than ``max_unassigned_ratio`` of the rows
 are left or a sweep matches none, and the rows left over join their strongest aggregated
 neighbour (or stay alone). ``aggregation_passes`` passes, each on the coarse matrix of the one
 before (AmgX's multi-pairwise selector), give aggregates of up to 2^passes rows (about 4.7 rows
@@ -16,12 +16,21 @@ over-interpolation: every coarse correction is scaled by alpha, which makes up f
 a piecewise constant P misses; 1.5 takes W-cycle CG on 2D Poisson from 30 to 18 iterations).
 Ginkgo's pgm is ``aggregation_passes`` 1 and ``over_interp`` 1.
 
-Where it runs: every step is a kernel on the executor. On an OpenCL device the weights, the
-matching, the renumbering and the Galerkin product run there; the host reads only counts
-(unaggregated rows per sweep, sizes to allocate). Two rare cases use the host instead, where a
-device version would not pay: a matrix whose pattern is not symmetric is matched on the pattern
-of (|A| + |A^T|) / 2, made with SciPy; and the rows of an aggregate of more than a few hundred
-rows (a star graph) are ordered with NumPy.
+Where it runs: every step is a kernel on the executor. A pass is the weights (with the first
+sweep's choices), the matching sweeps, the numbering of the aggregates with their rows (one
+prefix sum of per-aggregate counts) and the Galerkin product (one work-item per aggregate
+gathers the entries of its rows by coarse column), then the coarse matrix packed. The host
+reads twice per pass: the matching's state after a block of FIRST_SWEEPS sweeps (each sweep
+stops itself on the device once the matching is done, so a block may hold sweeps that do
+nothing), and the sizes to allocate (aggregates, coarse entries) with the flags of the rare
+cases that use the host instead, where a device version would not pay: a matrix whose pattern
+is not symmetric is matched on the pattern of (|A| + |A^T|) / 2, made with SciPy; and the rows
+of an aggregate of more than a few hundred rows (a star graph) are ordered with NumPy.
+
+The phases stay apart for what builds on them: the aggregation (symbolic: ``agg``,
+``agg_ptrs``, ``agg_rows``) and the product (``multigrid.pgm.compute_coarse`` and ``pack``, a
+function of A and the aggregation only), so that new values on the same pattern need only the
+products again.
 
 Differences from Ginkgo: ties between equal weights are broken by a hash of the edge, the same
 from both of its rows, where Ginkgo takes the larger column (which, on a uniform grid, points
@@ -34,17 +43,35 @@ the same step.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
 import numpy as np
 
+from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import check_system_matrix
+
+
+FIRST_SWEEPS = 4  # matching sweeps enqueued before the host first reads the state (3-4 usually do)
+MORE_SWEEPS = 2   # ... and between its later reads
+
+
+def matching_stopped(state: Any, sweep: int) -> bool:
+    """Whether the matching stopped before sweep ``sweep`` (Ginkgo's rule, and no progress):
+    after the sweep before it no row, fewer than the threshold state[0], or as many as before
+    that sweep were left unaggregated. The matching state is [threshold, n, rows aggregated by
+    sweep 0, by sweep 1, ...]; the device's sweeps read it to stop themselves."""
+    if sweep == 0:
+        return False
+    n = int(state[1])
+    left = n - int(np.sum(state[2:2 + sweep]))
+    before = n - int(np.sum(state[2:1 + sweep]))
+    return left == 0 or left == before or left < int(state[0])
 
 
 class Pgm(EnableBuild):
@@ -74,57 +101,98 @@ class Pgm(EnableBuild):
             raise ValueError("Pgm: the matrix is empty (0 x 0), there is nothing to coarsen")
         self.executor = exec
         self.fine_op = A
-        agg, agg_ptrs, agg_rows, coarse = self._aggregate(A)
-        for _ in range(1, self.parameters.aggregation_passes):
+        passes = self.parameters.aggregation_passes
+        aggregation, coarse = None, A
+        for p in range(passes):
+            aggregation, coarse = self._pass(coarse, aggregation, last=p == passes - 1)
             if coarse.shape[0] <= 1:
                 break
-            coarse_agg, _, _, coarse = self._aggregate(coarse)
-            # a fine row's aggregate is the aggregate of its first-pass aggregate
-            exec.run("multigrid.pgm.compose", agg, coarse_agg)
-            agg_ptrs, agg_rows = exec.run("multigrid.pgm.find_aggregate_rows", agg, coarse.shape[0])
-        if self.parameters.over_interp != 1:
-            # A_c / alpha: every correction from this level scaled by alpha
-            Dense(exec, coarse.values.reshape(coarse.nnz, 1)).scale(1 / self.parameters.over_interp)
-        self.agg, self.agg_ptrs, self.agg_rows = agg, agg_ptrs, agg_rows
+        self.agg, self.agg_ptrs, self.agg_rows = aggregation
         self.num_aggregates = coarse.shape[0]
         self.coarse_op = coarse
         self._restrict_op = self._prolong_op = None
 
-    def _aggregate(self, A: Csr) -> tuple[Any, Any, Any, Csr]:
-        """One pass: the aggregate of each row of A, the rows of each aggregate (pointers and
-        rows) and the Galerkin product of A."""
+    def _pass(self, A: Csr, before: tuple | None, last: bool) -> tuple[tuple, Csr]:
+        """One aggregation pass on A (the fine matrix, or the coarse matrix of the passes
+        ``before``: their aggregates, pointers and rows): the aggregates of the fine rows (all
+        passes so far as one) and the coarse matrix. Two blocking reads: the matching's state,
+        and the sizes of the aggregates and of the coarse matrix."""
+        exec = self.executor
+        n = A.shape[0]
+        flags = exec.from_host(np.zeros(2, dtype=INDEX_DTYPE))  # (not symmetric, aggregate too large to sort)
+        graph, weights, agg, unaggregated = self._match(A, flags)
+        if unaggregated:
+            # the rows left over join their strongest aggregated neighbour
+            intermediate = exec.alloc((n,), INDEX_DTYPE) if self.parameters.deterministic else None
+            exec.run("multigrid.pgm.assign_to_exist_agg", graph, weights, agg, intermediate)
+        # the aggregates numbered, their rows, and (symbolic and numeric at once) R A P
+        member_ptrs = None if before is None else before[1]
+        agg_ptrs, agg_rows, bounds, fine_ptrs, sizes = exec.run("multigrid.pgm.find_aggregates", A, agg, member_ptrs,
+                                                                flags)
+        product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
+        fine = (agg, agg_ptrs, agg_rows)
+        if before is not None:
+            # the fine rows' aggregates after the passes so far and this one
+            fine_agg, before_ptrs, before_rows = before
+            rows = exec.run("multigrid.pgm.compose", fine_agg, before_ptrs, before_rows, agg, agg_ptrs, agg_rows,
+                            fine_ptrs, sizes, flags)
+            fine = (fine_agg, fine_ptrs, rows)
+        m, _, _, nnz, _, too_large = (int(v) for v in np.concatenate(exec.to_host(sizes, product[-1], flags)))
+        if too_large:
+            # an aggregate too large for a device to sort its rows: they are ordered on the host,
+            # and the product made again from them (its sums in their order)
+            host = exec.host
+            agg_ptrs, agg_rows = (exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
+                                                                      exec.to_host(agg), m))
+            product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
+            nnz = int(exec.to_host(product[-1])[0])
+            fine = (agg, agg_ptrs, agg_rows)
+            if before is not None:
+                fine = (before[0], *(exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
+                                                              exec.to_host(before[0]), m)))
+        # A_c / alpha on the last pass: every correction from this level scaled by alpha
+        scale = 1 / self.parameters.over_interp if last or m <= 1 else 1.0
+        coarse = Csr(exec, (m, m), *exec.run("multigrid.pgm.pack", *product[:-1], m, nnz, scale))
+        return (fine[0], fine[1][:m + 1], fine[2]), coarse
+
+    def _match(self, A: Csr, flags: Any) -> tuple[Csr, Any, Any, int]:
+        """The matching sweeps: the graph matched on (A, or where its pattern is not symmetric
+        that of (|A| + |A^T|) / 2, made on the host), its weights, the aggregates (-1: not
+        aggregated) and the number of rows left unaggregated. The sweeps are enqueued in
+        blocks; each sweep stops itself on the device once the matching is done (see
+        matching_stopped), so the host reads the state only after each block."""
         exec, params = self.executor, self.parameters
         n = A.shape[0]
-        diag = A.extract_diagonal()
-        # the edge weights are real, also for complex values
+        scale = exec.run("multigrid.pgm.diagonal_scale", A)
+        # the edge weights are real, also for complex values; the first sweep's choices with them
+        strongest_neighbor = exec.alloc((n,), INDEX_DTYPE)
         graph, weights = A, exec.alloc((A.nnz,), real_dtype(A.dtype))
-        if not exec.run("multigrid.pgm.compute_weights", A, diag, weights):
+        exec.run("multigrid.pgm.compute_weights", A, scale, weights, flags, strongest_neighbor)
+        while True:
+            agg = exec.from_host(np.full(n, -1, dtype=INDEX_DTYPE))
+            state = np.zeros(2 + params.max_iterations, dtype=INDEX_DTYPE)
+            state[:2] = math.ceil(params.max_unassigned_ratio * n), n
+            state = exec.from_host(state)
+            sweep, block = 0, FIRST_SWEEPS
+            while True:
+                for s in range(sweep, min(sweep + block, params.max_iterations)):
+                    if s > 0:
+                        exec.run("multigrid.pgm.find_strongest_neighbor", graph, weights, agg, strongest_neighbor,
+                                 state, s)
+                    exec.run("multigrid.pgm.match_edge", strongest_neighbor, agg, state, s)
+                sweep = min(sweep + block, params.max_iterations)
+                host_state, host_flags = exec.to_host(state, flags)
+                if host_flags[0] and graph is A:
+                    break
+                if sweep == params.max_iterations or matching_stopped(host_state, sweep):
+                    return graph, weights, agg, n - int(host_state[2:].sum())
+                block = MORE_SWEEPS
             # a pattern that is not symmetric: match on that of (|A| + |A^T|) / 2, made on the host
             host = exec.host
             arrays = host.run("multigrid.pgm.symmetrize", A.clone(host))
             graph = Csr(exec, A.shape, *(exec.from_host(v) for v in arrays))
             weights = exec.alloc((graph.nnz,), real_dtype(A.dtype))
-            exec.run("multigrid.pgm.compute_weights", graph, diag, weights)
-        agg = exec.from_host(np.full(n, -1, dtype=INDEX_DTYPE))
-        strongest_neighbor = exec.alloc((n,), INDEX_DTYPE)
-        num_unagg = previous = n
-        for _ in range(params.max_iterations):
-            exec.run("multigrid.pgm.find_strongest_neighbor", graph, weights, agg, strongest_neighbor)
-            exec.run("multigrid.pgm.match_edge", strongest_neighbor, agg)
-            num_unagg = exec.run("multigrid.pgm.count_unagg", agg)
-            # stop when all rows, enough of them, or no more than the last sweep's are aggregated
-            if num_unagg == 0 or num_unagg == previous or num_unagg < params.max_unassigned_ratio * n:
-                break
-            previous = num_unagg
-        if num_unagg:
-            # the rows left over join their strongest aggregated neighbour
-            intermediate = exec.alloc((n,), INDEX_DTYPE) if params.deterministic else None
-            exec.run("multigrid.pgm.assign_to_exist_agg", graph, weights, agg, intermediate)
-        num_agg = exec.run("multigrid.pgm.renumber", agg)
-        agg_ptrs, agg_rows = exec.run("multigrid.pgm.find_aggregate_rows", agg, num_agg)
-        # R A P
-        row_ptrs, col_idxs, values = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, num_agg)
-        return agg, agg_ptrs, agg_rows, Csr(exec, (num_agg, num_agg), row_ptrs, col_idxs, values)
+            exec.run("multigrid.pgm.compute_weights", graph, scale, weights, flags, strongest_neighbor)
 
     def aggregates(self) -> np.ndarray:
         """The aggregate of each fine row, a host copy."""

@@ -11,8 +11,8 @@ column whose divisor p2^H A p or rho is 0 stops with a breakdown instead of divi
 from __future__ import annotations
 
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 def _transpose(op: LinOp, what: str) -> LinOp:
@@ -32,19 +32,18 @@ class Bicg(IterativeSolver):
         self.system_matrix_transpose = _transpose(self.system_matrix, "system matrix")
         self.preconditioner_transpose = _transpose(self.preconditioner, "preconditioner")
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec, A = self.executor, self.system_matrix
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, x = self.executor, self.system_matrix, monitor.x
         At, Mt = self.system_matrix_transpose, self.preconditioner_transpose
-        monitor = IterationMonitor(self, b, x, zero_guess)
         ws = monitor.ws
         r, p, q, r2, p2, q2, z, z2 = ws.vectors("r", "p", "q", "r2", "p2", "q2", "z", "z2")
         rho, prev_rho, beta = ws.scalars("rho", "prev_rho", "beta")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
         # r2 = r;  p = p2 = 0;  prev_rho = 1
         exec.run("solver.bicg.initialize", r, r2, p, p2, prev_rho)
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # z = M r;  z2 = M^H r2
@@ -61,7 +60,6 @@ class Bicg(IterativeSolver):
             p2.compute_conj_dot(q, beta)
             # x = x + (rho / beta) p;  r = r - (rho / beta) q;  r2 = r2 - conj(rho / beta) q2;  prev_rho = rho
             exec.run("solver.bicg.step_2", x, r, r2, p, q, q2, beta, rho, prev_rho, status)
-            self._check(monitor, r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()

@@ -29,29 +29,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, small_system_kernel, right_preconditioned
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 class Bicgstab(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec = self.executor
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, x, k = self.executor, monitor.x, monitor.k
         # AM = A M with scalar Jacobi folded in (diag), else A and M applied one after the other
-        AM, diag, M = right_preconditioned(self)
-        monitor = IterationMonitor(self, b, x, zero_guess)
+        AM, diag, M = self._right_preconditioned()
         ws = monitor.ws
-        k = b.shape[1]
         r, r_hat, p, v, s, t = ws.vectors("r", "r_hat", "p", "v", "s", "t")
         y, z = (ws.vectors("y", "z") if M is not None else (None, None))
         rho, prev_rho, alpha, omega, rhat_sq = ws.scalars("rho", "prev_rho", "alpha", "omega", "rhat_sq")
         restarted = ws.array("restarted", (k,), np.uint8)
         # partial sums of r_hat . r, r . r, r_hat . v and (s . t, t . t)
         rho_new, rr, rv, st = (ws.partials(name) for name in ("rho_new", "rr", "rv", "st"))
-        restart_tol = float(100 * np.finfo(b.dtype).eps)
+        restart_tol = float(100 * np.finfo(self.dtype).eps)
         # r = b - A x
-        monitor.start(monitor.residual(r))
-        if small_system_kernel(self, monitor, "bicgstab"):
-            return monitor.finish()
+        monitor.start(r)
+        if monitor.solve_small("bicgstab"):
+            return
         stop = monitor.stop
         # r_hat = r;  p = v = 0;  prev_rho = alpha = omega = 1;  ||r_hat||^2 = ||r||^2
         exec.run("solver.bicgstab.initialize", r, r_hat, p, v, prev_rho, alpha, omega)
@@ -94,7 +92,6 @@ class Bicgstab(IterativeSolver):
         reduce()
         step_1()
         monitor.run(iteration, resume=resume)
-        monitor.finish()
 
     def _product(self, AM, M, b, Mb, x, u, w, partials) -> None:
         """x = A M b (M b kept in Mb where M is an operator of its own) and the partial sums of

@@ -12,15 +12,38 @@ with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
-from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, small_system_kernel
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 class Cg(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec, A, M = self.executor, self.system_matrix, self.preconditioner
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    """The conjugate gradient method (CG) for a symmetric (Hermitian) positive definite A,
+    preconditioned by a symmetric positive definite M: Ginkgo's ``solver::Cg``, SciPy's ``cg``.
+
+    Use it for SPD systems (Laplacians, FEM stiffness and mass matrices); for general
+    systems use Gmres or Bicgstab. Each iteration costs one product by A, one application of
+    M and three launches with scalar Jacobi or no preconditioner.
+
+    Parameters
+    ----------
+    (set with ``with_<name>`` on ``Cg.build()``)
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        ``gk.stop.ResidualNorm``, ``Iteration``, ``Time``; each column stops at the first met.
+    preconditioner : factory or LinOp, default None (none)
+        M, symmetric positive definite (``gk.preconditioner.Jacobi``, ``Ic``, ``gk.solver.Multigrid``).
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        Where each apply starts.
+
+    Examples
+    --------
+    >>> solver = gk.solver.Cg.build().with_criteria(
+    ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-10)).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
+
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, M, x = self.executor, self.system_matrix, self.preconditioner, monitor.x
         ws = monitor.ws
         r, p, q = ws.vectors("r", "p", "q")
         rho, prev_rho = ws.scalars("rho", "prev_rho")
@@ -31,9 +54,9 @@ class Cg(IterativeSolver):
         pq, rr = ws.partials("pq"), ws.partials("rr")
         rz = rr if z is None and diag is None else ws.partials("rz")
         # r = b - A x
-        monitor.start(monitor.residual(r))
-        if small_system_kernel(self, monitor, "cg"):
-            return monitor.finish()
+        monitor.start(r)
+        if monitor.solve_small("cg"):
+            return
         stop = monitor.stop
 
         def reduce(*partials):
@@ -73,4 +96,3 @@ class Cg(IterativeSolver):
         reduce(rz, rr)
         step_1()
         monitor.run(iteration, resume=resume)
-        monitor.finish()

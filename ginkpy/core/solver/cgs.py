@@ -11,23 +11,22 @@ gamma = r_tld^H A M p is 0 stops with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 class Cgs(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec, A = self.executor, self.system_matrix
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, x = self.executor, self.system_matrix, monitor.x
         ws = monitor.ws
         r, r_tld, p, q, u, v_hat, t, u_hat = ws.vectors("r", "r_tld", "p", "q", "u", "v_hat", "t", "u_hat")
         rho, prev_rho, gamma, alpha = ws.scalars("rho", "prev_rho", "gamma", "alpha")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
         # r_tld = r;  p = q = 0;  prev_rho = 1
         exec.run("solver.cgs.initialize", r, r_tld, p, q, prev_rho)
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # rho = r_tld^H r
@@ -43,8 +42,7 @@ class Cgs(IterativeSolver):
             # u_hat = M t;  x = x + alpha u_hat;  prev_rho = rho
             exec.run("solver.cgs.step_3", self._precondition(t, u_hat), x, alpha, rho, prev_rho, status)
             # r = b - A x
-            self._residual(monitor.b, x, r)
-            self._check(monitor, r)
+            monitor.residual(r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()

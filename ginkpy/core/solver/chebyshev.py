@@ -30,8 +30,8 @@ from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, fixed_iterations
-from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
 
 LOWER_FRACTION = 1 / 30  # lower focus of the estimated interval, relative to the upper
 
@@ -115,7 +115,7 @@ class Chebyshev(IterativeSolver):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.shape[0] == 0 or b.shape[1] == 0:
             return
-        steps = fixed_iterations(self)
+        steps = self.fixed_iterations
         guess = self.parameters.default_initial_guess
         if steps is None:
             super()._apply_impl(b, x)
@@ -129,11 +129,11 @@ class Chebyshev(IterativeSolver):
     def apply_with_initial_guess(self, b: Dense, x: Dense, zero_guess: bool) -> Dense:
         """Apply with x as the initial guess, or as zero where ``zero_guess`` (x is then not
         read), whatever the default initial guess: how Multigrid applies a smoother."""
-        steps = fixed_iterations(self)
+        steps = self.fixed_iterations
         if steps is None:
             if zero_guess:
                 x.fill(0.0)
-            self._solve(b, x, zero_guess)
+            self._monitored_solve(b, x, zero_guess)
         else:
             self.smooth(b, x, steps, zero_guess)
         return x
@@ -166,29 +166,20 @@ class Chebyshev(IterativeSolver):
             exec.run("components.relaxation.relax", alpha, beta, A, inv_diag, b, current, d, spare)
             current, spare = spare, current
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec, A, inv_diag = self.executor, self.system_matrix, self.inv_diag
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, inv_diag, x = self.executor, self.system_matrix, self.inv_diag, monitor.x
         r, d, scratch = monitor.ws.vectors("r", "d", "scratch")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
-        self._check(monitor, r)
-        steps = self._steps()
+        monitor.check(r)
 
         def iteration(step):
             # d = alpha d + beta D^-1 (b - A x);  x = x + d in the running columns;  r = b - A x
             exec.run("components.relaxation.relax", step[0], step[1], A, inv_diag, monitor.b, x, d, scratch)
             exec.run("components.relaxation.add_running", d, x, status)
-            self._residual(monitor.b, x, r)
-            self._check(monitor, r)
+            monitor.residual(r)
+            monitor.check(r)
 
-        # each step has its own coefficients: one iteration is not one replayable body
-        while monitor.running and monitor.iteration < monitor.loop_limit:
-            iteration(next(steps))
-            monitor.iteration += 1
-            monitor.next()
-        if monitor.running:
-            exec.run("components.stop.stop_running", monitor.stop, int(StopReason.ITERATION_LIMIT))
-        monitor.settle()
-        monitor.finish()
+        # each step has its own coefficients (alpha_k, beta_k)
+        monitor.run(iteration, steps=self._steps())

@@ -8,23 +8,22 @@ column whose p^T A p <= 0 or rho = r . z is 0 stops with a breakdown, as in Cg.
 """
 from __future__ import annotations
 
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 class Fcg(IterativeSolver):
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec, A = self.executor, self.system_matrix
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, x = self.executor, self.system_matrix, monitor.x
         ws = monitor.ws
         r, p, q, t, z = ws.vectors("r", "p", "q", "t", "z")
         rho, rho_t, prev_rho, beta = ws.scalars("rho", "rho_t", "prev_rho", "beta")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
         # t = r;  p = q = 0;  prev_rho = 1
         exec.run("solver.fcg.initialize", r, t, p, q, prev_rho)
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # z = M r
@@ -40,7 +39,6 @@ class Fcg(IterativeSolver):
             p.compute_conj_dot(q, beta)
             # x = x + (rho / beta) p;  r_new = r - (rho / beta) q;  t = r_new - r;  prev_rho = rho
             exec.run("solver.fcg.step_2", x, r, t, p, q, beta, rho, prev_rho, status)
-            self._check(monitor, r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()

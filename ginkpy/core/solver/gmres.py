@@ -8,8 +8,8 @@ Givens rotations keep the Hessenberg matrix triangular, so |g_{j+1}| is the resi
 estimate that the device checks every inner iteration. An inner iteration is four launches:
 the product, the first pass's dot products and ||w|| (with the Givens step of the previous
 Hessenberg column), its update (with the second pass's dot products where needed), and the
-second pass where needed with ||w||^2; the new basis vector is normalized by the next iteration, which knows its norm from
-those sums.
+second pass where needed with ||w||^2; the new basis vector is normalized by the next
+iteration, which knows its norm from those sums.
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
 the end of the cycle x is updated and the true residual b - A x decides: converged, or on with
@@ -24,13 +24,40 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import integer, parameters
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import (IterationMonitor, IterativeSolver, PreconditionedParameters,
-                                            right_preconditioned, small_system_kernel)
-from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
 
 
 class Gmres(IterativeSolver):
+    """The restarted generalized minimal residual method GMRES(m) for general (nonsymmetric,
+    indefinite) systems: Ginkgo's ``solver::Gmres``, SciPy's ``gmres``.
+
+    Use it for nonsymmetric systems where Bicgstab is erratic or breaks down; each inner
+    iteration costs a product by A, an application of M and an orthogonalization against the
+    basis, so a cycle of m iterations costs O(m^2 n) besides. The residual never grows, and a
+    solve that does not converge keeps the best x of its cycles.
+
+    Parameters
+    ----------
+    (set with ``with_<name>`` on ``Gmres.build()``)
+    krylov_dim : int, default 30
+        m, the iterations of a restart cycle (at most n).
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        Iterations count inner iterations.
+    preconditioner : factory or LinOp, default None (none)
+        M, applied from the right (the criteria see the residual of A x = b itself).
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        Where each apply starts.
+
+    Examples
+    --------
+    >>> solver = gk.solver.Gmres.build().with_krylov_dim(50).with_criteria(
+    ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
+
+    confirms_on_device = True  # the end of a cycle confirms with the true residual on the device
+
     @parameters
     class Parameters(PreconditionedParameters):
         krylov_dim: int = attrs.field(default=30, validator=integer(min=1))
@@ -40,12 +67,10 @@ class Gmres(IterativeSolver):
         # a Krylov space cannot grow beyond n dimensions
         self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec = self.executor
-        A = self.system_matrix
-        AM, diag, M = right_preconditioned(self)
-        (n, k), m = b.shape, self.krylov_dim
-        monitor = IterationMonitor(self, b, x, zero_guess, confirmed_on_device=True)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, x = self.executor, self.system_matrix, monitor.x
+        AM, diag, M = self._right_preconditioned()
+        (n, k), m = x.shape, self.krylov_dim
         ws = monitor.ws
         # v: the input of the next product, v_j as stored (v_0 normalized, later ones not yet)
         r, v, w = ws.vectors("r", "v", "w")
@@ -61,9 +86,9 @@ class Gmres(IterativeSolver):
         # per column: whether the Gram-Schmidt step needs its second pass
         reorth = ws.array("reorth", (k,), np.uint8)
         # r = b - A x
-        monitor.start(monitor.residual(r))
-        if small_system_kernel(self, monitor, "gmres", krylov_dim=m):
-            return monitor.finish()
+        monitor.start(r)
+        if monitor.solve_small("gmres", krylov_dim=m):
+            return
         stop = monitor.stop
 
         def restart():
@@ -72,16 +97,20 @@ class Gmres(IterativeSolver):
             A.reduce_sums(rr)
             exec.run("solver.gmres.restart", r, rr, basis, v, g, inner, stop)
 
-        def step(j: int, rotate: bool = True) -> None:
+        def rotate(j: int) -> None:
+            # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
+            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
+
+        def step(j: int, givens_first: bool) -> None:
             # w = A M v_j
             if M is None:
                 AM.apply(v, w)
             else:
                 A.apply(self._precondition(v, z, M), w)
-            # h = V^T w and ||w|| (with rotate, the Givens step of H[:, j - 1] first);  w = w - V h;  where w lost
-            # most of its norm, a second pass w = w - V h2 with h2 = V^T w (DGKS);
+            # h = V^T w and ||w|| (with givens_first, the Givens step of H[:, j - 1] first);  w = w - V h;
+            # where w lost most of its norm, a second pass w = w - V h2 with h2 = V^T w (DGKS);
             # v_{j+1} = v = w, ||w||^2 for its norm
-            exec.run("solver.gmres.multi_dot", j, rotate, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop)
+            exec.run("solver.gmres.multi_dot", j, givens_first, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop)
             A.reduce_sums(h)
             exec.run("solver.gmres.orthogonalize", j, basis, w, ww, h, hessenberg, h2, reorth, stop)
             A.reduce_sums(h2)
@@ -90,41 +119,15 @@ class Gmres(IterativeSolver):
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y;  r = b - A x
-            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
+            rotate(j)
             if M is None:
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, diag, x)
             else:
                 u.fill(0.0)
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, None, u)
                 x.add_scaled(1.0, self._precondition(u, z, M))
-            self._residual(monitor.b, x, r)
+            monitor.residual(r)
             restart()
 
         restart()
-        while True:
-            while monitor.running and monitor.iteration < monitor.loop_limit:
-                for j in range(m):
-                    if j > 0 and monitor.reads_each_iteration:
-                        # each iteration waits for the host anyway (a host operator): the Givens
-                        # step of H[:, j - 1] and its check first, so that no product follows the
-                        # last iteration
-                        exec.run("solver.gmres.givens", j - 1, ww, hessenberg, g, cos, sin, inner, stop)
-                        monitor.poll()
-                        if not monitor.has_status(StopReason.RUNNING):
-                            j -= 1
-                            break
-                        step(j, rotate=False)
-                    else:
-                        monitor.replay(("step", j), lambda j=j: step(j))
-                    monitor.iteration += 1
-                    monitor.next()
-                    if not monitor.has_status(StopReason.RUNNING) or monitor.iteration >= monitor.loop_limit:
-                        break
-                # (after a break above, the Givens step of H[:, j] ran already: again it does nothing)
-                monitor.replay(("end", j), lambda j=j: end_cycle(j))
-                monitor.poll()
-            if monitor.running and monitor.iteration >= monitor.loop_limit:
-                exec.run("components.stop.stop_running", stop, int(StopReason.ITERATION_LIMIT))
-            if not monitor.settle():
-                break
-        monitor.finish()
+        monitor.run_restarted(m, step, rotate, end_cycle)

@@ -24,7 +24,8 @@ import numpy as np
 
 from ginkpy.core.base.factory import integer, number, parameters
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
 
 SHADOW_SPACE_SEED = 15  # Ginkgo's seed for its deterministic shadow space
 
@@ -56,11 +57,10 @@ class Idr(IterativeSolver):
             self._shadow[k] = Dense.from_numpy(self.executor, blocks, self.dtype)
         return self._shadow[k]
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec, A = self.executor, self.system_matrix
-        (n, k), s = b.shape, self.subspace_dim
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, A, x = self.executor, self.system_matrix, monitor.x
+        (n, k), s = x.shape, self.subspace_dim
         P = self._shadow_blocks(k)
-        monitor = IterationMonitor(self, b, x, zero_guess)
         ws = monitor.ws
         r, v, t, u_j, g_j, z = ws.vectors("r", "v", "t", "u_j", "g_j", "z")
         # G = [g_0 ... g_{s-1}] and U = [u_0 ... u_{s-1}]: block i in rows i n .. (i + 1) n
@@ -71,14 +71,14 @@ class Idr(IterativeSolver):
         omega, tr, tt = ws.scalars("omega", "tr", "tt")
         r_norm = ws.norms("r_norm")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
         # G = U = 0, m = I, omega = 1
         for vector in (g, u):
             vector.fill(0.0)
         m.copy_from(self._identity(k))
         omega.fill(1.0)
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # f = P r
@@ -103,10 +103,9 @@ class Idr(IterativeSolver):
             t.compute_conj_dot(t, tt)
             r.compute_norm2(r_norm)
             exec.run("solver.idr.step_4", self.kappa, tr, tt, r_norm, omega, z_, t, r, x, status)
-            self._check(monitor, r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()
 
     def _identity(self, k: int) -> Dense:
         """The s x s identity for every column (m_{i,l} at (i, l k + column)), made once per k."""

@@ -14,8 +14,9 @@ from typing import Any
 import attrs
 
 from ginkpy.core.base.factory import number, parameters
-from ginkpy.core.matrix.dense import Dense, as_scalar
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeParameters, IterativeSolver, generate_preconditioner
+from ginkpy.core.matrix.dense import as_scalar
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeParameters, IterativeSolver, generate_preconditioner
 
 
 class Ir(IterativeSolver):
@@ -31,14 +32,13 @@ class Ir(IterativeSolver):
                                               "inner solver")
         self.relaxation_factor = as_scalar(self.executor, omega, self.dtype)
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec, S = self.executor, self.solver
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, S, x = self.executor, self.solver, monitor.x
         r, z = monitor.ws.vectors("r", "z")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # r = 0 in stopped columns (the inner solver sees only running ones);  z = r
@@ -48,8 +48,7 @@ class Ir(IterativeSolver):
             # x = x + omega z
             exec.run("solver.ir.update", self.relaxation_factor, z, x, status)
             # r = b - A x
-            self._residual(monitor.b, x, r)
-            self._check(monitor, r)
+            monitor.residual(r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()

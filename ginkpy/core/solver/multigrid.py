@@ -10,18 +10,26 @@ when it has at most COARSEST_DENSE_ROWS rows, else by Jacobi-CG to a relative re
 
 A cycle on level l: pre-smoothing, the residual restricted (R = P^T), cycles on level l + 1
 for the correction (``cycle``: "v" one, "w" two, "f" an F-cycle then a V-cycle), the
-correction prolongated and added, post-smoothing. The default cycle is "w" where Ginkgo's is
-"v": with aggregation the V-cycle's iterations grow with the grid (CG on 2D Poisson: 38 at
-250^2, 48 at 700^2), the W-cycle's do not (18 and 18), for about twice the work per cycle.
+correction prolongated and added, post-smoothing. With aggregation the V-cycle's iterations
+grow with the grid (CG on 2D Poisson: 38 at 250^2, 56 at 1000^2), the W-cycle's do not (18),
+for more work and, level by level, twice the launches of the level above.
+
+The levels of at most ``merged_rows`` rows, down to the coarsest, are cycled through in one
+launch (one work-group, ``solver.multigrid.coarse_cycle``), following a schedule of their steps
+made once on the host: there the W-cycle's visits cost no launches. What the parameters leave
+open (``cycle``, ``smoother_iters``, ``min_coarse_rows``, ``merged_rows``) is chosen per kind of
+executor from measurements (DEVICE_CHOICES; ``python benchmarks/bench_amg.py --tune`` makes
+them), and printed with the hierarchy. Ginkgo's defaults are the V-cycle, one sweep, 64 rows.
 
 The default smoother is Ginkgo's, Ir with scalar Jacobi: ``smoother_iters`` sweeps
 x = x + omega D^-1 (b - A x), omega = ``smoother_relax``, before and after; omega is scaled by
 2 / rho where Gershgorin's bound rho on the eigenvalues of D^-1 A is above 2 (a fixed 0.9
 amplifies the top modes there, as on the FEM matrix ani4; diagonally dominant matrices, every
-Laplacian among them, keep omega). The sweeps run as fused kernels with no host round trip:
-from x = 0 the first sweep is x = omega D^-1 b, computed with the residual after it in one
-kernel, and the prolongation is read on the fly by the first sweep after it, so that a V-cycle
-takes three launches a level (restriction the third). ``pre_smoother`` and ``post_smoother``
+Laplacian among them, keep omega); D^-1 and rho of every level are computed on the device and
+read at once. The sweeps run as fused kernels with no host round trip: from x = 0 the first
+sweep is x = omega D^-1 b, computed with the restriction of the residual after it in one
+kernel (per aggregate), and the prolongation is read on the fly by the first sweep after it,
+so that a V-cycle takes two launches a level (``launches_per_cycle`` counts them). ``pre_smoother`` and ``post_smoother``
 (default: the pre-smoother) take any solver that improves the x it is given instead
 (``gk.solver.Chebyshev``, ``gk.solver.Ir``); Chebyshev with only Iteration criteria also runs
 without host round trips. ``gk.preconditioner.GaussSeidel`` and ``Sor`` smooth too (one sweep
@@ -37,13 +45,16 @@ column stopping on its own; with only Iteration criteria and no logger it runs t
 reading anything back.
 
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
-(the nonzeros of all levels over those of the finest) and grid complexity (rows likewise).
+(the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
+with the cycle, the smoother, the levels cycled through in one launch, the launches of a cycle
+and the kind of executor the choice was made for.
 """
 from __future__ import annotations
 
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
@@ -52,13 +63,119 @@ from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
-from ginkpy.core.solver.chebyshev import inverse_diagonal
-from ginkpy.core.solver.solver_base import IterationMonitor, IterativeSolver, fixed_iterations, generate_preconditioner
+from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
 COARSEST_DENSE_ROWS = 1024  # the default coarsest solver inverts systems up to this size
 COARSEST_CG_REDUCTION = 1e-12
+
+
+@attrs.frozen
+class CycleChoice:
+    """What Multigrid does where its parameters leave it open, per kind of executor."""
+
+    cycle: str           # "v", "w" or "f"
+    smoother_iters: int  # Jacobi sweeps before and after the coarse correction
+    min_coarse_rows: int
+    merged_rows: int     # levels of at most this many rows cycled through in one launch (0: none)
+    why: str
+
+
+# Chosen from measurements (python benchmarks/bench_amg.py --tune: AMG-CG whole solves of 2D and
+# 3D Poisson for each cycle, sweep count and merge size; see the README's multigrid section).
+DEVICE_CHOICES = {
+    "reference": CycleChoice("w", 1, 64, 0, "no launches to save on the host: the W-cycle, which needs the fewest "
+                                            "iterations"),
+    "cpu": CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
+                                         "more in launches than in work and run in one launch"),
+    "gpu": CycleChoice("w", 1, 64, 8192, "launches bind the coarse levels: levels of up to 8192 rows run in one "
+                                         "launch (one work-group), so the W-cycle's extra visits of them cost none"),
+}
+
+
+def device_kind(exec) -> str:
+    """The kind of executor a CycleChoice is made for: "reference", "cpu" or "gpu"."""
+    if not exec.asynchronous:
+        return "reference"
+    return "cpu" if exec.info.is_cpu else "gpu"
+
+
+# The steps of coarse_cycle: rows (op, level, src, dst) of a schedule, src and dst naming the
+# level's vector x0 (0) or x1 (1); the coarse correction of level t is in x0 of level t + 1.
+OP_RELAX_FIRST_RESTRICT = 0  # x_dst = omega D^-1 b;  b_{t+1} = P^T (b - A x_dst)
+OP_RELAX = 1                 # x_dst = x_src + omega D^-1 (b - A x_src)
+OP_RESTRICT_RESIDUAL = 2     # b_{t+1} = P^T (b - A x_src)
+OP_PROLONG_RELAX = 3         # y = x_src + P x0_{t+1};  x_dst = y + omega D^-1 (b - A y)
+OP_COARSEST = 4              # x0 = A^-1 b
+OP_RELAX_FIRST = 5           # x_dst = omega D^-1 b
+
+
+@attrs.define(eq=False)
+class CoarseLevels:
+    """The coarse levels that one launch cycles through (``solver.multigrid.coarse_cycle``):
+    their matrices (the finest of them first, the coarsest last), D^-1 and omega of the Jacobi
+    smoother of each but the coarsest, their Pgm levels (aggregates) and the coarsest's dense
+    inverse. ``cache`` keeps what a backend derives from them once (packed arrays)."""
+
+    matrices: list
+    inv_diags: list
+    omegas: list
+    levels: list
+    inverse: Dense
+    cache: dict = attrs.field(factory=dict)
+
+    def layout(self) -> np.ndarray:
+        """Per level t a row (rows n, offset of its row pointers, of its entries, of its rows
+        (D^-1, aggregates), of its aggregate pointers, of its vectors): the places of its arrays
+        packed one level after another, and of its vectors b, x0, x1 (n x k each, one after
+        another) in the work vector."""
+        n = np.array([m.shape[0] for m in self.matrices], dtype=np.int64)
+        nnz = np.array([m.nnz for m in self.matrices], dtype=np.int64)
+        before = lambda v: np.concatenate([[0], np.cumsum(v)[:-1]])  # noqa: E731
+        return np.stack([n, before(n + 1), before(nnz), before(n), before(np.r_[n[1:] + 1, 0]), before(3 * n)], axis=1)
+
+    @property
+    def work_rows(self) -> int:
+        """Rows of the work vector: b, x0 and x1 of every level."""
+        return 3 * sum(m.shape[0] for m in self.matrices)
+
+    def schedule(self, visits: list, sweeps: int) -> np.ndarray:
+        """The steps of cycles on these levels: one per (zero_guess, kind) of ``visits``, each
+        on level 0 from its x0 (or from 0), the result in its x0."""
+        steps: list = []
+        last = len(self.matrices) - 1
+
+        def visit(t: int, zero: bool, kind: str) -> None:
+            if t == last:
+                steps.append((OP_COARSEST, t, 0, 0))
+                return
+            # a visit ends in x0: from 0 its first write goes to x1 (2 sweeps - 1 more writes
+            # follow, each to the other vector), from x0 it starts there (2 sweeps follow)
+            if zero and sweeps == 1:
+                steps.append((OP_RELAX_FIRST_RESTRICT, t, 0, 1))
+                current = 1
+            else:
+                current = 0
+                if zero:
+                    steps.append((OP_RELAX_FIRST, t, 0, 1))
+                    current = 1
+                for _ in range(sweeps - 1 if zero else sweeps):
+                    steps.append((OP_RELAX, t, current, 1 - current))
+                    current = 1 - current
+                steps.append((OP_RESTRICT_RESIDUAL, t, current, 0))
+            visit(t + 1, True, kind)
+            if kind in ("w", "f") and t + 1 < last:
+                visit(t + 1, False, "w" if kind == "w" else "v")
+            for i in range(sweeps):
+                steps.append((OP_PROLONG_RELAX if i == 0 else OP_RELAX, t, current, 1 - current))
+                current = 1 - current
+            assert current == 0
+
+        for zero, kind in visits:
+            visit(0, zero, kind)
+        return np.array(steps, dtype=np.int32).reshape(-1, 4)
 
 
 class Multigrid(IterativeSolver):
@@ -68,11 +185,12 @@ class Multigrid(IterativeSolver):
         pre_smoother: Any = None
         post_smoother: Any = None
         coarsest_solver: Any = None
-        cycle: str = attrs.field(default="w", validator=one_of("v", "w", "f"))
+        cycle: str | None = attrs.field(default=None, validator=one_of("v", "w", "f", None))
         max_levels: int = attrs.field(default=10, validator=integer(min=1))
-        min_coarse_rows: int = attrs.field(default=64, validator=integer(min=1))
+        min_coarse_rows: int | None = attrs.field(default=None, validator=integer(min=1, optional=True))
         smoother_relax: float = attrs.field(default=0.9, validator=number(min=0, min_open=True))
-        smoother_iters: int = attrs.field(default=1, validator=integer(min=1))
+        smoother_iters: int | None = attrs.field(default=None, validator=integer(min=1, optional=True))
+        merged_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         params = factory.parameters
@@ -88,10 +206,17 @@ class Multigrid(IterativeSolver):
         if not params.criteria:
             # one cycle per apply: the preconditioner's form
             self.criteria = [Iteration.build().with_max_iters(1).on(self.executor)]
+        # what the parameters leave open, as chosen for this kind of executor
+        self.device_kind = device_kind(self.executor)
+        choice = DEVICE_CHOICES[self.device_kind]
+        self.cycle = params.cycle or choice.cycle
+        self.smoother_iters = params.smoother_iters or choice.smoother_iters
+        self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
         self.levels = self._coarsen(self.system_matrix)
         self.matrices = [level.fine_op for level in self.levels] + [self._coarsest_matrix()]
         self._make_smoothers()
         self.coarsest_solver = self._make_coarsest_solver(self.matrices[-1])
+        self._merge(choice.merged_rows if params.merged_rows is None else params.merged_rows)
         self._work: dict[int, list] = {}
 
     # -- generation -----------------------------------------------------------------------------
@@ -103,7 +228,7 @@ class Multigrid(IterativeSolver):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
                                 f"not {f.parameters.product.__name__}")
         levels = []
-        while len(levels) + 1 < params.max_levels and A.shape[0] > params.min_coarse_rows:
+        while len(levels) + 1 < params.max_levels and A.shape[0] > self.min_coarse_rows:
             # Ginkgo's level selector: the l-th factory on level l, the last one beyond;
             # A is checked: the system matrix by the base class, the others made from it
             level = factories[min(len(levels), len(factories) - 1)].generate(A, checked=True)
@@ -119,19 +244,34 @@ class Multigrid(IterativeSolver):
     def _make_smoothers(self) -> None:
         params, exec = self.parameters, self.executor
         self.inv_diags, self.omegas, self.pre_smoothers, self.post_smoothers = [], [], [], []
+        checks = []
         for l, A in enumerate(self.matrices[:-1]):
             pre = self._smoother(params.pre_smoother, A, "pre_smoother")
             post = self._smoother(params.post_smoother, A, "post_smoother") if params.post_smoother is not None \
                 else pre.backward() if hasattr(pre, "backward") else pre
-            # the built-in weighted Jacobi sweeps (None) need D^-1
-            builtin = pre is None or post is None
-            inv_diag = inverse_diagonal(A, f"Multigrid's Jacobi smoother on level {l}") if builtin else None
+            # the built-in weighted Jacobi sweeps (None) need D^-1 and Gershgorin's bound rho on
+            # the eigenvalues of D^-1 A, computed on the device and read for all levels at once
+            inv_diag = None
+            if pre is None or post is None:
+                inv_diag = Dense.empty(exec, (A.shape[0], 1), A.dtype)
+                checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, inv_diag)))
             self.inv_diags.append(inv_diag)
-            # omega, scaled down where Gershgorin's bound rho on the eigenvalues of D^-1 A exceeds 2
-            rho = exec.run("components.relaxation.gershgorin_bound", A, inv_diag) if builtin else 0.0
-            self.omegas.append(params.smoother_relax * min(1.0, 2 / rho) if rho > 0 else params.smoother_relax)
             self.pre_smoothers.append(pre)
             self.post_smoothers.append(post)
+        self.omegas = [params.smoother_relax] * len(self.inv_diags)
+        if not checks:
+            return
+        host = exec.to_host(*[array for _, first_zero, bounds in checks for array in (first_zero, bounds)])
+        for (l, _, _), first_zero, bounds in zip(checks, host[0::2], host[1::2]):
+            row = int(first_zero[0])
+            if row < self.matrices[l].shape[0]:
+                raise ValueError(f"Multigrid's Jacobi smoother on level {l}: the diagonal entry of row {row} is zero "
+                                 f"or not stored, so D^-1 does not exist; use another smoother "
+                                 f"(with_pre_smoother) or reorder the matrix")
+            # omega scaled down where rho exceeds 2 (a fixed 0.9 would amplify the top modes)
+            rho = float(np.max(bounds, initial=0.0))
+            if rho > 0:
+                self.omegas[l] = params.smoother_relax * min(1.0, 2 / rho)
 
     def _smoother(self, value: Any, A: Csr, what: str) -> LinOp | None:
         """The smoother generated on A, None for the built-in Jacobi sweeps."""
@@ -159,6 +299,34 @@ class Multigrid(IterativeSolver):
             Iteration.build().with_max_iters(max(1000, A.shape[0])))
         return generate_preconditioner(cg, A, exec, "coarsest_solver", initial_guess="zero")
 
+    def _merge(self, merged_rows: int) -> None:
+        """Levels of at most ``merged_rows`` rows, down to the coarsest, are cycled through in
+        one launch (coarse_cycle), where the built-in Jacobi smoother and the dense coarsest
+        inverse are used; ``merged_from`` is the first of them (None: no such levels)."""
+        self.merged_rows, self.merged_from, self.coarse = merged_rows, None, None
+        self._schedules: dict = {}
+        last = len(self.levels)
+        builtin = all(s is None for s in self.pre_smoothers + self.post_smoothers)
+        if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0:
+            return
+        first = last
+        while first > 0 and self.matrices[first - 1].shape[0] <= merged_rows:
+            first -= 1
+        if first == last:
+            return  # only the coarsest level: its dense product is one launch already
+        self.merged_from = first
+        self.coarse = CoarseLevels(self.matrices[first:], self.inv_diags[first:], self.omegas[first:],
+                                   self.levels[first:], self.coarsest_solver)
+        self.executor.run("solver.multigrid.pack_coarse_levels", self.coarse)
+
+    def _schedule(self, visits: tuple):
+        """The device copy of the schedule of coarse_cycle for these visits (made once)."""
+        schedule = self._schedules.get(visits)
+        if schedule is None:
+            host = self.coarse.schedule(list(visits), self.smoother_iters)
+            schedule = self._schedules[visits] = self.executor.from_host(host)
+        return schedule
+
     # -- the hierarchy ----------------------------------------------------------------------------
     @property
     def num_levels(self) -> int:
@@ -175,14 +343,37 @@ class Multigrid(IterativeSolver):
         """Rows of all levels over the rows of the finest."""
         return sum(m.shape[0] for m in self.matrices) / max(self.matrices[0].shape[0], 1)
 
+    @property
+    def launches_per_cycle(self) -> int:
+        """Kernel launches of one cycle from x = 0 (the preconditioner's apply), one column."""
+        def visit(l: int, zero: bool, kind: str) -> int:
+            if l == self.merged_from:
+                return 1
+            if l == len(self.levels):
+                return 1 if isinstance(self.coarsest_solver, Dense) else 0
+            if self.pre_smoothers[l] is not None or self.post_smoothers[l] is not None:
+                return 0  # not counted: the smoothers' own launches
+            own = 2 * self.smoother_iters + (0 if zero and self.smoother_iters == 1 else 1)
+            second = kind in ("w", "f") and l + 1 < len(self.levels)
+            if l + 1 == self.merged_from:
+                return own + 1
+            return own + visit(l + 1, True, kind) + (visit(l + 1, False, "w" if kind == "w" else "v") if second else 0)
+        return visit(0, True, self.cycle)
+
     def __repr__(self) -> str:
         total = sum(m.nnz for m in self.matrices) or 1
         coarsest = self.coarsest_solver
         coarse_name = "dense inverse" if isinstance(coarsest, Dense) else type(coarsest).__name__
-        smoother = (f"Jacobi ({self.parameters.smoother_iters} sweep(s), relaxation "
-                    f"{self.parameters.smoother_relax:g})" if self.pre_smoothers and self.pre_smoothers[0] is None
+        smoother = (f"Jacobi ({self.smoother_iters} sweep(s), relaxation {self.parameters.smoother_relax:g})"
+                    if self.pre_smoothers and self.pre_smoothers[0] is None
                     else type(self.pre_smoothers[0]).__name__ if self.pre_smoothers else "none")
-        lines = [f"Multigrid ({self.parameters.cycle.upper()}-cycle, smoother {smoother}) on {self.executor!r}",
+        choice = DEVICE_CHOICES[self.device_kind]
+        merged = (f"levels {self.merged_from}-{self.num_levels - 1} (<= {self.merged_rows} rows) in one launch"
+                  if self.merged_from is not None else "one launch per step")
+        lines = [f"Multigrid ({self.cycle.upper()}-cycle, smoother {smoother}) on {self.executor!r}",
+                 f"Chosen for a {self.device_kind} executor: {choice.why}" if self.device_kind != "reference"
+                 else f"Chosen for the reference executor: {choice.why}",
+                 f"Cycle:                {self.cycle.upper()}, {merged}, {self.launches_per_cycle} launches",
                  f"Number of Levels:     {self.num_levels}",
                  f"Operator Complexity: {self.operator_complexity:6.3f}",
                  f"Grid Complexity:     {self.grid_complexity:6.3f}",
@@ -196,7 +387,7 @@ class Multigrid(IterativeSolver):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.shape[0] == 0 or b.shape[1] == 0:
             return
-        cycles = fixed_iterations(self)
+        cycles = self.fixed_iterations
         guess = self.parameters.default_initial_guess
         if cycles is None:
             super()._apply_impl(b, x)
@@ -206,65 +397,73 @@ class Multigrid(IterativeSolver):
         if cycles == 0 and guess == "zero":
             x.fill(0.0)
         for i in range(cycles):
-            self._cycle(0, b, x, zero_guess=i == 0 and guess == "zero", kind=self.parameters.cycle)
+            self._cycle(0, b, x, zero_guess=i == 0 and guess == "zero", kind=self.cycle)
 
-    def _solve(self, b: Dense, x: Dense, zero_guess: bool) -> None:
-        exec = self.executor
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _solve(self, monitor: IterationMonitor) -> None:
+        exec, x = self.executor, monitor.x
         r, e = monitor.ws.vectors("r", "e")
         # r = b - A x
-        monitor.start(monitor.residual(r))
+        monitor.start(r)
         status = monitor.stop.status
-        self._check(monitor, r)
+        monitor.check(r)
 
         def iteration():
             # e = cycle applied to r from 0;  x = x + e in the running columns;  r = b - A x
-            self._cycle(0, r, e, zero_guess=True, kind=self.parameters.cycle)
+            self._cycle(0, r, e, zero_guess=True, kind=self.cycle)
             exec.run("components.relaxation.add_running", e, x, status)
-            self._residual(monitor.b, x, r)
-            self._check(monitor, r)
+            monitor.residual(r)
+            monitor.check(r)
 
         monitor.run(iteration)
-        monitor.finish()
 
     def _buffers(self, k: int) -> list:
         """Per level: (b, x, spare) n_l x k vectors, made once per column count (level 0 has only
-        its spare: b and x are the caller's)."""
+        its spare: b and x are the caller's; the levels cycled through in one launch have none:
+        their vectors lie in one work vector, the last item)."""
         work = self._work.get(k)
         if work is None:
             work = []
+            exec = self.executor
             for l, A in enumerate(self.matrices):
                 n = A.shape[0]
-                fresh = (Dense.empty(self.executor, (n, k), A.dtype) for _ in range(3))
-                work.append(tuple(fresh) if l else (None, None, Dense.empty(self.executor, (n, k), A.dtype)))
+                if l == 0:
+                    work.append((None, None, Dense.empty(exec, (n, k), A.dtype)))
+                elif self.merged_from is None or l <= self.merged_from:
+                    work.append(tuple(Dense.empty(exec, (n, k), A.dtype) for _ in range(3)))
+            work.append(None if self.coarse is None else Dense.empty(exec, (self.coarse.work_rows, k), self.dtype))
             self._work[k] = work
         return work
 
     def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str) -> None:
         """One cycle of ``kind`` on level l for A_l x = b, from x (or from 0 where ``zero_guess``:
         x is then not read), the result in x."""
+        exec = self.executor
+        work = self._buffers(b.shape[1])
+        if l == self.merged_from:
+            # the levels from here down in one launch
+            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedule(((zero_guess, kind),)), work[-1],
+                     b, x)
+            return
         if l == len(self.levels):
             # the coarsest level: x = A^-1 b (the guess does not matter to a direct solve)
             self.coarsest_solver.apply(b, x)
             return
-        exec, params = self.executor, self.parameters
         level, A, inv_diag = self.levels[l], self.matrices[l], self.inv_diags[l]
-        work = self._buffers(b.shape[1])
         coarse_b, coarse_x = work[l + 1][0], work[l + 1][1]
         pre, post = self.pre_smoothers[l], self.post_smoothers[l]
-        iters, omega = params.smoother_iters, self.omegas[l]
+        iters, omega = self.smoother_iters, self.omegas[l]
         # each built-in sweep writes a new vector, but a first one from 0: start in the vector
         # from which the cycle's last write lands in x
         pre_sweeps = 0 if pre is not None else iters - 1 if zero_guess else iters
         writes = pre_sweeps + (iters if post is None else 0)
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
-        # pre-smoothing, then r = b - A x (in the vector that post-smoothing writes later)
+        # pre-smoothing, then b_c = P^T (b - A x)
         if pre is not None:
             _smooth(pre, b, current, zero_guess)
-            exec.run("components.relaxation.residual", A, b, current, other)
         elif zero_guess and pre_sweeps == 0:
-            # x = omega D^-1 b and its residual in one pass
-            exec.run("components.relaxation.relax_first_residual", omega, A, inv_diag, b, current, other)
+            # x = omega D^-1 b and the restriction of its residual in one pass
+            exec.run("solver.multigrid.relax_first_restrict", omega, A, inv_diag, level.agg_ptrs, level.agg_rows, b,
+                     current, coarse_b)
         else:
             if zero_guess:
                 # x = omega D^-1 b
@@ -275,13 +474,20 @@ class Multigrid(IterativeSolver):
                 # x_new = x + omega D^-1 (b - A x)
                 exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
                 current, other = other, current
-            exec.run("components.relaxation.residual", A, b, current, other)
-        # coarse correction: b_c = P^T r, a cycle on A_c e = b_c from 0
-        exec.run("solver.multigrid.restrict", level.agg_ptrs, level.agg_rows, other, coarse_b)
-        coarsest_next = l + 1 == len(self.levels)
-        self._cycle(l + 1, coarse_b, coarse_x, True, kind)
-        if kind in ("w", "f") and not coarsest_next:
-            self._cycle(l + 1, coarse_b, coarse_x, False, "w" if kind == "w" else "v")
+        if pre is not None or not (zero_guess and pre_sweeps == 0):
+            exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, current, coarse_b)
+        # coarse correction: a cycle on A_c e = b_c from 0 (twice for W and F, the second from
+        # the first's result); the levels cycled through in one launch take both in it
+        second = kind in ("w", "f") and l + 1 < len(self.levels)
+        after = "w" if kind == "w" else "v"
+        if l + 1 == self.merged_from:
+            visits = ((True, kind), (False, after)) if second else ((True, kind),)
+            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedule(visits), work[-1], coarse_b,
+                     coarse_x)
+        else:
+            self._cycle(l + 1, coarse_b, coarse_x, True, kind)
+            if second:
+                self._cycle(l + 1, coarse_b, coarse_x, False, after)
         # post-smoothing
         if post is not None:
             # x = x + P e

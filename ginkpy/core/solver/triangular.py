@@ -23,11 +23,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.solver_base import check_system_matrix
 
 ALGORITHMS = ("sparselib", "jacobi")
 

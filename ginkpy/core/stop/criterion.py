@@ -1,4 +1,5 @@
-"""Stopping criteria: generated once per solve, asked each iteration which columns may stop."""
+"""Stopping criteria: factories given to a solver (``with_criteria``), turned into the device
+stop state of each solve (:class:`~ginkpy.core.stop.combined.Combined`)."""
 from __future__ import annotations
 
 import attrs
@@ -9,17 +10,9 @@ from ginkpy.core.stop.stopping_status import StopReason
 
 
 @attrs.define
-class SolveState:
-    """What a criterion sees each iteration (host values, one per right-hand-side column)."""
-
-    iteration: int
-    residual_norm: np.ndarray
-    elapsed: float
-
-
-@attrs.define
 class CriterionArgs:
-    """What a criterion is generated from: the system and the norms known before iterating."""
+    """What a criterion is generated from at the start of a solve: the system and the norms
+    known before iterating (one per right-hand-side column, absolute)."""
 
     system_matrix: object
     rhs_norm: np.ndarray
@@ -27,17 +20,19 @@ class CriterionArgs:
 
 
 class Criterion(EnableBuild):
-    """Base of the stopping criteria; ``reason`` is the StopReason a met criterion gives."""
+    """Base of the stopping criteria; ``reason`` is the StopReason a met criterion gives.
+
+    A criterion is checked on the device: :class:`~ginkpy.core.stop.iteration.Iteration` and
+    :class:`~ginkpy.core.stop.time.Time` give limits, :class:`~ginkpy.core.stop.residual_norm.ResidualNorm`
+    an absolute residual norm per column, generated at the start of each solve from
+    :class:`CriterionArgs`.
+    """
 
     reason: StopReason = StopReason.ITERATION_LIMIT
 
     def __init__(self, factory: Factory, args: CriterionArgs) -> None:
         super().__init__(factory)
         self.args = args
-
-    def check(self, state: SolveState) -> np.ndarray:
-        """Boolean per column: True where this criterion is met."""
-        raise NotImplementedError
 
 
 def as_criterion_factory(value, exec) -> Factory:

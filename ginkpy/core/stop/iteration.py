@@ -2,14 +2,26 @@
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
 from ginkpy.core.base.factory import integer, parameters
-from ginkpy.core.stop.criterion import Criterion, SolveState
+from ginkpy.core.stop.criterion import Criterion
 from ginkpy.core.stop.stopping_status import StopReason
 
 
 class Iteration(Criterion):
+    """Stop a column after ``max_iters`` iterations (its status ITERATION_LIMIT).
+
+    Parameters
+    ----------
+    max_iters : int
+        The iteration limit, an integer >= 0 (required).
+
+    Examples
+    --------
+    >>> limit = gk.stop.Iteration.build().with_max_iters(500)
+    >>> solver = gk.solver.Cg.build().with_criteria(limit).on(exec).generate(A)
+    """
+
     reason = StopReason.ITERATION_LIMIT
 
     @parameters
@@ -24,6 +36,3 @@ class Iteration(Criterion):
     @property
     def max_iters(self) -> int:
         return int(self.parameters.max_iters)
-
-    def check(self, state: SolveState) -> np.ndarray:
-        return np.full(state.residual_norm.shape, state.iteration >= self.max_iters)

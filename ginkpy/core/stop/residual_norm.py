@@ -1,21 +1,38 @@
-"""ResidualNorm: stop a column once ||r|| <= reduction_factor * baseline.
-
-The baseline is ||b|| (``"rhs_norm"``, the default), the initial residual norm
-(``"initial_resnorm"``) or 1 (``"absolute"``).
-"""
+"""ResidualNorm: stop a column once ||r|| <= reduction_factor * baseline."""
 from __future__ import annotations
 
 import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import number, one_of, parameters
-from ginkpy.core.stop.criterion import Criterion, SolveState
+from ginkpy.core.stop.criterion import Criterion
 from ginkpy.core.stop.stopping_status import StopReason
 
 BASELINES = ("rhs_norm", "initial_resnorm", "absolute")
 
 
 class ResidualNorm(Criterion):
+    """Stop a column once its residual norm ||b - A x|| <= reduction_factor * baseline (status
+    CONVERGED, confirmed with the true residual).
+
+    Parameters
+    ----------
+    reduction_factor : float, default 1e-15
+        The factor, >= 0 (inf: converged at once).
+    baseline : {"rhs_norm", "initial_resnorm", "absolute"}, default "rhs_norm"
+        What it multiplies: ||b|| (SciPy's rtol), the initial residual norm ||b - A x0||, or
+        1 (an absolute threshold, SciPy's atol). Given together, criteria stop a column at
+        the first met: a ResidualNorm relative to ``rhs_norm`` and one ``absolute`` make
+        SciPy's max(rtol ||b||, atol).
+
+    ``threshold`` (after generation) is the absolute residual norm per column.
+
+    Examples
+    --------
+    >>> tol = gk.stop.ResidualNorm.build().with_reduction_factor(1e-10)
+    >>> solver = gk.solver.Cg.build().with_criteria(tol, gk.stop.Iteration.build().with_max_iters(1000))
+    """
+
     reason = StopReason.CONVERGED
 
     @parameters
@@ -29,6 +46,3 @@ class ResidualNorm(Criterion):
         base = {"rhs_norm": args.rhs_norm, "initial_resnorm": args.initial_residual_norm,
                 "absolute": np.ones_like(args.rhs_norm)}[p.baseline]
         self.threshold = float(p.reduction_factor) * base
-
-    def check(self, state: SolveState) -> np.ndarray:
-        return state.residual_norm <= self.threshold

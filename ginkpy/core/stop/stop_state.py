@@ -28,8 +28,9 @@ class StopState:
         self.status = exec.alloc((k,), STATUS_DTYPE)
         self.checks = exec.alloc((k,), np.int32)
         # norms are real, also for a complex value type
-        self.history = Dense.empty(exec, (HISTORY_ROWS, k), real_dtype(dtype))
-        self.threshold = Dense.empty(exec, (1, k), real_dtype(dtype))
+        # (the value type was checked when the solver was generated)
+        self.history = Dense(exec, exec.alloc((HISTORY_ROWS, k), real_dtype(dtype)))
+        self.threshold = Dense(exec, exec.alloc((1, k), real_dtype(dtype)))
         self.max_iters = 0
 
     @property

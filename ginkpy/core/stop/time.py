@@ -3,14 +3,28 @@ read of the device's stop status, so a solve may run a few iterations past it)."
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
 from ginkpy.core.base.factory import number, parameters
-from ginkpy.core.stop.criterion import Criterion, SolveState
+from ginkpy.core.stop.criterion import Criterion
 from ginkpy.core.stop.stopping_status import StopReason
 
 
 class Time(Criterion):
+    """Stop every running column once the solve has run ``time_limit`` seconds (status
+    TIME_LIMIT). The host checks it at each read of the device's stop status, so a solve may
+    run a few iterations past it.
+
+    Parameters
+    ----------
+    time_limit : float, default 10.0
+        Seconds, >= 0 (0: no iteration runs).
+
+    Examples
+    --------
+    >>> limit = gk.stop.Time.build().with_time_limit(2.5)
+    >>> solver = gk.solver.Gmres.build().with_criteria(limit).on(exec).generate(A)
+    """
+
     reason = StopReason.TIME_LIMIT
 
     @parameters
@@ -20,6 +34,3 @@ class Time(Criterion):
     @property
     def time_limit(self) -> float:
         return float(self.parameters.time_limit)
-
-    def check(self, state: SolveState) -> np.ndarray:
-        return np.full(state.residual_norm.shape, state.elapsed >= self.time_limit)

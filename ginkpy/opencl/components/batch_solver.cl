@@ -16,10 +16,6 @@
 #define PRECOND_SCALAR 1
 #define PRECOND_BLOCK 2
 
-#define STATUS_CONVERGED 1
-#define STATUS_ITERATION_LIMIT 2
-#define STATUS_DIVERGED 5
-
 #define CAT(a, b) a##b
 #define XCAT(a, b) CAT(a, b)
 

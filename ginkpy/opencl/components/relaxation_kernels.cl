@@ -33,27 +33,6 @@ __kernel void relax_first(const int size, const int k, const real_type beta,
     if (keep_d) d[idx] = v;
 }
 
-// x = beta D^-1 b; r = b - A x, with x of the neighbours formed from b on the fly
-__kernel void relax_first_residual(const int size, const int k, const real_type beta,
-                                   __global const index_type* restrict row_ptrs,
-                                   __global const index_type* restrict col_idxs,
-                                   __global const value_type* restrict values,
-                                   __global const value_type* restrict inv_diag,
-                                   __global const value_type* restrict b,
-                                   __global value_type* restrict x, __global value_type* restrict r)
-{
-    const int idx = get_global_id(0);
-    if (idx >= size) return;
-    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
-    value_type ax = 0;
-    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
-        const int col = col_idxs[e];
-        ax += mul(values[e], beta * mul(inv_diag[col], b[col * k + c]));
-    }
-    x[idx] = beta * mul(inv_diag[row], b[idx]);
-    r[idx] = b[idx] - ax;
-}
-
 // r = b - A x
 __kernel void residual(const int size, const int k, __global const index_type* restrict row_ptrs,
                        __global const index_type* restrict col_idxs,
@@ -119,4 +98,41 @@ __kernel void gershgorin_bound(const int n, const int chunk, __global const inde
         bound = fmax(bound, abs_value(inv_diag[row]) * sum);
     }
     partial[g] = bound;
+}
+
+// The setup of weighted Jacobi: inv_diag = 1 / a_ii (0 where the diagonal entry is zero or not
+// stored, whose smallest row goes to *first_zero by atomic_min) and partial[g] = the largest
+// |inv_diag_i| sum_j |a_ij| over the rows of work-group g (Gershgorin's bound on the eigenvalues
+// of D^-1 A is the largest partial). A work-item takes `chunk` rows at a time, strided by the
+// whole launch: 1 on a GPU (neighbouring work-items read neighbouring rows), a long stretch on
+// a CPU.
+__kernel void jacobi_setup(const int n, const int chunk, __global const index_type* restrict row_ptrs,
+                           __global const index_type* restrict col_idxs,
+                           __global const value_type* restrict values,
+                           __global value_type* restrict inv_diag, __global int* restrict first_zero,
+                           __global real_type* restrict partial, __local real_type* tmp)
+{
+    const int lid = get_local_id(0), width = get_local_size(0);
+    real_type bound = 0;
+    for (int base = get_global_id(0) * chunk; base < n; base += get_global_size(0) * chunk) {
+        for (int row = base; row < min(n, base + chunk); row++) {
+            value_type diag = 0;
+            real_type sum = 0;
+            for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
+                if (col_idxs[e] == row) diag = values[e];
+                sum += abs_value(values[e]);
+            }
+            const value_type inv = is_zero(diag) ? 0 : divide(to_value(1), diag);
+            inv_diag[row] = inv;
+            if (is_zero(diag)) atomic_min(first_zero, row);
+            bound = fmax(bound, abs_value(inv) * sum);
+        }
+    }
+    tmp[lid] = bound;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = width / 2; s > 0; s /= 2) {
+        if (lid < s) tmp[lid] = fmax(tmp[lid], tmp[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) partial[get_group_id(0)] = tmp[0];
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.base.types import real_dtype
-from ginkpy.opencl.launch import ceil_div, check_int32, launch_1d
+from ginkpy.opencl.launch import ceil_div, check_int32, launch_1d, local_buffer, pow2_at_most
 
 
 def invert_diagonal(exec, a, inv_diag) -> int:
@@ -27,14 +27,6 @@ def relax_first(exec, beta, inv_diag, b, x, d):
     check_int32(size)
     launch_1d(exec, __file__, "relax_first", x.dtype, size, np.int32(size), np.int32(k), real_dtype(x.dtype).type(beta),
               inv_diag.values.data, b.values.data, x.values.data, *_d(d, x))
-
-
-def relax_first_residual(exec, beta, a, inv_diag, b, x, r):
-    size, k = x.values.size, x.shape[1]
-    check_int32(size)
-    launch_1d(exec, __file__, "relax_first_residual", x.dtype, size, np.int32(size), np.int32(k),
-              real_dtype(x.dtype).type(beta), a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data,
-              b.values.data, x.values.data, r.values.data)
 
 
 def residual(exec, a, b, x, r):
@@ -72,3 +64,24 @@ def gershgorin_bound(exec, a, inv_diag) -> float:
     launch_1d(exec, __file__, "gershgorin_bound", a.dtype, items, np.int32(n), np.int32(chunk), a.row_ptrs.data,
               a.values.data, inv_diag.values.data, partial.data)
     return float(partial.get(queue=exec.queue).max())
+
+
+SETUP_GROUP = 256     # work-items of a group of jacobi_setup on a GPU
+SETUP_GROUPS = 1024   # its work-groups at most (each row taken by one work-item)
+CPU_SETUP_ITEMS = 16  # its work-items on a CPU, each a contiguous stretch of rows
+
+
+def jacobi_setup(exec, a, inv_diag):
+    n = a.shape[0]
+    if exec.info.is_cpu:
+        wg, groups = 1, CPU_SETUP_ITEMS
+        chunk = ceil_div(n, groups)
+    else:
+        wg = min(SETUP_GROUP, pow2_at_most(exec.info.max_work_group_size))
+        groups, chunk = max(1, min(SETUP_GROUPS, ceil_div(n, wg))), 1
+    first_zero = exec.from_host(np.array([n], dtype=np.int32))
+    partial = exec.alloc((groups,), real_dtype(a.dtype))
+    exec.kernel(__file__, a.dtype, "jacobi_setup")(
+        exec.queue, (groups * wg,), (wg,), np.int32(n), np.int32(max(chunk, 1)), a.row_ptrs.data, a.col_idxs.data,
+        a.values.data, inv_diag.values.data, first_zero.data, partial.data, local_buffer(wg, real_dtype(a.dtype)))
+    return first_zero, partial

@@ -504,3 +504,69 @@ __kernel void scale_columns(const int nnz, __global const index_type* restrict c
     const int j = get_global_id(0);
     if (j < nnz) out[j] = mul(values[j], diag[col_idxs[j]]);
 }
+
+// ---- permutation and scaling ---------------------------------------------------------------
+
+#ifndef ROWS  // permute: a row index array is given (else the rows stay)
+#define ROWS 0
+#endif
+#ifndef COLS  // permute: a column renumbering is given (else the columns stay)
+#define COLS 0
+#endif
+
+// out[i] = length of row rows[i] (i < n), out[n] = 0: the counts the prefix sum turns into row pointers
+__kernel void permuted_row_lengths(const int n, __global const int* rows, __global const int* row_ptrs,
+                                   __global int* out)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int src = ROWS ? rows[i] : i;
+        out[i] = row_ptrs[src + 1] - row_ptrs[src];
+    } else if (i == n) {
+        out[n] = 0;
+    }
+}
+
+// row i of the result = row rows[i] of A with column c renumbered col_inverse[c], sorted by
+// column (insertion sort in place: rows are short); one work-item per row
+__kernel void permute_rows(const int n, __global const int* rows, __global const int* col_inverse,
+                           __global const int* row_ptrs, __global const int* col_idxs,
+                           __global const value_type* values, __global const int* out_ptrs,
+                           __global int* out_cols, __global value_type* out_values)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int src = ROWS ? rows[i] : i;
+    const int begin = row_ptrs[src], len = row_ptrs[src + 1] - begin, out = out_ptrs[i];
+    for (int p = 0; p < len; ++p) {
+        const int c = col_idxs[begin + p];
+        out_cols[out + p] = COLS ? col_inverse[c] : c;
+        out_values[out + p] = values[begin + p];
+    }
+#if COLS
+    for (int p = 1; p < len; ++p) {
+        const int c = out_cols[out + p];
+        const value_type v = out_values[out + p];
+        int q = p - 1;
+        while (q >= 0 && out_cols[out + q] > c) {
+            out_cols[out + q + 1] = out_cols[out + q];
+            out_values[out + q + 1] = out_values[out + q];
+            --q;
+        }
+        out_cols[out + q + 1] = c;
+        out_values[out + q + 1] = v;
+    }
+#endif
+}
+
+// out (the values of D A) = values times diag[i] in row i; one work-item per row
+__kernel void scale_rows(const int n, __global const index_type* restrict row_ptrs,
+                         __global const value_type* restrict values,
+                         __global const value_type* restrict diag, __global value_type* restrict out)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const value_type d = diag[i];
+        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) out[p] = mul(values[p], d);
+    }
+}

@@ -216,3 +216,36 @@ def conj_transpose(exec, a):
     """Row pointers, column indices (sorted) and values of A^H, on the host as :func:`transpose`."""
     host = exec.host
     return tuple(exec.from_host(v) for v in host.run("matrix.csr.conj_transpose", a.clone(host)))
+
+
+def permute(exec, a, rows, col_inverse):
+    """Row pointers, column indices (sorted in each row) and values of the matrix whose row i is
+    row rows[i] of A (all rows in order for None), with column c renumbered col_inverse[c]:
+    the row lengths gathered and scanned, then one work-item per row copies its row and, where
+    columns were renumbered, sorts it by insertion (rows are short; this runs once per setup)."""
+    n, nnz = a.shape[0], a.nnz
+    row_ptrs = exec.alloc((n + 1,), np.int32)
+    col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
+    has_rows, has_cols = int(rows is not None), int(col_inverse is not None)
+    wg = default_work_group(exec)
+    rows_arg = (a.row_ptrs if rows is None else rows).data
+    # row_ptrs[i] = length of row rows[i], row_ptrs[n] = 0; then their exclusive prefix sum
+    exec.kernel(__file__, a.dtype, "permuted_row_lengths", ROWS=has_rows)(
+        exec.queue, (round_up(n + 1, wg),), (wg,), np.int32(n), rows_arg, a.row_ptrs.data, row_ptrs.data)
+    exec.run("components.prefix_sum.prefix_sum", row_ptrs)
+    if n and nnz:
+        exec.kernel(__file__, a.dtype, "permute_rows", ROWS=has_rows, COLS=has_cols)(
+            exec.queue, (round_up(n, wg),), (wg,), np.int32(n), rows_arg,
+            (a.row_ptrs if col_inverse is None else col_inverse).data, a.row_ptrs.data, a.col_idxs.data,
+            a.values.data, row_ptrs.data, col_idxs.data, values.data)
+    return row_ptrs, col_idxs, values
+
+
+def scale_rows(exec, a, diag, out) -> None:
+    """out (the values of D A) = A's values times diag at their rows; one work-item per row."""
+    n = a.shape[0]
+    if n == 0 or a.nnz == 0:
+        return
+    wg = default_work_group(exec)
+    _kernel(exec, a, "scale_rows")(exec.queue, (round_up(n, wg),), (wg,), np.int32(n), a.row_ptrs.data,
+                                   a.values.data, diag.values.data, out.data)

@@ -369,3 +369,33 @@ __kernel void fill_csr(const int n, const int k, __global const value_type* a,
         }
     }
 }
+
+// ---- permutation and scaling ---------------------------------------------------------------
+
+#ifndef ROWS  // permute: a row index array is given (else the rows stay)
+#define ROWS 0
+#endif
+#ifndef COLS  // permute: a column index array is given (else the columns stay)
+#define COLS 0
+#endif
+
+// out[i, j] = a[rows[i], cols[j]]; one work-item per entry of the n x k result
+__kernel void permute(const int size, const int k, __global const int* rows, __global const int* cols,
+                      __global const value_type* a, __global value_type* out)
+{
+    const int e = get_global_id(0);
+    if (e < size) {
+        const int i = e / k, j = e - i * k;
+        const int src_i = ROWS ? rows[i] : i;
+        const int src_j = COLS ? cols[j] : j;
+        out[e] = a[src_i * k + src_j];
+    }
+}
+
+// x[i, j] = diag[i] b[i, j]; one work-item per entry
+__kernel void scale_rows(const int size, const int k, __global const value_type* diag,
+                         __global const value_type* b, __global value_type* x)
+{
+    const int e = get_global_id(0);
+    if (e < size) x[e] = mul(diag[e / k], b[e]);
+}

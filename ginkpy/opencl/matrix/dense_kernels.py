@@ -256,3 +256,25 @@ def convert_to_csr(exec, a):
     if nnz:
         launch_1d(exec, __file__, "fill_csr", a.dtype, n, *rows, col_idxs.data, values.data)
     return row_ptrs, col_idxs, values
+
+
+# -- permutation and scaling -------------------------------------------------------------------
+
+def permute(exec, a, rows, cols, out):
+    # out[i, j] = a[rows[i], cols[j]] (rows or cols None: that index unchanged)
+    n, k = out.shape
+    size = n * k
+    if size == 0:
+        return
+    check_int32(size)
+    wg = min(256, exec.info.max_work_group_size)
+    _kernel(exec, a.dtype, "permute", ROWS=int(rows is not None), COLS=int(cols is not None))(
+        exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(k),
+        (a.values if rows is None else rows).data, (a.values if cols is None else cols).data,
+        a.values.data, out.values.data)
+
+
+def scale_rows(exec, diag, b, x):
+    # x = D b, D = diag(diag)
+    _launch(exec, "scale_rows", x.dtype, x.values.size, np.int32(x.shape[1]), diag.values.data, b.values.data,
+            x.values.data)

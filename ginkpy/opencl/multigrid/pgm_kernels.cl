@@ -1,8 +1,10 @@
 // Kernels of Pgm (parallel graph match aggregation) and its Galerkin product; see
 // reference/multigrid/pgm_kernels.py for what each computes. One work-item per row (or
 // aggregate, or chunk of a scan). Every kernel but the in-place assign_to_exist_agg and the
-// atomic fills (whose order find_aggregate_rows sorts afterwards) gives the same result on every
-// device: ties are broken by a hash of the edge, coarse entries summed in a fixed order.
+// atomic fills (whose order sort_rows restores afterwards) gives the same result on every
+// device: ties are broken by a hash of the edge, coarse entries summed in a fixed order. The
+// number of aggregates m stays on the device (sizes[0]): kernels over aggregates are launched
+// over the rows and skip the work-items from m on.
 #include "common.cl"
 
 #define UNAGG (-1)
@@ -19,32 +21,81 @@ inline uint edge_hash(const int i, const int j)
     return x;
 }
 
-// (w, h, col) > (best_w, best_h, best_col), lexicographically
-inline int stronger(const real_type w, const uint h, const int col, const real_type best_w,
-                    const uint best_h, const int best_col)
+// The strongest of a row's candidate neighbours: the largest weight, then the larger edge hash,
+// then the larger column. The hashes are computed only between equal weights (ties: every
+// neighbour of a row of a uniform grid), the best's kept once known.
+typedef struct {
+    real_type w;
+    int col;  // -1: none yet
+    uint h;
+    int has_h;
+} choice;
+
+inline choice no_choice(void)
 {
-    return w > best_w || (w == best_w && (h > best_h || (h == best_h && col > best_col)));
+    choice c = {0, -1, 0, 0};
+    return c;
 }
 
-// a / b correctly rounded: in double where the device has it (OpenCL allows a float division
+inline void consider(choice* best, const real_type w, const int col, const int row)
+{
+    if (best->col >= 0 && w < best->w) return;
+    if (best->col < 0 || w > best->w) {
+        best->w = w;
+        best->col = col;
+        best->has_h = 0;
+        return;
+    }
+    const uint h = edge_hash(row, col);
+    if (!best->has_h) {
+        best->h = edge_hash(row, best->col);
+        best->has_h = 1;
+    }
+    if (h > best->h || (h == best->h && col > best->col)) {
+        best->col = col;
+        best->h = h;
+    }
+}
+
+// 1 / x correctly rounded: in double where the device has it (OpenCL allows a float division
 // 2.5 ulp off), so that weights, and the aggregates chosen from them, match on every device.
 #if defined(cl_khr_fp64)
-#define DIVIDE(a, b) ((real_type)((double)(a) / (double)(b)))
+#define RECIPROCAL(x) ((real_type)(1.0 / (double)(x)))
 #else
-#define DIVIDE(a, b) ((a) / (b))
+#define RECIPROCAL(x) ((real_type)1 / (x))
 #endif
 
-// weights[e] of entry e = (row, col): (|a_rc| + |a_cr|) / 2 / max(|a_rr|, |a_cc|) (real, also
-// for complex values), 0 on the diagonal; a_cr found by binary search in row col (0 where it is not stored, which sets
-// *nonsymmetric).
-__kernel void compute_weights(const int n, __global const index_type* restrict row_ptrs,
-                              __global const index_type* restrict col_idxs,
-                              __global const value_type* restrict values,
-                              __global const value_type* restrict diag,
-                              __global real_type* restrict weights, __global int* restrict nonsymmetric)
+// scale[i] = 1 / |a_ii| (infinity where a_ii is zero or not stored)
+__kernel void diagonal_scale(const int n, __global const index_type* restrict row_ptrs,
+                             __global const index_type* restrict col_idxs,
+                             __global const value_type* restrict values, __global real_type* restrict scale)
 {
     const int row = get_global_id(0);
     if (row >= n) return;
+    real_type d = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
+        if (col_idxs[e] == row) d = abs_value(values[e]);
+    }
+    scale[row] = d == 0 ? INFINITY : RECIPROCAL(d);
+}
+
+// weights[e] of entry e = (row, col): (|a_rc| + |a_cr|) / 2 times min(scale[row], scale[col])
+// (that is, over max(|a_rr|, |a_cc|); times 1 where both are 0), real also for complex values,
+// 0 on the diagonal; a_cr found by binary search in row col (0 where it is not stored, which
+// sets flags[0]: the pattern is not symmetric). With the weights, the first matching sweep's
+// choice: strongest_neighbor[row] = the strongest neighbour (entries of positive weight), or
+// the row itself where it has none.
+__kernel void compute_weights(const int n, __global const index_type* restrict row_ptrs,
+                              __global const index_type* restrict col_idxs,
+                              __global const value_type* restrict values,
+                              __global const real_type* restrict scale,
+                              __global real_type* restrict weights, __global int* restrict flags,
+                              __global index_type* restrict strongest_neighbor)
+{
+    const int row = get_global_id(0);
+    if (row >= n) return;
+    const real_type own = scale[row];
+    choice best = no_choice();
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const int col = col_idxs[e];
         if (col == row) {
@@ -63,75 +114,74 @@ __kernel void compute_weights(const int n, __global const index_type* restrict r
             if (c < row) lo = mid + 1;
             else hi = mid - 1;
         }
-        if (lo > hi) *nonsymmetric = 1;
+        if (lo > hi) flags[0] = 1;
         const real_type sym = (abs_value(values[e]) + abs_value(transposed)) * (real_type)0.5;
-        real_type d = fmax(abs_value(diag[row]), abs_value(diag[col]));
-        if (d == 0) d = 1;
-        weights[e] = DIVIDE(sym, d);
+        const real_type m = fmin(own, scale[col]);
+        const real_type w = sym * (isinf(m) ? (real_type)1 : m);
+        weights[e] = w;
+        if (w > 0) consider(&best, w, col, row);
     }
+    strongest_neighbor[row] = best.col >= 0 ? best.col : row;
+}
+
+// Whether the matching stopped before sweep `sweep` (core/multigrid/pgm.py: matching_stopped):
+// state = [threshold, n, rows aggregated by sweep 0, by sweep 1, ...], complete for the sweeps
+// before (their kernels have finished).
+inline bool matching_stopped(__global const int* state, const int sweep)
+{
+    if (sweep == 0) return false;
+    int before = state[1];
+    for (int s = 0; s < sweep - 1; s++) before -= state[2 + s];
+    const int left = before - state[1 + sweep];
+    return left == 0 || left == before || left < state[0];
 }
 
 // Per unaggregated row: its strongest unaggregated neighbour, else -2 - its strongest
-// aggregated one, else itself.
-__kernel void find_strongest_neighbor(const int n, __global const index_type* restrict row_ptrs,
+// aggregated one, else itself (nothing once the matching stopped).
+__kernel void find_strongest_neighbor(const int n, const int sweep, __global const int* restrict state,
+                                      __global const index_type* restrict row_ptrs,
                                       __global const index_type* restrict col_idxs,
                                       __global const real_type* restrict weights,
                                       __global const index_type* restrict agg,
                                       __global index_type* restrict strongest_neighbor)
 {
     const int row = get_global_id(0);
-    if (row >= n || agg[row] != UNAGG) return;
-    real_type free_w = 0, taken_w = 0;
-    uint free_h = 0, taken_h = 0;
-    int free_col = -1, taken_col = -1;
+    if (row >= n || agg[row] != UNAGG || matching_stopped(state, sweep)) return;
+    choice free = no_choice(), taken = no_choice();
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const real_type w = weights[e];
         if (!(w > 0)) continue;
         const int col = col_idxs[e];
-        const uint h = edge_hash(row, col);
-        if (agg[col] == UNAGG) {
-            if (free_col < 0 || stronger(w, h, col, free_w, free_h, free_col)) {
-                free_w = w;
-                free_h = h;
-                free_col = col;
-            }
-        } else if (taken_col < 0 || stronger(w, h, col, taken_w, taken_h, taken_col)) {
-            taken_w = w;
-            taken_h = h;
-            taken_col = col;
-        }
+        if (agg[col] == UNAGG) consider(&free, w, col, row);
+        else consider(&taken, w, col, row);
     }
-    strongest_neighbor[row] = free_col >= 0 ? free_col : taken_col >= 0 ? -2 - taken_col : row;
+    strongest_neighbor[row] = free.col >= 0 ? free.col : taken.col >= 0 ? -2 - taken.col : row;
 }
 
 // Rows that chose each other form the aggregate named by the smaller; a row whose neighbours are
 // all aggregated joins its strongest one's aggregate (fixed before this launch). A row written
-// here by its partner reads either value of agg[i] and then writes nothing.
-__kernel void match_edge(const int n, __global const index_type* restrict strongest_neighbor,
-                         __global index_type* agg)
+// here by its partner reads either value of agg[i] and then writes nothing. The rows aggregated
+// are summed per work-group and added to state[2 + sweep] (nothing once the matching stopped).
+__kernel void match_edge(const int n, const int sweep, __global int* restrict state,
+                         __global const index_type* restrict strongest_neighbor,
+                         __global index_type* agg, __local int* tmp)
 {
     const int i = get_global_id(0);
-    if (i >= n || agg[i] != UNAGG) return;
-    const int s = strongest_neighbor[i];
-    if (s <= -2) {
-        agg[i] = agg[-2 - s];
-    } else if (s >= 0 && strongest_neighbor[s] == i && i <= s) {
-        agg[i] = i;
-        agg[s] = i;
-    }
-}
-
-// partial[g] = the unaggregated rows of block g (`block` rows from g * block), summed by the
-// work-items of group g in strides (coalesced on a GPU)
-__kernel void count_unagg(const int n, const int block, __global const index_type* restrict agg,
-                          __global int* restrict partial, __local int* tmp)
-{
-    const int begin = get_group_id(0) * block;
-    const int end = min(n, begin + block);
+    const bool stopped = matching_stopped(state, sweep);
     int count = 0;
-    for (int i = begin + get_local_id(0); i < end; i += get_local_size(0)) count += agg[i] == UNAGG;
+    if (i < n && !stopped && agg[i] == UNAGG) {
+        const int s = strongest_neighbor[i];
+        if (s <= -2) {
+            agg[i] = agg[-2 - s];
+            count = 1;
+        } else if (s >= 0 && strongest_neighbor[s] == i && i <= s) {
+            agg[i] = i;
+            agg[s] = i;
+            count = i == s ? 1 : 2;
+        }
+    }
     count = local_sum_int(tmp, count, get_local_id(0), get_local_size(0), 1);
-    if (get_local_id(0) == 0) partial[get_group_id(0)] = count;
+    if (get_local_id(0) == 0 && count > 0) atomic_add(&state[2 + sweep], count);
 }
 
 // Rows still unaggregated join their strongest aggregated neighbour's aggregate, or form their
@@ -150,74 +200,69 @@ __kernel void assign_to_exist_agg(const int n, __global const index_type* restri
         if (!in_place) out[row] = own;
         return;
     }
-    real_type best_w = 0;
-    uint best_h = 0;
-    int best_col = -1;
+    choice best = no_choice();
     for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
         const real_type w = weights[e];
         const int col = col_idxs[e];
-        if (!(w > 0) || agg[col] == UNAGG) continue;
-        const uint h = edge_hash(row, col);
-        if (best_col < 0 || stronger(w, h, col, best_w, best_h, best_col)) {
-            best_w = w;
-            best_h = h;
-            best_col = col;
-        }
+        if (w > 0 && agg[col] != UNAGG) consider(&best, w, col, row);
     }
-    out[row] = best_col >= 0 ? agg[best_col] : row;
+    out[row] = best.col >= 0 ? agg[best.col] : row;
 }
 
-// used[agg[i]] = 1 (used cleared before)
-__kernel void mark_used(const int n, __global const index_type* restrict agg,
-                        __global int* restrict used)
+// -- the aggregates numbered and their rows -------------------------------------------------------
+// counts[4 r + (0, 1, 2, 3)] of a root r (an aggregate's name, one of its rows): (1, its rows,
+// their entries in A, their members: members[i + 1] - members[i] for its rows i where
+// with_members, else left 0); counts cleared before
+__kernel void count_members(const int n, __global const index_type* restrict agg,
+                            __global const index_type* restrict row_ptrs,
+                            __global const index_type* restrict members, const int with_members,
+                            __global int* restrict counts)
 {
     const int i = get_global_id(0);
-    if (i < n) used[agg[i]] = 1;
+    if (i >= n) return;
+    const int root = agg[i];
+    if (root == i) counts[4 * root] = 1;
+    atomic_inc(&counts[4 * root + 1]);
+    atomic_add(&counts[4 * root + 2], row_ptrs[i + 1] - row_ptrs[i]);
+    if (with_members) atomic_add(&counts[4 * root + 3], members[i + 1] - members[i]);
 }
 
-// agg[i] = index[agg[i]]
-__kernel void relabel(const int n, __global const int* restrict index, __global index_type* restrict agg)
+// With counts scanned (exclusive, over the roots r = 0..n): agg[i] = the aggregate's number
+// (counts[4 r]); its rows placed from agg_ptrs (atomic_inc on next, cleared before: in any
+// order); the root writes the aggregate's pointers (rows, entries of A: bounds, members), row
+// 0 also the ends and sizes = (m, entries, members).
+__kernel void number_aggregates(const int n, __global index_type* restrict agg,
+                                __global const int* restrict counts, __global int* restrict next,
+                                __global index_type* restrict agg_ptrs, __global index_type* restrict agg_rows,
+                                __global int* restrict bounds, __global int* restrict fine_ptrs,
+                                __global int* restrict sizes)
 {
     const int i = get_global_id(0);
-    if (i < n) agg[i] = index[agg[i]];
-}
-
-// agg[i] = coarse_agg[agg[i]]
-__kernel void compose(const int n, __global index_type* restrict agg,
-                      __global const index_type* restrict coarse_agg)
-{
-    const int i = get_global_id(0);
-    if (i < n) agg[i] = coarse_agg[agg[i]];
-}
-
-// counts[agg[i]] += 1 (counts cleared before)
-__kernel void count_rows(const int n, __global const index_type* restrict agg,
-                         __global int* restrict counts)
-{
-    const int i = get_global_id(0);
-    if (i < n) atomic_inc(&counts[agg[i]]);
-}
-
-// rows[next[agg[i]]++] = i: each aggregate's rows, in the order the atomics give
-__kernel void fill_rows(const int n, __global const index_type* restrict agg,
-                        __global int* restrict next, __global index_type* restrict rows)
-{
-    const int i = get_global_id(0);
-    if (i < n) rows[atomic_inc(&next[agg[i]])] = i;
-}
-
-// Each aggregate's rows sorted ascending (insertion sort); aggregates of more than `limit`
-// rows are left to the host and flagged in too_large.
-__kernel void sort_rows(const int m, const int limit, __global const index_type* restrict ptrs,
-                        __global index_type* restrict rows, __global int* restrict too_large)
-{
-    const int agg = get_global_id(0);
-    if (agg >= m) return;
-    const int begin = ptrs[agg], end = ptrs[agg + 1];
-    if (end - begin > limit) {
-        *too_large = 1;
-        return;
+    if (i >= n) return;
+    const int root = agg[i];
+    const int I = counts[4 * root];
+    agg[i] = I;
+    agg_rows[counts[4 * root + 1] + atomic_inc(&next[root])] = i;
+    if (root == i) {
+        agg_ptrs[I] = counts[4 * root + 1];
+        bounds[I] = counts[4 * root + 2];
+        fine_ptrs[I] = counts[4 * root + 3];
     }
+    if (i == 0) {
+        const int m = counts[4 * n];
+        agg_ptrs[m] = counts[4 * n + 1];
+        bounds[m] = counts[4 * n + 2];
+        fine_ptrs[m] = counts[4 * n + 3];
+        sizes[0] = m;
+        sizes[1] = counts[4 * n + 2];
+        sizes[2] = counts[4 * n + 3];
+    }
+}
+
+// rows[begin, end) ascending (insertion sort); false (nothing done) where they are more than limit
+inline bool sort_range(__global index_type* rows, const int begin, const int end, const int limit)
+{
+    if (end - begin > limit) return false;
     for (int p = begin + 1; p < end; p++) {
         const int v = rows[p];
         int q = p - 1;
@@ -227,15 +272,52 @@ __kernel void sort_rows(const int m, const int limit, __global const index_type*
         }
         rows[q + 1] = v;
     }
+    return true;
 }
 
-// -- the Galerkin product, in two steps: B = A P per fine row, then P^T B per aggregate --------
-// A row's entries are gathered by coarse column J into a private list of up to DISTINCT_MAX
-// columns (found by linear search, sums in the order stored), which is then sorted by J. A row
-// with more distinct columns walks them instead in ascending order by repeated minimum, one
-// scan of the row per column, which needs no storage (any row length works). Rows are written
-// to slots as long as they can get (B: the row of A; P^T B: the rows of B of the aggregate),
-// then packed.
+// Each aggregate's rows ascending; those of an aggregate of more than `limit` rows are left to
+// the host (flags[1] set).
+__kernel void sort_rows(const int n, const int limit, __global const int* restrict sizes,
+                        __global const index_type* restrict ptrs, __global index_type* restrict rows,
+                        __global int* restrict flags)
+{
+    const int I = get_global_id(0);
+    if (I >= n || I >= sizes[0]) return;
+    if (!sort_range(rows, ptrs[I], ptrs[I + 1], limit)) flags[1] = 1;
+}
+
+// Two passes as one: for each aggregate J of the second pass (its rows, first-pass aggregates
+// I, ascending), the fine rows of its I one after another from fine_ptrs[J], sorted, and
+// agg[i] = J for each of them.
+__kernel void compose(const int n, const int limit, __global const int* restrict sizes,
+                      __global index_type* restrict agg, __global const index_type* restrict agg_ptrs,
+                      __global const index_type* restrict agg_rows,
+                      __global const index_type* restrict coarse_ptrs,
+                      __global const index_type* restrict coarse_rows,
+                      __global const index_type* restrict fine_ptrs, __global index_type* restrict rows,
+                      __global int* restrict flags)
+{
+    const int J = get_global_id(0);
+    if (J >= n || J >= sizes[0]) return;
+    int out = fine_ptrs[J];
+    for (int q = coarse_ptrs[J]; q < coarse_ptrs[J + 1]; q++) {
+        const int I = coarse_rows[q];
+        for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) {
+            const int i = agg_rows[p];
+            rows[out++] = i;
+            agg[i] = J;
+        }
+    }
+    if (!sort_range(rows, fine_ptrs[J], out, limit)) flags[1] = 1;
+}
+
+// -- the Galerkin product P^T A P, one work-item per aggregate I ---------------------------------
+// The entries of the rows of I (ascending, each in the order stored) are gathered by coarse
+// column J = agg[j] into a private list of up to DISTINCT_MAX columns (found by linear search,
+// each sum in that order), which is then sorted by J. An aggregate with more distinct columns
+// walks them instead in ascending order by repeated minimum, one pass over its entries per
+// column, which needs no storage. Row I is written from bounds[I] (room for all its rows'
+// entries) and packed afterwards.
 #define DISTINCT_MAX 32
 
 // Sorts the first `count` entries of (cols, vals) by column (insertion sort).
@@ -271,106 +353,52 @@ inline bool add_to_list(int* cols, value_type* vals, int* count, const int J, co
     return true;
 }
 
-// B = A P: row i in b_cols/b_vals[row_ptrs[i], row_ptrs[i] + b_len[i]), J ascending, b_iJ the
-// sum of a_ij over the columns j in aggregate J.
-__kernel void fill_b(const int n, __global const index_type* restrict row_ptrs,
-                     __global const index_type* restrict col_idxs,
-                     __global const value_type* restrict values,
-                     __global const index_type* restrict agg, __global int* restrict b_len,
-                     __global index_type* restrict b_cols, __global value_type* restrict b_vals)
+// Row I of P^T A P at slot_cols/slot_vals from bounds[I], lens[I] entries (0 for I >= m).
+__kernel void galerkin(const int n, __global const int* restrict sizes,
+                       __global const index_type* restrict row_ptrs,
+                       __global const index_type* restrict col_idxs,
+                       __global const value_type* restrict values,
+                       __global const index_type* restrict agg,
+                       __global const index_type* restrict agg_ptrs,
+                       __global const index_type* restrict agg_rows, __global const int* restrict bounds,
+                       __global int* restrict lens, __global index_type* restrict slot_cols,
+                       __global value_type* restrict slot_vals)
 {
-    const int row = get_global_id(0);
-    if (row >= n) return;
-    const int begin = row_ptrs[row], end = row_ptrs[row + 1];
-    int cols[DISTINCT_MAX];
-    value_type vals[DISTINCT_MAX];
-    int count = 0;
-    bool fits = true;
-    for (int e = begin; e < end && fits; e++) fits = add_to_list(cols, vals, &count, agg[col_idxs[e]], values[e]);
-    if (fits) {
-        sort_list(cols, vals, count);
-        for (int q = 0; q < count; q++) {
-            b_cols[begin + q] = cols[q];
-            b_vals[begin + q] = vals[q];
-        }
-        b_len[row] = count;
+    const int I = get_global_id(0);
+    if (I > n) return;
+    if (I >= sizes[0]) {
+        lens[I] = 0;
         return;
     }
-    int out = begin, current = -1;
-    while (true) {
-        int next = INT_MAX;
-        value_type sum = 0;
-        for (int e = begin; e < end; e++) {
-            const int J = agg[col_idxs[e]];
-            if (J == current) sum += values[e];
-            if (J > current && J < next) next = J;
-        }
-        if (current >= 0) {
-            b_cols[out] = current;
-            b_vals[out] = sum;
-            out++;
-        }
-        if (next == INT_MAX) break;
-        current = next;
-    }
-    b_len[row] = out - begin;
-}
-
-// bounds[I] = the entries of the rows of B of aggregate I
-__kernel void coarse_bounds(const int m, __global const int* restrict agg_ptrs,
-                            __global const index_type* restrict agg_rows,
-                            __global const int* restrict b_len, __global int* restrict bounds)
-{
-    const int I = get_global_id(0);
-    if (I >= m) return;
-    int count = 0;
-    for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) count += b_len[agg_rows[p]];
-    bounds[I] = count;
-}
-
-// P^T B: row I in the slots from slots[I], c_len[I] entries, J ascending, c_IJ the sum of b_iJ
-// over the rows i of aggregate I in agg_rows order.
-__kernel void fill_coarse(const int m, __global const int* restrict agg_ptrs,
-                          __global const index_type* restrict agg_rows,
-                          __global const index_type* restrict row_ptrs,
-                          __global const int* restrict b_len,
-                          __global const index_type* restrict b_cols,
-                          __global const value_type* restrict b_vals,
-                          __global const int* restrict slots, __global int* restrict c_len,
-                          __global index_type* restrict slot_cols,
-                          __global value_type* restrict slot_vals)
-{
-    const int I = get_global_id(0);
-    if (I >= m) return;
     int cols[DISTINCT_MAX];
     value_type vals[DISTINCT_MAX];
     int count = 0;
     bool fits = true;
     for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1] && fits; p++) {
         const int i = agg_rows[p];
-        for (int e = row_ptrs[i]; e < row_ptrs[i] + b_len[i] && fits; e++) {
-            fits = add_to_list(cols, vals, &count, b_cols[e], b_vals[e]);
+        for (int e = row_ptrs[i]; e < row_ptrs[i + 1] && fits; e++) {
+            fits = add_to_list(cols, vals, &count, agg[col_idxs[e]], values[e]);
         }
     }
+    const int begin = bounds[I];
     if (fits) {
         sort_list(cols, vals, count);
         for (int q = 0; q < count; q++) {
-            slot_cols[slots[I] + q] = cols[q];
-            slot_vals[slots[I] + q] = vals[q];
+            slot_cols[begin + q] = cols[q];
+            slot_vals[begin + q] = vals[q];
         }
-        c_len[I] = count;
+        lens[I] = count;
         return;
     }
-    int out = slots[I], current = -1;
+    int out = begin, current = -1;
     while (true) {
         int next = INT_MAX;
         value_type sum = 0;
         for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) {
             const int i = agg_rows[p];
-            const int begin = row_ptrs[i], end = begin + b_len[i];
-            for (int e = begin; e < end; e++) {
-                const int J = b_cols[e];
-                if (J == current) sum += b_vals[e];
+            for (int e = row_ptrs[i]; e < row_ptrs[i + 1]; e++) {
+                const int J = agg[col_idxs[e]];
+                if (J == current) sum += values[e];
                 if (J > current && J < next) next = J;
             }
         }
@@ -382,25 +410,31 @@ __kernel void fill_coarse(const int m, __global const int* restrict agg_ptrs,
         if (next == INT_MAX) break;
         current = next;
     }
-    c_len[I] = out - slots[I];
+    lens[I] = out - begin;
 }
 
-// the rows of the slots packed: cols/vals[ptrs[I], ptrs[I + 1]) from the slots of row I
-__kernel void pack(const int m, __global const int* restrict slots, __global const int* restrict ptrs,
-                   __global const index_type* restrict slot_cols,
-                   __global const value_type* restrict slot_vals, __global index_type* restrict cols,
-                   __global value_type* restrict vals)
+// The rows packed: cols/vals[ptrs[I], ptrs[I + 1]) from starts[I], the values times scale
+__kernel void pack(const int m, const real_type scale, __global const int* restrict ptrs,
+                   __global const int* restrict starts, __global const index_type* restrict slot_cols,
+                   __global const value_type* restrict slot_vals, __global index_type* restrict row_ptrs,
+                   __global index_type* restrict cols, __global value_type* restrict vals)
 {
     const int I = get_global_id(0);
-    if (I >= m) return;
-    const int from = slots[I];
+    if (I > m) return;
+    row_ptrs[I] = ptrs[I];
+    if (I == m) return;
+    const int from = starts[I] - ptrs[I];
     for (int p = ptrs[I]; p < ptrs[I + 1]; p++) {
-        cols[p] = slot_cols[from + p - ptrs[I]];
-        vals[p] = slot_vals[from + p - ptrs[I]];
+        cols[p] = slot_cols[from + p];
+        vals[p] = scale * slot_vals[from + p];
     }
 }
 
-// -- exclusive prefix sum of v[0, size): chunk sums, their prefix sum, each chunk scanned ------
+// -- exclusive prefix sum of v[0, size) of WIDTH components each (int WIDTH-vectors, stored one
+// after another): chunk sums, their prefix sum, each chunk scanned --------------------------------
+#ifndef WIDTH
+#define WIDTH 1
+#endif
 
 __kernel void chunk_sums(const int size, const int chunk, __global const int* restrict v,
                          __global int* restrict partial)
@@ -409,9 +443,11 @@ __kernel void chunk_sums(const int size, const int chunk, __global const int* re
     const int begin = g * chunk;
     if (begin >= size) return;
     const int end = min(size, begin + chunk);
-    int sum = 0;
-    for (int i = begin; i < end; i++) sum += v[i];
-    partial[g] = sum;
+    for (int w = 0; w < WIDTH; w++) {
+        int sum = 0;
+        for (int i = begin; i < end; i++) sum += v[i * WIDTH + w];
+        partial[g * WIDTH + w] = sum;
+    }
 }
 
 // v[0, size) = its exclusive prefix sum, by one work-group: loaded to local memory, summed
@@ -419,18 +455,20 @@ __kernel void chunk_sums(const int size, const int chunk, __global const int* re
 __kernel void scan_small(const int size, __global int* restrict v, __local int* tmp)
 {
     const int lid = get_local_id(0), width = get_local_size(0);
-    for (int i = lid; i < size; i += width) tmp[i] = v[i];
+    for (int i = lid; i < size * WIDTH; i += width) tmp[i] = v[i];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
-        int sum = 0;
-        for (int i = 0; i < size; i++) {
-            const int x = tmp[i];
-            tmp[i] = sum;
-            sum += x;
+        for (int w = 0; w < WIDTH; w++) {
+            int sum = 0;
+            for (int i = 0; i < size; i++) {
+                const int x = tmp[i * WIDTH + w];
+                tmp[i * WIDTH + w] = sum;
+                sum += x;
+            }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < size; i += width) v[i] = tmp[i];
+    for (int i = lid; i < size * WIDTH; i += width) v[i] = tmp[i];
 }
 
 __kernel void chunk_scan(const int size, const int chunk, __global int* restrict v,
@@ -440,10 +478,12 @@ __kernel void chunk_scan(const int size, const int chunk, __global int* restrict
     const int begin = g * chunk;
     if (begin >= size) return;
     const int end = min(size, begin + chunk);
-    int sum = partial[g];
-    for (int i = begin; i < end; i++) {
-        const int x = v[i];
-        v[i] = sum;
-        sum += x;
+    for (int w = 0; w < WIDTH; w++) {
+        int sum = partial[g * WIDTH + w];
+        for (int i = begin; i < end; i++) {
+            const int x = v[i * WIDTH + w];
+            v[i * WIDTH + w] = sum;
+            sum += x;
+        }
     }
 }

@@ -86,3 +86,82 @@ __kernel void invert_diagonal(const int n, __global const index_type* row_ptrs,
     inverse[row] = ok ? inv : to_value(1);
     bad[row] = !ok;
 }
+
+// -- find_blocks: Ginkgo's supervariable agglomeration (see jacobi_kernels.py) ------------------
+
+// run[i] = starts_run[i] = 1 where row i starts a run of rows with one column pattern (row 0,
+// or a pattern other than row i - 1's), else 0
+__kernel void compare_rows(const int n, __global const int* row_ptrs, __global const int* col_idxs,
+                           __global int* run, __global uchar* starts_run)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    bool differs = i == 0;
+    if (!differs) {
+        const int previous = row_ptrs[i - 1], begin = row_ptrs[i], end = row_ptrs[i + 1];
+        differs = end - begin != begin - previous;
+        for (int e = 0; !differs && e < end - begin; ++e) differs = col_idxs[previous + e] != col_idxs[begin + e];
+    }
+    run[i] = differs;
+    starts_run[i] = differs;
+}
+
+// run[i] (prefix-summed) is the number of runs started before row i: first_row[run] = its first row
+__kernel void run_firsts(const int n, __global const int* run, __global const uchar* starts_run,
+                         __global int* first_row)
+{
+    const int i = get_global_id(0);
+    if (i < n && starts_run[i]) first_row[run[i]] = i;
+}
+
+// supervariable[i]: row i starts a supervariable (a run cut every max_block_size rows)
+__kernel void supervariables(const int n, const int max_block_size, __global const int* run,
+                             __global const uchar* starts_run, __global const int* first_row,
+                             __global uchar* supervariable)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    const int first = first_row[starts_run[i] ? run[i] : run[i] - 1];
+    supervariable[i] = (i - first) % max_block_size == 0;
+}
+
+// jump[i]: where a block that starts at supervariable i ends, the last supervariable start (or
+// n) at most max_block_size rows on; n for the other rows and for i = n. position[i] = 0.
+__kernel void jumps(const int n, const int max_block_size, __global const uchar* supervariable,
+                    __global int* jump, __global int* position)
+{
+    const int i = get_global_id(0);
+    if (i > n) return;
+    position[i] = 0;
+    if (i == n || !supervariable[i]) {
+        jump[i] = n;
+        return;
+    }
+    int j = min(i + max_block_size, n);
+    while (j < n && !supervariable[j]) --j;  // stops at the next start at the latest
+    jump[i] = j;
+}
+
+// one step of binary lifting: position[t] = jump^t(0) once every bit of t is done;
+// next_power = power o power (power = jump^(2^bit))
+__kernel void lift(const int size, const int bit, __global int* position, __global const int* power,
+                   __global int* next_power)
+{
+    const int t = get_global_id(0);
+    if (t >= size) return;
+    if ((t >> bit) & 1) position[t] = power[position[t]];
+    next_power[t] = power[power[t]];
+}
+
+// out[0] = the number of blocks (position[t] < n for t < out[0]), out[1] = the largest block
+__kernel void count_blocks(const int n, __global const int* position, __global int* out)
+{
+    const int t = get_global_id(0);
+    if (t >= n) return;
+    const int p = position[t];
+    if (p < n) {
+        const int q = position[t + 1];
+        if (q == n) out[0] = t + 1;
+        atomic_max(out + 1, q - p);
+    }
+}

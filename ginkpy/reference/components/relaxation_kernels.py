@@ -29,12 +29,6 @@ def relax_first(exec, beta, inv_diag, b, x, d):
         d.values[...] = x.values
 
 
-def relax_first_residual(exec, beta, a, inv_diag, b, x, r):
-    """The first step from x = 0 and the residual after it: x = beta D^-1 b; r = b - A x."""
-    x.values[...] = beta * (inv_diag.values * b.values)
-    r.values[...] = b.values - _scipy(a) @ x.values
-
-
 def residual(exec, a, b, x, r):
     """r = b - A x."""
     r.values[...] = b.values - _scipy(a) @ x.values
@@ -62,3 +56,14 @@ def gershgorin_bound(exec, a, inv_diag) -> float:
     abs_a = sp.csr_matrix((np.abs(a.values), a.col_idxs, a.row_ptrs), shape=a.shape)
     sums = np.asarray(abs_a.sum(axis=1)).ravel()
     return float(np.max(np.abs(inv_diag.values[:, 0]) * sums, initial=0))
+
+
+def jacobi_setup(exec, a, inv_diag):
+    """The setup of weighted Jacobi without a host read: inv_diag = 1 / a_ii (0 where the
+    diagonal entry is zero or not stored); returns two arrays of the executor: the first row
+    whose diagonal entry is zero or not stored (n where there is none), and partial bounds whose
+    largest is Gershgorin's bound max_i |inv_diag_i| sum_j |a_ij| (0 for a matrix without
+    entries)."""
+    zero_row = invert_diagonal(exec, a, inv_diag)
+    return (np.array([a.shape[0] if zero_row < 0 else zero_row], dtype=np.int32),
+            np.array([gershgorin_bound(exec, a, inv_diag)], dtype=np.finfo(a.dtype).dtype))

@@ -60,3 +60,22 @@ def conj_transpose(exec, a):
     """Row pointers, column indices (sorted in each row) and values of A^H."""
     row_ptrs, col_idxs, values = transpose(exec, a)
     return row_ptrs, col_idxs, values.conj()
+
+
+def permute(exec, a, rows, col_inverse):
+    """Row pointers, column indices (sorted in each row) and values of the matrix whose row i is
+    row rows[i] of A (all rows in order for None), with column c renumbered col_inverse[c]."""
+    m = _scipy(a) if rows is None else _scipy(a)[rows]
+    if col_inverse is not None:
+        # new arrays: the sort must not reorder A's own (a row gather already copied them)
+        m = sp.csr_matrix((m.data.copy(), col_inverse[m.indices], m.indptr.copy()), shape=m.shape)
+        m.has_sorted_indices = False
+        m.sort_indices()
+    else:
+        m = m.copy()
+    return m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data.astype(a.dtype, copy=False)
+
+
+def scale_rows(exec, a, diag, out):
+    # out = the values of D A, D = diag(diag)
+    out[...] = a.values * np.repeat(diag.values[:, 0], np.diff(a.row_ptrs))

@@ -96,3 +96,14 @@ def convert_to_csr(exec, a):
     row_ptrs = np.zeros(a.shape[0] + 1, dtype=np.int32)
     np.cumsum(np.bincount(rows, minlength=a.shape[0]), out=row_ptrs[1:])
     return row_ptrs, cols.astype(np.int32), a.values[rows, cols].copy()
+
+
+def permute(exec, a, rows, cols, out):
+    # out[i, j] = a[rows[i], cols[j]] (rows or cols None: that index unchanged)
+    v = a.values if rows is None else a.values[rows]
+    out.values[...] = v if cols is None else v[:, cols]
+
+
+def scale_rows(exec, diag, b, x):
+    # x = D b, D = diag(diag)
+    x.values[...] = diag.values * b.values

@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.matrix.csr import INDEX_DTYPE
+from ginkpy.reference.components.diagonal_blocks import block_diagonal, first_singular, invert_blocks
 
 
 def find_blocks(exec, a, max_block_size):
-    """Block pointers by Ginkgo's supervariable agglomeration.
+    """Block pointers by Ginkgo's supervariable agglomeration, and the largest block's size.
 
     Consecutive rows with the same column pattern form a supervariable of at most
     ``max_block_size`` rows; neighbouring supervariables are then merged greedily while the
@@ -25,7 +26,7 @@ def find_blocks(exec, a, max_block_size):
     """
     n = a.shape[0]
     if n == 0:
-        return np.zeros(1, dtype=INDEX_DTYPE)
+        return np.zeros(1, dtype=INDEX_DTYPE), 1
     row_ptrs, col_idxs = a.row_ptrs, a.col_idxs
     lengths = np.diff(row_ptrs)
     # same[i]: row i has the same column pattern as row i - 1
@@ -51,7 +52,8 @@ def find_blocks(exec, a, max_block_size):
         position[take] = power[position[take]]
         power = power[power]
     first = np.unique(position[position < count])
-    return np.r_[starts[first], n].astype(INDEX_DTYPE)
+    block_ptrs = np.r_[starts[first], n].astype(INDEX_DTYPE)
+    return block_ptrs, int(np.diff(block_ptrs).max())
 
 
 def invert_diagonal(exec, a, inverse):
@@ -75,67 +77,24 @@ def _diagonal(a):
     return d
 
 
-def generate(exec, a, block_ptrs):
-    """The inverse diagonal blocks of ``a`` (in a's value type, transposed), ``row_blocks``, and
-    a flag per block that is set where the block is singular to working precision."""
-    n = a.shape[0]
-    sizes = np.diff(block_ptrs)
-    stride = int(sizes.max(initial=1))
-    row_blocks = np.repeat(np.arange(sizes.size, dtype=INDEX_DTYPE), sizes)
-    # D_i: the entries of a whose row and column lie in the same block, identity padding
-    blocks = np.zeros((sizes.size, stride, stride), np.result_type(a.dtype, np.float64))
-    pad = np.arange(stride) >= sizes[:, None]
-    blocks[:, np.arange(stride), np.arange(stride)] = pad
-    rows = np.repeat(np.arange(n), np.diff(a.row_ptrs))
-    cols = a.col_idxs
-    start = block_ptrs[row_blocks[rows]]
-    inside = (cols >= start) & (cols < block_ptrs[row_blocks[rows] + 1])
-    blocks[row_blocks[rows[inside]], (rows - start)[inside], (cols - start)[inside]] = a.values[inside]
-    inverse, singular = _invert(blocks, np.finfo(a.dtype).eps)
-    inverse[pad] = 0
-    inverse.transpose(0, 2, 1)[pad] = 0
-    return np.ascontiguousarray(inverse.transpose(0, 2, 1), dtype=a.dtype), row_blocks, singular
+def generate(exec, a, block_ptrs, stride):
+    """The inverse diagonal blocks of ``a`` (in a's value type, transposed, ``stride`` the
+    largest block), ``row_blocks``, each block's condition number |D|_1 |D^-1|_1 and
+    [first singular block (2^31 - 1 if none), number of singular blocks] (see
+    reference/components/diagonal_blocks.py)."""
+    blocks, row_blocks, conditioning, singular = invert_blocks(a.row_ptrs, a.col_idxs, a.values[None, :],
+                                                               block_ptrs, stride)
+    return blocks[0], row_blocks, conditioning[0], first_singular(singular)
 
 
-def _invert(blocks, eps):
-    """Inverses by LU with partial pivoting (LAPACK, batched), in float64 (complex128 for
-    complex blocks).
-
-    Each block D is first equilibrated, E = R D C with R and C diagonal scalings to a largest
-    entry of 1 per row and then per column, so badly scaled blocks are not mistaken for
-    singular ones. A block is singular when E is (a zero row or column included) or its
-    reciprocal condition number 1 / (|E|_1 |E^-1|_1) is below ``eps``, as for SciPy's
-    ill-conditioning warning.
-    """
-    m = blocks.shape[1]
-    row = np.abs(blocks).max(axis=2, initial=0)
-    row_scale = 1 / np.where(row == 0, 1, row)
-    col = np.abs(row_scale[:, :, None] * blocks).max(axis=1, initial=0)
-    col_scale = 1 / np.where(col == 0, 1, col)
-    scaled = row_scale[:, :, None] * blocks * col_scale[:, None, :]
-    singular = np.linalg.slogdet(scaled)[0] == 0
-    scaled[singular] = np.eye(m)
-    inverse = np.linalg.inv(scaled)
-    singular |= ~(1 / (_norm1(scaled) * _norm1(inverse)) >= eps)
-    # D^-1 = C E^-1 R
-    return col_scale[:, :, None] * inverse * row_scale[:, None, :], singular
-
-
-def _norm1(matrices):
-    """The 1-norm (largest column sum) of each matrix of a batch."""
-    return np.abs(matrices).sum(axis=1).max(axis=1, initial=0)
-
-
-def _block_times(jacobi, b):
-    """D^-1 b: each row's row of its inverse block times the block's part of b."""
-    n, m = b.shape[0], jacobi.block_stride
-    row_blocks = jacobi.row_blocks
-    start = jacobi.block_ptrs[row_blocks]
-    cols = start[:, None] + np.arange(m)
-    inside = cols < jacobi.block_ptrs[row_blocks + 1][:, None]
-    b_blocks = np.where(inside[:, :, None], b.values[np.minimum(cols, n - 1)], 0)
-    inverse_rows = jacobi.blocks[row_blocks, :, np.arange(n) - start]
-    return np.einsum("rj,rjk->rk", inverse_rows, b_blocks)
+def _inverse_matrix(jacobi):
+    """D^-1 as a SciPy CSR matrix, made at the first apply and kept in ``jacobi.cache``: an
+    apply is one sparse product, with nothing to rebuild."""
+    inverse = jacobi.cache.get("reference_inverse")
+    if inverse is None:
+        inverse = jacobi.cache["reference_inverse"] = block_diagonal(jacobi.block_ptrs, jacobi.row_blocks,
+                                                                     jacobi.blocks[None])
+    return inverse
 
 
 def simple_scalar_apply(exec, jacobi, b, x):
@@ -147,8 +106,10 @@ def scalar_apply(exec, alpha, jacobi, b, beta, x):
 
 
 def simple_apply(exec, jacobi, b, x):
-    x.values[...] = _block_times(jacobi, b)
+    # x = D^-1 b
+    x.values[...] = _inverse_matrix(jacobi) @ b.values
 
 
 def apply(exec, alpha, jacobi, b, beta, x):
-    x.values[...] = alpha.values[0] * _block_times(jacobi, b) + beta.values[0] * x.values
+    # x = alpha D^-1 b + beta x
+    x.values[...] = alpha.values[0] * (_inverse_matrix(jacobi) @ b.values) + beta.values[0] * x.values

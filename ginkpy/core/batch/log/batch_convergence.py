@@ -45,4 +45,4 @@ class BatchConvergence:
     @property
     def stop_reasons(self) -> list[StopReason]:
         """Why each item stopped."""
-        return [StopReason(int(r)) for r in self._get().stop_reasons]
+        return self._get().stop_reasons

@@ -1,16 +1,200 @@
-"""What the batch matrix formats share: one sparsity pattern for every item, checked once on
-the host when a batch is built, and the per-item values checked to be finite."""
+"""What the batch matrix formats share: one sparsity pattern for every item, found once on the
+host when a batch is built, and the items' values gathered in one pass into the executor.
+
+A batch comes from a list of SciPy sparse matrices (or 2-D arrays) of one pattern, from a 3-D
+NumPy array (N, n, m), or from one pattern and a values array (N, nnz). :class:`HostBatch` is
+the result on the host: the shared CSR pattern (columns sorted in each row, duplicates summed)
+and a ``write`` function that fills a (N, nnz) array with every item's values in that order.
+No work is done per item beyond taking its arrays: the pattern check compares each item's
+index arrays with item 0's byte for byte (a memcmp each), the values are concatenated in one
+call straight into the memory that goes to the executor, and the reordering to the canonical
+pattern (an unsorted or duplicated item 0, a CSC or COO list) is one gather over all items.
+Only items whose index arrays differ from item 0's are looked at one by one: those that store
+the same entries in another order are accepted, any other is an error naming it.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+import attrs
 import numpy as np
 
 from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.matrix.csr import INDEX_DTYPE
-from ginkpy.core.matrix.dense import value_dtype
+from ginkpy.core.matrix.dense import Dense, value_dtype
 
+# the index arrays that define the stored positions of each sparse format taken without conversion
+STRUCTURE = {"csr": ("indptr", "indices"), "csc": ("indptr", "indices"), "coo": ("row", "col")}
+CHUNK_BYTES = 1 << 20  # values gathered and reordered this much at a time (cache-sized)
+
+
+@attrs.frozen
+class HostBatch:
+    """A batch on the host: N items of ``shape`` sharing the CSR pattern (``row_ptrs``,
+    ``col_idxs``: int32, sorted columns, no duplicates); ``write(out)`` fills ``out``, an array
+    (N, nnz) of ``dtype``, with each item's values in the pattern's order."""
+
+    shape: tuple[int, int]
+    num_items: int
+    row_ptrs: np.ndarray
+    col_idxs: np.ndarray
+    dtype: np.dtype
+    write: Callable[[np.ndarray], None]
+
+    @property
+    def nnz(self) -> int:
+        return int(self.col_idxs.size)
+
+    def values(self) -> np.ndarray:
+        """The (N, nnz) values as a new host array."""
+        out = np.empty((self.num_items, self.nnz), self.dtype)
+        self.write(out)
+        return out
+
+
+def upload(exec, batch: HostBatch, shape: tuple[int, ...] | None = None,
+           write: Callable[[np.ndarray], None] | None = None) -> Any:
+    """The values of ``batch`` on ``exec`` in one transfer (by default (N, nnz) in CSR order;
+    a format gives its own ``shape`` and ``write``), checked to be finite there; an error
+    names the first item, row and column holding a NaN or an infinity."""
+    dtype = exec.check_dtype(batch.dtype)
+    shape = (batch.num_items, batch.nnz) if shape is None else shape
+    values = exec.upload(shape, dtype, batch.write if write is None else write)
+    size = int(np.prod(shape))
+    if size and not exec.run("matrix.dense.is_finite", Dense(exec, values.reshape(size, 1))):
+        check_finite(batch.values(), batch.row_ptrs, batch.col_idxs)
+    return values
+
+
+# -- the input forms -------------------------------------------------------------------------------
+
+def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
+    """The batch of a list of SciPy sparse matrices or 2-D arrays, one per item, all of one shape
+    and stored pattern (explicit zeros included); 2-D arrays only: see :func:`from_dense`."""
+    if sp.issparse(matrices) or isinstance(matrices, np.ndarray) or not hasattr(matrices, "__len__"):
+        raise TypeError("a batch is built from a list of SciPy sparse matrices (one per item), not "
+                        f"{type(matrices).__name__}")
+    items = list(matrices)
+    if not items:
+        raise ValueError("a batch needs at least one item: the list of matrices is empty")
+    if not any(sp.issparse(m) for m in items):
+        arrays = [np.asarray(m) for m in items]
+        for i, a in enumerate(arrays):
+            if a.ndim != 2 or a.shape != arrays[0].shape:
+                raise ValueError(f"item {i} has shape {a.shape} where item 0 has {arrays[0].shape}: every item "
+                                 f"of a batch must be a 2-D array of one shape")
+        return from_dense(np.stack(arrays), dtype)
+    fmt = getattr(items[0], "format", None)
+    if fmt not in STRUCTURE or any(getattr(m, "format", None) != fmt for m in items):
+        # another format, or several: each item converted (a loop over the items, in SciPy)
+        items, fmt = [canonical(m, f"item {i}") for i, m in enumerate(items)], "csr"
+    first = items[0]
+    shape = first.shape
+    wrong = [i for i, m in enumerate(items) if m.shape != shape]
+    if wrong:
+        i = wrong[0]
+        raise ValueError(f"every item of a batch must have the shape of item 0, but item {i} is "
+                         f"{items[i].shape[0]} x {items[i].shape[1]} where item 0 is {shape[0]} x {shape[1]}")
+    if dtype is None:
+        dtype = np.result_type(*{m.dtype for m in items})
+    dtype = value_dtype(dtype, "matrix")
+    rows, cols = _coordinates(first, fmt)
+    row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, cols)
+    # items whose index arrays are item 0's, byte for byte: the same pattern in the same order
+    same = np.ones(len(items), dtype=bool)
+    for name in STRUCTURE[fmt]:
+        same &= _same_arrays([getattr(m, name) for m in items], getattr(first, name))
+    data = [m.data for m in items]
+    replaced = {}
+    if not same.all():
+        pattern = sp.csr_matrix((np.ones(col_idxs.size), col_idxs, row_ptrs), shape=shape)
+        for i in np.flatnonzero(~same):  # only the items stored otherwise: the same entries in another order?
+            m = canonical(items[i], f"item {i}")
+            how = _difference(pattern, m)
+            if how:
+                raise ValueError(f"every item of a batch must have the shape and sparsity pattern of item 0, "
+                                 f"but item {i} {how} (an entry that is zero in some items must still be stored "
+                                 f"in all; or build the batch from one pattern and a values array)")
+            replaced[int(i)] = m.data
+            data[i] = np.zeros(first.data.size, first.data.dtype)  # a stand-in of item 0's layout
+
+    def write(out: np.ndarray) -> None:
+        _gather(data, reorder, out)
+        for i, values in replaced.items():
+            out[i] = values
+
+    return HostBatch(shape, len(items), row_ptrs, col_idxs, dtype, write)
+
+
+def from_dense(array: Any, dtype: Any = None) -> HostBatch:
+    """The batch of a 3-D array (N, n, m): the pattern holds every position that is nonzero in
+    some item."""
+    array = np.asarray(array)
+    if array.ndim != 3:
+        raise ValueError(f"a batch from a NumPy array needs shape (N, n, m), got shape {array.shape}")
+    N, n, m = array.shape
+    if N == 0:
+        raise ValueError("a batch needs at least one item: the array has N = 0 items")
+    dtype = value_dtype(array.dtype if dtype is None else dtype, "matrix")
+    flat = array.reshape(N, n * m)
+    stored = np.zeros(n * m, dtype=bool)
+    step = max(1, CHUNK_BYTES // max(flat[0].nbytes, 1))
+    for start in range(0, N, step):  # chunks of items: no (N, n, m) temporary
+        stored |= (flat[start:start + step] != 0).any(axis=0)
+    positions = np.flatnonzero(stored)
+    row_ptrs = np.zeros(n + 1, dtype=INDEX_DTYPE)
+    np.cumsum(np.bincount(positions // max(m, 1), minlength=n), out=row_ptrs[1:])
+    col_idxs = (positions % max(m, 1)).astype(INDEX_DTYPE)
+
+    def write(out: np.ndarray) -> None:
+        np.take(flat, positions, axis=1, out=out) if flat.dtype == out.dtype else \
+            out.__setitem__(Ellipsis, flat[:, positions])
+
+    return HostBatch((n, m), N, row_ptrs, col_idxs, dtype, write)
+
+
+def from_arrays(row_ptrs: Any, col_idxs: Any, values: Any, shape: Any = None, dtype: Any = None,
+                what: str = "values") -> HostBatch:
+    """The batch of one CSR pattern (``row_ptrs``, ``col_idxs``, in any order within a row;
+    duplicates are summed, as SciPy does) and ``values`` of shape (N, nnz), row i item i's value
+    of each stored entry. ``shape`` defaults to n x n, n = len(row_ptrs) - 1."""
+    row_ptrs, col_idxs = np.asarray(row_ptrs), np.asarray(col_idxs)
+    if row_ptrs.ndim != 1 or row_ptrs.size < 1 or row_ptrs.dtype.kind not in "iu" or col_idxs.ndim != 1 or \
+            col_idxs.dtype.kind not in "iu":
+        raise ValueError("row_ptrs and col_idxs must be 1-D integer arrays (a CSR pattern: indptr and indices)")
+    n = row_ptrs.size - 1
+    shape = (n, n) if shape is None else (int(shape[0]), int(shape[1]))
+    lengths = np.diff(row_ptrs)
+    if shape[0] != n or row_ptrs[0] != 0 or row_ptrs[-1] != col_idxs.size or (lengths < 0).any():
+        raise ValueError(f"row_ptrs must rise from 0 to len(col_idxs) = {col_idxs.size} over {shape[0]} rows "
+                         f"(length {shape[0] + 1}), got length {row_ptrs.size} from {row_ptrs[0]} to {row_ptrs[-1]}")
+    if col_idxs.size and (col_idxs.min() < 0 or col_idxs.max() >= shape[1]):
+        raise ValueError(f"col_idxs must lie in [0, {shape[1]}) for {shape[1]} columns, got "
+                         f"{col_idxs.min()} to {col_idxs.max()}")
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[1] != col_idxs.size:
+        raise ValueError(f"{what} must have shape (N, {col_idxs.size}): one row of {col_idxs.size} stored entries "
+                         f"per item, got shape {values.shape}")
+    if values.shape[0] == 0:
+        raise ValueError(f"a batch needs at least one item: {what} has 0 rows")
+    dtype = value_dtype(values.dtype if dtype is None else dtype, what)
+    rows = np.repeat(np.arange(n, dtype=INDEX_DTYPE), lengths)
+    row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, col_idxs)
+    return HostBatch(shape, values.shape[0], row_ptrs, col_idxs, dtype, lambda out: _gather([values], reorder, out))
+
+
+def from_scipy_pattern(pattern: Any, values: Any, dtype: Any = None) -> HostBatch:
+    """The batch of a pattern given as a SciPy sparse matrix (its stored entries, in its CSR
+    order, values ignored) and ``values`` (N, nnz) following that order."""
+    if not sp.issparse(pattern):
+        raise TypeError(f"the pattern must be a SciPy sparse matrix (its stored entries are the pattern), "
+                        f"not {type(pattern).__name__}")
+    m = sp.csr_matrix(pattern)
+    return from_arrays(m.indptr, m.indices, values, m.shape, dtype)
+
+
+# -- helpers -----------------------------------------------------------------------------------
 
 def canonical(matrix: Any, what: str) -> sp.csr_matrix:
     """``matrix`` (SciPy sparse or 2-D NumPy) as a CSR copy with sorted indices, duplicates summed."""
@@ -24,30 +208,65 @@ def canonical(matrix: Any, what: str) -> sp.csr_matrix:
     return m
 
 
-def pattern_and_values(matrices: Any, dtype: Any = None) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The shared pattern (a CSR matrix, item 0's values) and the values (N, nnz) of a list of
-    matrices; an error names the first item whose shape or pattern differs from item 0's."""
-    if sp.issparse(matrices) or isinstance(matrices, np.ndarray) or not hasattr(matrices, "__len__"):
-        raise TypeError("a batch is built from a list of SciPy sparse matrices (one per item), not "
-                        f"{type(matrices).__name__}")
-    if len(matrices) == 0:
-        raise ValueError("a batch needs at least one item: the list of matrices is empty")
-    items = [canonical(m, f"item {i}") for i, m in enumerate(matrices)]
-    first = items[0]
-    for i, m in enumerate(items[1:], start=1):
-        how = _difference(first, m)
-        if how:
-            raise ValueError(f"every item of a batch must have the shape and sparsity pattern of item 0, but "
-                             f"item {i} {how} (an entry that is zero in some items must still be stored in "
-                             f"all; or build the batch from one pattern and a values array)")
-    dtype = value_dtype(first.dtype if dtype is None else dtype, "matrix")
-    values = np.stack([m.data for m in items]).astype(dtype, copy=False) if first.nnz else \
-        np.zeros((len(items), 0), dtype)
-    return first, values
+def _coordinates(m: Any, fmt: str) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of the stored entries of ``m`` in its storage order."""
+    if fmt == "coo":
+        return np.asarray(m.row), np.asarray(m.col)
+    outer = np.repeat(np.arange(len(m.indptr) - 1), np.diff(m.indptr))
+    return (outer, m.indices) if fmt == "csr" else (m.indices, outer)
+
+
+def _canonical_order(shape, rows: np.ndarray, cols: np.ndarray):
+    """The canonical CSR pattern (row_ptrs, col_idxs) of entries stored at (rows, cols), and how
+    values in the stored order become values in the pattern's: None (already canonical), an
+    index array (values[:, order]) or (order, starts) where duplicates are summed
+    (np.add.reduceat(values[:, order], starts))."""
+    n = shape[0]
+    rows, cols = np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+    key = rows * max(shape[1], 1) + cols
+    sorted_already = key.size < 2 or bool((key[1:] > key[:-1]).all())
+    order = None if sorted_already else np.argsort(key, kind="stable")
+    key = key if order is None else key[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, np.int64)
+    unique = key[starts] if key.size else key
+    row_ptrs = np.zeros(n + 1, dtype=INDEX_DTYPE)
+    np.cumsum(np.bincount(unique // max(shape[1], 1), minlength=n), out=row_ptrs[1:])
+    col_idxs = (unique % max(shape[1], 1)).astype(INDEX_DTYPE)
+    if starts.size == key.size:  # no duplicates
+        return row_ptrs, col_idxs, order
+    return row_ptrs, col_idxs, (np.arange(key.size) if order is None else order, starts)
+
+
+def _same_arrays(arrays: list, first: np.ndarray) -> np.ndarray:
+    """Whether each array holds the bytes of ``first`` (the same object, or a memcmp)."""
+    ref = first.tobytes()
+    return np.fromiter((a is first or a.tobytes() == ref for a in arrays), dtype=bool, count=len(arrays))
+
+
+def _gather(data: list, reorder, out: np.ndarray) -> None:
+    """out[i] = data[i] (1-D arrays of one length, or one (N, nnz) array as the only element)
+    reordered by ``reorder`` (see :func:`_canonical_order`): one concatenation straight into
+    ``out``, or chunks of items concatenated, reordered and written."""
+    if reorder is None:
+        if len(data) > 1:
+            np.concatenate(data, out=out.reshape(-1), casting="same_kind")
+        else:
+            np.copyto(out, np.reshape(data[0], out.shape), casting="same_kind")
+        return
+    whole = np.reshape(data[0], (out.shape[0], -1)) if len(data) == 1 else None
+    step = max(1, CHUNK_BYTES // max(data[0].nbytes // (out.shape[0] if whole is not None else 1), 1))
+    for start in range(0, out.shape[0], step):
+        chunk = whole[start:start + step] if whole is not None else \
+            np.concatenate(data[start:start + step]).reshape(-1, data[0].size)
+        if isinstance(reorder, tuple):  # duplicates summed
+            order, starts = reorder
+            out[start:start + step] = np.add.reduceat(chunk[:, order], starts, axis=1) if starts.size else 0
+        else:
+            out[start:start + step] = chunk[:, reorder]
 
 
 def _difference(first: sp.csr_matrix, m: sp.csr_matrix) -> str:
-    """How the pattern of ``m`` differs from ``first``'s ('' when it does not)."""
+    """How the pattern of ``m`` differs from ``first``'s ('' when it does not); both canonical."""
     if m.shape != first.shape:
         return f"is {m.shape[0]} x {m.shape[1]} where item 0 is {first.shape[0]} x {first.shape[1]}"
     lengths, first_lengths = np.diff(m.indptr), np.diff(first.indptr)
@@ -68,39 +287,6 @@ def _difference(first: sp.csr_matrix, m: sp.csr_matrix) -> str:
 
 def _short(cols: list) -> str:
     return str(cols) if len(cols) <= 8 else f"[{', '.join(map(str, cols[:8]))}, ...]"
-
-
-def pattern_arrays(pattern: Any) -> tuple[tuple[int, int], np.ndarray, np.ndarray, np.ndarray]:
-    """(shape, row_ptrs, col_idxs, order) of a pattern given as a SciPy sparse matrix: its stored
-    entries in CSR order (values ignored), ``order`` the permutation that sorts each row's
-    columns (the values of a (pattern, values) batch follow the pattern's own order)."""
-    if not sp.issparse(pattern):
-        raise TypeError(f"the pattern must be a SciPy sparse matrix (its stored entries are the pattern), "
-                        f"not {type(pattern).__name__}")
-    m = sp.csr_matrix(pattern)
-    positions = sp.csr_matrix((np.arange(m.nnz, dtype=np.float64) + 1, m.indices.copy(), m.indptr.copy()),
-                              shape=m.shape)
-    positions.has_canonical_format = False
-    positions.sort_indices()
-    rows = np.repeat(np.arange(m.shape[0]), np.diff(positions.indptr))
-    dup = np.flatnonzero((np.diff(positions.indices) == 0) & (np.diff(rows) == 0))
-    if dup.size:
-        r, c = int(rows[dup[0]]), int(positions.indices[dup[0]])
-        raise ValueError(f"the pattern stores entry ({r}, {c}) more than once: each position may appear once "
-                         f"(sum the duplicates first, S.sum_duplicates())")
-    order = positions.data.astype(np.int64) - 1
-    return m.shape, positions.indptr.astype(INDEX_DTYPE), positions.indices.astype(INDEX_DTYPE), order
-
-
-def batch_values(values: Any, nnz: int, dtype: Any, what: str = "values") -> np.ndarray:
-    """``values`` as a (N, nnz) array of a ginkpy value type, N >= 1."""
-    values = np.asarray(values)
-    if values.ndim != 2 or values.shape[1] != nnz:
-        raise ValueError(f"{what} must have shape (N, {nnz}): one row of {nnz} stored entries per item, "
-                         f"got shape {values.shape}")
-    if values.shape[0] == 0:
-        raise ValueError(f"a batch needs at least one item: {what} has 0 rows")
-    return values.astype(value_dtype(values.dtype if dtype is None else dtype, what), copy=False)
 
 
 def check_finite(values: np.ndarray, row_ptrs: np.ndarray | None, col_idxs: np.ndarray | None,

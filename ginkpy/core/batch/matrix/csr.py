@@ -14,8 +14,7 @@ from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
-from ginkpy.core.batch.matrix.batch_pattern import (batch_values, check_finite, pattern_and_values,
-                                                    pattern_arrays)
+from ginkpy.core.batch.matrix import batch_pattern
 from ginkpy.core.batch.multi_vector import MultiVector
 from ginkpy.core.matrix.csr import INDEX_DTYPE
 
@@ -39,27 +38,74 @@ class Csr(BatchLinOp):
     # -- creation and conversion -----------------------------------------------------------------
     @classmethod
     def from_scipy(cls, exec: Executor, matrices: Any, dtype: Any = None) -> "Csr":
-        """From a list of SciPy sparse matrices (or 2-D arrays), one per item, all of one shape
-        and sparsity pattern (the stored entries, explicit zeros included)."""
-        pattern, values = pattern_and_values(matrices, dtype)
-        return cls._from_host(exec, pattern.shape, pattern.indptr, pattern.indices, values)
+        """From a list of SciPy sparse matrices, one per item, all of one shape and sparsity
+        pattern (the stored entries, explicit zeros included), or from a 3-D NumPy array (N, n,
+        m) or a list of 2-D arrays (the pattern: every position nonzero in some item).
+
+        The pattern is checked and the values gathered in one pass (no copy of each matrix), and
+        they reach ``exec`` in one transfer. An item whose pattern differs is an error naming it.
+
+        Parameters
+        ----------
+        exec : Executor
+            Where the batch lives.
+        matrices : list of scipy.sparse matrices or arrays, or numpy.ndarray of shape (N, n, m)
+            The items, in order.
+        dtype : numpy dtype, optional
+            Value type (default: that of the items; integers become float64).
+
+        Examples
+        --------
+        >>> items = [scipy.sparse.diags([1.0 + i, 4.0, 1.0 + i], [-1, 0, 1], shape=(5, 5)).tocsr()
+        ...          for i in range(3)]
+        >>> A = gk.batch.matrix.Csr.from_scipy(gk.ReferenceExecutor(), items)
+        >>> A.shape, A.nnz
+        ((3, 5, 5), 13)
+        """
+        if isinstance(matrices, np.ndarray) and matrices.ndim == 3:
+            return cls.from_host_batch(exec, batch_pattern.from_dense(matrices, dtype))
+        return cls.from_host_batch(exec, batch_pattern.from_list(matrices, dtype))
 
     @classmethod
     def from_pattern(cls, exec: Executor, pattern: Any, values: Any, dtype: Any = None) -> "Csr":
         """From one pattern (a SciPy sparse matrix: its stored entries, in CSR order, values
         ignored) and the values of every item, an array of shape (N, nnz) whose row i holds
-        item i's value of each stored entry of the pattern."""
-        shape, row_ptrs, col_idxs, order = pattern_arrays(pattern)
-        values = batch_values(values, order.size, dtype)
-        return cls._from_host(exec, shape, row_ptrs, col_idxs, values[:, order])
+        item i's value of each stored entry of the pattern (duplicates summed, as SciPy does)."""
+        return cls.from_host_batch(exec, batch_pattern.from_scipy_pattern(pattern, values, dtype))
 
     @classmethod
-    def _from_host(cls, exec: Executor, shape, row_ptrs, col_idxs, values) -> "Csr":
-        dtype = exec.check_dtype(values.dtype)
-        check_finite(values, row_ptrs, col_idxs)
-        return cls(exec, shape, exec.from_host(np.asarray(row_ptrs, INDEX_DTYPE)),
-                   exec.from_host(np.asarray(col_idxs, INDEX_DTYPE)),
-                   exec.from_host(np.ascontiguousarray(values, dtype=dtype)))
+    def from_arrays(cls, exec: Executor, row_ptrs: Any, col_idxs: Any, values: Any, shape: Any = None,
+                    dtype: Any = None) -> "Csr":
+        """From the arrays of one CSR pattern and the values of every item.
+
+        Parameters
+        ----------
+        exec : Executor
+            Where the batch lives.
+        row_ptrs, col_idxs : array_like of int
+            The shared pattern, as SciPy's ``indptr`` and ``indices`` (columns in any order
+            within a row; duplicates are summed).
+        values : array_like of shape (N, nnz)
+            Row i: item i's value of each stored entry, in the order of ``col_idxs``.
+        shape : (int, int), optional
+            Rows and columns of each item (default n x n, n = len(row_ptrs) - 1).
+        dtype : numpy dtype, optional
+            Value type (default: that of ``values``).
+
+        Examples
+        --------
+        >>> P = scipy.sparse.eye(4, format="csr")
+        >>> A = gk.batch.matrix.Csr.from_arrays(gk.ReferenceExecutor(), P.indptr, P.indices, np.ones((10, 4)))
+        >>> A.shape
+        (10, 4, 4)
+        """
+        return cls.from_host_batch(exec, batch_pattern.from_arrays(row_ptrs, col_idxs, values, shape, dtype))
+
+    @classmethod
+    def from_host_batch(cls, exec: Executor, batch: batch_pattern.HostBatch) -> "Csr":
+        """The batch built on the host (see ginkpy/core/batch/matrix/batch_pattern.py) on ``exec``."""
+        values = batch_pattern.upload(exec, batch)
+        return cls(exec, batch.shape, exec.from_host(batch.row_ptrs), exec.from_host(batch.col_idxs), values)
 
     def to_scipy(self) -> list[sp.csr_matrix]:
         """The items as a list of SciPy CSR matrices (host copies)."""

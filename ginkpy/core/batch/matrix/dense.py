@@ -10,9 +10,11 @@ from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix import batch_pattern
 from ginkpy.core.batch.matrix.batch_pattern import check_finite
 from ginkpy.core.batch.matrix.csr import Csr
 from ginkpy.core.batch.multi_vector import MultiVector
+from ginkpy.core.matrix.dense import Dense as SingleDense
 from ginkpy.core.matrix.dense import value_dtype
 
 
@@ -25,19 +27,43 @@ class Dense(BatchLinOp):
 
     @classmethod
     def from_numpy(cls, exec: Executor, array: Any, dtype: Any = None) -> "Dense":
-        """From a NumPy array of shape (N, n, m) (or a list of N matrices), copied to ``exec``."""
-        if isinstance(array, (list, tuple)):
-            array = np.stack([m.toarray() if sp.issparse(m) else np.asarray(m) for m in array]) if array else \
-                np.zeros((0, 0, 0))
+        """From a NumPy array of shape (N, n, m) or a list of N matrices (2-D arrays, or SciPy
+        sparse matrices of one pattern), copied to ``exec`` in one transfer.
+
+        Parameters
+        ----------
+        exec : Executor
+            Where the batch lives.
+        array : numpy.ndarray of shape (N, n, m), or list of N matrices
+            The items, in order.
+        dtype : numpy dtype, optional
+            Value type (default: that of the items; integers become float64).
+
+        Examples
+        --------
+        >>> A = gk.batch.matrix.Dense.from_numpy(gk.ReferenceExecutor(), np.stack([np.eye(3)] * 4))
+        >>> A.shape
+        (4, 3, 3)
+        """
+        if isinstance(array, (list, tuple)) and any(sp.issparse(m) for m in array):
+            batch = batch_pattern.from_list(array, dtype)
+            N, (n, m) = batch.num_items, batch.shape
+            positions = np.repeat(np.arange(n), np.diff(batch.row_ptrs)) * m + batch.col_idxs
+
+            def write(out: np.ndarray) -> None:
+                out[...] = 0
+                out.reshape(N, n * m)[:, positions] = batch.values()
+            return cls(exec, batch_pattern.upload(exec, batch, (N, n, m), write))
         array = np.asarray(array)
         if array.ndim != 3:
             raise ValueError(f"a batch Dense needs an array of shape (N, n, m), got shape {array.shape}")
         if array.shape[0] == 0:
             raise ValueError("a batch needs at least one item: the array has N = 0 items")
         dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype, "matrix"))
-        array = np.ascontiguousarray(array, dtype=dtype)
-        check_finite(array, None, None)
-        return cls(exec, exec.from_host(array))
+        values = exec.upload(array.shape, dtype, lambda out: np.copyto(out, array, casting="same_kind"))
+        if array.size and not exec.run("matrix.dense.is_finite", SingleDense(exec, values.reshape(array.size, 1))):
+            check_finite(array, None, None)
+        return cls(exec, values)
 
     def to_numpy(self) -> np.ndarray:
         """The (N, n, m) values on the host."""
@@ -51,7 +77,8 @@ class Dense(BatchLinOp):
         N, (n, m) = self.num_batch_items, self.common_size
         row_ptrs = np.arange(n + 1) * m
         col_idxs = np.tile(np.arange(m), n)
-        return Csr._from_host(self.executor, self.common_size, row_ptrs, col_idxs, self.to_numpy().reshape(N, n * m))
+        return Csr.from_arrays(self.executor, row_ptrs, col_idxs, self.to_numpy().reshape(N, n * m),
+                               self.common_size)
 
     def clone(self, exec: Executor | None = None) -> "Dense":
         exec = self.executor if exec is None else exec

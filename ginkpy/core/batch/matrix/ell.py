@@ -15,6 +15,7 @@ from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix import batch_pattern
 from ginkpy.core.batch.matrix.csr import Csr
 from ginkpy.core.batch.multi_vector import MultiVector
 from ginkpy.core.matrix.csr import INDEX_DTYPE
@@ -37,29 +38,42 @@ class Ell(BatchLinOp):
         """The entries of a batch Csr, on its executor (built with numpy on the host, once)."""
         if not isinstance(csr, Csr):
             raise TypeError(f"Ell.from_csr needs a gk.batch.matrix.Csr, not {type(csr).__name__}")
-        exec = csr.executor
-        row_ptrs, col_idxs, values = exec.to_host(csr.row_ptrs, csr.col_idxs, csr.values)
-        n = csr.common_size[0]
-        pattern = sp.csr_matrix((np.ones(col_idxs.size), col_idxs, row_ptrs), shape=csr.common_size)
-        width = int(np.diff(row_ptrs).max(initial=0))
-        rows, slots = row_slots(pattern)
-        # entry k of row r at r + n k
-        position = rows + n * slots
-        ell_cols = np.full(storage_size(n, width, "this batch Ell"), PADDING, dtype=INDEX_DTYPE)
-        ell_cols[position] = col_idxs
-        ell_values = np.zeros((csr.num_batch_items, ell_cols.size), dtype=csr.dtype)
-        ell_values[:, position] = values
-        return cls(exec, csr.common_size, exec.from_host(ell_cols), exec.from_host(ell_values), width)
+        row_ptrs, col_idxs, values = csr.executor.to_host(csr.row_ptrs, csr.col_idxs, csr.values)
+        return cls.from_host_batch(csr.executor, batch_pattern.from_arrays(row_ptrs, col_idxs, values,
+                                                                           csr.common_size))
 
     @classmethod
     def from_scipy(cls, exec: Executor, matrices: Any, dtype: Any = None) -> "Ell":
-        """From a list of SciPy sparse matrices of one shape and pattern (see Csr.from_scipy)."""
-        return cls.from_csr(Csr.from_scipy(exec, matrices, dtype))
+        """From a list of SciPy sparse matrices of one shape and pattern, or a 3-D array (see
+        Csr.from_scipy)."""
+        if isinstance(matrices, np.ndarray) and matrices.ndim == 3:
+            return cls.from_host_batch(exec, batch_pattern.from_dense(matrices, dtype))
+        return cls.from_host_batch(exec, batch_pattern.from_list(matrices, dtype))
 
     @classmethod
     def from_pattern(cls, exec: Executor, pattern: Any, values: Any, dtype: Any = None) -> "Ell":
         """From one pattern and the (N, nnz) values of the items (see Csr.from_pattern)."""
-        return cls.from_csr(Csr.from_pattern(exec, pattern, values, dtype))
+        return cls.from_host_batch(exec, batch_pattern.from_scipy_pattern(pattern, values, dtype))
+
+    @classmethod
+    def from_host_batch(cls, exec: Executor, batch: batch_pattern.HostBatch) -> "Ell":
+        """The batch built on the host (see ginkpy/core/batch/matrix/batch_pattern.py) on ``exec``,
+        its values padded into ELL layout on the way."""
+        n = batch.shape[0]
+        pattern = sp.csr_matrix((np.ones(batch.nnz), batch.col_idxs, batch.row_ptrs), shape=batch.shape)
+        width = int(np.diff(batch.row_ptrs).max(initial=0))
+        rows, slots = row_slots(pattern)
+        # entry k of row r at r + n k
+        position = rows + n * slots
+        ell_cols = np.full(storage_size(n, width, "this batch Ell"), PADDING, dtype=INDEX_DTYPE)
+        ell_cols[position] = batch.col_idxs
+
+        def write(out: np.ndarray) -> None:
+            out[...] = 0
+            out[:, position] = batch.values()
+
+        values = batch_pattern.upload(exec, batch, (batch.num_items, ell_cols.size), write)
+        return cls(exec, batch.shape, exec.from_host(ell_cols), values, width)
 
     def to_csr(self) -> Csr:
         """A batch Csr copy on the same executor, padding dropped."""
@@ -69,7 +83,7 @@ class Ell(BatchLinOp):
         rows = stored % max(n, 1)
         order = stored[np.lexsort((col_idxs[stored], rows))]
         row_ptrs = np.r_[0, np.cumsum(np.bincount(rows, minlength=n))]
-        return Csr._from_host(self.executor, self.common_size, row_ptrs, col_idxs[order], values[:, order])
+        return Csr.from_arrays(self.executor, row_ptrs, col_idxs[order], values[:, order], self.common_size)
 
     def to_scipy(self) -> list[sp.csr_matrix]:
         """The items as a list of SciPy CSR matrices (host copies)."""

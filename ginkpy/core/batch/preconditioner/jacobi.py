@@ -2,9 +2,10 @@
 item i (Ginkgo's ``gko::batch::preconditioner::Jacobi``).
 
 The blocks are found once from the shared pattern (the single-system Jacobi's supervariable
-agglomeration) and are the same for every item; each item's blocks are inverted on the host
-in one vectorized pass and moved to the executor. The batched solvers apply M inside their
-kernel; ``apply`` applies it on its own.
+agglomeration, on the executor) and are the same for every item; every item's blocks are
+inverted in one launch there (the single-system Jacobi's kernel with an item axis), with one
+read of the singular-block report. The batched solvers apply M inside their kernel; ``apply``
+applies it on its own.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import numpy as np
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, parameters
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
 from ginkpy.core.batch.multi_vector import MultiVector
-from ginkpy.core.batch.solver.batch_solver import check_system_matrix
+from ginkpy.core.batch.matrix.checks import check_system_matrix
 from ginkpy.core.matrix.csr import INDEX_DTYPE
 from ginkpy.core.matrix.csr import Csr as SingleCsr
+from ginkpy.core.preconditioner.jacobi import keep_blocks
 
 MAX_BLOCK_SIZE = 32
 
@@ -38,22 +40,17 @@ class Jacobi(EnableBuild, BatchLinOp):
         exec = factory.executor
         A = check_system_matrix(system_matrix, exec, "matrix of the batch Jacobi preconditioner")
         BatchLinOp.__init__(self, exec, A.num_batch_items, A.common_size, A.dtype)
-        host = exec.host
-        csr = A.to_csr().clone(host)
+        self.cache: dict = {}  # what a backend derives once for its apply
+        csr = A.to_csr()
         n = A.common_size[0]
         if self.parameters.max_block_size == 1:
-            block_ptrs = np.arange(n + 1, dtype=INDEX_DTYPE)
+            block_ptrs, stride = _row_pointers(exec, n), 1
         else:
-            pattern = SingleCsr(host, (n, n), csr.row_ptrs, csr.col_idxs, csr.values[0])
-            block_ptrs = host.run("preconditioner.jacobi.find_blocks", pattern, self.parameters.max_block_size)
+            pattern = SingleCsr(exec, (n, n), csr.row_ptrs, csr.col_idxs, csr.values[0])
+            block_ptrs, stride = exec.run("preconditioner.jacobi.find_blocks", pattern, self.parameters.max_block_size)
         # D_i^-1 of every diagonal block of every item (layout: reference batch jacobi kernels)
-        blocks, row_blocks, singular = host.run("batch.preconditioner.jacobi.generate", csr, block_ptrs)
-        if singular.any():
-            raise ValueError(_singular_message(block_ptrs, singular))
-        self.block_stride = int(blocks.shape[2])
-        self.block_ptrs = exec.from_host(block_ptrs)
-        self.row_blocks = exec.from_host(row_blocks)
-        self.blocks = exec.from_host(blocks)
+        keep_blocks(self, exec.run("batch.preconditioner.jacobi.generate", csr, block_ptrs, stride), block_ptrs,
+                    stride, _singular_message)
 
     @classmethod
     def from_arrays(cls, exec, common_size: tuple[int, int], block_ptrs, row_blocks, blocks) -> "Jacobi":
@@ -67,12 +64,19 @@ class Jacobi(EnableBuild, BatchLinOp):
         EnableBuild.__init__(self, cls.build().with_max_block_size(max(1, min(stride, MAX_BLOCK_SIZE))).on(exec))
         BatchLinOp.__init__(self, exec, blocks.shape[0], common_size, blocks.dtype)
         self.block_stride, self.block_ptrs, self.row_blocks, self.blocks = stride, block_ptrs, row_blocks, blocks
+        self.cache, self._conditioning = {}, None
         return self
 
     @property
     def num_blocks(self) -> int:
         """Diagonal blocks per item (the same for every item)."""
         return int(self.block_ptrs.shape[0]) - 1
+
+    @property
+    def conditioning(self) -> np.ndarray | None:
+        """Each block's condition number |D|_1 |D^-1|_1 per item, (N, num_blocks) on the host
+        (None for a Jacobi made with :meth:`from_arrays`)."""
+        return None if self._conditioning is None else self.executor.to_host(self._conditioning)
 
     @property
     def is_scalar(self) -> bool:
@@ -84,11 +88,22 @@ class Jacobi(EnableBuild, BatchLinOp):
         self.executor.run("batch.preconditioner.jacobi.apply", self, b, x)
 
 
-def _singular_message(block_ptrs: np.ndarray, singular: np.ndarray) -> str:
-    items, blocks = np.nonzero(singular)
-    i, k = int(items[0]), int(blocks[0])
+def _row_pointers(exec, n: int):
+    """0, 1, ..., n on ``exec``: scalar Jacobi's blocks, one per row (made once per size)."""
+    key = (id(getattr(exec, "context", exec)), n)
+    if key not in _ROW_POINTERS:
+        _ROW_POINTERS[key] = exec.from_host(np.arange(n + 1, dtype=INDEX_DTYPE))
+    return _ROW_POINTERS[key]
+
+
+_ROW_POINTERS: dict = {}
+
+
+def _singular_message(block_ptrs: np.ndarray, first: int, count: int) -> str:
+    num_blocks = block_ptrs.size - 1
+    i, k = divmod(first, num_blocks)
     start, end = int(block_ptrs[k]), int(block_ptrs[k + 1])
-    more = f" (and {len(np.unique(items)) - 1} more items)" if len(np.unique(items)) > 1 else ""
+    more = f" (and {count - 1} more blocks)" if count > 1 else ""
     if end - start == 1:
         return (f"batch Jacobi: item {i} has a zero diagonal entry in row {start}{more}, which cannot be "
                 f"inverted: use block-Jacobi (a larger max_block_size) or no preconditioner")

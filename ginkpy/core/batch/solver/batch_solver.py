@@ -17,38 +17,12 @@ import numpy as np
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix.checks import check_system_matrix
 from ginkpy.core.batch.multi_vector import MultiVector
+from ginkpy.core.stop.solve_result import SolveResult
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 
 TOLERANCE_TYPES = ("absolute", "relative")
-
-
-def check_system_matrix(A: Any, exec, what: str = "system matrix") -> BatchLinOp:
-    """``A`` on ``exec`` after checking it is a square batch matrix of a supported value type."""
-    from ginkpy.core.batch.matrix.csr import Csr
-    from ginkpy.core.batch.matrix.dense import Dense
-    from ginkpy.core.batch.matrix.ell import Ell
-    if not isinstance(A, (Csr, Ell, Dense)):
-        raise TypeError(f"the {what} must be a batch matrix (gk.batch.matrix.Csr.from_scipy(exec, matrices), "
-                        f"Ell or Dense), not {type(A).__name__}")
-    n, m = A.common_size
-    if n != m:
-        raise ValueError(f"the {what} must be square, but its items are {n} x {m}")
-    exec.check_dtype(A.dtype)
-    return A.to_executor(exec)
-
-
-@attrs.frozen
-class BatchSolveResult:
-    """How each item of a batched solve ended."""
-
-    iterations: np.ndarray     # (N,) iterations each item ran
-    residual_norm: np.ndarray  # (N,) its final residual norm (the true residual where converged)
-    stop_reasons: np.ndarray   # (N,) StopReason codes (uint8)
-
-    @property
-    def converged(self) -> np.ndarray:
-        return self.stop_reasons == StopReason.CONVERGED
 
 
 class BatchSolver(EnableBuild, BatchLinOp):
@@ -99,7 +73,7 @@ class BatchSolver(EnableBuild, BatchLinOp):
         self._run(b, x, int(p.max_iterations), rtol, atol)
 
     def apply_with_tolerances(self, b: MultiVector, x: MultiVector, rtol: float, atol: float,
-                              max_iterations: int | None = None) -> BatchSolveResult:
+                              max_iterations: int | None = None) -> SolveResult:
         """``apply(b, x)`` with SciPy's stopping threshold: item i has converged once
         ||b_i - A_i x_i|| <= max(rtol ||b_i||, atol) (and at most ``max_iterations``, default
         the parameter's, iterations). Returns how each item ended, as the loggers get it."""
@@ -112,7 +86,7 @@ class BatchSolver(EnableBuild, BatchLinOp):
         self._apply_checked(b, x, lambda b, x: results.append(self._run(b, x, int(max_iterations), rtol, atol)))
         return results[0]
 
-    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float) -> BatchSolveResult:
+    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float) -> SolveResult:
         """Solve every item (one kernel launch), then report to the loggers."""
         if b.common_size[1] != 1:
             raise ValueError(f"the batched solvers take one right-hand side per item (b of shape (N, n)), "
@@ -129,7 +103,7 @@ class BatchSolver(EnableBuild, BatchLinOp):
             exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))
         iterations, residual_norms, reasons = exec.to_host(iterations, residual_norms, reasons)
         _check_inputs(iterations, reasons)
-        result = BatchSolveResult(iterations.astype(np.int64), residual_norms.astype(np.float64), reasons)
+        result = SolveResult(iterations.astype(np.int64), residual_norms.astype(np.float64), reasons, method="batch")
         self._log("on_batch_solver_completed", result)
         return result
 

@@ -2,13 +2,21 @@
 
 For a system small enough for one work-group (its vectors and matrix in local memory on a GPU,
 a few thousand rows), a solve in one launch saves the per-iteration launches and host round
-trips of the normal loop. :func:`solve_single` is the door that ``gk.solver.Cg``, ``Bicgstab``
-and ``Gmres`` can take for such systems: it wraps the system's arrays as a batch of one without
-copying them and runs the batched kernel.
+trips of the normal loop, and the capture of its launches. Two doors:
+
+- :func:`solve_small_system`: the one ``gk.solver.Cg``, ``Bicgstab`` and ``Gmres`` take
+  (``monitor.solve_small``) where the executor finds the system small enough
+  (``Executor.small_system_rows``: the measured crossover of its device, method and value
+  kind) and the solve allows it;
+- :func:`solve_single`: the batched kernel on a single system, without those checks.
+
+Both return the :class:`~ginkpy.core.stop.solve_result.SolveResult` of every solve
+(``method="batch of one"``).
 """
 from __future__ import annotations
 
-import attrs
+import logging
+
 import numpy as np
 
 from ginkpy.core.batch.matrix.csr import Csr as BatchCsr
@@ -19,20 +27,40 @@ from ginkpy.core.batch.solver.cg import Cg
 from ginkpy.core.batch.solver.gmres import Gmres
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.core.matrix.identity import Identity
+from ginkpy.core.preconditioner.jacobi import Jacobi
+from ginkpy.core.stop.iteration import Iteration
+from ginkpy.core.stop.residual_norm import ResidualNorm
+from ginkpy.core.stop.solve_result import SolveResult
 
 SOLVERS = {"cg": Cg, "bicgstab": Bicgstab, "gmres": Gmres}
 
 
-@attrs.frozen
-class SingleSolveResult:
-    iterations: int        # iterations run
-    residual_norm: float   # final ||b - A x|| (the true residual where converged, else the recurrence's)
-    reason: StopReason     # CONVERGED, ITERATION_LIMIT, BREAKDOWN or DIVERGED
+def solve_small_system(monitor, method: str, krylov_dim: int = 0) -> SolveResult | None:
+    """Solve the system of a started ``monitor`` (an IterationMonitor) in one launch by the
+    batched kernel of ``method`` ("cg", "bicgstab" or "gmres", with ``krylov_dim``), where it
+    applies: a Csr matrix of at most ``exec.small_system_rows(method, dtype)`` rows (0 on the
+    reference executor), one right-hand side still running, Iteration and ResidualNorm
+    criteria, no preconditioner or Jacobi, no time limit and no logger that wants every
+    iteration. The result is what the loop would report (the true residual confirms
+    convergence). Returns None where it does not apply (the loop runs)."""
+    solver, exec, A = monitor.solver, monitor.exec, monitor.A
+    M = solver.preconditioner
+    if (monitor.blind or monitor.k != 1 or not monitor.running or monitor.log_iterations or monitor.sync
+            or monitor.time_limit != np.inf or monitor.max_iters >= np.iinfo(np.int32).max
+            or not isinstance(A, Csr) or not isinstance(M, (Identity, Jacobi))
+            or not all(issubclass(c.parameters.product, (Iteration, ResidualNorm)) for c in solver.criteria)
+            or A.shape[0] > exec.small_system_rows(method, A.dtype)):
+        return None
+    logging.getLogger("ginkpy").debug("%s: %d rows solved in one launch (a batch of one)", type(solver).__name__,
+                                      A.shape[0])
+    threshold = float(max(monitor.threshold[0], 0.0))
+    return solve_single(method, A, monitor.b, monitor.x, int(monitor.max_iters), threshold,
+                        None if isinstance(M, Identity) else M, krylov_dim=krylov_dim or 30)
 
 
 def solve_single(solver: str, A: Csr, b: Dense, x: Dense, max_iterations: int, threshold: float,
-                 preconditioner=None, krylov_dim: int = 30) -> SingleSolveResult:
+                 preconditioner=None, krylov_dim: int = 30) -> SolveResult:
     """Solve A x = b with the batched kernel of ``solver`` ("cg", "bicgstab" or "gmres", with
     ``krylov_dim`` for GMRES) as a batch of one, until ||b - A x|| <= ``threshold`` (absolute;
     confirmed with the true residual) or ``max_iterations``.
@@ -41,6 +69,12 @@ def solve_single(solver: str, A: Csr, b: Dense, x: Dense, max_iterations: int, t
     initial guess and receives the solution. ``preconditioner`` is None or a generated
     gk.preconditioner.Jacobi (scalar or block) on A's executor, used as it is. Nothing is copied:
     the kernel reads A, b and the Jacobi blocks and writes x in place.
+
+    Examples
+    --------
+    >>> result = solve_single("cg", A, b, x, 1000, 1e-10)
+    >>> result.stop_reasons[0], result.method
+    (<StopReason.CONVERGED: 1>, 'batch of one')
     """
     exec = A.executor
     n = A.shape[0]
@@ -61,8 +95,8 @@ def solve_single(solver: str, A: Csr, b: Dense, x: Dense, max_iterations: int, t
     batch_x = MultiVector(exec, x.values.reshape(1, n, 1))
     result = params.on(exec).generate(batch_A).apply_with_tolerances(batch_b, batch_x, 0.0, float(threshold),
                                                                      int(max_iterations))
-    return SingleSolveResult(int(result.iterations[0]), float(result.residual_norm[0]),
-                             StopReason(int(result.stop_reasons[0])))
+    return SolveResult(result.iterations, result.residual_norm, result.stop_reasons, result.time,
+                       method="batch of one")
 
 
 _SCALAR_BLOCKS: dict = {}

@@ -1,0 +1,50 @@
+"""Cholesky: the sparse Cholesky factorization A = P^T L L^H P of a Hermitian positive definite
+matrix with a fill-reducing ordering (Ginkgo's experimental::factorization::Cholesky).
+
+``generate(A)`` orders A (``ordering``: gk.reorder.Amd by default) and factorizes it on the host
+(SuperLU's LU with diagonal pivots on the ordered matrix, A = L D L^H, checked for D > 0,
+scaled to L D^1/2); the factors are copied to the executor, where ``gk.solver.Direct`` solves
+with them. A matrix that is not symmetric (Hermitian) or not positive definite is a ValueError
+naming the column where a pivot is not positive.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ginkpy.core.base.factory import Parameters, parameters
+from ginkpy.core.factorization.factorization import moved_factors
+from ginkpy.core.factorization.lu import Lu, ordering_of
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.permutation import Permutation
+
+
+class Cholesky(Lu):
+    """Sparse Cholesky: A[R][:, R] = L L^H, L lower triangular (Csr), R a fill-reducing ordering.
+
+    For symmetric (Hermitian) positive definite matrices: half the factorization work of Lu and
+    no pivoting. ``l_factor`` is L, ``u_factor`` L^H; ``row_permutation`` and
+    ``column_permutation`` are both R.
+
+    Parameters
+    ----------
+    ordering : reorder factory or "natural", optional
+        The fill-reducing ordering; default (None): ``gk.reorder.Amd``.
+
+    Examples
+    --------
+    >>> chol = gk.factorization.Cholesky.build().on(exec).generate(A)
+    >>> L = chol.l_factor                       # A[R][:, R] = L L^H
+    >>> solver = gk.solver.Direct.build().with_factorization(gk.factorization.Cholesky.build()).on(exec).generate(A)
+    """
+
+    @parameters
+    class Parameters(Parameters):
+        ordering: Any = None
+
+    def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
+        exec, host = self.executor, self.executor.host
+        perm = ordering_of(self.parameters.ordering, A, type(self).__name__)
+        *arrays, rows = host.run("factorization.cholesky.factorize", A.to_executor(host), perm)
+        self.row_permutation = Permutation(exec, exec.from_host(rows))
+        self.column_permutation = self.row_permutation
+        return moved_factors(exec, A.shape, tuple(arrays))

@@ -1,0 +1,96 @@
+"""Lu: the sparse LU factorization A = P^T L U Q with a fill-reducing ordering and threshold
+partial pivoting (Ginkgo's experimental::factorization::Lu).
+
+``generate(A)`` orders A (``ordering``: gk.reorder.Amd by default) and factorizes it on the host;
+the factors and permutations are then copied to the executor, where ``gk.solver.Direct`` solves
+with them (LowerTrs / UpperTrs). The numeric factorization is SuperLU's (SciPy's ``splu``,
+partial pivoting by ``pivot_threshold``) on the matrix ginkpy has ordered, with SuperLU's own
+column ordering turned off; ginkpy computes the ordering, SuperLU the numbers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ginkpy.core.base.factory import Parameters, as_factory, number, parameters
+from ginkpy.core.factorization.factorization import Factorization, moved_factors
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.permutation import Permutation
+
+
+def ordering_of(value: Any, A: Csr, who: str) -> np.ndarray:
+    """The fill-reducing ordering of A (a host index array): Amd for None, none for "natural",
+    else the permutation a reorder factory generates."""
+    from ginkpy.core.reorder.amd import Amd  # reorder builds on factorization: import at use
+    from ginkpy.core.reorder.reordering import Reordering
+    if isinstance(value, str):
+        if value != "natural":
+            raise ValueError(f"{who}: ordering {value!r} is not known: give 'natural' or a reorder factory "
+                             f"(gk.reorder.Amd.build(), gk.reorder.Rcm.build())")
+        return np.arange(A.shape[0], dtype=np.int32)
+    factory = as_factory(Amd.build() if value is None else value, A.executor.host)
+    if not issubclass(factory.parameters.product, Reordering) or factory.parameters.product.mode != "symmetric":
+        raise TypeError(f"{who}: the ordering must be a symmetric reordering (gk.reorder.Amd.build(), "
+                        f"gk.reorder.Rcm.build()) or 'natural', not {factory.parameters.product.__name__}")
+    return factory.generate(A.to_executor(A.executor.host)).to_numpy()
+
+
+class Lu(Factorization):
+    """Sparse LU: A[R][:, C] = L U, L unit lower and U upper triangular (Csr), R and C the
+    row and column permutations (fill-reducing ordering and pivoting).
+
+    Use it through ``gk.solver.Direct`` (its default factorization) to solve a system exactly;
+    on its own it gives the factors (``l_factor``, ``u_factor``, ``row_permutation``,
+    ``column_permutation``). A singular matrix is a ValueError that names a column where
+    the structure shows one.
+
+    Parameters
+    ----------
+    ordering : reorder factory or "natural", optional
+        The fill-reducing symmetric ordering; default (None): ``gk.reorder.Amd``.
+    pivot_threshold : float, default 0.1
+        Threshold partial pivoting: the diagonal entry is kept as pivot while its magnitude is
+        at least this fraction of the column's largest; 1.0 is partial pivoting, 0 never
+        pivots away from a nonzero diagonal. Zero diagonals are always pivoted away.
+
+    Examples
+    --------
+    >>> lu = gk.factorization.Lu.build().on(exec).generate(A)
+    >>> L, U = lu.l_factor, lu.u_factor
+    >>> solver = gk.solver.Direct.build().with_factorization(gk.factorization.Lu.build()).on(exec).generate(A)
+    """
+
+    @parameters
+    class Parameters(Parameters):
+        ordering: Any = None
+        pivot_threshold: float = attrs.field(default=0.1, validator=number(min=0.0, max=1.0))
+
+    def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
+        exec, host = self.executor, self.executor.host
+        perm = ordering_of(self.parameters.ordering, A, type(self).__name__)
+        # the numbers on the host (SuperLU), in ginkpy's ordering
+        *arrays, rows, cols = host.run("factorization.lu.factorize", A.to_executor(host), perm,
+                                       self.parameters.pivot_threshold)
+        self.row_permutation = Permutation(exec, exec.from_host(rows))
+        self.column_permutation = Permutation(exec, exec.from_host(cols))
+        return moved_factors(exec, A.shape, tuple(arrays))
+
+    @property
+    def l_factor(self) -> Csr:
+        return self.factors[0]
+
+    @property
+    def u_factor(self) -> Csr:
+        return self.factors[1]
+
+    def _apply_impl(self, b: Dense, x: Dense) -> None:
+        # A b = R^T L U C b  (A[R][:, C] = L U)
+        first, second = self.factors
+        t, u = b.empty_like(), b.empty_like()
+        self.column_permutation.apply(b, t)
+        second.apply(t, u)
+        first.apply(u, t)
+        self.row_permutation.compute_inverse().apply(t, x)

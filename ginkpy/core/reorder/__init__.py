@@ -1,0 +1,1 @@
+"""Reorderings (Ginkgo's experimental::reorder): ``generate(A)`` gives a gk.matrix.Permutation."""

@@ -1,0 +1,446 @@
+"""IterationMonitor: the loop of one solve, shared by every iterative solver.
+
+A solver hands the monitor its steps; the monitor alone runs them. The loop runs on the
+device: the stopping thresholds are device values, the step kernels check each column's
+residual norm against them and stop the column themselves, and the host enqueues iterations
+without waiting for them. It reads the stop status back asynchronously every few iterations
+(more as the solve goes on), so at most a few iterations are enqueued after the last column
+stopped, and those leave stopped columns untouched.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ginkpy.core.base.types import real_dtype
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.loop.replays import Replays
+from ginkpy.core.solver.loop.scaling import host_norms, power_of_two_scale
+from ginkpy.core.solver.loop.stop_reader import Read, StopReader
+from ginkpy.core.stop.combined import Combined
+from ginkpy.core.stop.criterion import CriterionArgs
+from ginkpy.core.stop.solve_result import SolveResult
+from ginkpy.core.stop.stop_state import StopState
+from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
+
+RUNNING, CONVERGED, LIMIT = StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT
+Resume = Callable[[Any], None]
+
+
+class IterationMonitor:
+    """The loop of one solve (one ``apply``) of an iterative solver.
+
+    The solver's ``_solve(monitor)`` takes its vectors from ``monitor.ws`` (kept across
+    applies), computes on ``monitor.b`` and ``monitor.x`` (the system as the loop runs it),
+    calls :meth:`start` with its residual vector, enqueues its setup, and hands its steps to
+    :meth:`run` (or :meth:`run_restarted`). The solver's base class ends the solve
+    (:meth:`finish`).
+
+    At the start: robust norms of b (and x), b and x scaled by powers of 2 when those are far
+    from 1, r = b - A x, the thresholds of the criteria per column on the device
+    (:class:`StopState`). Then :meth:`run` enqueues iterations (one iteration captured once and
+    replayed, see ``Executor.capture``) and reads the stop state every few iterations without
+    waiting; a column the device reports converged is confirmed with the true residual
+    b - A x (and, if that fails, resumed with it as its residual). Loggers get every
+    iteration's residual norms, in order, at each read.
+
+    How it reads: ``blind`` (an inner solver with only an iteration limit and no logger:
+    nothing is read, so the solver around it can capture it), ``sync`` (a logger that needs
+    the live solution after every iteration, as SciPy's ``callback(xk)``, or a distributed
+    system: a read after every iteration, waited for), else asynchronous; an iteration that
+    reads from the device itself (a host operator) makes every read immediate
+    (``reads_each_iteration``).
+
+    Parameters
+    ----------
+    solver : IterativeSolver
+        The solver whose apply this is.
+    b, x : Dense
+        The right-hand sides and the initial guess, which receives the solution.
+    zero_guess : bool, default False
+        Whether x is known to be zero (its norm and the product A x are skipped).
+
+    Examples
+    --------
+    >>> def _solve(self, monitor):                 # in a solver
+    ...     r = monitor.ws.vector("r")
+    ...     monitor.start(r)                       # r = b - A x, the thresholds
+    ...     monitor.run(lambda: self._step(r, monitor))
+    """
+
+    MAX_INTERVAL = 64    # iterations between two reads at most (StopState keeps 256 in its history)
+    READ_PERIOD = 1e-3   # seconds of iterations between two reads at most
+
+    def __init__(self, solver, b: Dense, x: Dense, zero_guess: bool = False) -> None:
+        self.solver = solver
+        exec = self.exec = solver.executor
+        self.A = solver.system_matrix
+        ws = self.ws = solver.workspace(b)
+        self.k = k = b.shape[1]
+        self.iteration = 0
+        self.method = "loop"  # how the solve ran (SolveResult.method)
+        self.confirmed_on_device = solver.confirms_on_device
+        self._start = time.perf_counter()
+        criteria = self.criteria = Combined(solver.criteria)
+        self.max_iters, self.time_limit = criteria.max_iters, criteria.time_limit
+        loggers = self.loggers = solver.loggers
+        self.log_iterations = any(getattr(lg, "wants_iterations", True) for lg in loggers)
+        # a distributed solve reads after every iteration, so that every rank stops at the same one
+        self.sync = any(getattr(lg, "needs_solution", False) for lg in loggers) or self.A.distributed
+        # an inner solver without a residual criterion, a time limit or loggers has nothing to
+        # read back: it runs max_iters iterations blind (so the solver around it can capture it)
+        self.blind = solver.inner and not (criteria.has_residual_norm or self.time_limit < np.inf or loggers)
+        self.reads_each_iteration = False  # an iteration reads from the device itself (not replayable)
+        self.stop = ws.get("stop", lambda: StopState(exec, k, b.dtype))
+        stop = self.stop
+        into = ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
+                                       for a in (stop.status, stop.checks, stop.history.values)])
+        self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD)
+        # the parts of an iteration, captured at their first run in this apply (they hold x and b)
+        self.replays = Replays(exec)
+        self.b, self.x, self.zero_guess = b, x, zero_guess
+        self.scale = np.ones(k)
+        self.rhs_norm = np.full(k, np.nan)
+        self.x0: Dense | None = None  # the initial guess, to give back a column that diverges
+        self.lag = 0  # iterations the most lagging column waited for its confirmation
+        if not self.blind:
+            self._scale_system()
+
+    def _scale_system(self) -> None:
+        """||b|| and ||x|| without underflow or overflow; b and x scaled by powers of 2 where
+        they are far from 1; b = 0 columns get x = 0 (their answer); x0 kept."""
+        exec, ws, b, x = self.exec, self.ws, self.b, self.x
+        b_norm = host_norms(exec, b.compute_norm2(ws.norms()))
+        if not np.isfinite(b_norm).all():
+            raise ValueError("the right-hand side b contains NaN or Inf values")
+        x_norm = np.zeros(self.k) if self.zero_guess else host_norms(exec, x.compute_norm2(ws.norms()))
+        if not np.isfinite(x_norm).all():
+            raise ValueError("the initial guess x contains NaN or Inf values")
+        self.zero_rhs = b_norm == 0
+        self.scale = power_of_two_scale(b_norm, x_norm)
+        self.rhs_norm = b_norm
+        if (self.scale != 1).any():
+            self.b = ws.vector("b_scaled")
+            self.b.copy_from(b)
+            self.b.scale(self.scale)
+            x.scale(self.scale)
+        if self.zero_rhs.any():
+            x.scale(np.where(self.zero_rhs, 0.0, 1.0))
+        self.zero_guess = self.zero_guess or bool(self.zero_rhs.all())
+        if not self.zero_guess:
+            self.x0 = ws.vector("x0")
+            self.x0.copy_from(x)
+
+    # -- what a solver calls ------------------------------------------------------------------
+    def residual(self, r: Dense, x: Dense | None = None) -> Dense:
+        """r = b - A x (b and x of the solve as the loop runs it; another x if given)."""
+        r.copy_from(self.b)
+        self.A.apply(-1.0, self.x if x is None else x, 1.0, r)
+        return r
+
+    def check(self, r: Dense) -> None:
+        """The stopping check on ||r|| on the device (two launches), for solvers whose steps do
+        not compute the norm themselves; nothing when the solve runs blind."""
+        if not self.blind:
+            rr = self.ws.partials("rr")
+            self.exec.run("components.reduction.dots", r, r, None, rr)
+            self.A.reduce_sums(rr)
+            self.exec.run("components.stop.check", rr, self.stop)
+
+    def start(self, r: Dense) -> None:
+        """r = b - A x (no product when x is zero), and the device stopping state from it: the
+        thresholds of the criteria per column, b = 0 columns converged at once."""
+        k, exec = self.k, self.exec
+        self.residual_vector = r
+        if self.zero_guess:
+            r.copy_from(self.b)
+        else:
+            self.residual(r)
+        status = np.zeros(k, STATUS_DTYPE)
+        if self.blind:
+            self.reader.reset(status, np.full(k, np.nan))
+            self.threshold = np.full(k, -1.0)
+            self.stop.reset(status, self.threshold, self.max_iters)
+            return
+        r_norm = host_norms(exec, r.compute_norm2(self.ws.norms()))
+        if not np.isfinite(r_norm).all():
+            raise ValueError("the initial residual b - A x is not finite (NaN or Inf): A x overflows for the "
+                             "initial guess x; start from a smaller x (or x = 0)")
+        scale = self.scale
+        args = CriterionArgs(self.A, self.rhs_norm, r_norm / scale)
+        self.threshold = self.criteria.thresholds(args) * scale
+        # b = 0: x = 0 is the answer, at once
+        r_norm[self.zero_rhs] = 0
+        self.reader.reset(np.where(self.zero_rhs, CONVERGED, status), r_norm)
+        self.reader.confirmed[:] = self.zero_rhs
+        if self._time_up():  # a time limit of 0: no iteration
+            met = r_norm <= self.threshold
+            host = self.reader.host_status
+            self.reader.host_status = np.where(host == RUNNING, np.where(met, CONVERGED, StopReason.TIME_LIMIT), host)
+            self.reader.confirmed |= met
+        real = real_dtype(self.solver.dtype)
+        device_threshold = self.threshold.astype(real)
+        # a threshold that rounds up in the real type would let a norm above it pass
+        device_threshold = np.where(device_threshold > self.threshold,
+                                    np.nextafter(device_threshold, -np.inf, dtype=real), device_threshold)
+        self.stop.reset(self.reader.host_status, device_threshold, self.max_iters)
+
+    @property
+    def norms(self) -> np.ndarray:
+        """The last residual norm per column the host knows (after :meth:`start`: ||r_0||)."""
+        return self.reader.norms
+
+    def solve_small(self, method: str, krylov_dim: int = 0) -> bool:
+        """Solve the system in one launch as a batch of one, where the executor finds it small
+        enough for ``method`` ("cg", "bicgstab", "gmres") and the solve allows it (see
+        ``gk.batch``'s :func:`~ginkpy.core.batch.solver.single_system.solve_small_system`).
+        True when it did (the solver then returns at once)."""
+        from ginkpy.core.batch.solver.single_system import solve_small_system
+        result = solve_small_system(self, method, krylov_dim)
+        if result is None:
+            return False
+        self.method = result.method
+        self.reader.checks = result.iterations + 1
+        self.reader.norms = result.residual_norm
+        self.reader.host_status = result.codes
+        return True
+
+    # -- the loop ----------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """Whether a column still runs, as far as the host knows."""
+        return self.reader.running
+
+    def has_status(self, reason: StopReason) -> bool:
+        """Whether a column has the status ``reason``, as far as the host knows."""
+        return self.reader.has_status(reason)
+
+    @property
+    def loop_limit(self) -> int:
+        """Iterations the host enqueues at most. Each column stops itself on the device after
+        ``max_iters`` iterations of its own; a column that waited for its confirmation lags the
+        loop by the iterations it waited (``lag``), and in Gmres a column converged on its
+        estimate idles until the end of its cycle, so that loop may run longer (only where a
+        residual criterion can be met on an estimate)."""
+        if self.confirmed_on_device and not self.blind and (self.threshold >= 0).any():
+            return 2 * self.max_iters + 2 * self.MAX_INTERVAL + 100
+        return self.max_iters + self.lag
+
+    def run(self, iteration: Callable, resume: Resume | None = None, steps: Iterator | None = None) -> None:
+        """Enqueue iterations until every column stopped (each column stops itself on the
+        device at its iteration limit).
+
+        ``iteration()`` enqueues one iteration, a fixed list of launches (no host read, no
+        allocation, no branch on device values): captured at its first run, replayed later.
+        It ends with the stopping check of its residual, so that after iteration t the check
+        of iteration t is recorded with x_t. With ``steps`` (an iterator of per-iteration
+        parameters, as Chebyshev's coefficients) each iteration is ``iteration(next(steps))``,
+        run itself each time.
+
+        ``resume(columns)`` restarts the columns (a uint8 device mask) that got the true
+        residual as their r after a failed confirmation (without it only r is replaced).
+        """
+        while True:
+            while self.running and self.iteration < self.loop_limit:
+                if steps is None:
+                    self._replay("body", iteration)
+                else:
+                    iteration(next(steps))
+                self.iteration += 1
+                self._next(resume)
+            if self.running and self.iteration >= self.loop_limit:
+                self.exec.run("components.stop.stop_running", self.stop, LIMIT)
+            if not self._settle(resume):
+                return
+
+    def run_restarted(self, length: int, step: Callable[[int, bool], None], rotate: Callable[[int], None],
+                      end_cycle: Callable[[int], None]) -> None:
+        """Enqueue restart cycles of at most ``length`` inner iterations until every column
+        stopped (Gmres). ``step(j, rotate)`` enqueues inner iteration j, first finishing step
+        j - 1 (its Givens rotation) where ``rotate``; ``rotate(j)`` finishes step j alone;
+        ``end_cycle(j)`` ends a cycle after inner iteration j (the update of x, the true
+        residual, the next cycle's start; the device confirms converged columns there).
+        Steps and ends are captured and replayed as :meth:`run`'s iterations."""
+        while True:
+            while self.running and self.iteration < self.loop_limit:
+                j = self._cycle(length, step, rotate)
+                # (after a break in the cycle, the rotation of step j ran already: again it does nothing)
+                self._replay(("end", j), lambda j=j: end_cycle(j))
+                self._poll()
+            if self.running and self.iteration >= self.loop_limit:
+                self.exec.run("components.stop.stop_running", self.stop, LIMIT)
+            if not self._settle():
+                return
+
+    def _cycle(self, length: int, step, rotate) -> int:
+        """The inner iterations of one cycle; returns the last one run."""
+        for j in range(length):
+            if j > 0 and self.reads_each_iteration:
+                # each iteration waits for the host anyway (a host operator): the rotation of step
+                # j - 1 and its check first, so that no product follows the last iteration
+                rotate(j - 1)
+                self._poll()
+                if not self.has_status(RUNNING):
+                    return j - 1
+                step(j, False)
+            else:
+                self._replay(("step", j), lambda j=j: step(j, True))
+            self.iteration += 1
+            self._next()
+            if not self.has_status(RUNNING) or self.iteration >= self.loop_limit:
+                return j
+        return length - 1
+
+    def _replay(self, key: Any, part: Callable[[], None]) -> None:
+        """Run a part of an iteration: captured at its first run, replayed later."""
+        self.replays.enqueue(key, part)
+        self.reads_each_iteration = self.replays.reads
+
+    # -- reading the stop state ----------------------------------------------------------------
+    def _next(self, resume: Resume | None = None) -> None:
+        """After enqueueing an iteration: take in the last read of the stop state once it has
+        arrived, and start the next read when due, so that the host never runs more than two
+        read intervals ahead of what it knows. Synchronous: a read after every iteration."""
+        if self.blind:
+            return
+        reader = self.reader
+        if self.sync:
+            self._absorb(reader.issue(self.iteration, final=True), resume)
+            return
+        exec = self.exec
+        exec.flush()
+        pending = reader.pending
+        due = reader.due(self.iteration) or self.reads_each_iteration or exec.none_running(self.stop.status)
+        if pending is not None and (due or (exec.asynchronous and exec.read_done(pending.event))):
+            reader.pending = None
+            self._absorb(pending, resume)
+        if due and reader.pending is None and self.running:
+            if not exec.asynchronous or self.reads_each_iteration:  # the read is there at once
+                self._absorb(reader.issue(self.iteration), resume)
+                return
+            reader.pending = reader.issue(self.iteration)
+            reader.schedule(self.iteration)
+
+    def _poll(self) -> None:
+        """Read the stop state now where that costs nothing extra (on the host, or where each
+        iteration reads from the device anyway); elsewhere the reads of :meth:`_next` suffice."""
+        if self.blind or not (self.sync or self.reads_each_iteration or not self.exec.asynchronous):
+            return
+        reader = self.reader
+        if reader.pending is not None:
+            self._absorb(reader.pending, None)
+            reader.pending = None
+        self._absorb(reader.issue(self.iteration, final=self.sync), None)
+
+    def _settle(self, resume: Resume | None = None) -> bool:
+        """Read the final stop state (waiting for it). True when a column was resumed by a failed
+        confirmation and the loop must go on."""
+        reader = self.reader
+        if self.blind:
+            reader.host_status = np.full(self.k, LIMIT)
+            reader.checks[:] = self.iteration + 1
+            return False
+        if reader.pending is not None:
+            self._absorb(reader.pending, resume)
+            reader.pending = None
+        self._absorb(reader.issue(self.iteration, final=True), resume)
+        return self.running and self.iteration < self.loop_limit
+
+    def _absorb(self, read: Read, resume: Resume | None) -> None:
+        """Take in a read of the stop state: confirmations, time limit, logger events."""
+        reader = self.reader
+
+        def unconfirmed(status):
+            return (status == CONVERGED) & ~reader.confirmed
+
+        status, checks, history = reader.receive(
+            read, lambda status: not self.confirmed_on_device and unconfirmed(status).any())
+        new = unconfirmed(status)
+        if new.any():
+            if self.confirmed_on_device:
+                reader.confirmed |= new
+            else:
+                status = self._confirm(new, status, checks, resume)
+        reader.merge(status)
+        if self.running and self._time_up():
+            self.exec.run("components.stop.stop_running", self.stop, StopReason.TIME_LIMIT)
+            reader.host_status = np.where(reader.host_status == RUNNING, StopReason.TIME_LIMIT, reader.host_status)
+        if history is not None:
+            reader.emit(history, self._log_iteration if self.log_iterations else None)
+
+    def _log_iteration(self, iteration: int, norms: np.ndarray, status: np.ndarray) -> None:
+        for logger in self.loggers:
+            logger.on_iteration_complete(self.solver, iteration, norms / self.scale, status)
+
+    def _time_up(self) -> bool:
+        """Whether the time limit has passed (on any rank of a distributed system)."""
+        if self.time_limit == np.inf:
+            return False
+        up = np.array([time.perf_counter() - self._start >= self.time_limit])
+        return bool(self.A.reduce_flags(up)[0])
+
+    def _confirm(self, new: np.ndarray, status: np.ndarray, checks: np.ndarray, resume: Resume | None) -> np.ndarray:
+        """Check the columns ``new`` (converged on the device) against the true residual; a
+        column that fails goes on with the true residual as its r (``resume`` restarts it)."""
+        ws, exec, reader = self.ws, self.exec, self.reader
+        r_true = self.residual(ws.vector("r_true"))
+        true_norms = host_norms(exec, r_true.compute_norm2(ws.norms()))
+        ok = new & (true_norms <= self.threshold)
+        failed = new & ~ok
+        reader.confirmed |= ok
+        for c in np.flatnonzero(new):
+            reader.replaced[(int(checks[c]) - 1, int(c))] = float(true_norms[c])
+        if not failed.any():
+            return status
+        # on with the true residual as r, unless at the iteration limit
+        at_limit = failed & (checks - 1 >= self.max_iters)
+        status[failed] = np.where(at_limit[failed], LIMIT, RUNNING)
+        device_status = exec.to_host(self.stop.status)
+        device_status[failed] = status[failed]
+        exec.write(self.stop.status, device_status)
+        resumed = failed & ~at_limit
+        if resumed.any():
+            self.lag = max(self.lag, int((self.iteration - (checks[resumed] - 1)).max()))
+            # residual replacement: the true residual goes on as the columns' r
+            mask = ws.array("mask", (self.k,), STATUS_DTYPE)
+            exec.write(mask, resumed.astype(STATUS_DTYPE))
+            exec.run("matrix.dense.copy_columns", r_true, self.residual_vector, mask)
+            if resume is not None:
+                resume(mask)
+        return status
+
+    # -- the end -----------------------------------------------------------------------------
+    def finish(self) -> SolveResult:
+        """Undo the scaling, give back the initial guess of columns that diverged to NaN or Inf,
+        and report how the solve ended to the loggers."""
+        exec, x, reader = self.exec, self.x, self.reader
+        # x may hold NaN or Inf where the residual does not show it (a column of A that is 0):
+        # such a column gets its initial guess back, as one that diverged (is_finite and
+        # reduce_flags are collective on a distributed system)
+        if not self.blind and not x.is_finite():
+            restore = self.A.reduce_flags(~np.isfinite(exec.to_host(x.values)).all(axis=0))
+            reader.host_status = np.where(restore, StopReason.DIVERGED, reader.host_status)
+            if restore.any():
+                mask = self.ws.array("mask", (self.k,), STATUS_DTYPE)
+                exec.write(mask, restore.astype(STATUS_DTYPE))
+                exec.run("matrix.dense.copy_columns", self.ws.vector("zeros") if self.x0 is None else self.x0, x, mask)
+                reader.norms = np.where(restore, self._initial_norms(), reader.norms)
+        if (self.scale != 1).any():
+            x.scale(1 / self.scale)
+        result = SolveResult(np.maximum(reader.checks - 1, 0), reader.norms / self.scale, reader.host_status,
+                             time.perf_counter() - self._start, self.rhs_norm.copy(), self.threshold / self.scale,
+                             self.method)
+        for logger in self.loggers:
+            logger.on_solve_complete(self.solver, result)
+        return result
+
+    def _initial_norms(self) -> np.ndarray:
+        """||b - A x0|| per column (||b|| for x0 = 0)."""
+        r = self.ws.vector("r_true")
+        if self.x0 is None:
+            r.copy_from(self.b)
+        else:
+            self.residual(r, self.x0)
+        return host_norms(self.exec, r.compute_norm2(self.ws.norms()))

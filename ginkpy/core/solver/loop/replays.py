@@ -1,0 +1,39 @@
+"""Replays: the parts of a solver's iteration recorded once (``Executor.capture``) and then
+enqueued again without running their Python."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+CAPTURE_TRIES = 2  # a part that read from the device this many times runs itself from then on
+
+
+class Replays:
+    """The captured parts of one solve's iterations, by key (``"body"``, ``("step", j)``...).
+
+    A part is a function that enqueues a fixed list of launches. Its first run is recorded;
+    later runs replay the recording. A part that reads from the device while it runs (a host
+    operator in it) cannot be replayed: it is run itself each time, and ``reads`` says so.
+
+    Examples
+    --------
+    >>> replays = Replays(exec)
+    >>> replays.enqueue("body", iteration)   # recorded
+    >>> replays.enqueue("body", iteration)   # replayed
+    """
+
+    def __init__(self, exec) -> None:
+        self.exec = exec
+        self.entries: dict[Any, tuple[Callable[[], None] | None, int]] = {}
+        self.reads = False  # the last capture read from the device
+
+    def enqueue(self, key: Any, part: Callable[[], None]) -> None:
+        """Run ``part``: captured the first time (and again, up to CAPTURE_TRIES, where a
+        capture read from the device), replayed later."""
+        entry = self.entries.get(key)
+        if entry is None or (entry[0] is None and entry[1] < CAPTURE_TRIES):
+            tries = 0 if entry is None else entry[1]
+            replay = self.exec.capture(part)
+            self.entries[key] = (replay, tries + 1)
+            self.reads = replay is None
+        else:
+            (entry[0] or part)()

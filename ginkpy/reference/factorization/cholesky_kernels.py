@@ -1,0 +1,34 @@
+"""Host kernel of the sparse Cholesky factorization (factorization.cholesky, run through
+``exec.host``): SuperLU's LU without pivoting (diagonal pivots) on the matrix permuted by
+ginkpy's fill-reducing ordering gives A = L D L^H; positive pivots D make A positive definite,
+and L D^1/2 is the Cholesky factor."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ginkpy.reference.factorization.sparse_lu import csr_arrays, gathers, superlu
+
+
+def factorize(exec, a, perm):
+    """The Cholesky factor L and L^H as CSR arrays (three each) and the gather R with
+    A[R][:, R] = L L^H; raises ValueError naming a column where A is not Hermitian positive definite."""
+    m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+    asymmetry = abs(m - m.conj().T).max() if m.nnz else 0.0
+    scale = abs(m).max() if m.nnz else 0.0
+    if asymmetry > 1e-12 * scale:
+        raise ValueError(f"Cholesky: the matrix is not {'Hermitian' if m.dtype.kind == 'c' else 'symmetric'} "
+                         f"(max |A - A^H| = {asymmetry:.3g}); use gk.factorization.Lu")
+    m = m[perm][:, perm]
+    lu = superlu(m, perm, 0.0, "Cholesky")
+    rows, cols = gathers(perm, lu)
+    d = lu.U.diagonal()
+    bad = np.flatnonzero(~(d.real > 0) | (rows != cols))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(f"Cholesky: the matrix is not positive definite: the pivot of column {int(cols[k])} is "
+                         f"{d[k]:.3g} (not > 0); use gk.factorization.Lu for indefinite or nonsymmetric matrices")
+    root = np.sqrt(d.real)
+    lower = sp.csr_matrix(lu.L) @ sp.diags(root)
+    upper = sp.diags(1 / root) @ sp.csr_matrix(lu.U)
+    return (*csr_arrays(lower), *csr_arrays(upper), rows.astype(np.int32))
