@@ -68,35 +68,3 @@ def test_operands_on_another_executor_are_copied(ocl, ref):
     A.apply(b, x)  # A on the device, b and x on the host: x receives the result on the host
     np.testing.assert_allclose(x.to_numpy()[:, 0], S @ np.arange(16.0), rtol=1e-14)
 
-
-def test_program_binaries_are_cached_on_disk(ocl, monkeypatch, tmp_path):
-    """A program is stored as the device's binary and loaded from it by a new context; a change
-    in an included file, or a binary the device refuses, builds from the source again; with
-    PYOPENCL_NO_CACHE nothing is stored."""
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("GINKPY_CACHE_DIR", str(cache))
-    monkeypatch.delenv("PYOPENCL_NO_CACHE", raising=False)
-    (tmp_path / "value.h").write_text("#define VALUE 1\n")
-    (tmp_path / "probe.cl").write_text('#include "value.h"\n'
-                                       "__kernel void probe(__global double* x) { x[get_global_id(0)] = VALUE; }\n")
-    monkeypatch.setattr(ocl_executor, "_INCLUDE_DIR", tmp_path)  # where the compiler and the key find value.h
-
-    def probe():
-        monkeypatch.setattr(ocl_executor, "_devices", {})  # a new context: built or loaded anew
-        exec = gk.OpenCLExecutor()
-        x = exec.from_host(np.zeros(4))
-        exec.kernel(str(tmp_path / "probe.py"), np.float64, "probe")(exec.queue, (4,), None, x.data)
-        return exec.to_host(x)[0]
-
-    assert probe() == 1
-    stored = list((cache / "programs").iterdir())
-    assert len(stored) == 1
-    assert probe() == 1 and list((cache / "programs").iterdir()) == stored  # loaded, nothing new
-    (tmp_path / "value.h").write_text("#define VALUE 2\n")
-    assert probe() == 2 and len(list((cache / "programs").iterdir())) == 2
-    for file in (cache / "programs").iterdir():
-        file.write_bytes(b"not a binary")
-    assert probe() == 2  # refused, built from the source
-    monkeypatch.setenv("PYOPENCL_NO_CACHE", "1")
-    (tmp_path / "value.h").write_text("#define VALUE 3\n")
-    assert probe() == 3 and len(list((cache / "programs").iterdir())) == 2

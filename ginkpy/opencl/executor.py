@@ -2,8 +2,7 @@
 
 Arrays are ``pyopencl.array.Array`` allocated from a memory pool. Kernels live in ``.cl``
 files beside the Python module that launches them; :meth:`OpenCLExecutor.program` compiles
-one for a value type once per context and caches it, in memory and as the device's binary on
-disk (see :func:`_build`). The device's properties are read once
+one for a value type once per context and caches it. The device's properties are read once
 into :class:`DeviceInfo`, from which kernels choose their variant and launch sizes.
 
 Threads: the executors of a device may be used by several threads at once. What OpenCL (or
@@ -21,9 +20,7 @@ executors and for those (and their matrices and solvers) inherited from the pare
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -41,9 +38,6 @@ _TYPE_NAMES = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): (
                np.dtype(np.complex64): ("float2", "float"), np.dtype(np.complex128): ("double2", "double")}
 # the stop codes (STATUS_RUNNING, ...), defined once in core/stop/stopping_status.py
 _STATUS_OPTIONS = [f"-D{name}={code}" for name, code in status_defines().items()]
-
-
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.MULTILINE)
 
 
 class NoOpenCLDeviceError(RuntimeError):
@@ -181,80 +175,6 @@ def _forked_error(device: "_Device") -> ForkedProcessError:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-# -- programs: built once, their binaries kept on disk -------------------------------------------
-
-def _program_cache() -> Path | None:
-    """Where program binaries are kept: ``GINKPY_CACHE_DIR``, else ``~/.cache/ginkpy`` (or under
-    ``XDG_CACHE_HOME``); None (no cache) where ``PYOPENCL_NO_CACHE`` is set."""
-    if os.environ.get("PYOPENCL_NO_CACHE", "").lower() in ("1", "true", "yes", "on", "y", "t"):
-        return None
-    root = os.environ.get("GINKPY_CACHE_DIR")
-    if not root:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ginkpy"
-    return Path(root) / "programs"
-
-
-def _sources(path: Path) -> bytes:
-    """The text of ``path`` and of every file it includes, recursively, each once, found as the
-    compiler finds them (the source itself is given as text, so its includes come from the
-    include folder; an included file's own includes from its folder first): what a program's
-    binary depends on."""
-    texts, todo, seen = [], [(path, (_INCLUDE_DIR,))], set()
-    while todo:
-        current, bases = todo.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        text = current.read_bytes()
-        texts.append(text)
-        for name in _INCLUDE.findall(text):
-            found = [base / name.decode() for base in bases if (base / name.decode()).is_file()]
-            if found:
-                included = found[0].resolve()
-                todo.append((included, (included.parent, _INCLUDE_DIR)))
-    return b"\0".join(texts)
-
-
-def _build(context, device_id: str, path: Path, options: list[str]):
-    """The program of the ``.cl`` file ``path`` built with ``options``: from its binary in the
-    disk cache where the source (with its includes), the options, the device, its driver and
-    pyopencl are the same as when it was stored (about 2 ms where PoCL takes 20-40 ms to build
-    even from its own cache), else from the source, storing the binary. A binary the device
-    refuses is built from the source again."""
-    import pyopencl as cl
-    cache = _program_cache()
-    if cache is None:
-        return cl.Program(context, path.read_text()).build(options=options)
-    sources = _sources(path)
-    digest = hashlib.sha256(b"\0".join([sources, " ".join(options).encode(), device_id.encode()])).hexdigest()
-    file = cache / digest
-    try:
-        binary = file.read_bytes()
-    except OSError:
-        binary = b""
-    if binary:
-        try:
-            return cl.Program(context, context.devices, [binary]).build(options=options)
-        except cl.Error:  # not loadable after all: built from the source below, and stored anew
-            pass
-    program = cl.Program(context, path.read_text()).build(options=options)
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        part = file.with_name(f"{digest}.{os.getpid()}.{threading.get_ident()}")
-        part.write_bytes(program.binaries[0])
-        os.replace(part, file)  # whole or not at all, whoever writes it at the same time
-    except OSError:  # a read-only or full disk: built from the source next time too
-        pass
-    return program
-
-
-def _device_id(device) -> str:
-    """What a program binary is valid for: the device, its driver and platform, pyopencl."""
-    import pyopencl as cl
-    platform = device.platform
-    return repr((cl.VERSION, platform.name, platform.version, device.name, device.version, device.driver_version))
-
-
 class Kernel:
     """A kernel of a compiled program, shared by the executors of one device.
 
@@ -344,7 +264,6 @@ class _Device:
     capture: Any = attrs.field(factory=threading.local)
     events: list | None = None  # (kernel name, event) of every launch when profiling
     forked: bool = False
-    id: str = ""  # what its program binaries are valid for (_device_id)
     staging: Any = None  # upload's page-locked host buffer (GPU): (buffer, mapped array, last copy's event)
     staging_lock: Any = attrs.field(factory=threading.Lock)
 
@@ -381,8 +300,7 @@ class OpenCLExecutor(Executor):
                 queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE
                                         if profile else 0)
                 pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(queue))
-                _devices[key] = _Device(ctx, queue, pool, DeviceInfo.of(dev), events=[] if profile else None,
-                                        id=_device_id(dev))
+                _devices[key] = _Device(ctx, queue, pool, DeviceInfo.of(dev), events=[] if profile else None)
         shared = self._device = _devices[key]
         self.context, self.queue, self.pool, self.info = shared.context, shared.queue, shared.pool, shared.info
         self.counters, self._capture = shared.counters, shared.capture
@@ -396,8 +314,9 @@ class OpenCLExecutor(Executor):
         ``RealType`` (float or double: norms), ``VALUE_COMPLEX`` (0 or 1), ``IndexType`` (int),
         the stop codes ``STATUS_<NAME>`` and each of ``defines`` as a macro, and may
         ``#include "common.cl"``, which has the value arithmetic that works for both. Compiled
-        once per context (or loaded from the disk cache of binaries: :func:`_build`).
+        once per context.
         """
+        import pyopencl as cl
         path = Path(module_file).with_suffix(".cl")
         dtype = np.dtype(dtype)
         value, real = _TYPE_NAMES[dtype]
@@ -412,7 +331,8 @@ class OpenCLExecutor(Executor):
             with device.lock:
                 prog = device.programs.get(key)
                 if prog is None:
-                    prog = device.programs[key] = _build(self.context, device.id, path, options)
+                    source = path.read_text()
+                    prog = device.programs[key] = cl.Program(self.context, source).build(options=options)
         return prog
 
     def kernel(self, module_file: str, dtype: Any, name: str, **defines: Any) -> "Kernel":
