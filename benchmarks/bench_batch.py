@@ -7,9 +7,12 @@ pattern are generated with random values per system:
     stencil   2D 5-point diffusion on a sqrt(n) x sqrt(n) grid, random coefficient per node (SPD)
     spd       random sparse symmetric pattern, about 5 entries per row, diagonally dominant (SPD)
     nonsym    the same pattern with independent values above and below the diagonal
+    convdiff  2D upwind convection-diffusion on a sqrt(n) x sqrt(n) grid, a random convection
+              strength (Peclet 0.5 to 3) per system and a random coefficient per node (nonsymmetric)
 
-and solved to --rtol with scalar Jacobi: CG for the SPD problems, --nonsym-solver (BiCGStab or
-GMRES) for nonsym. Printed per method: time per batch (median of --reps runs), systems per
+and solved to --rtol with scalar Jacobi (--preconditioners adds the batched ILU(0) and ISAI: the
+ginkpy batched rows again for each, x ginkpy against the first preconditioner's whole call): CG
+for the SPD problems, --nonsym-solver (BiCGStab or GMRES) for nonsym and convdiff. Printed per method: time per batch (median of --reps runs), systems per
 second, and how many times faster ginkpy's batched solve is (x ginkpy > 1: ginkpy faster), all
 in one run.
 
@@ -29,6 +32,7 @@ by more than 10x is flagged (exit code 1).
     python benchmarks/bench_batch.py --counts 4000 --sizes 256 --problems stencil     # the PoCL target: >= 20x SciPy
     python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil    # the GPU target: <= 30 ms
     python benchmarks/bench_batch.py --counts 100000 --sizes 64 --problems stencil
+    python benchmarks/bench_batch.py --counts 1000 --sizes 256 --problems convdiff --preconditioners jacobi ilu isai
 """
 from __future__ import annotations
 
@@ -47,13 +51,18 @@ from ginkpy import problems
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
 
 DENSE_BYTES = 8 << 30  # CuPy's dense batched solve only where the (N, n, n) batch fits this
+PRECONDITIONERS = {"jacobi": lambda: gk.batch.preconditioner.Jacobi.build().with_max_block_size(1),
+                   "ilu": gk.batch.preconditioner.Ilu.build, "isai": gk.batch.preconditioner.Isai.build}
 
 
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--counts", type=int, nargs="+", default=[100, 1000, 10000], help="batch sizes N")
     p.add_argument("--sizes", type=int, nargs="+", default=[16, 64, 256, 1024], help="system sizes n")
-    p.add_argument("--problems", nargs="+", default=["stencil", "spd", "nonsym"], choices=["stencil", "spd", "nonsym"])
+    p.add_argument("--problems", nargs="+", default=["stencil", "spd", "nonsym"],
+                   choices=["stencil", "spd", "nonsym", "convdiff"])
+    p.add_argument("--preconditioners", nargs="+", default=["jacobi"], choices=list(PRECONDITIONERS),
+                   help="the batched preconditioners of ginkpy's batched solves (the loops use scalar Jacobi)")
     p.add_argument("--nonsym-solver", default="bicgstab", choices=["bicgstab", "gmres"])
     p.add_argument("--rtol", type=float, default=1e-8)
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
@@ -97,9 +106,23 @@ def random_sparse(N: int, n: int, rng, symmetric: bool) -> tuple[sp.csr_matrix, 
     return P, values
 
 
+def convdiff(N: int, n: int, rng) -> tuple[sp.csr_matrix, np.ndarray]:
+    side = max(2, round(n ** 0.5))
+    P0, P1 = (problems.convection_diffusion_2d(side, peclet=c).tocsr() for c in (0.0, 1.0))
+    P0.sort_indices()
+    P1.sort_indices()
+    rows = np.repeat(np.arange(P0.shape[0]), np.diff(P0.indptr))
+    c = rng.uniform(0.5, 3.0, (N, 1))
+    k = rng.uniform(0.1, 10.0, (N, P0.shape[0]))
+    # D^1/2 (diffusion + c convection) D^1/2 with D = diag(k): the convection linear in c
+    return P0, (P0.data[None, :] + c * (P1.data - P0.data)[None, :]) * np.sqrt(k[:, rows] * k[:, P0.indices])
+
+
 def generate(problem: str, N: int, n: int, rng):
     if problem == "stencil":
         return stencil(N, n, rng)
+    if problem == "convdiff":
+        return convdiff(N, n, rng)
     return random_sparse(N, n, rng, symmetric=problem == "spd")
 
 
@@ -123,22 +146,22 @@ def timed(run, reps: int, sync=lambda: None) -> tuple[float, object]:
     return float(np.median(times)), out
 
 
-def ginkpy_batched(exec, P, values, B, args, solver_name):
+def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi"):
     """The whole batched call from a list of SciPy matrices and from (P, values), and the
     parts of the first: [(label, seconds, X, iterations)]."""
     function = {"cg": batched_cg, "bicgstab": batched_bicgstab, "gmres": batched_gmres}[solver_name]
     extra = {"maxiter": 10 * P.shape[0] // 20 + 1} if solver_name == "gmres" else {}
     # as each system assembled on its own: index arrays of its own
     matrices = [sp.csr_matrix((v, P.indices.copy(), P.indptr.copy()), shape=P.shape) for v in values]
-    whole, (X, _) = timed(lambda: function(matrices, B, rtol=args.rtol, M="jacobi", executor=exec, **extra),
+    whole, (X, _) = timed(lambda: function(matrices, B, rtol=args.rtol, M=preconditioner, executor=exec, **extra),
                           args.reps)
     # the parts, in the call's order, each synchronized
     sync = exec.synchronize
     build, A = timed(lambda: gk.batch.matrix.Csr.from_scipy(exec, matrices), args.reps, sync)
     vectors, (b, x0) = timed(lambda: (gk.batch.MultiVector.from_numpy(exec, B),
                                       gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)), args.reps, sync)
-    jacobi_params = gk.batch.preconditioner.Jacobi.build().with_max_block_size(1)
-    jacobi, M = timed(lambda: jacobi_params.on(exec).generate(A), args.reps, sync)
+    preconditioner_params = PRECONDITIONERS[preconditioner]()
+    generate_seconds, M = timed(lambda: preconditioner_params.on(exec).generate(A), args.reps, sync)
     params = {"cg": gk.batch.solver.Cg, "bicgstab": gk.batch.solver.Bicgstab,
               "gmres": gk.batch.solver.Gmres}[solver_name].build()
     if solver_name == "gmres":
@@ -152,12 +175,14 @@ def ginkpy_batched(exec, P, values, B, args, solver_name):
         return x
     solve, x = timed(run_solve, args.reps, sync)
     back, _ = timed(lambda: x.to_numpy(), args.reps)
-    pattern, (X_pattern, _) = timed(lambda: function((P, values), B, rtol=args.rtol, M="jacobi", executor=exec,
-                                                     **extra), args.reps)
+    pattern, (X_pattern, _) = timed(lambda: function((P, values), B, rtol=args.rtol, M=preconditioner,
+                                                     executor=exec, **extra), args.reps)
     iterations = f"{result[-1].iterations.mean():.0f}"
-    return [("ginkpy batched, list", whole, X, iterations), ("  build the batch", build, None, ""),
-            ("  B and x", vectors, None, ""), ("  Jacobi", jacobi, None, ""), ("  solve", solve, None, iterations),
-            ("  X back", back, None, ""), ("ginkpy batched, (P, values)", pattern, X_pattern, iterations)]
+    suffix = "" if args.preconditioners == ["jacobi"] else f" ({preconditioner})"
+    return [(f"ginkpy batched, list{suffix}", whole, X, iterations), ("  build the batch", build, None, ""),
+            ("  B and x", vectors, None, ""), (f"  {type(M).__name__}", generate_seconds, None, ""),
+            ("  solve", solve, None, iterations), ("  X back", back, None, ""),
+            (f"ginkpy batched, (P, values){suffix}", pattern, X_pattern, iterations)]
 
 
 def scipy_loop(P, values, B, args, solver_name, count):
@@ -231,20 +256,21 @@ def main() -> int:
     cupy = bc.import_cupy(args.no_cupy)
     rng = np.random.default_rng(0)
     print(f"ginkpy executor: {bc.device_name(exec)}; CuPy: {'yes' if cupy is not None else 'no'}; "
-          f"{args.dtype}, scalar Jacobi, rtol {args.rtol}, median of {args.reps}")
-    print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<28} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
+          f"{args.dtype}, batched {' / '.join(args.preconditioners)} (loops: scalar Jacobi), rtol {args.rtol}, "
+          f"median of {args.reps}")
+    print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<35} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
           f"{'iters':>7} {'max relres':>10}")
     failed = False
     for problem in args.problems:
-        solver_name = "cg" if problem != "nonsym" else args.nonsym_solver
+        solver_name = "cg" if problem not in ("nonsym", "convdiff") else args.nonsym_solver
         for n in args.sizes:
             for N in args.counts:
                 P, values = generate(problem, N, n, rng)
                 values = values.astype(dtype)
                 B = rng.standard_normal((N, P.shape[0])).astype(dtype)
                 count = min(N, args.loop_limit)
-                rows = [(label, t, False, X, iters)
-                        for label, t, X, iters in ginkpy_batched(exec, P, values, B, args, solver_name)]
+                rows = [(label, t, False, X, iters) for name in args.preconditioners
+                        for label, t, X, iters in ginkpy_batched(exec, P, values, B, args, solver_name, name)]
                 seconds = rows[0][1]
                 t, X = scipy_loop(P, values, B, args, solver_name, count)
                 rows.append((f"SciPy {solver_name} loop", t * N / count, count < N, X, ""))
@@ -258,14 +284,14 @@ def main() -> int:
                     if out is not None:
                         rows.append(("CuPy dense batched", out[0], False, out[1], ""))
                 for method, t, scaled, X, iters in rows:
-                    ratio = "-" if method.startswith(("ginkpy batched, list", "  ")) else f"{t / seconds:.2f}"
+                    ratio = "-" if method.startswith("  ") or t is seconds else f"{t / seconds:.2f}"
                     relres = ""
                     if X is not None:
                         worst = float(relative_residuals(P, values[:len(X)], B[:len(X)], X).max())
                         bad = not worst <= 10 * args.rtol
                         failed |= bad
                         relres = f"{worst:.1e}" + (" !" if bad else "")
-                    print(f"{problem:>8} {N:>7} {P.shape[0]:>5} {method:<28} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
+                    print(f"{problem:>8} {N:>7} {P.shape[0]:>5} {method:<35} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
                           f"{N / t:>11.0f} {ratio:>9} {iters:>7} {relres:>10}", flush=True)
     print("* a loop over the first --loop-limit systems (ginkpy loop: a tenth of them), scaled to the batch")
     if failed:

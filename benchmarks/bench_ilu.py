@@ -2,20 +2,31 @@
 with CuPy on an NVIDIA GPU, CuPy (cuSPARSE ILU(0)), in one run.
 
 For every matrix: the generate time of each factorization alone (exact ILU(0) / IC(0) on the
-host, ParILU / ParIC on the executor, ParILUT / ParICT), then whole solves, b = A * ones to
-||r|| <= rtol ||b||: setup (the solver's generate, the preconditioner's included), solve time and
-iterations. Nonsymmetric matrices: BiCGStab and GMRES(30) with Jacobi, exact ILU(0) with exact
-triangular solves (ilu0_exact), ParILU with exact triangular solves (parilu+trs), with ISAI
-(parilu+isai), with Jacobi sweeps (parilu+sweeps), ParILUT with ISAI (parilut+isai) and the
-default Ilu (ilu: what M="ilu" picks); symmetric ones: CG with the IC counterparts. Beside
-them SciPy's bicgstab / gmres with Jacobi and with spilu (its ILUTP defaults; on symmetric
-matrices cg with Jacobi and bicgstab with spilu, which is not symmetric), and CuPy's gmres / cgs
-(CuPy has no bicgstab) / cg with Jacobi and with spilu(fill_factor=1) (cuSPARSE's ILU(0)). The ratios at
-the end of each matrix compare the fastest ILU-type ginkpy solve with ginkpy's Jacobi solve,
+host, ParILU / ParIC on the executor, ParILUT / ParICT, Ilut: SciPy's spilu on the host), then
+whole solves, b = A * ones to ||r|| <= rtol ||b||: setup (the solver's generate, the
+preconditioner's included), solve time and iterations. Nonsymmetric matrices: BiCGStab and
+GMRES(30) with Jacobi, exact ILU(0) with exact triangular solves (ilu0_exact), ParILU with ISAI
+(parilu+isai) and with Jacobi sweeps (parilu+sweeps), the default Ilu (ilu: what M="ilu"
+picks) and the threshold ILU (ilut: M="ilut", spilu's factors with drop_tol 1e-4 and
+fill_factor 10); symmetric ones: CG with the IC counterparts. Beside them SciPy's bicgstab /
+gmres with Jacobi and with spilu(drop_tol=1e-4, fill_factor=10) (on symmetric matrices cg
+with Jacobi and bicgstab with spilu, which is not symmetric), and CuPy's gmres / cgs (CuPy has
+no bicgstab) / cg with Jacobi and with spilu(fill_factor=1) (cuSPARSE's ILU(0)). The ratios
+at the end of each matrix compare the fastest ILU-type ginkpy solve with ginkpy's Jacobi solve,
 SciPy's fastest and CuPy's fastest (> 1: ginkpy's ILU solve is faster).
+
+``--reps N`` runs every ginkpy solve N times, the variants interleaved (a changing load on a
+shared machine then hits them alike), and reports the repetition of median total time.
+
+``--iterations`` prints instead one row of iteration counts per matrix: GMRES(30) and BiCGStab
+(CG for a symmetric matrix) with exact ILU(0) / IC(0), the default M="ilu" / "ic" and
+M="ilut", beside SciPy's gmres and bicgstab with spilu(drop_tol=1e-4, fill_factor=10) (left
+preconditioned; its GMRES count is of inner iterations), and the default's ratio to the exact
+one (the target: at most 1.5).
 
     python benchmarks/bench_ilu.py [--sizes ROWS ...] [--problems ...] [--mtx-dir DIR]
                                    [--executor opencl|reference] [--solvers ...] [--skip ...] [--no-scipy]
+                                   [--iterations]
 """
 from __future__ import annotations
 
@@ -32,6 +43,11 @@ from ginkpy import problems
 
 bc.GENERATORS.setdefault("convection_diffusion_2d",
                          lambda rows: problems.convection_diffusion_2d(max(2, round(rows ** 0.5))))
+# the failure modes of issue 21, made by generators (olmstead(500) is olm1000)
+bc.GENERATORS.setdefault("olmstead", lambda rows: problems.olmstead(max(2, rows // 2)))
+bc.GENERATORS.setdefault("circuit_mna", lambda rows: problems.circuit_mna(max(20, rows * 20 // 21), max(1, rows // 21)))
+bc.GENERATORS.setdefault("ic_breakdown", lambda rows: problems.ic_breakdown(max(1, round(rows ** 0.5 / 2)) ** 2))
+bc.GENERATORS.setdefault("dense_row", lambda rows: problems.dense_row(max(15, round(rows ** 0.5))))
 F, P, S = gk.factorization, gk.preconditioner, gk.solver
 KRYLOV_DIM = 30
 
@@ -56,7 +72,6 @@ def variants(symmetric: bool) -> dict:
     if symmetric:
         return {"jacobi": P.Jacobi.build().with_max_block_size(1),
                 "ic0_exact": _precond(P.Ic, factorization=F.Ic.build(), l_solver=S.LowerTrs.build()),
-                "paric+trs": _precond(P.Ic, factorization=F.ParIc.build(), l_solver=S.LowerTrs.build()),
                 "paric+isai": _precond(P.Ic, factorization=F.ParIc.build(), l_solver=P.LowerIsai.build()),
                 "paric+sweeps": _precond(P.Ic, factorization=F.ParIc.build(),
                                          l_solver=S.LowerTrs.build().with_algorithm("jacobi")),
@@ -64,11 +79,11 @@ def variants(symmetric: bool) -> dict:
                 "ic": P.Ic.build()}
     return {"jacobi": P.Jacobi.build().with_max_block_size(1),
             "ilu0_exact": _precond(P.Ilu, factorization=F.Ilu.build(), **_trs()),
-            "parilu+trs": _precond(P.Ilu, factorization=F.ParIlu.build(), **_trs()),
             "parilu+isai": _precond(P.Ilu, factorization=F.ParIlu.build(), **ISAI),
             "parilu+sweeps": _precond(P.Ilu, factorization=F.ParIlu.build(), **_trs("jacobi")),
             "parilut+isai": _precond(P.Ilu, factorization=F.ParIlut.build(), **ISAI),
-            "ilu": P.Ilu.build()}
+            "ilu": P.Ilu.build(),
+            "ilut": gk.config.short_names("preconditioner")["ilut"].build()}
 
 
 def _time(run, synchronize) -> float:
@@ -80,7 +95,7 @@ def _time(run, synchronize) -> float:
 
 def generate_times(exec, A, symmetric: bool, skip: set) -> str:
     """Generate time of each factorization alone (after one warm-up on a small matrix)."""
-    kinds = (F.Ic, F.ParIc, F.ParIct) if symmetric else (F.Ilu, F.ParIlu, F.ParIlut)
+    kinds = (F.Ic, F.ParIc, F.ParIct) if symmetric else (F.Ilu, F.ParIlu, F.ParIlut, F.Ilut)
     out = []
     for kind in kinds:
         if kind.__name__.lower() in skip:
@@ -130,7 +145,7 @@ def library_solves(lib, S_host, b_host, symmetric: bool, rtol: float, max_iters:
         solvers = {"cg": spla.cg, "bicgstab": spla.bicgstab, "gmres": spla.gmres}
 
         def ilu():
-            return spla.spilu(csc)
+            return spla.spilu(csc, drop_tol=1e-4, fill_factor=10)
         combos = [("cg", "jacobi"), ("bicgstab", "ilu")] if symmetric else \
             [(s, p) for s in ("bicgstab", "gmres") for p in ("jacobi", "ilu")]
     else:
@@ -207,18 +222,25 @@ def bench_matrix(args, exec, cupy, name, S_host) -> None:
     rows = []
     solver_types = [t for t in ([S.Cg] if symmetric else [S.Bicgstab, S.Gmres]) if t.__name__.lower() in args.solvers]
     for solver_type in solver_types:
-        for vname, precond in variants(symmetric).items():
-            if vname in skip or any(part in skip for part in vname.split("+")):
-                continue
-            label = f"{solver_type.__name__.lower()} {vname}"
-            try:
-                row = (label, *ginkpy_solve(exec, solver_type, precond, A, b, rtol, args.max_iters))
-            except ValueError as err:  # a zero pivot, a matrix that is not SPD, a singular ISAI system
-                print(f"{label:<26}  failed: {err}")
-                continue
-            rows.append(row)
-            print(_row(*row))
-            sys.stdout.flush()
+        chosen = {f"{solver_type.__name__.lower()} {vname}": precond for vname, precond in variants(symmetric).items()
+                  if vname not in skip and not any(part in skip for part in vname.split("+"))}
+        runs = {label: [] for label in chosen}
+        for _ in range(args.reps):  # the variants interleaved, so that a changing load hits them alike
+            for label, precond in chosen.items():
+                if runs[label] is None:
+                    continue
+                try:
+                    runs[label].append(ginkpy_solve(exec, solver_type, precond, A, b, rtol, args.max_iters))
+                except ValueError as err:  # a matrix that is not SPD, a singular ISAI system
+                    print(f"{label:<26}  failed: {err}")
+                    runs[label] = None
+        for label, results in runs.items():
+            if results:
+                # the repetition of median total time
+                row = (label, *sorted(results, key=lambda r: r[2] + r[3])[len(results) // 2])
+                rows.append(row)
+                print(_row(*row))
+        sys.stdout.flush()
     library = []
     for lib in ([] if args.no_scipy else ["scipy"]) + (["cupy"] if cupy is not None else []):
         for row in library_solves(lib, S_host, b_host, symmetric, rtol, args.max_iters, args.solvers):
@@ -239,19 +261,64 @@ def bench_matrix(args, exec, cupy, name, S_host) -> None:
     print("ratios: " + "; ".join(parts))
 
 
+def _count_iterations(exec, solver_type, precond, A, b, rtol, max_iters) -> str:
+    try:
+        its, converged, _, _ = ginkpy_solve(exec, solver_type, precond, A, b, rtol, max_iters)
+    except ValueError as err:
+        return f"error ({str(err)[:30]})"
+    return f"{its}" if converged else f"{its}!"
+
+
+def iteration_table(args, exec, name, S_host) -> None:
+    """One row: iterations of exact ILU(0)/IC(0), the default and ilut, beside spilu's."""
+    symmetric = abs(S_host - S_host.T).max() <= 1e-12 * abs(S_host).max()
+    rtol = 1e-8 if args.dtype == "float64" else 1e-5
+    A = gk.matrix.Csr.from_scipy(exec, S_host)
+    b_host = S_host @ np.ones(S_host.shape[0], S_host.dtype)
+    b = gk.matrix.Dense.from_numpy(exec, b_host)
+    names = ("ic0_exact", "ic", "ilut") if symmetric else ("ilu0_exact", "ilu", "ilut")
+    precs = {**variants(symmetric), "ilut": variants(False)["ilut"]}
+    row = []
+    for solver_type in (S.Gmres, S.Cg if symmetric else S.Bicgstab):
+        # (spilu's factors are not symmetric: no CG with them)
+        counts = ["-" if solver_type is S.Cg and n == "ilut" else
+                  _count_iterations(exec, solver_type, precs[n], A, b, rtol, args.max_iters) for n in names]
+        ratio = (f"{int(counts[1]) / max(int(counts[0]), 1):.2f}" if counts[0].isdigit() and counts[1].isdigit()
+                 else "-")
+        row += counts + [ratio]
+    spilu = {r[0].split()[1].split("+")[0]: f"{r[1]}{'' if r[2] else '!'}" for r in
+             library_solves("scipy", S_host, b_host, False, rtol, args.max_iters, ["gmres", "bicgstab"])
+             if "ilu" in r[0]} if not args.no_scipy else {}
+    row = row[:4] + [spilu.get("gmres", "-")] + row[4:] + [spilu.get("bicgstab", "-")]
+    print(f"{name:<24}" + "".join(f"{c:>10}" for c in row))
+    sys.stdout.flush()
+
+
 def main() -> int:
     p = bc.parser(__doc__.split("\n")[0], [250_000], ["convection_diffusion_2d", "poisson_2d"])
     p.add_argument("--max-iters", type=int, default=10_000, help="iteration limit of every solve")
+    p.set_defaults(reps=1)  # whole solves: --reps N repeats them interleaved and reports the medians
     p.add_argument("--skip", nargs="*", default=[],
                    help="variants or factorizations to leave out (e.g. parilut parict ilu0_exact)")
     p.add_argument("--no-scipy", action="store_true", help="leave out SciPy's solves (slow for large problems)")
     p.add_argument("--solvers", nargs="+", default=["bicgstab", "gmres", "cg"], choices=["bicgstab", "gmres", "cg"],
                    help="the Krylov solvers to run (CuPy's cgs stands in for its missing bicgstab)")
+    p.add_argument("--iterations", action="store_true",
+                   help="print only iteration counts: exact ILU(0)/IC(0), the default, ilut and SciPy's spilu")
     args = p.parse_args()
     exec = gk.executor(args.executor)
+    if args.iterations:
+        print(f"ginkpy executor: {bc.device_name(exec)}; GMRES(30) and BiCGStab (CG if symmetric) iterations to "
+              f"rtol 1e-8, b = A 1; '!': not converged in --max-iters; ratio: default / exact")
+        print(f"{'matrix':<24}" + "".join(f"{c:>10}" for c in ("G exact", "G default", "G ilut", "G ratio",
+                                                               "G spilu", "B exact", "B default", "B ilut",
+                                                               "B ratio", "B spilu")))
+        for name, S_host in bc.matrices(args, exec, keep=lambda m: m.shape[0] == m.shape[1]):
+            iteration_table(args, exec, name, sp.csr_matrix(S_host))
+        return 0
     cupy = bc.import_cupy(args.no_cupy)
     print(f"ginkpy executor: {bc.device_name(exec)}; value type {args.dtype}; "
-          f"rtol {1e-8 if args.dtype == 'float64' else 1e-5:g}; each solve run once after a warm-up")
+          f"rtol {1e-8 if args.dtype == 'float64' else 1e-5:g}; each solve run {args.reps} time(s) after a warm-up")
     # warm-up: compile the kernels of every combination on a small problem
     for symmetric, m in ((False, problems.convection_diffusion_2d(12)), (True, problems.poisson_2d(12))):
         W = gk.matrix.Csr.from_scipy(exec, m.astype(args.dtype))

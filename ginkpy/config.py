@@ -22,6 +22,7 @@ one cycle of ``solver::Multigrid`` per application).
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from typing import Any
@@ -63,17 +64,41 @@ def types() -> dict[str, type]:
 
 
 class Preset:
-    """A configuration known by name beside the types: ``build()`` gives its parameters."""
+    """A configuration known by name beside the types: ``build(**options)`` gives its
+    parameters. ``options`` are the keywords of ``make`` where it names them (``"ilut"``:
+    drop_tol, fill_factor), else ``with_<option>`` parameters of what it makes (``"jacobi"``:
+    ``max_block_size``, ...)."""
 
-    def __init__(self, build: Any, description: str) -> None:
-        self.build = build
+    def __init__(self, make: Any, description: str) -> None:
+        self.make = make
         self.__doc__ = description
+
+    def build(self, **options: Any) -> Parameters:
+        named = inspect.signature(self.make).parameters
+        keywords = {k: v for k, v in options.items() if k in named}
+        return with_options(self.make(**keywords), {k: v for k, v in options.items() if k not in named})
+
+
+def with_options(params: Parameters, options: dict) -> Parameters:
+    """``params`` with ``with_<key>(value)`` for each option; an unknown key is a ValueError that
+    lists the parameters there are."""
+    for option, value in options.items():
+        setter = getattr(params, f"with_{option}", None)
+        if setter is None:
+            fields = [f.name for f in attrs.fields(type(params))]
+            raise ValueError(f"{params.product.__name__} has no parameter {option!r}; its parameters are "
+                             f"{', '.join(fields)}")
+        setter(value)
+    return params
 
 
 def _presets(kind: str) -> dict[str, Preset]:
-    """The presets of ``kind``: the exact ILU(0) / IC(0) with level-scheduled triangular solves
-    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, ParILU / ParIC with ISAI), and the
-    symmetric variants of SOR and Gauss-Seidel."""
+    """The presets of ``kind``: the exact ILU(0) / IC(0) with exact triangular solves
+    (``"ilu"`` and ``"ic"`` are the preconditioners' defaults, see gk.preconditioner.Ilu),
+    ``"ilut"``, Ilu with the threshold factorization of SciPy's spilu (gk.factorization.Ilut),
+    which takes spilu's ``drop_tol`` and ``fill_factor``, ``"jacobi"`` (scalar Jacobi: the
+    inverse diagonal) and ``"block_jacobi"`` (Ginkgo's Jacobi default: blocks of up to 32 rows),
+    and the symmetric variants of SOR and Gauss-Seidel."""
     if kind != "preconditioner":
         return {}
     from ginkpy import factorization, preconditioner, solver
@@ -82,8 +107,17 @@ def _presets(kind: str) -> dict[str, Preset]:
         return Preset(lambda: precond.build().with_factorization(fact.build()).with_l_solver(solver.LowerTrs.build())
                       .with_u_solver(solver.UpperTrs.build()),
                       f"{precond.__name__} with the exact {fact.__name__} factorization and LowerTrs / UpperTrs")
+    def ilut(drop_tol: float = 1e-4, fill_factor: float = 10.0) -> Any:
+        return preconditioner.Ilu.build().with_factorization(
+            factorization.Ilut.build().with_drop_tol(drop_tol).with_fill_factor(fill_factor))
     return {"ilu0_exact": exact(preconditioner.Ilu, factorization.Ilu),
             "ic0_exact": exact(preconditioner.Ic, factorization.Ic),
+            "ilut": Preset(ilut, "Ilu with the threshold factorization of SciPy's spilu (gk.factorization.Ilut: "
+                                 "drop_tol 1e-4, fill_factor 10)"),
+            "jacobi": Preset(lambda: preconditioner.Jacobi.build().with_max_block_size(1),
+                             "scalar Jacobi (the inverse of the diagonal)"),
+            "block_jacobi": Preset(lambda: preconditioner.Jacobi.build(),
+                                   "block-Jacobi (gk.preconditioner.Jacobi's default: diagonal blocks of up to 32 rows)"),
             "ssor": Preset(lambda: preconditioner.Sor.build().with_symmetric(True), "symmetric SOR (for Cg)"),
             "symmetric_gauss_seidel": Preset(lambda: preconditioner.GaussSeidel.build().with_symmetric(True),
                                              "symmetric Gauss-Seidel (for Cg)")}
@@ -91,9 +125,10 @@ def _presets(kind: str) -> dict[str, Preset]:
 
 def short_names(kind: str) -> dict[str, Any]:
     """The types of ``kind`` (``"solver"`` or ``"preconditioner"``) by lowercase class name, the
-    aliases of :data:`ALIASES` and the presets (``"ilu0_exact"``, ``"ic0_exact"``), as the command
-    line and ``gk.linalg`` accept them: ``{"cg": Cg, ...}``, ``{"jacobi": Jacobi, ..., "amg":
-    Multigrid}``; ``.build()`` on any of them gives its parameters."""
+    aliases of :data:`ALIASES` and the presets (``"ilu0_exact"``, ``"ic0_exact"``, ``"ilut"``,
+    ``"jacobi"`` for scalar Jacobi and ``"block_jacobi"``, which stand in for the class name
+    ``"jacobi"``), as the command line and ``gk.linalg`` accept them: ``{"cg": Cg, ...}``,
+    ``{"ilu": Ilu, ..., "amg": Multigrid}``; ``.build()`` on any of them gives its parameters."""
     prefix = f"{kind}::"
     table = types()
     names = {name[len(prefix):].lower(): cls for name, cls in table.items() if name.startswith(prefix)}

@@ -53,6 +53,17 @@ def magnetic_laplacian_2d(n: int, flux: float = 0.1, shift: float = 0.0) -> sp.c
     return (upper + upper.conj().T + (4.0 + shift) * sp.identity(n * n)).tocsr()
 
 
+def saddle_point(n: int) -> sp.csr_matrix:
+    """A saddle-point (KKT) system [[L, B^T], [B, 0]] of a constrained 2D Poisson problem: L =
+    poisson_2d(n) (n^2 rows), B the forward differences along the grid's rows (n (n - 1) rows,
+    full row rank). Symmetric, nonsingular and indefinite (n^2 positive and n (n - 1) negative
+    eigenvalues), a zero diagonal block: a system for Minres (Cg breaks down, Jacobi cannot
+    be formed)."""
+    d = sp.diags([-np.ones(n - 1), np.ones(n - 1)], [0, 1], shape=(n - 1, n))
+    B = sp.kron(sp.identity(n), d, format="csr")
+    return sp.bmat([[poisson_2d(n), B.T], [B, None]], format="csr")
+
+
 def power_law(n: int, mean_nnz: float = 8, exponent: float = 2.0, seed: int = 0) -> sp.csr_matrix:
     """Rows with power-law distributed lengths (a few very long rows) plus a dominant diagonal."""
     rng = np.random.default_rng(seed)
@@ -92,3 +103,82 @@ def poisson_3d_rows(shape: tuple[int, int, int], first: int, end: int) -> sp.csr
             entries_v.append(np.full(int(inside.sum()), -1.0))
     r, c, v = (np.concatenate(a) for a in (entries_r, entries_c, entries_v))
     return sp.csr_matrix((v, (r - first, c)), shape=(end - first, nx * ny * nz))
+
+
+def olmstead(m: int = 500, coupling: float = 0.9, reaction: float = 4.7, relaxation: float = 2.0) -> sp.csr_matrix:
+    """The linearized Olmstead model of a viscoelastic fluid layer (Bai et al.'s NEP collection,
+    Bai/olm*): u_t = (1 - C) u_xx + C v_xx + R u, B v_t = u - v on (0, pi) with u = v = 0 at
+    both ends, central differences on m interior points (h = pi / (m + 1)), unknowns u_1, v_1,
+    u_2, v_2, ... (2 m rows, 6 m - 4 + 2 m entries). Nonsymmetric and very non-normal;
+    ``olmstead(500)`` is the collection's olm1000 entry for entry (its values rounded to 9
+    significant digits, as the file stores them)."""
+    h = np.pi / (m + 1)
+    s = 1 / h ** 2
+    c, r, b = coupling, reaction, relaxation
+    i = np.arange(m)
+    u, v = 2 * i, 2 * i + 1
+    rows = [u, u, v, v]
+    cols = [u, v, u, v]
+    vals = [np.full(m, -2 * (1 - c) * s + r), np.full(m, -2 * c * s), np.full(m, 1 / b), np.full(m, -1 / b)]
+    for step in (-1, 1):
+        inside = (i + step >= 0) & (i + step < m)
+        rows += [u[inside], u[inside]]
+        cols += [2 * (i[inside] + step), 2 * (i[inside] + step) + 1]
+        vals += [np.full(inside.sum(), (1 - c) * s), np.full(inside.sum(), c * s)]
+    data = np.array([float(f"{x:.9g}") for x in np.concatenate(vals)])
+    return sp.csr_matrix((data, (np.concatenate(rows), np.concatenate(cols))), shape=(2 * m, 2 * m))
+
+
+def circuit_mna(nodes: int = 800, sources: int = 40, seed: int = 0) -> sp.csr_matrix:
+    """A circuit's modified nodal analysis matrix (as in SPICE's DC operating point, the
+    Sandia/adder_dcop and memplus family): the conductance matrix of a connected random
+    resistor network (a ring plus random branches, conductances over six decades, a tiny
+    conductance to ground at every node), transconductances that make it nonsymmetric, and
+    ``sources`` grounded voltage sources, each an extra row and column [0 ... 1 ... 0] with no
+    diagonal entry, numbered just before its node. Nonsingular; ILU(0) meets an exact zero
+    pivot in every source row (its diagonal is not stored)."""
+    rng = np.random.default_rng(seed)
+    ring = np.arange(nodes)
+    extra = rng.integers(0, nodes, (2, 2 * nodes))
+    a, b = np.concatenate([ring, extra[0]]), np.concatenate([(ring + 1) % nodes, extra[1]])
+    a, b = a[a != b], b[a != b]
+    g = 10.0 ** rng.uniform(-3, 3, a.size)
+    G = sp.coo_matrix((np.concatenate([-g, -g]), (np.concatenate([a, b]), np.concatenate([b, a]))),
+                      shape=(nodes, nodes)).tocsr()
+    G = G - sp.diags(np.asarray(G.sum(axis=1)).ravel() - 1e-9)
+    # transconductances: a current into node p controlled by the voltage at node q
+    count = int(0.3 * nodes)
+    p, q = rng.integers(0, nodes, count), rng.integers(0, nodes, count)
+    gm = 10.0 ** rng.uniform(-3, 0, count)
+    G = G + sp.coo_matrix((gm, (p, q)), shape=G.shape) - sp.coo_matrix((gm, (p, p)), shape=G.shape)
+    at = rng.choice(nodes, sources, replace=False)
+    B = sp.coo_matrix((np.ones(sources), (at, np.arange(sources))), shape=(nodes, sources))
+    A = sp.bmat([[G, B], [B.T, None]]).tocsr()
+    order = np.argsort(np.concatenate([np.arange(nodes), at - 0.5]), kind="stable")
+    A = A[order][:, order].tocsr()
+    A.eliminate_zeros()
+    A.sort_indices()
+    return A
+
+
+def ic_breakdown(blocks: int = 625, coupling: float = 0.05) -> sp.csr_matrix:
+    """A symmetric positive definite matrix on which IC(0) breaks down (a pivot becomes
+    negative): Kershaw's 4 x 4 matrix [[3, -2, 0, 2], [-2, 3, -2, 0], [0, -2, 3, -2],
+    [2, 0, -2, 3]] (eigenvalues 3 +- 2 sqrt(2)) repeated ``blocks`` times along the diagonal,
+    coupled by ``coupling`` times a 2D Laplacian (4 blocks rows; a square number of rows)."""
+    kershaw = np.array([[3.0, -2, 0, 2], [-2, 3, -2, 0], [0, -2, 3, -2], [2, 0, -2, 3]])
+    side = int(round(np.sqrt(4 * blocks)))
+    if side * side != 4 * blocks:
+        raise ValueError(f"blocks must make a square number of rows (4 blocks = side^2), got {blocks}")
+    return (sp.kron(sp.identity(blocks), kershaw) + coupling * poisson_2d(side)).tocsr()
+
+
+def dense_row(n: int = 60, length: int = 200) -> sp.csr_matrix:
+    """convection_diffusion_2d(n) with its last row coupled to ``length`` evenly spread earlier
+    unknowns (a supply node, a global constraint): a row longer than ISAI's row limit, as
+    circuit matrices have."""
+    A = convection_diffusion_2d(n).tolil()
+    rows = n * n
+    cols = np.linspace(0, rows - 2, length).astype(np.int64)
+    A[rows - 1, cols] = -1.0 / length
+    return A.tocsr()

@@ -10,9 +10,10 @@ from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.idr import Idr
 from ginkpy.core.solver.ir import Ir
 from ginkpy.core.solver.lower_trs import LowerTrs
+from ginkpy.core.solver.minres import Minres
 from ginkpy.core.solver.multigrid import Multigrid
 from ginkpy.core.solver.scaled_reordered import ScaledReordered
 from ginkpy.core.solver.upper_trs import UpperTrs
 
-__all__ = ["Bicg", "Bicgstab", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gmres", "Idr", "Ir", "LowerTrs", "Multigrid",
+__all__ = ["Bicg", "Bicgstab", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gmres", "Idr", "Ir", "LowerTrs", "Minres", "Multigrid",
            "ScaledReordered", "UpperTrs"]

@@ -276,3 +276,14 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def raised_pivot_floors(exec, A):
+    """The pivots' floors of the factorizations for A (gk.core.factorization.factorization), some
+    rows' raised above any pivot (those get replaced) and one zero: the floors a sweep's twin
+    test gives its kernels."""
+    floors = gk.core.factorization.factorization.pivot_floors(A)
+    values = floors.to_numpy()
+    values[::7] = 1e6
+    values[3] = 0
+    return gk.matrix.Dense.from_numpy(exec, values, floors.dtype)

@@ -409,8 +409,8 @@ def test_linalg_bad_input(ref):
         batched_cg([a, a], B, executor=ref)
     with pytest.raises(ValueError, match="each system must be square"):
         batched_gmres([sp.eye(2, 3)] * 2, np.ones((2, 2)), executor=ref)
-    with pytest.raises(ValueError, match="unknown preconditioner 'ilu'"):
-        batched_bicgstab([a, a], np.ones((2, 3)), M="ilu", executor=ref)
+    with pytest.raises(ValueError, match="unknown preconditioner 'ilut'"):
+        batched_bicgstab([a, a], np.ones((2, 3)), M="ilut", executor=ref)
     with pytest.raises(ValueError, match="maxiter"):
         batched_cg([a, a], np.ones((2, 3)), maxiter=0, executor=ref)
     with pytest.raises(ValueError, match="rtol"):

@@ -25,7 +25,7 @@ def test_one_iteration_by_hand(ref):
     # t = (1/3, -2/3), omega = (1/3) / (5/9) = 3/5: x = 2/3 (1, 1) + 3/5 s = (13/15, 7/15)
     x, log = _solve(ref, sp.diags([1.0, 2.0]), np.ones(2), criteria=_criteria(1, None))
     np.testing.assert_allclose(x[:, 0], [13 / 15, 7 / 15], rtol=1e-15)
-    assert log.num_iterations == 1 and log.stop_reason == "iteration limit"
+    assert log.num_iterations == 1 and log.stop_reason == StopReason.ITERATION_LIMIT
     # r = s - omega t = (2/15, 1/15) = b - A x
     np.testing.assert_allclose(log.residual_norm, [np.sqrt(5) / 15], rtol=1e-15)
 
@@ -41,7 +41,7 @@ def test_multiple_of_identity_converges_in_one_iteration(exec):
 def test_zero_alpha_divisor_is_a_breakdown(exec):
     # A = [[0, 1], [1, 0]], b = e_1: v = A r = e_2, so r_hat . v = 0 in the first step
     x, log = _solve(exec, sp.csr_matrix([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
-    assert log.stop_reason == "breakdown" and not log.has_converged
+    assert log.stop_reason == StopReason.BREAKDOWN and not log.has_converged
     assert log.num_iterations == 1
     np.testing.assert_array_equal(x, 0.0)
 
@@ -51,7 +51,7 @@ def test_zero_omega_restarts_into_a_breakdown(exec):
     # x = (1, 0), r = s. The next rho = r_hat . r = e_1 . s = 0 restarts with r_hat = p = r, whose
     # r_hat . v = s . A s = t . s = 0 is a breakdown (after omega == 0 it always is): x is kept
     x, log = _solve(exec, sp.csr_matrix([[1.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
-    assert log.stop_reason == "breakdown" and log.num_iterations == 2
+    assert log.stop_reason == StopReason.BREAKDOWN and log.num_iterations == 2
     np.testing.assert_array_equal(x[:, 0], [1.0, 0.0])
     np.testing.assert_allclose(log.residual_norm, [1.0])
 
@@ -76,7 +76,7 @@ def test_orthogonal_shadow_residual_restarts(exec):
     t = A @ s
     omega = (t @ s) / (t @ t)
     x2, log = _solve(exec, RESTART_A, RESTART_B, criteria=_criteria(2, None))
-    assert log.stop_reason == "iteration limit"
+    assert log.stop_reason == StopReason.ITERATION_LIMIT
     np.testing.assert_allclose(x2[:, 0], x1[:, 0] + alpha * r1 + omega * s, rtol=1e-14)
     # and the solve converges
     x, log = _solve(exec, RESTART_A, RESTART_B)

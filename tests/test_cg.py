@@ -5,6 +5,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
+from ginkpy.core.stop.stopping_status import StopReason
 from conftest import solve
 from ginkpy.problems import poisson_2d
 
@@ -18,7 +19,7 @@ def test_one_iteration_by_hand(ref):
     x, log = _solve(ref, sp.diags([1.0, 2.0]), np.ones(2), criteria=[gk.stop.Iteration.build().with_max_iters(1)])
     np.testing.assert_allclose(x[:, 0], [2 / 3, 2 / 3], rtol=1e-15)
     assert log.num_iterations == 1
-    assert log.stop_reason == "iteration limit"
+    assert log.stop_reason == StopReason.ITERATION_LIMIT
     np.testing.assert_allclose(log.residual_norm, [np.sqrt(2) / 3], rtol=1e-15)
 
 
@@ -33,7 +34,7 @@ def test_two_iterations_solve_2x2_exactly(ref):
 def test_indefinite_matrix_is_a_breakdown_not_nan(ref):
     # A = diag(1, -1), b = (1, 1): p.Ap = 0 in the first step
     x, log = _solve(ref, sp.diags([1.0, -1.0]), np.ones(2))
-    assert log.stop_reason == "breakdown"
+    assert log.stop_reason == StopReason.BREAKDOWN
     assert not log.has_converged
     assert np.isfinite(x).all()
     np.testing.assert_array_equal(x, 0.0)

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 import ginkpy as gk
 from ginkpy.cli import Progress, main, matrix_info
 from ginkpy.core.log.plot import plot_residual_history
-from ginkpy.problems import convection_diffusion_2d, helmholtz_2d, magnetic_laplacian_2d, poisson_2d
+from ginkpy.problems import circuit_mna, convection_diffusion_2d, helmholtz_2d, magnetic_laplacian_2d, poisson_2d
 from conftest import matrix_path
 
 
@@ -45,7 +45,8 @@ def test_solve_writes_solution_and_plot(capsys, tmp_path, spd_file):
     assert rc == 0, err
     summary = _summary(out)
     assert summary["stopped"] == "converged"
-    assert summary["solver"] == "Cg, preconditioner Jacobi (auto: the matrix is symmetric with a positive diagonal)"
+    assert summary["solver"] == ("Cg, preconditioner Jacobi (scalar) (auto: the matrix is symmetric with a positive "
+                                 "diagonal)")
     assert summary["executor"].startswith("reference")
     assert int(summary["iterations"]) > 0
     assert float(summary["residual"].split("relative ")[1].rstrip(")")) <= 1e-10
@@ -86,7 +87,7 @@ def test_solve_with_config(capsys, tmp_path, spd_file):
                                   "criteria": {"iteration": 200, "relative_residual_norm": 1e-9}}))
     rc, out, err = _solve(capsys, spd_file, "--config", config, "--executor", "reference")
     assert rc == 0, err
-    assert _summary(out)["solver"] == "Gmres, preconditioner Ilu"
+    assert _summary(out)["solver"] == "Gmres (5), preconditioner Ilu"
     # --max-iters replaces the configuration's iteration limit
     rc, out, err = _solve(capsys, spd_file, "--config", config, "--max-iters", "2", "--executor", "reference")
     assert rc == 1
@@ -98,7 +99,7 @@ def test_ir_takes_the_preconditioner_as_inner_solver(capsys, spd_file):
     rc, out, err = _solve(capsys, spd_file, "--solver", "ir", "--preconditioner", "jacobi", "--rtol", "1e-2",
                           "--executor", "reference")
     assert rc == 0, err
-    assert _summary(out)["solver"] == "Ir, inner solver Jacobi"
+    assert _summary(out)["solver"] == "Ir, inner solver Jacobi (scalar)"
 
 
 def test_real_matrix(capsys, tmp_path):
@@ -127,8 +128,8 @@ def test_bad_input_exits_2_with_a_message(capsys, tmp_path, spd_file):
         assert rc == 2, args
         assert err.startswith("ginkpy solve: error:") and message in err, err
     with pytest.raises(SystemExit):  # argparse: unknown choice
-        main(["solve", str(spd_file), "--solver", "minres"])
-    assert "invalid choice: 'minres'" in capsys.readouterr().err
+        main(["solve", str(spd_file), "--solver", "qmr"])
+    assert "invalid choice: 'qmr'" in capsys.readouterr().err
 
 
 def test_plot_needs_matplotlib(capsys, monkeypatch, spd_file, tmp_path):
@@ -233,18 +234,22 @@ def _write(tmp_path, name, matrix):
     return path
 
 
-def test_auto_picks_cg_or_gmres_and_says_why(capsys, tmp_path, spd_file):
+AUTO = "; Bicgstab is the fastest then, and Gmres takes over if it breaks down"
+
+
+def test_auto_picks_cg_minres_or_bicgstab_and_says_why(capsys, tmp_path, spd_file):
     rc, out, err = _solve(capsys, spd_file, "--executor", "reference")
     assert rc == 0, err
     assert _summary(out)["solver"] == "Cg, preconditioner none (auto: the matrix is symmetric with a positive diagonal)"
-    cases = [(convection_diffusion_2d(6), "the matrix is nonsymmetric"),
-             (-poisson_2d(6), "the matrix is symmetric, but 36 diagonal entries are zero or negative")]
-    for matrix, why in cases:
+    cases = [(convection_diffusion_2d(6), "Bicgstab", "the matrix is nonsymmetric; Cg needs a symmetric positive "
+                                                      f"definite one{AUTO}"),
+             (-poisson_2d(6), "Minres", "the matrix is symmetric, but 36 diagonal entries are zero or negative; "
+                                        "Minres takes a symmetric indefinite one")]
+    for matrix, solver, why in cases:
         rc, out, err = _solve(capsys, _write(tmp_path, "A.mtx", matrix), "--solver", "auto", "--executor", "reference")
         assert rc == 0, err
         summary = _summary(out)
-        assert summary["solver"] == f"Gmres, preconditioner none (auto: {why}; Cg needs a symmetric positive " \
-                                    f"definite one)"
+        assert summary["solver"] == f"{solver}, preconditioner none (auto: {why})"
         assert summary["stopped"] == "converged" and "hint" not in summary
 
 
@@ -255,7 +260,7 @@ def test_cg_on_a_matrix_it_does_not_suit_is_explained(capsys, tmp_path):
     summary = _summary(out)
     assert summary["solver"] == "Cg, preconditioner none"  # chosen by the user: no "auto" note
     assert summary["hint"] == ("Cg needs a symmetric positive definite matrix and this one is nonsymmetric: "
-                               "use --solver gmres (or leave --solver out: auto picks Gmres here)")
+                               "use --solver bicgstab or gmres (or leave --solver out: auto picks Bicgstab here)")
     # an indefinite diagonal: Cg breaks down on p^T A p = 0
     indefinite = _write(tmp_path, "indef.mtx", sp.diags([1.0, -1.0]).tocsr())
     rhs = _write(tmp_path, "b.mtx", np.ones((2, 1)))
@@ -275,15 +280,19 @@ def test_breakdown_stagnation_divergence_and_the_limit_are_explained(capsys, tmp
         # Bicgstab: r_hat^T A r = 0 at once
         ([swap, "--rhs", e0, "--solver", "bicgstab"], "breakdown",
          "Bicgstab broke down: a zero divisor (such as rho = r_hat^T r)"),
-        # GMRES(1) on a rotation: no step ever reduces the residual
+        # GMRES(1) on a rotation: no step ever reduces the residual; its diagonal is zero
         ([rotation, "--rhs", e0, "--config", gmres1, "--max-iters", "20"], "iteration limit",
-         'stagnating (less than 2x smaller over the last quarter of the iterations): try a larger Krylov '
-         'dimension (a --config with "krylov_dim": 2)'),
+         "stagnating (less than 2x smaller over the last quarter of the iterations): 2 diagonal entries are zero "
+         "or not stored (the first in row 0), which an ILU handles: try a larger Krylov dimension (--krylov-dim 2), "
+         "--preconditioner ilu or --preconditioner amg"),
+        ([rotation, "--rhs", e0, "--solver", "gmres", "--krylov-dim", "1", "--max-iters", "20"], "iteration limit",
+         "try a larger Krylov dimension (--krylov-dim 2)"),
         # Richardson without a preconditioner on a matrix of norm 8
         ([spd_file, "--solver", "ir", "--max-iters", "400"], "diverged",
          "Ir (a Richardson iteration) converges only where its inner solver approximates A^-1 well"),
         ([spd_file, "--max-iters", "3"], "iteration limit",
-         "still falling: allow more with --max-iters 6, or add --preconditioner ilu or jacobi to need fewer"),
+         "still falling: allow more with --max-iters 6; add --preconditioner ic or --preconditioner amg to need "
+         "fewer"),
     ]
     for args, stopped, hint in cases:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -358,7 +367,9 @@ def test_profile_rows(capsys, exec, spd_file):
 
 
 def test_warm_up_runs_every_kernel_of_the_solve(ocl, monkeypatch, tmp_path):
-    # what the timed solve launches, the warm-up has launched (and so compiled) before
+    # what the timed solve launches, the warm-up has compiled before: every program (a kernel of
+    # a compiled program is made at once; the end of a solve that did not converge may launch
+    # kernels of the programs the warm-up compiled that the warm-up did not need)
     import argparse
     from ginkpy import cli
     from ginkpy.opencl.executor import OpenCLExecutor
@@ -368,7 +379,7 @@ def test_warm_up_runs_every_kernel_of_the_solve(ocl, monkeypatch, tmp_path):
     kernel = OpenCLExecutor.kernel
 
     def recording(self, module_file, dtype, name, **defines):
-        launched[-1].add((module_file, np.dtype(dtype), name, *sorted(defines.items())))
+        launched[-1].add((module_file, np.dtype(dtype), *sorted(defines.items())))
         return kernel(self, module_file, dtype, name, **defines)
 
     monkeypatch.setattr(OpenCLExecutor, "kernel", recording)
@@ -376,7 +387,8 @@ def test_warm_up_runs_every_kernel_of_the_solve(ocl, monkeypatch, tmp_path):
     restarted.write_text(json.dumps({"type": "solver::Gmres", "krylov_dim": 3}))
     for solver, preconditioner, config in (("gmres", "ilu", None), ("cg", "jacobi", None), ("bicgstab", None, None),
                                            ("", None, restarted)):
-        args = argparse.Namespace(config=config, preconditioner=preconditioner, rtol=1e-8, max_iters=None)
+        args = argparse.Namespace(config=config, preconditioner=preconditioner, rtol=1e-8, max_iters=None,
+                                  krylov_dim=None)
         params = cli._solver_parameters(args, solver)
         launched.append(set())
         cli._warm_up(params, ocl, A, B)
@@ -443,7 +455,8 @@ def test_complex_matrix_files(capsys, tmp_path, exec):
     matrix with a positive diagonal, Gmres for a complex symmetric one, the solution written as
     a complex file that SciPy reads back."""
     cases = [(magnetic_laplacian_2d(8, shift=0.1), "Cg", "Hermitian with a positive diagonal"),
-             (helmholtz_2d(8), "Gmres", "complex symmetric, not Hermitian; Cg needs a Hermitian positive definite one")]
+             (helmholtz_2d(8), "Bicgstab",
+              "complex symmetric, not Hermitian; Cg needs a Hermitian positive definite one" + AUTO)]
     for matrix, solver, why in cases:
         path, out_path = _write(tmp_path, "Z.mtx", matrix), tmp_path / "x.mtx"
         rc, out, err = _solve(capsys, path, "--executor", exec.backend, "--out", out_path)
@@ -457,3 +470,43 @@ def test_complex_matrix_files(capsys, tmp_path, exec):
     assert rc == 0 and "complex64" in _summary(out)["matrix"], err
     rc, out, err = _solve(capsys, path, "--executor", exec.backend, "--dtype", "float64")
     assert rc == 2 and "complex" in err
+
+
+def test_nonsymmetric_systems_auto_krylov_dim_and_hints(capsys, tmp_path):
+    """On nonsymmetric systems: auto runs Bicgstab and Gmres where it breaks down, --krylov-dim
+    asks for Gmres, and a hint names only options the command line has, none that just failed,
+    addressing the cause (zero diagonals: an ILU or amg; stagnation: a larger Krylov dimension)."""
+    choices = {*gk.config.short_names("preconditioner"), "none"}
+    mna = _write(tmp_path, "mna.mtx", circuit_mna())
+    # zero diagonals that Jacobi cannot invert: ILU-type or amg, not jacobi again
+    rc, out, err = _solve(capsys, mna, "--preconditioner", "jacobi", "--max-iters", "100", "--executor", "reference")
+    hint = _summary(out)["hint"]
+    assert rc == 1 and "40 diagonal entries are zero or not stored (the first in row 12), which Jacobi cannot " \
+                       "invert: " in hint and hint.endswith("--preconditioner ilu or --preconditioner amg")
+    # after ilu: ilut (pivoting) or amg, never ilu again
+    rc, out, err = _solve(capsys, mna, "--preconditioner", "ilu", "--max-iters", "10", "--executor", "reference")
+    hint = _summary(out)["hint"]
+    assert rc == 1 and "add --preconditioner ilut or --preconditioner amg" in hint
+    for named in re.findall(r"--preconditioner (\w+)", hint):
+        assert named in choices and named != "ilu"
+    # stagnation of Gmres on a rotation: a larger Krylov dimension
+    rotation = _write(tmp_path, "rotation.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [-1.0, 0.0]])))
+    e0 = _write(tmp_path, "e0.mtx", np.array([[1.0], [0.0]]))
+    rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--krylov-dim", "1", "--max-iters", "20",
+                          "--executor", "reference")
+    summary = _summary(out)
+    assert summary["solver"].startswith("Gmres (1), preconditioner none (auto: the matrix is nonsymmetric")
+    assert "--krylov-dim: Gmres" in summary["solver"] and "--krylov-dim 2" in summary["hint"]
+    # Bicgstab breaks down at once on the rotation (r_hat . A r = 0): auto solves with Gmres
+    swap = _write(tmp_path, "swap.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])))
+    rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--executor", "reference")
+    summary = _summary(out)
+    assert rc == 0 and summary["stopped"] == "converged"
+    assert summary["solver"].startswith("Gmres (30), preconditioner none (auto:")
+    assert summary["solver"].endswith("Bicgstab stopped with breakdown after 1 iteration, so Gmres)")
+    # --krylov-dim where it does not apply
+    rc, out, err = _solve(capsys, swap, "--solver", "bicgstab", "--krylov-dim", "5", "--executor", "reference")
+    assert rc == 2 and "--krylov-dim applies to the solvers with a Krylov dimension" in err
+    with pytest.raises(SystemExit):
+        main(["solve", str(swap), "--krylov-dim", "0"])
+    assert "--krylov-dim: must be an integer >= 1, got 0" in capsys.readouterr().err

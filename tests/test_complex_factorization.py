@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, criteria, solve, sum_tol, tol, twin
+from conftest import assert_twins, criteria, raised_pivot_floors, solve, sum_tol, tol, twin
 from ginkpy.core.factorization.factorization import like, row_indices
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -109,6 +109,7 @@ def test_triangular_solve_twins(ref, dev, rng, dtype, case, lower):
 @pytest.mark.parametrize("lower", [True, False], ids=["lower", "upper"])
 def test_triangular_chains_and_wide_levels_mixed(ref, ocl, rng, monkeypatch, lower):
     monkeypatch.setattr(ocl_trs, "_chain_sizes", lambda info: (64, 64))
+    monkeypatch.setattr(ocl_trs, "_sequential", lambda info: False)
     m = _random_triangle(1501, rng, lower, per_row=2, reach=300)
     b = crandom(rng, (m.shape[0], 1))
     dtype = np.complex128 if ocl.info.fp64 else np.complex64
@@ -184,7 +185,7 @@ def test_initialize_twins(ref, ocl, rng, dtype):
     h = _random(N, rng, hermitian=True)
     for kernel, source in (("factorization.factorization.initialize_l_u", m),
                            ("factorization.factorization.initialize_l", h)):
-        outs = [e.run(kernel, _csr(e, source, dtype)) for e in (ref, ocl)]
+        outs = [e.run(kernel, _csr(e, source, dtype), *([] if kernel.endswith("l_u") else [0.25])) for e in (ref, ocl)]
         assert outs[0][-1] == outs[1][-1] == -1
         for r, d in zip(outs[0][:-1], outs[1][:-1]):
             host = [ocl.to_host(a) for a in d]
@@ -193,8 +194,8 @@ def test_initialize_twins(ref, ocl, rng, dtype):
             np.testing.assert_allclose(host[2], r[2], rtol=tol(dtype))
             assert host[2].dtype == dtype
     # IC's initial diagonal is real: sqrt(a_ii)
-    (ptrs, _, vals), _ = ref.run("factorization.factorization.initialize_l", _csr(ref, h, dtype))
-    np.testing.assert_allclose(vals[ptrs[1:] - 1], np.sqrt(h.diagonal().real), rtol=tol(dtype))
+    (ptrs, _, vals), _ = ref.run("factorization.factorization.initialize_l", _csr(ref, h, dtype), 0.25)
+    np.testing.assert_allclose(vals[ptrs[1:] - 1], np.sqrt(1.25 * h.diagonal().real), rtol=tol(dtype))
     # a missing diagonal entry, and for IC a diagonal whose real part is not positive
     broken = m.tolil()
     broken[300, 300] = 0
@@ -205,13 +206,13 @@ def test_initialize_twins(ref, ocl, rng, dtype):
     not_positive[200, 200] = -1 + 1j
     for e in (ref, ocl):
         assert e.run("factorization.factorization.initialize_l_u", _csr(e, broken, dtype))[-1] == 300
-        assert e.run("factorization.factorization.initialize_l", _csr(e, not_positive.tocsr(), dtype))[-1] == 200
+        assert e.run("factorization.factorization.initialize_l", _csr(e, not_positive.tocsr(), dtype), 0.0)[-1] == 200
 
 
 def _factors(exec, m, dtype, ic=False):
     A = _csr(exec, m, dtype)
     if ic:
-        arrays, _ = exec.run("factorization.factorization.initialize_l", A)
+        arrays, _ = exec.run("factorization.factorization.initialize_l", A, 0.25)
         L = Csr(exec, A.shape, *arrays)
         return A, L, row_indices(L)
     l_arrays, u_arrays, _ = exec.run("factorization.factorization.initialize_l_u", A)
@@ -225,7 +226,7 @@ def test_par_ilu_sweep_twins(ref, ocl, rng, dtype):
     for e in (ref, ocl):
         A, L, U, l_rows, u_rows = _factors(e, m, dtype)
         U_new, L_new = like(U), like(L)
-        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, U_new)
+        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, raised_pivot_floors(e, A), U_new)
         e.run("factorization.par_ilu.sweep_l", A, L, l_rows, U_new, L_new)
         out.append([U_new.to_scipy().toarray(), L_new.to_scipy().toarray()])
     assert_twins(out, dtype, factor=4)
@@ -236,7 +237,7 @@ def test_par_ic_sweep_twins(ref, ocl, rng, dtype):
     out = []
     for e in (ref, ocl):
         A, L, l_rows = _factors(e, m, dtype, ic=True)
-        e.run("factorization.par_ic.sweep_diagonal", A, L, l_rows)
+        e.run("factorization.par_ic.sweep_diagonal", A, L, l_rows, 0.25)
         L_new = like(L)
         e.run("factorization.par_ic.sweep_off_diagonal", A, L, l_rows, L_new)
         out.append([L.to_scipy().toarray(), L_new.to_scipy().toarray()])

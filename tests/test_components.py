@@ -7,10 +7,13 @@ work-group, the reference one row), relative to the sum of the magnitudes of the
 import numpy as np
 import pytest
 
+import ginkpy as gk
+from ginkpy.core.base.types import real_dtype
+from ginkpy.core.stop.stop_state import StopState
 from ginkpy.core.stop.stopping_status import StopReason
 
 from conftest import (PARTIAL_GROUPS as G, Stop, assert_stop_twins, assert_sums, assert_twins, random_partials, sum_tol,
-                      twin)
+                      tol, twin)
 
 RUNNING, CONVERGED, LIMIT, TIME, BREAKDOWN, DIVERGED, PENDING = (
     StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.TIME_LIMIT,
@@ -120,3 +123,41 @@ def test_stop_running(ref, ocl, rng, reason, k):
     np.testing.assert_array_equal(out[1][0].status, np.where(status == RUNNING, reason, status))
     np.testing.assert_array_equal(out[1][0].checks, stop.checks)
     assert (out[1][0].history == -1).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_keep_best(ref, ocl, rng, dtype):
+    # columns: running with a new best (copied), with a worse norm (kept), with an equal one
+    # (copied), with a NaN norm (kept), with no check yet (kept), with the history ring wrapped
+    # (check 300 of 256 rows: a new best), stopped (converged, breakdown: kept); n > a work-group
+    n, k = 301, 8
+    last = np.array([0.5, 3.0, 2.0, np.nan, 0.1, 0.25, 0.1, 0.1])
+    best = np.array([1.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    checks = np.array([5, 5, 5, 5, 0, 300, 5, 5], np.int32)
+    status = np.array([RUNNING] * 6 + [CONVERGED, BREAKDOWN])
+
+    real = real_dtype(dtype)
+
+    def best_norms(exec):  # real, also for complex values
+        return gk.matrix.Dense.from_numpy(exec, best[None, :], real)
+
+    def stop_state(exec):
+        stop = StopState(exec, k, dtype)
+        stop.reset(status, np.ones(k), MAX_ITERS)
+        exec.write(stop.checks, checks)
+        history = np.full(stop.history.shape, 7.0)
+        history[(checks - 1) % history.shape[0], np.arange(k)] = last
+        exec.write(stop.history.values, history.astype(real))
+        return stop
+
+    def random(shape):
+        values = rng.standard_normal(shape)
+        return values + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else values
+
+    x, x_best = random((n, k)), random((n, k))
+    out = twin(ref, ocl, "components.stop.keep_best", x, x_best, best_norms, stop_state, dtype=dtype)
+    assert_twins(out, dtype)
+    taken = np.array([True, False, True, False, False, True, False, False])
+    np.testing.assert_array_equal(out[1][1][:, taken], x.astype(dtype)[:, taken])
+    np.testing.assert_array_equal(out[1][1][:, ~taken], x_best.astype(dtype)[:, ~taken])
+    np.testing.assert_allclose(out[1][2][0], np.where(taken, last, best), rtol=tol(real))

@@ -25,7 +25,7 @@ def test_one_iteration_by_hand(ref):
     # minimises ||b - t A b|| at t = (Ab . b) / (Ab . Ab) = 3/5, residual (2/5, -1/5)
     x, log = _solve(ref, sp.diags([1.0, 2.0]), np.ones(2), criteria=_criteria(1, None))
     np.testing.assert_allclose(x[:, 0], [3 / 5, 3 / 5], rtol=1e-15)
-    assert log.num_iterations == 1 and log.stop_reason == "iteration limit"
+    assert log.num_iterations == 1 and log.stop_reason == StopReason.ITERATION_LIMIT
     np.testing.assert_allclose(log.residual_norm, [np.sqrt(5) / 5], rtol=1e-15)
 
 
@@ -46,14 +46,14 @@ def test_happy_breakdown_is_convergence_not_nan(exec, criteria):
     if len(criteria) == 2:
         assert log.has_converged and list(log.iterations) == [1, 1]
     else:
-        assert log.stop_reason == "iteration limit" and log.num_iterations == 5
+        assert log.stop_reason == StopReason.ITERATION_LIMIT and log.num_iterations == 5
         np.testing.assert_array_equal(log.residual_norm, 0.0)
 
 
 def test_singular_hessenberg_is_a_breakdown(exec):
     # A = [[0, 1], [0, 0]], b = e_1: A v_0 = 0, so h_00 = h_10 = 0 and no rotation can make R nonsingular
     x, log = _solve(exec, sp.csr_matrix([[0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 0.0]))
-    assert log.stop_reason == "breakdown" and log.num_iterations == 1
+    assert log.stop_reason == StopReason.BREAKDOWN and log.num_iterations == 1
     np.testing.assert_array_equal(x, 0.0)
 
 
@@ -108,7 +108,7 @@ def test_estimate_below_an_unreachable_tolerance_is_not_convergence(ref):
 
     for max_iters in (14, 15, 16, 30, 45, 60, 100, 200):
         x, log = run(max_iters)
-        assert log.stop_reason == "iteration limit" and log.num_iterations == max_iters
+        assert log.stop_reason == StopReason.ITERATION_LIMIT and log.num_iterations == max_iters
         true = np.linalg.norm(b - A @ x[:, 0].astype(np.float64))
         assert log.residual_norm[0] > threshold and true > threshold and np.isfinite(x).all()
 

@@ -99,7 +99,7 @@ def test_bicg_breakdown_when_the_shadow_residual_vanishes(ref):
     # A = [[2, 1], [0, 1]], b = (1, 1): alpha = 2/4, x = (1/2, 1/2), r2 = b - A^T b / 2 = 0,
     # so the next rho = z . r2 is 0: a breakdown that keeps the first iterate
     x, log = solve(ref, "Bicg", np.array([[2.0, 1.0], [0.0, 1.0]]), np.ones(2))
-    assert log.stop_reason == "breakdown"
+    assert log.stop_reason == StopReason.BREAKDOWN
     np.testing.assert_array_equal(x[:, 0], [0.5, 0.5])
 
 
@@ -107,13 +107,13 @@ def test_bicg_breakdown_when_the_shadow_residual_vanishes(ref):
 def test_skew_symmetric_system_is_a_breakdown_not_nan(exec, name):
     # r . A r = 0 for every r: the first divisor (p2 . A p, r_tld . A M p) is 0
     x, log = solve(exec, name, np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, 2.0]))
-    assert log.stop_reason == "breakdown" and not log.has_converged
+    assert log.stop_reason == StopReason.BREAKDOWN and not log.has_converged
     np.testing.assert_array_equal(x, 0.0)
 
 
 def test_fcg_indefinite_matrix_is_a_breakdown_not_nan(exec):
     x, log = solve(exec, "Fcg", sp.diags([1.0, -1.0]), np.ones(2))
-    assert log.stop_reason == "breakdown"
+    assert log.stop_reason == StopReason.BREAKDOWN
     np.testing.assert_array_equal(x, 0.0)
 
 
@@ -138,7 +138,7 @@ def test_idr_kappa_keeps_omega_away_from_zero(ref):
     # is 0. With kappa = 0 that is a breakdown; kappa = 0.7 takes omega = kappa |r| / |t|.
     A, b = np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, 2.0])
     x, log = solve(ref, "Idr", A, b, subspace_dim=1, kappa=0)
-    assert log.stop_reason == "breakdown" and np.isfinite(x).all()
+    assert log.stop_reason == StopReason.BREAKDOWN and np.isfinite(x).all()
     x, log = solve(ref, "Idr", A, b, subspace_dim=1)
     assert log.has_converged
     np.testing.assert_allclose(x[:, 0], [-2.0, 1.0], rtol=1e-12)

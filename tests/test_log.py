@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
+from ginkpy.core.stop.stopping_status import StopReason
 
 
 def _solver(ref):
@@ -25,7 +26,7 @@ def test_convergence_records_history_and_result(ref):
     hist = np.array(log.residual_norm_history)[:, 0]
     np.testing.assert_allclose(hist[:2], [np.sqrt(2), np.sqrt(2) / 3], rtol=1e-15)
     assert hist[2] <= 1e-14 * np.sqrt(2)
-    assert log.num_iterations == 2 and log.has_converged and log.stop_reason == "converged"
+    assert log.num_iterations == 2 and log.has_converged and log.stop_reason == StopReason.CONVERGED
     assert log.stop_reasons == [gk.stop.StopReason.CONVERGED]
     # a second solve starts a new history
     solver.apply(gk.matrix.Dense.from_numpy(ref, [0.0, 0.0]), gk.matrix.Dense.zeros(ref, (2, 1)))

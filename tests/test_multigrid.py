@@ -81,8 +81,8 @@ def test_the_printed_hierarchy_shows_the_choice_of_the_executor(exec):
     text = repr(mg)
     assert f"{choice.cycle.upper()}-cycle" in text and choice.why in text and f"{kind} executor" in text
     assert f"{mg.launches_per_cycle} launches" in text
-    merged = [m.shape[0] for m in mg.matrices if m.shape[0] <= choice.merged_rows]
-    if merged and len(merged) > 1:
+    merged = [m.shape[0] for m in mg.matrices[1:] if m.shape[0] <= choice.merged_rows]  # never the finest
+    if len(merged) > 1:
         assert mg.merged_from == mg.num_levels - len(merged)
         assert f"levels {mg.merged_from}-{mg.num_levels - 1} (<= {choice.merged_rows} rows) in one launch" in text
     else:
@@ -116,37 +116,50 @@ def test_launches_per_cycle(ocl):
 @pytest.mark.parametrize("sweeps", [1, 2])
 def test_levels_in_one_launch_give_the_same_cycle(exec, cycle, sweeps):
     # from 0 (a preconditioner) and from a guess (a solver's cycles), two columns; merged from
-    # the first level below the finest and from the finest itself (the same hierarchy each time)
+    # the first level below the finest, the most there is (the same hierarchy each time). Within
+    # the merged levels the cycle is V, but a W- or F-cycle still visits them twice
     A = gk.matrix.Csr.from_scipy(exec, poisson_2d(40) + sp.diags(np.linspace(0, 1, 1600)))
     rng = np.random.default_rng(5)
     b = gk.matrix.Dense.from_numpy(exec, rng.standard_normal((1600, 2)))
     guess = rng.standard_normal((1600, 2))
-    results = []
     level = Pgm.build().with_deterministic(True)
     below = Multigrid.build().with_mg_level(level).with_min_coarse_rows(10).on(exec).generate(A).matrices[1].shape[0]
-    for merged, first in ((0, None), (below, 1), (1600, 0)):
+
+    def run(cycle, merged, first):
         params = Multigrid.build().with_mg_level(level).with_cycle(cycle).with_smoother_iters(sweeps) \
             .with_merged_rows(merged).with_min_coarse_rows(10)
         mg = params.on(exec).generate(A)
         assert mg.merged_from == first
         once = mg.apply(b, gk.matrix.Dense.zeros(exec, b.shape)).to_numpy()
         solver = params.with_criteria(Iteration.build().with_max_iters(2)).on(exec).generate(A)
-        twice = solver.apply(b, gk.matrix.Dense.from_numpy(exec, guess)).to_numpy()
-        results.append((once, twice))
-    for once, twice in results[1:]:
-        np.testing.assert_allclose(once, results[0][0], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(twice, results[0][1], rtol=1e-12, atol=1e-12)
+        return once, solver.apply(b, gk.matrix.Dense.from_numpy(exec, guess)).to_numpy()
+
+    def same(x, y):
+        for u, v in zip(x, y):
+            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+
+    merged = run(cycle, below, 1)
+    if cycle == "v":
+        same(merged, run("v", 0, None))
+    else:
+        # between the V-cycle and the full cycle: closer to the solution than the V-cycle
+        x_star = np.linalg.solve(A.to_scipy().toarray(), b.to_numpy())
+        error = lambda x: np.linalg.norm(x[1] - x_star)  # noqa: E731
+        assert error(merged) < error(run("v", 0, None))
 
 
-def test_coarse_cycle_twin(ref, ocl):
-    # the same (deterministic) hierarchy on both executors, all its levels in one launch
+@pytest.mark.parametrize("levels", [3, 0])
+def test_coarse_cycle_twin(ref, ocl, levels):
+    # the same (deterministic) hierarchy on both executors, all its levels but the finest in
+    # one launch (or two: one smoothed level and the coarsest)
     A = poisson_2d(30) + sp.diags(np.linspace(0, 1, 900))
     b = np.random.default_rng(2).standard_normal((900, 3))
     outs = []
     for exec in (ref, ocl):
-        mg = (Multigrid.build().with_mg_level(Pgm.build().with_deterministic(True)).with_merged_rows(10 ** 6)
-              .with_min_coarse_rows(10).with_cycle("w").on(exec).generate(gk.matrix.Csr.from_scipy(exec, A)))
-        assert mg.merged_from == 0
+        params = (Multigrid.build().with_mg_level(Pgm.build().with_deterministic(True)).with_merged_rows(10 ** 6)
+                  .with_min_coarse_rows(10).with_cycle("w"))
+        mg = (params.with_max_levels(levels) if levels else params).on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))
+        assert mg.merged_from == 1 and mg.num_levels == (levels or mg.num_levels) > 2
         outs.append(mg.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.zeros(exec, b.shape)).to_numpy())
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12, atol=1e-12 * np.abs(outs[0]).max())
 
@@ -470,9 +483,20 @@ def test_invert_diagonal_and_bound_twin(ref, ocl, rng):
     assert outs[1][-1] == pytest.approx(outs[0][-1], rel=tol(np.float64))
 
 
+@pytest.fixture(params=["cpu_layout", "gpu_layout"])
+def dev(request, ocl):
+    """The device executor launching as on a CPU or as on a GPU, whatever the device is."""
+    import attrs
+    exe = gk.OpenCLExecutor(ocl.device)
+    gpu = request.param == "gpu_layout"
+    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
+    return exe
+
+
 @pytest.mark.parametrize("zero", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
-def test_jacobi_setup_twin(ref, ocl, rng, zero, dtype):
+def test_jacobi_setup_twin(ref, dev, rng, zero, dtype):
+    ocl = dev
     # D^-1 and Gershgorin's bound without a host read: the first zero diagonal row (n where
     # none) and partial bounds whose largest is the bound
     A = _matrix(rng, 3001).tolil()

@@ -120,6 +120,20 @@ def test_compute_norm2_without_underflow_or_overflow(ref, dev, rng, dtype, n):
     np.testing.assert_allclose(out[1], out[0], rtol=sum_tol(dtype, n), atol=0)
 
 
+@pytest.mark.parametrize("n", [1237, 5001])
+def test_compute_norm2_of_nan_and_inf(ref, dev, rng, dtype, n):
+    # a NaN anywhere makes the norm NaN, as numpy's (issue 23: a NaN in x0 passed the check on
+    # OpenCL); an Inf makes it Inf (NaN on the reference); the other columns are untouched
+    a = rng.standard_normal((n, 4)).astype(dtype)
+    a[n // 2, 0] = np.nan
+    a[n - 1, 1] = np.nan
+    a[7, 2] = np.inf
+    out = [x.compute_norm2().to_numpy()[0] for (x,) in both(ref, dev, a)]
+    for result in out:
+        assert np.isnan(result[:2]).all() and not np.isfinite(result[2]) and np.isfinite(result[3])
+    np.testing.assert_allclose(out[1][3], out[0][3], rtol=sum_tol(dtype, n))
+
+
 def test_norm2_into_existing_result_and_of_zero_vector(dev, dtype):
     result = Dense.full(dev, (1, 2), 99.0, dtype)
     Dense.zeros(dev, (777, 2), dtype).compute_norm2(result)

@@ -10,7 +10,7 @@ import scipy.io
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, matrix_path, tol, twin
+from conftest import assert_twins, matrix_path, raised_pivot_floors, tol, twin
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
@@ -115,22 +115,40 @@ def test_bad_input(exec, name):
         fact.generate(_csr(exec, np.ones((2, 3))))
     with pytest.raises(TypeError, match="needs a sparse matrix, not Dense"):
         fact.generate(Dense.from_numpy(exec, S3))
-    # no stored diagonal in row 2
-    with pytest.raises(ValueError, match="row 2"):
-        fact.generate(_csr(exec, np.array([[2.0, 0, 1], [0, 2, 0], [1, 0, 0]])))
+    # no stored diagonal in row 2: added as a zero (ILU: the pivot -1 after elimination), or not SPD (IC)
+    missing = np.array([[2.0, 0, 1], [0, 2, 0], [1, 0, 0]])
+    if name in ("ParIc", "ParIct"):
+        with pytest.raises(ValueError, match="row 2 is not positive.*not symmetric positive definite.*M='ilu'"):
+            fact.generate(_csr(exec, missing))
+    else:
+        l_factor, u_factor = (f.to_scipy().toarray() for f in fact.generate(_csr(exec, missing)).factors)
+        np.testing.assert_allclose(l_factor @ u_factor, missing, atol=1e-14)
     # empty: empty factors
     empty = fact.generate(_csr(exec, sp.csr_matrix((0, 0))))
     assert all(f.shape == (0, 0) and f.nnz == 0 for f in empty.factors)
 
 
-def test_zero_pivot_names_the_row(exec):
-    # ILU: u11 = 1 - 1 * 1 = 0
-    with pytest.raises(ValueError, match="ParILU breaks down: the pivot of row 1"):
-        F.ParIlu.build().with_iterations(3).on(exec).generate(_csr(exec, np.array([[1.0, 1], [1, 1]])))
-    # IC: l11 = sqrt(1 - 4) is not a number
-    with pytest.raises(ValueError, match="ParIC breaks down: the pivot of row 1.*not symmetric positive"):
-        F.ParIc.build().on(exec).generate(_csr(exec, np.array([[1.0, 2], [2, 1]])))
-    with pytest.raises(ValueError, match="ParIC.*row 1 is not stored or not positive"):
+def test_zero_pivot_is_replaced_and_logged(exec, caplog):
+    # ILU: u11 = 1 - 1 * 1 = 0 becomes sqrt(eps) ||a_1||_1 = 2 sqrt(eps)
+    floor = 2 * np.sqrt(np.finfo(np.float64).eps)
+    for name in ("ParIlu", "ParIlut"):
+        caplog.clear()
+        fact = getattr(F, name).build().on(exec).generate(_csr(exec, np.array([[1.0, 1], [1, 1]])))
+        np.testing.assert_allclose(fact.u_factor.to_scipy().toarray(), [[1, 1], [0, floor]], rtol=1e-12)
+        assert len(caplog.records) == 1
+        assert "1 zero or tiny pivot (the first in row 1) replaced by 1.5e-08 times the row's 1-norm" in caplog.text
+
+
+def test_ic_breakdown_is_shifted_and_logged(exec, caplog):
+    # IC: l11 = sqrt(1 - 4) is not a number; A + alpha diag(A) factorizes once 1 + alpha > 2
+    for name in ("ParIc", "ParIct"):
+        caplog.clear()
+        fact = getattr(F, name).build().on(exec).generate(_csr(exec, np.array([[1.0, 2], [2, 1]])))
+        l_factor = fact.l_factor.to_scipy().toarray()
+        assert np.isfinite(l_factor).all() and (np.diag(l_factor) > 0).all()
+        assert len(caplog.records) == 1
+        assert "broke down (the pivot of row 1 was not positive); factorized A + 1.02 diag(A)" in caplog.text
+    with pytest.raises(ValueError, match="ParIC: the diagonal entry of row 1 is not positive.*M='ilu'"):
         F.ParIc.build().on(exec).generate(_csr(exec, np.array([[1.0, 0], [0, -1]])))
 
 
@@ -143,7 +161,7 @@ def test_initialize_twins(ref, ocl, rng, dtype):
     m = _random(N, rng)
     for kernel in ("factorization.factorization.initialize_l_u", "factorization.factorization.initialize_l"):
         source = m if kernel.endswith("l_u") else (m + m.T).tocsr()
-        outs = [e.run(kernel, _csr(e, source, dtype)) for e in (ref, ocl)]
+        outs = [e.run(kernel, _csr(e, source, dtype), *([] if kernel.endswith("l_u") else [0.25])) for e in (ref, ocl)]
         assert outs[0][-1] == outs[1][-1] == -1
         for r, d in zip(outs[0][:-1], outs[1][:-1]):
             host = [ocl.to_host(a) for a in d]
@@ -162,7 +180,7 @@ def _factors(exec, m, dtype, ic=False):
     """A's Csr, the initial factors and their row indices on exec."""
     A = _csr(exec, m, dtype)
     if ic:
-        arrays, _ = exec.run("factorization.factorization.initialize_l", A)
+        arrays, _ = exec.run("factorization.factorization.initialize_l", A, 0.25)
         L = Csr(exec, A.shape, *arrays)
         return A, L, gk.core.factorization.factorization.row_indices(L)
     l_arrays, u_arrays, _ = exec.run("factorization.factorization.initialize_l_u", A)
@@ -179,7 +197,7 @@ def test_par_ilu_sweep_twins(ref, ocl, rng, dtype):
         A, L, U, l_rows, u_rows = _factors(e, m, dtype)
         like = gk.core.factorization.factorization.like
         U_new, L_new = like(U), like(L)
-        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, U_new)
+        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, raised_pivot_floors(e, A), U_new)
         e.run("factorization.par_ilu.sweep_l", A, L, l_rows, U_new, L_new)
         out.append([_dense(U_new), _dense(L_new), e.to_host(l_rows), e.to_host(u_rows)])
     assert_twins(out, dtype, factor=4)
@@ -191,11 +209,59 @@ def test_par_ic_sweep_twins(ref, ocl, rng, dtype):
     out = []
     for e in (ref, ocl):
         A, L, l_rows = _factors(e, m, dtype, ic=True)
-        e.run("factorization.par_ic.sweep_diagonal", A, L, l_rows)
+        e.run("factorization.par_ic.sweep_diagonal", A, L, l_rows, 0.25)
         L_new = gk.core.factorization.factorization.like(L)
         e.run("factorization.par_ic.sweep_off_diagonal", A, L, l_rows, L_new)
         out.append([_dense(L), _dense(L_new)])
     assert_twins(out, dtype, factor=4)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_add_diagonal_elements_twins(ref, ocl, rng, dtype):
+    m = _random(N, rng).tolil()
+    for row in (0, 300, 301, N - 1):  # the first and last rows, two in a row
+        m[row, row] = 0
+    m = m.tocsr()
+    m.eliminate_zeros()
+    m[5, N - 1] = 3.0  # a row whose diagonal is followed by entries, another ...
+    m[N - 1, 0] = 2.0  # ... whose missing diagonal comes last
+    m.sort_indices()
+    outs = [[e.to_host(a) for a in e.run("factorization.factorization.add_diagonal_elements", _csr(e, m, dtype))]
+            for e in (ref, ocl)]
+    for r, d in zip(*outs):
+        np.testing.assert_array_equal(d, r)
+    ptrs, cols, vals = outs[0]
+    added = sp.csr_matrix((vals, cols, ptrs), shape=m.shape)
+    assert added.nnz == m.nnz + 4 and added.has_sorted_indices
+    np.testing.assert_array_equal(added.toarray(), m.toarray().astype(dtype))
+    assert (added.diagonal() == 0).sum() == 4 and all(added[i, i] == 0 for i in (0, 300, 301, N - 1))
+    rows = np.repeat(np.arange(N), np.diff(ptrs))
+    assert np.count_nonzero(cols == rows) == N
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_pivot_floor_twins(ref, ocl, rng, dtype):
+    m = _random(N, rng)
+    m[7] = 0  # an empty row: floor 0
+    m.eliminate_zeros()
+    outs = []
+    for e in (ref, ocl):
+        A = _csr(e, m, dtype)
+        floors = gk.core.factorization.factorization.pivot_floors(A)
+        outs.append(floors.to_numpy()[:, 0])
+    np.testing.assert_allclose(outs[1], outs[0], rtol=tol(dtype))
+    relative = np.sqrt(np.finfo(dtype).eps)
+    np.testing.assert_allclose(outs[0], relative * np.asarray(abs(m).sum(axis=1)).ravel(), rtol=tol(dtype))
+    assert outs[0][7] == 0
+    # floored pivots: rows whose pivot is not above the floor (a zero floor counts as 1)
+    for lower, part in ((True, sp.tril), (False, sp.triu)):
+        factor = part(m).tocsr()
+        factor.setdiag(1.0)
+        floors = outs[0].copy()
+        floors[[10, 200, N - 1]] = 2.0
+        outs_f = twin(ref, ocl, "factorization.factorization.floored_pivots", factor, lower,
+                      lambda e: Dense.from_numpy(e, floors.reshape(-1, 1)), dtype=dtype)
+        assert outs_f[0][-1] == outs_f[1][-1] == (4, 7)
 
 
 def test_find_invalid_pivot_twins(ref, ocl, rng):

@@ -51,9 +51,11 @@ def _counted(exec, solver, b, logger):
     return {key: exec.counters[key] - before[key] for key in before}
 
 
-SYSTEMS = {"Cg": poisson_2d(30), "Bicgstab": convection_diffusion_2d(30), "Gmres": convection_diffusion_2d(30)}
+SYSTEMS = {"Cg": poisson_2d(30), "Bicgstab": convection_diffusion_2d(30), "Gmres": convection_diffusion_2d(30),
+           # symmetric indefinite, a positive diagonal (Jacobi is SPD)
+           "Minres": (poisson_2d(30) - 0.5 * sp.identity(900)).tocsr()}
 # launches per iteration in the loop, with scalar Jacobi (issue 8's targets; Gmres per inner iteration)
-LAUNCHES = {"Cg": 3, "Bicgstab": 5, "Gmres": 4}
+LAUNCHES = {"Cg": 3, "Bicgstab": 5, "Gmres": 4, "Minres": 3}
 
 
 @pytest.mark.parametrize("name", list(SYSTEMS))
@@ -126,14 +128,19 @@ def test_histories_are_complete_and_in_order(exec, name):
         np.testing.assert_allclose(history[log.iterations[c], c], log.residual_norm[c], rtol=1e-12)
 
 
-def test_columns_converge_while_others_run(exec):
-    # column 0 is solved in one iteration (an eigenvector of the Jacobi-scaled matrix: b = A 1 of a
-    # scaled identity block), column 1 needs many: each stops on its own, its x left as it was
-    n = 200
+def _fast_and_slow_columns():
+    """A system whose column 0 is solved in one iteration (an eigenvector of the Jacobi-scaled
+    matrix: b = A 1 of a scaled identity block) and column 1 needs many."""
     S = sp.block_diag([2.0 * sp.identity(100), poisson_2d(10)]).tocsr()
-    b = np.zeros((n, 2))
+    b = np.zeros((200, 2))
     b[:100, 0] = 1.0
     b[100:, 1] = np.random.default_rng(3).standard_normal(100)
+    return S, b
+
+
+def test_columns_converge_while_others_run(exec):
+    # each column stops on its own, its x left as it was
+    S, b = _fast_and_slow_columns()
     log = gk.log.Convergence()
     x = _apply(_solver(exec, "Cg", S, 500, 1e-10), b, [log])
     assert log.stop_reasons == [StopReason.CONVERGED] * 2
@@ -183,8 +190,9 @@ def test_converged_means_the_true_residual_meets_the_criterion(exec, name, dtype
 
 def test_a_small_system_in_one_launch_agrees_with_the_loop(ocl, monkeypatch):
     # the same system through the batch-of-one kernel (no logger that wants every iteration) and
-    # through the loop: the same verdict and iterations, x to the tolerance
-    for name in SYSTEMS:
+    # through the loop: the same verdict and iterations, x to the tolerance (the methods with a
+    # batched kernel)
+    for name in ("Cg", "Bicgstab", "Gmres"):
         S = SYSTEMS[name]
         b = S @ np.ones(S.shape[0])
         runs = []
@@ -230,3 +238,175 @@ def test_stop_codes_are_defined_once():
     assert not re.search(r"#define\s+STATUS_", sources)
     assert set(re.findall(r"\bSTATUS_[A-Z_]+\b", sources)) - {"STATUS_DTYPE"} <= set(status_defines())
     assert status_defines() == {f"STATUS_{r.name}": int(r) for r in StopReason}
+
+
+def _measured_apply(solver, b):
+    """Counters of an apply to new vectors, after an apply to others of the same shape."""
+    exec = solver.executor
+    for _ in range(2):
+        B = gk.matrix.Dense.from_numpy(exec, b, solver.dtype)
+        X = gk.matrix.Dense.zeros(exec, B.shape, solver.dtype)
+        before = dict(exec.counters)
+        solver.apply(B, X)
+    return {key: exec.counters[key] - before[key] for key in before}, X.to_numpy()
+
+
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_a_second_apply_replays_the_first(exec, name, monkeypatch):
+    # issue 24: the solver keeps its workspace and its captured iteration across applies of one
+    # shape; a second apply captures nothing, allocates nothing, and costs its iterations' launches
+    # and a handful more (b and x copied in and out, the initial residual and its norms)
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = SYSTEMS[name]
+    b = np.random.default_rng(6).standard_normal((S.shape[0], 2))
+    counts = {}
+    for iters in (10, 40):
+        counts[iters], x = _measured_apply(_solver(exec, name, S, iters), b)
+        assert counts[iters]["captures"] == counts[iters]["allocations"] == counts[iters]["kernel_copies"] == 0
+    per_iteration = (counts[40]["launches"] - counts[10]["launches"]) / 30
+    # 16 launches (b and x in, their norms, r = b - A x and its norm, the setup, x out), and 12
+    # for the honest end of a solve stopped by its iteration limit (the samples of the best
+    # iterate, the true residuals of x and of the best); Gmres: its restart and last cycle's end
+    extra = 8 if name == "Gmres" else 0
+    assert counts[10]["launches"] - 10 * per_iteration <= 16 + 12 + extra, (counts, per_iteration)
+    # and the same answer as a fresh solver's first apply
+    fresh = _apply(_solver(exec, name, S, 40), b)
+    np.testing.assert_array_equal(x, fresh)
+
+
+def test_nested_solvers_are_not_captured_again(exec, monkeypatch):
+    # a Multigrid preconditioner with Ir smoothers (solvers run by the monitor, blind) and an Ir
+    # preconditioner of Gmres (three Jacobi sweeps): the outer iteration's capture holds theirs; a
+    # second outer apply captures nothing
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = poisson_2d(20)
+    smoother = gk.solver.Ir.build().with_solver(JACOBI).with_relaxation_factor(0.8).with_criteria(
+        gk.stop.Iteration.build().with_max_iters(2))
+    amg = gk.solver.Multigrid.build().with_pre_smoother(smoother).with_min_coarse_rows(20)
+    sweeps = gk.solver.Ir.build().with_solver(JACOBI).with_criteria(gk.stop.Iteration.build().with_max_iters(3))
+    b = np.random.default_rng(7).standard_normal(S.shape[0])
+    for name, M in (("Cg", amg), ("Gmres", sweeps)):
+        A = gk.matrix.Csr.from_scipy(exec, S)
+        solver = getattr(gk.solver, name).build().with_preconditioner(M).with_criteria(
+            gk.stop.Iteration.build().with_max_iters(100),
+            gk.stop.ResidualNorm.build().with_reduction_factor(1e-9)).on(exec).generate(A)
+        counts, x = _measured_apply(solver, b)
+        assert counts["captures"] == counts["allocations"] == 0, (name, counts)
+        assert np.linalg.norm(b - S @ x[:, 0]) <= 1e-9 * np.linalg.norm(b)
+
+
+def test_a_new_solver_reuses_the_kernel_copies_of_one_gone(ocl, monkeypatch):
+    # capture is cheap: the private kernel copies of a solver no longer held go back to their
+    # kernels, and the next solver's capture sets their arguments instead of creating kernels
+    import gc
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = convection_diffusion_2d(20)
+    b = np.random.default_rng(8).standard_normal(S.shape[0])
+    gk.linalg.gmres(S, b, M="jacobi", executor=ocl, restart=10)
+    gc.collect()
+    before = dict(ocl.counters)
+    x, info = gk.linalg.gmres(S, b, M="jacobi", executor=ocl, restart=10)
+    assert info == 0 and ocl.counters["captures"] > before["captures"]
+    assert ocl.counters["kernel_copies"] == before["kernel_copies"]
+
+
+# -- what a solve says (issue 23 item 6) ---------------------------------------------------------
+
+def test_stop_reason_is_a_stop_reason(exec):
+    # one kind: stop_reason is the StopReason of the solve (CONVERGED when every column converged,
+    # else the first that did not), printed as words, like each of stop_reasons
+    S, b = _fast_and_slow_columns()
+    log = gk.log.Convergence()
+    _apply(_solver(exec, "Cg", S, 5, 1e-10), b, [log])
+    assert log.stop_reasons == [StopReason.CONVERGED, StopReason.ITERATION_LIMIT]
+    assert log.stop_reason is StopReason.ITERATION_LIMIT
+    assert str(log.stop_reason) == f"{log.stop_reason}" == "iteration limit"
+    _apply(_solver(exec, "Cg", S, 500, 1e-10), b, [log])
+    assert log.stop_reason is StopReason.CONVERGED and str(log.stop_reason) == "converged"
+
+
+def test_residual_norm_absolute_and_relative(exec):
+    # residual_norm is ||b - A x|| (Ginkgo's), relative_residual_norm ||b - A x|| / ||b||: what a
+    # relative criterion compares with its factor
+    S = SYSTEMS["Bicgstab"]
+    b = 1e3 * np.random.default_rng(4).standard_normal((S.shape[0], 2))
+    log = gk.log.Convergence()
+    x = _apply(_solver(exec, "Bicgstab", S, 500, 1e-8), b, [log])
+    true = np.linalg.norm(b - S @ x, axis=0)
+    np.testing.assert_allclose(log.residual_norm, true, rtol=1e-6)
+    np.testing.assert_allclose(log.relative_residual_norm, true / np.linalg.norm(b, axis=0), rtol=1e-6)
+    assert log.has_converged and (log.relative_residual_norm <= 1e-8).all()
+
+
+def test_an_overflowing_initial_residual_says_so(exec, monkeypatch):
+    # an x0 whose product with A overflows is not "NaN or Inf in x0": the message says what
+    # happened, on both executors and whether or not the system is small
+    S = poisson_2d(10)
+    for small in ("0", "1"):
+        monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", small)
+        for A, x0, what in ((1e200 * S, np.full(100, 1e150), "initial residual b - A x overflows"),
+                            (S, np.full(100, 1.7e308), "initial guess x is too large")):
+            with pytest.raises(ValueError, match=what):
+                gk.linalg.cg(A, np.ones(100), x0=x0, executor=exec)
+
+
+def test_a_nan_in_x0_raises_on_every_executor(exec, monkeypatch):
+    # the OpenCL norm used to skip NaN entries, and the solve returned a NaN solution
+    S = poisson_2d(10)
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    x0 = np.ones((100, 1))
+    x0[37] = np.nan
+    b = np.ones((100, 1))
+    b_nan = b.copy()
+    b_nan[5] = np.nan
+    for small in ("0", "1"):
+        monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", small)
+        for name in ("Cg", "Gmres", "Bicgstab"):
+            solver = getattr(gk.solver, name).build().with_criteria(
+                gk.stop.Iteration.build().with_max_iters(50)).on(exec).generate(A)
+            with pytest.raises(ValueError, match="initial guess x contains NaN or Inf"):
+                solver.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.from_numpy(exec, x0))
+            with pytest.raises(ValueError, match="right-hand side b contains NaN or Inf"):
+                solver.apply(gk.matrix.Dense.from_numpy(exec, b_nan), gk.matrix.Dense.zeros(exec, (100, 1)))
+
+
+# -- SciPy's callback(xk) without a stall (issue 25 item 5) ---------------------------------------
+
+class _WaitingSolution(Logger):
+    """x after every iteration as a callback got it before: the solve waits after each one."""
+
+    needs_solution = True
+
+    def __init__(self, x) -> None:
+        self.x, self.iterates = x, []
+
+    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
+        if iteration > 0:
+            self.iterates.append(self.x.to_numpy()[:, 0])
+
+
+@pytest.mark.parametrize("name", ["cg", "bicgstab"])
+def test_callback_iterates_as_when_the_solve_waited(exec, name, monkeypatch):
+    # the callback gets x_t read one iteration behind the device: the same iterates, in the same
+    # order, as a solve that waits after every iteration; no blocking read per iteration
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = SYSTEMS["Cg" if name == "cg" else "Bicgstab"]
+    b = np.random.default_rng(9).standard_normal(S.shape[0])
+    before = exec.counters["reads"]
+    piped = []
+    x, info = getattr(gk.linalg, name)(S, b, rtol=1e-8, M="jacobi", executor=exec,
+                                       callback=lambda xk: piped.append(xk))
+    reads = exec.counters["reads"] - before
+    assert info == 0 and len(piped) > 20 and reads < 12, (len(piped), reads)
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    solver = getattr(gk.solver, name.capitalize()).build().with_preconditioner(JACOBI).with_criteria(
+        gk.stop.ResidualNorm.build().with_reduction_factor(1e-8),
+        gk.stop.Iteration.build().with_max_iters(10 * S.shape[0])).on(exec).generate(A)
+    X = gk.matrix.Dense.zeros(exec, (S.shape[0], 1))
+    waiting = _WaitingSolution(X)
+    solver.add_logger(waiting)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b), X)
+    assert len(piped) == len(waiting.iterates)
+    for mine, theirs in zip(piped, waiting.iterates):
+        np.testing.assert_array_equal(mine, theirs)
+    np.testing.assert_array_equal(x, piped[-1])

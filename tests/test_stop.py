@@ -4,6 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
+from ginkpy.core.stop.stopping_status import StopReason
 
 
 def _cg(ref, criteria, b=(1.0, 1.0), x0=(0.0, 0.0)):
@@ -50,13 +51,13 @@ def test_initial_resnorm_baseline_differs_from_rhs_norm(ref):
 def test_time_limit_zero_stops_at_once(ref):
     log, _ = _cg(ref, [gk.stop.Time.build().with_time_limit(0.0)])
     assert log.num_iterations == 0
-    assert log.stop_reason == "time limit"
+    assert log.stop_reason == StopReason.TIME_LIMIT
 
 
 def test_first_criterion_met_gives_the_reason(ref):
     log, _ = _cg(ref, [gk.stop.Iteration.build().with_max_iters(1),
                        gk.stop.ResidualNorm.build().with_reduction_factor(1e-14)])
-    assert log.stop_reason == "iteration limit" and not log.has_converged
+    assert log.stop_reason == StopReason.ITERATION_LIMIT and not log.has_converged
 
 
 def test_bad_parameters_are_errors(ref):

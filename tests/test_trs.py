@@ -169,12 +169,28 @@ def test_sparse_reference_vs_device(ref, ocl, rng, case, lower, dtype):
 def test_sparse_chains_and_wide_levels_mixed(ref, ocl, rng, monkeypatch, lower):
     # chains of 64 work-items and levels over 64 rows launched alone, whatever the device
     monkeypatch.setattr(ocl_trs, "_chain_sizes", lambda info: (64, 64))
+    monkeypatch.setattr(ocl_trs, "_sequential", lambda info: False)
     m = _random_triangle(1501, rng, lower, per_row=2, reach=None)
     A = gk.matrix.Csr.from_scipy(ocl, m)
     solver = (gk.solver.LowerTrs if lower else gk.solver.UpperTrs).build().on(ocl).generate(A)
     kinds = {kind for kind, _, _ in solver.plan.launches}
     assert kinds == {"chain", "level"}, solver.plan.launches
     b = rng.standard_normal((m.shape[0], 5))
+    x = solver.apply(Dense.from_numpy(ocl, b), Dense.zeros(ocl, b.shape)).to_numpy()
+    x_ref = _solve(ref, gk.solver.LowerTrs if lower else gk.solver.UpperTrs, m, b)
+    assert _rel_err(x, x_ref) <= tol(np.float64)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("sequential", [True, False], ids=["sequential", "levels"])
+def test_sequential_and_level_scheduled_substitution(ref, ocl, rng, monkeypatch, lower, sequential):
+    # the CPU's in-order substitution and the GPU's levels, whatever the device
+    monkeypatch.setattr(ocl_trs, "_sequential", lambda info: sequential)
+    m = _random_triangle(1501, rng, lower, per_row=3, reach=200)
+    A = gk.matrix.Csr.from_scipy(ocl, m)
+    solver = (gk.solver.LowerTrs if lower else gk.solver.UpperTrs).build().on(ocl).generate(A)
+    assert ({kind for kind, _, _ in solver.plan.launches} == {"sequential"}) == sequential
+    b = rng.standard_normal((m.shape[0], 3))
     x = solver.apply(Dense.from_numpy(ocl, b), Dense.zeros(ocl, b.shape)).to_numpy()
     x_ref = _solve(ref, gk.solver.LowerTrs if lower else gk.solver.UpperTrs, m, b)
     assert _rel_err(x, x_ref) <= tol(np.float64)

@@ -19,10 +19,14 @@ maxiter
 M
     Preconditioner: a SciPy LinearOperator, sparse matrix or array applied as an approximate
     inverse of A (M r), a ginkpy preconditioner factory or LinOp, or a name (``"jacobi"``,
-    ``"ilu"``, ``"ic"``, ...: any of ``gk.config.short_names("preconditioner")``, or ``"none"``).
-    A name gives that type's defaults, as in Ginkgo: ``"jacobi"`` is block-Jacobi with blocks of
-    up to 32 consecutive rows (Ginkgo's supervariable agglomeration); scalar Jacobi, as SciPy
-    users often build it, is ``M=gk.preconditioner.Jacobi.build().with_max_block_size(1)``.
+    ``"ilu"``, ``"ic"``, ``"ilut"``, ``"amg"``, ...: any of
+    ``gk.config.short_names("preconditioner")``, ``"block_jacobi"`` or ``"none"``), alone or with
+    options as ``(name, dict)``: ``M=("ilut", {"drop_tol": 1e-5, "fill_factor": 20})`` (SciPy's
+    spilu knobs), ``M=("ilu", {"factorization": gk.factorization.ParIlu.build()})`` (the
+    type's ``with_`` parameters). ``"jacobi"`` is scalar Jacobi (the diagonal, as SciPy users
+    build it), ``"block_jacobi"`` Ginkgo's block-Jacobi with blocks of up to 32 rows;
+    ``"ilu"`` / ``"ic"`` the incomplete factorizations that never fail where one exists
+    (gk.preconditioner.Ilu), ``"ilut"`` the threshold ILU of SciPy's ``spilu``.
 callback
     Called as ``callback(xk)`` after each iteration with a copy of the current solution.
 executor
@@ -54,6 +58,12 @@ tests/test_scipy_suite.py runs them):
    exact arithmetic with zero tolerance, ginkpy's right-preconditioned update x0 + M V y leaves
    1e-16 there (SciPy's left-preconditioned update happens to round to 0 on that system).
 
+``minres(A, b, x0, *, rtol, shift, maxiter, M, callback, show, check)`` has SciPy's minres
+signature (no ``atol``; ``maxiter`` default 5 n; ``shift`` solves (A - shift I) x = b; ``check``
+refuses a non-symmetric A or M; ``show`` prints the solve); it stops at ||b - A x|| <= rtol
+||b|| where SciPy's minres stops on weaker estimates, and a breakdown (A not symmetric, M
+indefinite) is info -1 where SciPy raises.
+
 Direct solves: ``spsolve(A, b)`` and ``splu(A)`` (an object with ``.solve(b)``), SciPy's names
 and arguments, by ``gk.solver.Direct`` (:mod:`ginkpy.linalg._dsolve`).
 
@@ -64,7 +74,7 @@ and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes 
 import importlib
 
 from ginkpy.linalg._interface import aslinearoperator
-from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir
+from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres
 
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
@@ -83,4 +93,4 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "fcg", "gmres", "idr", "ir", "splu", "spsolve"]
+           "cgs", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve"]

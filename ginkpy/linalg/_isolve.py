@@ -5,18 +5,22 @@ import warnings
 from typing import Any, Callable
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
-from ginkpy.config import short_names
+from ginkpy.config import Preset, short_names, with_options
 from ginkpy.core.base.executor import Executor, default_executor
 from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.dense import Dense, value_dtype
+from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.linalg._interface import ScipyOperator, as_linop, host_operator
+from ginkpy.linalg._interface import ScipyOperator, as_linop, aslinearoperator, host_operator
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
@@ -119,14 +123,62 @@ def ir(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                   relaxation_factor=relaxation_factor)
 
 
+def minres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, shift: float = 0.0, maxiter: int | None = None,
+           M: Any = None, callback: Callable | None = None, show: bool = False, check: bool = False,
+           executor: Any = None) -> tuple[np.ndarray, int]:
+    """Solve (A - shift I) x = b with the minimal residual method (A Hermitian, definite or
+    indefinite), as ``scipy.sparse.linalg.minres``; the arguments are described in
+    :mod:`ginkpy.linalg`, these beside them:
+
+    shift : float, default 0.0
+        Solve (A - shift I) x = b (A itself is not changed).
+    maxiter : int, default 5 n
+        Iteration limit, SciPy's default for minres.
+    M : preconditioner, default None
+        Hermitian positive definite (``"jacobi"`` needs a positive diagonal); an indefinite M
+        gives info -1.
+    show : bool, default False
+        Print a summary: the problem, then ||r|| / ||b|| of the iterations (as they are read),
+        then how the solve ended.
+    check : bool, default False
+        Check first that A and M are Hermitian (SciPy's test on a few products): a ValueError
+        says which is not.
+
+    It stops once ||b - A x|| <= rtol ||b|| (SciPy's minres stops on its own estimates
+    ||r|| / (||A|| ||x||) and ||A r|| / (||A|| ||r||), weaker tests, so it may stop earlier
+    with a larger residual). info: 0 converged, ``maxiter`` at the limit, -1 breakdown (A
+    not Hermitian or M indefinite: SciPy raises a ValueError there), -2 divergence.
+
+    Examples
+    --------
+    >>> from ginkpy.linalg import minres
+    >>> x, info = minres(A, b, rtol=1e-8)              # A symmetric indefinite
+    >>> x, info = minres(A, b, shift=0.5, M="jacobi")  # (A - 0.5 I) x = b
+    """
+    for name, value in (("shift", shift),):
+        if isinstance(value, (bool, str)) or not np.isscalar(value) or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if len(getattr(A, "shape", (0, 0))) == 2 and maxiter is None:
+        maxiter = 5 * max(A.shape[0], 1)
+    if executor is None and isinstance(host_operator(A), LinOp):
+        executor = host_operator(A).executor
+    A = _shifted(host_operator(A), shift)
+    shown = (_Show(A.shape[0], shift, maxiter, rtol),) if show else ()
+    return _solve("minres", A, b, x0, rtol=rtol, atol=0.0, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback), loggers=shown,
+                  before=_check_hermitian if check else None)
+
+
 def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxiter: int | None, M: Any,
            executor: Any, observer: Callable[[Dense, float], Logger] | None = None,
            iterations_per_maxiter: int = 1, preconditioner_parameter: str = "preconditioner",
-           **solver_parameters: Any) -> tuple[np.ndarray, int]:
+           loggers: tuple = (), before: Callable | None = None, **solver_parameters: Any) -> tuple[np.ndarray, int]:
     """Solve with the ginkpy solver ``name`` under SciPy's conventions.
 
-    ``observer(x, ||b||)`` gives a logger that reports iterations to the user's callback; M
-    goes to the solver's ``preconditioner_parameter``; ``solver_parameters`` are set as they are.
+    ``observer(x, ||b||)`` gives a logger that reports iterations to the user's callback;
+    ``loggers`` are attached too; ``before(solver, b)`` looks at the generated solver before
+    it runs (minres' ``check``); M goes to the solver's ``preconditioner_parameter``;
+    ``solver_parameters`` are set as they are.
     """
     if len(getattr(A, "shape", (0, 0))) != 2:
         raise ValueError(f"A has shape {A.shape}: expected 2-D, an n x n matrix or operator")
@@ -178,6 +230,10 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     solver.add_logger(convergence)
     if observer is not None:
         solver.add_logger(observer(X, b_norm))
+    for logger in loggers:
+        solver.add_logger(logger)
+    if before is not None:
+        before(solver, B)
     solver.apply(B, X)
     return X.to_numpy()[:, 0], _info(op, B, X, threshold, convergence.result, maxiter)
 
@@ -284,21 +340,8 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
     """The solver's preconditioner parameter from any form of SciPy's ``M`` or a ginkpy one."""
     if M is None:
         return None
-    if isinstance(M, str):
-        names = short_names("preconditioner")
-        if M.lower() == "none":
-            return None
-        if M.lower() not in names and M.lower() != "block_jacobi":
-            raise ValueError(f"unknown preconditioner {M!r}: use one of "
-                             f"{', '.join([*sorted(names), 'block_jacobi', 'none'])}")
-        if isinstance(A, ScipyOperator):
-            raise ValueError(f"M={M!r} is built from the entries of A, which a LinearOperator does not "
-                             f"expose: pass A as a sparse matrix or array, or M as an operator")
-        if M.lower() == "jacobi":  # SciPy users' Jacobi: the diagonal
-            return names["jacobi"].build().with_max_block_size(1)
-        if M.lower() == "block_jacobi":
-            return names["jacobi"].build()
-        return names[M.lower()].build()
+    if isinstance(M, str) or (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str)):
+        return _named_preconditioner(*((M, {}) if isinstance(M, str) else M), A)
     if isinstance(M, (Parameters, Factory)):
         return M
     M = as_linop(M, exec, dtype, "M")
@@ -310,35 +353,58 @@ def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
     return M
 
 
-class _SolutionCallback(Logger):
-    """Calls ``callback(xk)`` with a copy of the current solution after every ``every``-th
-    iteration and after the last one. It needs the live solution, so the solve reads its state
-    after every iteration (a host round trip per iteration).
+def _named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
+    """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
+    dict: ``M=("ilut", {"drop_tol": 1e-5})``), a preset's keywords or ``with_`` parameters."""
+    names = short_names("preconditioner")
+    key = name.lower()
+    if key == "none" and not options:
+        return None
+    if key not in names:
+        raise ValueError(f"unknown preconditioner {name!r}: use one of {', '.join([*sorted(names), 'none'])}")
+    if not isinstance(options, dict):
+        raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
+    if isinstance(A, ScipyOperator):
+        raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
+                         f"expose: pass A as a sparse matrix or array, or M as an operator")
+    try:
+        return names[key].build(**options) if isinstance(names[key], Preset) else \
+            with_options(names[key].build(), options)
+    except ValueError as err:
+        if "has no parameter" not in str(err):
+            raise
+        raise ValueError(f"M=({name!r}, {options!r}): {err}") from None
 
-    With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is read at the next
-    iteration's event or at the end of the solve, since GMRES updates x only after logging the
-    cycle's last iteration.
+
+class _SolutionCallback(Logger):
+    """Calls ``callback(xk)`` with the solution after every ``every``-th iteration and after the
+    last one. The solve hands it a copy of x read one iteration behind the device
+    (``wants_solution``): the callback runs while the device computes the next iteration.
+
+    With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is the x of the next
+    iteration, or the final one at the end of the solve, since GMRES updates x only at the end
+    of the cycle, after its last iteration.
     """
 
-    needs_solution = True
+    wants_solution = True
+    wants_iterations = False
 
     def __init__(self, callback: Callable, x: Dense, every: int = 1) -> None:
         self.callback, self.x, self.every = callback, x, every
         self.reported = 0
 
-    def _report(self, iteration: int) -> None:
-        self.reported = iteration
-        self.callback(self.x.to_numpy()[:, 0])
-
-    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
-        if self.every == 1 and iteration > 0:
-            self._report(iteration)
+    def on_iteration_solution(self, solver, iteration, x) -> None:
+        if self.every == 1:
+            self.reported = iteration
+            self.callback(x[:, 0])
         elif iteration > self.every and (iteration - 1) % self.every == 0:
-            self._report(iteration - 1)
+            self.reported = iteration - 1
+            self.callback(x[:, 0])
 
     def on_solve_complete(self, solver, result) -> None:
         if result.num_iterations > self.reported:
-            self._report(result.num_iterations)
+            self.reported = result.num_iterations
+            self.callback(self.x.to_numpy()[:, 0])
 
 
 def _solution_callback(callback: Callable | None, every: int = 1) -> Callable[[Dense, float], Logger] | None:
@@ -370,3 +436,64 @@ def _residual_callback(callback: Callable | None) -> Callable[[Dense, float], Lo
 def _check_callable(callback: Any) -> None:
     if not callable(callback):
         raise TypeError(f"callback must be callable, not {type(callback).__name__}")
+
+
+def _shifted(A: Any, shift: float) -> Any:
+    """A - shift I for any form of A that :func:`host_operator` gives (a ginkpy matrix through
+    SciPy; another ginkpy LinOp and a LinearOperator as SciPy operators)."""
+    if shift == 0:
+        return A
+    n = A.shape[0]
+    if isinstance(A, LinOp):
+        A = A.to_scipy() if hasattr(A, "to_scipy") else aslinearoperator(A)
+    if isinstance(A, np.ndarray):
+        return A - shift * np.eye(n)
+    if sp.issparse(A):
+        return sp.csr_matrix(A) - shift * sp.identity(n, format="csr")
+    return A - shift * spla.aslinearoperator(sp.identity(n, format="csr"))
+
+
+def _check_hermitian(solver: Any, b: Dense) -> None:
+    """SciPy minres' ``check``: A and M Hermitian, judged on y = M b: w = A y must give
+    w . w = y . A w, and y . y = b . M y, each within (s + eps) eps^(1/3) of s = w . w or y . y."""
+    A, M = solver.system_matrix, solver.preconditioner
+    eps = np.finfo(real_dtype(A.dtype)).eps
+    preconditioned = not isinstance(M, Identity)
+
+    def close(s, t):
+        return abs(s - t) <= (s + eps) * eps ** (1 / 3)
+
+    def dot(u, v):
+        return complex(np.vdot(u.to_numpy(), v.to_numpy()))
+
+    y = M.apply(b, b.empty_like()) if preconditioned else b
+    w = A.apply(y, y.empty_like())
+    if not close(dot(w, w).real, dot(y, A.apply(w, w.empty_like()))):
+        raise ValueError("minres(check=True): A is not symmetric (Hermitian): y . A (A y) differs from "
+                         "(A y) . (A y); minres needs a symmetric A (use gmres or bicgstab otherwise)")
+    if preconditioned and not close(dot(y, y).real, dot(b, M.apply(y, y.empty_like()))):
+        raise ValueError("minres(check=True): the preconditioner M is not symmetric (Hermitian): "
+                         "b . M (M b) differs from (M b) . (M b); give minres a symmetric positive definite M")
+
+
+class _Show(Logger):
+    """minres' ``show``: the problem, ||r|| / ||b|| of each iteration as the solve reads it, and
+    how it ended, printed."""
+
+    def __init__(self, n: int, shift: float, maxiter: int, rtol: float) -> None:
+        print("Enter minres.   Solution of symmetric Ax = b")
+        print(f"Enter minres.   n      =  {n:3g}     shift  =  {shift:23.14e}")
+        print(f"Enter minres.   itnlim =  {maxiter:3g}     rtol   =  {rtol:11.2e}")
+        print()
+        print("   Itn     rnorm / bnorm")
+        self.b_norm = None
+
+    def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
+        if self.b_norm is None:
+            self.b_norm = float(residual_norm[0]) or 1.0  # iteration 0: ||r0|| = ||b|| from x0 = 0
+        print(f"{iteration:6g}   {float(residual_norm[0]) / self.b_norm:12.5e}")
+
+    def on_solve_complete(self, solver, result) -> None:
+        print()
+        print(f"Exit  minres.   {result.stop_reasons[0]}: {int(result.iterations[0])} iterations, "
+              f"rnorm = {float(result.residual_norm[0]):12.4e}")

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.executor import Executor, ForkedProcessError
+from ginkpy.core.base.executor import Executor, ForkedProcessError, new_counters
 from ginkpy.core.stop.stopping_status import status_defines
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
@@ -185,6 +185,9 @@ class Kernel:
     their arguments. Inside :meth:`Executor.capture <ginkpy.core.base.executor.Executor.capture>`
     a launch also goes to the recording, as a private copy of the kernel with its arguments set
     once (under the lock too), which the replay enqueues without setting anything (no lock).
+    Copies are reused: once no recording holds one any more it goes back to the kernel's
+    spares, and a later capture only sets its arguments (creating a kernel costs 0.5-1 ms on
+    NVIDIA's OpenCL, and a multigrid cycle records hundreds of launches).
     Made by :meth:`OpenCLExecutor.kernel`, under the device's lock.
     """
 
@@ -193,6 +196,7 @@ class Kernel:
         self._program, self._name, self._device = program, name, device
         self._kernel = cl.Kernel(program, name)
         self._dtypes = None
+        self._spares: list = []  # private copies no recording holds
 
     def _declare(self, args: tuple) -> None:
         """Declare the scalar argument types of ``args`` (once; pyopencl generates and caches
@@ -228,22 +232,42 @@ class Kernel:
         # one: declaring the copy's scalar types would generate pyopencl's invoker for it again,
         # about a millisecond per copy, and Gmres captures over a hundred per solve)
         with device.lock:
-            kernel = cl.Kernel(self._program, self._name)
+            if self._spares:
+                copy = _KernelCopy(self._spares.pop(), self._spares, args)
+            else:
+                copy = _KernelCopy(cl.Kernel(self._program, self._name), self._spares, args)
+                device.counters["kernel_copies"] += 1
             for index, arg in enumerate(args):
-                kernel.set_arg(index, arg)
+                copy.kernel.set_arg(index, arg)
         global_size, local_size = tuple(global_size), None if local_size is None else tuple(local_size)
 
         if events is None:
             def launch() -> None:
-                cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
+                cl.enqueue_nd_range_kernel(queue, copy.kernel, global_size, local_size)
         else:
             def launch() -> None:
-                events.append((name, cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)))
+                events.append((name, cl.enqueue_nd_range_kernel(queue, copy.kernel, global_size, local_size)))
         recording.steps.append(launch)
         return launch()
 
     def __getattr__(self, name: str) -> Any:  # the rest of pyopencl's Kernel (get_work_group_info, ...)
         return getattr(self._kernel, name)
+
+
+class _KernelCopy:
+    """A private copy of a kernel with its arguments set, held by the recorded launches that
+    enqueue it; it holds the arguments too (OpenCL does not keep a buffer alive for a kernel
+    argument: a temporary of the launch would go back to the memory pool while the recording
+    still writes it). When the last launch holding it is gone, the kernel goes back to
+    ``spares`` for the next capture."""
+
+    __slots__ = ("kernel", "spares", "args")
+
+    def __init__(self, kernel, spares: list, args: tuple) -> None:
+        self.kernel, self.spares, self.args = kernel, spares, args
+
+    def __del__(self) -> None:
+        self.spares.append(self.kernel)
 
 
 @attrs.define(eq=False)
@@ -259,7 +283,7 @@ class _Device:
     info: DeviceInfo
     programs: dict = attrs.field(factory=dict)
     kernels: dict = attrs.field(factory=dict)
-    counters: dict = attrs.field(factory=lambda: {"launches": 0, "allocations": 0, "reads": 0})
+    counters: dict = attrs.field(factory=new_counters)
     lock: Any = attrs.field(factory=threading.RLock)
     capture: Any = attrs.field(factory=threading.local)
     events: list | None = None  # (kernel name, event) of every launch when profiling

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.executor import Executor, new_counters
 
 
 class ReferenceExecutor(Executor):
@@ -19,7 +19,7 @@ class ReferenceExecutor(Executor):
 
     backend = "reference"
     _shared_capture = threading.local()
-    _shared_counters = {"launches": 0, "allocations": 0, "reads": 0}
+    _shared_counters = new_counters()
 
     def __init__(self) -> None:
         super().__init__()
@@ -77,6 +77,9 @@ class ReferenceExecutor(Executor):
 
     def none_running(self, status: np.ndarray) -> bool:
         return not (status == 0).any()
+
+    def all_running(self, status: np.ndarray) -> bool:
+        return not status.any()  # RUNNING is 0
 
     def same_memory(self, other: Executor) -> bool:
         return isinstance(other, ReferenceExecutor)

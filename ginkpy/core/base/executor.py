@@ -7,9 +7,10 @@ that a backend lacks raises :class:`KernelNotFoundError`; nothing falls back to 
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -55,6 +56,11 @@ class Recording:
         self.read = False
 
 
+def new_counters() -> dict[str, int]:
+    """The counters of an executor's device (``Executor.counters``), all 0."""
+    return {"launches": 0, "allocations": 0, "reads": 0, "captures": 0, "kernel_copies": 0}
+
+
 class Executor:
     """Base of all executors.
 
@@ -62,8 +68,9 @@ class Executor:
     implement the memory operations on their array type.
 
     ``counters`` counts, since the executor's device was first used, the kernel ``launches``
-    (and copies), device ``allocations`` and blocking ``reads`` to the host: tests and
-    benchmarks read them to check what a solve loop costs per iteration.
+    (and copies), device ``allocations``, blocking ``reads`` to the host, ``captures``
+    (:meth:`capture` calls) and the private ``kernel_copies`` a capture created (where a
+    backend makes them): tests and benchmarks read them to check what a solve costs.
 
     Thread safety: executors may be shared between threads. Kernel launches are atomic (a
     kernel's arguments are set and the kernel enqueued under a lock; program builds and kernel
@@ -79,8 +86,9 @@ class Executor:
 
     def __init__(self) -> None:
         self._kernels: dict[str, Callable[..., Any]] = {}
-        self.counters = {"launches": 0, "allocations": 0, "reads": 0}
+        self.counters = new_counters()
         self._capture = threading.local()
+        self._scratch = threading.local()
 
     # -- capture: a loop body recorded once, then replayed without Python in between ----------
     def capture(self, fn: Callable[[], Any]) -> Callable[[], None] | None:
@@ -92,6 +100,7 @@ class Executor:
         Solvers capture one iteration of their loop this way, so that an iteration costs
         its launches and nothing else on the host.
         """
+        self.counters["captures"] += 1
         recording = Recording()
         outer = getattr(self._capture, "recording", None)
         self._capture.recording = recording
@@ -116,6 +125,19 @@ class Executor:
             if outer is not None:  # replayed inside another capture: that one records it too
                 outer.steps.extend(steps)
         return replay
+
+    @contextlib.contextmanager
+    def cached_setup(self) -> Iterator[None]:
+        """Around setup whose result an operator caches at its first use (an SpMV strategy
+        chosen from the row lengths): a read inside does not spoil a running capture, since its
+        replays need none (the choice is made by then)."""
+        recording = self._recording()
+        read = recording is not None and recording.read
+        try:
+            yield
+        finally:
+            if recording is not None:
+                recording.read = read
 
     def _check_process(self) -> None:
         """Raise :class:`ForkedProcessError` where this executor cannot run in the current
@@ -175,6 +197,21 @@ class Executor:
         return fn
 
     # -- memory ----------------------------------------------------------------------------
+    def scratch(self, name: str, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A temporary array for what one kernel leaves for the next (partial sums of a
+        reduction), kept per thread and reused: a kernel module takes it and enqueues its
+        consumer before anything else (the device runs the queue in order), so that a solve
+        allocates nothing after its first apply. Inside a capture a new array (the recording
+        holds it)."""
+        if self._recording() is not None:
+            return self.alloc(shape, dtype)
+        arrays = self._scratch.__dict__.setdefault("arrays", {})
+        key = (name, tuple(shape), np.dtype(dtype))
+        array = arrays.get(key)
+        if array is None:
+            array = arrays[key] = self.alloc(shape, dtype)
+        return array
+
     def alloc(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         """Uninitialized array of ``shape`` and ``dtype`` in this executor's memory."""
         raise NotImplementedError
@@ -218,6 +255,11 @@ class Executor:
     def none_running(self, status: Any) -> bool:
         """Whether no column of the stop ``status`` array runs, where that is known without a
         read (on the host); False otherwise."""
+        return False
+
+    def all_running(self, status: Any) -> bool:
+        """Whether every column of the stop ``status`` array still runs, where that is known
+        without a read (on the host); False otherwise."""
         return False
 
     def read_done(self, event: Any) -> bool:

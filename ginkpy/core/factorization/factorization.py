@@ -2,8 +2,25 @@
 
 As Ginkgo's factorizations (a Composition of the factors), the object is a LinOp:
 ``apply(b, x)`` computes x = F1 (F2 b). The preconditioners Ilu and Ic solve with the factors.
+
+What keeps them from failing where an incomplete factorization exists, shared by all:
+
+- a diagonal entry A does not store is added as a zero before factorizing (Ginkgo's
+  add_diagonal_elements: :func:`with_diagonal`);
+- an LU pivot u_ii that is zero or tiny, |u_ii| <= :func:`pivot_floor` ||a_i||_1 (a_i the
+  row of A), is replaced by that floor with its sign (PETSc's nonzero shift; Saad's ILUT
+  replaces a zero pivot the same way), and one ``logging`` line says how many were
+  (:func:`report_floored_pivots`);
+- an incomplete Cholesky that breaks down (a pivot not positive) on a matrix with a positive
+  diagonal is retried on A + alpha diag(A), alpha = 1e-3, 2e-3, 4e-3, ... (Manteuffel's
+  shifted incomplete Cholesky), which succeeds at the latest once the shifted matrix is
+  diagonally dominant (:func:`shifted_cholesky`); a diagonal entry that is not positive is a
+  matrix that is not symmetric positive definite, which no incomplete Cholesky suits.
 """
 from __future__ import annotations
+
+import logging
+from typing import Callable
 
 import numpy as np
 
@@ -11,8 +28,10 @@ from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.permutation import Permutation
 
 
 def system_csr(system_matrix: LinOp, exec: Executor, who: str) -> Csr:
@@ -50,22 +69,98 @@ def row_indices(factor: Csr):
     return rows
 
 
-def check_pivots(factor: Csr, lower: bool, name: str, hint: str) -> None:
+SHIFT_START = 1e-3  # the first diagonal shift alpha of a broken-down incomplete Cholesky
+
+
+class EliminationTooCostly(ValueError):
+    """An exact incomplete factorization refused because eliminating the pattern costs far more
+    than the factors' entries (dense rows or blocks); the fixed-point factorizations still work."""
+
+
+def pivot_floor(dtype) -> float:
+    """The size, relative to its row's 1-norm ||a_i||_1, below which a pivot counts as zero and
+    is replaced: sqrt(eps) of the value type (1.5e-8 in float64, 3.5e-4 in float32). On
+    circuit matrices whose ILU(0) meets exact zero pivots, replacements from 1e-8 to 1e-4 of
+    the row norm converged alike, 1e-3 and more slowed GMRES down, 1e-12 made it stagnate."""
+    return float(np.sqrt(np.finfo(real_dtype(dtype)).eps))
+
+
+def with_diagonal(A: Csr) -> Csr:
+    """A with a zero stored on every diagonal position it lacks (Ginkgo's add_diagonal_elements)."""
+    return Csr(A.executor, A.shape, *A.executor.run("factorization.factorization.add_diagonal_elements", A))
+
+
+def pivot_floors(A: Csr) -> Dense:
+    """floor_i = pivot_floor ||a_i||_1 for every row of A, on A's executor (n x 1, real)."""
+    floors = Dense.empty(A.executor, (A.shape[0], 1), real_dtype(A.dtype))
+    A.executor.run("factorization.factorization.pivot_floors", A, pivot_floor(A.dtype), floors)
+    return floors
+
+
+def report_floored_pivots(name: str, count: int, first: int, dtype) -> None:
+    """The one ``logging`` line of a factorization whose zero or tiny pivots were replaced."""
+    if count:
+        logging.getLogger("ginkpy").warning(
+            "%s: %d zero or tiny pivot%s (the first in row %d) replaced by %.1e times the row's 1-norm, "
+            "as PETSc's nonzero shift does", name, count, "" if count == 1 else "s", first, pivot_floor(dtype))
+
+
+def shifted_cholesky(name: str, A: Csr, attempt: Callable[[float], tuple]) -> tuple:
+    """``attempt(alpha)`` (the factors of A + alpha diag(A), or None and the row that broke
+    down) at alpha = 0, then, where it breaks down, at alpha = SHIFT_START, twice that, ...
+    (Manteuffel) until it succeeds, with one ``logging`` line; a diagonal entry that is not
+    positive raises a ValueError (A is not symmetric positive definite)."""
+    factors, row = attempt(0.0)
+    if factors is not None:
+        return factors
+    host = A.executor.host
+    nonpositive, bound = host.run("factorization.factorization.cholesky_shift_bound", A.to_executor(host))
+    if nonpositive >= 0:
+        raise ValueError(f"{name}: the diagonal entry of row {nonpositive} is not positive (or not stored), so the "
+                         f"matrix is not symmetric positive definite and has no incomplete Cholesky factorization; "
+                         f"use an incomplete LU (gk.preconditioner.Ilu, M='ilu')")
+    alpha = SHIFT_START
+    while True:
+        factors, _ = attempt(alpha)
+        if factors is not None:
+            logging.getLogger("ginkpy").warning(
+                "%s broke down (the pivot of row %d was not positive); factorized A + %.3g diag(A) instead "
+                "(Manteuffel's shifted incomplete Cholesky)", name, row, alpha)
+            return factors
+        if alpha > 2 * bound + 1:  # A + alpha diag(A) is diagonally dominant: only rounding is left
+            raise ValueError(f"{name} breaks down even on A + {alpha:.3g} diag(A), which is diagonally dominant: "
+                             f"the matrix has entries that overflow {np.dtype(A.dtype)}; scale it")
+        alpha *= 2
+
+
+def relative_change(new: Csr, old: Csr) -> float:
+    """||new - old|| / ||new|| over the values of two factors of one pattern (Frobenius norms):
+    how much a sweep changed a factor."""
+    exec = new.executor
+    a, b = (Dense(exec, f.values.reshape(f.nnz, 1)) for f in (new, old))
+    difference = a.clone().sub_scaled(1.0, b)
+    new_norm, change = (float(np.asarray(v).ravel()[0]) for v in
+                        exec.to_host(a.compute_norm2().values, difference.compute_norm2().values))
+    return change / new_norm if new_norm else 0.0
+
+
+def check_pivots(factor: Csr, lower: bool, name: str) -> None:
     """Refuse factors with a zero or non-finite pivot (naming the first such row) or overflowed
-    values."""
+    values (the pivots' floors keep every pivot nonzero, so only overflow is left)."""
     row = factor.executor.run("factorization.factorization.find_invalid_pivot", factor, lower)
-    if row >= 0:
-        raise ValueError(f"{name} breaks down: the pivot of row {row} is zero or not finite; {hint}")
-    if not factor.is_finite():
-        raise ValueError(f"the {name} factors overflow {np.dtype(factor.dtype)} (a tiny pivot): "
-                         f"use float64, or scale the matrix")
+    if row >= 0 or not factor.is_finite():
+        where = f"the pivot of row {row} is not finite" if row >= 0 else "the factors are not finite"
+        raise ValueError(f"{name} breaks down: {where}: the factors overflow {np.dtype(factor.dtype)}; scale the "
+                         f"matrix (e.g. to a unit diagonal){', or use float64' if factor.dtype.itemsize < 8 else ''}")
 
 
 class Factorization(EnableBuild, LinOp):
     """Base of the factorizations: ``generate(A)`` converts A to Csr (from another sparse
     format) and keeps the two factors that :meth:`_factorize` computes.
 
-    ``factors`` is the pair (F1, F2) with A ~ F1 F2.
+    ``factors`` is the pair (F1, F2) with A ~ F1 F2, or, where the factorization permutes
+    (Lu, Ilut), A[R][:, C] ~ F1 F2 with ``row_permutation`` R and ``column_permutation`` C
+    (gk.matrix.Permutation; None where it does not).
     """
 
     @parameters
@@ -76,6 +171,8 @@ class Factorization(EnableBuild, LinOp):
         EnableBuild.__init__(self, factory)
         A = system_csr(system_matrix, factory.executor, type(self).__name__)
         LinOp.__init__(self, factory.executor, A.shape, A.dtype)
+        self.row_permutation: Permutation | None = None
+        self.column_permutation: Permutation | None = None
         self.factors = self._factorize(A)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
@@ -83,10 +180,17 @@ class Factorization(EnableBuild, LinOp):
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         first, second = self.factors
-        # x = F1 (F2 b)
         tmp = b.empty_like()
-        second.apply(b, tmp)
-        first.apply(tmp, x)
+        if self.row_permutation is None:
+            # x = F1 (F2 b)
+            second.apply(b, tmp)
+            first.apply(tmp, x)
+            return
+        # x = R^T F1 F2 C b  (A[R][:, C] = F1 F2)
+        self.column_permutation.apply(b, tmp)
+        second.apply(tmp, x)
+        first.apply(x, tmp)
+        self.row_permutation.compute_inverse().apply(tmp, x)
 
 
 def moved_factors(exec: Executor, shape: tuple[int, int], arrays: tuple) -> tuple[Csr, Csr]:

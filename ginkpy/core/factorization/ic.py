@@ -5,12 +5,14 @@ For symmetric (complex: Hermitian) positive definite A: L is lower triangular wi
 pattern of A's lower triangle and a real positive diagonal (the upper triangle of A is not
 read), as Csr, together with its conjugate transpose L^H (``lt_factor``, as Ginkgo's). The
 factorization runs on the host at generate(), level-scheduled and vectorized, on every
-executor; the factors are then copied to the executor. A pivot that is not positive (A is not
-SPD, or IC(0) does not exist for it) raises a ValueError naming the row.
+executor; the factors are then copied to the executor. Where a pivot is not positive (IC(0)
+does not exist for A, as for many SPD matrices that are not M-matrices), it is retried on
+A + alpha diag(A) with growing alpha (Manteuffel), with one ``logging`` line; a diagonal entry
+that is not positive raises a ValueError (A is not symmetric positive definite).
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import Factorization, moved_factors
+from ginkpy.core.factorization.factorization import Factorization, moved_factors, shifted_cholesky
 from ginkpy.core.matrix.csr import Csr
 
 
@@ -20,7 +22,12 @@ class Ic(Factorization):
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized
         host = self.executor.host
-        return moved_factors(self.executor, A.shape, host.run("factorization.ic.factorize", A.to_executor(host)))
+        a = A.to_executor(host)
+
+        def attempt(shift: float) -> tuple:
+            *arrays, bad = host.run("factorization.ic.factorize", a, shift)
+            return (None if bad >= 0 else moved_factors(self.executor, A.shape, arrays)), bad
+        return shifted_cholesky("IC(0)", A, attempt)
 
     @property
     def l_factor(self) -> Csr:

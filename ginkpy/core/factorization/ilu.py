@@ -1,14 +1,17 @@
 """Ilu: the exact ILU(0) factorization A ~ L U (Ginkgo's factorization::Ilu).
 
 L is unit lower triangular (its diagonal of ones is stored), U upper triangular, both with the
-sparsity pattern of A's triangles, as Csr. The factorization runs on the host at generate(),
-level-scheduled and vectorized (rows that do not depend on each other are eliminated in one
-numpy step), on every executor; the factors are then copied to the executor, where the
-preconditioner applies them. A zero pivot raises a ValueError naming the row.
+sparsity pattern of A's triangles (and the diagonal, added where A lacks it), as Csr. The
+factorization runs on the host at generate(), level-scheduled and vectorized (rows that do not
+depend on each other are eliminated in one numpy step), on every executor; the factors are then
+copied to the executor, where the preconditioner applies them. A zero or tiny pivot is replaced
+by a small multiple of its row's norm (see gk.core.factorization.factorization), with one
+``logging`` line. Its memory is proportional to the factors' entries; a pattern whose
+elimination would take far more work than that (dense blocks) is refused at once.
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import Factorization, moved_factors
+from ginkpy.core.factorization.factorization import Factorization, moved_factors, report_floored_pivots
 from ginkpy.core.matrix.csr import Csr
 
 
@@ -18,7 +21,9 @@ class Ilu(Factorization):
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized
         host = self.executor.host
-        return moved_factors(self.executor, A.shape, host.run("factorization.ilu.factorize", A.to_executor(host)))
+        *arrays, floored = host.run("factorization.ilu.factorize", A.to_executor(host))
+        report_floored_pivots("ILU(0)", len(floored), int(floored[0]) if len(floored) else -1, A.dtype)
+        return moved_factors(self.executor, A.shape, arrays)
 
     @property
     def l_factor(self) -> Csr:

@@ -17,7 +17,6 @@ import numpy as np
 from ginkpy.core.base.factory import Parameters, as_factory, number, parameters
 from ginkpy.core.factorization.factorization import Factorization, moved_factors
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.permutation import Permutation
 
 
@@ -39,7 +38,7 @@ def ordering_of(value: Any, A: Csr, who: str) -> np.ndarray:
 
 
 class Lu(Factorization):
-    """Sparse LU: A[R][:, C] = L U, L unit lower and U upper triangular (Csr), R and C the
+    """Sparse LU: A[R][:, C] = L U, L lower and U unit upper triangular (Csr), R and C the
     row and column permutations (fill-reducing ordering and pivoting).
 
     Use it through ``gk.solver.Direct`` (its default factorization) to solve a system exactly;
@@ -85,12 +84,3 @@ class Lu(Factorization):
     @property
     def u_factor(self) -> Csr:
         return self.factors[1]
-
-    def _apply_impl(self, b: Dense, x: Dense) -> None:
-        # A b = R^T L U C b  (A[R][:, C] = L U)
-        first, second = self.factors
-        t, u = b.empty_like(), b.empty_like()
-        self.column_permutation.apply(b, t)
-        second.apply(t, u)
-        first.apply(u, t)
-        self.row_permutation.compute_inverse().apply(t, x)

@@ -10,13 +10,15 @@ upper triangle of A is not read. The IC equations restricted to the pattern,
 are swept as ParIlu's: the diagonal from the current L, then the entries below it from the new
 diagonal, one work-item per row or entry on the executor; deterministic on every device. The
 initial guess is l_ij = a_ij / sqrt(a_jj), l_ii = sqrt(a_ii). L^H is formed once at the end.
+Where a pivot is not positive it is retried on A + alpha diag(A) with growing alpha
+(Manteuffel; see gk.core.factorization.factorization), with one ``logging`` line.
 """
 from __future__ import annotations
 
 from ginkpy.core.base.factory import parameters
-from ginkpy.core.factorization.factorization import (Factorization, check_pivots, like, row_indices,
-                                                     with_pattern_power)
-from ginkpy.core.factorization.par_ilu import ParIlu, sweeps
+from ginkpy.core.factorization.factorization import (Factorization, like, relative_change, row_indices,
+                                                     shifted_cholesky, with_pattern_power)
+from ginkpy.core.factorization.par_ilu import ParIlu, sweep
 from ginkpy.core.matrix.csr import Csr
 
 
@@ -29,24 +31,33 @@ class ParIc(Factorization):
         """iterations, sparsity_power: as ParIlu's."""
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
-        exec = self.executor
         A = with_pattern_power(A, self.parameters.sparsity_power)
-        l_arrays, bad = exec.run("factorization.factorization.initialize_l", A)
-        if bad >= 0:
-            raise ValueError(f"ParIC breaks down: the diagonal entry of row {bad} is not stored or not positive; "
-                             f"the matrix is not symmetric positive definite: use ParIlu")
+        return shifted_cholesky("ParIC", A, lambda shift: self._attempt(A, shift))
+
+    def _attempt(self, A: Csr, shift: float) -> tuple:
+        """The sweeps on A + shift diag(A): ((L, L^H), -1), or (None, the first row whose pivot
+        is not positive)."""
+        exec = self.executor
+        l_arrays, bad = exec.run("factorization.factorization.initialize_l", A, shift)
+        if bad >= 0:  # a diagonal entry is not stored or not positive
+            return None, bad
         L = Csr(exec, A.shape, *l_arrays)
         l_rows = row_indices(L)
-        L_next = like(L)
-        for _ in range(sweeps(self.parameters.iterations)):
-            # l_ii = sqrt(a_ii - sum_{k<i} |l_ik|^2)
-            exec.run("factorization.par_ic.sweep_diagonal", A, L, l_rows)
+        factors = {"L": L, "L_next": like(L)}
+
+        def sweep_once():
+            f = factors
+            # l_ii = sqrt((1 + shift) a_ii - sum_{k<i} |l_ik|^2)
+            exec.run("factorization.par_ic.sweep_diagonal", A, f["L"], l_rows, shift)
             # l_ij = (a_ij - sum_{k<j} l_ik conj(l_jk)) / l_jj
-            exec.run("factorization.par_ic.sweep_off_diagonal", A, L, l_rows, L_next)
-            L, L_next = L_next, L
-        check_pivots(L, True, "ParIC", "the matrix is not symmetric positive definite (or has no IC "
-                                       "factorization): use ParIlu")
-        return L, L.conj_transpose()
+            exec.run("factorization.par_ic.sweep_off_diagonal", A, f["L"], l_rows, f["L_next"])
+            f["L"], f["L_next"] = f["L_next"], f["L"]
+        sweep(self, sweep_once, lambda: relative_change(factors["L"], factors["L_next"]))
+        L = factors["L"]
+        row = exec.run("factorization.factorization.find_invalid_pivot", L, True)
+        if row < 0 and not L.is_finite():
+            row = 0
+        return ((L, L.conj_transpose()), -1) if row < 0 else (None, row)
 
     @property
     def l_factor(self) -> Csr:

@@ -2,12 +2,13 @@
 symmetric (complex: Hermitian) positive definite A: ParIlut's steps on L with A - L L^H and
 ParIc's sweeps. The
 pattern changes on the host (vectorized, through ``exec.host``); the factors then move to the
-executor. The upper triangle of A is not read.
+executor. The upper triangle of A is not read. Where a pivot is not positive it is retried on
+A + alpha diag(A) with growing alpha (Manteuffel), with one ``logging`` line.
 """
 from __future__ import annotations
 
 from ginkpy.core.base.factory import parameters
-from ginkpy.core.factorization.factorization import Factorization, check_pivots
+from ginkpy.core.factorization.factorization import Factorization, shifted_cholesky
 from ginkpy.core.factorization.par_ilut import DIVERGED, ParIlut, diverged
 from ginkpy.core.matrix.csr import Csr
 
@@ -21,30 +22,34 @@ class ParIct(Factorization):
         """iterations, fill_in_limit, approximate_select: as ParIlut's."""
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
+        return shifted_cholesky("ParICT", A, lambda shift: self._attempt(A.to_executor(self.executor.host), shift))
+
+    def _attempt(self, a: Csr, shift: float) -> tuple:
+        """The steps on a + shift diag(a) (a on the host): ((L, L^H), -1) on the executor, or
+        (None, the first row whose pivot is not positive)."""
         exec, host = self.executor, self.executor.host
         p = self.parameters
-        a = A.to_executor(host)
-        l_arrays, bad = host.run("factorization.factorization.initialize_l", a)
-        if bad >= 0:
-            raise ValueError(f"ParICT breaks down: the diagonal entry of row {bad} is not stored or not positive; "
-                             f"the matrix is not symmetric positive definite: use ParIlut")
-        L = Csr(host, A.shape, *l_arrays)
+        l_arrays, bad = host.run("factorization.factorization.initialize_l", a, shift)
+        if bad >= 0:  # a diagonal entry is not stored or not positive
+            return None, bad
+        L = Csr(host, a.shape, *l_arrays)
         limit = int(p.fill_in_limit * L.nnz)
         for _ in range(p.iterations):
             # L grows by the lower entries of A - L L^H outside its pattern
-            L = Csr(host, A.shape, *host.run("factorization.par_ict.add_candidates", a, L))
-            host.run("factorization.par_ict.compute_factor", a, L)
+            L = Csr(host, a.shape, *host.run("factorization.par_ict.add_candidates", a, L))
+            host.run("factorization.par_ict.compute_factor", a, L, shift)
             # the diagonal and the largest entries up to the limit
-            L = Csr(host, A.shape, *host.run("factorization.par_ilut.threshold_filter", L, limit,
+            L = Csr(host, a.shape, *host.run("factorization.par_ilut.threshold_filter", L, limit,
                                              p.approximate_select))
-            host.run("factorization.par_ict.compute_factor", a, L)
-        check_pivots(L, True, "ParICT", "the matrix is not symmetric positive definite (or has no incomplete "
-                                        "Cholesky factorization): use ParIlut")
-        residual = host.run("factorization.par_ict.residual_norm", a, L)
+            host.run("factorization.par_ict.compute_factor", a, L, shift)
+        row = host.run("factorization.factorization.find_invalid_pivot", L, True)
+        if row >= 0 or not L.is_finite():
+            return None, max(row, 0)
+        residual = host.run("factorization.par_ict.residual_norm", a, L, shift)
         if not residual <= DIVERGED:
-            raise ValueError(diverged("ParICT", residual, "ParIc"))
+            raise ValueError(diverged("ParICT", residual))
         L = L.to_executor(exec)
-        return L, L.conj_transpose()
+        return (L, L.conj_transpose()), -1
 
     @property
     def l_factor(self) -> Csr:

@@ -9,23 +9,27 @@ triangles, and sweeps again. ``approximate_select`` takes the threshold from a s
 magnitudes instead of selecting it exactly (never more entries than the limit either way).
 
 The steps change the pattern, which ginkpy does on the host (vectorized with SciPy, through
-``exec.host``), not on the device as Ginkgo does; the factors then move to the executor.
+``exec.host``), not on the device as Ginkgo does; the factors then move to the executor. As
+ParIlu, a diagonal entry A lacks is added as a zero and a zero or tiny pivot is replaced by its
+floor, with one ``logging`` line.
 """
 from __future__ import annotations
 
 import attrs
 
 from ginkpy.core.base.factory import integer, number, parameters
-from ginkpy.core.factorization.factorization import Factorization, check_pivots
+from ginkpy.core.factorization.factorization import (Factorization, check_pivots, pivot_floors,
+                                                     report_floored_pivots, with_diagonal)
 from ginkpy.core.matrix.csr import Csr
 
 AUTO_ITERATIONS = 5  # Ginkgo's default number of steps
 DIVERGED = 1.0  # ||A - L U|| / ||A|| on A's pattern above this: the sweeps have diverged
 
 
-def diverged(name: str, residual: float, alternative: str) -> str:
+def diverged(name: str, residual: float) -> str:
     return (f"{name} diverges: ||A - L U|| is {residual:.1e} times ||A|| on A's pattern (tiny pivots make "
-            f"the threshold steps blow up); scale the matrix (e.g. to a unit diagonal), or use {alternative}")
+            f"the threshold steps blow up); scale the matrix (e.g. to a unit diagonal), or give it more "
+            f"iterations (with_iterations)")
 
 
 def _check_bool(instance, attribute, value) -> None:
@@ -48,30 +52,30 @@ class ParIlut(Factorization):
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         exec, host = self.executor, self.executor.host
         p = self.parameters
-        a = A.to_executor(host)
-        l_arrays, u_arrays, missing = host.run("factorization.factorization.initialize_l_u", a)
-        if missing >= 0:
-            raise ValueError(f"{self.name} breaks down: row {missing} has no stored diagonal entry (zero pivot); "
-                             f"store the diagonal, or reorder the matrix")
+        a = with_diagonal(A.to_executor(host))
+        l_arrays, u_arrays, _ = host.run("factorization.factorization.initialize_l_u", a)
         L, U = Csr(host, A.shape, *l_arrays), Csr(host, A.shape, *u_arrays)
+        floors = pivot_floors(a)
         # the fill-in limits: fill_in_limit times the entries of A's triangles (diagonal included)
         l_limit, u_limit = int(p.fill_in_limit * L.nnz), int(p.fill_in_limit * U.nnz)
         for _ in range(p.iterations):
             # L and U grow by the entries of A - L U outside their pattern
             arrays = host.run("factorization.par_ilut.add_candidates", a, L, U)
             L, U = Csr(host, A.shape, *arrays[:3]), Csr(host, A.shape, *arrays[3:])
-            host.run("factorization.par_ilut.compute_l_u_factors", a, L, U)
+            host.run("factorization.par_ilut.compute_l_u_factors", a, L, U, floors)
             # the diagonal and the largest entries up to the limits
             L = Csr(host, A.shape, *host.run("factorization.par_ilut.threshold_filter", L, l_limit,
                                              p.approximate_select))
             U = Csr(host, A.shape, *host.run("factorization.par_ilut.threshold_filter", U, u_limit,
                                              p.approximate_select))
-            host.run("factorization.par_ilut.compute_l_u_factors", a, L, U)
-        check_pivots(U, False, self.name, "the matrix has no incomplete LU factorization in this row order")
-        check_pivots(L, True, self.name, "more iterations may be needed (with_iterations)")
+            host.run("factorization.par_ilut.compute_l_u_factors", a, L, U, floors)
+        check_pivots(U, False, self.name)
+        check_pivots(L, True, self.name)
+        report_floored_pivots(self.name, *host.run("factorization.factorization.floored_pivots", U, False, floors),
+                              A.dtype)
         residual = host.run("factorization.par_ilut.residual_norm", a, L, U)
         if not residual <= DIVERGED:
-            raise ValueError(diverged(self.name, residual, "ParIlu"))
+            raise ValueError(diverged(self.name, residual))
         return L.to_executor(exec), U.to_executor(exec)
 
     @property

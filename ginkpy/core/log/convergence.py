@@ -9,10 +9,26 @@ from ginkpy.core.stop.stopping_status import StopReason
 
 class Convergence(Logger):
     """Iterations, final residual norms, converged flag, stop reasons and residual history of the
-    last solve of the operator it is attached to.
+    last solve of the operator it is attached to (Ginkgo's ``log::Convergence``).
 
-    ``history=False`` keeps only how the solve ended: the solve then reads no residual norms
-    back while it runs, and a small single system may run in one launch (SolveResult.method).
+    Residual norms come two ways: ``residual_norm`` is absolute, ||b - A x|| (Ginkgo's), and
+    ``relative_residual_norm`` is ||b - A x|| / ||b||, the quantity a ResidualNorm criterion
+    with its default baseline (and SciPy's ``rtol``) compares with its factor.
+
+    Parameters
+    ----------
+    history : bool, default True
+        Keep every iteration's residual norms (``residual_norm_history``). False keeps only
+        how the solve ended: the solve then reads no residual norms back while it runs, and a
+        small single system may run in one launch (``result.method``).
+
+    Examples
+    --------
+    >>> logger = gk.log.Convergence()
+    >>> solver.add_logger(logger)
+    >>> solver.apply(b, x)
+    >>> print(logger.stop_reason, logger.num_iterations, logger.relative_residual_norm)
+    converged 42 [8.7e-11]
     """
 
     def __init__(self, history: bool = True) -> None:
@@ -46,8 +62,14 @@ class Convergence(Logger):
 
     @property
     def residual_norm(self) -> np.ndarray:
-        """Final residual norm of each column (the true residual for converged columns)."""
+        """Final residual norm ||b - A x|| of each column, absolute (the true residual of the x
+        returned where the column converged or did not converge; see relative_residual_norm)."""
         return self._get().residual_norm
+
+    @property
+    def relative_residual_norm(self) -> np.ndarray:
+        """Final ||b - A x|| / ||b|| of each column (0 where b = 0)."""
+        return self._get().relative_residual_norm
 
     @property
     def converged(self) -> np.ndarray:
@@ -61,13 +83,16 @@ class Convergence(Logger):
 
     @property
     def stop_reasons(self) -> list[StopReason]:
+        """Why each column stopped."""
         return self._get().stop_reasons
 
     @property
-    def stop_reason(self) -> str:
-        """Why the solve stopped: one reason, or one per column joined by ', ' when they differ."""
-        names = [r.describe() for r in self._get().stop_reasons]
-        return names[0] if len(set(names)) == 1 else ", ".join(names)
+    def stop_reason(self) -> StopReason:
+        """Why the solve stopped, as one StopReason: CONVERGED when every column converged, else
+        the reason of the first column that did not (``stop_reasons`` has every column's).
+        Printed, it reads as words ("iteration limit")."""
+        reasons = self._get().stop_reasons
+        return next((r for r in reasons if r != StopReason.CONVERGED), StopReason.CONVERGED)
 
     def plot(self, ax=None, title: str | None = None):
         """Plot the relative residual per right-hand side on a logarithmic axis, with the

@@ -11,11 +11,13 @@ __all__ = ["Logger", "SolveResult"]
 class Logger:
     """Receives solver events; override the ones of interest.
 
-    Two class attributes tell the solve loop what a logger needs: ``wants_iterations``
-    (default True: every iteration's residual norms, read from the device as the solve runs;
-    False: only how the solve ended) and ``needs_solution`` (default False; True: the live x
-    after every iteration, as SciPy's ``callback(xk)``, which makes the solve wait for the
-    device after each iteration).
+    Class attributes tell the solve loop what a logger needs: ``wants_iterations`` (default
+    True: every iteration's residual norms, read from the device as the solve runs; False: only
+    how the solve ended), ``wants_solution`` (default False; True: a copy of x after every
+    iteration, given to ``on_iteration_solution``, as SciPy's ``callback(xk)`` needs, read one
+    iteration behind the device so that the solve does not wait) and ``needs_solution``
+    (default False; True: the solve runs on the caller's x and waits for the device after each
+    iteration, so that the logger can read the live x itself).
 
     Examples
     --------
@@ -26,11 +28,15 @@ class Logger:
     """
 
     wants_iterations = True
+    wants_solution = False
     needs_solution = False
 
     def on_iteration_complete(self, solver, iteration: int, residual_norm: np.ndarray,
                               status: np.ndarray) -> None:
         """After the stopping check of ``iteration`` (0 is the initial residual)."""
+
+    def on_iteration_solution(self, solver, iteration: int, x: np.ndarray) -> None:
+        """With ``wants_solution``: x after ``iteration`` (>= 1), an n x k host array of its own."""
 
     def on_solve_complete(self, solver, result: SolveResult) -> None:
         """After a solve, with how each column ended."""

@@ -119,8 +119,7 @@ class Pgm(EnableBuild):
         and the sizes of the aggregates and of the coarse matrix."""
         exec = self.executor
         n = A.shape[0]
-        flags = exec.from_host(np.zeros(2, dtype=INDEX_DTYPE))  # (not symmetric, aggregate too large to sort)
-        graph, weights, agg, unaggregated = self._match(A, flags)
+        graph, weights, agg, flags, unaggregated = self._match(A)
         if unaggregated:
             # the rows left over join their strongest aggregated neighbour
             intermediate = exec.alloc((n,), INDEX_DTYPE) if self.parameters.deterministic else None
@@ -155,24 +154,23 @@ class Pgm(EnableBuild):
         coarse = Csr(exec, (m, m), *exec.run("multigrid.pgm.pack", *product[:-1], m, nnz, scale))
         return (fine[0], fine[1][:m + 1], fine[2]), coarse
 
-    def _match(self, A: Csr, flags: Any) -> tuple[Csr, Any, Any, int]:
+    def _match(self, A: Csr) -> tuple[Csr, Any, Any, Any, int]:
         """The matching sweeps: the graph matched on (A, or where its pattern is not symmetric
         that of (|A| + |A^T|) / 2, made on the host), its weights, the aggregates (-1: not
-        aggregated) and the number of rows left unaggregated. The sweeps are enqueued in
+        aggregated), the pass's flags (not symmetric, an aggregate too large to sort) and the
+        number of rows left unaggregated. The sweeps are enqueued in
         blocks; each sweep stops itself on the device once the matching is done (see
         matching_stopped), so the host reads the state only after each block."""
         exec, params = self.executor, self.parameters
         n = A.shape[0]
+        threshold = math.ceil(params.max_unassigned_ratio * n)
+        agg, state, flags = exec.run("multigrid.pgm.start_pass", n, threshold, params.max_iterations)
         scale = exec.run("multigrid.pgm.diagonal_scale", A)
         # the edge weights are real, also for complex values; the first sweep's choices with them
         strongest_neighbor = exec.alloc((n,), INDEX_DTYPE)
         graph, weights = A, exec.alloc((A.nnz,), real_dtype(A.dtype))
         exec.run("multigrid.pgm.compute_weights", A, scale, weights, flags, strongest_neighbor)
         while True:
-            agg = exec.from_host(np.full(n, -1, dtype=INDEX_DTYPE))
-            state = np.zeros(2 + params.max_iterations, dtype=INDEX_DTYPE)
-            state[:2] = math.ceil(params.max_unassigned_ratio * n), n
-            state = exec.from_host(state)
             sweep, block = 0, FIRST_SWEEPS
             while True:
                 for s in range(sweep, min(sweep + block, params.max_iterations)):
@@ -185,13 +183,14 @@ class Pgm(EnableBuild):
                 if host_flags[0] and graph is A:
                     break
                 if sweep == params.max_iterations or matching_stopped(host_state, sweep):
-                    return graph, weights, agg, n - int(host_state[2:].sum())
+                    return graph, weights, agg, flags, n - int(host_state[2:].sum())
                 block = MORE_SWEEPS
             # a pattern that is not symmetric: match on that of (|A| + |A^T|) / 2, made on the host
             host = exec.host
             arrays = host.run("multigrid.pgm.symmetrize", A.clone(host))
             graph = Csr(exec, A.shape, *(exec.from_host(v) for v in arrays))
             weights = exec.alloc((graph.nnz,), real_dtype(A.dtype))
+            agg, state, _ = exec.run("multigrid.pgm.start_pass", n, threshold, params.max_iterations)
             exec.run("multigrid.pgm.compute_weights", graph, scale, weights, flags, strongest_neighbor)
 
     def aggregates(self) -> np.ndarray:

@@ -2,37 +2,32 @@
 preconditioner::Ic; L^H is L^T for real values), for symmetric (complex: Hermitian) positive
 definite systems (Cg).
 
-As Ilu, with the IC factorizations (ParIc by default): ``l_solver`` solves with L; the solve
-with L^H is the conjugate transpose of the l_solver (Ginkgo's Ic), so M stays Hermitian as Cg
-needs, unless a ``u_solver`` is given. Unset, l_solver is LowerIsai (kept if it and its
-conjugate transpose invert L and L^H well enough, see Ilu), else LowerTrs.
+As Ilu, with the IC factorizations (unset: exact IC(0) on a CPU device and for small matrices,
+ParIc's sweeps on a GPU, each retried with a diagonal shift where it breaks down): ``l_solver``
+solves with L; the solve with L^H is the conjugate transpose of the l_solver (Ginkgo's Ic), so
+M stays Hermitian as Cg needs, unless a ``u_solver`` is given. Unset, the l_solver is chosen
+as Ilu's: the cheapest candidate that solves L and L^H well enough, else exact substitution.
 """
 from __future__ import annotations
 
 from ginkpy.core.base.factory import as_factory
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.factorization.ic import Ic as ExactIc
 from ginkpy.core.factorization.par_ic import ParIc
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.preconditioner.ilu import Ilu
-from ginkpy.core.preconditioner.isai import LowerIsai
-from ginkpy.core.solver.lower_trs import LowerTrs
 from ginkpy.core.solver.triangular import TriangularSolver
 
 
 class Ic(Ilu):
     """``gk.preconditioner.Ic.build().with_factorization(...).with_l_solver(...)``"""
 
-    default_factorization = ParIc
+    exact_factorization = ExactIc
+    parallel_factorization = ParIc
 
-    def _isai(self, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
-        return self._transposed_pair(self.parameters.l_solver or LowerIsai.build(), first, second)
-
-    def _exact(self, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
-        return self._transposed_pair(self.parameters.l_solver or LowerTrs.build(), first, second)
-
-    def _transposed_pair(self, l_params, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
+    def _pair(self, l_params, u_params, first: Csr, second: Csr) -> tuple[LinOp, LinOp]:
         exec, p = self.executor, self.parameters
-        l_solver = as_factory(l_params, exec).generate(first)
+        l_solver = as_factory(p.l_solver or l_params, exec).generate(first)
         if p.u_solver is not None:
             return l_solver, as_factory(p.u_solver, exec).generate(second)
         if isinstance(l_solver, TriangularSolver):

@@ -131,9 +131,7 @@ class Chebyshev(IterativeSolver):
         read), whatever the default initial guess: how Multigrid applies a smoother."""
         steps = self.fixed_iterations
         if steps is None:
-            if zero_guess:
-                x.fill(0.0)
-            self._monitored_solve(b, x, zero_guess)
+            self._monitored_solve(b, x, "zero" if zero_guess else "provided")
         else:
             self.smooth(b, x, steps, zero_guess)
         return x

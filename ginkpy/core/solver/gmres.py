@@ -57,6 +57,7 @@ class Gmres(IterativeSolver):
     """
 
     confirms_on_device = True  # the end of a cycle confirms with the true residual on the device
+    keeps_best_iterate = False  # a cycle never raises the residual
 
     @parameters
     class Parameters(PreconditionedParameters):

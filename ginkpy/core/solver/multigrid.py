@@ -16,7 +16,10 @@ for more work and, level by level, twice the launches of the level above.
 
 The levels of at most ``merged_rows`` rows, down to the coarsest, are cycled through in one
 launch (one work-group, ``solver.multigrid.coarse_cycle``), following a schedule of their steps
-made once on the host: there the W-cycle's visits cost no launches. What the parameters leave
+made once on the host: V-cycles, visited once or (below a W- or F-cycle's level) twice per
+launch. The cycle is the one of the levels above; within the merged levels, deep in the
+hierarchy, a W-cycle's visits would be exponentially many steps run one after another in the
+one work-group, and save no iterations there (2D Poisson 400^2: 19 either way). What the parameters leave
 open (``cycle``, ``smoother_iters``, ``min_coarse_rows``, ``merged_rows``) is chosen per kind of
 executor from measurements (DEVICE_CHOICES; ``python benchmarks/bench_amg.py --tune`` makes
 them), and printed with the hierarchy. Ginkgo's defaults are the V-cycle, one sweep, 64 rows.
@@ -90,8 +93,9 @@ DEVICE_CHOICES = {
                                             "iterations"),
     "cpu": CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
                                          "more in launches than in work and run in one launch"),
-    "gpu": CycleChoice("w", 1, 64, 8192, "launches bind the coarse levels: levels of up to 8192 rows run in one "
-                                         "launch (one work-group), so the W-cycle's extra visits of them cost none"),
+    "gpu": CycleChoice("v", 1, 64, 8192, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
+                                          "their launches, or in one launch their serialized steps), levels of up to "
+                                          "8192 rows in one launch (one work-group)"),
 }
 
 
@@ -141,13 +145,15 @@ class CoarseLevels:
         """Rows of the work vector: b, x0 and x1 of every level."""
         return 3 * sum(m.shape[0] for m in self.matrices)
 
-    def schedule(self, visits: list, sweeps: int) -> np.ndarray:
-        """The steps of cycles on these levels: one per (zero_guess, kind) of ``visits``, each
-        on level 0 from its x0 (or from 0), the result in its x0."""
+    def schedule(self, guesses: tuple, sweeps: int) -> np.ndarray:
+        """The steps of V-cycles on these levels: one per entry of ``guesses`` (True: from 0,
+        False: from the result before), each on level 0 (its x0), the result in its x0. Within
+        these levels each visits the one below once: a W-cycle's visits, exponentially many in
+        the depth, would all run one after another in the one work-group."""
         steps: list = []
         last = len(self.matrices) - 1
 
-        def visit(t: int, zero: bool, kind: str) -> None:
+        def visit(t: int, zero: bool) -> None:
             if t == last:
                 steps.append((OP_COARSEST, t, 0, 0))
                 return
@@ -165,16 +171,14 @@ class CoarseLevels:
                     steps.append((OP_RELAX, t, current, 1 - current))
                     current = 1 - current
                 steps.append((OP_RESTRICT_RESIDUAL, t, current, 0))
-            visit(t + 1, True, kind)
-            if kind in ("w", "f") and t + 1 < last:
-                visit(t + 1, False, "w" if kind == "w" else "v")
+            visit(t + 1, True)
             for i in range(sweeps):
                 steps.append((OP_PROLONG_RELAX if i == 0 else OP_RELAX, t, current, 1 - current))
                 current = 1 - current
             assert current == 0
 
-        for zero, kind in visits:
-            visit(0, zero, kind)
+        for zero in guesses:
+            visit(0, zero)
         return np.array(steps, dtype=np.int32).reshape(-1, 4)
 
 
@@ -300,17 +304,20 @@ class Multigrid(IterativeSolver):
         return generate_preconditioner(cg, A, exec, "coarsest_solver", initial_guess="zero")
 
     def _merge(self, merged_rows: int) -> None:
-        """Levels of at most ``merged_rows`` rows, down to the coarsest, are cycled through in
-        one launch (coarse_cycle), where the built-in Jacobi smoother and the dense coarsest
-        inverse are used; ``merged_from`` is the first of them (None: no such levels)."""
+        """Levels of at most ``merged_rows`` rows below the finest, down to the coarsest, are
+        cycled through in one launch (coarse_cycle), where the built-in Jacobi smoother and the
+        dense coarsest inverse are used; ``merged_from`` is the first of them (None: no such
+        levels)."""
         self.merged_rows, self.merged_from, self.coarse = merged_rows, None, None
         self._schedules: dict = {}
         last = len(self.levels)
         builtin = all(s is None for s in self.pre_smoothers + self.post_smoothers)
         if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0:
             return
+        # the finest level is launched as such: it has the most work, for the whole device, and
+        # the cycle's own kind (a W-cycle's two visits of the level below)
         first = last
-        while first > 0 and self.matrices[first - 1].shape[0] <= merged_rows:
+        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows:
             first -= 1
         if first == last:
             return  # only the coarsest level: its dense product is one launch already
@@ -318,14 +325,10 @@ class Multigrid(IterativeSolver):
         self.coarse = CoarseLevels(self.matrices[first:], self.inv_diags[first:], self.omegas[first:],
                                    self.levels[first:], self.coarsest_solver)
         self.executor.run("solver.multigrid.pack_coarse_levels", self.coarse)
-
-    def _schedule(self, visits: tuple):
-        """The device copy of the schedule of coarse_cycle for these visits (made once)."""
-        schedule = self._schedules.get(visits)
-        if schedule is None:
-            host = self.coarse.schedule(list(visits), self.smoother_iters)
-            schedule = self._schedules[visits] = self.executor.from_host(host)
-        return schedule
+        # the schedules of the ways the cycle enters these levels (from 0; from 0 and again from
+        # that result: the two visits of a W- or F-cycle above), on the device
+        for guesses in ((True,), (True, False)):
+            self._schedules[guesses] = self.executor.from_host(self.coarse.schedule(guesses, self.smoother_iters))
 
     # -- the hierarchy ----------------------------------------------------------------------------
     @property
@@ -347,8 +350,6 @@ class Multigrid(IterativeSolver):
     def launches_per_cycle(self) -> int:
         """Kernel launches of one cycle from x = 0 (the preconditioner's apply), one column."""
         def visit(l: int, zero: bool, kind: str) -> int:
-            if l == self.merged_from:
-                return 1
             if l == len(self.levels):
                 return 1 if isinstance(self.coarsest_solver, Dense) else 0
             if self.pre_smoothers[l] is not None or self.post_smoothers[l] is not None:
@@ -368,8 +369,8 @@ class Multigrid(IterativeSolver):
                     if self.pre_smoothers and self.pre_smoothers[0] is None
                     else type(self.pre_smoothers[0]).__name__ if self.pre_smoothers else "none")
         choice = DEVICE_CHOICES[self.device_kind]
-        merged = (f"levels {self.merged_from}-{self.num_levels - 1} (<= {self.merged_rows} rows) in one launch"
-                  if self.merged_from is not None else "one launch per step")
+        merged = (f"levels {self.merged_from}-{self.num_levels - 1} (<= {self.merged_rows} rows) in one launch "
+                  f"(V-cycles)" if self.merged_from is not None else "one launch per step")
         lines = [f"Multigrid ({self.cycle.upper()}-cycle, smoother {smoother}) on {self.executor!r}",
                  f"Chosen for a {self.device_kind} executor: {choice.why}" if self.device_kind != "reference"
                  else f"Chosen for the reference executor: {choice.why}",
@@ -439,11 +440,6 @@ class Multigrid(IterativeSolver):
         x is then not read), the result in x."""
         exec = self.executor
         work = self._buffers(b.shape[1])
-        if l == self.merged_from:
-            # the levels from here down in one launch
-            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedule(((zero_guess, kind),)), work[-1],
-                     b, x)
-            return
         if l == len(self.levels):
             # the coarsest level: x = A^-1 b (the guess does not matter to a direct solve)
             self.coarsest_solver.apply(b, x)
@@ -481,9 +477,8 @@ class Multigrid(IterativeSolver):
         second = kind in ("w", "f") and l + 1 < len(self.levels)
         after = "w" if kind == "w" else "v"
         if l + 1 == self.merged_from:
-            visits = ((True, kind), (False, after)) if second else ((True, kind),)
-            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedule(visits), work[-1], coarse_b,
-                     coarse_x)
+            exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedules[(True, False) if second else (True,)],
+                     work[-1], coarse_b, coarse_x)
         else:
             self._cycle(l + 1, coarse_b, coarse_x, True, kind)
             if second:

@@ -109,6 +109,7 @@ class IterativeSolver(EnableBuild, LinOp):
 
     Parameters = PreconditionedParameters
     confirms_on_device = False  # the solver confirms converged columns itself, on the device (Gmres)
+    keeps_best_iterate = True   # the monitor keeps copies of the best iterate (not where it never gets worse)
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -150,17 +151,12 @@ class IterativeSolver(EnableBuild, LinOp):
         if b.global_shape[0] == 0 or b.shape[1] == 0:
             return
         with self._apply_lock:
-            guess = self.parameters.default_initial_guess
-            if guess == "zero":
-                x.fill(0.0)
-            elif guess == "rhs":
-                x.copy_from(b)
-            self._monitored_solve(b, x, zero_guess=guess == "zero")
+            self._monitored_solve(b, x, self.parameters.default_initial_guess)
 
-    def _monitored_solve(self, b: Dense, x: Dense, zero_guess: bool) -> SolveResult:
-        """One solve of A x = b from x (known to be 0 where ``zero_guess``): the solver's
-        ``_solve`` run by a monitor, which then reports how it ended."""
-        monitor = IterationMonitor(self, b, x, zero_guess)
+    def _monitored_solve(self, b: Dense, x: Dense, guess: str | None) -> SolveResult:
+        """One solve of A x = b from ``guess`` ("provided" or None: x; "zero"; "rhs": b): the
+        solver's ``_solve`` run by a monitor, which then reports how it ended."""
+        monitor = IterationMonitor(self, b, x, guess)
         self._solve(monitor)
         return monitor.finish()
 

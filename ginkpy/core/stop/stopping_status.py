@@ -27,12 +27,14 @@ class StopReason(enum.IntEnum):
     ``PENDING``: converged on an estimate (Gmres), the true residual at the end of the cycle
     decides.
 
+    Printed, a reason reads as words (``str``, ``describe()``).
+
     Examples
     --------
     >>> StopReason.ITERATION_LIMIT.describe()
     'iteration limit'
-    >>> StopReason(1) is StopReason.CONVERGED
-    True
+    >>> print(StopReason(1), StopReason(1) is StopReason.CONVERGED)
+    converged True
     """
 
     RUNNING = 0
@@ -46,6 +48,12 @@ class StopReason(enum.IntEnum):
     def describe(self) -> str:
         """The reason in words, as loggers and the CLI print it ("iteration limit")."""
         return self.name.lower().replace("_", " ")
+
+    def __str__(self) -> str:  # print(reason), f"{reason}": the words
+        return self.describe()
+
+    def __format__(self, spec: str) -> str:
+        return format(self.describe(), spec)
 
 
 def status_defines() -> dict[str, int]:

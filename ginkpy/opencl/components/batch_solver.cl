@@ -4,7 +4,7 @@
 //   WG        work-items per work-group, a power of two; 1: one work-item solves an item alone,
 //             without barriers (CPU devices)
 //   FORMAT    FORMAT_CSR, FORMAT_ELL or FORMAT_DENSE: the format of the system matrix
-//   PRECOND   PRECOND_NONE, PRECOND_SCALAR or PRECOND_BLOCK (Jacobi)
+//   PRECOND   PRECOND_NONE, PRECOND_SCALAR or PRECOND_BLOCK (Jacobi), PRECOND_ILU or PRECOND_ISAI
 //   LOCAL_<a> 1 where array a lives in local memory, 0 where in global memory: the matrix
 //             values, the preconditioner, x and each work vector
 #include "common.cl"
@@ -15,6 +15,12 @@
 #define PRECOND_NONE 0
 #define PRECOND_SCALAR 1
 #define PRECOND_BLOCK 2
+#define PRECOND_ILU 3
+#define PRECOND_ISAI 4
+// ILU and ISAI apply M to a whole vector at once (PREC_PREPARE, into the work vector pz)
+#define PREC_WHOLE (PRECOND == PRECOND_ILU || PRECOND == PRECOND_ISAI)
+// the preconditioners that read other rows of v than their own: v must be complete (SYNC()) first
+#define PREC_SYNC (PRECOND == PRECOND_BLOCK || PREC_WHOLE)
 
 #define CAT(a, b) a##b
 #define XCAT(a, b) CAT(a, b)
@@ -43,7 +49,9 @@ typedef XCAT(ValueType, 4) sums_type;
 #define SUM_AT(s, j) XCAT(SUM_AT_, j)(s)
 
 // The arguments every batched solver kernel takes first: sizes, the shared pattern, the values
-// of the matrix (mat_stride per item) and of the preconditioner (prec_stride per item), b, x,
+// of the matrix (mat_stride per item) and of the preconditioner (prec_stride per item; Jacobi's
+// blocks with block_ptrs, row_blocks and block_stride; ILU's and ISAI's arrays in these three as
+// components/batch_solver.py's _factor_arrays lays them out), b, x,
 // the stopping settings, the per-item results, and the work space: gslot entries of global
 // memory per work-group, lwork in local memory, WG slots for the reductions.
 #define BATCH_SOLVER_ARGS                                                                         \
@@ -76,7 +84,7 @@ typedef XCAT(ValueType, 4) sums_type;
     int loffset = 0, goffset = 0;                                                                 \
     __global value_type* gbase = gwork + (size_t)get_group_id(0) * gslot;                         \
     __global const value_type* bv = b + (size_t)item * n;                                        \
-    DECLARE_MATRIX DECLARE_PREC DECLARE_X
+    DECLARE_MATRIX DECLARE_PREC DECLARE_PREC_WORK DECLARE_X
 
 #if LOCAL_a_vals
 #define DECLARE_MATRIX                                                                            \
@@ -96,6 +104,14 @@ typedef XCAT(ValueType, 4) sums_type;
     for (int e = lid; e < prec_stride; e += WG) m_vals[e] = prec_values[(size_t)item * prec_stride + e];
 #else
 #define DECLARE_PREC __global const value_type* m_vals = prec_values + (size_t)item * prec_stride;
+#endif
+
+#if PRECOND == PRECOND_ILU
+#define DECLARE_PREC_WORK WORK(pz, n);
+#elif PRECOND == PRECOND_ISAI
+#define DECLARE_PREC_WORK WORK(pz, n); WORK(ptmp, n);
+#else
+#define DECLARE_PREC_WORK
 #endif
 
 #if LOCAL_xv
@@ -168,11 +184,14 @@ inline sums_type group_sum(__local sums_type* slots, const sums_type v, const in
     }
 #endif
 
-// out = (M v)_i. Block Jacobi reads the rows of i's block: v must be complete (SYNC() first).
+// out = (M v)_i. Block Jacobi reads the rows of i's block: v must be complete (SYNC() first);
+// ILU and ISAI read pz, which PREC_PREPARE(v) computed before (with all work-items).
 #if PRECOND == PRECOND_NONE
 #define PREC_ROW(out, v, i) out = v[i];
 #elif PRECOND == PRECOND_SCALAR
 #define PREC_ROW(out, v, i) out = mul(m_vals[i], v[i]);
+#elif PREC_WHOLE
+#define PREC_ROW(out, v, i) out = pz[i];
 #else
 #define PREC_ROW(out, v, i)                                                                       \
     {                                                                                             \
@@ -184,6 +203,86 @@ inline sums_type group_sum(__local sums_type* slots, const sums_type v, const in
             acc_ += mul(m_vals[offset_ + j_ * block_stride], v[start_ + j_]);                     \
         out = acc_;                                                                               \
     }
+#endif
+
+// PREC_PREPARE(v): pz = M v for ILU and ISAI, by all work-items, v complete before and pz
+// complete after; nothing for Jacobi.
+#if PRECOND == PRECOND_ILU
+// pz = U^-1 (L^-1 v): m_vals holds L's strictly lower entries (unit diagonal) and U's in the
+// pattern (ILU_PTRS: row pointers, ILU_DIAG: diagonal positions; row_blocks: column indices).
+// A row's substitution: pz_i = (v_i - sum_{j<i} l_ij pz_j), then pz_i = (pz_i - sum_{j>i} u_ij pz_j) / u_ii.
+#define ILU_PTRS (block_ptrs + 2)
+#define ILU_DIAG (block_ptrs + 3 + n)
+#define ILU_FORWARD_ROW(v, i)                                                                     \
+    {                                                                                             \
+        value_type acc_ = v[i];                                                                   \
+        for (int p_ = ILU_PTRS[i]; p_ < ILU_DIAG[i]; ++p_) acc_ -= mul(m_vals[p_], pz[row_blocks[p_]]); \
+        pz[i] = acc_;                                                                             \
+    }
+#define ILU_BACKWARD_ROW(i)                                                                       \
+    {                                                                                             \
+        value_type acc_ = pz[i];                                                                  \
+        for (int p_ = ILU_DIAG[i] + 1; p_ < ILU_PTRS[(i) + 1]; ++p_) acc_ -= mul(m_vals[p_], pz[row_blocks[p_]]); \
+        pz[i] = divide(acc_, m_vals[ILU_DIAG[i]]);                                                \
+    }
+#if WG == 1
+// one work-item: the rows in order, then in reverse order
+#define PREC_PREPARE(v)                                                                           \
+    {                                                                                             \
+        for (int i_ = 0; i_ < n; ++i_) ILU_FORWARD_ROW(v, i_)                                     \
+        for (int i_ = n - 1; i_ >= 0; --i_) ILU_BACKWARD_ROW(i_)                                  \
+    }
+#else
+// level by level, the rows of a level in parallel: block_ptrs[0] levels of L, then of U, their
+// pointers (block_ptrs[0] + 1) from ILU_LEVELS and their rows (L's, then U's) from ILU_ROWS
+#define ILU_LEVELS (ILU_DIAG + n)
+#define ILU_ROWS (ILU_LEVELS + block_ptrs[0] + 1)
+#define PREC_PREPARE(v)                                                                           \
+    {                                                                                             \
+        const int levels_ = block_ptrs[0], l_levels_ = block_ptrs[1];                             \
+        for (int l_ = 0; l_ < levels_; ++l_) {                                                    \
+            for (int k_ = ILU_LEVELS[l_] + lid; k_ < ILU_LEVELS[l_ + 1]; k_ += WG) {              \
+                const int i_ = ILU_ROWS[k_];                                                      \
+                if (l_ < l_levels_) ILU_FORWARD_ROW(v, i_)                                        \
+                else ILU_BACKWARD_ROW(i_)                                                         \
+            }                                                                                     \
+            SYNC();                                                                               \
+        }                                                                                         \
+    }
+#endif
+#elif PRECOND == PRECOND_ISAI
+// pz = M_U (M_L v): block_ptrs holds M_L's row pointers, then M_U's; row_blocks their column
+// indices, m_vals their values, M_U's from block_stride on. ISAI_ROW(out, w, i, pass): row i of
+// M_L w (pass 0) or of M_U w (pass 1).
+#define ISAI_ROW(out, w, i, pass)                                                                 \
+    {                                                                                             \
+        const int first_ = (pass) ? block_stride + block_ptrs[n + 1 + (i)] : block_ptrs[i];       \
+        const int last_ = (pass) ? block_stride + block_ptrs[n + 2 + (i)] : block_ptrs[(i) + 1];  \
+        value_type acc_ = 0;                                                                      \
+        for (int p_ = first_; p_ < last_; ++p_) acc_ += mul(m_vals[p_], w[row_blocks[p_]]);       \
+        out = acc_;                                                                               \
+    }
+#if WG == 1
+#define PREC_PREPARE(v)                                                                           \
+    {                                                                                             \
+        for (int i_ = 0; i_ < n; ++i_) ISAI_ROW(ptmp[i_], v, i_, 0)                               \
+        for (int i_ = 0; i_ < n; ++i_) ISAI_ROW(pz[i_], ptmp, i_, 1)                              \
+    }
+#else
+// a loop of two passes, ptmp = M_L v then pz = M_U ptmp, each ended by a barrier (the shape of
+// ILU's level loop): written out one after the other, the two passes gave wrong values inside
+// Gmres's Arnoldi loop on PoCL
+#define PREC_PREPARE(v)                                                                           \
+    for (int pass_ = 0; pass_ < 2; ++pass_) {                                                    \
+        FOR_ROWS(i_) {                                                                            \
+            if (pass_) ISAI_ROW(pz[i_], ptmp, i_, 1)                                              \
+            else ISAI_ROW(ptmp[i_], v, i_, 0)                                                     \
+        }                                                                                         \
+        SYNC();                                                                                   \
+    }
+#endif
+#else
+#define PREC_PREPARE(v)
 #endif
 
 // The item's results, written by one work-item.

@@ -22,7 +22,7 @@ from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import check_int32, local_buffer, pow2_at_most
 
 FORMAT_CSR, FORMAT_ELL, FORMAT_DENSE = 1, 2, 3
-PRECOND_NONE, PRECOND_SCALAR, PRECOND_BLOCK = 0, 1, 2
+PRECOND_NONE, PRECOND_SCALAR, PRECOND_BLOCK, PRECOND_ILU, PRECOND_ISAI = 0, 1, 2, 3, 4
 GPU_GROUP, GPU_GROUP_SINGLE = 256, 1024  # work-items per item: in a batch, and for a batch too small to fill the device
 GROUPS_PER_UNIT = 8      # work-groups per compute unit when the work vectors are in global memory
 LOCAL_RESERVE = 1024     # bytes of local memory left to the compiler on a GPU
@@ -77,6 +77,33 @@ def _pow2_at_least(value: int) -> int:
     return 1 << max(0, int(value) - 1).bit_length()
 
 
+def _factor_arrays(exec, preconditioner) -> tuple:
+    """(PRECOND, ints, indices, stride) of a batch Ilu or Isai as batch_solver.cl reads them. Ilu
+    (made once, kept in its cache): ints = [the level count of L and U together, L's level count,
+    row pointers (n + 1), diagonal positions (n), the level pointers (L's levels, then U's), the
+    rows by level (L's, then U's)], indices the column indices. Isai: its row pointers and column
+    indices (M_L's, then M_U's), stride M_L's entries."""
+    from ginkpy.core.batch.preconditioner.ilu import Ilu
+    if not isinstance(preconditioner, Ilu):
+        return PRECOND_ISAI, preconditioner.row_ptrs, preconditioner.col_idxs, preconditioner.lower_nnz
+    if "opencl" not in preconditioner.cache:
+        ptrs, cols, diag = (a.astype(np.int64) for a in exec.to_host(preconditioner.row_ptrs,
+                                                                     preconditioner.col_idxs, preconditioner.diag))
+        rows = np.repeat(np.arange(diag.size), np.diff(ptrs))
+        levels = []
+        for strict, counts in ((cols < rows, diag - ptrs[:-1]), (cols > rows, ptrs[1:] - diag - 1)):
+            # the level of each row in the dependency graph of the strict triangle
+            levels.append(exec.host.run("components.level_set.compute_levels",
+                                        np.concatenate([[0], np.cumsum(counts)]), cols[strict]))
+        l_levels = int(levels[0].max()) + 1
+        level = np.concatenate([levels[0], levels[1] + l_levels])  # U's levels after L's
+        level_ptrs = np.concatenate([[0], np.cumsum(np.bincount(level))])
+        order = np.argsort(level, kind="stable") % diag.size
+        ints = np.concatenate([[level_ptrs.size - 1, l_levels], ptrs, diag, level_ptrs, order])
+        preconditioner.cache["opencl"] = (PRECOND_ILU, exec.from_host(ints.astype(np.int32)), preconditioner.col_idxs, 0)
+    return preconditioner.cache["opencl"]
+
+
 def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str, int]], max_iterations: int,
           rtol: Any, atol: Any, iterations, residual_norms, reasons, *extra: Any) -> Plan:
     """Run kernel ``apply`` of the ``.cl`` beside ``module_file`` on every item of the batch:
@@ -97,11 +124,16 @@ def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str,
     if preconditioner is None:
         prec, block_ptrs, row_blocks, block_stride, prec_values, prec_stride = \
             PRECOND_NONE, dummy_int, dummy_int, 0, exec.alloc((1,), dtype), 0
-    else:
+    elif hasattr(preconditioner, "block_stride"):  # Jacobi
         block_stride = preconditioner.block_stride
         prec = PRECOND_SCALAR if block_stride == 1 else PRECOND_BLOCK
         block_ptrs, row_blocks, prec_values = preconditioner.block_ptrs, preconditioner.row_blocks, preconditioner.blocks
         prec_stride = preconditioner.num_blocks * block_stride * block_stride
+    else:  # Ilu, Isai: their arrays in the layout of batch_solver.cl
+        prec, block_ptrs, row_blocks, block_stride = _factor_arrays(exec, preconditioner)
+        prec_values, prec_stride = preconditioner.values, int(preconditioner.values.shape[1])
+        # M v is computed into pz (by ISAI through ptmp) before the rows read it
+        work = [*work, ("pz", n)] + ([("ptmp", n)] if prec == PRECOND_ISAI else [])
     arrays = [(name, entries, True) for name, entries in work] + [("xv", n, False)]
     if prec != PRECOND_NONE:
         arrays.append(("m_vals", prec_stride, False))

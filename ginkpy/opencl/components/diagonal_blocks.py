@@ -12,7 +12,7 @@ import numpy as np
 from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import INT32_MAX, ceil_div, check_int32, round_up
 
-CPU_GROUP = 32      # work-items (blocks) per work-group on a CPU device
+CPU_GROUP = 8      # work-items (blocks) per work-group on a CPU device
 GPU_GROUP = 256    # at most this many work-items per work-group on a GPU
 LOCAL_RESERVE = 1024  # bytes of local memory left to the compiler
 

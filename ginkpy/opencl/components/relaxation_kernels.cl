@@ -100,6 +100,13 @@ __kernel void gershgorin_bound(const int n, const int chunk, __global const inde
     partial[g] = bound;
 }
 
+// |a| without the math library's fabs, which a CPU device (PoCL) calls as a function
+#if VALUE_COMPLEX
+#define MAGNITUDE(a) abs_value(a)
+#else
+#define MAGNITUDE(a) ((a) < 0 ? -(a) : (a))
+#endif
+
 // The setup of weighted Jacobi: inv_diag = 1 / a_ii (0 where the diagonal entry is zero or not
 // stored, whose smallest row goes to *first_zero by atomic_min) and partial[g] = the largest
 // |inv_diag_i| sum_j |a_ij| over the rows of work-group g (Gershgorin's bound on the eigenvalues
@@ -120,18 +127,19 @@ __kernel void jacobi_setup(const int n, const int chunk, __global const index_ty
             real_type sum = 0;
             for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) {
                 if (col_idxs[e] == row) diag = values[e];
-                sum += abs_value(values[e]);
+                sum += MAGNITUDE(values[e]);
             }
             const value_type inv = is_zero(diag) ? 0 : divide(to_value(1), diag);
             inv_diag[row] = inv;
             if (is_zero(diag)) atomic_min(first_zero, row);
-            bound = fmax(bound, abs_value(inv) * sum);
+            const real_type row_bound = MAGNITUDE(inv) * sum;
+            bound = row_bound > bound ? row_bound : bound;
         }
     }
     tmp[lid] = bound;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = width / 2; s > 0; s /= 2) {
-        if (lid < s) tmp[lid] = fmax(tmp[lid], tmp[lid + s]);
+        if (lid < s && tmp[lid + s] > tmp[lid]) tmp[lid] = tmp[lid + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0) partial[get_group_id(0)] = tmp[0];

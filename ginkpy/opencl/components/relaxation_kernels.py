@@ -3,6 +3,7 @@ per step: the row of A, the update and the new iterate together."""
 from __future__ import annotations
 
 import numpy as np
+import pyopencl as cl
 
 from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import ceil_div, check_int32, launch_1d, local_buffer, pow2_at_most
@@ -79,7 +80,8 @@ def jacobi_setup(exec, a, inv_diag):
     else:
         wg = min(SETUP_GROUP, pow2_at_most(exec.info.max_work_group_size))
         groups, chunk = max(1, min(SETUP_GROUPS, ceil_div(n, wg))), 1
-    first_zero = exec.from_host(np.array([n], dtype=np.int32))
+    first_zero = exec.alloc((1,), np.int32)  # n, written on the device (no blocking write)
+    cl.enqueue_fill_buffer(exec.queue, first_zero.data, np.int32(n), 0, 4)
     partial = exec.alloc((groups,), real_dtype(a.dtype))
     exec.kernel(__file__, a.dtype, "jacobi_setup")(
         exec.queue, (groups * wg,), (wg,), np.int32(n), np.int32(max(chunk, 1)), a.row_ptrs.data, a.col_idxs.data,

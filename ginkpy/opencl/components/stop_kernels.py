@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import consumer_buffers, pow2_at_most, stop_args
+from ginkpy.opencl.launch import consumer_buffers, launch, pow2_at_most, stop_args
 
 
 def _group(exec) -> int:
@@ -25,3 +25,9 @@ def stop_running(exec, stop, reason):
     wg = _group(exec)
     exec.kernel(__file__, stop.history.dtype, "stop_running")(
         exec.queue, (wg,), (wg,), np.int32(stop.k), stop.status.data, np.int32(reason))
+
+
+def keep_best(exec, x, x_best, best, stop):
+    """x_best = x in the running columns whose last recorded residual norm is at most best
+    (1 x k, real), and best = that norm: the best iterate so far, kept at sampled iterations."""
+    launch(exec, __file__, "keep_best", x.dtype, x.shape, x, x_best, best, *stop_args(stop))

@@ -1,5 +1,6 @@
-// Kernels shared by the fixed-point factorizations: the patterns of the factors with their
-// initial values, and the check of the pivots. One work-item per row.
+// Kernels shared by the fixed-point factorizations: the diagonal added where A lacks it, the
+// patterns of the factors with their initial values, the pivots' floors and their checks. One
+// work-item per row.
 #include "common.cl"
 
 // Position of column `col` in the sorted cols[begin, end), or -1.
@@ -65,9 +66,9 @@ __kernel void initialize_l_u(const int n, __global const int* a_row_ptrs,
     }
 }
 
-// L = A's lower part with l_ij = a_ij / sqrt(a_jj) and l_ii = sqrt(a_ii) (all a_ii > 0; of a
-// Hermitian matrix the real parts).
-__kernel void initialize_l(const int n, __global const int* a_row_ptrs,
+// L = A's lower part with l_ij = a_ij / sqrt(a_jj') and l_ii = sqrt(a_ii'), a_ii' = (1 + shift)
+// a_ii (all a_ii > 0; of a Hermitian matrix the real parts).
+__kernel void initialize_l(const int n, const real_type shift, __global const int* a_row_ptrs,
                            __global const int* a_col_idxs, __global const value_type* a_values,
                            __global const int* diag, __global const int* l_row_ptrs,
                            __global int* l_col_idxs, __global value_type* l_values)
@@ -79,10 +80,78 @@ __kernel void initialize_l(const int n, __global const int* a_row_ptrs,
         for (int p = a_row_ptrs[i]; p < d; ++p, ++q) {
             const int j = a_col_idxs[p];
             l_col_idxs[q] = j;
-            l_values[q] = a_values[p] / sqrt(real_part(a_values[diag[j]]));
+            l_values[q] = a_values[p] / sqrt((1 + shift) * real_part(a_values[diag[j]]));
         }
         l_col_idxs[q] = i;
-        l_values[q] = to_value(sqrt(real_part(a_values[d])));
+        l_values[q] = to_value(sqrt((1 + shift) * real_part(a_values[d])));
+    }
+}
+
+// The length of every row with its diagonal entry (one more where A does not store it), at
+// new_ptrs[i] (a prefix sum then makes the row pointers).
+__kernel void count_with_diagonal(const int n, __global const int* row_ptrs, __global const int* col_idxs,
+                                  __global int* new_ptrs)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int begin = row_ptrs[i], end = row_ptrs[i + 1];
+        new_ptrs[i] = end - begin + (find_column(col_idxs, begin, end, i) < 0);
+    }
+}
+
+// A's rows with a zero inserted on the diagonal where A does not store one (Ginkgo's
+// add_diagonal_elements); the columns stay sorted.
+__kernel void add_diagonal(const int n, __global const int* row_ptrs, __global const int* col_idxs,
+                           __global const value_type* values, __global const int* new_ptrs,
+                           __global int* new_cols, __global value_type* new_values)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int end = row_ptrs[i + 1];
+        int q = new_ptrs[i];
+        int missing = new_ptrs[i + 1] - q > end - row_ptrs[i];
+        for (int p = row_ptrs[i]; p < end; ++p, ++q) {
+            if (missing && col_idxs[p] > i) {
+                new_cols[q] = i;
+                new_values[q++] = 0;
+                missing = 0;
+            }
+            new_cols[q] = col_idxs[p];
+            new_values[q] = values[p];
+        }
+        if (missing) {
+            new_cols[q] = i;
+            new_values[q] = 0;
+        }
+    }
+}
+
+// floor_i = relative * sum_j |a_ij|: a pivot of row i not larger is replaced by the floor
+__kernel void pivot_floors(const int n, const real_type relative, __global const int* row_ptrs,
+                           __global const value_type* values, __global real_type* floors)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        real_type sum = 0;
+        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) sum += abs_value(values[p]);
+        floors[i] = relative * sum;
+    }
+}
+
+// The rows whose pivot (last in a lower factor's row, first in an upper one's) sits on its floor
+// (was replaced): their number and the first of them.
+__kernel void floored_pivots(const int n, const int lower, __global const int* row_ptrs,
+                             __global const value_type* values, __global const real_type* floors,
+                             __global int* count, __global int* first)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int pos = lower ? row_ptrs[i + 1] - 1 : row_ptrs[i];
+        const real_type floor = floors[i] > 0 ? floors[i] : 1;
+        if (row_ptrs[i + 1] > row_ptrs[i] && abs_value(values[pos]) <= floor) {
+            atomic_inc(count);
+            atomic_min(first, i);
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 """OpenCL kernels shared by the fixed-point factorizations (sources in factorization_kernels.cl):
-the patterns of the factors with their initial values, and the check of the pivots.
+the diagonal added where A lacks it, the patterns of the factors with their initial values, the
+pivots' floors and the checks of the pivots.
 
 The patterns come from A's: per row the diagonal's position gives the entry counts of L and
 U, a prefix sum their row pointers, then every row copies its entries. The counts and the
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import launch_1d
 
 _NONE = np.iinfo(np.int32).max  # *bad_row when every row is valid
@@ -55,15 +57,43 @@ def initialize_l_u(exec, a):
     return (l_ptrs, l_cols, l_vals), (u_ptrs, u_cols, u_vals), -1
 
 
-def initialize_l(exec, a):
+def initialize_l(exec, a, shift):
     n = a.shape[0]
     diag, l_ptrs, _, l_nnz, _, missing = _patterns(exec, a, positive=True)
     if missing >= 0:
         return (l_ptrs, *_allocate(exec, 0, a.dtype)), missing
     l_cols, l_vals = _allocate(exec, l_nnz, a.dtype)
-    launch_1d(exec, __file__, "initialize_l", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
-              a.values.data, diag.data, l_ptrs.data, l_cols.data, l_vals.data)
+    launch_1d(exec, __file__, "initialize_l", a.dtype, n, np.int32(n), real_dtype(a.dtype).type(shift),
+              a.row_ptrs.data, a.col_idxs.data, a.values.data, diag.data, l_ptrs.data, l_cols.data, l_vals.data)
     return (l_ptrs, l_cols, l_vals), -1
+
+
+def add_diagonal_elements(exec, a):
+    n = a.shape[0]
+    ptrs = exec.from_host(np.zeros(n + 1, np.int32))
+    launch_1d(exec, __file__, "count_with_diagonal", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
+              ptrs.data)
+    exec.run("components.prefix_sum.prefix_sum", ptrs)
+    nnz, = _read_ints(exec, (ptrs, n))
+    cols, vals = _allocate(exec, nnz, a.dtype)
+    launch_1d(exec, __file__, "add_diagonal", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
+              a.values.data, ptrs.data, cols.data, vals.data)
+    return ptrs, cols, vals
+
+
+def pivot_floors(exec, a, relative, floors):
+    n = a.shape[0]
+    launch_1d(exec, __file__, "pivot_floors", a.dtype, n, np.int32(n), floors.dtype.type(relative),
+              a.row_ptrs.data, a.values.data, floors.values.data)
+
+
+def floored_pivots(exec, factor, lower, floors):
+    n = factor.shape[0]
+    count, first = exec.from_host(np.array([0], np.int32)), exec.from_host(np.array([_NONE], np.int32))
+    launch_1d(exec, __file__, "floored_pivots", factor.dtype, n, np.int32(n), np.int32(bool(lower)),
+              factor.row_ptrs.data, factor.values.data, floors.values.data, count.data, first.data)
+    shifted, row = _read_ints(exec, (count, 0), (first, 0))
+    return shifted, -1 if row == _NONE else row
 
 
 def find_invalid_pivot(exec, factor, lower) -> int:

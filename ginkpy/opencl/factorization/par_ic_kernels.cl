@@ -27,9 +27,9 @@ inline value_type sum_l_l(int bi, const int ei, int bj, const int ej, const int 
     return sum;
 }
 
-// l_ii = sqrt(a_ii - sum_{k<i} |l_ik|^2), in place (it reads only row i's off-diagonal
-// entries; of a complex a_ii the real part); one work-item per row
-__kernel void sweep_diagonal(const int n, __global const int* a_row_ptrs,
+// l_ii = sqrt((1 + shift) a_ii - sum_{k<i} |l_ik|^2), in place (it reads only row i's
+// off-diagonal entries; of a complex a_ii the real part); one work-item per row
+__kernel void sweep_diagonal(const int n, const real_type shift, __global const int* a_row_ptrs,
                              __global const value_type* a_values, __global const int* l_row_ptrs,
                              __global const int* l_col_idxs, __global value_type* l_values)
 {
@@ -39,7 +39,7 @@ __kernel void sweep_diagonal(const int n, __global const int* a_row_ptrs,
         const int d = l_row_ptrs[i + 1] - 1;
         real_type sum = 0;
         for (int q = begin; q < d; ++q) sum += abs2(l_values[q]);
-        l_values[d] = to_value(sqrt(real_part(a_values[a_row_ptrs[i] + (d - begin)]) - sum));
+        l_values[d] = to_value(sqrt((1 + shift) * real_part(a_values[a_row_ptrs[i] + (d - begin)]) - sum));
     }
 }
 

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import check_int32, launch_1d
 
 
-def sweep_diagonal(exec, a, l, l_rows):
-    # l_ii = sqrt(a_ii - sum_{k<i} l_ik^2), one work-item per row
+def sweep_diagonal(exec, a, l, l_rows, shift):
+    # l_ii = sqrt((1 + shift) a_ii - sum_{k<i} l_ik^2), one work-item per row
     n = l.shape[0]
-    launch_1d(exec, __file__, "sweep_diagonal", l.dtype, n, np.int32(n), a.row_ptrs.data, a.values.data,
+    launch_1d(exec, __file__, "sweep_diagonal", l.dtype, n, np.int32(n), real_dtype(l.dtype).type(shift),
+              a.row_ptrs.data, a.values.data,
               l.row_ptrs.data, l.col_idxs.data, l.values.data)
 
 

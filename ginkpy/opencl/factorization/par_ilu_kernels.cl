@@ -32,21 +32,28 @@ inline value_type sum_l_u(const int begin, const int end, const int j,
     return sum;
 }
 
-// u_ij = a_ij - sum_{k<i} l_ik u_kj
+// u_ij = a_ij - sum_{k<i} l_ik u_kj; a pivot u_ii not above floors[i] becomes the floor with
+// its sign (a zero one: positive; a zero floor: 1)
 __kernel void sweep_u(const int nnz, __global const int* a_row_ptrs,
                       __global const value_type* a_values, __global const int* l_row_ptrs,
                       __global const int* l_col_idxs, __global const value_type* l_values,
                       __global const int* u_row_ptrs, __global const int* u_col_idxs,
                       __global const value_type* u_values, __global const int* u_rows,
-                      __global value_type* u_out)
+                      __global const real_type* floors, __global value_type* u_out)
 {
     const int p = get_global_id(0);
     if (p < nnz) {
         const int i = u_rows[p];
         const value_type a = a_values[a_row_ptrs[i + 1] - (u_row_ptrs[i + 1] - p)];
         // k < i: L's row i without its diagonal
-        u_out[p] = a - sum_l_u(l_row_ptrs[i], l_row_ptrs[i + 1] - 1, u_col_idxs[p], l_col_idxs,
-                               l_values, u_row_ptrs, u_col_idxs, u_values);
+        value_type u = a - sum_l_u(l_row_ptrs[i], l_row_ptrs[i + 1] - 1, u_col_idxs[p], l_col_idxs,
+                                   l_values, u_row_ptrs, u_col_idxs, u_values);
+        if (p == u_row_ptrs[i]) {
+            const real_type floor = floors[i] > 0 ? floors[i] : 1;
+            const real_type magnitude = abs_value(u);
+            if (magnitude <= floor) u = magnitude > 0 ? u * (floor / magnitude) : to_value(floor);
+        }
+        u_out[p] = u;
     }
 }
 

@@ -68,7 +68,8 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
     if name is not None and name not in STRATEGIES:
         raise ValueError(f"unknown SpMV strategy {name!r}: use one of {', '.join(STRATEGIES)}")
     n, nnz = a.shape[0], a.nnz
-    row_ptrs = exec.to_host(a.row_ptrs)
+    with exec.cached_setup():  # (kept in a.cache: a capture around the first SpMV stays valid)
+        row_ptrs = exec.to_host(a.row_ptrs)
     lengths = np.diff(row_ptrs)
     info = exec.info
     name = name or _choose(info, n, nnz, lengths)

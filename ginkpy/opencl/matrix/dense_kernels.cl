@@ -93,10 +93,13 @@ __kernel void compute_dot(REDUCTION_PARAMS, __global const value_type* a,
 // In the real type; the real and imaginary parts of a complex entry count as two entries (as
 // LAPACK's zlassq).
 
-// (scale, ssq) of the union of two sets of entries
+// (scale, ssq) of the union of two sets of entries; a NaN (entry or sum) makes the sum NaN, so
+// that the norm is NaN as numpy's (a comparison with NaN is false: it would be skipped)
 inline void merge_scaled(real_type* scale, real_type* ssq, const real_type s2, const real_type q2)
 {
-    if (s2 > *scale) {
+    if (isnan(s2) || isnan(q2)) {
+        *ssq = NAN;
+    } else if (s2 > *scale) {
         *ssq = q2 + *ssq * (*scale / s2) * (*scale / s2);
         *scale = s2;
     } else if (s2 > 0) {
@@ -139,11 +142,11 @@ __kernel void norm2_partials(REDUCTION_PARAMS, __global const value_type* a,
 #if VALUE_COMPLEX
             const real_type parts[2] = {fabs(a_i.x), fabs(a_i.y)};
             for (int p = 0; p < 2; ++p) {
-                if (parts[p] > 0) merge_scaled(&scale, &ssq, parts[p], 1);
+                if (!(parts[p] == 0)) merge_scaled(&scale, &ssq, parts[p], 1);
             }
 #else
             const real_type v = fabs(a_i);
-            if (v > 0) merge_scaled(&scale, &ssq, v, 1);
+            if (!(v == 0)) merge_scaled(&scale, &ssq, v, 1);
 #endif
         }
     }

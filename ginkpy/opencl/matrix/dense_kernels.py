@@ -26,10 +26,10 @@ def _launch(exec, name, dtype, size, *args):
 
 def _flat_shape(info, size: int) -> tuple[int, int, int]:
     """(work-groups, work-group size, entries per group) of a reduction over ``size`` entries
-    in one stretch (the count of non-finite values, the scan of convert_to_csr)."""
+    in one stretch (the count of non-finite values, the scan of convert_to_csr); on a CPU one
+    work-item per group reads its stretch in order (interleaved lanes: 2.7x the time on PoCL)."""
     shape = reduction_shape(info, size, 1)
-    wg = 64 if info.is_cpu else shape.lanes
-    return shape.groups, min(wg, pow2_at_most(info.max_work_group_size)), shape.rows
+    return shape.groups, min(shape.lanes, pow2_at_most(info.max_work_group_size)), shape.rows
 
 
 # -- element-wise ------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ def compute_norm2(exec, a, result):
     check_int32(a.values.size)
     shape = reduction_shape(exec.info, n, k)
     real = real_dtype(a.dtype)
-    partial = exec.alloc((2 * shape.groups, k), real)
+    partial = exec.scratch("norm2", (2 * shape.groups, k), real)
     size = shape.local_size[0]
     _kernel(exec, a.dtype, "norm2_partials")(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
@@ -141,7 +141,7 @@ def is_finite(exec, a) -> bool:
         return True
     check_int32(size)
     groups, wg, per_group = _flat_shape(exec.info, size)
-    partial = exec.alloc((groups,), np.int32)
+    partial = exec.scratch("count_nonfinite", (groups,), np.int32)
     _kernel(exec, a.dtype, "count_nonfinite")(
         exec.queue, (groups * wg,), (wg,), np.int32(size), np.int32(per_group), a.values.data,
         partial.data, local_buffer(wg, np.int32))

@@ -29,8 +29,25 @@ def _index_dtype(exec):
     return np.float64 if exec.info.fp64 else np.float32
 
 
-def _run(exec, name, dtype, work_items, *args):
-    launch_1d(exec, __file__, name, dtype, work_items, np.int32(work_items), *args)
+CPU_ITEMS_PER_UNIT = 16  # work-items (of one each in a group) per compute unit on a CPU
+CPU_MIN_CHUNK = 512      # items a CPU work-item takes at least
+
+
+def _run(exec, name, dtype, count, *args, items=None):
+    """Kernel ``name`` over ``items`` items (rows or aggregates; default ``count``), given
+    (count, chunk, args): a GPU runs one item per work-item in work-groups of WORK_GROUP, a CPU
+    a few work-groups of one work-item, each a contiguous chunk of items (FOR_ITEMS in the .cl)."""
+    items = count if items is None else items
+    if items == 0:
+        return
+    if exec.info.is_cpu:
+        chunk = max(CPU_MIN_CHUNK, ceil_div(items, CPU_ITEMS_PER_UNIT * exec.info.compute_units))
+        global_size, local_size = ceil_div(items, chunk), 1
+    else:
+        chunk, local_size = 1, WORK_GROUP
+        global_size = ceil_div(items, WORK_GROUP) * WORK_GROUP
+    exec.kernel(__file__, dtype, name)(exec.queue, (global_size,), (local_size,), np.int32(count), np.int32(chunk),
+                                       *args)
 
 
 def _zeros(exec, size: int):
@@ -78,6 +95,13 @@ def _scan(exec, v, size: int, width: int = 1) -> None:
                                                             np.int32(chunk), v.data, partial.data)
 
 
+def start_pass(exec, n, threshold, sweeps):
+    agg, state, flags = exec.alloc((n,), np.int32), exec.alloc((2 + sweeps,), np.int32), exec.alloc((2,), np.int32)
+    _run(exec, "start_pass", _index_dtype(exec), max(n, 2 + sweeps), np.int32(n), np.int32(threshold),
+         np.int32(sweeps), agg.data, state.data, flags.data)
+    return agg, state, flags
+
+
 def diagonal_scale(exec, a):
     scale = exec.alloc((a.shape[0],), real_dtype(a.dtype))
     _run(exec, "diagonal_scale", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, a.values.data, scale.data)
@@ -96,7 +120,7 @@ def find_strongest_neighbor(exec, a, weights, agg, strongest_neighbor, state, sw
 
 def match_edge(exec, strongest_neighbor, agg, state, sweep):
     _run(exec, "match_edge", _index_dtype(exec), agg.size, np.int32(sweep), state.data, strongest_neighbor.data,
-         agg.data, local_buffer(WORK_GROUP, np.int32))
+         agg.data, local_buffer(1 if exec.info.is_cpu else WORK_GROUP, np.int32))
 
 
 def assign_to_exist_agg(exec, a, weights, agg, intermediate_agg):
@@ -110,15 +134,16 @@ def assign_to_exist_agg(exec, a, weights, agg, intermediate_agg):
 def find_aggregates(exec, a, agg, member_ptrs, flags):
     n = agg.size
     dtype = _index_dtype(exec)
-    # per root: (1, rows, entries of A, members), scanned into the aggregate numbers and pointers
-    counts = _zeros(exec, 4 * (n + 1))
+    # per root: (1, rows, entries of A, members), scanned into the aggregate numbers and pointers;
+    # after them the counters that place each aggregate's rows
+    counts = _zeros(exec, 5 * (n + 1))
     _run(exec, "count_members", dtype, n, agg.data, a.row_ptrs.data,
          (a.row_ptrs if member_ptrs is None else member_ptrs).data, np.int32(member_ptrs is not None), counts.data)
     _scan(exec, counts, n + 1, width=4)
     agg_ptrs, bounds, fine_ptrs = (exec.alloc((n + 1,), np.int32) for _ in range(3))
     agg_rows, sizes = exec.alloc((n,), np.int32), exec.alloc((3,), np.int32)
-    _run(exec, "number_aggregates", dtype, n, agg.data, counts.data, _zeros(exec, n).data, agg_ptrs.data,
-         agg_rows.data, bounds.data, fine_ptrs.data, sizes.data)
+    _run(exec, "number_aggregates", dtype, n, agg.data, counts.data, agg_ptrs.data, agg_rows.data, bounds.data,
+         fine_ptrs.data, sizes.data)
     _run(exec, "sort_rows", dtype, n, np.int32(SORT_LIMIT), sizes.data, agg_ptrs.data, agg_rows.data, flags.data)
     return agg_ptrs, agg_rows, bounds, None if member_ptrs is None else fine_ptrs, sizes
 
@@ -135,9 +160,8 @@ def compute_coarse(exec, a, agg, agg_ptrs, agg_rows, bounds, sizes):
     lens = exec.alloc((n + 1,), np.int32)
     slots = max(a.nnz, 1)
     slot_cols, slot_vals = exec.alloc((slots,), np.int32), exec.alloc((slots,), a.dtype)
-    launch_1d(exec, __file__, "galerkin", a.dtype, n + 1, np.int32(n), sizes.data, a.row_ptrs.data,
-              a.col_idxs.data, a.values.data, agg.data, agg_ptrs.data, agg_rows.data, bounds.data, lens.data,
-              slot_cols.data, slot_vals.data)
+    _run(exec, "galerkin", a.dtype, n, sizes.data, a.row_ptrs.data, a.col_idxs.data, a.values.data, agg.data,
+         agg_ptrs.data, agg_rows.data, bounds.data, lens.data, slot_cols.data, slot_vals.data, items=n + 1)
     _scan(exec, lens, n + 1)
     sizes = exec.alloc((1,), np.int32)
     _copy_int(exec, sizes, 0, lens, n)
@@ -147,6 +171,6 @@ def compute_coarse(exec, a, agg, agg_ptrs, agg_rows, bounds, sizes):
 def pack(exec, row_ptrs, starts, cols, vals, num_agg, nnz, scale):
     ptrs = exec.alloc((num_agg + 1,), np.int32)
     out_cols, out_vals = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), vals.dtype)
-    launch_1d(exec, __file__, "pack", vals.dtype, num_agg + 1, np.int32(num_agg), real_dtype(vals.dtype).type(scale),
-              row_ptrs.data, starts.data, cols.data, vals.data, ptrs.data, out_cols.data, out_vals.data)
+    _run(exec, "pack", vals.dtype, num_agg, real_dtype(vals.dtype).type(scale), row_ptrs.data, starts.data,
+         cols.data, vals.data, ptrs.data, out_cols.data, out_vals.data, items=num_agg + 1)
     return ptrs, out_cols, out_vals

@@ -79,9 +79,14 @@ def coarse_cycle(exec, coarse, schedule, work, b, x):
     arrays = coarse.cache["opencl"]
     k = b.shape[1]
     check_int32(work.values.size)
-    group = min(COARSE_CYCLE_GROUP, pow2_at_most(exec.info.max_work_group_size))
-    exec.kernel(__file__, b.dtype, "coarse_cycle")(
-        exec.queue, (group,), (group,), np.int32(k), np.int32(schedule.shape[0]), schedule.data, arrays["meta"].data,
+    kernel = exec.kernel(__file__, b.dtype, "coarse_cycle")
+    group = arrays.get("group")
+    if group is None:
+        # as many work-items as the device runs in one group of this kernel (its registers may
+        # allow fewer than the device's maximum)
+        fits = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, exec.device)
+        group = arrays["group"] = min(COARSE_CYCLE_GROUP, pow2_at_most(min(exec.info.max_work_group_size, fits)))
+    kernel(exec.queue, (group,), (group,), np.int32(k), np.int32(schedule.shape[0]), schedule.data, arrays["meta"].data,
         arrays["row_ptrs"].data, arrays["col_idxs"].data, arrays["values"].data, arrays["inv_diag"].data,
         arrays["omega"].data, arrays["agg"].data, arrays["agg_ptrs"].data, arrays["agg_rows"].data,
         arrays["inverse"].data, work.values.data, b.values.data, x.values.data)

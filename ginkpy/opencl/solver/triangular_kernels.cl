@@ -51,6 +51,37 @@ __kernel void solve_chain(const int first_level, const int last_level,
     }
 }
 
+// All rows in order, forward (LOWER, a compile-time switch) or backward, one work-item per
+// column, on the triangle's own CSR arrays (the entries of the other triangle are skipped, the
+// diagonal's inverse is given): the substitution of a CPU device, where a core runs through the
+// rows faster than work-items can be synchronized level by level.
+__kernel void solve_sequential(const int n, const int k, __global const int* row_ptrs,
+                               __global const int* col_idxs, __global const value_type* values,
+                               __global const value_type* inv_diag, __global const value_type* b,
+                               __global value_type* x)
+{
+    const int c = get_global_id(0);
+    if (c < k) {
+        for (int step = 0; step < n; ++step) {
+#if LOWER
+            const int i = step;
+#else
+            const int i = n - 1 - step;
+#endif
+            value_type sum = 0;
+            for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
+                const int j = col_idxs[p];
+#if LOWER
+                if (j < i) sum += mul(values[p], x[j * k + c]);
+#else
+                if (j > i) sum += mul(values[p], x[j * k + c]);
+#endif
+            }
+            x[i * k + c] = mul(inv_diag[i], b[i * k + c] - sum);
+        }
+    }
+}
+
 // ---- the "jacobi" algorithm: x <- D^-1 (b - N x), D the diagonal, N the strict triangle ----
 
 // inv_diag = D^-1 (ones with unit_diagonal); a row whose diagonal entry is zero or not stored

@@ -6,6 +6,7 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve_triangular
 
 from ginkpy.core.matrix.ell import PADDING
 
@@ -23,9 +24,16 @@ def item_matrices(a) -> list:
 
 
 def item_preconditioners(preconditioner, num_items: int) -> list[Callable[[np.ndarray], np.ndarray]]:
-    """z = M_i r for each item: the batch Jacobi's inverse blocks, or a copy without one."""
+    """z = M_i r for each item: the batch Jacobi's inverse blocks, the batch ILU's triangular
+    solves, the batch ISAI's two products, or a copy without one."""
+    from ginkpy.core.batch.preconditioner.ilu import Ilu
+    from ginkpy.core.batch.preconditioner.isai import Isai
     if preconditioner is None:
         return [np.copy] * num_items
+    if isinstance(preconditioner, Ilu):
+        return [_ilu_item(preconditioner, v) for v in preconditioner.values]
+    if isinstance(preconditioner, Isai):
+        return [_isai_item(preconditioner, v) for v in preconditioner.values]
     n, stride = preconditioner.common_size[0], preconditioner.block_stride
     block = preconditioner.row_blocks
     start = preconditioner.block_ptrs[block]
@@ -39,6 +47,23 @@ def item_preconditioners(preconditioner, num_items: int) -> list[Callable[[np.nd
     def apply(w):
         return lambda r: (w * np.where(inside, r[cols], 0)).sum(axis=1)
     return [apply(w) for w in weights]
+
+
+def _ilu_item(ilu, values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """r -> U^-1 (L^-1 r) for the factors of one item (L unit lower and U in one pattern)."""
+    combined = sp.csr_matrix((values, ilu.col_idxs, ilu.row_ptrs), shape=ilu.common_size)
+    lower, upper = sp.tril(combined, -1, format="csr"), sp.triu(combined, format="csr")
+    lower = lower + sp.identity(combined.shape[0], values.dtype, format="csr")
+    return lambda r: spsolve_triangular(upper, spsolve_triangular(lower, r, lower=True, unit_diagonal=True),
+                                        lower=False)
+
+
+def _isai_item(isai, values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """r -> M_U (M_L r) for the approximate inverses of one item's factors."""
+    n, split = isai.common_size[0], isai.lower_nnz
+    m_l = sp.csr_matrix((values[:split], isai.col_idxs[:split], isai.row_ptrs[:n + 1]), shape=isai.common_size)
+    m_u = sp.csr_matrix((values[split:], isai.col_idxs[split:], isai.row_ptrs[n + 1:]), shape=isai.common_size)
+    return lambda r: m_u @ (m_l @ r)
 
 
 def solve_items(a, preconditioner, b, x, iterations, residual_norms, reasons,

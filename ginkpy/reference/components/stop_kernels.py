@@ -15,3 +15,14 @@ def check(exec, partials, stop):
 def stop_running(exec, stop, reason):
     # status = reason in the columns that still run
     stop.status[stop.status == StopReason.RUNNING] = reason
+
+
+def keep_best(exec, x, x_best, best, stop):
+    # x_best = x in the running columns whose last recorded residual norm is at most best;
+    # best = that norm
+    h = stop.checks.astype(np.int64) - 1
+    norms = stop.history.values[np.maximum(h, 0) % stop.history.shape[0], np.arange(stop.k)]
+    with np.errstate(invalid="ignore"):
+        take = (stop.status == StopReason.RUNNING) & (h >= 0) & (norms <= best.values[0])
+    x_best.values[:, take] = x.values[:, take]
+    best.values[0, take] = norms[take]

@@ -5,6 +5,10 @@ import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
 
+# the codes as plain numbers: an enum member's look-up costs microseconds in the loop
+RUNNING, CONVERGED, DIVERGED, LIMIT = (int(c) for c in (StopReason.RUNNING, StopReason.CONVERGED,
+                                                        StopReason.DIVERGED, StopReason.ITERATION_LIMIT))
+
 
 def _verdict(stop, norms: np.ndarray, converged: int) -> np.ndarray:
     threshold = stop.threshold.values[0]
@@ -13,7 +17,7 @@ def _verdict(stop, norms: np.ndarray, converged: int) -> np.ndarray:
                         np.where(np.isfinite(norms), StopReason.RUNNING, StopReason.DIVERGED))
 
 
-def stop_check(stop, norms: np.ndarray, converged: int = StopReason.CONVERGED,
+def stop_check(stop, norms: np.ndarray, converged: int = CONVERGED,
                only: np.ndarray | None = None) -> np.ndarray:
     """Check the running columns (of ``only``, a mask, if given) on their residual ``norms``
     (1-D, one per column): record the norms in the history, count the check, stop the columns
@@ -21,11 +25,13 @@ def stop_check(stop, norms: np.ndarray, converged: int = StopReason.CONVERGED,
     true residual confirms later), diverged (norm not finite) or reached the iteration limit
     (``stop.max_iters`` checks before this one). Returns the mask of the checked columns that
     still run."""
-    running = stop.status == StopReason.RUNNING
+    running = stop.status == RUNNING
     if only is not None:
         running &= only
     if running.size == 1:  # one column: plain numbers (the common case; numpy's overhead dominates)
-        return _check_one(stop, float(norms[0]), converged) if running[0] else running
+        if running[0]:
+            running[0] = check_one(stop, float(norms[0]), converged)
+        return running
     if not running.any():
         return running
     reason = _verdict(stop, norms, converged)
@@ -50,15 +56,17 @@ def stop_confirm(stop, norms: np.ndarray) -> None:
     stop.status[pending] = reason[pending]
 
 
-def _check_one(stop, norm: float, converged: int) -> np.ndarray:
-    """stop_check of a single running column."""
+def check_one(stop, norm: float, converged: int = CONVERGED) -> bool:
+    """stop_check of a single running column (plain numbers); whether it still runs."""
     h = int(stop.checks[0])
     stop.history.values[h % stop.history.shape[0], 0] = norm
     stop.checks[0] = h + 1
     if norm <= stop.threshold.values[0, 0]:
         stop.status[0] = converged
     elif norm != norm or norm in (np.inf, -np.inf):
-        stop.status[0] = StopReason.DIVERGED
+        stop.status[0] = DIVERGED
     elif h >= stop.max_iters:
-        stop.status[0] = StopReason.ITERATION_LIMIT
-    return stop.status == StopReason.RUNNING
+        stop.status[0] = LIMIT
+    else:
+        return True
+    return False

@@ -1,13 +1,13 @@
 """Host kernel of the sparse Cholesky factorization (factorization.cholesky, run through
 ``exec.host``): SuperLU's LU without pivoting (diagonal pivots) on the matrix permuted by
-ginkpy's fill-reducing ordering gives A = L D L^H; positive pivots D make A positive definite,
-and L D^1/2 is the Cholesky factor."""
+ginkpy's fill-reducing ordering gives A = L D L^H (of the transpose, as sparse_lu.py says);
+positive pivots D make A positive definite, and L D^1/2 is the Cholesky factor."""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.reference.factorization.sparse_lu import csr_arrays, gathers, superlu
+from ginkpy.reference.factorization.sparse_lu import superlu, transposed_arrays, transposed_gathers
 
 
 def factorize(exec, a, perm):
@@ -21,7 +21,7 @@ def factorize(exec, a, perm):
                          f"(max |A - A^H| = {asymmetry:.3g}); use gk.factorization.Lu")
     m = m[perm][:, perm]
     lu = superlu(m, perm, 0.0, "Cholesky")
-    rows, cols = gathers(perm, lu)
+    rows, cols = transposed_gathers(perm, lu)
     d = lu.U.diagonal()
     bad = np.flatnonzero(~(d.real > 0) | (rows != cols))
     if bad.size:
@@ -29,6 +29,7 @@ def factorize(exec, a, perm):
         raise ValueError(f"Cholesky: the matrix is not positive definite: the pivot of column {int(cols[k])} is "
                          f"{d[k]:.3g} (not > 0); use gk.factorization.Lu for indefinite or nonsymmetric matrices")
     root = np.sqrt(d.real)
-    lower = sp.csr_matrix(lu.L) @ sp.diags(root)
-    upper = sp.diags(1 / root) @ sp.csr_matrix(lu.U)
-    return (*csr_arrays(lower), *csr_arrays(upper), rows.astype(np.int32))
+    # SuperLU factorized A_p^T = L' D L'^H: L = U'^T D^-1/2 (its columns scaled), L^H = D^1/2 L'^T
+    lower = transposed_arrays(lu.U, 1 / root)
+    upper = transposed_arrays(lu.L, root, by_row=True)
+    return (*lower, *upper, rows.astype(np.int32))

@@ -6,13 +6,30 @@ to row i's pattern, is subtracted: a_ij -= l_ik u_kj. Rows that need no unfinish
 independent, so the rows are grouped by level (components.level_set) and each step eliminates
 the r-th entry left of the diagonal of every row of one level at once: one vectorized numpy
 step per (level, r), no loop over rows. A 2D five-point matrix of 700^2 rows has 1399 levels.
+
+Memory stays proportional to the factors: the updates a_ij -= l_ik u_kj are found by walking,
+for each l_ik, the shorter of row k's upper part and row i's part right of l_ik (an arrow
+matrix's full row is never walked once per row), in chunks of at most :data:`CHUNK`
+candidates, and only the updates that hit a stored a_ij are kept. A pattern whose elimination
+needs more than :data:`WORK_PER_ENTRY` candidates per stored entry (dense blocks, where ILU(0)
+is as costly as a dense LU) is refused at once with an error that says so.
+
+Zero and tiny pivots (|u_ii| <= :func:`pivot_floor` ||a_i||_1, a_i row i of A) are replaced by
+that floor with u_ii's sign (PETSc's nonzero shift, SPARSKIT's ILUT replacement), when
+``shift_pivots``; each pivot is final, and replaced, once its level is eliminated, before any
+row of a later level divides by it.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.reference.factorization.patterns import positions
+from ginkpy.core.factorization.factorization import EliminationTooCostly, pivot_floor
+from ginkpy.reference.factorization.patterns import floor_pivots
+
+CHUNK = 1 << 22  # candidate updates examined at once
+WORK_PER_ENTRY = 64  # most candidate updates per stored entry of A (and at least MIN_WORK)
+MIN_WORK = 1 << 24
 
 
 def ranges(begins: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -22,51 +39,125 @@ def ranges(begins: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return np.arange(int(lengths.sum()), dtype=np.int64) + offsets, lengths
 
 
-def _diagonal(m: sp.csr_matrix, rows: np.ndarray, name: str) -> np.ndarray:
-    """The position of every row's diagonal entry; a row without one raises a ValueError."""
+def add_diagonal(m: sp.csr_matrix) -> sp.csr_matrix:
+    """``m`` (square, sorted indices) with an explicit zero stored on every diagonal position it
+    lacks (Ginkgo's add_diagonal_elements); ``m`` itself when none is missing."""
     n = m.shape[0]
-    diag = m.indptr[:-1] + np.bincount(rows[m.indices < rows], minlength=n)
-    stored = diag < m.indptr[1:]
-    stored[stored] = m.indices[diag[stored]] == np.flatnonzero(stored)
-    missing = np.flatnonzero(~stored)
-    if missing.size:
-        raise ValueError(f"{name} breaks down: row {missing[0]} has no stored diagonal entry (zero pivot); "
-                         f"store the diagonal, or reorder the matrix")
-    return diag.astype(np.int64)
+    rows = np.repeat(np.arange(n), np.diff(m.indptr))
+    has = np.zeros(n, bool)
+    has[rows[m.indices == rows]] = True
+    if has.all():
+        return m
+    missing = np.flatnonzero(~has)
+    # the new entries go before the first column greater than the row
+    at = (m.indptr[:-1] + np.bincount(rows[m.indices < rows], minlength=n))[missing]
+    indices = np.insert(m.indices, at, missing)
+    data = np.insert(m.data, at, 0)
+    indptr = m.indptr + np.concatenate([[0], np.cumsum(~has)])
+    return sp.csr_matrix((data, indices, indptr), shape=m.shape)
 
 
-def ilu0_values(exec, m: sp.csr_matrix, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The ILU(0) values of a square CSR matrix with sorted indices, in its own pattern (L's
-    strictly lower entries and U's upper entries in one array, float64 or complex128), and the diagonal
-    positions. A zero pivot raises a ValueError naming the row."""
+def _diagonal(m: sp.csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """The position of every row's diagonal entry (every row stores one: see add_diagonal)."""
+    return (m.indptr[:-1] + np.bincount(rows[m.indices < rows], minlength=m.shape[0])).astype(np.int64)
+
+
+class _Positions:
+    """Positions of entries (row, col) in a CSR matrix's arrays, -1 where none is stored."""
+
+    def __init__(self, m: sp.csr_matrix) -> None:
+        self.numbered = sp.csr_matrix((np.arange(1, m.nnz + 1, dtype=np.int64), m.indices, m.indptr),
+                                      shape=m.shape)
+
+    def __call__(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        if rows.size == 0:
+            return np.zeros(0, np.int64)
+        return np.asarray(self.numbered[rows, cols]).ravel() - 1
+
+
+def _updates(m: sp.csr_matrix, rows: np.ndarray, diag: np.ndarray, lower: np.ndarray, name: str):
+    """The updates a_ij -= l_ik u_kj of ILU(0) as (o, q, t): o the number of l_ik among
+    ``lower``, q the position of u_kj, t that of a_ij; sorted by o."""
+    ptrs, cols = m.indptr.astype(np.int64), m.indices
+    l_rows, l_cols = rows[lower], cols[lower]
+    # walk the shorter side: row k's entries right of its diagonal, or row i's right of l_ik
+    from_u = ptrs[l_cols + 1] - diag[l_cols] - 1
+    from_row = ptrs[l_rows + 1] - lower - 1
+    walk_u = from_u <= from_row
+    cost = np.where(walk_u, from_u, from_row)
+    work = int(cost.sum())
+    limit = max(WORK_PER_ENTRY * m.nnz, MIN_WORK)
+    if work > limit:
+        longest = int(np.argmax(np.diff(ptrs)))
+        raise EliminationTooCostly(
+            f"{name}: eliminating this sparsity pattern takes {work:.2e} candidate updates, more than "
+            f"{WORK_PER_ENTRY} per stored entry (row {longest} has {int(np.diff(ptrs)[longest])} entries: dense rows "
+            f"or blocks make ILU(0) as costly as a dense LU); use gk.factorization.ParIlu, whose memory is that of "
+            f"the factors")
+    find = _Positions(m)
+    found = []
+    bounds = np.searchsorted(np.cumsum(cost), np.arange(CHUNK, work + CHUNK, CHUNK), side="right")
+    start = 0
+    for end in np.unique(np.concatenate([bounds, [lower.size]])):
+        o = np.arange(start, end)
+        start = end
+        ou, orow = o[walk_u[o]], o[~walk_u[o]]
+        # row k's upper part: q walks it, t is looked up in row i
+        q, lengths = ranges(diag[l_cols[ou]] + 1, ptrs[l_cols[ou] + 1])
+        o1 = np.repeat(ou, lengths)
+        t = find(l_rows[o1], cols[q])
+        hit = t >= 0
+        o1, q1, t1 = o1[hit], q[hit], t[hit]
+        # row i right of l_ik: t walks it, q is looked up in row k
+        t, lengths = ranges(lower[orow] + 1, ptrs[l_rows[orow] + 1])
+        o2 = np.repeat(orow, lengths)
+        q = find(l_cols[o2], cols[t])
+        hit = q >= 0
+        found.append((np.concatenate([o1, o2[hit]]), np.concatenate([q1, q[hit]]), np.concatenate([t1, t[hit]])))
+    o, q, t = (np.concatenate([f[i] for f in found]) if found else np.zeros(0, np.int64) for i in range(3))
+    order = np.argsort(o, kind="stable")
+    return o[order], q[order], t[order]
+
+
+def _depths(rows: np.ndarray, cols: np.ndarray, lower: np.ndarray, o: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """When each l_ik is final within its row: 0 when no update of the row reaches it, else one
+    more than the deepest l_ik' whose update does."""
+    depth = np.zeros(lower.size, dtype=np.int64)
+    into_l = np.flatnonzero(cols[t] < rows[t])
+    if into_l.size == 0:
+        return depth
+    target = np.searchsorted(lower, t[into_l])  # the number of the l_ij updated
+    l_rows = rows[lower]
+    rank = target - np.searchsorted(l_rows, l_rows[target])  # its place among its row's l entries
+    order = np.argsort(rank, kind="stable")
+    source, target, rank = o[into_l][order], target[order], rank[order]
+    cuts = np.flatnonzero(np.diff(rank)) + 1
+    # the entries left of the diagonal of a row, in column order: a source is left of its target
+    for s, e in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [rank.size]])):
+        np.maximum.at(depth, target[s:e], depth[source[s:e]] + 1)
+    return depth
+
+
+def ilu0_values(exec, m: sp.csr_matrix, name: str, shift_pivots: bool = True):
+    """The ILU(0) values of a square CSR matrix with sorted indices and every diagonal entry
+    stored, in its own pattern (L's strictly lower entries and U's upper entries in one array,
+    float64 or complex128), the diagonal positions and the rows whose pivots were replaced
+    (``shift_pivots``; see the module). A pivot that is zero or not finite after that raises a
+    ValueError naming the row."""
     n = m.shape[0]
     ptrs, cols = m.indptr.astype(np.int64), m.indices
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptrs))
-    diag = _diagonal(m, rows, name)
+    diag = _diagonal(m, rows)
     lower = np.flatnonzero(cols < rows)  # the positions of the l_ik, numbered 0 .. len(lower) - 1
     l_rows, l_cols = rows[lower], cols[lower]
-    # the updates a_ij -= l_ik u_kj: l_ik numbered o, u_kj at position q (j > k in row k), a_ij at t
-    q, lengths = ranges(diag[l_cols] + 1, ptrs[l_cols + 1])
-    o = np.repeat(np.arange(lower.size), lengths)
-    t = positions(m, l_rows[o], cols[q])
-    kept = t >= 0
-    o, q, t = o[kept], q[kept], t[kept]
-    # when l_ik is final: its row's level, and within the row its depth (0 when no update of
-    # the row reaches it, else one more than the deepest l_ik' whose update does)
+    o, q, t = _updates(m, rows, diag, lower, name)
+    # when l_ik is final: its row's level, then its depth within the row
     level = exec.host.run("components.level_set.compute_levels", _strict_lower_ptrs(diag, ptrs), l_cols)
-    depth = np.zeros(lower.size, dtype=np.int64)
-    into_l = np.flatnonzero(cols[t] < rows[t])
-    if into_l.size:
-        target = np.searchsorted(lower, t[into_l])  # the number of the l_ij updated
-        ranked = np.argsort(target, kind="stable")  # the leftmost targets first
-        source, target = o[into_l][ranked], target[ranked]
-        rank = target - np.searchsorted(l_rows, l_rows[target])
-        for r in np.unique(rank):  # the entries left of the diagonal of a row, in column order
-            sel = rank == r
-            np.maximum.at(depth, target[sel], depth[source[sel]] + 1)
+    depth = _depths(rows, cols, lower, o, t)
     step = level[l_rows] * (int(depth.max(initial=0)) + 1) + depth
     order = np.argsort(step, kind="stable")
     bounds = np.flatnonzero(np.diff(step[order], prepend=-1, append=step.max(initial=0) + 1))
+    step_levels = level[l_rows[order[bounds[:-1]]]] if lower.size else np.zeros(0, np.int64)
     # the updates in the order of their l_ik's steps: o is sorted, so each l_ik's updates are a
     # contiguous run, taken in the order of the l_ik's
     runs = np.zeros(lower.size + 1, dtype=np.int64)
@@ -76,20 +167,36 @@ def ilu0_values(exec, m: sp.csr_matrix, name: str) -> tuple[np.ndarray, np.ndarr
     up, uq, ut = lower[o[update]], q[update], t[update]
     p_sorted, pivot = lower[order], diag[l_cols[order]]
     vals = m.data.astype(np.result_type(m.data.dtype, np.float64))
+    # the rows by level, to replace each level's tiny pivots once they are final
+    by_level = np.argsort(level, kind="stable")
+    level_ends = np.searchsorted(level[by_level], np.arange(int(level.max(initial=-1)) + 2))
+    floor = pivot_floor(vals.dtype) * np.asarray(abs(m).sum(axis=1)).ravel()
+    shifted = []
+
+    def shift(first_level: int, end_level: int) -> None:
+        if shift_pivots:
+            done = by_level[level_ends[first_level]:level_ends[end_level]] if end_level > first_level else by_level[:0]
+            shifted.append(done[floor_pivots(vals, diag[done], floor[done])])
+
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        finished = 0  # the levels whose pivots are final and replaced
         for s in range(len(bounds) - 1):
+            if step_levels[s] > finished:
+                shift(finished, int(step_levels[s]))
+                finished = int(step_levels[s])
             a, b = bounds[s], bounds[s + 1]
             # l_ik = a_ik / u_kk
             vals[p_sorted[a:b]] /= vals[pivot[a:b]]
             # a_ij -= l_ik u_kj (several l_ik of a row may update the same a_ij in one step)
             c, d = update_bounds[s], update_bounds[s + 1]
             np.subtract.at(vals, ut[c:d], vals[up[c:d]] * vals[uq[c:d]])
+        shift(finished, len(level_ends) - 1)
     pivots = vals[diag]
     bad = np.flatnonzero((pivots == 0) | ~np.isfinite(pivots))
     if bad.size:
         raise ValueError(f"{name} breaks down: the pivot of row {bad[0]} is {pivots[bad[0]]} (zero or not finite); "
-                         f"the matrix has no {name} factorization in this row order")
-    return vals, diag
+                         f"scale the matrix (its entries overflow), or use gk.factorization.ParIlu")
+    return vals, diag, np.sort(np.concatenate(shifted)) if shifted else np.zeros(0, np.int64)
 
 
 def _strict_lower_ptrs(diag: np.ndarray, ptrs: np.ndarray) -> np.ndarray:
@@ -115,12 +222,14 @@ def _split(m: sp.csr_matrix, vals: np.ndarray, diag: np.ndarray) -> tuple[sp.csr
             sp.csr_matrix((vals[in_u], m.indices[in_u], u_ptrs), shape=m.shape))
 
 
-def ilu0(exec, m: sp.csr_matrix, name: str = "ILU(0)") -> tuple[sp.csr_matrix, sp.csr_matrix]:
+def ilu0(exec, m: sp.csr_matrix, name: str = "ILU(0)", shift_pivots: bool = True):
     """ILU(0) of a square CSR matrix with sorted indices: L unit lower (its diagonal of ones
-    stored) and U upper, both in float64 (complex128 for complex values) with the pattern of ``m``. A zero pivot raises a
-    ValueError naming the row (and the factorization ``name``)."""
-    vals, diag = ilu0_values(exec, m, name)
-    return _split(m, vals, diag)
+    stored) and U upper, both in float64 (complex128 for complex values) with the pattern of
+    ``m`` and a stored diagonal (a missing diagonal entry is added as a zero first), and the
+    rows whose pivots were replaced (see the module)."""
+    m = add_diagonal(m)
+    vals, diag, shifted = ilu0_values(exec, m, name, shift_pivots)
+    return (*_split(m, vals, diag), shifted)
 
 
 def host_matrix(exec, a) -> sp.csr_matrix:

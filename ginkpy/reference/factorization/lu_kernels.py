@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.reference.factorization.sparse_lu import csr_arrays, gathers, superlu
+from ginkpy.reference.factorization.sparse_lu import superlu, transposed_arrays, transposed_gathers
 
 
 def factorize(exec, a, perm, pivot_threshold):
-    """L (unit lower) and U as CSR arrays (three each) and the row and column gathers R, C with
-    A[R][:, C] = L U."""
+    """L (lower) and U (unit upper) as CSR arrays (three each) and the row and column gathers
+    R, C with A[R][:, C] = L U."""
     m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)[perm][:, perm]
     lu = superlu(m, perm, pivot_threshold, "Lu")
-    rows, cols = gathers(perm, lu)
-    return (*csr_arrays(lu.L), *csr_arrays(lu.U), rows.astype(np.int32), cols.astype(np.int32))
+    rows, cols = transposed_gathers(perm, lu)
+    # L = U'^T, U = L'^T: the CSC arrays of SuperLU's factors of the transpose
+    return (*transposed_arrays(lu.U), *transposed_arrays(lu.L), rows.astype(np.int32), cols.astype(np.int32))

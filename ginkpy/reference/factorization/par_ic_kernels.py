@@ -3,7 +3,7 @@
 L is lower with A's lower pattern, its diagonal last in each row (real and positive). For
 complex values A = L L^H (A Hermitian). A sweep recomputes
 
-    l_ii = sqrt(a_ii - sum_{k<i} |l_ik|^2)
+    l_ii = sqrt((1 + shift) a_ii - sum_{k<i} |l_ik|^2)
     l_ij = (a_ij - sum_{k<j} l_ik conj(l_jk)) / l_jj      (i > j)
 
 in two halves: the diagonal (in place: it reads only off-diagonal entries), then the
@@ -26,11 +26,11 @@ def _a_on_l(a, l, l_rows):
     return a.values[a.row_ptrs[l_rows] + (np.arange(l.nnz) - l.row_ptrs[l_rows])]
 
 
-def sweep_diagonal(exec, a, l, l_rows):
-    # l_ii = sqrt(a_ii - sum_{k<i} |l_ik|^2), in place (real)
+def sweep_diagonal(exec, a, l, l_rows, shift):
+    # l_ii = sqrt((1 + shift) a_ii - sum_{k<i} |l_ik|^2), in place (real)
     diag = l.row_ptrs[1:] - 1
     with np.errstate(invalid="ignore"):
-        l.values[diag] = np.sqrt(_a_on_l(a, l, l_rows)[diag].real - _sums(l, l_rows)[diag].real)
+        l.values[diag] = np.sqrt((1 + shift) * _a_on_l(a, l, l_rows)[diag].real - _sums(l, l_rows)[diag].real)
 
 
 def sweep_off_diagonal(exec, a, l, l_rows, l_out):

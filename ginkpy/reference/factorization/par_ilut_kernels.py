@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.reference.factorization.patterns import (csr_arrays, entry_rows, on_pattern, scipy_view,
+from ginkpy.reference.factorization.patterns import (csr_arrays, entry_rows, floor_pivots, on_pattern, scipy_view,
                                                       union_pattern, with_values)
 
 SAMPLE = 1 << 13  # entries sampled by the approximate threshold selection
@@ -23,9 +23,10 @@ def add_candidates(exec, a, l, u):
     """L and U grown by the pattern of A - L U: new l_ij = (a_ij - (LU)_ij) / u_jj, new
     u_ij = a_ij - (LU)_ij; as CSR arrays (L's first)."""
     A, L, U = scipy_view(a), scipy_view(l), scipy_view(u)
-    union = union_pattern(A, L @ U, L, U)
+    product = (L @ U).tocsr()
+    union = union_pattern(A, product, L, U)
     rows, cols = entry_rows(union), union.indices
-    residual = on_pattern(A, rows, cols) - on_pattern((L @ U).tocsr(), rows, cols)
+    residual = on_pattern(A, rows, cols) - on_pattern(product, rows, cols)
     pivots = U.diagonal()
     with np.errstate(divide="ignore", invalid="ignore"):
         new = np.where(cols < rows, residual / pivots[cols], residual)
@@ -35,14 +36,15 @@ def add_candidates(exec, a, l, u):
             + csr_arrays(with_values(upper, U, on_pattern(grown, entry_rows(upper), upper.indices)), u.dtype))
 
 
-def compute_l_u_factors(exec, a, l, u):
+def compute_l_u_factors(exec, a, l, u, floors):
     # one sweep, U then L, as ParILU's (in place):
-    # u_ij = a_ij - sum_{k<i} l_ik u_kj;  l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj
+    # u_ij = a_ij - sum_{k<i} l_ik u_kj (|u_ii| >= floor_i);  l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj
     A = scipy_view(a)
     u_rows, l_rows = np.repeat(np.arange(u.shape[0]), np.diff(u.row_ptrs)), \
         np.repeat(np.arange(l.shape[0]), np.diff(l.row_ptrs))
     sums = on_pattern(scipy_view(l, strict=True) @ scipy_view(u, strict=True), u_rows, u.col_idxs)
     u.values[:] = on_pattern(A, u_rows, u.col_idxs) - sums
+    floor_pivots(u.values, u.row_ptrs[:-1], floors.values[:, 0])
     sums = on_pattern(scipy_view(l, strict=True) @ scipy_view(u, strict=True), l_rows, l.col_idxs)
     pivots = u.values[u.row_ptrs[:-1]]
     with np.errstate(divide="ignore", invalid="ignore"):

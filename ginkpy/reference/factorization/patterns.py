@@ -66,3 +66,17 @@ def with_values(pattern: sp.csr_matrix, old: sp.csr_matrix, new_values: np.ndarr
     values = on_pattern(old, rows, cols)
     present = on_pattern(sp.csr_matrix((np.ones(old.nnz), old.indices, old.indptr), shape=old.shape), rows, cols)
     return sp.csr_matrix((np.where(present > 0, values, new_values), cols, pattern.indptr), shape=pattern.shape)
+
+
+def floor_pivots(values: np.ndarray, positions: np.ndarray, floors: np.ndarray) -> np.ndarray:
+    """Replace the pivots at ``positions`` whose magnitude is not above their floor (a zero floor
+    counts as 1) by the floor with their sign (a zero pivot: positive), in place; returns which
+    were replaced."""
+    floors = np.where(floors > 0, floors, 1)
+    pivots = values[positions]
+    magnitude = np.abs(pivots)
+    tiny = magnitude <= floors
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values[positions[tiny]] = np.where(magnitude[tiny] > 0, pivots[tiny] * (floors[tiny] / magnitude[tiny]),
+                                           floors[tiny])
+    return tiny

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import _sparsetools
 
 from ginkpy.reference.components.reduction_kernels import dots
 
@@ -19,7 +20,23 @@ def _scipy(a):
 
 
 def spmv(exec, a, b, x):
-    x.values[...] = _scipy(a) @ b.values
+    # x = A b
+    _product(a, b.values, x.values)
+
+
+def _product(a, b, out) -> None:
+    """out = A b for host arrays: SciPy's own loop (csr_matvec, csr_matvecs) writing into out,
+    without the dispatch and the new array of ``@`` (which costs as much as the product of a
+    small matrix); ``@`` where the types differ."""
+    if not (a.values.dtype == b.dtype == out.dtype and b.flags.c_contiguous and out.flags.c_contiguous):
+        out[...] = _scipy(a) @ b
+        return
+    (n, m), k = a.shape, b.shape[1]
+    out[...] = 0
+    if k == 1:
+        _sparsetools.csr_matvec(n, m, a.row_ptrs, a.col_idxs, a.values, b.reshape(-1), out.reshape(-1))
+    else:
+        _sparsetools.csr_matvecs(n, m, k, a.row_ptrs, a.col_idxs, a.values, b.reshape(-1), out.reshape(-1))
 
 
 def advanced_spmv(exec, alpha, a, b, beta, x):

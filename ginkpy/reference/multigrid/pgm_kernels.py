@@ -34,6 +34,15 @@ def _edge_hash(i: np.ndarray, j: np.ndarray) -> np.ndarray:
     return x
 
 
+def start_pass(exec, n, threshold, sweeps):
+    """The arrays a pass starts from, made on the executor without a blocking write: the
+    aggregates (n, all -1: none yet), the matching state [threshold, n, 0 for each of ``sweeps``
+    sweeps] (see core/multigrid/pgm.py: matching_stopped) and the flags [0, 0]."""
+    state = np.zeros(2 + sweeps, dtype=np.int32)
+    state[:2] = threshold, n
+    return np.full(n, UNAGGREGATED, dtype=np.int32), state, np.zeros(2, dtype=np.int32)
+
+
 def diagonal_scale(exec, a):
     """1 / |a_ii| per row, real (computed in float64, rounded once to A's real type; infinity
     where a_ii is zero or not stored): the scale of the weights."""

@@ -6,18 +6,23 @@ the whole sums (one row). Dot products conjugate their first argument (r . z is 
 Hermitian positive definite A and M, rho and p . q are real."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.components.reduction_kernels import _column_sums, _set
-from ginkpy.reference.components.stopping import stop_check
+from ginkpy.reference.components.reduction_kernels import _column_dots, _set, _set_dots, _total
+from ginkpy.reference.components.scratch import axpy, scratch
+from ginkpy.reference.components.stopping import RUNNING, check_one, stop_check
 
 
 def _z(r, z, diag):
-    """z = M r as the kernels see it."""
+    """z = M r as the kernels see it (D^-1 r in a scratch array)."""
     if z is not None:
         return z.values
-    return r.values if diag is None else diag.values * r.values
+    if diag is None:
+        return r.values
+    return np.multiply(diag.values, r.values, out=scratch(r.values.shape, r.values.dtype))
 
 
 def initialize(exec, p, prev_rho):
@@ -28,21 +33,23 @@ def initialize(exec, p, prev_rho):
 
 def prepare(exec, r, z, diag, rz, rr):
     # partial sums of r . r and r . z
-    _set(rr, _column_sums(r.values.conj() * r.values))
+    _set(rr, _column_dots(r.values, r.values))
     if rz is not rr:
-        _set(rz, _column_sums(r.values.conj() * _z(r, z, diag)))
+        _set(rz, _column_dots(r.values, _z(r, z, diag)))
 
 
 def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
     # stop on ||r||;  rho = r . z;  p = z + (rho / prev_rho) p  (0 for rho / prev_rho where prev_rho == 0)
-    running = stop_check(stop, np.sqrt(rr.values.sum(axis=0).real))
-    if not running.any():
-        return
-    if running.size == 1:  # one column: plain numbers
-        rho_new, prev = rz.values.sum().item(), prev_rho.values[0, 0].item()
+    if stop.status.size == 1:  # one column: plain numbers (numpy's overhead dominates small systems)
+        if stop.status[0] != RUNNING or not check_one(stop, math.sqrt(_total(rr).real)):
+            return
+        rho_new, prev = _total(rz), prev_rho.values.item(0)
         rho.values[0, 0] = rho_new
         p.values *= rho_new / prev if prev != 0 else 0.0
         p.values += _z(r, z, diag)
+        return
+    running = stop_check(stop, np.sqrt(rr.values.sum(axis=0).real))
+    if not running.any():
         return
     rho_new = rz.values.sum(axis=0)
     prev = prev_rho.values[0]
@@ -60,18 +67,21 @@ def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
 def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
     # alpha = rho / (p . q) (p . q <= 0 or rho == 0: breakdown);  x += alpha p;  r -= alpha q;
     # prev_rho = rho;  partial sums of r . r and r . z
-    running = stop.status == 0
-    if running.size == 1 and running[0]:  # one column: plain numbers
-        beta, rho_ = pq.values.sum().item(), rho.values[0, 0].item()
+    if stop.status.size == 1:  # one column: plain numbers
+        if stop.status[0] != RUNNING:
+            _partials(r, diag, rz, rr)
+            return
+        beta, rho_ = _total(pq), rho.values.item(0)
         if beta.real > 0 and rho_ != 0:
             alpha = rho_ / beta
-            x.values += alpha * p.values
-            r.values -= alpha * q.values
+            axpy(alpha, p.values, x.values)
+            axpy(-alpha, q.values, r.values)
             prev_rho.values[0, 0] = rho_
         else:
             stop.status[0] = StopReason.BREAKDOWN
         _partials(r, diag, rz, rr)
         return
+    running = stop.status == RUNNING
     beta, rho_ = pq.values.sum(axis=0), rho.values[0]
     ok = (beta.real > 0) & (rho_ != 0)
     stop.status[running & ~ok] = StopReason.BREAKDOWN
@@ -89,7 +99,7 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
 
 
 def _partials(r, diag, rz, rr):
-    """Partial sums of r . r, and of r . D^-1 r with scalar Jacobi."""
-    _set(rr, _column_sums(r.values.conj() * r.values))
+    """Partial sums of r . r, and of r . D^-1 r with scalar Jacobi (one pass, no temporary)."""
+    _set_dots(rr, r.values, r.values)
     if diag is not None:
-        _set(rz, _column_sums(r.values.conj() * _z(r, None, diag)))
+        _set(rz, np.einsum("ij,ij,ij->j", r.values.conj(), diag.values, r.values))

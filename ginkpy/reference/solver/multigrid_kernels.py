@@ -52,7 +52,7 @@ def pack_coarse_levels(exec, coarse):
 
 
 def coarse_cycle(exec, coarse, schedule, work, b, x):
-    """The steps of ``schedule`` (rows (op, level, src, dst), see core/solver/multigrid_cycle.py)
+    """The steps of ``schedule`` (rows (op, level, src, dst), see core/solver/multigrid.py)
     on the levels of ``coarse``, whose vectors (b, x0, x1 per level) lie in ``work`` as
     ``coarse.layout()`` places them; level 0's b and x0 are ``b`` and ``x``."""
     meta = coarse.layout()

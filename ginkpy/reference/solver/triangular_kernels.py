@@ -18,26 +18,50 @@ from ginkpy.reference.solver.triangle import first_zero, split_triangle
 
 @attrs.frozen
 class Triangle:
-    """The triangle (strict part plus diagonal, sorted CSR) used by the substitution."""
+    """The triangle scaled to a unit diagonal, T D^-1 (sorted CSR), which SciPy's substitution
+    takes as it is (a non-unit diagonal would be rescaled into a new matrix at every solve),
+    and D^-1 to scale the solution: T^-1 b = D^-1 (T D^-1)^-1 b."""
 
     lower: bool
     matrix: sp.csr_matrix
+    inv_diag: np.ndarray
 
 
 def generate(exec, a, lower, unit_diagonal):
     """The prepared triangle (None for Dense) and the first row with a zero diagonal (-1 if none)."""
     if isinstance(a, Dense):
         return None, -1 if unit_diagonal else first_zero(np.diagonal(a.values))
-    m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
-    strict, diag, zero_row = split_triangle(m, lower, unit_diagonal)
-    triangle = (strict + sp.diags(diag)).tocsr() if a.shape[0] else strict
-    return Triangle(lower, triangle), zero_row
+    n = a.shape[0]
+    rows = np.repeat(np.arange(n, dtype=a.col_idxs.dtype), np.diff(a.row_ptrs))
+    on_diagonal = a.col_idxs == rows
+    if np.count_nonzero(on_diagonal) < n:  # a diagonal entry not stored (unit_diagonal, or singular)
+        m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+        strict, diag, zero_row = split_triangle(m, lower, unit_diagonal)
+        if zero_row >= 0:
+            return None, zero_row
+        triangle = (strict @ sp.diags(1 / diag) + sp.eye(n, dtype=strict.dtype)).tocsr()
+        triangle.sort_indices()
+        return Triangle(lower, triangle, (1 / diag)[:, None]), -1
+    diag = np.ones(n, a.dtype) if unit_diagonal else a.values[on_diagonal]
+    zero_row = first_zero(diag)
+    if zero_row >= 0:
+        return None, zero_row
+    inv_diag = 1 / diag
+    # T D^-1 with its unit diagonal stored (SciPy's solver sets it in place: no new entries), in
+    # one pass over the sorted rows: the entries of the triangle, scaled by their column
+    keep = np.flatnonzero((a.col_idxs <= rows) if lower else (a.col_idxs >= rows))
+    cols = a.col_idxs[keep]
+    values = np.where(on_diagonal[keep], 1, a.values[keep] * inv_diag[cols]).astype(a.dtype, copy=False)
+    triangle = sp.csr_matrix((values, cols, np.searchsorted(keep, a.row_ptrs)), shape=a.shape)
+    triangle.has_sorted_indices = True
+    return Triangle(lower, triangle, inv_diag[:, None]), -1
 
 
 def solve(exec, plan, b, x):
-    # x = T^-1 b by substitution, rows in dependency order
+    # x = T^-1 b = D^-1 (T D^-1)^-1 b by substitution, rows in dependency order
     if b.values.size:
-        x.values[...] = spsolve_triangular(plan.matrix, b.values, lower=plan.lower).reshape(x.shape)
+        y = spsolve_triangular(plan.matrix, b.values, lower=plan.lower, overwrite_A=True, unit_diagonal=True)
+        x.values[...] = plan.inv_diag * y.reshape(x.shape)
 
 
 def _strict(a, lower: bool) -> sp.csr_matrix:

@@ -14,6 +14,7 @@ the same entries in another order are accepted, any other is an error naming it.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Callable
 
 import attrs
@@ -85,27 +86,27 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
                 raise ValueError(f"item {i} has shape {a.shape} where item 0 has {arrays[0].shape}: every item "
                                  f"of a batch must be a 2-D array of one shape")
         return from_dense(np.stack(arrays), dtype)
+    kinds = {(getattr(m, "format", None), getattr(m, "shape", None)) for m in items}  # one pass over the items
     fmt = getattr(items[0], "format", None)
-    if fmt not in STRUCTURE or any(getattr(m, "format", None) != fmt for m in items):
+    if fmt not in STRUCTURE or len({kind[0] for kind in kinds}) > 1:
         # another format, or several: each item converted (a loop over the items, in SciPy)
         items, fmt = [canonical(m, f"item {i}") for i, m in enumerate(items)], "csr"
     first = items[0]
     shape = first.shape
-    wrong = [i for i, m in enumerate(items) if m.shape != shape]
-    if wrong:
-        i = wrong[0]
+    if len({kind[1] for kind in kinds}) > 1:
+        i = next(i for i, m in enumerate(items) if m.shape != shape)
         raise ValueError(f"every item of a batch must have the shape of item 0, but item {i} is "
                          f"{items[i].shape[0]} x {items[i].shape[1]} where item 0 is {shape[0]} x {shape[1]}")
+    data = list(map(attrgetter("data"), items))
     if dtype is None:
-        dtype = np.result_type(*{m.dtype for m in items})
+        dtype = np.result_type(*{d.dtype for d in data})
     dtype = value_dtype(dtype, "matrix")
     rows, cols = _coordinates(first, fmt)
     row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, cols)
     # items whose index arrays are item 0's, byte for byte: the same pattern in the same order
     same = np.ones(len(items), dtype=bool)
     for name in STRUCTURE[fmt]:
-        same &= _same_arrays([getattr(m, name) for m in items], getattr(first, name))
-    data = [m.data for m in items]
+        same &= _same_arrays(list(map(attrgetter(name), items)), getattr(first, name))
     replaced = {}
     if not same.all():
         pattern = sp.csr_matrix((np.ones(col_idxs.size), col_idxs, row_ptrs), shape=shape)

@@ -45,27 +45,29 @@ class BatchSolver(EnableBuild, BatchLinOp):
         self.preconditioner = self._generate_preconditioner(self.parameters.preconditioner)
 
     def _generate_preconditioner(self, value: Any) -> Any:
-        """None (no preconditioner) or a generated batch Jacobi for this system."""
+        """None (no preconditioner) or a generated batch Jacobi, Ilu or Isai for this system."""
+        from ginkpy.core.batch.preconditioner.ilu import Ilu
+        from ginkpy.core.batch.preconditioner.isai import Isai
         from ginkpy.core.batch.preconditioner.jacobi import Jacobi
+        kinds, names = (Jacobi, Ilu, Isai), "gk.batch.preconditioner.Jacobi, Ilu or Isai"
         if value is None:
             return None
-        if isinstance(value, Jacobi):
+        if isinstance(value, kinds):
             if value.shape != self.shape:
                 raise ValueError(f"the preconditioner has {value.num_batch_items} items of {value.common_size}, "
                                  f"the system {self.num_batch_items} of {self.common_size}")
             if not value.executor.same_memory(self.executor):
                 raise ValueError("the generated preconditioner lives on another executor: generate it on the "
-                                 "solver's executor, or pass its factory (Jacobi.build()...)")
+                                 f"solver's executor, or pass its factory ({type(value).__name__}.build()...)")
             return value
         if isinstance(value, (Parameters, Factory)):
             params = value if isinstance(value, Parameters) else value.parameters
-            if params.product is not Jacobi:
-                raise TypeError(f"the batched solvers take gk.batch.preconditioner.Jacobi as preconditioner, "
+            if params.product not in kinds:
+                raise TypeError(f"the batched solvers take {names} as preconditioner, "
                                 f"not {params.product.__name__}")
-            return Jacobi.build().with_max_block_size(params.max_block_size).on(self.executor).generate(
-                self.system_matrix)
-        raise TypeError(f"preconditioner must be gk.batch.preconditioner.Jacobi.build()... or a generated "
-                        f"batch Jacobi, not {type(value).__name__}")
+            return params.on(self.executor).generate(self.system_matrix)
+        raise TypeError(f"preconditioner must be {names} (their build()... or generated), "
+                        f"not {type(value).__name__}")
 
     def _apply_impl(self, b: MultiVector, x: MultiVector) -> None:
         p = self.parameters
@@ -92,20 +94,49 @@ class BatchSolver(EnableBuild, BatchLinOp):
             raise ValueError(f"the batched solvers take one right-hand side per item (b of shape (N, n)), "
                              f"but b has {b.common_size[1]} columns per item: solve each column separately")
         exec, N = self.executor, self.num_batch_items
-        iterations = exec.from_host(np.zeros(N, np.int32))
         real = real_dtype(self.dtype)  # residual norms and tolerances are real, also for complex values
-        residual_norms = exec.from_host(np.zeros(N, real))
-        reasons = exec.from_host(np.zeros(N, STATUS_DTYPE))
+        # every item's results are written by the kernel: nothing to copy in
+        iterations, residual_norms = exec.alloc((N,), np.int32), exec.alloc((N,), real)
+        reasons = exec.alloc((N,), STATUS_DTYPE)
+        x0 = None
         if self.common_size[0] > 0:
+            x0 = x.clone()  # (one copy per solve: an item that ends worse gets it back)
             self._solve(b, x, max_iterations, real.type(rtol), real.type(atol), iterations,
                         residual_norms, reasons)
         else:
+            exec.write(iterations, np.zeros(N, np.int32))
+            exec.write(residual_norms, np.zeros(N, real))
             exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))
         iterations, residual_norms, reasons = exec.to_host(iterations, residual_norms, reasons)
         _check_inputs(iterations, reasons)
-        result = SolveResult(iterations.astype(np.int64), residual_norms.astype(np.float64), reasons, method="batch")
+        residual_norms = self._never_worse_than_x0(b, x, x0, reasons, residual_norms.astype(np.float64))
+        result = SolveResult(iterations.astype(np.int64), residual_norms, reasons, method="batch")
         self._log("on_batch_solver_completed", result)
         return result
+
+    def _never_worse_than_x0(self, b: MultiVector, x: MultiVector, x0: MultiVector | None, reasons: np.ndarray,
+                             norms: np.ndarray) -> np.ndarray:
+        """The honest end: an item that did not converge keeps x where its true residual is no
+        larger than x0's, else gets x0 back; returns the residual norms of what each item
+        returns (the true ones where it did not converge). Nothing where every item converged."""
+        unconverged = reasons != StopReason.CONVERGED
+        if x0 is None or not unconverged.any():
+            return norms
+        exec = self.executor
+        B = exec.to_host(b.values)
+
+        def true_norms(v: MultiVector) -> np.ndarray:
+            # ||b_i - A_i v_i|| per item
+            with np.errstate(all="ignore"):
+                return np.linalg.norm(B - exec.to_host(self.system_matrix.apply(v, v.empty_like()).values), axis=(1, 2))
+
+        final, initial = true_norms(x), true_norms(x0)
+        X, X0 = exec.to_host(x.values, x0.values)
+        use_x0 = unconverged & ~(final <= initial)
+        if use_x0.any():
+            X[use_x0] = X0[use_x0]
+            exec.write(x.values, X)
+        return np.where(use_x0, initial, np.where(unconverged, final, norms))
 
     def _solve(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol, atol, iterations,
                residual_norms, reasons) -> None:

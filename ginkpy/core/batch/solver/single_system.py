@@ -42,11 +42,12 @@ def solve_small_system(monitor, method: str, krylov_dim: int = 0) -> SolveResult
     applies: a Csr matrix of at most ``exec.small_system_rows(method, dtype)`` rows (0 on the
     reference executor), one right-hand side still running, Iteration and ResidualNorm
     criteria, no preconditioner or Jacobi, no time limit and no logger that wants every
-    iteration. The result is what the loop would report (the true residual confirms
+    iteration (or every iterate). The result is what the loop would report (the true residual confirms
     convergence). Returns None where it does not apply (the loop runs)."""
     solver, exec, A = monitor.solver, monitor.exec, monitor.A
     M = solver.preconditioner
     if (monitor.blind or monitor.k != 1 or not monitor.running or monitor.log_iterations or monitor.sync
+            or monitor.solution_loggers
             or monitor.time_limit != np.inf or monitor.max_iters >= np.iinfo(np.int32).max
             or not isinstance(A, Csr) or not isinstance(M, (Identity, Jacobi))
             or not all(issubclass(c.parameters.product, (Iteration, ResidualNorm)) for c in solver.criteria)

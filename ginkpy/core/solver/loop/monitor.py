@@ -16,8 +16,10 @@ import numpy as np
 
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.solver.loop.replays import Replays
+from ginkpy.core.solver.loop.best_iterate import BestIterate
+from ginkpy.core.solver.loop.replays import Replays, kept_replays
 from ginkpy.core.solver.loop.scaling import host_norms, power_of_two_scale
+from ginkpy.core.solver.loop.solution_reads import SolutionReads
 from ginkpy.core.solver.loop.stop_reader import Read, StopReader
 from ginkpy.core.stop.combined import Combined
 from ginkpy.core.stop.criterion import CriterionArgs
@@ -53,14 +55,23 @@ class IterationMonitor:
     reads from the device itself (a host operator) makes every read immediate
     (``reads_each_iteration``).
 
+    What a solve keeps in the solver's workspace for the next apply of the same shape and
+    value type: its vectors, its stop state and its captured iterations (keyed by the vectors
+    they hold). So that the iterations of one apply replay those of the last, a solver applied
+    by its user runs on the workspace's b and x (the caller's copied in, one launch each, and x
+    copied out at the end); an inner solver (a preconditioner, a smoother) runs on the b and x
+    the solver around it gives, the same vectors at every apply (and so does a solve whose
+    logger reads the live x).
+
     Parameters
     ----------
     solver : IterativeSolver
         The solver whose apply this is.
     b, x : Dense
         The right-hand sides and the initial guess, which receives the solution.
-    zero_guess : bool, default False
-        Whether x is known to be zero (its norm and the product A x are skipped).
+    guess : {"provided", "zero", "rhs"} or None, default None
+        Where the solve starts: x (None or "provided"), 0 (x is not read; its norm and the
+        product A x are skipped) or b.
 
     Examples
     --------
@@ -73,7 +84,7 @@ class IterationMonitor:
     MAX_INTERVAL = 64    # iterations between two reads at most (StopState keeps 256 in its history)
     READ_PERIOD = 1e-3   # seconds of iterations between two reads at most
 
-    def __init__(self, solver, b: Dense, x: Dense, zero_guess: bool = False) -> None:
+    def __init__(self, solver, b: Dense, x: Dense, guess: str | None = None) -> None:
         self.solver = solver
         exec = self.exec = solver.executor
         self.A = solver.system_matrix
@@ -87,51 +98,90 @@ class IterationMonitor:
         self.max_iters, self.time_limit = criteria.max_iters, criteria.time_limit
         loggers = self.loggers = solver.loggers
         self.log_iterations = any(getattr(lg, "wants_iterations", True) for lg in loggers)
-        # a distributed solve reads after every iteration, so that every rank stops at the same one
-        self.sync = any(getattr(lg, "needs_solution", False) for lg in loggers) or self.A.distributed
+        # a logger that reads the live x after every iteration makes the loop run on the caller's x
+        # and wait for each iteration; a distributed solve reads after every iteration too, so
+        # that every rank stops at the same one. A logger that wants x after every iteration
+        # (SciPy's callback(xk)) gets a copy, read one iteration behind the device
+        self.needs_solution = any(getattr(lg, "needs_solution", False) for lg in loggers)
+        self.sync = self.needs_solution or self.A.distributed
+        self.solution_loggers = [lg for lg in loggers if getattr(lg, "wants_solution", False)]
+        self.solutions: SolutionReads | None = None  # (made when the loop starts)
         # an inner solver without a residual criterion, a time limit or loggers has nothing to
         # read back: it runs max_iters iterations blind (so the solver around it can capture it)
         self.blind = solver.inner and not (criteria.has_residual_norm or self.time_limit < np.inf or loggers)
         self.reads_each_iteration = False  # an iteration reads from the device itself (not replayable)
         self.stop = ws.get("stop", lambda: StopState(exec, k, b.dtype))
         stop = self.stop
-        into = ws.get("read", lambda: [exec.host_array(a.shape, a.dtype)
-                                       for a in (stop.status, stop.checks, stop.history.values)])
+        def into(slot):  # made at the first read: a solve that needs none (a batch of one) makes none
+            return ws.get(("read", slot), lambda: [exec.host_array(a.shape, a.dtype)
+                                                   for a in (stop.status, stop.checks, stop.history.values)])
         self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD)
-        # the parts of an iteration, captured at their first run in this apply (they hold x and b)
-        self.replays = Replays(exec)
-        self.b, self.x, self.zero_guess = b, x, zero_guess
+        self.replays: Replays | None = None  # the captured parts of the iteration (at the first one)
+        self.zero_guess = guess == "zero"
         self.scale = np.ones(k)
         self.rhs_norm = np.full(k, np.nan)
-        self.x0: Dense | None = None  # the initial guess, to give back a column that diverges
         self.lag = 0  # iterations the most lagging column waited for its confirmation
+        self._take_system(b, x, guess)
         if not self.blind:
             self._scale_system()
 
+    def _take_system(self, b: Dense, x: Dense, guess: str | None) -> None:
+        """The b and x the loop runs on (the workspace's for a solver applied by its user, the
+        given ones for an inner solver), x set to the initial guess; ``x0``: where the initial
+        guess stays (to give back a column that diverges), ``out``: where x goes at the end."""
+        self.out = None
+        if self.solver.inner or self.needs_solution:
+            # the vectors of the solver around it (the same at every apply), or those a logger
+            # watches: the loop runs on them
+            self.b, self.x = b, x
+            if guess == "zero":
+                x.fill(0.0)
+            elif guess == "rhs":
+                x.copy_from(b)
+            self.x0 = None
+            if not (self.zero_guess or self.blind):
+                self.x0 = self.ws.vector("x0")
+                self.x0.copy_from(x)
+            return
+        # the caller's vectors, copied in: the captured iterations hold the workspace's
+        ws = self.ws
+        self.b, self.x, self.out = ws.vector("b"), ws.vector("x"), x
+        self.b.copy_from(b)
+        if guess == "zero":
+            self.x.fill(0.0)
+        else:
+            self.x.copy_from(b if guess == "rhs" else x)
+        self.x0 = None if self.zero_guess else b if guess == "rhs" else x
+
     def _scale_system(self) -> None:
         """||b|| and ||x|| without underflow or overflow; b and x scaled by powers of 2 where
-        they are far from 1; b = 0 columns get x = 0 (their answer); x0 kept."""
+        they are far from 1; b = 0 columns get x = 0 (their answer)."""
         exec, ws, b, x = self.exec, self.ws, self.b, self.x
         b_norm = host_norms(exec, b.compute_norm2(ws.norms()))
         if not np.isfinite(b_norm).all():
-            raise ValueError("the right-hand side b contains NaN or Inf values")
+            raise ValueError(self._not_finite("the right-hand side b", b, "scale the system down"))
         x_norm = np.zeros(self.k) if self.zero_guess else host_norms(exec, x.compute_norm2(ws.norms()))
         if not np.isfinite(x_norm).all():
-            raise ValueError("the initial guess x contains NaN or Inf values")
+            raise ValueError(self._not_finite("the initial guess x", x, "start from a smaller x (or x = 0)"))
         self.zero_rhs = b_norm == 0
         self.scale = power_of_two_scale(b_norm, x_norm)
         self.rhs_norm = b_norm
         if (self.scale != 1).any():
-            self.b = ws.vector("b_scaled")
-            self.b.copy_from(b)
+            if self.out is None:  # the caller's b is not to be changed
+                self.b = ws.vector("b_scaled")
+                self.b.copy_from(b)
             self.b.scale(self.scale)
             x.scale(self.scale)
         if self.zero_rhs.any():
             x.scale(np.where(self.zero_rhs, 0.0, 1.0))
         self.zero_guess = self.zero_guess or bool(self.zero_rhs.all())
-        if not self.zero_guess:
-            self.x0 = ws.vector("x0")
-            self.x0.copy_from(x)
+
+    def _not_finite(self, what: str, v: Dense, advice: str) -> str:
+        """Why the norm of ``v`` is not finite: NaN or Inf entries, or finite ones too large."""
+        if not v.is_finite():
+            return f"{what} contains NaN or Inf values"
+        return (f"{what} is too large: its norm overflows {real_dtype(v.dtype)} (entries near "
+                f"{np.finfo(real_dtype(v.dtype)).max:.1e} or many large ones); {advice}")
 
     # -- what a solver calls ------------------------------------------------------------------
     def residual(self, r: Dense, x: Dense | None = None) -> Dense:
@@ -159,20 +209,25 @@ class IterationMonitor:
         else:
             self.residual(r)
         status = np.zeros(k, STATUS_DTYPE)
+        self.best = BestIterate(exec, self.ws, self.stop, self.x, self.solver.keeps_best_iterate and not self.blind)
         if self.blind:
             self.reader.reset(status, np.full(k, np.nan))
             self.threshold = np.full(k, -1.0)
             self.stop.reset(status, self.threshold, self.max_iters)
             return
         r_norm = host_norms(exec, r.compute_norm2(self.ws.norms()))
-        if not np.isfinite(r_norm).all():
-            raise ValueError("the initial residual b - A x is not finite (NaN or Inf): A x overflows for the "
-                             "initial guess x; start from a smaller x (or x = 0)")
+        self.best.start(self.ws.norms(), r_norm)
         scale = self.scale
-        args = CriterionArgs(self.A, self.rhs_norm, r_norm / scale)
+        with np.errstate(over="ignore"):
+            unscaled = r_norm / scale
+        if not np.isfinite(unscaled).all():
+            raise ValueError(f"the initial residual b - A x overflows {real_dtype(self.solver.dtype)}: A x is too "
+                             f"large for the initial guess x (b and x are finite); start from a smaller x (or x = 0)")
+        args = CriterionArgs(self.A, self.rhs_norm, unscaled)
         self.threshold = self.criteria.thresholds(args) * scale
         # b = 0: x = 0 is the answer, at once
         r_norm[self.zero_rhs] = 0
+        self.initial_norms = r_norm.copy()
         self.reader.reset(np.where(self.zero_rhs, CONVERGED, status), r_norm)
         self.reader.confirmed[:] = self.zero_rhs
         if self._time_up():  # a time limit of 0: no iteration
@@ -242,6 +297,7 @@ class IterationMonitor:
         ``resume(columns)`` restarts the columns (a uint8 device mask) that got the true
         residual as their r after a failed confirmation (without it only r is replaced).
         """
+        self._start_solution_reads(resume)
         while True:
             while self.running and self.iteration < self.loop_limit:
                 if steps is None:
@@ -249,6 +305,7 @@ class IterationMonitor:
                 else:
                     iteration(next(steps))
                 self.iteration += 1
+                self.best.sample(self.iteration)
                 self._next(resume)
             if self.running and self.iteration >= self.loop_limit:
                 self.exec.run("components.stop.stop_running", self.stop, LIMIT)
@@ -263,11 +320,15 @@ class IterationMonitor:
         ``end_cycle(j)`` ends a cycle after inner iteration j (the update of x, the true
         residual, the next cycle's start; the device confirms converged columns there).
         Steps and ends are captured and replayed as :meth:`run`'s iterations."""
+        self._start_solution_reads()
         while True:
             while self.running and self.iteration < self.loop_limit:
                 j = self._cycle(length, step, rotate)
                 # (after a break in the cycle, the rotation of step j ran already: again it does nothing)
-                self._replay(("end", j), lambda j=j: end_cycle(j))
+                if j == length - 1:
+                    self._replay("end", lambda: end_cycle(j))
+                else:  # a cycle cut short (once a solve): where depends on when the host read
+                    end_cycle(j)
                 self._poll()
             if self.running and self.iteration >= self.loop_limit:
                 self.exec.run("components.stop.stop_running", self.stop, LIMIT)
@@ -294,9 +355,13 @@ class IterationMonitor:
         return length - 1
 
     def _replay(self, key: Any, part: Callable[[], None]) -> None:
-        """Run a part of an iteration: captured at its first run, replayed later."""
-        self.replays.enqueue(key, part)
-        self.reads_each_iteration = self.replays.reads
+        """Run a part of an iteration: captured at its first run (in this apply or an earlier
+        one on the same vectors), replayed later."""
+        replays = self.replays
+        if replays is None:
+            replays = self.replays = kept_replays(self.ws, self.exec, (self.blind, self.max_iters), self.b, self.x)
+        replays.enqueue(key, part)
+        self.reads_each_iteration = replays.reads
 
     # -- reading the stop state ----------------------------------------------------------------
     def _next(self, resume: Resume | None = None) -> None:
@@ -306,10 +371,19 @@ class IterationMonitor:
         if self.blind:
             return
         reader = self.reader
+        if self.solution_loggers and not self.sync:
+            # x and the stop state of this iteration read without waiting; those of the one before taken in
+            if self.solutions is None:
+                self.solutions = SolutionReads(self.exec, self.ws, self.x, self.solution_loggers)
+            self._take_solution(self.solutions.issue(reader, self.iteration), resume)
+            return
         if self.sync:
             self._absorb(reader.issue(self.iteration, final=True), resume)
             return
         exec = self.exec
+        if exec.all_running(self.stop.status) and not (self.log_iterations or self.reads_each_iteration) \
+                and self.time_limit == np.inf:
+            return  # on the host, where no column stopped since the last read there is nothing to take in
         exec.flush()
         pending = reader.pending
         due = reader.due(self.iteration) or self.reads_each_iteration or exec.none_running(self.stop.status)
@@ -319,6 +393,7 @@ class IterationMonitor:
         if due and reader.pending is None and self.running:
             if not exec.asynchronous or self.reads_each_iteration:  # the read is there at once
                 self._absorb(reader.issue(self.iteration), resume)
+                reader.schedule(self.iteration)  # on the host too, not every iteration (loggers get theirs in order)
                 return
             reader.pending = reader.issue(self.iteration)
             reader.schedule(self.iteration)
@@ -328,6 +403,7 @@ class IterationMonitor:
         iteration reads from the device anyway); elsewhere the reads of :meth:`_next` suffice."""
         if self.blind or not (self.sync or self.reads_each_iteration or not self.exec.asynchronous):
             return
+        self._take_solution(self.solutions and self.solutions.take(), None)
         reader = self.reader
         if reader.pending is not None:
             self._absorb(reader.pending, None)
@@ -342,11 +418,26 @@ class IterationMonitor:
             reader.host_status = np.full(self.k, LIMIT)
             reader.checks[:] = self.iteration + 1
             return False
+        self._take_solution(self.solutions and self.solutions.take(), resume)
         if reader.pending is not None:
             self._absorb(reader.pending, resume)
             reader.pending = None
         self._absorb(reader.issue(self.iteration, final=True), resume)
         return self.running and self.iteration < self.loop_limit
+
+    def _start_solution_reads(self, resume: Resume | None = None) -> None:
+        """With loggers of every iterate: the stop state after the setup read first (one read per
+        solve), so that an iteration is known to have run when a column ran before it."""
+        if self.solution_loggers and not (self.sync or self.blind):
+            self._absorb(self.reader.issue(self.iteration, final=True), resume)
+
+    def _take_solution(self, read: tuple | None, resume: Resume | None) -> None:
+        """Take in a solution read (``SolutionReads``): the stop state, then x to its loggers."""
+        if read:
+            ran = self.running  # (as the reads before this one tell: else the iteration ran for none)
+            self._absorb(read[0], resume)
+            if ran:
+                self.solutions.emit(self.solver, read, self.scale)
 
     def _absorb(self, read: Read, resume: Resume | None) -> None:
         """Take in a read of the stop state: confirmations, time limit, logger events."""
@@ -413,22 +504,26 @@ class IterationMonitor:
 
     # -- the end -----------------------------------------------------------------------------
     def finish(self) -> SolveResult:
-        """Undo the scaling, give back the initial guess of columns that diverged to NaN or Inf,
-        and report how the solve ended to the loggers."""
+        """The honest end: a column that did not converge returns the best of its last x, its
+        best kept iterate and x0 (x0 also where x is not finite: diverged); then the scaling is
+        undone, x copied out, and the loggers told how the solve ended."""
         exec, x, reader = self.exec, self.x, self.reader
-        # x may hold NaN or Inf where the residual does not show it (a column of A that is 0):
-        # such a column gets its initial guess back, as one that diverged (is_finite and
-        # reduce_flags are collective on a distributed system)
-        if not self.blind and not x.is_finite():
-            restore = self.A.reduce_flags(~np.isfinite(exec.to_host(x.values)).all(axis=0))
-            reader.host_status = np.where(restore, StopReason.DIVERGED, reader.host_status)
-            if restore.any():
-                mask = self.ws.array("mask", (self.k,), STATUS_DTYPE)
-                exec.write(mask, restore.astype(STATUS_DTYPE))
-                exec.run("matrix.dense.copy_columns", self.ws.vector("zeros") if self.x0 is None else self.x0, x, mask)
-                reader.norms = np.where(restore, self._initial_norms(), reader.norms)
+        use_x0 = None
+        if not self.blind:
+            # x may hold NaN or Inf where the residual does not show it (a column of A that is 0):
+            # that column diverged
+            finite = self._finite_columns(x)
+            reader.host_status = np.where(finite, reader.host_status, StopReason.DIVERGED)
+            use_x0, reader.norms = self.best.choose(reader.host_status, reader.norms, self.initial_norms,
+                                                    self._true_norms, self._finite_columns, finite)
         if (self.scale != 1).any():
             x.scale(1 / self.scale)
+        if use_x0 is not None and use_x0.any():
+            mask = self.ws.array("mask", (self.k,), STATUS_DTYPE)
+            exec.write(mask, use_x0.astype(STATUS_DTYPE))
+            exec.run("matrix.dense.copy_columns", self.ws.vector("zeros") if self.x0 is None else self.x0, x, mask)
+        if self.out is not None:
+            self.out.copy_from(x)
         result = SolveResult(np.maximum(reader.checks - 1, 0), reader.norms / self.scale, reader.host_status,
                              time.perf_counter() - self._start, self.rhs_norm.copy(), self.threshold / self.scale,
                              self.method)
@@ -436,11 +531,14 @@ class IterationMonitor:
             logger.on_solve_complete(self.solver, result)
         return result
 
-    def _initial_norms(self) -> np.ndarray:
-        """||b - A x0|| per column (||b|| for x0 = 0)."""
-        r = self.ws.vector("r_true")
-        if self.x0 is None:
-            r.copy_from(self.b)
-        else:
-            self.residual(r, self.x0)
+    def _finite_columns(self, x: Dense) -> np.ndarray:
+        """Per column: no NaN or Inf entry (one launch and read; the whole x read only where some
+        entry is not finite; collective on a distributed system)."""
+        if x.is_finite():
+            return np.ones(self.k, bool)
+        return ~self.A.reduce_flags(~np.isfinite(self.exec.to_host(x.values)).all(axis=0))
+
+    def _true_norms(self, x: Dense) -> np.ndarray:
+        """||b - A x|| per column (a blocking read)."""
+        r = self.residual(self.ws.vector("r_true"), x)
         return host_norms(self.exec, r.compute_norm2(self.ws.norms()))

@@ -37,3 +37,21 @@ class Replays:
             self.reads = replay is None
         else:
             (entry[0] or part)()
+
+
+KEPT = 4  # sets of captured iterations a workspace keeps (for as many pairs of vectors b, x)
+
+
+def kept_replays(ws, exec, mode: Any, b, x) -> Replays:
+    """The captured parts of the iterations that run on the vectors ``b`` and ``x`` in ``mode``
+    (what else the recorded launches depend on: blind or not, the iteration limit), kept in the
+    solver's workspace ``ws`` across applies: a later apply on the same vectors replays them.
+    The entry holds b and x, so that no other vectors can take their identities."""
+    store = ws.get("replays", dict)
+    key = (mode, id(b), id(x))
+    entry = store.get(key)
+    if entry is None:
+        if len(store) >= KEPT:
+            store.pop(next(iter(store)))
+        entry = store[key] = (Replays(exec), b, x)
+    return entry[0]

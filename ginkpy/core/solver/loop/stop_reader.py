@@ -40,21 +40,30 @@ class StopReader:
         The solver's executor.
     stop : StopState
         The device stop state of the solve.
-    into : list of ndarray
-        Host arrays (page-locked on a device) for status, checks and history, kept in the
-        solver's workspace.
+    into : callable
+        ``into(slot)`` gives the host arrays (page-locked on a device) for status, checks and
+        history, kept in the solver's workspace; called at the first read into that slot (reads
+        in flight at once go to different slots).
     log_iterations : bool
         Whether every read takes the residual norm history (for loggers of every iteration).
     """
 
-    def __init__(self, exec, stop, into: list, log_iterations: bool, max_interval: int, read_period: float) -> None:
-        self.exec, self.stop, self.into = exec, stop, into
+    def __init__(self, exec, stop, into: Callable[[int], list], log_iterations: bool, max_interval: int,
+                 read_period: float) -> None:
+        self.exec, self.stop, self._make_into, self._into = exec, stop, into, {}
         self.k = stop.k
         self.log_iterations = log_iterations
         self.max_interval, self.read_period = max_interval, read_period
         self.pending: Read | None = None
         self.interval, self.next_read = 1, 1
         self._last_issue = (time.perf_counter(), 0)
+
+    def into(self, slot: int = 0) -> list:
+        """The host arrays the reads of ``slot`` go to (made at its first read)."""
+        arrays = self._into.get(slot)
+        if arrays is None:
+            arrays = self._into[slot] = self._make_into(slot)
+        return arrays
 
     def reset(self, status: np.ndarray, norms: np.ndarray) -> None:
         """The state at the start of a solve: ``status`` per column and the initial norms."""
@@ -95,13 +104,16 @@ class StopReader:
         self.host_status = np.where((host == RUNNING) | (host == PENDING), status, host)
 
     # -- reads -------------------------------------------------------------------------------
-    def issue(self, iteration: int, final: bool = False) -> Read:
+    def issue(self, iteration: int, final: bool = False, slot: int = 0, also: tuple = ()) -> Read:
         """Start reading the status (with the check counts and the history when loggers want
-        every iteration's norms, or at the end) into the host arrays; the host does not wait."""
+        every iteration's norms, or at the end) into the host arrays of ``slot``, and ``also``
+        (device array, host array) pairs after them; the host does not wait."""
         stop = self.stop
         count = 3 if final or self.log_iterations else 1
-        event = self.exec.read_async([stop.status, stop.checks, stop.history.values][:count], self.into[:count])
-        return Read(self.into[:count] + [None] * (3 - count), event, iteration)
+        into = self.into(slot)
+        event = self.exec.read_async([stop.status, stop.checks, stop.history.values][:count] + [a for a, _ in also],
+                                     into[:count] + [host for _, host in also])
+        return Read(into[:count] + [None] * (3 - count), event, iteration)
 
     def due(self, iteration: int) -> bool:
         """Whether the schedule has a read due at ``iteration``."""

@@ -49,12 +49,13 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     rhat_norm = res;
                 }
                 s0 = 0;
-#if PRECOND == PRECOND_BLOCK
+#if PREC_SYNC
                 FOR_ROWS(i) {
                     if (restart) r_hat[i] = r[i];
                     p[i] = restart ? r[i] : r[i] + mul(beta, p[i] - mul(omega, v[i]));
                 }
                 SYNC();
+                PREC_PREPARE(p);
                 FOR_ROWS(i) {
                     value_type pi;
                     PREC_ROW(pi, p, i);
@@ -88,13 +89,14 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     // s = r - alpha v;  s_hat = M s;  ||s||;  sum |s_hat|
                     s0 = 0;
                     s1 = 0;
-#if PRECOND == PRECOND_BLOCK
+#if PREC_SYNC
                     FOR_ROWS(i) {
                         const value_type si = r[i] - mul(alpha, v[i]);
                         s[i] = si;
                         s0 += to_value(abs2(si));
                     }
                     SYNC();
+                    PREC_PREPARE(s);
                     FOR_ROWS(i) {
                         value_type shi;
                         PREC_ROW(shi, s, i);
@@ -118,17 +120,15 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     ++it;
                     int check = 0;  // the recurrence says converged: the true residual decides
                     if (s_res <= limit) {
-                        // x += alpha p_hat, if it stays finite
-                        if (!isfinite(x_sum + abs_value(alpha) * p_sum)) {
+                        // x += alpha p_hat, if it stays finite (x_sum bounds sum |x|: it grows by
+                        // the step's sum |alpha p_hat|, no sum over x)
+                        const real_type x_bound = x_sum + abs_value(alpha) * p_sum;
+                        if (!isfinite(x_bound)) {
                             reason = STATUS_DIVERGED;
                         } else {
-                            s0 = 0;
-                            FOR_ROWS(i) {
-                                const value_type xi = xv[i] + mul(alpha, p_hat[i]);
-                                xv[i] = xi;
-                                s0 += to_value(abs_value(xi));
-                            }
-                            x_sum = real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0));
+                            FOR_ROWS(i) xv[i] = xv[i] + mul(alpha, p_hat[i]);
+                            SYNC();  // the true residual reads every row of x
+                            x_sum = x_bound;
                             check = 1;
                         }
                     } else {
@@ -152,22 +152,19 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                         } else {
                             omega = ts / tt;
                             // x += alpha p_hat + omega s_hat;  r = s - omega t;  ||r||;
-                            // rho_new = r_hat . r;  sum |x|
+                            // rho_new = r_hat . r;  the bound of sum |x| grows by the step's
+                            x_sum += abs_value(alpha) * p_sum + abs_value(omega) * s_sum;
                             s0 = 0;
                             s1 = 0;
-                            s2 = 0;
                             FOR_ROWS(i) {
-                                const value_type xi = xv[i] + (mul(alpha, p_hat[i]) + mul(omega, s_hat[i]));
-                                xv[i] = xi;
+                                xv[i] = xv[i] + (mul(alpha, p_hat[i]) + mul(omega, s_hat[i]));
                                 const value_type ri = s[i] - mul(omega, t[i]);
                                 r[i] = ri;
                                 s0 += to_value(abs2(ri));
                                 s1 += mul_conj(r_hat[i], ri);
-                                s2 += to_value(abs_value(xi));
                             }
-                            sums = SUM4(s0, s1, s2, 0);
+                            sums = SUM4(s0, s1, 0, 0);
                             res = sqrt(real_part(SUM_AT(sums, 0)));
-                            x_sum = real_part(SUM_AT(sums, 2));
                             if (!isfinite(res)) {
                                 reason = STATUS_DIVERGED;
                             } else if (res <= limit) {

@@ -17,6 +17,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         START_ITEM(STORE_R)
         #undef STORE_R
         // z = M r;  p = z;  rho = r . z
+        PREC_PREPARE(r);
         s0 = 0;
         FOR_ROWS(i) {
             value_type zi;
@@ -44,27 +45,29 @@ __kernel void apply(BATCH_SOLVER_ARGS)
             sums = SUM4(s0, s1, 0, 0);
             const value_type pap = SUM_AT(sums, 0);
             const value_type alpha = divide(rho, pap);
+            // x_sum bounds sum |x| (it grows by |alpha| sum |p| each step: no sum over x per iteration)
+            const real_type x_bound = x_sum + abs_value(alpha) * real_part(SUM_AT(sums, 1));
             if (!(real_part(pap) > 0) || !is_finite_value(pap) || !is_finite_value(rho) || is_zero(rho)
                 || !is_finite_value(alpha)) {
                 reason = STATUS_BREAKDOWN;
-            } else if (!isfinite(x_sum + abs_value(alpha) * real_part(SUM_AT(sums, 1)))) {
-                // x + alpha p would not stay finite: |x_i + alpha p_i| <= sum |x| + |alpha| sum |p|
+            } else if (!isfinite(x_bound)) {
+                // x + alpha p might not stay finite: |x_i + alpha p_i| <= sum |x| + |alpha| sum |p|
                 reason = STATUS_DIVERGED;
             } else {
-                // x += alpha p;  r -= alpha ap;  z = M r;  rho_new = r . z;  ||r||;  sum |x|
+                // x += alpha p;  r -= alpha ap;  z = M r;  rho_new = r . z;  ||r||
                 s0 = 0;
                 s1 = 0;
-                s2 = 0;
-#if PRECOND == PRECOND_BLOCK
+                x_sum = x_bound;
+#if PREC_SYNC
                 FOR_ROWS(i) {
                     const value_type xi = xv[i] + mul(alpha, p[i]);
                     xv[i] = xi;
                     const value_type ri = r[i] - mul(alpha, ap[i]);
                     r[i] = ri;
                     s1 += to_value(abs2(ri));
-                    s2 += to_value(abs_value(xi));
                 }
                 SYNC();
+                PREC_PREPARE(r);
                 FOR_ROWS(i) {
                     value_type zi;
                     PREC_ROW(zi, r, i);
@@ -82,13 +85,11 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     z[i] = zi;
                     s0 += mul_conj(ri, zi);
                     s1 += to_value(abs2(ri));
-                    s2 += to_value(abs_value(xi));
                 }
 #endif
-                sums = SUM4(s0, s1, s2, 0);
+                sums = SUM4(s0, s1, 0, 0);
                 value_type rho_new = SUM_AT(sums, 0);
                 res = sqrt(real_part(SUM_AT(sums, 1)));
-                x_sum = real_part(SUM_AT(sums, 2));
                 ++it;
                 if (!isfinite(res)) {
                     reason = STATUS_DIVERGED;
@@ -109,6 +110,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                         // residual replacement: r = t;  z = M r;  rho_new = r . z
                         FOR_ROWS(i) r[i] = ap[i];
                         SYNC();
+                        PREC_PREPARE(r);
                         s0 = 0;
                         FOR_ROWS(i) {
                             value_type zi;

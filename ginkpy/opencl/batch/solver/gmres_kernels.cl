@@ -39,6 +39,7 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
             int breakdown = 0, steps = 0, cycle_done = 0;
             for (int j = 0; j < m && !cycle_done; ++j) {
                 // z = M v_j;  w = A z
+                PREC_PREPARE(VEC(j));
                 FOR_ROWS(i) {
                     value_type zi;
                     PREC_ROW(zi, VEC(j), i);
@@ -124,8 +125,9 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
                 for (int l = 0; l < usable; ++l) acc += mul(VEC(l)[i], Y(l));
                 w[i] = acc;
             }
-#if PRECOND == PRECOND_BLOCK
+#if PREC_SYNC
             SYNC();
+            PREC_PREPARE(w);
 #endif
             s0 = 0;
             FOR_ROWS(i) {

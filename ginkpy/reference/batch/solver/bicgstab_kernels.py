@@ -63,10 +63,11 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
         it += 1
         if s_res <= limit:
             # x += alpha p_hat, if the true residual meets the tolerance the item has converged
+            # x_sum bounds sum|x|: it grows by the step's sum|alpha p_hat| (as the device keeps it)
             if not finite(x_sum + abs(alpha) * p_sum):
                 return it, res, StopReason.DIVERGED
             x += alpha * p_hat
-            x_sum = np.abs(x).sum()
+            x_sum += abs(alpha) * p_sum
         else:
             # t = A s_hat;  omega = (t^H s) / (t^H t)
             t = A @ s_hat
@@ -81,7 +82,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
             r = s - omega * t
             res = norm(r)
             rho_new = dot(r_hat, r)
-            x_sum = np.abs(x).sum()
+            x_sum += abs(alpha) * p_sum + abs(omega) * s_sum
             if not finite(res):
                 return it, res, StopReason.DIVERGED
             if res > limit:

@@ -40,8 +40,10 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
         alpha = rho / pAp
         if not finite(alpha):
             return it, res, StopReason.BREAKDOWN
-        # x + alpha p stays finite: |x_r + alpha p_r| <= sum|x| + |alpha| sum|p|
-        if not finite(x_sum + abs(alpha) * p_sum):
+        # x + alpha p stays finite: |x_r + alpha p_r| <= sum|x| + |alpha| sum|p|; x_sum bounds sum|x|
+        # (it grows by |alpha| sum|p| each step, as the device keeps it: no sum over x per iteration)
+        x_bound = x_sum + abs(alpha) * p_sum
+        if not finite(x_bound):
             return it, res, StopReason.DIVERGED
         # x += alpha p;  r -= alpha Ap;  z = M r;  rho_new = r^H z
         x += alpha * p
@@ -49,7 +51,7 @@ def _solve(A, M, b, x, max_iterations, rtol, atol):
         z = M(r)
         rho_new = dot(r, z)
         res = norm(r)
-        x_sum = np.abs(x).sum()
+        x_sum = x_bound
         it += 1
         if not finite(res):
             return it, res, StopReason.DIVERGED
