@@ -102,11 +102,27 @@ Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bic
 ``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system
 and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes them.
 """
-from ginkpy.linalg._batch import batched_bicgstab, batched_cg, batched_gmres
-from ginkpy.linalg._dsolve import splu, spsolve
+import importlib
+
 from ginkpy.linalg._interface import aslinearoperator
 from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres
 from ginkpy.linalg._solver import Solver, clear_cache
+
+# imported at first use: the batched and direct solvers need modules an iterative solve does
+# not (a fresh process's first solve would pay for their import)
+_LAZY = {"batched_bicgstab": "_batch", "batched_cg": "_batch", "batched_gmres": "_batch",
+         "splu": "_dsolve", "spsolve": "_dsolve"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ginkpy.linalg' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"ginkpy.linalg.{module}"), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
            "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve"]

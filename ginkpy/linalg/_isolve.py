@@ -6,7 +6,6 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
@@ -278,6 +277,7 @@ def _shifted(A: Any, shift: float) -> Any:
         return A - shift * np.eye(n)
     if sp.issparse(A):
         return sp.csr_matrix(A) - shift * sp.identity(n, format="csr")
+    import scipy.sparse.linalg as spla  # (where a LinearOperator is given: see _interface)
     return A - shift * spla.aslinearoperator(sp.identity(n, format="csr"))
 
 

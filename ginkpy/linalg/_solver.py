@@ -12,7 +12,6 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ginkpy.config import Preset, short_names, with_options
 from ginkpy.core.base.executor import Executor, default_executor
@@ -35,7 +34,7 @@ _PRECONDITIONER_PARAMETER = {"ir": "solver"}
 _log = logging.getLogger("ginkpy")
 
 
-class Solver(spla.LinearOperator):
+class Solver:
     """A solver of A x = b built once from A and the method, then applied to many right-hand
     sides: ``solve(b, x0=None)`` returns SciPy's ``(x, info)``; new values of A on the same
     sparsity pattern go in with :meth:`update`.
@@ -46,8 +45,10 @@ class Solver(spla.LinearOperator):
     matrix is copied to the executor, the preconditioner (a multigrid hierarchy, an
     incomplete factorization) generated and the solver's iteration captured once; each solve
     then pays its iterations, b copied in and x out (none of that when b is a
-    ``pyopencl.array.Array`` on the executor's context: x comes back as one). It is also a
-    SciPy LinearOperator whose product is an (approximate) solve, so it can be SciPy's or
+    ``pyopencl.array.Array`` on the executor's context: x comes back as one). It is also an
+    operator whose product is an (approximate) solve, with SciPy's LinearOperator interface
+    (``shape``, ``dtype``, ``matvec``, ``matmat``, ``@``; ``scipy.sparse.linalg.aslinearoperator``
+    takes it as it is, without ginkpy importing scipy.sparse.linalg), so it can be SciPy's or
     PyAMG's ``M``: ``scipy.sparse.linalg.gmres(A, b, M=Solver(A, "cg", M="amg", rtol=1e-2))``.
 
     Parameters
@@ -107,8 +108,7 @@ class Solver(spla.LinearOperator):
         else:
             dtype = exec.check_dtype(value_dtype(A.dtype if dtype is None else
                                                  np.result_type(value_dtype(A.dtype, "A"), dtype), "A"))
-        self.executor = exec
-        super().__init__(dtype=dtype, shape=(n, n))
+        self.executor, self.dtype, self.shape = exec, np.dtype(dtype), (n, n)
         check_tolerances(rtol, atol)
         self.rtol, self.atol, self.method = float(rtol), float(atol), method
         self.maxiter = 10 * n if maxiter is None else check_maxiter(maxiter)
@@ -244,11 +244,25 @@ class Solver(spla.LinearOperator):
         return X.to_numpy()[:, 0]
 
     # -- as a LinearOperator: the product is a solve ------------------------------------------------
-    def _matvec(self, b: np.ndarray) -> np.ndarray:
-        return self.solve(np.asarray(b).reshape(-1))[0]
+    ndim = 2
 
-    def _matmat(self, B: np.ndarray) -> np.ndarray:
-        return np.stack([self._matvec(B[:, j]) for j in range(B.shape[1])], axis=1)
+    def matvec(self, b: Any) -> np.ndarray:
+        """x = (approximately) A^-1 b, of b's shape ((n,) or (n, 1)): SciPy's LinearOperator.matvec."""
+        b = np.asarray(b)
+        return self.solve(b.reshape(-1))[0].reshape(b.shape)
+
+    def matmat(self, B: Any) -> np.ndarray:
+        """The solves of B's columns (n x k): SciPy's LinearOperator.matmat."""
+        B = np.asarray(B)
+        if B.ndim != 2:
+            raise ValueError(f"matmat takes a 2-D array, got shape {B.shape}")
+        return np.stack([self.solve(B[:, j])[0] for j in range(B.shape[1])], axis=1)
+
+    def __matmul__(self, other: Any) -> np.ndarray:
+        other = np.asarray(other)
+        return self.matmat(other) if other.ndim == 2 and other.shape[1] != 1 else self.matvec(other)
+
+    dot = __matmul__
 
     # -- new values ---------------------------------------------------------------------------
     def update(self, A: Any) -> "Solver":
