@@ -336,6 +336,15 @@ def test_bicg_with_linear_operators_uses_rmatvec(ref, rng):
     np.testing.assert_allclose(x, xs, rtol=1e-5, atol=1e-6)
 
 
+def test_bicg_with_a_linear_operator_without_rmatvec_says_so(ref, rng):
+    A, b = _problem("general", rng)
+    no_adjoint = spla.LinearOperator(A.shape, matvec=lambda v: v / A.diagonal(), dtype=A.dtype)
+    for kwargs, name in (({"M": no_adjoint}, "M"), ({}, "A")):
+        operator = A if name == "M" else spla.LinearOperator(A.shape, matvec=lambda v: A @ v, dtype=A.dtype)
+        with pytest.raises(NotImplementedError, match=f"the LinearOperator {name} has no rmatvec.*bicgstab"):
+            gk.linalg.bicg(operator, b, executor=ref, **kwargs)
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 def test_bad_input_raises_clear_errors(ref, rng):
