@@ -18,6 +18,8 @@ from ginkpy.core.matrix.csr import Csr
 class Ilu(Factorization):
     """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``."""
 
+    pattern_from_matrix = True
+
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized
         host = self.executor.host

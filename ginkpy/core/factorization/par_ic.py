@@ -26,6 +26,8 @@ class ParIc(Factorization):
     """``gk.factorization.ParIc.build().with_iterations(5).on(exec).generate(A)``; the factors are
     ``l_factor``, ``lt_factor``. Parameters as :class:`ParIlu`'s."""
 
+    pattern_from_matrix = True
+
     @parameters
     class Parameters(ParIlu.Parameters):
         """iterations, sparsity_power: as ParIlu's."""

@@ -63,6 +63,8 @@ class ParIlu(Factorization):
     fixed number) and ``converged`` whether the sweeps settled.
     """
 
+    pattern_from_matrix = True
+
     @parameters
     class Parameters(Factorization.Parameters):
         iterations: int = attrs.field(default=0, validator=integer(min=0))
