@@ -6,7 +6,6 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ginkpy.config import Preset, short_names, with_options
 from ginkpy.core.base.executor import Executor, default_executor
@@ -450,6 +449,7 @@ def _shifted(A: Any, shift: float) -> Any:
         return A - shift * np.eye(n)
     if sp.issparse(A):
         return sp.csr_matrix(A) - shift * sp.identity(n, format="csr")
+    import scipy.sparse.linalg as spla  # here only: see ginkpy.linalg._interface
     return A - shift * spla.aslinearoperator(sp.identity(n, format="csr"))
 
 
