@@ -17,7 +17,22 @@ from ginkpy.core.matrix.csr import Csr
 
 
 class Ic(Factorization):
-    """``gk.factorization.Ic.build().on(exec).generate(A)``; the factors are ``l_factor``, ``lt_factor``."""
+    """The exact IC(0) incomplete Cholesky factorization A ~ L L^H on the pattern of A's lower
+    triangle (Ginkgo's ``factorization::Ic``): ``l_factor`` L and ``lt_factor`` L^H.
+
+    Use it for a symmetric (Hermitian) positive definite system's preconditioner
+    (``gk.preconditioner.Ic``, or ``M="ic"`` in ``gk.linalg``) with Cg; a pivot that is not
+    positive is retried on a shifted matrix (Manteuffel). Computed on the host, then copied to
+    the executor; for one computed on the device see :class:`ParIc`. It takes no parameters.
+
+    Examples
+    --------
+    >>> ic = gk.factorization.Ic.build().on(exec).generate(A)
+    >>> L, LH = ic.l_factor, ic.lt_factor
+    >>> M = gk.preconditioner.Ic.build().with_factorization(gk.factorization.Ic.build())
+    """
+
+    symmetric = True
 
     pattern_from_matrix = True
 
@@ -30,11 +45,3 @@ class Ic(Factorization):
             *arrays, bad = host.run("factorization.ic.factorize", a, shift)
             return (None if bad >= 0 else moved_factors(self.executor, A.shape, arrays)), bad
         return shifted_cholesky("IC(0)", A, attempt)
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def lt_factor(self) -> Csr:
-        return self.factors[1]

@@ -16,7 +16,20 @@ from ginkpy.core.matrix.csr import Csr
 
 
 class Ilu(Factorization):
-    """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``."""
+    """The exact ILU(0) factorization A ~ L U on A's sparsity pattern (Ginkgo's
+    ``factorization::Ilu``): L unit lower, U upper triangular, ``l_factor`` and ``u_factor``.
+
+    Use it for a nonsymmetric system's preconditioner (``gk.preconditioner.Ilu``, which takes
+    it by default, or ``M="ilu"`` in ``gk.linalg``); for a symmetric positive definite one
+    :class:`Ic` does half the work. Computed on the host, then copied to the executor; for a
+    factorization computed on the device see :class:`ParIlu`. It takes no parameters.
+
+    Examples
+    --------
+    >>> ilu = gk.factorization.Ilu.build().on(exec).generate(A)
+    >>> L, U = ilu.l_factor, ilu.u_factor
+    >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.Ilu.build())
+    """
 
     pattern_from_matrix = True
 
@@ -26,11 +39,3 @@ class Ilu(Factorization):
         *arrays, floored = host.run("factorization.ilu.factorize", A.to_executor(host))
         report_floored_pivots("ILU(0)", len(floored), int(floored[0]) if len(floored) else -1, A.dtype)
         return moved_factors(self.executor, A.shape, arrays)
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def u_factor(self) -> Csr:
-        return self.factors[1]
