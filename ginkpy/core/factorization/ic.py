@@ -33,7 +33,6 @@ class Ic(Factorization):
     """
 
     symmetric = True
-
     pattern_from_matrix = True
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:

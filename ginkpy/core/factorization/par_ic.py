@@ -45,7 +45,6 @@ class ParIc(Factorization):
     """
 
     symmetric = True
-
     pattern_from_matrix = True
 
     @parameters
