@@ -11,8 +11,10 @@ configuration format.
 Each key is a parameter of the named type; a dict with a ``"type"`` is a nested factory. As in
 Ginkgo, ``"criteria"`` is a list of criteria, one criterion, or the short form
 ``{"iteration": 1000, "relative_residual_norm": 1e-8}``, and ``time_limit`` is in nanoseconds.
-``"value_type"`` and ``"index_type"`` are checked and otherwise ignored: ginkpy takes the value
-type from the matrix and always uses int32 indices.
+``"value_type"`` is the value type the object runs in (``gk.core.base.precision``: a float32
+preconditioner, multigrid level or smoother inside a float64 solve, converting at its boundary);
+without it an object runs in its matrix's type. ``"index_type"`` is checked and otherwise
+ignored: ginkpy always uses int32 indices.
 
 The type names come from :func:`types`, built from the public namespaces ``gk.solver``,
 ``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid``, ``gk.reorder`` and ``gk.stop``: a type exported
@@ -44,7 +46,7 @@ _SHORT_CRITERIA = {
 # short names for types of another kind: kind -> {name: configuration type name}
 ALIASES = {"preconditioner": {"amg": "solver::Multigrid", "gauss_seidel": "preconditioner::GaussSeidel"}}
 _NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
-_TYPE_KEYS = {"value_type": ("float64", "float32", "complex<float64>", "complex<float32>"), "index_type": ("int32",)}
+_TYPE_KEYS = {"index_type": ("int32",)}
 
 
 def types() -> dict[str, type]:
@@ -187,7 +189,10 @@ def _parse(config: Any, where: str) -> Parameters:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{here}: give the time limit as a number of nanoseconds, got {value!r}")
             value = value * 1e-9
-        setattr(params, key, value)
+        try:
+            setattr(params, key, value)
+        except ValueError as err:
+            raise ValueError(f"{here}: {err}") from None
     return params
 
 

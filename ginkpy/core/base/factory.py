@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import attrs
 
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lin_op import LinOp
 
 
 # -- validators: parameters are checked where they are declared, at every with_<name> call ------
@@ -99,10 +100,24 @@ def parameters(cls: type) -> type:
     return cls
 
 
-class Parameters:
-    """Base of every parameter object. ``product`` is the type that ``generate`` builds."""
+def _value_type(value: Any) -> Any:
+    from ginkpy.core.base.precision import value_type_name
+    return value_type_name(value)
 
-    product: type = None  # set by EnableBuild.__init_subclass__
+
+@parameters
+class Parameters:
+    """Base of every parameter object. ``product`` is the type that ``generate`` builds.
+
+    Every factory takes ``value_type`` (Ginkgo's per-object ``"value_type"``): None (default)
+    runs in the system matrix's value type; ``"float32"`` / ``"float64"`` (or numpy's dtypes,
+    or Ginkgo's ``"complex<float32>"``) make the product on the matrix converted to that
+    precision, applied inside the solve around it with conversions at its boundary
+    (:mod:`ginkpy.core.base.precision`): a float32 preconditioner, multigrid level or smoother,
+    or the inner solver of mixed-precision iterative refinement."""
+
+    product: ClassVar[type] = None  # set by EnableBuild.__init_subclass__
+    value_type: str | None = attrs.field(default=None, converter=_value_type)
 
     def on(self, exec: Executor) -> "Factory":
         """Bind these parameters to an executor."""
@@ -120,6 +135,9 @@ class Factory:
         self.parameters = params
 
     def generate(self, *args: Any, **kwargs: Any) -> Any:
+        if self.parameters.value_type is not None and args and isinstance(args[0], LinOp):
+            from ginkpy.core.base.precision import generate_in
+            return generate_in(self, *args, **kwargs)
         return self.parameters.product(self, *args, **kwargs)
 
     def __repr__(self) -> str:

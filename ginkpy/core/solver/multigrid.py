@@ -54,7 +54,7 @@ and the kind of executor the choice was made for.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import numpy as np
@@ -72,6 +72,8 @@ from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
 COARSEST_DENSE_ROWS = 1024  # the default coarsest solver inverts systems up to this size
+# Ginkgo's mid_smooth_type: what runs on a level between the two visits of a W- or F-cycle
+MID_CASES = ("both", "post_smoother", "pre_smoother", "standalone")
 COARSEST_CG_REDUCTION = 1e-12
 
 
@@ -186,10 +188,17 @@ class Multigrid(IterativeSolver):
     @parameters
     class Parameters(IterativeSolver.Parameters):
         mg_level: tuple = variadic()
-        pre_smoother: Any = None
-        post_smoother: Any = None
-        coarsest_solver: Any = None
+        level_selector: Callable | None = None
+        pre_smoother: tuple = variadic()
+        post_smoother: tuple = variadic()
+        mid_smoother: tuple = variadic()
+        post_uses_pre: bool | None = attrs.field(default=None, validator=one_of(True, False, None))
+        mid_case: str | None = attrs.field(default=None, validator=one_of(*MID_CASES, None))
+        coarsest_solver: tuple = variadic()
+        solver_selector: Callable | None = None
         cycle: str | None = attrs.field(default=None, validator=one_of("v", "w", "f", None))
+        kcycle_base: int = attrs.field(default=1, validator=integer(min=1))
+        kcycle_rel_tol: float = attrs.field(default=0.25, validator=number())
         max_levels: int = attrs.field(default=10, validator=integer(min=1))
         min_coarse_rows: int | None = attrs.field(default=None, validator=integer(min=1, optional=True))
         smoother_relax: float = attrs.field(default=0.9, validator=number(min=0, min_open=True))
@@ -216,6 +225,7 @@ class Multigrid(IterativeSolver):
         self.cycle = params.cycle or choice.cycle
         self.smoother_iters = params.smoother_iters or choice.smoother_iters
         self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
+        self.mid_case = params.mid_case or "both"
         self.levels = self._coarsen(self.system_matrix)
         self.matrices = [level.fine_op for level in self.levels] + [self._coarsest_matrix()]
         self._make_smoothers()
@@ -231,16 +241,41 @@ class Multigrid(IterativeSolver):
             if not issubclass(f.parameters.product, Pgm):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
                                 f"not {f.parameters.product.__name__}")
-        levels = []
+        levels, self.level_indices = [], []
         while len(levels) + 1 < params.max_levels and A.shape[0] > self.min_coarse_rows:
-            # Ginkgo's level selector: the l-th factory on level l, the last one beyond;
+            # Ginkgo's level selector (default: the l-th factory on level l, the last one beyond);
             # A is checked: the system matrix by the base class, the others made from it
-            level = factories[min(len(levels), len(factories) - 1)].generate(A, checked=True)
+            index = self._selected(params.level_selector, len(levels), A, len(factories), "level_selector")
+            level = factories[index].generate(A, checked=True)
             if level.coarse_op.shape[0] >= A.shape[0]:
                 break  # no coarsening (no couplings left): A is the coarsest level
             levels.append(level)
+            self.level_indices.append(index)
             A = level.coarse_op
         return levels
+
+    @staticmethod
+    def _selected(selector: Callable | None, level: int, A: LinOp, count: int, what: str) -> int:
+        """The index a selector gives for ``level`` (default: the level, at most the last of
+        ``count``), checked against ``count``."""
+        index = min(level, count - 1) if selector is None else selector(level, A)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
+            raise ValueError(f"Multigrid's {what} gave {index!r} for level {level}: it must give an index of the "
+                             f"{count} factories given (0 to {count - 1})")
+        return int(index)
+
+    def _factory_of(self, factories: tuple, l: int, what: str) -> Any:
+        """The factory of level l from a per-level list (Ginkgo's smoother lists): none (the
+        default smoother), the one given, or the one at the level's mg_level index."""
+        if not factories:
+            return None
+        if len(factories) == 1:
+            return factories[0]
+        index = self.level_indices[l]
+        if index >= len(factories):
+            raise ValueError(f"Multigrid's {what} has {len(factories)} factories but level {l} uses mg_level "
+                             f"{index}: give one {what} or one per mg_level")
+        return factories[index]
 
     def _coarsest_matrix(self) -> Csr:
         return self.levels[-1].coarse_op if self.levels else self.system_matrix
@@ -249,14 +284,22 @@ class Multigrid(IterativeSolver):
         params, exec = self.parameters, self.executor
         self.inv_diags, self.omegas, self.pre_smoothers, self.post_smoothers = [], [], [], []
         checks = []
+        # Ginkgo's post_uses_pre; unset: the post-smoother where one is given, else the pre-smoother
+        # (its backward sweep for Gauss-Seidel / SOR, so that the cycle stays symmetric)
+        uses_pre = params.post_uses_pre if params.post_uses_pre is not None else not params.post_smoother
+        self.mid_smoothers = []
         for l, A in enumerate(self.matrices[:-1]):
-            pre = self._smoother(params.pre_smoother, A, "pre_smoother")
-            post = self._smoother(params.post_smoother, A, "post_smoother") if params.post_smoother is not None \
-                else pre.backward() if hasattr(pre, "backward") else pre
+            pre = self._smoother(self._factory_of(params.pre_smoother, l, "pre_smoother"), A, "pre_smoother")
+            if not uses_pre:
+                post = self._smoother(self._factory_of(params.post_smoother, l, "post_smoother"), A, "post_smoother")
+            else:
+                post = pre.backward() if params.post_uses_pre is None and hasattr(pre, "backward") else pre
+            self.mid_smoothers.append(self._smoother(self._factory_of(params.mid_smoother, l, "mid_smoother"), A,
+                                                     "mid_smoother") if self.mid_case == "standalone" else None)
             # the built-in weighted Jacobi sweeps (None) need D^-1 and Gershgorin's bound rho on
             # the eigenvalues of D^-1 A, computed on the device and read for all levels at once
             inv_diag = None
-            if pre is None or post is None:
+            if pre is None or post is None or (self.mid_case == "standalone" and self.mid_smoothers[l] is None):
                 inv_diag = Dense.empty(exec, (A.shape[0], 1), A.dtype)
                 checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, inv_diag)))
             self.inv_diags.append(inv_diag)
@@ -290,7 +333,13 @@ class Multigrid(IterativeSolver):
         return smoother
 
     def _make_coarsest_solver(self, A: Csr) -> LinOp:
-        exec, value = self.executor, self.parameters.coarsest_solver
+        exec, params = self.executor, self.parameters
+        value = None
+        if params.coarsest_solver:
+            # Ginkgo's solver selector (default: the first)
+            index = self._selected(params.solver_selector or (lambda level, A: 0), len(self.levels), A,
+                                   len(params.coarsest_solver), "solver_selector")
+            value = params.coarsest_solver[index]
         if value is not None:
             return generate_preconditioner(value, A, exec, "coarsest_solver", initial_guess="zero")
         if A.shape[0] <= COARSEST_DENSE_ROWS:
@@ -312,12 +361,18 @@ class Multigrid(IterativeSolver):
         self._schedules: dict = {}
         last = len(self.levels)
         builtin = all(s is None for s in self.pre_smoothers + self.post_smoothers)
-        if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0:
+        # (the visits within the merged levels smooth before and after: mid_case "both")
+        mid = self.mid_case != "both" and self.cycle in ("w", "f")
+        if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0 or mid:
             return
         # the finest level is launched as such: it has the most work, for the whole device, and
         # the cycle's own kind (a W-cycle's two visits of the level below)
         first = last
-        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows:
+        # (one value type in the launch: the merged levels' and the one above them, which writes
+        # their right-hand side)
+        dtype = self.matrices[last].dtype
+        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and \
+                self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
             first -= 1
         if first == last:
             return  # only the coarsest level: its dense product is one launch already
@@ -420,7 +475,8 @@ class Multigrid(IterativeSolver):
     def _buffers(self, k: int) -> list:
         """Per level: (b, x, spare) n_l x k vectors, made once per column count (level 0 has only
         its spare: b and x are the caller's; the levels cycled through in one launch have none:
-        their vectors lie in one work vector, the last item)."""
+        their vectors lie in one work vector, the last item). b and x of a level are in the value
+        type of the level above, whose kernels write and read them; the spare in its own."""
         work = self._work.get(k)
         if work is None:
             work = []
@@ -430,15 +486,42 @@ class Multigrid(IterativeSolver):
                 if l == 0:
                     work.append((None, None, Dense.empty(exec, (n, k), A.dtype)))
                 elif self.merged_from is None or l <= self.merged_from:
-                    work.append(tuple(Dense.empty(exec, (n, k), A.dtype) for _ in range(3)))
-            work.append(None if self.coarse is None else Dense.empty(exec, (self.coarse.work_rows, k), self.dtype))
+                    above = self.matrices[l - 1].dtype
+                    work.append((Dense.empty(exec, (n, k), above), Dense.empty(exec, (n, k), above),
+                                 Dense.empty(exec, (n, k), A.dtype)))
+            work.append(None if self.coarse is None else
+                        Dense.empty(exec, (self.coarse.work_rows, k), self.coarse.matrices[0].dtype))
             self._work[k] = work
         return work
 
-    def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str) -> None:
+    def _in_level_type(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str,
+                       last: bool) -> None:
+        """A cycle on level l for b and x of another value type (a level of another type than
+        the one above, or than the system): b converted into the level's type, the cycle run
+        there, x converted back (from vectors kept per column count)."""
+        exec, k = self.executor, b.shape[1]
+        key = ("converted", l, k)
+        vectors = self._work.get(key)
+        if vectors is None:
+            n, dtype = self.matrices[l].shape[0], self.matrices[l].dtype
+            vectors = self._work[key] = (Dense.zeros(exec, (n, k), dtype), Dense.zeros(exec, (n, k), dtype))
+        b_l, x_l = vectors
+        exec.run("matrix.dense.convert_precision", b, b_l)
+        if not zero_guess:
+            exec.run("matrix.dense.convert_precision", x, x_l)
+        self._cycle(l, b_l, x_l, zero_guess, kind, first, last)
+        exec.run("matrix.dense.convert_precision", x_l, x)
+
+    def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str = "pre",
+               last: bool = True) -> None:
         """One cycle of ``kind`` on level l for A_l x = b, from x (or from 0 where ``zero_guess``:
-        x is then not read), the result in x."""
+        x is then not read), the result in x. ``first``: the pre-smoother ("pre"), none ("skip")
+        or the mid-smoother ("mid"); ``last``: whether to post-smooth (the visits of a W- or
+        F-cycle as ``mid_case`` says)."""
         exec = self.executor
+        if b.dtype != self.matrices[l].dtype:
+            self._in_level_type(l, b, x, zero_guess, kind, first, last)
+            return
         work = self._buffers(b.shape[1])
         if l == len(self.levels):
             # the coarsest level: x = A^-1 b (the guess does not matter to a direct solve)
@@ -446,15 +529,16 @@ class Multigrid(IterativeSolver):
             return
         level, A, inv_diag = self.levels[l], self.matrices[l], self.inv_diags[l]
         coarse_b, coarse_x = work[l + 1][0], work[l + 1][1]
-        pre, post = self.pre_smoothers[l], self.post_smoothers[l]
+        pre = self.mid_smoothers[l] if first == "mid" else self.pre_smoothers[l]
+        post = self.post_smoothers[l]
         iters, omega = self.smoother_iters, self.omegas[l]
         # each built-in sweep writes a new vector, but a first one from 0: start in the vector
         # from which the cycle's last write lands in x
-        pre_sweeps = 0 if pre is not None else iters - 1 if zero_guess else iters
-        writes = pre_sweeps + (iters if post is None else 0)
+        pre_sweeps = 0 if pre is not None or first == "skip" else iters - 1 if zero_guess else iters
+        writes = pre_sweeps + (iters if post is None and last else 0)
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
         # pre-smoothing, then b_c = P^T (b - A x)
-        if pre is not None:
+        if pre is not None and first != "skip":
             _smooth(pre, b, current, zero_guess)
         elif zero_guess and pre_sweeps == 0:
             # x = omega D^-1 b and the restriction of its residual in one pass
@@ -470,7 +554,7 @@ class Multigrid(IterativeSolver):
                 # x_new = x + omega D^-1 (b - A x)
                 exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
                 current, other = other, current
-        if pre is not None or not (zero_guess and pre_sweeps == 0):
+        if (pre is not None and first != "skip") or not (zero_guess and pre_sweeps == 0):
             exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, current, coarse_b)
         # coarse correction: a cycle on A_c e = b_c from 0 (twice for W and F, the second from
         # the first's result); the levels cycled through in one launch take both in it
@@ -479,12 +563,20 @@ class Multigrid(IterativeSolver):
         if l + 1 == self.merged_from:
             exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedules[(True, False) if second else (True,)],
                      work[-1], coarse_b, coarse_x)
+        elif second:
+            # between the two visits (mid_case): the post- and pre-smoother ("both"), one of them,
+            # or the mid-smoother ("standalone")
+            mid = self.mid_case
+            self._cycle(l + 1, coarse_b, coarse_x, True, kind, last=mid in ("both", "post_smoother"))
+            self._cycle(l + 1, coarse_b, coarse_x, False, after,
+                        first={"both": "pre", "pre_smoother": "pre", "post_smoother": "skip", "standalone": "mid"}[mid])
         else:
             self._cycle(l + 1, coarse_b, coarse_x, True, kind)
-            if second:
-                self._cycle(l + 1, coarse_b, coarse_x, False, after)
         # post-smoothing
-        if post is not None:
+        if not last:
+            # x = x + P e
+            exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
+        elif post is not None:
             # x = x + P e
             exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
             _smooth(post, b, current, False)
