@@ -125,7 +125,8 @@ def test_errors_say_what_is_accepted(tmp_path):
     with pytest.raises(ValueError, match="unknown type None"):
         gk.config.parse({"preconditioner": {"type": "preconditioner::Jacobi"}})
     with pytest.raises(ValueError, match=r"configuration\.krylov_dim: solver::Cg has no parameter 'krylov_dim'; "
-                                         r"accepted keys: criteria, default_initial_guess, index_type, preconditioner, type, value_type"):
+                                         r"accepted keys: criteria, default_initial_guess, generated_preconditioner, index_type, preconditioner, type, "
+                                         r"value_type"):
         gk.config.parse({"type": "solver::Cg", "krylov_dim": 10})
     with pytest.raises(ValueError, match=r"configuration\.preconditioner\.max_blocksize: preconditioner::Jacobi has no parameter "
                                          r"'max_blocksize'.*max_block_size"):

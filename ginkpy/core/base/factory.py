@@ -73,6 +73,22 @@ def one_of(*choices: Any) -> Callable:
     return check
 
 
+# Ginkgo's Csr SpMV strategies (the values of its l_strategy / u_strategy keys)
+CSR_STRATEGIES = ("sparselib", "cusparse", "merge_path", "classical", "load_balance", "automatical")
+
+
+def boolean(default: bool = False) -> Any:
+    """An attrs field holding True or False."""
+    return attrs.field(default=default, validator=one_of(True, False))
+
+
+def csr_strategy() -> Any:
+    """An attrs field for Ginkgo's choice of a matrix's SpMV strategy (None or one of
+    :data:`CSR_STRATEGIES`): accepted for Ginkgo's configurations; ginkpy's backend chooses the
+    strategy of every matrix itself, so it changes nothing."""
+    return attrs.field(default=None, validator=one_of(*CSR_STRATEGIES, None))
+
+
 def variadic(**kwargs: Any) -> Any:
     """An attrs field holding a tuple whose ``with_`` method takes the items as arguments."""
     return attrs.field(factory=tuple, converter=tuple, metadata={"variadic": True}, **kwargs)

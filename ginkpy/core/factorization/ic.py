@@ -12,12 +12,24 @@ that is not positive raises a ValueError (A is not symmetric positive definite).
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import Factorization, moved_factors, shifted_cholesky
+import attrs
+
+from ginkpy.core.base.factory import boolean, one_of, parameters
+from ginkpy.core.factorization.factorization import (FACTORIZE_ALGORITHMS, Factorization, moved_factors,
+                                                     shifted_cholesky)
 from ginkpy.core.matrix.csr import Csr
 
 
 class Ic(Factorization):
-    """``gk.factorization.Ic.build().on(exec).generate(A)``; the factors are ``l_factor``, ``lt_factor``."""
+    """``gk.factorization.Ic.build().on(exec).generate(A)``; the factors are ``l_factor``, ``lt_factor``.
+
+    Ginkgo's ``algorithm`` ("sparselib" or "syncfree") and ``both_factors`` (whether L^H is kept
+    beside L: ginkpy always keeps both) are accepted for its configurations and change nothing."""
+
+    @parameters
+    class Parameters(Factorization.Parameters):
+        algorithm: str = attrs.field(default="sparselib", validator=one_of(*FACTORIZE_ALGORITHMS))
+        both_factors: bool = boolean(True)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized

@@ -11,12 +11,23 @@ elimination would take far more work than that (dense blocks) is refused at once
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import Factorization, moved_factors, report_floored_pivots
+import attrs
+
+from ginkpy.core.base.factory import one_of, parameters
+from ginkpy.core.factorization.factorization import (FACTORIZE_ALGORITHMS, Factorization, moved_factors,
+                                                     report_floored_pivots)
 from ginkpy.core.matrix.csr import Csr
 
 
 class Ilu(Factorization):
-    """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``."""
+    """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``.
+
+    Ginkgo's ``algorithm`` ("sparselib" or "syncfree": whose kernel computes the same exact
+    ILU(0)) is accepted for its configurations; ginkpy computes it on the host either way."""
+
+    @parameters
+    class Parameters(Factorization.Parameters):
+        algorithm: str = attrs.field(default="sparselib", validator=one_of(*FACTORIZE_ALGORITHMS))
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized

@@ -17,7 +17,8 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.checks import check_system_matrix
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, boolean, integer, number, parameters
+from ginkpy.core.base.lazy import sp
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
@@ -67,6 +68,11 @@ class Jacobi(EnableBuild, LinOp):
     keeps full precision (Ginkgo chooses per block; ginkpy for the whole preconditioner).
     Ginkgo's precision_reduction pairs ([0, 1], [1, 0], ...) mean "float32", [0, 0] none.
 
+    ``aggregate_l1`` (Ginkgo's L1 Jacobi, a smoother that converges where plain Jacobi need not)
+    generates the blocks of A + diag(sum of |a_ij| over the row's entries outside its block)
+    instead of A's. Ginkgo's ``max_block_stride`` (its GPU storage layout) and ``skip_sorting``
+    are accepted for its configurations and change nothing.
+
     Examples
     --------
     >>> exe = gk.ReferenceExecutor()
@@ -83,6 +89,9 @@ class Jacobi(EnableBuild, LinOp):
         block_pointers: Any = None
         storage_optimization: str | None = attrs.field(default=None, converter=_storage_optimization)
         accuracy: float = attrs.field(default=0.1, validator=number(min=0, min_open=True))
+        aggregate_l1: bool = boolean()
+        max_block_stride: int = attrs.field(default=0, validator=integer(min=0))
+        skip_sorting: bool = boolean()
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -99,6 +108,8 @@ class Jacobi(EnableBuild, LinOp):
         else:
             pointers = _check_block_pointers(self.parameters.block_pointers, A.shape[0], max_block_size)
             block_ptrs, stride = exec.from_host(pointers), int(np.diff(pointers).max(initial=1))
+        if self.parameters.aggregate_l1:
+            A = _aggregated_l1(A, exec.to_host(block_ptrs))
         # D_i^-1 for each diagonal block D_i, padded to the largest block (layout: reference kernels)
         keep_blocks(self, exec.run("preconditioner.jacobi.generate", A, block_ptrs, stride), block_ptrs, stride,
                     _singular_message)
@@ -121,6 +132,8 @@ class Jacobi(EnableBuild, LinOp):
         """D^-1 of scalar Jacobi, on the executor."""
         A = _csr(system_matrix, exec)
         LinOp.__init__(self, exec, A.shape, A.dtype)
+        if self.parameters.aggregate_l1:
+            A = _aggregated_l1(A, np.arange(A.shape[0] + 1))
         inverse = Dense.empty(exec, (A.shape[0], 1), A.dtype)
         replaced = exec.run("preconditioner.jacobi.invert_diagonal", A, inverse)
         if replaced:
@@ -218,6 +231,16 @@ def keep_blocks(jacobi: Any, generated: tuple, block_ptrs: Any, stride: int,
     jacobi.block_stride = stride
     jacobi.block_ptrs, jacobi.row_blocks, jacobi.blocks = block_ptrs, row_blocks, blocks
     jacobi._conditioning = conditioning
+
+
+def _aggregated_l1(A: Csr, block_ptrs: np.ndarray) -> Csr:
+    """A + diag(r), r_i the sum of |a_ij| over row i's entries outside its diagonal block (the
+    blocks given by their pointers): Ginkgo's aggregate_l1, formed on the host, vectorized."""
+    S = A.to_scipy().tocoo()
+    block = np.repeat(np.arange(block_ptrs.size - 1), np.diff(block_ptrs))
+    outside = block[S.row] != block[S.col]
+    sums = np.bincount(S.row[outside], weights=np.abs(S.data[outside]), minlength=A.shape[0])
+    return Csr.from_scipy(A.executor, S.tocsr() + sp.diags(sums.astype(real_dtype(A.dtype))), A.dtype)
 
 
 def _csr(A: Any, exec) -> Csr:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import integer, parameters
+from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
 
@@ -48,6 +48,10 @@ class Gmres(IterativeSolver):
         M, applied from the right (the criteria see the residual of A x = b itself).
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
+    ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
+        Ginkgo's choice of Gram-Schmidt: accepted for its configurations; ginkpy orthogonalizes
+        by classical Gram-Schmidt applied twice where needed (CGS2) whatever is given (as
+        stable as modified Gram-Schmidt, with fewer reductions).
 
     Examples
     --------
@@ -62,6 +66,7 @@ class Gmres(IterativeSolver):
     @parameters
     class Parameters(PreconditionedParameters):
         krylov_dim: int = attrs.field(default=30, validator=integer(min=1))
+        ortho_method: str = attrs.field(default="mgs", validator=one_of("mgs", "cgs", "cgs2"))
 
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)

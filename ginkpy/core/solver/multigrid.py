@@ -47,6 +47,23 @@ use it with Fcg, Gmres or as a solver). With criteria it iterates cycles as a so
 column stopping on its own; with only Iteration criteria and no logger it runs them without
 reading anything back.
 
+Ginkgo's per-level parameters: ``mg_level``, ``pre_smoother``, ``post_smoother`` and
+``mid_smoother`` are lists; level l uses the mg_level factory that ``level_selector(l, A_l)``
+names (default: the l-th, the last beyond), and each smoother list gives one smoother for
+every level (one factory) or the one at the level's mg_level index (as many as mg_level).
+``post_uses_pre`` (Ginkgo's; unset: the post-smoother where one is given, else the
+pre-smoother or its backward sweep) True uses the pre-smoother itself after the correction,
+False the post_smoother list (empty: the built-in sweeps). ``mid_case`` says what runs on a
+level between the two visits of a W- or F-cycle: "both" (ginkpy's default: the first visit's
+post- and the second's pre-smoother), "post_smoother", "pre_smoother" (one of them) or
+"standalone" (Ginkgo's default: the mid_smoother list instead of both; the built-in sweeps
+where it is empty); a mid_case other than "both" runs every level on its own (no merged
+levels). ``coarsest_solver`` is a list too, ``solver_selector(level, A)`` picks from it (default
+the first). A level's value type is its mg_level factory's (``with_value_type``; see
+gk.core.base.precision): the vectors crossing to a level of another type are converted there.
+``kcycle_base`` and ``kcycle_rel_tol`` are accepted for Ginkgo's configurations: they concern
+its K-cycles, which ginkpy does not have (Ginkgo ignores them for "v", "w" and "f" too).
+
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
 (the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
 with the cycle, the smoother, the levels cycled through in one launch, the launches of a cycle
@@ -539,6 +556,8 @@ class Multigrid(IterativeSolver):
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
         # pre-smoothing, then b_c = P^T (b - A x)
         if pre is not None and first != "skip":
+            if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
+                current.copy_from(x)
             _smooth(pre, b, current, zero_guess)
         elif zero_guess and pre_sweeps == 0:
             # x = omega D^-1 b and the restriction of its residual in one pass
