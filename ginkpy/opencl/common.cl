@@ -1,5 +1,6 @@
 // Included by every ginkpy kernel source: value types and their arithmetic, the fp64 switch,
-// stop status codes and the work-group tree sum.
+// the work-group tree sum, the index helpers of batched and sparse kernels, the reductions'
+// layout and the stopping check.
 // ValueType (float, double, or float2 / double2 for complex values), RealType (float or
 // double), VALUE_COMPLEX (0 or 1) and IndexType (int) come from the build options.
 #if defined(cl_khr_fp64)
@@ -90,6 +91,28 @@ DEFINE_LOCAL_SUM(local_sum_int, int)
 // The column of entry i of a row-major n x k matrix. The k == 1 case (one right-hand side)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))
+
+// The item, row and column of entry e of N batch items of n x k each (row-major, item after
+// item): work-item e of a batched element-wise kernel. Declares the three names given.
+#define BATCH_ENTRY(e, n, k, item, row, col)                                             \
+    const int col = COLUMN(e, k);                                                       \
+    const int item = (e) / ((n) * (k));                                                 \
+    const int row = (e) / (k) - item * (n)
+
+// ---- sparse rows ---------------------------------------------------------------------------
+
+// Position of column `col` in the sorted cols[begin, end), or -1.
+inline int find_column(__global const int* cols, int begin, int end, const int col)
+{
+    while (begin < end) {
+        const int mid = begin + (end - begin) / 2;
+        const int c = cols[mid];
+        if (c == col) return mid;
+        if (c < col) begin = mid + 1;
+        else end = mid;
+    }
+    return -1;
+}
 
 // ---- reductions: partial sums per work-group, summed by the kernel that consumes them ------
 

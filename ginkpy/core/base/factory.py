@@ -8,12 +8,14 @@ parameter objects without ``.on()``: :func:`as_factory` binds them to the outer 
 """
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from typing import Any, Callable, ClassVar
 
 import attrs
 
+from ginkpy.core.base.docs import parameter_doc
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
 
@@ -94,7 +96,7 @@ def variadic(**kwargs: Any) -> Any:
     return attrs.field(factory=tuple, converter=tuple, metadata={"variadic": True}, **kwargs)
 
 
-def _make_with(name: str, is_variadic: bool) -> Callable[..., Any]:
+def _make_with(name: str, is_variadic: bool, doc: str | None = None) -> Callable[..., Any]:
     if is_variadic:
         def with_(self, *values):
             setattr(self, name, values)
@@ -103,17 +105,33 @@ def _make_with(name: str, is_variadic: bool) -> Callable[..., Any]:
         def with_(self, value):
             setattr(self, name, value)
             return self
-    with_.__name__ = f"with_{name}"
-    with_.__doc__ = f"Set the parameter '{name}' and return the parameter object."
+    with_.__name__ = with_.__qualname__ = f"with_{name}"
+    kind = inspect.Parameter.VAR_POSITIONAL if is_variadic else inspect.Parameter.POSITIONAL_OR_KEYWORD
+    with_.__signature__ = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                             inspect.Parameter(name, kind)])
+    with_.__doc__ = f"Set ``{name}`` and return this parameter object (so that calls chain)." + \
+        (f"\n\n{doc}" if doc else "")
     return with_
+
+
+def parameter_fields(params: type) -> tuple:
+    """The attrs fields of a parameter class that ``with_<name>`` sets (every field)."""
+    return attrs.fields(params)
 
 
 def parameters(cls: type) -> type:
     """Class decorator: make ``cls`` an attrs class and add ``with_<field>`` for each field."""
     cls = attrs.define(cls, kw_only=True)
-    for field in attrs.fields(cls):
-        setattr(cls, f"with_{field.name}", _make_with(field.name, field.metadata.get("variadic", False)))
+    _add_setters(cls)
     return cls
+
+
+def _add_setters(cls: type, documented_by: tuple = ()) -> None:
+    """``with_<field>`` on the parameter class ``cls`` for each field, each documented by its
+    entry in the Parameters section of the docstrings of ``documented_by`` or ``cls``."""
+    for field in parameter_fields(cls):
+        doc = parameter_doc((*documented_by, cls), field.name)
+        setattr(cls, f"with_{field.name}", _make_with(field.name, field.metadata.get("variadic", False), doc))
 
 
 def _value_type(value: Any) -> Any:
@@ -125,12 +143,15 @@ def _value_type(value: Any) -> Any:
 class Parameters:
     """Base of every parameter object. ``product`` is the type that ``generate`` builds.
 
-    Every factory takes ``value_type`` (Ginkgo's per-object ``"value_type"``): None (default)
-    runs in the system matrix's value type; ``"float32"`` / ``"float64"`` (or numpy's dtypes,
-    or Ginkgo's ``"complex<float32>"``) make the product on the matrix converted to that
-    precision, applied inside the solve around it with conversions at its boundary
-    (:mod:`ginkpy.core.base.precision`): a float32 preconditioner, multigrid level or smoother,
-    or the inner solver of mixed-precision iterative refinement."""
+    Parameters
+    ----------
+    value_type : str, default None
+        The value type the product runs in (Ginkgo's per-object ``"value_type"``): None runs in
+        the system matrix's value type; ``"float32"`` / ``"float64"`` (or numpy's dtypes, or
+        Ginkgo's ``"complex<float32>"``) make the product on the matrix converted to that
+        precision, applied inside the solve around it with conversions at its boundary
+        (:mod:`ginkpy.core.base.precision`): a float32 preconditioner, multigrid level or
+        smoother, or the inner solver of mixed-precision iterative refinement."""
 
     product: ClassVar[type] = None  # set by EnableBuild.__init_subclass__
     value_type: str | None = attrs.field(default=None, converter=_value_type)
@@ -141,6 +162,13 @@ class Parameters:
             raise TypeError(f"on() takes an executor (gk.ReferenceExecutor(), gk.executor('opencl')), "
                             f"not {type(exec).__name__}")
         return Factory(exec, attrs.evolve(self))
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        """Parameters generate nothing themselves: bind them to an executor first (as in Ginkgo)."""
+        name = self.product.__name__ if self.product is not None else type(self).__qualname__
+        raise TypeError(f"{name}.build()...generate(): parameters must be bound to an executor first, as "
+                        f"in Ginkgo: {name}.build()...on(exec).generate(...) with exec = gk.ReferenceExecutor() "
+                        f"or gk.executor('opencl') (the system matrix's executor: A.executor)")
 
 
 class Factory:
@@ -177,6 +205,7 @@ class EnableBuild:
                                                                 "__module__": cls.__module__})
             cls.Parameters = parameters(inherited)
         cls.Parameters.product = cls
+        _add_setters(cls.Parameters, documented_by=(cls,))
 
     @classmethod
     def build(cls) -> Any:

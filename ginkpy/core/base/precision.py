@@ -75,6 +75,18 @@ def converted(A: LinOp, dtype: np.dtype) -> LinOp:
                     f"{type(A).__name__} cannot be converted: give a matrix (gk.matrix.Csr, Dense, ...)")
 
 
+def apply_in(vectors: tuple, b: Any, x: Any, read_x: bool, apply: Any) -> None:
+    """``apply(b_in, x_in)`` on ``vectors`` (b_in, x_in) of another value type: b converted into
+    b_in (and x into x_in where ``read_x``) before, x_in into x after; one launch each."""
+    b_in, x_in = vectors
+    exec = b_in.executor
+    exec.run("matrix.dense.convert_precision", b, b_in)
+    if read_x:
+        exec.run("matrix.dense.convert_precision", x, x_in)
+    apply(b_in, x_in)
+    exec.run("matrix.dense.convert_precision", x_in, x)
+
+
 def generate_in(factory: Any, *args: Any, **kwargs: Any) -> Any:
     """``factory.generate(A, ...)`` in the factory's value type: A converted, the product made
     on it (by the factory's parameters without a value type), and a solver or preconditioner
@@ -152,17 +164,8 @@ class MixedPrecision(LinOp):
             vectors = self._vectors[k] = (Dense.zeros(exec, (m, k), dtype), Dense.zeros(exec, (n, k), dtype))
         return vectors
 
-    def _run(self, b: Any, x: Any, read_x: bool, apply: Any) -> None:
-        exec = self.executor
-        b_in, x_in = self._buffers(b.shape[1])
-        exec.run("matrix.dense.convert_precision", b, b_in)
-        if read_x:
-            exec.run("matrix.dense.convert_precision", x, x_in)
-        apply(b_in, x_in)
-        exec.run("matrix.dense.convert_precision", x_in, x)
-
     def _apply_impl(self, b: Any, x: Any) -> None:
-        self._run(b, x, self._reads_x, self.operator.apply)
+        apply_in(self._buffers(b.shape[1]), b, x, self._reads_x, self.operator.apply)
 
     def _apply_with_initial_guess(self, b: Any, x: Any, zero_guess: bool) -> None:
         """Improve x (from 0 where ``zero_guess``), as a smoother does, in the operator's type."""
@@ -175,7 +178,7 @@ class MixedPrecision(LinOp):
             if zero_guess:
                 x_in.fill(0.0)
             op.apply(b_in, x_in)
-        self._run(b, x, not zero_guess, apply)
+        apply_in(self._buffers(b.shape[1]), b, x, not zero_guess, apply)
 
     def __repr__(self) -> str:
         return f"MixedPrecision({self.operator!r} applied in {self.dtype})"

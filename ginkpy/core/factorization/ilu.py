@@ -20,10 +20,28 @@ from ginkpy.core.matrix.csr import Csr
 
 
 class Ilu(Factorization):
-    """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``.
+    """The exact ILU(0) factorization A ~ L U on A's sparsity pattern (Ginkgo's
+    ``factorization::Ilu``): L unit lower, U upper triangular, ``l_factor`` and ``u_factor``.
 
-    Ginkgo's ``algorithm`` ("sparselib" or "syncfree": whose kernel computes the same exact
-    ILU(0)) is accepted for its configurations; ginkpy computes it on the host either way."""
+    Use it for a nonsymmetric system's preconditioner (``gk.preconditioner.Ilu``, which takes
+    it by default, or ``M="ilu"`` in ``gk.linalg``); for a symmetric positive definite one
+    :class:`Ic` does half the work. Computed on the host, then copied to the executor; for a
+    factorization computed on the device see :class:`ParIlu`.
+
+    Parameters
+    ----------
+    algorithm : {"sparselib", "syncfree"}, default "sparselib"
+        Ginkgo's choice of whose kernel computes the factors: accepted for its configurations;
+        ginkpy computes the same exact ILU(0) on the host either way.
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
+
+    Examples
+    --------
+    >>> ilu = gk.factorization.Ilu.build().on(exec).generate(A)
+    >>> L, U = ilu.l_factor, ilu.u_factor
+    >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.Ilu.build())
+    """
 
     @parameters
     class Parameters(Factorization.Parameters):
@@ -35,11 +53,3 @@ class Ilu(Factorization):
         *arrays, floored = host.run("factorization.ilu.factorize", A.to_executor(host))
         report_floored_pivots("ILU(0)", len(floored), int(floored[0]) if len(floored) else -1, A.dtype)
         return moved_factors(self.executor, A.shape, arrays)
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def u_factor(self) -> Csr:
-        return self.factors[1]

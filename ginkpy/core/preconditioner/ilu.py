@@ -43,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
+from ginkpy.core.base.checks import system_csr
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, boolean, parameters
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization, system_csr
+from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization
 from ginkpy.core.factorization.ilu import Ilu as ExactIlu
 from ginkpy.core.factorization.par_ilu import ParIlu
 from ginkpy.core.matrix.csr import Csr

@@ -22,7 +22,7 @@ from ginkpy.core.base.lazy import sp
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
-from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.dense import Dense, overwrite
 
 MAX_BLOCK_SIZE = 32
 
@@ -102,6 +102,7 @@ class Jacobi(EnableBuild, LinOp):
             self._generate_scalar(exec, system_matrix)
             return
         A = _csr(system_matrix, exec)
+        self._matrix = A if A is system_matrix else None  # (a converted copy does not follow a values update)
         LinOp.__init__(self, exec, A.shape, A.dtype)
         if self.parameters.block_pointers is None:
             block_ptrs, stride = exec.run("preconditioner.jacobi.find_blocks", A, max_block_size)
@@ -131,10 +132,20 @@ class Jacobi(EnableBuild, LinOp):
     def _generate_scalar(self, exec, system_matrix: LinOp) -> None:
         """D^-1 of scalar Jacobi, on the executor."""
         A = _csr(system_matrix, exec)
+        self._matrix = A if A is system_matrix else None  # (a converted copy does not follow a values update)
         LinOp.__init__(self, exec, A.shape, A.dtype)
         if self.parameters.aggregate_l1:
             A = _aggregated_l1(A, np.arange(A.shape[0] + 1))
         inverse = Dense.empty(exec, (A.shape[0], 1), A.dtype)
+        self._invert_diagonal(A, inverse)
+        self.block_stride = 1
+        self.block_ptrs = self.row_blocks = None
+        self.blocks = inverse.values
+        self._conditioning = None
+
+    def _invert_diagonal(self, A: Csr, inverse: Dense) -> None:
+        """inverse = D^-1 (a diagonal entry too small to invert replaced by 1, with a warning)."""
+        exec = self.executor
         replaced = exec.run("preconditioner.jacobi.invert_diagonal", A, inverse)
         if replaced:
             d = exec.to_host(A.extract_diagonal().values)[:, 0]
@@ -144,10 +155,30 @@ class Jacobi(EnableBuild, LinOp):
                 "Jacobi: %d diagonal entr%s of the matrix %s zero or too small to invert (the first in row %d); "
                 "replaced by 1, as PETSc's PCJACOBI does", replaced, "y" if replaced == 1 else "ies",
                 "is" if replaced == 1 else "are", first)
-        self.block_stride = 1
-        self.block_ptrs = self.row_blocks = None
-        self.blocks = inverse.values
-        self._conditioning = None
+
+    def update(self) -> bool:
+        """Follow new values of the matrix it was generated on (written in place on the same
+        pattern: ``A.update_values``): D^-1 recomputed into the same arrays, the block
+        structure (the blocks found at generation, or block_pointers) kept. Returns True: the
+        launches recorded with this preconditioner stay valid. A matrix converted at generation
+        (a Dense, another format) is a copy that does not follow: NotImplementedError (generate
+        the preconditioner anew)."""
+        A, exec = self._matrix, self.executor
+        if A is None:
+            raise NotImplementedError("Jacobi was generated on a converted copy of its matrix (not a Csr), which a "
+                                      "values update does not reach: generate it anew")
+        if self._is_scalar:
+            self._invert_diagonal(A, Dense(exec, self.blocks.reshape(self.shape[0], 1)))
+            return True
+        blocks, _, conditioning, bad = exec.run("preconditioner.jacobi.generate", A, self.block_ptrs,
+                                                self.block_stride)
+        first, count = (int(v) for v in exec.to_host(bad))
+        if count:
+            raise ValueError(_singular_message(exec.to_host(self.block_ptrs), first, count))
+        overwrite(exec, self.blocks, blocks)
+        overwrite(exec, self._conditioning, conditioning)
+        self.cache.clear()  # (what a backend derived from the old blocks)
+        return True
 
     @property
     def num_blocks(self) -> int:
@@ -185,6 +216,7 @@ class Jacobi(EnableBuild, LinOp):
         out = copy.copy(self)
         out._loggers = []
         out.cache = {}
+        out._matrix = None  # (the blocks of A^T: no values update)
         blocks = self.executor.to_host(self.blocks)
         blocks = blocks.conj() if self._is_scalar else blocks.swapaxes(1, 2).conj() if conjugate else blocks.swapaxes(1, 2)
         out.blocks = self.executor.from_host(np.ascontiguousarray(blocks))

@@ -47,22 +47,11 @@ use it with Fcg, Gmres or as a solver). With criteria it iterates cycles as a so
 column stopping on its own; with only Iteration criteria and no logger it runs them without
 reading anything back.
 
-Ginkgo's per-level parameters: ``mg_level``, ``pre_smoother``, ``post_smoother`` and
-``mid_smoother`` are lists; level l uses the mg_level factory that ``level_selector(l, A_l)``
-names (default: the l-th, the last beyond), and each smoother list gives one smoother for
-every level (one factory) or the one at the level's mg_level index (as many as mg_level).
-``post_uses_pre`` (Ginkgo's; unset: the post-smoother where one is given, else the
-pre-smoother or its backward sweep) True uses the pre-smoother itself after the correction,
-False the post_smoother list (empty: the built-in sweeps). ``mid_case`` says what runs on a
-level between the two visits of a W- or F-cycle: "both" (ginkpy's default: the first visit's
-post- and the second's pre-smoother), "post_smoother", "pre_smoother" (one of them) or
-"standalone" (Ginkgo's default: the mid_smoother list instead of both; the built-in sweeps
-where it is empty); a mid_case other than "both" runs every level on its own (no merged
-levels). ``coarsest_solver`` is a list too, ``solver_selector(level, A)`` picks from it (default
-the first). A level's value type is its mg_level factory's (``with_value_type``; see
-gk.core.base.precision): the vectors crossing to a level of another type are converted there.
-``kcycle_base`` and ``kcycle_rel_tol`` are accepted for Ginkgo's configurations: they concern
-its K-cycles, which ginkpy does not have (Ginkgo ignores them for "v", "w" and "f" too).
+Ginkgo's lists: level l uses the ``mg_level`` factory ``level_selector(l, A_l)`` names (default
+the l-th, the last beyond), a smoother list one factory for all or the one at that index;
+``post_uses_pre`` (unset: a given post-smoother, else the pre-smoother or its backward sweep);
+``mid_case`` (README); ``solver_selector`` picks the ``coarsest_solver``. A level runs in its
+mg_level factory's value type. ``kcycle_base``, ``kcycle_rel_tol`` (K-cycles) change nothing.
 
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
 (the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
@@ -78,6 +67,7 @@ import numpy as np
 
 from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import Pgm, as_csr
@@ -273,8 +263,7 @@ class Multigrid(IterativeSolver):
 
     @staticmethod
     def _selected(selector: Callable | None, level: int, A: LinOp, count: int, what: str) -> int:
-        """The index a selector gives for ``level`` (default: the level, at most the last of
-        ``count``), checked against ``count``."""
+        """The checked index a selector gives (default: the level, at most count - 1)."""
         index = min(level, count - 1) if selector is None else selector(level, A)
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
             raise ValueError(f"Multigrid's {what} gave {index!r} for level {level}: it must give an index of the "
@@ -282,8 +271,7 @@ class Multigrid(IterativeSolver):
         return int(index)
 
     def _factory_of(self, factories: tuple, l: int, what: str) -> Any:
-        """The factory of level l from a per-level list (Ginkgo's smoother lists): none (the
-        default smoother), the one given, or the one at the level's mg_level index."""
+        """Level l's factory of a list: none, the one given, or the one at its mg_level index."""
         if not factories:
             return None
         if len(factories) == 1:
@@ -301,8 +289,7 @@ class Multigrid(IterativeSolver):
         params, exec = self.parameters, self.executor
         self.inv_diags, self.omegas, self.pre_smoothers, self.post_smoothers = [], [], [], []
         checks = []
-        # Ginkgo's post_uses_pre; unset: the post-smoother where one is given, else the pre-smoother
-        # (its backward sweep for Gauss-Seidel / SOR, so that the cycle stays symmetric)
+        # post_uses_pre unset: a given post-smoother, else the pre-smoother (or its backward sweep)
         uses_pre = params.post_uses_pre if params.post_uses_pre is not None else not params.post_smoother
         self.mid_smoothers = []
         for l, A in enumerate(self.matrices[:-1]):
@@ -385,8 +372,7 @@ class Multigrid(IterativeSolver):
         # the finest level is launched as such: it has the most work, for the whole device, and
         # the cycle's own kind (a W-cycle's two visits of the level below)
         first = last
-        # (one value type in the launch: the merged levels' and the one above them, which writes
-        # their right-hand side)
+        # (one value type in the launch: the merged levels' and that of the level above them)
         dtype = self.matrices[last].dtype
         while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and \
                 self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
@@ -513,21 +499,12 @@ class Multigrid(IterativeSolver):
 
     def _in_level_type(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str,
                        last: bool) -> None:
-        """A cycle on level l for b and x of another value type (a level of another type than
-        the one above, or than the system): b converted into the level's type, the cycle run
-        there, x converted back (from vectors kept per column count)."""
-        exec, k = self.executor, b.shape[1]
-        key = ("converted", l, k)
-        vectors = self._work.get(key)
-        if vectors is None:
-            n, dtype = self.matrices[l].shape[0], self.matrices[l].dtype
-            vectors = self._work[key] = (Dense.zeros(exec, (n, k), dtype), Dense.zeros(exec, (n, k), dtype))
-        b_l, x_l = vectors
-        exec.run("matrix.dense.convert_precision", b, b_l)
-        if not zero_guess:
-            exec.run("matrix.dense.convert_precision", x, x_l)
-        self._cycle(l, b_l, x_l, zero_guess, kind, first, last)
-        exec.run("matrix.dense.convert_precision", x_l, x)
+        """A cycle on level l for b and x of another value type than the level's: b converted into
+        it, the cycle run there, x converted back (on vectors kept per column count)."""
+        key, (n, dtype) = ("converted", l, b.shape[1]), (self.matrices[l].shape[0], self.matrices[l].dtype)
+        vectors = self._work.get(key) or self._work.setdefault(
+            key, tuple(Dense.zeros(self.executor, (n, b.shape[1]), dtype) for _ in range(2)))
+        apply_in(vectors, b, x, not zero_guess, lambda b_l, x_l: self._cycle(l, b_l, x_l, zero_guess, kind, first, last))
 
     def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str = "pre",
                last: bool = True) -> None:

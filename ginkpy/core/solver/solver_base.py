@@ -8,6 +8,7 @@ A solver subclasses :class:`IterativeSolver` and writes ``_solve(monitor)``: its
 """
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -155,6 +156,69 @@ class IterativeSolver(EnableBuild, LinOp):
             return
         with self._apply_lock:
             self._monitored_solve(b, x, self.parameters.default_initial_guess)
+
+    def apply_with_initial_guess(self, b: Dense, x: Dense, zero_guess: bool) -> Dense:
+        """Solve A x = b from x, or from 0 where ``zero_guess`` (x is then not read and no
+        product A x is made), whatever the default initial guess (Ginkgo's
+        ``apply_with_initial_guess``); returns x. How a door that takes an optional x0
+        (``gk.linalg.Solver.solve``) and Multigrid (for its smoothers) apply a solver."""
+        self._check_operands(b, x)
+        if b.global_shape[0] == 0 or b.shape[1] == 0:
+            return x
+        exec = self.executor
+        b_local, x_local = b.to_executor(exec), x.to_executor(exec)
+        with self._apply_lock:
+            self._monitored_solve(b_local, x_local, "zero" if zero_guess else "provided")
+        if x_local is not x:
+            x.copy_from(x_local)
+        return x
+
+    # -- new values of the system matrix ----------------------------------------------------------
+    def update(self) -> bool:
+        """Follow new values of the system matrix, written in place on the same sparsity pattern
+        (``A.update_values(...)``, ``A.copy_values_from(S)``): what depends on them is
+        recomputed, every symbolic part kept (the preconditioner's :meth:`update`: block
+        structures, factor patterns and level sets, multigrid aggregates), and so is the
+        captured iteration, where the launches it recorded stay valid.
+
+        A preconditioner the solver generated without an ``update`` of its own is generated
+        anew (one ``logging`` line says so); one given as an operator is the caller's and is
+        left as it is. Returns whether the launches recorded with this solver (in its own
+        captured iterations, or in those of a solver around it) stay valid: False where a part
+        made new arrays or new launch arguments, and the solver captures its iteration again at
+        its next apply.
+
+        Examples
+        --------
+        >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+        >>> A.copy_values_from(S_next)      # same pattern, new values
+        >>> solver.update()                 # Jacobi/ILU/AMG recomputed numerically only
+        """
+        A = self.system_matrix
+        if hasattr(A, "is_finite") and not A.is_finite():
+            raise ValueError("the system matrix contains NaN or Inf values (after its values update)")
+        valid = True
+        value = self.parameters.preconditioner if isinstance(self.parameters, PreconditionedParameters) else None
+        if isinstance(value, (Parameters, Factory)):
+            update = getattr(self.preconditioner, "update", None)
+            if update is not None:
+                valid = bool(update())
+            else:
+                logging.getLogger("ginkpy").info(
+                    "%s: its preconditioner %s has no values update: generated anew", type(self).__name__,
+                    type(self.preconditioner).__name__)
+                self.preconditioner = generate_preconditioner(value, A, self.executor)
+                valid = False
+        if self._scaled_matrix is not None:
+            diag = self._diagonal_preconditioner
+            if diag is None:  # (the preconditioner is no longer scalar Jacobi)
+                self._scaled_matrix, valid = None, False
+            else:
+                # A D^-1 again, into the same arrays
+                self.executor.run("matrix.csr.scale_columns", A, diag, self._scaled_matrix.values)
+        if not valid and self._workspace is not None:
+            self._workspace.items.pop("replays", None)  # captured again at the next apply
+        return valid
 
     def _monitored_solve(self, b: Dense, x: Dense, guess: str | None) -> SolveResult:
         """One solve of A x = b from ``guess`` ("provided" or None: x; "zero"; "rhs": b): the
