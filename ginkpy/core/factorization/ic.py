@@ -47,6 +47,7 @@ class Ic(Factorization):
     """
 
     symmetric = True
+    pattern_from_matrix = True
 
     @parameters
     class Parameters(Factorization.Parameters):

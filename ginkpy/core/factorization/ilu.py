@@ -43,6 +43,8 @@ class Ilu(Factorization):
     >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.Ilu.build())
     """
 
+    pattern_from_matrix = True
+
     @parameters
     class Parameters(Factorization.Parameters):
         algorithm: str = attrs.field(default="sparselib", validator=one_of(*FACTORIZE_ALGORITHMS))
