@@ -15,7 +15,7 @@ Where a pivot is not positive it is retried on A + alpha diag(A) with growing al
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import boolean, parameters
 from ginkpy.core.factorization.factorization import (Factorization, like, relative_change, row_indices,
                                                      shifted_cholesky, with_pattern_power)
 from ginkpy.core.factorization.par_ilu import ParIlu, sweep
@@ -49,7 +49,10 @@ class ParIc(Factorization):
 
     @parameters
     class Parameters(ParIlu.Parameters):
-        """iterations, sparsity_power: as ParIlu's."""
+        """iterations, sparsity_power: as ParIlu's; Ginkgo's ``both_factors`` (ginkpy always
+        keeps L^H beside L) accepted for its configurations."""
+
+        both_factors: bool = boolean(True)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         A = with_pattern_power(A, self.parameters.sparsity_power)

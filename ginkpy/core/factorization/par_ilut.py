@@ -66,6 +66,9 @@ class ParIlut(Factorization):
         iterations: int = attrs.field(default=AUTO_ITERATIONS, validator=integer(min=1))
         fill_in_limit: float = attrs.field(default=2.0, validator=number(min=0, min_open=True))
         approximate_select: bool = attrs.field(default=True, validator=_check_bool)
+        # Ginkgo's: sample the threshold deterministically (ginkpy's pattern is chosen on the host,
+        # deterministic either way): accepted for its configurations
+        deterministic_sample: bool = attrs.field(default=False, validator=_check_bool)
 
     name = "ParILUT"
 

@@ -184,6 +184,16 @@ class Csr(LinOp):
         return Csr(exec, self.shape, *exec.copy_arrays(self.executor, self.row_ptrs, self.col_idxs, self.values))
 
 
+    def astype(self, dtype: Any) -> "Csr":
+        """This matrix in value type ``dtype`` (itself when it already is), converted on its
+        executor: the same row pointers and column indices, the values converted (real to real
+        or complex, complex to complex)."""
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        values = Dense(self.executor, self.values.reshape(-1, 1)).astype(dtype).values.reshape(-1)
+        return Csr(self.executor, self.shape, self.row_ptrs, self.col_idxs, values)
+
     def extract_diagonal(self) -> Dense:
         """The main diagonal as an n x 1 Dense (zero where no entry is stored)."""
         out = Dense.empty(self.executor, (min(self.shape), 1), self.dtype)
