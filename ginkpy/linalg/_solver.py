@@ -4,7 +4,6 @@ matrix they saw before (:mod:`ginkpy.linalg` describes the arguments)."""
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import logging
 import threading
 import weakref
@@ -19,7 +18,7 @@ from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import Logger
-from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.csr import Csr, same_contents
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
@@ -450,25 +449,6 @@ def _key(value: Any) -> Any:
     if isinstance(value, tuple):
         return ("options", value[0].lower(), tuple(sorted(value[1].items())))
     return value.lower() if isinstance(value, str) else value
-
-
-_CHUNK = 1 << 20  # entries compared at once (and by one thread)
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def same_contents(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two host arrays hold the same bits (NaN equal to itself), compared in chunks by
-    a few threads (NumPy releases the GIL) for large arrays."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    a, b = (np.ascontiguousarray(v).reshape(-1).view(np.uint8) for v in (a, b))
-    if a.size <= 4 * _CHUNK:
-        return bool(np.array_equal(a, b))
-    global _pool
-    if _pool is None:
-        _pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="ginkpy-compare")
-    starts = range(0, a.size, 4 * _CHUNK)
-    return all(_pool.map(lambda s: np.array_equal(a[s:s + 4 * _CHUNK], b[s:s + 4 * _CHUNK]), starts))
 
 
 # -- the arguments and results of SciPy's solvers ------------------------------------------------------
