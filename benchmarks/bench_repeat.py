@@ -100,8 +100,8 @@ class Method:
         self.step, self.setup, self.device = step, setup, device
 
 
-def methods(args, exec, A, values, n) -> dict[str, Method]:
-    """The methods asked for that can run here."""
+def methods(args, exec, A, values, n, quiet: bool = False) -> dict[str, Method]:
+    """The methods asked for that can run here (those that cannot said, unless ``quiet``)."""
     out: dict[str, Method] = {}
     jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)
     criteria = (gk.stop.ResidualNorm.build().with_reduction_factor(RTOL),
@@ -131,7 +131,8 @@ def methods(args, exec, A, values, n) -> dict[str, Method]:
             out[name] = Method(lambda k, b: spla.cg(A, b, M=M, **{_rtol(spla.cg): RTOL}))
         elif name in ("cupy", "cupy-device"):
             if cupy is None:
-                print(f"{name}: no CuPy with an NVIDIA GPU here, skipped")
+                if not quiet:
+                    print(f"{name}: no CuPy with an NVIDIA GPU here, skipped")
                 continue
             import cupyx.scipy.sparse as csp
             import cupyx.scipy.sparse.linalg as cspla
@@ -163,7 +164,8 @@ def methods(args, exec, A, values, n) -> dict[str, Method]:
             out[name] = solver_method("jacobi", "solver")
         elif name == "solver-device":
             if cla is None:
-                print(f"{name}: needs the OpenCL executor, skipped")
+                if not quiet:
+                    print(f"{name}: needs the OpenCL executor, skipped")
                 continue
 
             def device_step(k, b_dev):
@@ -284,7 +286,7 @@ def main() -> None:
         runs = methods(args, exec, A, values, n)
         # warm-up on a small problem (compiles every kernel, CuPy's JIT)
         small = heat_step_matrix(60, args.dt)
-        warm_runs = methods(args, exec, small, new_values(small, 3, args.dt, 60), 60)
+        warm_runs = methods(args, exec, small, new_values(small, 3, args.dt, 60), 60, quiet=True)
         for method in warm_runs.values():
             run_round(method, [rng.standard_normal(small.shape[0]) for _ in range(3)], exec, cupy)
         first: dict[str, list] = {name: [] for name in runs}
