@@ -64,7 +64,8 @@ def cgs(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0
 
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, M: Any = None, callback: Callable | None = None,
-          callback_type: str | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
+          callback_type: str | None = None, executor: Any = None, storage_precision: str | None = None,
+          flexible: bool = False) -> tuple[np.ndarray, int]:
     """Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.
 
     ``restart`` is the Krylov dimension (default 20, at most n); ``maxiter`` counts restart
@@ -74,6 +75,15 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
     with SciPy's DeprecationWarning that asks for ``callback_type``), or the solution after each
     restart cycle (``"x"``). ginkpy's GMRES is right-preconditioned, so its estimate is of
     b - A x itself, where SciPy's is of the left-preconditioned residual M (b - A x).
+
+    Two keywords SciPy lacks: ``storage_precision`` (default None: the value type) stores the
+    Krylov basis in a lower precision, Ginkgo's CbGmres: ``"reduce1"`` (float64 -> float32),
+    ``"reduce2"`` (float16) or ``"keep"``; it halves or quarters the memory traffic of large
+    systems, the arithmetic staying in the value type. ``flexible=True`` is flexible GMRES, for
+    an M that changes between applications (an iterative solver with few iterations, a
+    multigrid cycle): see ``gk.solver.Gmres``'s ``flexible``.
+
+    >>> x, info = gmres(A, b, rtol=1e-8, restart=30, storage_precision="reduce1")
     """
     if callback is not None and callback_type is None:
         warnings.warn(_CALLBACK_TYPE_WARNING, DeprecationWarning, stacklevel=2)
@@ -90,9 +100,14 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         observer = _solution_callback(callback, every=restart)
     else:
         observer = _residual_callback(callback)
+    if flexible not in (True, False):
+        raise ValueError(f"flexible must be True or False, got {flexible!r}")
+    options = {} if storage_precision is None else {"storage_precision": storage_precision}
+    if flexible:
+        options["flexible"] = True
     return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
-                  restart=restart)
+                  restart=restart, **options)
 
 
 def idr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
