@@ -15,6 +15,9 @@ no bicgstab) / cg with Jacobi and with spilu(fill_factor=1) (cuSPARSE's ILU(0)).
 at the end of each matrix compare the fastest ILU-type ginkpy solve with ginkpy's Jacobi solve,
 SciPy's fastest and CuPy's fastest (> 1: ginkpy's ILU solve is faster).
 
+``--reps N`` runs every ginkpy solve N times, the variants interleaved (a changing load on a
+shared machine then hits them alike), and reports the repetition of median total time.
+
 ``--iterations`` prints instead one row of iteration counts per matrix: GMRES(30) and BiCGStab
 (CG for a symmetric matrix) with exact ILU(0) / IC(0), the default M="ilu" / "ic" and
 M="ilut", beside SciPy's gmres and bicgstab with spilu(drop_tol=1e-4, fill_factor=10) (left
@@ -219,18 +222,25 @@ def bench_matrix(args, exec, cupy, name, S_host) -> None:
     rows = []
     solver_types = [t for t in ([S.Cg] if symmetric else [S.Bicgstab, S.Gmres]) if t.__name__.lower() in args.solvers]
     for solver_type in solver_types:
-        for vname, precond in variants(symmetric).items():
-            if vname in skip or any(part in skip for part in vname.split("+")):
-                continue
-            label = f"{solver_type.__name__.lower()} {vname}"
-            try:
-                row = (label, *ginkpy_solve(exec, solver_type, precond, A, b, rtol, args.max_iters))
-            except ValueError as err:  # a zero pivot, a matrix that is not SPD, a singular ISAI system
-                print(f"{label:<26}  failed: {err}")
-                continue
-            rows.append(row)
-            print(_row(*row))
-            sys.stdout.flush()
+        chosen = {f"{solver_type.__name__.lower()} {vname}": precond for vname, precond in variants(symmetric).items()
+                  if vname not in skip and not any(part in skip for part in vname.split("+"))}
+        runs = {label: [] for label in chosen}
+        for _ in range(args.reps):  # the variants interleaved, so that a changing load hits them alike
+            for label, precond in chosen.items():
+                if runs[label] is None:
+                    continue
+                try:
+                    runs[label].append(ginkpy_solve(exec, solver_type, precond, A, b, rtol, args.max_iters))
+                except ValueError as err:  # a matrix that is not SPD, a singular ISAI system
+                    print(f"{label:<26}  failed: {err}")
+                    runs[label] = None
+        for label, results in runs.items():
+            if results:
+                # the repetition of median total time
+                row = (label, *sorted(results, key=lambda r: r[2] + r[3])[len(results) // 2])
+                rows.append(row)
+                print(_row(*row))
+        sys.stdout.flush()
     library = []
     for lib in ([] if args.no_scipy else ["scipy"]) + (["cupy"] if cupy is not None else []):
         for row in library_solves(lib, S_host, b_host, symmetric, rtol, args.max_iters, args.solvers):
@@ -287,6 +297,7 @@ def iteration_table(args, exec, name, S_host) -> None:
 def main() -> int:
     p = bc.parser(__doc__.split("\n")[0], [250_000], ["convection_diffusion_2d", "poisson_2d"])
     p.add_argument("--max-iters", type=int, default=10_000, help="iteration limit of every solve")
+    p.set_defaults(reps=1)  # whole solves: --reps N repeats them interleaved and reports the medians
     p.add_argument("--skip", nargs="*", default=[],
                    help="variants or factorizations to leave out (e.g. parilut parict ilu0_exact)")
     p.add_argument("--no-scipy", action="store_true", help="leave out SciPy's solves (slow for large problems)")
@@ -307,7 +318,7 @@ def main() -> int:
         return 0
     cupy = bc.import_cupy(args.no_cupy)
     print(f"ginkpy executor: {bc.device_name(exec)}; value type {args.dtype}; "
-          f"rtol {1e-8 if args.dtype == 'float64' else 1e-5:g}; each solve run once after a warm-up")
+          f"rtol {1e-8 if args.dtype == 'float64' else 1e-5:g}; each solve run {args.reps} time(s) after a warm-up")
     # warm-up: compile the kernels of every combination on a small problem
     for symmetric, m in ((False, problems.convection_diffusion_2d(12)), (True, problems.poisson_2d(12))):
         W = gk.matrix.Csr.from_scipy(exec, m.astype(args.dtype))

@@ -6,13 +6,17 @@ Each case is solved to rtol 1e-8 (1e-5 in float32 and complex64) from x = 0 with
 - SciPy's solver with a Jacobi LinearOperator,
 - CuPy's (cupyx.scipy.sparse.linalg) with a Jacobi LinearOperator, where CuPy and a GPU are
   present (the matrix and b copied to the GPU and x back inside the timed region),
-and the time of the second of two runs is reported, with the iterations, us per iteration,
-the ginkpy executor's kernel launches and host reads per iteration (its counters), and the
-ratios (> 1: ginkpy faster).
+and the time of the run after a warm-up (with --reps N: the median of N interleaved rounds) is
+reported, with the iterations, us per iteration, the true relative residual ||b - A x|| / ||b||
+each reached, the ginkpy executor's kernel launches and host reads per iteration (its
+counters), and the ratios (> 1: ginkpy faster). CuPy's gmres gets maxiter 100000 inner
+iterations (its maxiter counts those, not restart cycles): enough to converge to the same
+tolerance.
 
     python benchmarks/bench_solve.py                       # the issue's cases at small sizes
     python benchmarks/bench_solve.py --cases cg_poisson_2d --sizes 1000000
     python benchmarks/bench_solve.py --executor reference  # the reference executor against SciPy
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_solve.py --cases cg_poisson_2d --sizes 10000 90000 --reps 9
     python benchmarks/bench_solve.py --dtype complex128     # the complex cases (complex64 too)
 
 Complex value types run the complex cases by default: CG on the magnetic Laplacian (Hermitian
@@ -48,12 +52,20 @@ ALL_CASES = {**CASES, **COMPLEX_CASES}
 SOLVERS = {"cg": gk.solver.Cg, "bicgstab": gk.solver.Bicgstab, "gmres": gk.solver.Gmres}
 
 
-def timed(run):
-    """(seconds of the second of two runs, its result)."""
-    run()
-    start = time.perf_counter()
-    out = run()
-    return time.perf_counter() - start, out
+def interleaved(runs: dict, reps: int) -> dict:
+    """Per name of ``runs`` (name -> callable), (median seconds, the last result): every run
+    once to warm up, then ``reps`` rounds that run each once in turn, so that a change of the
+    machine's load falls on all of them alike."""
+    for run in runs.values():
+        run()
+    times: dict = {name: [] for name in runs}
+    outs: dict = {}
+    for _ in range(reps):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            outs[name] = run()
+            times[name].append(time.perf_counter() - start)
+    return {name: (float(np.median(times[name])), outs[name]) for name in runs}
 
 
 def ginkpy_builder(exec, method, S, b, rtol):
@@ -118,6 +130,9 @@ def main() -> None:
     p.add_argument("--dtype", default="float64", choices=["float64", "float32", "complex128", "complex64"])
     p.add_argument("--no-cupy", action="store_true")
     p.add_argument("--no-scipy", action="store_true", help="skip SciPy (slow at the largest sizes)")
+    p.add_argument("--reps", type=int, default=1,
+                   help="interleaved rounds (each method once per round, the median reported; default 1: the "
+                        "run after a warm-up)")
     args = p.parse_args()
     dtype = np.dtype(args.dtype)
     if args.cases is None:
@@ -126,7 +141,7 @@ def main() -> None:
     exec = gk.executor(args.executor)
     cupy = bc.import_cupy(args.no_cupy)
     print(f"ginkpy on {bc.device_name(exec)}; CuPy: {'yes' if cupy else 'no'}; rtol {rtol}, {args.dtype}")
-    print(f"{'case':<28}{'who':<16}{'total ms':>10}{'iters':>7}{'us/iter':>9}{'launch/it':>10}{'reads':>7}"
+    print(f"{'case':<28}{'who':<16}{'total ms':>10}{'iters':>7}{'us/iter':>9}{'res':>10}{'launch/it':>10}{'reads':>7}"
           f"{'x scipy':>9}{'x cupy':>8}  ok")
     for case in args.cases:
         method, make = ALL_CASES[case]
@@ -139,40 +154,48 @@ def main() -> None:
             b = S @ np.ones(n, dtype=dtype)
             label = f"{case}:{n}"
             counter: list = []
-            t_scipy = t_cupy = None
-            results = []
+            runs = {}
             if not args.no_scipy:
-                t_scipy, (x, it_scipy, ok) = timed(lambda: scipy_solve(method, S, b, counter, rtol))
-                results.append(("scipy", t_scipy, it_scipy, ok, None, None))
+                runs["scipy"] = lambda: scipy_solve(method, S, b, counter, rtol)
             if cupy is not None:
                 def run_cupy():
                     out = cupy_solve(cupy, method, S, b, counter, rtol)
                     cupy.cuda.Device().synchronize()
                     return out
-                t_cupy, out = timed(run_cupy)
-                if out is not None:
-                    results.append(("cupy", t_cupy, out[1], out[2], None, None))
-                else:
-                    t_cupy = None
+                runs["cupy"] = run_cupy
             for who, fn in (("ginkpy builder", ginkpy_builder), ("ginkpy linalg", ginkpy_linalg)):
-                fn(exec, method, S, b, rtol)
+                runs[who] = lambda fn=fn: fn(exec, method, S, b, rtol)
+            # the launches and reads of one ginkpy solve of each door
+            counts = {}
+            for who in ("ginkpy builder", "ginkpy linalg"):
                 before = dict(exec.counters)
-                t, (x, its, ok) = timed(lambda: fn(exec, method, S, b, rtol))
-                after = exec.counters
+                runs[who]()
+                counts[who] = {key: exec.counters[key] - before[key] for key in ("launches", "reads")}
+            timings = interleaved(runs, max(1, args.reps))
+            t_scipy = timings["scipy"][0] if "scipy" in timings else None
+            t_cupy = timings["cupy"][0] if "cupy" in timings and timings["cupy"][1] is not None else None
+            results = []
+            relres = lambda x: float(np.linalg.norm(b - S @ x) / np.linalg.norm(b))  # noqa: E731
+            if t_scipy is not None:
+                _, it_scipy, ok = timings["scipy"][1]
+                results.append(("scipy", t_scipy, it_scipy, ok, relres(timings["scipy"][1][0]), None, None))
+            if t_cupy is not None:
+                out = timings["cupy"][1]
+                results.append(("cupy", t_cupy, out[1], out[2], relres(out[0]), None, None))
+            for who in ("ginkpy builder", "ginkpy linalg"):
+                t, (x, its, ok) = timings[who]
                 if its is None:
                     its = results[-1][2] if results and results[-1][0].startswith("ginkpy") else None
-                launches = (after["launches"] - before["launches"]) / 2
-                reads = (after["reads"] - before["reads"]) / 2
-                true = np.linalg.norm(b - S @ x) / np.linalg.norm(b)
+                true = relres(x)
                 ok = ok and true <= rtol * 1.0001
-                results.append((who, t, its, ok, launches, reads))
-            for who, t, its, ok, launches, reads in results:
+                results.append((who, t, its, ok, true, counts[who]["launches"], counts[who]["reads"]))
+            for who, t, its, ok, res, launches, reads in results:
                 per = t / its * 1e6 if its else None
                 ratio_s = t_scipy / t if t_scipy and who.startswith("ginkpy") else None
                 ratio_c = t_cupy / t if t_cupy and who.startswith("ginkpy") else None
                 lpi = launches / its if launches is not None and its else None
                 print(f"{label:<28}{who:<16}{t * 1e3:>10.1f}{bc.fmt(its, 'd'):>7}{bc.fmt(per, '.1f'):>9}"
-                      f"{bc.fmt(lpi, '.2f'):>10}{bc.fmt(reads, '.0f'):>7}{bc.fmt(ratio_s, '.2f'):>9}"
+                      f"{bc.fmt(res, '.1e'):>10}{bc.fmt(lpi, '.2f'):>10}{bc.fmt(reads, '.0f'):>7}{bc.fmt(ratio_s, '.2f'):>9}"
                       f"{bc.fmt(ratio_c, '.2f'):>8}  {'yes' if ok else 'NO'}")
 
 

@@ -1,19 +1,25 @@
 """Concurrent solves: whole `gk.linalg` solves (SciPy matrix in, x out) of 2D Poisson, by two
 threads sharing one OpenCL executor against one thread doing the same solves one after the
 other, in the same run. `2 threads / 1` is the one thread's time over the two threads' time for
-the same solves (1: no gain, 2: twice the throughput; below 1: concurrency costs). Each answer
-is checked against SciPy's residual.
+the same solves (1: no gain, 2: twice the throughput; below 1: concurrency costs). Every answer
+is checked (residual and info).
 
-    python benchmarks/bench_threads.py [--grids 40 200] [--solves 20] [--methods cg bicgstab gmres] [--reps 3]
+    python benchmarks/bench_threads.py [--grids 40 200] [--solves 20] [--methods cg bicgstab:ilu] [--reps 3]
+    python benchmarks/bench_threads.py --grids 40 --methods bicgstab gmres:ilu --mixed --solves 200
 
-The first (cold) solves are warm-up; the repetitions of the two ways alternate, and the
-median is reported.
+A method is `name[:M]` (a `gk.linalg` solver and its preconditioner, Jacobi by default, `none`
+for none). `--mixed`: the two threads run different methods at once (thread t the t-th, the one
+thread alternates them), as in a service that serves several kinds of solves. The first (cold)
+solves, made by both threads at once, are the warm-up; the repetitions of the two ways
+alternate, and the median is reported. With `PYOPENCL_NO_CACHE=1` (and `CUDA_CACHE_DISABLE=1`
+on NVIDIA) every program of the warm-up is built by the two threads at once.
 """
 from __future__ import annotations
 
 import argparse
 import threading
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -21,21 +27,20 @@ import ginkpy as gk
 from ginkpy.problems import poisson_2d
 
 
-def run(solve, solves: int, threads: int) -> float:
-    """Seconds for ``solves`` calls of ``solve`` spread over ``threads`` threads started together."""
-    start = threading.Barrier(threads + 1)
+def run(work: list[list[Callable[[], None]]]) -> float:
+    """Seconds for each thread t to call the solves ``work[t]`` in order, the threads started together."""
+    start = threading.Barrier(len(work) + 1)
     errors: list = []
 
-    def work(count: int) -> None:
+    def body(solves: list[Callable[[], None]]) -> None:
         start.wait()
         try:
-            for _ in range(count):
+            for solve in solves:
                 solve()
         except BaseException as err:  # noqa: BLE001 - reported below
             errors.append(err)
 
-    workers = [threading.Thread(target=work, args=(solves // threads + (t < solves % threads),))
-               for t in range(threads)]
+    workers = [threading.Thread(target=body, args=(solves,)) for solves in work]
     for w in workers:
         w.start()
     start.wait()
@@ -48,37 +53,49 @@ def run(solve, solves: int, threads: int) -> float:
     return seconds
 
 
+def solver(exec, S, spec: str) -> Callable[[], None]:
+    """One whole solve of ``S`` x = S 1 with ``spec`` (``name[:M]``), its answer checked."""
+    name, _, M = spec.partition(":")
+    M = None if M == "none" else (M or "jacobi")
+    function = getattr(gk.linalg, name)
+    b = S @ np.ones(S.shape[0])
+
+    def solve() -> None:
+        x, info = function(S, b, rtol=1e-8, M=M, executor=exec)
+        residual = np.linalg.norm(S @ x - b) / np.linalg.norm(b)
+        if info != 0 or not residual < 1e-7:
+            raise AssertionError(f"{spec} on {S.shape[0]} rows: info {info}, residual {residual:.1e}")
+    return solve
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--grids", type=int, nargs="+", default=[40, 200], help="grid sides n (n^2 rows)")
     p.add_argument("--solves", type=int, default=20, help="solves per measurement (split over the threads)")
-    p.add_argument("--methods", nargs="+", default=["cg", "bicgstab"], help="gk.linalg solvers (Jacobi-preconditioned)")
+    p.add_argument("--methods", nargs="+", default=["cg", "bicgstab"], help="gk.linalg solvers, name[:M]")
+    p.add_argument("--mixed", action="store_true", help="the two threads run different methods at once")
     p.add_argument("--executor", default="opencl")
     p.add_argument("--reps", type=int, default=3)
     args = p.parse_args()
     exec = gk.executor(args.executor)
-    print(f"{exec!r}: {args.solves} whole solves (rtol 1e-8, Jacobi), median of {args.reps}")
-    print(f"{'rows':>7} {'method':9} {'1 thread ms/solve':>18} {'2 threads ms/solve':>19} {'2 threads / 1':>14}")
+    print(f"{exec!r}: {args.solves} whole solves (rtol 1e-8), median of {args.reps}")
+    print(f"{'rows':>7} {'methods':24} {'1 thread ms/solve':>18} {'2 threads ms/solve':>19} {'2 threads / 1':>14}")
     for n in args.grids:
         S = poisson_2d(n).tocsr()
-        b = S @ np.ones(S.shape[0])
-        for method in args.methods:
-            function = getattr(gk.linalg, method)
-
-            def solve() -> None:
-                x, info = function(S, b, rtol=1e-8, M="jacobi", executor=exec)
-                residual = np.linalg.norm(S @ x - b) / np.linalg.norm(b)
-                if info != 0 or not residual < 1e-7:
-                    raise AssertionError(f"{method} on {n}^2: info {info}, residual {residual:.1e}")
-
-            run(solve, 2, 2)  # warm-up: builds, both paths
-            one, two = [], []
+        groups = [args.methods] if args.mixed else [[m] for m in args.methods]
+        for methods in groups:
+            solves = [solver(exec, S, m) for m in methods]
+            # thread t runs method t (mod the count); the one thread runs the same solves in turn
+            two = [[solves[t % len(solves)]] * (args.solves // 2 + (t < args.solves % 2)) for t in range(2)]
+            one = [[s for pair in zip(*two) for s in pair] + two[0][len(two[1]):]]
+            run([[solves[t % len(solves)]] for t in range(2)])  # warm-up: both threads at once, cold
+            times_one, times_two = [], []
             for _ in range(args.reps):
-                one.append(run(solve, args.solves, 1))
-                two.append(run(solve, args.solves, 2))
-            one_s, two_s = float(np.median(one)), float(np.median(two))
-            print(f"{n * n:7d} {method:9} {one_s / args.solves * 1e3:18.2f} {two_s / args.solves * 1e3:19.2f} "
-                  f"{one_s / two_s:14.2f}", flush=True)
+                times_one.append(run(one))
+                times_two.append(run(two))
+            t1, t2 = float(np.median(times_one)), float(np.median(times_two))
+            print(f"{n * n:7d} {' + '.join(methods):24} {t1 / args.solves * 1e3:18.2f} "
+                  f"{t2 / args.solves * 1e3:19.2f} {t1 / t2:14.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ginkpy.core.base.mtx_io import read
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.dense import Dense
+
 
 def _laplacian_1d(n: int) -> sp.csr_matrix:
     return sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
@@ -51,6 +55,17 @@ def magnetic_laplacian_2d(n: int, flux: float = 0.1, shift: float = 0.0) -> sp.c
     along_y = np.exp(2j * np.pi * flux * x[: n * n - n])
     upper = sp.diags([-along_x, -along_y], [1, n], shape=(n * n, n * n))
     return (upper + upper.conj().T + (4.0 + shift) * sp.identity(n * n)).tocsr()
+
+
+def saddle_point(n: int) -> sp.csr_matrix:
+    """A saddle-point (KKT) system [[L, B^T], [B, 0]] of a constrained 2D Poisson problem: L =
+    poisson_2d(n) (n^2 rows), B the forward differences along the grid's rows (n (n - 1) rows,
+    full row rank). Symmetric, nonsingular and indefinite (n^2 positive and n (n - 1) negative
+    eigenvalues), a zero diagonal block: a system for Minres (Cg breaks down, Jacobi cannot
+    be formed)."""
+    d = sp.diags([-np.ones(n - 1), np.ones(n - 1)], [0, 1], shape=(n - 1, n))
+    B = sp.kron(sp.identity(n), d, format="csr")
+    return sp.bmat([[poisson_2d(n), B.T], [B, None]], format="csr")
 
 
 def power_law(n: int, mean_nnz: float = 8, exponent: float = 2.0, seed: int = 0) -> sp.csr_matrix:
@@ -171,3 +186,39 @@ def dense_row(n: int = 60, length: int = 200) -> sp.csr_matrix:
     cols = np.linspace(0, rows - 2, length).astype(np.int64)
     A[rows - 1, cols] = -1.0 / length
     return A.tocsr()
+
+
+def system(exec, path: str | None = None, grid: int = 300) -> tuple:
+    """A system to solve on ``exec``: the Matrix Market matrix at ``path``, or without one the 2D
+    Poisson problem of a ``grid`` x ``grid`` grid, with b = A * ones (so that x = 1 solves it).
+
+    Parameters
+    ----------
+    exec : Executor
+        Where A and b are made.
+    path : str, default None
+        A Matrix Market file; None generates the Poisson problem.
+    grid : int, default 300
+        The Poisson problem's grid size (grid^2 rows).
+
+    Returns
+    -------
+    A : gk.matrix.Csr
+    b : gk.matrix.Dense
+        n x 1, A times a vector of ones.
+    name : str
+        The file, or "2D Poisson <grid> x <grid>", for reports.
+
+    Examples
+    --------
+    >>> A, b, name = system(gk.ReferenceExecutor(), grid=10)
+    >>> A.shape, name
+    ((100, 100), '2D Poisson 10 x 10')
+    """
+    if path:
+        A, name = read(path, exec), str(path)
+    else:
+        A, name = Csr.from_scipy(exec, poisson_2d(grid)), f"2D Poisson {grid} x {grid}"
+    n = A.shape[0]
+    b = A.apply(Dense.full(exec, (n, 1), 1.0, A.dtype), Dense.zeros(exec, (n, 1), A.dtype))
+    return A, b, name

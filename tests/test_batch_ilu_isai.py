@@ -141,10 +141,12 @@ def test_isai_rows_solve_their_small_systems(exec, rng):
         for i, A in enumerate(matrices):
             F = np.where(A.toarray() != 0, _dense_ilu0(A.toarray()), 0)
             n = A.shape[0]
-            for name, T, (ptrs, cols), offset in (
-                    ("lower", np.tril(F, -1) + np.eye(n), exec.to_host(M.lower_row_ptrs, M.lower_col_idxs), 0),
-                    ("upper", np.triu(F), exec.to_host(M.upper_row_ptrs, M.upper_col_idxs), M.lower_nnz)):
-                inverse = sp.csr_matrix((values[i, offset:offset + cols.size], cols, ptrs), shape=(n, n)).toarray()
+            ptrs, cols = exec.to_host(M.row_ptrs, M.col_idxs)
+            split = M.lower_nnz
+            for name, T, (p, c, v) in (
+                    ("lower", np.tril(F, -1) + np.eye(n), (ptrs[:n + 1], cols[:split], values[i, :split])),
+                    ("upper", np.triu(F), (ptrs[n + 1:], cols[split:], values[i, split:]))):
+                inverse = sp.csr_matrix((v, c, p), shape=(n, n)).toarray()
                 # (M T)_ij = delta_ij on the pattern of M
                 product = inverse @ T
                 on_pattern = inverse != 0
@@ -153,18 +155,31 @@ def test_isai_rows_solve_their_small_systems(exec, rng):
                     np.testing.assert_array_equal(inverse != 0, T != 0)
 
 
-def test_gather_factors_twins(ref, ocl, rng):
-    values = rng.standard_normal((301, 17))
-    positions = np.array([3, -1, 0, 16, -1, 7, 2], np.int32)
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("power", [1, 2])
+def test_generate_twins(ref, ocl, rng, dtype, power):
+    # 301 items of 23 rows: more rows of inverses than a work-group, odd sizes
+    pattern, values = _random_batch(rng, 301, 23, density=0.15)
+    if np.dtype(dtype).kind == "c":
+        values = values + 0.5j * rng.standard_normal(values.shape)
     out = []
     for exec in (ref, ocl):
-        result = exec.alloc((301, 7), np.float64)
-        exec.run("batch.preconditioner.isai.gather_factors", exec.from_host(values), exec.from_host(positions),
-                 result)
-        out.append(exec.to_host(result))
-    expected = np.where(positions >= 0, values[:, np.maximum(positions, 0)], 1)
-    np.testing.assert_array_equal(out[0], expected)
-    np.testing.assert_array_equal(out[1], expected)
+        M = Isai.build().with_sparsity_power(power).on(exec).generate(
+            gk.batch.matrix.Csr.from_pattern(exec, pattern, values, dtype))
+        out.append(exec.to_host(M.values))
+    np.testing.assert_allclose(out[1], out[0], rtol=1000 * tol(dtype), atol=1000 * tol(dtype) * np.abs(out[0]).max())
+
+
+def test_generate_reports_an_item_whose_inverse_is_not_finite(exec, rng):
+    # a pivot of 1e-320 in row 4 of item 2: its U^-1 overflows
+    pattern, values = _random_batch(rng, 4, 9, density=0.3)
+    A = gk.batch.matrix.Csr.from_pattern(exec, pattern, values)
+    ilu, isai = Ilu.build().on(exec).generate(A), Isai.build().on(exec).generate(A)
+    lu = exec.to_host(ilu.values)
+    lu[2, exec.to_host(ilu.diag)[4]] = 1e-320
+    exec.write(ilu.values, lu)
+    row = exec.run("batch.preconditioner.isai.generate", ilu, isai)
+    assert row // 18 == 2 and row % 18 >= 9  # item 2, a row of M_U
 
 
 # -- whole batched solves ----------------------------------------------------------------------------

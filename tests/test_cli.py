@@ -128,8 +128,8 @@ def test_bad_input_exits_2_with_a_message(capsys, tmp_path, spd_file):
         assert rc == 2, args
         assert err.startswith("ginkpy solve: error:") and message in err, err
     with pytest.raises(SystemExit):  # argparse: unknown choice
-        main(["solve", str(spd_file), "--solver", "minres"])
-    assert "invalid choice: 'minres'" in capsys.readouterr().err
+        main(["solve", str(spd_file), "--solver", "qmr"])
+    assert "invalid choice: 'qmr'" in capsys.readouterr().err
 
 
 def test_plot_needs_matplotlib(capsys, monkeypatch, spd_file, tmp_path):
@@ -237,18 +237,19 @@ def _write(tmp_path, name, matrix):
 AUTO = "; Bicgstab is the fastest then, and Gmres takes over if it breaks down"
 
 
-def test_auto_picks_cg_or_bicgstab_and_says_why(capsys, tmp_path, spd_file):
+def test_auto_picks_cg_minres_or_bicgstab_and_says_why(capsys, tmp_path, spd_file):
     rc, out, err = _solve(capsys, spd_file, "--executor", "reference")
     assert rc == 0, err
     assert _summary(out)["solver"] == "Cg, preconditioner none (auto: the matrix is symmetric with a positive diagonal)"
-    cases = [(convection_diffusion_2d(6), "the matrix is nonsymmetric"),
-             (-poisson_2d(6), "the matrix is symmetric, but 36 diagonal entries are zero or negative")]
-    for matrix, why in cases:
+    cases = [(convection_diffusion_2d(6), "Bicgstab", "the matrix is nonsymmetric; Cg needs a symmetric positive "
+                                                      f"definite one{AUTO}"),
+             (-poisson_2d(6), "Minres", "the matrix is symmetric, but 36 diagonal entries are zero or negative; "
+                                        "Minres takes a symmetric indefinite one")]
+    for matrix, solver, why in cases:
         rc, out, err = _solve(capsys, _write(tmp_path, "A.mtx", matrix), "--solver", "auto", "--executor", "reference")
         assert rc == 0, err
         summary = _summary(out)
-        assert summary["solver"] == f"Bicgstab, preconditioner none (auto: {why}; Cg needs a symmetric positive " \
-                                    f"definite one{AUTO})"
+        assert summary["solver"] == f"{solver}, preconditioner none (auto: {why})"
         assert summary["stopped"] == "converged" and "hint" not in summary
 
 
@@ -449,6 +450,41 @@ def test_main_job_example_reports_compile_apart(exec):
     assert re.search(r"warm-up: +\d+\.\d{3} s \(compiling the kernels", result.stdout)
 
 
+def test_examples_take_help(capsys, monkeypatch):
+    # every example explains its arguments without a traceback (none needs MPI or a device for it)
+    import runpy
+    root = Path(__file__).resolve().parents[1] / "examples"
+    for path in sorted(root.glob("*.py")):
+        monkeypatch.setattr(sys, "argv", [str(path), "--help"])
+        with pytest.raises(SystemExit) as exit:
+            runpy.run_path(str(path), run_name="__main__")
+        assert exit.value.code == 0, path.name
+        assert "usage:" in capsys.readouterr().out, path.name
+
+
+def test_solve_example_fits_the_method_and_fails_with_status_1(tmp_path):
+    # a nonsymmetric file runs ILU-GMRES (Jacobi-CG broke down at its first iteration); a solve
+    # that does not converge exits with 1
+    path = _write(tmp_path, "cd.mtx", convection_diffusion_2d(10))
+    example = Path(__file__).resolve().parents[1] / "examples" / "solve.py"
+    for max_iters, rc, stopped in ((200, 0, "(converged)"), (1, 1, "(iteration limit)")):
+        result = subprocess.run([sys.executable, str(example), str(path), "--executor", "reference",
+                                 "--max-iters", str(max_iters)], capture_output=True, text=True, timeout=120)
+        assert result.returncode == rc, result.stderr
+        assert "solver:     ILU-GMRES" in result.stdout and stopped in result.stdout
+
+
+def test_info_reports_entries_that_are_not_finite(capsys, tmp_path):
+    path = tmp_path / "nan.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1.0\n2 2 nan\n3 3 inf\n1 2 2.0\n")
+    assert main(["info", str(path)]) == 0
+    info = _summary(capsys.readouterr().out)
+    assert info["values"].startswith("1 NaN (the first at row 2, column 2), 1 infinite (the first at row 3, "
+                                     "column 3): no solver takes this matrix")
+    assert info["symmetry"] == info["dominance"] == "unknown (NaN or infinite entries)"
+    assert dict(matrix_info(poisson_2d(3)))["values"] == "all finite"
+
+
 def test_complex_matrix_files(capsys, tmp_path, exec):
     """A complex file is solved in complex128 unless --dtype says otherwise: Cg for a Hermitian
     matrix with a positive diagonal, Gmres for a complex symmetric one, the solution written as
@@ -496,9 +532,9 @@ def test_nonsymmetric_systems_auto_krylov_dim_and_hints(capsys, tmp_path):
     summary = _summary(out)
     assert summary["solver"].startswith("Gmres (1), preconditioner none (auto: the matrix is nonsymmetric")
     assert "--krylov-dim: Gmres" in summary["solver"] and "--krylov-dim 2" in summary["hint"]
-    # Bicgstab breaks down at once on the swap matrix: auto solves with Gmres
+    # Bicgstab breaks down at once on the rotation (r_hat . A r = 0): auto solves with Gmres
     swap = _write(tmp_path, "swap.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])))
-    rc, out, err = _solve(capsys, swap, "--rhs", e0, "--executor", "reference")
+    rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--executor", "reference")
     summary = _summary(out)
     assert rc == 0 and summary["stopped"] == "converged"
     assert summary["solver"].startswith("Gmres (30), preconditioner none (auto:")

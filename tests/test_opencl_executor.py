@@ -67,3 +67,4 @@ def test_operands_on_another_executor_are_copied(ocl, ref):
     x = gk.matrix.Dense.zeros(ref, (16, 1))
     A.apply(b, x)  # A on the device, b and x on the host: x receives the result on the host
     np.testing.assert_allclose(x.to_numpy()[:, 0], S @ np.arange(16.0), rtol=1e-14)
+

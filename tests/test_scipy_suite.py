@@ -1,10 +1,10 @@
-"""SciPy's own tests of its iterative solvers (``scipy/sparse/linalg/_isolve/tests/test_iterative.py``,
-installed with SciPy) run against ``ginkpy.linalg`` on each executor.
+"""SciPy's own tests of its iterative solvers (``scipy/sparse/linalg/_isolve/tests/test_iterative.py``
+and ``test_minres.py``, installed with SciPy) run against ``ginkpy.linalg`` on each executor.
 
-The only change to SciPy's module is that the solvers ginkpy has (bicg, bicgstab, cg, cgs,
-gmres) are ginkpy.linalg's, with ``executor=`` set to the executor under test; the solvers
-ginkpy lacks (gcrotmk, lgmres, minres, qmr, tfqmr) are left out. SciPy's module is loaded
-under another name while ``scipy.sparse.linalg._isolve`` holds the ginkpy solvers, so that its
+The only change to SciPy's modules is that the solvers ginkpy has (bicg, bicgstab, cg, cgs,
+gmres, minres) are ginkpy.linalg's, with ``executor=`` set to the executor under test; the
+solvers ginkpy lacks (gcrotmk, lgmres, qmr, tfqmr) are left out. SciPy's modules are loaded
+under another name while ``scipy.sparse.linalg._isolve`` holds the ginkpy solvers, so that their
 test cases, fixtures and comparisons (``solver is gmres``) are built from them. The cases that
 differ on purpose are listed in DELIBERATE (each explained in ginkpy.linalg's docstring) and
 skipped by name with that reason; nothing else is skipped here.
@@ -23,8 +23,8 @@ import ginkpy as gk
 import ginkpy.linalg as gl
 
 scipy_isolve = pytest.importorskip("scipy.sparse.linalg._isolve")
-SOLVERS = ("bicg", "bicgstab", "cg", "cgs", "gmres")
-LACKING = ("gcrotmk", "lgmres", "minres", "qmr", "tfqmr")
+SOLVERS = ("bicg", "bicgstab", "cg", "cgs", "gmres", "minres")
+LACKING = ("gcrotmk", "lgmres", "qmr", "tfqmr")
 EXECUTORS = ("reference", "opencl")
 _current = {"executor": None}  # the executor of the running test
 
@@ -49,10 +49,11 @@ def _ginkpy_solver(name: str):
     return solver
 
 
-def _load_scipy_tests():
-    """SciPy's test_iterative module, built with ginkpy's solvers in place of SciPy's."""
+def _load_scipy_tests(module_name: str):
+    """SciPy's test module ``module_name`` of its iterative solvers, built with ginkpy's solvers
+    in place of SciPy's."""
     import scipy.sparse.linalg._isolve.tests as tests
-    path = f"{tests.__path__[0]}/test_iterative.py"
+    path = f"{tests.__path__[0]}/{module_name}.py"
     saved = {name: getattr(scipy_isolve, name) for name in SOLVERS}
     try:  # newer SciPy marks its tests by the capabilities of the function under test
         from scipy._lib._array_api import xp_capabilities_table as capabilities
@@ -64,7 +65,7 @@ def _load_scipy_tests():
             setattr(scipy_isolve, name, wrapper)
             if saved[name] in capabilities:
                 capabilities[wrapper] = capabilities[saved[name]]
-        spec = importlib.util.spec_from_file_location("ginkpy_scipy_test_iterative", path)
+        spec = importlib.util.spec_from_file_location(f"ginkpy_scipy_{module_name}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         with warnings.catch_warnings():  # SciPy's own marks (fail_slow), unknown outside SciPy's test setup
@@ -76,7 +77,8 @@ def _load_scipy_tests():
     return module
 
 
-_scipy = _load_scipy_tests()
+_scipy = _load_scipy_tests("test_iterative")
+_scipy_minres = _load_scipy_tests("test_minres")
 
 
 def left_out(item) -> bool:
@@ -101,9 +103,11 @@ def _is_fixture(obj) -> bool:
     return hasattr(obj, "_pytestfixturefunction") or type(obj).__name__ == "FixtureFunctionDefinition"
 
 
-for _name in dir(_scipy):
-    if _name.startswith(("test_", "Test")) or _is_fixture(getattr(_scipy, _name)):
-        globals()[_name] = getattr(_scipy, _name)
+for _module in (_scipy, _scipy_minres):
+    for _name in dir(_module):
+        if _name.startswith(("test_", "Test")) or _is_fixture(getattr(_module, _name)):
+            # (test_minres.py's names differ from test_iterative.py's)
+            globals()[_name] = getattr(_module, _name)
 # test_precond_inverse loops over the module's solvers itself
 _scipy._SOLVERS = [s for s in _scipy._SOLVERS if s.__name__ not in LACKING]
 

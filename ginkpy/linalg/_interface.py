@@ -1,12 +1,13 @@
 """Interoperability with scipy.sparse.linalg: ginkpy operators as SciPy LinearOperators, and
-SciPy's operators, sparse matrices and NumPy arrays as ginkpy LinOps."""
+SciPy's operators, sparse matrices and NumPy arrays as ginkpy LinOps. scipy.sparse.linalg is
+imported only where a LinearOperator is asked for or given (its import takes ~0.1 s: a
+fresh process's first solve would spend a third of its setup on it)."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
@@ -14,38 +15,16 @@ from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 
-class GinkpyLinearOperator(spla.LinearOperator):
-    """A ginkpy LinOp seen as a SciPy LinearOperator: each product copies the operand to the
-    operator's executor, applies the operator there and copies the result back."""
-
-    def __init__(self, linop: LinOp) -> None:
-        super().__init__(dtype=linop.dtype, shape=linop.shape)
-        self.linop = linop
-
-    def _matmat(self, X: np.ndarray) -> np.ndarray:
-        exec = self.linop.executor
-        b = Dense.from_numpy(exec, np.asarray(X), dtype=self.dtype)
-        # x = 0 is also the initial guess when the operator is a solver
-        x = Dense.zeros(exec, (self.shape[0], b.shape[1]), self.dtype)
-        return self.linop.apply(b, x).to_numpy()
-
-    def _adjoint(self) -> "GinkpyLinearOperator":
-        adjoint = getattr(self.linop, "conj_transpose", None)
-        if adjoint is None and self.linop.dtype.kind != "c":
-            adjoint = getattr(self.linop, "transpose", None)
-        if adjoint is None:
-            raise NotImplementedError(f"{type(self.linop).__name__} has no conj_transpose() (or transpose() for "
-                                      f"real values), so rmatvec and the adjoint .H are not available")
-        return GinkpyLinearOperator(adjoint())
-
-
-def aslinearoperator(op: Any) -> spla.LinearOperator:
+def aslinearoperator(op: Any) -> "scipy.sparse.linalg.LinearOperator":
     """``op`` as a SciPy LinearOperator, so that ginkpy operators work inside SciPy's solvers.
 
     A ginkpy LinOp (matrix, solver, preconditioner) is wrapped so that each product runs on its
     executor (copying operands there and back); anything else goes to
     ``scipy.sparse.linalg.aslinearoperator``.
     """
+    import scipy.sparse.linalg as spla
+
+    from ginkpy.linalg._linear_operator import GinkpyLinearOperator
     if isinstance(op, ScipyOperator):
         return op.operator
     if isinstance(op, LinOp):
@@ -61,7 +40,8 @@ class ScipyOperator(LinOp):
     executor (two transfers per apply).
     """
 
-    def __init__(self, exec: Executor, operator: spla.LinearOperator, dtype: Any, what: str = "A") -> None:
+    def __init__(self, exec: Executor, operator: "scipy.sparse.linalg.LinearOperator", dtype: Any,
+                 what: str = "A") -> None:
         super().__init__(exec, operator.shape, exec.check_dtype(dtype))
         self.operator = operator
         self.what = what
@@ -87,20 +67,39 @@ class ScipyOperator(LinOp):
 
     def transpose(self) -> "ScipyOperator":
         """The transpose (SciPy's ``.T``, which applies ``rmatvec`` to conjugated operands)."""
+        self._check_rmatvec("^T")
         return ScipyOperator(self.executor, self.operator.T, self.dtype, f"{self.what}^T")
 
     def conj_transpose(self) -> "ScipyOperator":
         """The adjoint A^H, applied with the operator's ``rmatvec`` (SciPy's ``.H``)."""
+        self._check_rmatvec("^H")
         return ScipyOperator(self.executor, self.operator.H, self.dtype, f"{self.what}^H")
+
+    def _check_rmatvec(self, mark: str) -> None:
+        """Raise where the LinearOperator has no ``rmatvec`` (SciPy would fail inside its first
+        product, with "'NoneType' object is not callable" for one made without it)."""
+        import scipy.sparse.linalg as spla  # imported already: the operator is one of its
+
+        op, base = self.operator, spla.LinearOperator
+        custom = getattr(op, "_CustomLinearOperator__rmatvec_impl", False)
+        if custom is None or (custom is False and type(op)._rmatvec is base._rmatvec
+                              and type(op)._adjoint is base._adjoint):
+            raise NotImplementedError(
+                f"the LinearOperator {self.what} has no rmatvec, but the method needs {self.what}{mark} "
+                f"(bicg applies the adjoints of A and M): make it LinearOperator(..., matvec=..., "
+                f"rmatvec=lambda v: {self.what}^H v), or use a method without adjoints (bicgstab, cgs, gmres)")
 
 
 def host_operator(A: Any, what: str = "A") -> Any:
     """``A`` unchanged when it is a ginkpy LinOp, SciPy sparse matrix or NumPy array (a
     wrapped ginkpy LinOp is unwrapped); otherwise A as a SciPy LinearOperator."""
-    if isinstance(A, GinkpyLinearOperator):
-        return A.linop
     if isinstance(A, (LinOp, np.ndarray)) or sp.issparse(A):
         return A
+    import scipy.sparse.linalg as spla
+
+    from ginkpy.linalg._linear_operator import GinkpyLinearOperator
+    if isinstance(A, GinkpyLinearOperator):
+        return A.linop
     try:
         return spla.aslinearoperator(A)
     except TypeError:

@@ -252,22 +252,35 @@ inline sums_type group_sum(__local sums_type* slots, const sums_type v, const in
 #endif
 #elif PRECOND == PRECOND_ISAI
 // pz = M_U (M_L v): block_ptrs holds M_L's row pointers, then M_U's; row_blocks their column
-// indices, m_vals their values, M_U's from block_stride on. A loop of two passes, ptmp = M_L v
-// then pz = M_U ptmp, each ended by a barrier (the shape of ILU's level loop): written out one
-// after the other, the two passes gave wrong values inside Gmres's Arnoldi loop on PoCL.
+// indices, m_vals their values, M_U's from block_stride on. ISAI_ROW(out, w, i, pass): row i of
+// M_L w (pass 0) or of M_U w (pass 1).
+#define ISAI_ROW(out, w, i, pass)                                                                 \
+    {                                                                                             \
+        const int first_ = (pass) ? block_stride + block_ptrs[n + 1 + (i)] : block_ptrs[i];       \
+        const int last_ = (pass) ? block_stride + block_ptrs[n + 2 + (i)] : block_ptrs[(i) + 1];  \
+        value_type acc_ = 0;                                                                      \
+        for (int p_ = first_; p_ < last_; ++p_) acc_ += mul(m_vals[p_], w[row_blocks[p_]]);       \
+        out = acc_;                                                                               \
+    }
+#if WG == 1
+#define PREC_PREPARE(v)                                                                           \
+    {                                                                                             \
+        for (int i_ = 0; i_ < n; ++i_) ISAI_ROW(ptmp[i_], v, i_, 0)                               \
+        for (int i_ = 0; i_ < n; ++i_) ISAI_ROW(pz[i_], ptmp, i_, 1)                              \
+    }
+#else
+// a loop of two passes, ptmp = M_L v then pz = M_U ptmp, each ended by a barrier (the shape of
+// ILU's level loop): written out one after the other, the two passes gave wrong values inside
+// Gmres's Arnoldi loop on PoCL
 #define PREC_PREPARE(v)                                                                           \
     for (int pass_ = 0; pass_ < 2; ++pass_) {                                                    \
         FOR_ROWS(i_) {                                                                            \
-            const int first_ = pass_ ? block_stride + block_ptrs[n + 1 + i_] : block_ptrs[i_];   \
-            const int last_ = pass_ ? block_stride + block_ptrs[n + 2 + i_] : block_ptrs[i_ + 1]; \
-            value_type acc_ = 0;                                                                  \
-            for (int p_ = first_; p_ < last_; ++p_)                                               \
-                acc_ += mul(m_vals[p_], pass_ ? ptmp[row_blocks[p_]] : v[row_blocks[p_]]);        \
-            if (pass_) pz[i_] = acc_;                                                             \
-            else ptmp[i_] = acc_;                                                                 \
+            if (pass_) ISAI_ROW(pz[i_], ptmp, i_, 1)                                              \
+            else ISAI_ROW(ptmp[i_], v, i_, 0)                                                     \
         }                                                                                         \
         SYNC();                                                                                   \
     }
+#endif
 #else
 #define PREC_PREPARE(v)
 #endif

@@ -78,33 +78,29 @@ def _pow2_at_least(value: int) -> int:
 
 
 def _factor_arrays(exec, preconditioner) -> tuple:
-    """(PRECOND, ints, indices, stride) of a batch Ilu or Isai as batch_solver.cl reads them, made
-    once (kept in the preconditioner's cache). Ilu: ints = [the level count of L and U together,
-    L's level count, row pointers (n + 1), diagonal positions (n), the level pointers (L's levels,
-    then U's), the rows by level (L's, then U's)], indices the column indices. Isai: ints = [M_L's row pointers,
-    M_U's row pointers], indices [M_L's columns, M_U's columns], stride M_L's entries."""
+    """(PRECOND, ints, indices, stride) of a batch Ilu or Isai as batch_solver.cl reads them. Ilu
+    (made once, kept in its cache): ints = [the level count of L and U together, L's level count,
+    row pointers (n + 1), diagonal positions (n), the level pointers (L's levels, then U's), the
+    rows by level (L's, then U's)], indices the column indices. Isai: its row pointers and column
+    indices (M_L's, then M_U's), stride M_L's entries."""
     from ginkpy.core.batch.preconditioner.ilu import Ilu
+    if not isinstance(preconditioner, Ilu):
+        return PRECOND_ISAI, preconditioner.row_ptrs, preconditioner.col_idxs, preconditioner.lower_nnz
     if "opencl" not in preconditioner.cache:
-        if isinstance(preconditioner, Ilu):
-            ptrs, cols, diag = (a.astype(np.int64) for a in exec.to_host(preconditioner.row_ptrs,
-                                                                         preconditioner.col_idxs, preconditioner.diag))
-            rows = np.repeat(np.arange(diag.size), np.diff(ptrs))
-            levels = []
-            for strict, counts in ((cols < rows, diag - ptrs[:-1]), (cols > rows, ptrs[1:] - diag - 1)):
-                # the level of each row in the dependency graph of the strict triangle
-                levels.append(exec.host.run("components.level_set.compute_levels",
-                                            np.concatenate([[0], np.cumsum(counts)]), cols[strict]))
-            l_levels = int(levels[0].max()) + 1
-            level = np.concatenate([levels[0], levels[1] + l_levels])  # U's levels after L's
-            level_ptrs = np.concatenate([[0], np.cumsum(np.bincount(level))])
-            order = np.argsort(level, kind="stable") % diag.size
-            ints = np.concatenate([[level_ptrs.size - 1, l_levels], ptrs, diag, level_ptrs, order])
-            value = (PRECOND_ILU, exec.from_host(ints.astype(np.int32)), preconditioner.col_idxs, 0)
-        else:
-            ptrs = np.concatenate(exec.to_host(preconditioner.lower_row_ptrs, preconditioner.upper_row_ptrs))
-            cols = np.concatenate(exec.to_host(preconditioner.lower_col_idxs, preconditioner.upper_col_idxs))
-            value = (PRECOND_ISAI, exec.from_host(ptrs), exec.from_host(cols), preconditioner.lower_nnz)
-        preconditioner.cache["opencl"] = value
+        ptrs, cols, diag = (a.astype(np.int64) for a in exec.to_host(preconditioner.row_ptrs,
+                                                                     preconditioner.col_idxs, preconditioner.diag))
+        rows = np.repeat(np.arange(diag.size), np.diff(ptrs))
+        levels = []
+        for strict, counts in ((cols < rows, diag - ptrs[:-1]), (cols > rows, ptrs[1:] - diag - 1)):
+            # the level of each row in the dependency graph of the strict triangle
+            levels.append(exec.host.run("components.level_set.compute_levels",
+                                        np.concatenate([[0], np.cumsum(counts)]), cols[strict]))
+        l_levels = int(levels[0].max()) + 1
+        level = np.concatenate([levels[0], levels[1] + l_levels])  # U's levels after L's
+        level_ptrs = np.concatenate([[0], np.cumsum(np.bincount(level))])
+        order = np.argsort(level, kind="stable") % diag.size
+        ints = np.concatenate([[level_ptrs.size - 1, l_levels], ptrs, diag, level_ptrs, order])
+        preconditioner.cache["opencl"] = (PRECOND_ILU, exec.from_host(ints.astype(np.int32)), preconditioner.col_idxs, 0)
     return preconditioner.cache["opencl"]
 
 

@@ -46,6 +46,24 @@ __kernel void invert_blocks_item(const int total, const int num_blocks, const in
     const int start = block_ptrs[b];
     const int size = block_ptrs[b + 1] - start;
     __global const value_type* v = values + (size_t)item * nnz;
+#if STRIDE == 1
+    // scalar Jacobi: the equilibrated 1 x 1 block is d / |d|, so only d = 0 (or 1 / d beyond
+    // the value type's range) is singular, and |D|_1 |D^-1|_1 = 1
+    if (item == 0) row_blocks[start] = b;
+    value_type d = 0;
+    for (int e = row_ptrs[start]; e < row_ptrs[start + 1]; ++e) {
+        if (col_idxs[e] == start) d = v[e];
+    }
+    const value_type inverse = divide(to_value(1), d);
+    const bool bad_block = is_zero(d) || !is_finite_value(inverse);
+    blocks[g] = inverse;
+    conditioning[g] = bad_block ? INFINITY : 1;
+    if (bad_block) {
+        atomic_min(bad, g);
+        atomic_inc(bad + 1);
+    }
+    return;
+#endif
     // T = D^T in private memory, identity padding: rows of STRIDE entries, whole rows updated
     // (a row inside the block has zeros in the padding columns) in loops the compiler unrolls
     value_type w[STRIDE * STRIDE];

@@ -26,10 +26,10 @@ def _launch(exec, name, dtype, size, *args):
 
 def _flat_shape(info, size: int) -> tuple[int, int, int]:
     """(work-groups, work-group size, entries per group) of a reduction over ``size`` entries
-    in one stretch (the count of non-finite values, the scan of convert_to_csr)."""
+    in one stretch (the count of non-finite values, the scan of convert_to_csr); on a CPU one
+    work-item per group reads its stretch in order (interleaved lanes: 2.7x the time on PoCL)."""
     shape = reduction_shape(info, size, 1)
-    wg = 64 if info.is_cpu else shape.lanes
-    return shape.groups, min(wg, pow2_at_most(info.max_work_group_size)), shape.rows
+    return shape.groups, min(shape.lanes, pow2_at_most(info.max_work_group_size)), shape.rows
 
 
 # -- element-wise ------------------------------------------------------------------------------

@@ -60,8 +60,9 @@ def _ilu_item(ilu, values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
 
 def _isai_item(isai, values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """r -> M_U (M_L r) for the approximate inverses of one item's factors."""
-    m_l = sp.csr_matrix((values[:isai.lower_nnz], isai.lower_col_idxs, isai.lower_row_ptrs), shape=isai.common_size)
-    m_u = sp.csr_matrix((values[isai.lower_nnz:], isai.upper_col_idxs, isai.upper_row_ptrs), shape=isai.common_size)
+    n, split = isai.common_size[0], isai.lower_nnz
+    m_l = sp.csr_matrix((values[:split], isai.col_idxs[:split], isai.row_ptrs[:n + 1]), shape=isai.common_size)
+    m_u = sp.csr_matrix((values[split:], isai.col_idxs[split:], isai.row_ptrs[n + 1:]), shape=isai.common_size)
     return lambda r: m_u @ (m_l @ r)
 
 

@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.reference.components.scratch import BLAS_SERIAL_SIZE
+
 
 def _column_dots(u: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """u^H x per column; one column: BLAS's dot product, without a temporary array."""
+    """u^H x per column; one column without a temporary array."""
     if x.shape[1] == 1:
-        return np.array([np.vdot(u, x)])
+        return np.array([_dot(u, x)])
     return _column_sums(u.conj() * x)
+
+
+def _dot(u: np.ndarray, x: np.ndarray):
+    """u^H x of two one-column arrays, a number: BLAS for small vectors (one thread), numpy's
+    own loop for larger ones (see scratch.BLAS_SERIAL_SIZE)."""
+    if x.size <= BLAS_SERIAL_SIZE:
+        return np.vdot(u, x)
+    return np.einsum("ij,ij->", u.conj(), x)
 
 
 def _set_dots(partials, u: np.ndarray, x: np.ndarray) -> None:
     """partials = u^H x per column (a number written in place for one column)."""
     if x.shape[1] == 1 and partials.values.shape == (1, 1):
-        partials.values[0, 0] = np.vdot(u, x)
+        partials.values[0, 0] = _dot(u, x)
     else:
         _set(partials, _column_dots(u, x))
 

@@ -5,11 +5,11 @@ batched ISAI and does not ship it).
 
 Generation: the batched ILU(0) factors (:class:`ginkpy.core.batch.preconditioner.ilu.Ilu`); the
 patterns of M_L and M_U (those of L and U, or of their ``sparsity_power``-th powers) once from
-the shared pattern on the host; then every row of every item's inverses from its small dense
-system T[J, J]^T m = e_i (T the factor, J the row's pattern), by the single-system ISAI kernel
-``preconditioner.isai.generate_inverse`` run once over all items, on the executor: their factors
-side by side as one block-diagonal matrix (item 0's L, item 0's U, item 1's L, ...), whose
-inverse's values are then each item's M_L and M_U values in a row of ``values``.
+the shared pattern on the host (the single-system ISAI's ``preconditioner.isai.pattern``); then
+every row of every item's inverses in one kernel (``batch.preconditioner.isai.generate``), from
+its small system T[J, J]^T m = e_i (T the factor, J the row's pattern, (M T)_ij = delta_ij on
+J), which is triangular: L's is solved by backward substitution, U's by forward substitution,
+reading the factors' entries where the ILU keeps them.
 """
 from __future__ import annotations
 
@@ -51,60 +51,32 @@ class Isai(EnableBuild, BatchLinOp):
         exec = factory.executor
         ilu = Ilu.build().on(exec).generate(system_matrix)
         BatchLinOp.__init__(self, exec, ilu.num_batch_items, ilu.common_size, ilu.dtype)
-        N, n = ilu.num_batch_items, ilu.common_size[0]
+        n = ilu.common_size[0]
         host = exec.host
+        # symbolic, once: the patterns of M_L and M_U
         ptrs, cols = exec.to_host(ilu.row_ptrs, ilu.col_idxs)
-        rows = np.repeat(np.arange(n), np.diff(ptrs))
-        # symbolic, once: the factors' patterns, where their entries sit in the ILU's values (the
-        # unit diagonal of L at -1), and the patterns of the inverses
         pattern = SingleCsr(host, (n, n), ptrs, cols, np.ones(cols.size, self.dtype))
-        factors, inverses = [], []
-        for kind, inside in (("lower", cols <= rows), ("upper", cols >= rows)):
-            where = np.flatnonzero(inside)
-            if kind == "lower":
-                where = np.where(cols[where] == rows[where], -1, where)
-            t_ptrs = np.concatenate([[0], np.cumsum(np.bincount(rows[inside], minlength=n))])
-            factors.append((t_ptrs, cols[inside], where))
-            _, inverse, _ = host.run("preconditioner.isai.pattern", pattern, kind, self.parameters.sparsity_power)
-            inverses.append(inverse)
-        sizes = np.concatenate([np.diff(inverses[0][0]), np.diff(inverses[1][0])])
+        (l_ptrs, l_cols), (u_ptrs, u_cols) = (host.run("preconditioner.isai.pattern", pattern, kind,
+                                                       self.parameters.sparsity_power)[1] for kind in ("lower", "upper"))
+        sizes = np.concatenate([np.diff(l_ptrs), np.diff(u_ptrs)])
         if sizes.size and sizes.max() > ROW_LIMIT:
             raise ValueError(f"batch Isai: a row of the approximate inverses would have {sizes.max()} entries, more "
-                             f"than {ROW_LIMIT} (its dense system grows with the square): lower the sparsity power")
-        # the factors of every item, side by side (N, nnz_L + nnz_U)
-        positions = exec.from_host(np.concatenate([factors[0][2], factors[1][2]]).astype(INDEX_DTYPE))
-        system_values = exec.alloc((N, factors[0][2].size + factors[1][2].size), self.dtype)
-        exec.run("batch.preconditioner.isai.gather_factors", ilu.values, positions, system_values)
-        system = SingleCsr(exec, (2 * N * n,) * 2, *_block_diagonal(exec, N, n, factors), system_values.reshape(-1))
-        (self.lower_row_ptrs, self.lower_col_idxs), (self.upper_row_ptrs, self.upper_col_idxs) = \
-            ((exec.from_host(p.astype(INDEX_DTYPE)), exec.from_host(c.astype(INDEX_DTYPE))) for p, c in inverses)
-        self.lower_nnz = int(inverses[0][1].size)
-        self.values = exec.alloc((N, self.lower_nnz + int(inverses[1][1].size)), self.dtype)
-        inverse = SingleCsr(exec, system.shape, *_block_diagonal(exec, N, n, inverses), self.values.reshape(-1))
-        # every row of every item's M_L and M_U from its small system
-        row = exec.run("preconditioner.isai.generate_inverse", system, inverse, False)
+                             f"than {ROW_LIMIT} (its small system grows with the square): lower the sparsity power")
+        #: M_L's row pointers (n + 1), then M_U's; M_L's column indices, then M_U's; per item the
+        #: values of M_L (the first ``lower_nnz``), then of M_U
+        self.row_ptrs = exec.from_host(np.concatenate([l_ptrs, u_ptrs]).astype(INDEX_DTYPE))
+        self.col_idxs = exec.from_host(np.concatenate([l_cols, u_cols]).astype(INDEX_DTYPE))
+        self.lower_nnz = int(l_cols.size)
+        self.values = exec.alloc((self.num_batch_items, l_cols.size + u_cols.size), self.dtype)
+        # numeric: every row of every item's M_L and M_U from its small triangular system
+        row = exec.run("batch.preconditioner.isai.generate", ilu, self)
         if row >= 0:
             item, local = divmod(row, 2 * n)
-            raise ValueError(f"batch Isai: the small system of row {local % n} of item {item}'s "
-                             f"{'lower' if local < n else 'upper'} factor is singular (its ILU(0) factors overflow "
-                             f"or are not finite): use gk.batch.preconditioner.Ilu or Jacobi for this batch")
-        self.cache: dict[str, Any] = {}  # what a backend derives once
+            raise ValueError(f"batch Isai: row {local % n} of item {item}'s approximate inverse of its "
+                             f"{'lower' if local < n else 'upper'} factor is not finite (the ILU(0) factors of that "
+                             f"item are nearly singular): use gk.batch.preconditioner.Ilu or Jacobi for this batch")
 
     def _apply_impl(self, b: MultiVector, x: MultiVector) -> None:
         # x_i = M_U,i (M_L,i b_i)
         self.executor.run("batch.preconditioner.isai.apply", self, b, x)
 
-
-def _block_diagonal(exec, N: int, n: int, patterns) -> tuple:
-    """Row pointers and column indices (on ``exec``) of the block-diagonal matrix whose blocks are
-    the two patterns, (row_ptrs, col_idxs, ...) each, in turn for each of the N items."""
-    (p0, c0, *_), (p1, c1, *_) = patterns
-    lengths = np.tile(np.concatenate([np.diff(p0), np.diff(p1)]), N)
-    row_ptrs = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
-    offsets = np.arange(N, dtype=np.int64)[:, None] * (2 * n)
-    col_idxs = (np.concatenate([c0, c1 + n])[None, :] + offsets).ravel()
-    for what, array in (("row pointers", row_ptrs), ("column indices", col_idxs)):
-        if array.size and array.max() > np.iinfo(np.int32).max:
-            raise ValueError(f"batch Isai: the batch is too large for int32 {what} of its generation "
-                             f"({array.max()}); generate it for fewer items at a time")
-    return exec.from_host(row_ptrs.astype(INDEX_DTYPE)), exec.from_host(col_idxs.astype(INDEX_DTYPE))

@@ -399,6 +399,7 @@ class IterationMonitor:
         if due and reader.pending is None and self.running:
             if not exec.asynchronous or self.reads_each_iteration:  # the read is there at once
                 self._absorb(reader.issue(self.iteration), resume)
+                reader.schedule(self.iteration)  # on the host too, not every iteration (loggers get theirs in order)
                 return
             reader.pending = reader.issue(self.iteration)
             reader.schedule(self.iteration)
