@@ -317,3 +317,12 @@ def test_add_non_local_twins(ref, ocl, rng, k, scaled, dots):
         sums = np.concatenate([(v[rows] * added).sum(axis=0) for v in (u, w)[:dots]])
         np.testing.assert_allclose(outs[1][8].sum(axis=0), sums, rtol=1e-12)
         np.testing.assert_allclose(outs[0][8].sum(axis=0), sums, rtol=1e-12)
+
+
+def test_wait_for_a_read(dev, rng):
+    # the host's wait for a read of a reduction or a halo: polled on a GPU, blocking elsewhere
+    from ginkpy.core.distributed.collective import wait_for
+    values = rng.standard_normal(1031)
+    host = dev.host_array(values.shape, values.dtype)
+    wait_for(dev, dev.read_async([dev.from_host(values)], [host]))
+    np.testing.assert_array_equal(host, values)

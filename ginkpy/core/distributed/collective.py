@@ -213,6 +213,22 @@ class Collective:
             raise self._error
 
 
+def wait_for(exec, event: Any) -> None:
+    """Wait for a read or write of ``exec`` (``read_async``'s event; None: done). On a GPU the
+    host polls the event after handing the queue to the device, as the wait for a reduction or
+    a halo exchange is short and on the iteration's critical path; elsewhere (a CPU device,
+    whose threads the polling would take) it blocks."""
+    if event is None:
+        return
+    info = getattr(exec, "info", None)
+    if info is None or not info.is_gpu:
+        event.wait()
+        return
+    exec.flush()
+    while not exec.read_done(event):
+        pass
+
+
 def sum_over_ranks(comm: Any, values: np.ndarray) -> np.ndarray:
     """The sum of every rank's ``values`` (same shape and value type on every rank; real or
     complex), added in rank order: the same bits on every rank."""

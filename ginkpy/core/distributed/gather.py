@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.distributed.collective import Collective
+from ginkpy.core.distributed.collective import Collective, wait_for
 from ginkpy.core.distributed.partition import Partition
 from ginkpy.core.matrix.csr import INDEX_DTYPE
 from ginkpy.core.matrix.dense import Dense
@@ -63,8 +63,7 @@ class Gather:
         mine, everyone, event = self._host(k, local.dtype)
         self.collective.post_pending()
         for e in event:  # this rank's rows read; the last write from ``everyone`` done
-            if e is not None:
-                e.wait()
+            wait_for(self.exec, e)
         counts = np.diff(self.partition.offsets) * k
         self.collective.wait([self.comm.Iallgatherv(mine, [everyone, counts])])
         event[:] = [None, self.exec.write_async(whole.values, everyone)]

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.distributed.collective import Collective
+from ginkpy.core.distributed.collective import Collective, wait_for
 from ginkpy.core.matrix.csr import INDEX_DTYPE
 from ginkpy.core.matrix.dense import Dense
 
@@ -132,9 +132,8 @@ class Halo:
 
     def _end(self, transfer: Transfer) -> None:
         self.collective.post_pending()
-        if transfer.event is not None:
-            transfer.event.wait()
-            transfer.event = None
+        wait_for(self.exec, transfer.event)
+        transfer.event = None
         to, sent = self.send_to, transfer.sent
         requests = transfer.requests + [self.comm.Isend(sent[lo:hi], dest=r, tag=HALO_TAG)
                                         for r, lo, hi in zip(to.ranks, to.begins, to.ends)]

@@ -130,10 +130,10 @@ class Multigrid(SerialMultigrid):
         if params.preconditioner is not None:
             raise ValueError("Multigrid has no preconditioner: its smoothers play that part "
                              "(with_pre_smoother, with_post_smoother)")
-        if params.pre_smoother is not None or params.post_smoother is not None:
+        if params.pre_smoother or params.post_smoother or params.mid_smoother:
             raise ValueError("Multigrid of a distributed matrix smooths with its built-in Jacobi sweeps "
-                             "(with_smoother_iters, with_smoother_relax): leave out with_pre_smoother and "
-                             "with_post_smoother")
+                             "(with_smoother_iters, with_smoother_relax): leave out with_pre_smoother, "
+                             "with_post_smoother and with_mid_smoother")
         IterativeSolver.__init__(self, factory, system_matrix)
         self._choose()
         self.gather_rows = GATHER_ROWS if params.gather_rows is None else params.gather_rows

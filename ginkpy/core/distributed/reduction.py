@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.distributed.collective import Collective, add_in_rank_order
+from ginkpy.core.distributed.collective import Collective, add_in_rank_order, wait_for
 
 
 def reduction_of(exec, collective: Collective, partials: tuple, extras: dict | None = None) -> "Reduction":
@@ -87,9 +87,8 @@ class Reduction:
 
     def post(self) -> None:
         """Once read: this rank's sums to every rank (non-blocking)."""
-        if self._event is not None:
-            self._event.wait()
-            self._event = None
+        wait_for(self.exec, self._event)
+        self._event = None
         sums, at = [], 0
         for group in self._arrays:
             total = None
