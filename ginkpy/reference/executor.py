@@ -30,6 +30,8 @@ class ReferenceExecutor(Executor):
         fn = self._kernels.get(kernel)
         if fn is None:
             fn = self._kernels[kernel] = self._resolve(kernel)
+        if self._profiler is not None:
+            return self._profiler.kernel(self, kernel, fn, args, kwargs)
         recording = self._recording()
         if recording is None:
             self.counters["launches"] += 1
