@@ -75,7 +75,7 @@ from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner, updated_part
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -324,64 +324,15 @@ class Multigrid(IterativeSolver):
     # -- new values of the system matrix ----------------------------------------------------------
     def update(self) -> bool:
         """Follow new values of the system matrix on the same sparsity pattern (written in
-        place: ``A.update_values``), AmgX's structure reuse: the aggregates and transfer
-        operators of every level are kept and only the numeric parts recomputed, from the
-        finest level down: the Galerkin products R A P (``Pgm.update``), the Jacobi smoothers'
-        D^-1 and relaxation, the coarsest level's inverse, the arrays of the levels cycled
-        through in one launch, all into the arrays the cycle reads (so its captured launches
-        stay valid). A smoother or coarsest solver without an update of its own is generated
-        anew. Returns whether the launches recorded with this solver stay valid (False where a
-        smoother's relaxation or a part's arrays changed: captured again at the next apply)."""
-        exec, params = self.executor, self.parameters
-        check_values(self.system_matrix)
-        for level in self.levels:
-            level.update()  # (level l's fine matrix is level l - 1's coarse one, updated just before)
-        valid, checks = True, []
-        for l, A in enumerate(self.matrices[:-1]):
-            pre, post = self.pre_smoothers[l], self.post_smoothers[l]
-            if pre is not None:
-                new_pre, ok = self._updated(pre, params.pre_smoother, A, "pre_smoother")
-                valid &= ok
-                if post is pre:
-                    new_post = new_pre
-                elif params.post_smoother is not None or post is None:
-                    new_post, ok = self._updated(post, params.post_smoother, A, "post_smoother")
-                    valid &= ok
-                else:  # (pre's backward sweep)
-                    new_post, valid = new_pre.backward(), False
-                self.pre_smoothers[l], self.post_smoothers[l] = new_pre, new_post
-            elif post is not None:
-                self.post_smoothers[l], ok = self._updated(post, params.post_smoother, A, "post_smoother")
-                valid &= ok
-            if self.inv_diags[l] is not None:
-                checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, self.inv_diags[l])))
-        omegas = self._omegas(checks)
-        merged = len(self.levels) if self.merged_from is None else self.merged_from
-        # (the relaxation of a level launched on its own is an argument of its recorded launches)
-        valid &= omegas[:merged] == self.omegas[:merged]
-        self.omegas = omegas
-        coarsest = self.coarsest_solver
-        if isinstance(coarsest, Dense) and self.parameters.coarsest_solver is None:
-            host = exec.host
-            exec.write(coarsest.values, host.run("solver.multigrid.dense_inverse", self.matrices[-1].clone(host)))
-        else:
-            self.coarsest_solver, ok = self._updated(coarsest, params.coarsest_solver, self.matrices[-1],
-                                                     "coarsest_solver")
-            valid &= ok
-        if self.coarse is not None:
-            # the levels cycled through in one launch: their packed values, D^-1 and omegas in place
-            self.coarse.omegas = self.omegas[self.merged_from:]
-            exec.run("solver.multigrid.pack_coarse_levels", self.coarse)
+        place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
+        kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
+        the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
+        Returns whether the launches recorded with this solver stay valid."""
+        from ginkpy.core.solver.multigrid_update import update_hierarchy
+        valid = update_hierarchy(self)
         if not valid:
             self._forget_captures()
         return valid
-
-    def _updated(self, part: LinOp, value: Any, A: Csr, what: str) -> tuple[LinOp, bool]:
-        """A smoother or coarsest solver after new values of its level's matrix (see updated_part)."""
-        if what == "coarsest_solver":
-            return updated_part(part, lambda: generate_preconditioner(value, A, self.executor, what,
-                                                                      initial_guess="zero"), self, what)
-        return updated_part(part, lambda: self._smoother(value, A, what), self, what)
 
     # -- the hierarchy ----------------------------------------------------------------------------
     @property
