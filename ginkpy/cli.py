@@ -319,7 +319,8 @@ def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.c
         if not (suits_cg and "positive definite" in str(err) and why != "from --config"):
             raise
         why = "Cholesky found it not positive definite"
-        solver = Direct.build().on(exec).generate(A)
+        params = Direct.build()
+        solver = params.on(exec).generate(A)
     exec.synchronize()
     times["generate"] = time.perf_counter() - start
     X = Dense.zeros(exec, B.shape, B.dtype)
@@ -346,6 +347,8 @@ def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.c
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    if args.profile:
+        print(f"\n{_profiled(params, exec, A, B)}")
     return 0 if np.all(np.isfinite(relative)) else 1
 
 

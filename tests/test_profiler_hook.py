@@ -61,8 +61,16 @@ def test_attached_to_the_executor_it_times_every_operation(exec):
     text = str(hook)
     assert text.startswith("ginkpy profile\nOverhead estimate") and "| apply(Cg) " in text
     assert " name " in text and " total (self) " in text and " avg (self) " in text
-    # detached: nothing more is recorded, and the solve is what it was (same iterations, same x)
+    # detached: the solver made under the hook captures its iterations at its next apply, then
+    # replays them; nothing more is recorded, and the solve is what it was
     before = hook.totals()
+    captures = exec.counters["captures"]
+    _solve(exec, solver, b)
+    assert exec.counters["captures"] > captures
+    captures = exec.counters["captures"]
+    x1, _ = _solve(exec, solver, b)
+    assert exec.counters["captures"] == captures
+    np.testing.assert_allclose(x1, x, rtol=1e-12, atol=1e-14)
     x2, log2 = _solve(exec, _params().on(exec).generate(A), b)
     assert hook.totals() == before
     assert log2.num_iterations == iterations
@@ -120,6 +128,48 @@ def test_no_hook_no_cost(exec):
         exec.add_logger(gk.log.Convergence())
 
 
+def test_a_hook_on_an_inner_operator_sees_every_apply(exec):
+    # the preconditioner's applies run inside Cg's iterations, which are captured without a
+    # hook: with one on the preconditioner they run uncaptured, so that each is timed, and the
+    # answer is the same; removing the hook brings the captured iterations back
+    S, A, b = _system(exec)
+    solver = _params().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(4)) \
+        .on(exec).generate(A)  # (block-Jacobi: scalar Jacobi is fused into Cg's steps, never applied)
+    x_plain, log_plain = _solve(exec, solver, b)
+    hook = gk.log.ProfilerHook.create_nested_summary()
+    jacobi = solver.preconditioner
+    jacobi.add_logger(hook)
+    with pytest.raises(ValueError, match="has a ProfilerHook already"):
+        jacobi.add_logger(gk.log.ProfilerHook.create_summary())
+    launches = exec.counters["launches"]
+    x, log = _solve(exec, solver, b)
+    np.testing.assert_allclose(x, x_plain, rtol=1e-12, atol=1e-14)
+    assert log.num_iterations == log_plain.num_iterations
+    totals = hook.totals()
+    assert "apply(Cg)" not in totals  # only what runs during the preconditioner's applies
+    assert totals["apply(Jacobi)"][0] >= log.num_iterations
+    kernels = sum(count for name, (count, _, _) in totals.items() if "(" not in name)
+    assert kernels >= totals["apply(Jacobi)"][0]
+    assert exec.counters["launches"] - launches >= kernels  # launches still counted
+    jacobi.remove_logger(hook)
+    assert exec._profiled == 0
+    captures = exec.counters["captures"]
+    x, _ = _solve(exec, solver, b)  # replays the iterations captured before the hook came
+    assert exec.counters["captures"] == captures
+    np.testing.assert_allclose(x, x_plain, rtol=1e-12, atol=1e-14)
+
+
+def test_one_hook_per_executor(ref):
+    first, second = gk.log.ProfilerHook.create_summary(), gk.log.ProfilerHook.create_summary()
+    ref.add_logger(first)
+    try:
+        with pytest.raises(ValueError, match="another ProfilerHook"):
+            ref.add_logger(second)
+    finally:
+        ref.remove_logger(first)
+    assert ref._profiler is None and ref._profiled == 0
+
+
 def test_reset_and_write(ref, capsys):
     S, A, b = _system(ref, 8)
     hook = gk.log.ProfilerHook.create_summary()
@@ -162,3 +212,7 @@ def test_ginkpy_solve_profile_prints_the_table(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "profile: a second generate and solve" in out and "| apply(Cg) " in out
     assert "| solver.cg.step_2 " in out and "generate(Cg)" in out
+    assert main(["solve", str(path), "--executor", "reference", "--solver", "direct", "--profile"]) == 0
+    out = capsys.readouterr().out
+    assert "profile: a second generate and solve" in out and "| generate(Direct) " in out
+    assert "| apply(Direct) " in out

@@ -84,6 +84,7 @@ class Executor:
     _host: "Executor | None" = None
     asynchronous = False  # work is queued (a device); else it is done when its call returns
     _profiler = None  # a gk.log.ProfilerHook attached with add_logger: it times every kernel run here
+    _profiled = 0  # hooks on this executor or on operators on it: while any, nothing is captured
 
     def __init__(self) -> None:
         self._kernels: dict[str, Callable[..., Any]] = {}
@@ -101,7 +102,7 @@ class Executor:
         Solvers capture one iteration of their loop this way, so that an iteration costs
         its launches and nothing else on the host.
         """
-        if self._profiler is not None:  # profiled: every launch runs through run(), uncaptured
+        if self._profiled:  # profiled: every launch runs through run(), uncaptured
             fn()
             return None
         self.counters["captures"] += 1

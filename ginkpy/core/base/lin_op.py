@@ -40,13 +40,17 @@ class LinOp:
         """Attach a logger (``gk.log.Convergence()``, ``gk.log.Stream()``) to this operator; a
         ``gk.log.ProfilerHook`` times what runs during its applies."""
         if getattr(logger, "profiles", False):
+            if self._profiler is not None:
+                raise ValueError("this operator has a ProfilerHook already: remove it first (remove_logger)")
             self._profiler = logger
+            self.executor._profiled += 1  # its applies inside another solver's iterations run uncaptured
             return
         self._loggers.append(logger)
 
     def remove_logger(self, logger: Any) -> None:
-        if logger is self._profiler:
+        if logger is not None and logger is self._profiler:
             self._profiler = None
+            self.executor._profiled -= 1
             return
         self._loggers.remove(logger)
 

@@ -5,13 +5,24 @@ Attached to an executor (``exec.add_logger(hook)``) it times every operation run
 every kernel by its name (``solver.cg.step_1``), every ``apply`` of an operator
 (``apply(Cg)``, ``apply(Jacobi)``, ``apply(Csr)``) and every ``generate`` of a factory
 (``generate(Multigrid)``), nested as they run. Attached to an operator (``solver.add_logger(hook)``)
-it does so during that operator's applies only. While a hook is attached to an executor,
-solvers run their iterations uncaptured (each kernel through ``exec.run``, so that each is
-seen), and each timed range waits for the device at its start and end (Ginkgo's CPU timer
-does so too): the times are those of the work in the range. On OpenCL with
-``GINKPY_OPENCL_PROFILE=1`` (set before the first executor is made) a kernel's time is its
-launches' device time from their profiling events (and its range does not wait); otherwise
-host time. Without a hook nothing of this runs: the kernel path checks one attribute.
+it does so during that operator's applies only; an executor's hook takes precedence over an
+operator's.
+
+Captured iterations: while a hook is attached to an executor or to an operator on it, nothing
+on that executor is captured (``Executor.capture``, ``Replays``): each iteration runs its
+Python, so that every kernel and every inner apply is seen and counted, at the cost of the
+host time a replay saves. Removing the hook restores the captured iterations (a solver that
+ran profiled captures at its next apply); without a hook the kernel path and a replay check
+one attribute each.
+
+Timing: each timed range waits for the device at its start and end (``queue.finish()``; as
+Ginkgo's ProfilerHook with synchronization): an apply's or generate's time is the host's wall
+time of the work in it, device work included. On OpenCL a kernel's time is either the same
+(host wall time of the launches and the wait), or, with ``GINKPY_OPENCL_PROFILE=1`` set
+before the device is first opened (``ginkpy solve --profile`` does), its launches' device time
+from OpenCL's profiling events (and its range does not wait). Either way a profiled solve is
+slower than the solve itself: the waits and the uncaptured iterations cost speed, which shows
+in the applies' self times.
 """
 from __future__ import annotations
 
@@ -29,6 +40,13 @@ def _format_duration(seconds: float) -> str:
         if ns < limit:
             return f"{ns / scale:.1f} {unit}"
     return f"{seconds:.1f} s "
+
+
+def _type_name(cls: type) -> str:
+    """An operator type's name in the tables: ``Cg``, or ``batch.Cg`` / ``distributed.Matrix``
+    for the types of those areas (a small system's Cg runs a batched Cg inside)."""
+    area = cls.__module__.split(".")[2:3]
+    return f"{area[0]}.{cls.__name__}" if area and area[0] in ("batch", "distributed") else cls.__name__
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -49,11 +67,14 @@ class ProfilerHook(Logger):
     summary writer, or nested summary writer).
 
     Use it to see where a solve's time goes (which kernel, the preconditioner or the Krylov
-    steps) before tuning; profiling waits for the device around each timed range, so a profiled
-    solve takes longer than an unprofiled one (use the solve's own time for that). Make one with
+    steps) before tuning; profiling waits for the device around each timed range and runs the
+    iterations uncaptured, so a profiled solve takes longer than an unprofiled one (use the
+    solve's own time for that; the module's notes say what is timed how). Make one with
     :meth:`create_summary` (a flat table: each operation's total and self time) or
     :meth:`create_nested_summary` (a tree of operations within operations) and attach it to an
-    executor (everything run there) or to an operator (during its applies).
+    executor (everything run there) or to an operator (during its applies); one hook per
+    executor or operator at a time. Read it with :meth:`totals`, :meth:`summary` (``str(hook)``)
+    or :meth:`write`.
 
     Parameters
     ----------
@@ -103,8 +124,13 @@ class ProfilerHook(Logger):
     def attach(self, exec: Any) -> None:
         """Profile everything that runs on ``exec`` (and on its host executor, where setup runs);
         ``exec.add_logger(hook)`` calls this."""
+        if exec._profiler not in (None, self):
+            raise ValueError(f"{exec!r} has another ProfilerHook attached: remove it first (remove_logger)")
         for e in (exec, exec.host):
+            if e._profiler is not None:  # (the host's may be another executor's hook: it keeps it)
+                continue
             e._profiler = self
+            e._profiled += 1
             if e not in self._executors:
                 self._executors.append(e)
 
@@ -113,6 +139,7 @@ class ProfilerHook(Logger):
         for e in (exec, exec.host):
             if e._profiler is self:
                 e._profiler = None
+                e._profiled -= 1
 
     def kernel(self, exec: Any, name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
         """Run the kernel ``fn`` named ``name`` on ``exec``, timed (``Executor.run`` calls this)."""
@@ -121,18 +148,18 @@ class ProfilerHook(Logger):
     def apply(self, op: Any, run: Callable[[], Any]) -> Any:
         """Run ``op``'s apply, timed as ``apply(Type)``; a hook attached to the operator itself
         profiles its executor meanwhile."""
-        exec = op.executor
+        exec, name = op.executor, f"apply({_type_name(type(op))})"
         if exec._profiler is self:
-            return self._timed(f"apply({type(op).__name__})", exec, run)
+            return self._timed(name, exec, run)
         self.attach(exec)
         try:
-            return self._timed(f"apply({type(op).__name__})", exec, run)
+            return self._timed(name, exec, run)
         finally:
             self.detach(exec)
 
     def generate(self, product: type, exec: Any, run: Callable[[], Any]) -> Any:
         """Run a factory's generate, timed as ``generate(Type)``."""
-        return self._timed(f"generate({product.__name__})", exec, run)
+        return self._timed(f"generate({_type_name(product)})", exec, run)
 
     def _timed(self, name: str, exec: Any, run: Callable[[], Any], kernel: bool = False) -> Any:
         events = getattr(getattr(exec, "_device", None), "events", None) if kernel else None

@@ -29,7 +29,7 @@ class Replays:
     def enqueue(self, key: Any, part: Callable[[], None]) -> None:
         """Run ``part``: captured the first time (and again, up to CAPTURE_TRIES, where a
         capture read from the device), replayed later."""
-        if self.exec._profiler is not None:  # profiled: the part runs itself, each kernel timed
+        if self.exec._profiled:  # a ProfilerHook: the part runs itself, each kernel and apply timed
             part()
             return
         entry = self.entries.get(key)
