@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import ginkpy as gk
-from ginkpy.problems import poisson_2d
+from ginkpy.problems import system
 
 
 def solve(exe, A, b, preconditioner, rtol):
@@ -48,15 +48,8 @@ def main() -> None:
     args = parser.parse_args()
 
     exe = gk.executor(args.executor)
-    if args.matrix:
-        A = gk.read(args.matrix, exe)
-        name = args.matrix
-    else:
-        A = gk.matrix.Csr.from_scipy(exe, poisson_2d(args.grid))
-        name = f"2D Poisson {args.grid} x {args.grid}"
+    A, b, name = system(exe, args.matrix, args.grid)
     n = A.shape[0]
-    # b = A * ones, so the exact solution is all ones
-    b = A.apply(gk.matrix.Dense.full(exe, (n, 1), 1.0), gk.matrix.Dense.zeros(exe, (n, 1)))
     print(f"{name}: {n} rows, {A.nnz} nonzeros, on {exe!r}\n")
 
     # one W-cycle of aggregation AMG per CG iteration (the defaults: Pgm aggregation, weighted

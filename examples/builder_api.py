@@ -4,7 +4,7 @@
 
 Without a matrix file it writes a generated 2D Poisson system to a temporary A.mtx first.
 """
-import sys
+import argparse
 import tempfile
 from pathlib import Path
 
@@ -13,13 +13,17 @@ import numpy as np
 import ginkpy as gk
 from ginkpy.problems import poisson_2d
 
-name = sys.argv[1] if len(sys.argv) > 1 else "reference"
-path = sys.argv[2] if len(sys.argv) > 2 else None
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+parser.add_argument("executor", nargs="?", default="reference",
+                    help="reference | opencl | opencl:<platform>:<device> | default (default: reference)")
+parser.add_argument("matrix", nargs="?", help="a Matrix Market file (default: a generated 2D Poisson system)")
+args = parser.parse_args()
+path = args.matrix
 if path is None:
     path = str(Path(tempfile.mkdtemp()) / "A.mtx")
     gk.write(path, gk.matrix.Csr.from_scipy(gk.ReferenceExecutor(), poisson_2d(50)))
 
-exe = gk.executor(name)
+exe = gk.executor(args.executor)
 A = gk.read(path, exe)
 n = A.shape[0]
 b_np = np.ones(n)

@@ -6,7 +6,7 @@ error against a direct solve and time, per executor.
 
     python examples/complex_vs_scipy.py [reference] [opencl]
 """
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -14,6 +14,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 import ginkpy.linalg as gl
+
+parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+parser.add_argument("executors", nargs="*", default=["reference", "opencl"],
+                    help="the executors to run ginkpy on (default: reference opencl)")
+args = parser.parse_args()
 
 rng = np.random.default_rng(7)
 n = 2500
@@ -28,7 +33,7 @@ R = sp.random(n, n, density=5 / n, random_state=5, format="csr")
 R.data = rng.standard_normal(R.nnz) + 1j * rng.standard_normal(R.nnz)
 dd = (R + sp.diags((np.asarray(abs(R).sum(axis=1)).ravel() + 1) * (1.2 + 0.5j))).tocsr()
 systems = {"helmholtz_1d": helm, "hpd_BhB": hpd, "diag_dominant": dd}
-execs = sys.argv[1:] or ["reference", "opencl"]
+execs = args.executors
 for name, A in systems.items():
     b = rng.standard_normal(n) + 1j * rng.standard_normal(n)
     x_exact = sla.spsolve(A.tocsc(), b)

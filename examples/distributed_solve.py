@@ -16,7 +16,6 @@ import argparse
 import time
 
 import numpy as np
-from mpi4py import MPI
 
 import ginkpy as gk
 from ginkpy.problems import poisson_3d_rows
@@ -38,6 +37,7 @@ def main() -> None:
     parser.add_argument("--max-iters", type=int, default=10000)
     parser.add_argument("--check", action="store_true", help="compare with the serial solve on rank 0")
     args = parser.parse_args()
+    from mpi4py import MPI  # after --help, which needs no MPI (pip install ginkpy[mpi])
 
     comm = MPI.COMM_WORLD
     exe = gk.distributed.executor_for_rank(comm, args.executor)

@@ -4,7 +4,9 @@
                        [--dtype float64] [--rtol 1e-8] [--max-iters N] [--krylov-dim K]
                        [--config solver.json] [--out x.mtx] [--plot c.png] [--profile]
                        (--preconditioner amg: algebraic multigrid; its hierarchy is printed;
-                        jacobi is scalar Jacobi, block_jacobi Ginkgo's block-Jacobi)
+                        jacobi is scalar Jacobi, block_jacobi Ginkgo's block-Jacobi;
+                        --solver cb_gmres [--storage-precision reduce1|reduce2|keep]: GMRES with
+                        the Krylov basis stored in float32 or float16)
     ginkpy info A.mtx
     ginkpy devices
 
@@ -27,12 +29,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ginkpy import config
+from ginkpy.cli_info import info, matrix_info, matrix_kind, symmetric_kind
+from ginkpy.cli_summary import describe, hints, outcome_rows, preconditioner_key, time_rows, wider
 from ginkpy.core.base.executor import Executor, executor
 from ginkpy.core.base.mtx_io import read, write
 from ginkpy.core.factorization.cholesky import Cholesky
 from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.log.convergence import Convergence
-from ginkpy.core.log.logger import Logger, SolveResult
+from ginkpy.core.log.logger import Logger
 from ginkpy.core.log.plot import require_matplotlib
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -43,9 +47,10 @@ from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.reference.executor import ReferenceExecutor
 
+__all__ = ["Progress", "info", "main", "matrix_info", "solve"]  # matrix_info and info: from cli_info
+
 DEFAULT_RTOL = 1e-8
 WARM_UP_ITERATIONS = 2  # enough to run every kernel of an iteration and of the solve's end once
-COLUMN_ROWS = 10  # right-hand sides listed one per row in the summary (the others summarised)
 
 
 class Progress(Logger):
@@ -92,8 +97,14 @@ def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
     else:
         params = _iterative_solvers()[solver].build()
         if args.preconditioner not in (None, "none"):
-            setattr(params, _preconditioner_key(params),
+            setattr(params, preconditioner_key(params),
                     config.short_names("preconditioner")[args.preconditioner].build())
+    storage = getattr(args, "storage_precision", None)
+    if storage is not None:
+        if "storage_precision" not in attrs.fields_dict(type(params)):
+            raise ValueError(f"--storage-precision is the Krylov basis's storage of CbGmres: use it with --solver "
+                             f"cb_gmres, not with {params.product.__name__}")
+        params.with_storage_precision(storage)
     if args.krylov_dim is not None:
         if "krylov_dim" not in attrs.fields_dict(type(params)):
             with_dim = sorted(name for name, cls in _iterative_solvers().items()
@@ -111,60 +122,6 @@ def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
         criteria = [c for c in criteria if c.product is not Iteration]
         criteria.append(Iteration.build().with_max_iters(args.max_iters))
     return params.with_criteria(*criteria)
-
-
-def _preconditioner_key(params: Any) -> str:
-    """Where a solver takes the preconditioner: Ir has none, its inner solver plays that part
-    (--solver ir --preconditioner jacobi is the Jacobi iteration), as in gk.linalg.ir."""
-    return "solver" if "solver" in attrs.fields_dict(type(params)) else "preconditioner"
-
-
-def _describe(params: Any) -> str:
-    """``Cg, preconditioner Jacobi``: the solver type and what it applies as its preconditioner."""
-    key = _preconditioner_key(params)
-    value = getattr(params, key)
-    name = "none" if value is None else getattr(value, "product", type(value)).__name__
-    if _preconditioner_name(params) in ("jacobi", "block_jacobi"):
-        name += " (scalar)" if _preconditioner_name(params) == "jacobi" else " (blocks)"
-    krylov = f" ({params.krylov_dim})" if "krylov_dim" in attrs.fields_dict(type(params)) else ""
-    return f"{params.product.__name__}{krylov}, {'inner solver' if key == 'solver' else key} {name}"
-
-
-def _preconditioner_name(params: Any) -> str:
-    """The --preconditioner name of what the solver applies ("none", "jacobi", "ilu", ...)."""
-    value = getattr(params, _preconditioner_key(params))
-    if value is None:
-        return "none"
-    product = getattr(value, "product", type(value))
-    if product.__name__ == "Jacobi":
-        return "jacobi" if getattr(value, "max_block_size", None) == 1 else "block_jacobi"
-    factorization = getattr(getattr(value, "factorization", None), "product", None)
-    if product.__name__ == "Ilu" and factorization is not None and factorization.__name__ == "Ilut":
-        return "ilut"
-    return {"Multigrid": "amg"}.get(product.__name__, product.__name__.lower())
-
-
-# what to try after a preconditioner that did not do: stronger ones the command line has (ILU-type
-# for a nonsymmetric system, ilut's pivoting where ILU(0) fails, algebraic multigrid)
-_STRONGER = {"none": ("ilu", "amg"), "jacobi": ("ilu", "amg"), "block_jacobi": ("ilu", "amg"),
-             "ilu": ("ilut", "amg"), "ilu0_exact": ("ilut", "amg"), "isai": ("ilu", "amg"),
-             "ilut": ("amg",), "amg": ("ilut",)}
-_STRONGER_SPD = {"none": ("ic", "amg"), "jacobi": ("ic", "amg"), "block_jacobi": ("ic", "amg"),
-                 "ic": ("amg",), "ic0_exact": ("amg",), "amg": ("ic",)}
-
-
-def _stronger(params: Any, spd: bool, zero_diagonal: bool) -> list[str]:
-    """Preconditioners to try instead of the one ``params`` applies, stronger and different
-    from it; ILU-type ones first where the diagonal has zeros (they add the missing entries)."""
-    used = _preconditioner_name(params)
-    table = _STRONGER_SPD if spd and not zero_diagonal else _STRONGER
-    options = [name for name in table.get(used, ("ilu", "amg")) if name != used]
-    return options or ["amg" if used != "amg" else "ilut"]
-
-
-def _either(names: list[str]) -> str:
-    """``--preconditioner ilu or --preconditioner amg``."""
-    return " or ".join(f"--preconditioner {name}" for name in names)
 
 
 def _iterative_solvers() -> dict[str, type]:
@@ -192,26 +149,8 @@ def _open_executor(name: str) -> Executor:
         raise ValueError(f"{str(err).split(';')[0]}; the OpenCL devices here are:\n{listing}") from None
 
 
-def _matrix_kind(S: sp.csr_matrix) -> tuple[bool, str]:
-    """Whether Cg suits the matrix (symmetric, or Hermitian for complex values, up to rounding,
-    with a positive diagonal: what every symmetric / Hermitian positive definite matrix has) and
-    a few words on why (not)."""
-    if S.shape[0] != S.shape[1]:
-        return False, "not square"
-    symmetry = _symmetry(S)
-    word = "Hermitian" if S.dtype.kind == "c" else "symmetric"
-    nonpositive = int(np.count_nonzero(S.diagonal().real <= 0))
-    if not symmetry.startswith((word, f"numerically {word}")):
-        return False, "complex symmetric, not Hermitian" if symmetry.startswith("complex symmetric") else \
-            f"non{word.lower()}" if word == "symmetric" else "not Hermitian"
-    if nonpositive:
-        entries = "1 diagonal entry is" if nonpositive == 1 else f"{nonpositive} diagonal entries are"
-        return False, f"{word}, but {entries} zero or negative"
-    return True, f"{word} with a positive diagonal"
-
-
 def _choose_solver(suits_cg: bool, kind: str, krylov_dim: int | None = None) -> tuple[str, str]:
-    """--solver auto: Cg where it applies (see :func:`_matrix_kind`), Minres for another symmetric
+    """--solver auto: Cg where it applies (see :func:`matrix_kind`), Minres for another symmetric
     (Hermitian) matrix, else Bicgstab (Gmres where --krylov-dim asks for it); and why.
 
     Bicgstab is the fastest here for a nonsymmetric matrix: on the nonsymmetric test matrices
@@ -225,15 +164,10 @@ def _choose_solver(suits_cg: bool, kind: str, krylov_dim: int | None = None) -> 
     need = "Hermitian" if "Hermitian" in kind else "symmetric"  # a complex matrix's kind names it
     if krylov_dim is not None:
         return "gmres", f"auto: the matrix is {kind}; Cg needs a {need} positive definite one; --krylov-dim: Gmres"
-    if _symmetric_kind(kind):
+    if symmetric_kind(kind):
         return "minres", f"auto: the matrix is {kind}; Minres takes a {need} indefinite one"
     return "bicgstab", (f"auto: the matrix is {kind}; Cg needs a {need} positive definite one; Bicgstab is the "
                         f"fastest then, and Gmres takes over if it breaks down")
-
-
-def _symmetric_kind(kind: str) -> bool:
-    """Whether :func:`_matrix_kind`'s words say symmetric (Hermitian), whatever the diagonal."""
-    return kind.startswith(("symmetric", "Hermitian"))
 
 
 def _relative_tolerance(params: Any) -> float | None:
@@ -282,7 +216,7 @@ def solve(args: argparse.Namespace) -> int:
     exec.synchronize()
     times["transfer"] = time.perf_counter() - start
 
-    suits_cg, kind = _matrix_kind(S)
+    suits_cg, kind = matrix_kind(S)
     if args.solver == "direct" or (params is not None and params.product is Direct):
         return _solve_direct(args, params, exec, S, A, B, times, suits_cg)
     why = None
@@ -294,7 +228,7 @@ def solve(args: argparse.Namespace) -> int:
     if rtol is not None and rtol < 10 * eps:
         print(f"ginkpy solve: warning: the tolerance {rtol:g} is below what {dtype} resolves (about "
               f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
-              f"{10 * eps:.0e} or more{_wider(dtype, ', or ')}", file=sys.stderr)
+              f"{10 * eps:.0e} or more{wider(dtype, ', or ')}", file=sys.stderr)
     convergence = Convergence()
     X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
     failed = {StopReason.BREAKDOWN, StopReason.DIVERGED}
@@ -312,11 +246,11 @@ def solve(args: argparse.Namespace) -> int:
     rows = [
         ("matrix", f"{args.matrix}: {S.shape[0]} x {S.shape[1]}, {S.nnz} nonzeros, {dtype}, "
                    f"{B.shape[1]} right-hand side{'s' if B.shape[1] != 1 else ''}"),
-        ("solver", _describe(params) + (f" ({why})" if why else "")),
+        ("solver", describe(params) + (f" ({why})" if why else "")),
         ("executor", f"{exec.backend} on {_device(exec)}"),
-        *_outcome_rows(result),
-        *_time_rows(times, result.num_iterations, args.profile),
-        *[("hint", text) for text in _hints(result, convergence.residual_norm_history, params, suits_cg, kind, dtype,
+        *outcome_rows(result),
+        *time_rows(times, result.num_iterations, args.profile, WARM_UP_ITERATIONS),
+        *[("hint", text) for text in hints(result, convergence.residual_norm_history, params, suits_cg, kind, dtype,
                                             np.flatnonzero(S.diagonal() == 0))],
     ]
     hierarchy = _multigrid(solver)
@@ -386,12 +320,6 @@ def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.c
     return 0 if np.all(np.isfinite(relative)) else 1
 
 
-def _wider(dtype: np.dtype, prefix: str) -> str:
-    """The advice to solve in double precision, for a single-precision value type."""
-    wide = {np.dtype(np.float32): "float64", np.dtype(np.complex64): "complex128"}.get(np.dtype(dtype))
-    return f"{prefix}--dtype {wide}" if wide else ""
-
-
 def _file_dtype(path: str) -> np.dtype:
     """The value type a matrix file asks for: complex128 for a complex Matrix Market file,
     float64 for any other."""
@@ -443,133 +371,6 @@ def _timed_solve(params: Any, exec: Executor, A: Any, B: Dense, times: dict[str,
     return X, solver
 
 
-def _relative(result: SolveResult) -> np.ndarray:
-    return result.residual_norm / np.where(result.rhs_norm > 0, result.rhs_norm, 1.0)
-
-
-def _outcome_rows(result: SolveResult) -> list[tuple[str, str]]:
-    """iterations, residual and stopped rows; with several right-hand sides, what each ended
-    with (one row per column up to COLUMN_ROWS, then the ones that did not converge)."""
-    relative = _relative(result)
-    k = len(result.stop_reasons)
-    if k == 1:
-        return [("iterations", str(result.num_iterations)),
-                ("residual", f"{result.residual_norm[0]:.3e} (relative {relative[0]:.3e})"),
-                ("stopped", result.stop_reasons[0].describe())]
-    worst = int(np.argmax(relative))
-    counts = {}
-    for reason in result.stop_reasons:
-        counts[reason.describe()] = counts.get(reason.describe(), 0) + 1
-    stopped = (f"{result.stop_reasons[0].describe()} (all {k} columns)" if len(counts) == 1
-               else ", ".join(f"{c} {name}" for name, c in counts.items()) + f" (of {k} columns)")
-    rows = [("iterations", f"{result.num_iterations} (the most of any column; fewest {int(result.iterations.min())})"),
-            ("residual", f"relative {relative[worst]:.3e} at worst (column {worst}), best {relative.min():.3e}"),
-            ("stopped", stopped)]
-    listed = range(k) if k <= COLUMN_ROWS else [j for j in range(k) if not result.converged[j]][:COLUMN_ROWS]
-    for j in listed:
-        rows.append((f"column {j}", f"{int(result.iterations[j])} iterations, relative residual "
-                                    f"{relative[j]:.3e}, {result.stop_reasons[j].describe()}"))
-    if k > COLUMN_ROWS and len(listed) < k - int(result.converged.sum()):
-        rows.append(("columns", f"... and {k - int(result.converged.sum()) - len(listed)} more that did not converge"))
-    return rows
-
-
-def _time_rows(times: dict[str, float], iterations: int, profile: bool) -> list[tuple[str, str]]:
-    """The time row (setup, solve, rate, compile apart) or, with --profile, one row per phase."""
-    solve = times["solve"]
-    rate = f"{iterations / solve:.0f} iterations/s" if solve > 0 and iterations else "no iterations"
-    if not profile:
-        text = f"setup {times['generate']:.3f} s, solve {solve:.3f} s ({rate})"
-        if "compile" in times:
-            text += f"; kernels compiled or loaded from cache in {times['compile']:.2f} s more"
-        return [("time", text)]
-    compile_ = (f"{times['compile']:.3f} s   kernels compiled or loaded from the disk cache (a "
-                f"{WARM_UP_ITERATIONS}-iteration warm-up of {times['warm-up']:.3f} s, less the work it repeated)"
-                if "compile" in times else "none      the reference executor runs numpy/scipy")
-    per = f", {1e3 * solve / iterations:.3f} ms per iteration" if iterations else ""
-    return [("device", f"{times['device']:.3f} s   executor opened"),
-            ("read", f"{times['read']:.3f} s   Matrix Market file(s) parsed on the host"),
-            ("transfer", f"{times['transfer']:.3f} s   matrix and right-hand sides to the executor"),
-            ("compile", compile_),
-            ("generate", f"{times['generate']:.3f} s   solver and preconditioner set up"),
-            ("solve", f"{solve:.3f} s   {iterations} iterations, {rate}{per}")]
-
-
-def _hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind: str,
-           dtype: np.dtype, zero_diagonal: np.ndarray) -> list[str]:
-    """For each way some column stopped short of convergence: the likely cause and what to try,
-    naming only options the command line has and none that just failed (``zero_diagonal``: the
-    rows whose diagonal entry is zero or not stored)."""
-    name = params.product.__name__
-    used = _preconditioner_name(params)
-    relative_history = np.array(history, dtype=np.float64) / np.where(result.rhs_norm > 0, result.rhs_norm, 1.0)
-    relative = _relative(result)
-    eps = float(np.finfo(dtype).eps)
-    k = len(result.stop_reasons)
-    spd = suits_cg and name in ("Cg", "Fcg")
-    stronger = _either(_stronger(params, spd, zero_diagonal.size > 0))
-    # zero diagonal entries defeat Jacobi (it cannot invert them) and an unpreconditioned start
-    zeros = ""
-    if zero_diagonal.size and used in ("none", "jacobi", "block_jacobi"):
-        count = "1 diagonal entry is" if zero_diagonal.size == 1 else f"{zero_diagonal.size} diagonal entries are"
-        zeros = (f"{count} zero or not stored (the first in row {int(zero_diagonal[0])}), "
-                 f"{'which Jacobi cannot invert' if used != 'none' else 'which an ILU handles'}: ")
-    hints = []
-    for reason in sorted(set(result.stop_reasons) - {StopReason.CONVERGED}):
-        columns = [j for j in range(k) if result.stop_reasons[j] == reason]
-        where = "" if k == 1 else f"column{'s' if len(columns) > 1 else ''} {', '.join(map(str, columns[:8]))}" \
-                                  f"{', ...' if len(columns) > 8 else ''}: "
-        worst = max(columns, key=lambda j: relative[j])
-        if name in ("Cg", "Fcg") and not suits_cg:
-            other = ("--solver minres", "Minres") if _symmetric_kind(kind) else ("--solver bicgstab or gmres", "Bicgstab")
-            text = (f"{name} needs a symmetric positive definite matrix and this one is {kind}: "
-                    f"use {other[0]} (or leave --solver out: auto picks {other[1]} here)")
-        elif reason == StopReason.BREAKDOWN:
-            text = {"Cg": "a zero p^T A p or rho: the matrix or the preconditioner is not positive definite; "
-                          "try --solver gmres",
-                    "Gmres": f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}",
-                    "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
-                              "not positive definite; try --solver gmres"}.get(
-                name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs and Idr can break "
-                      "down on indefinite or nonsymmetric systems; try --solver gmres, which does not")
-            text = f"{name} broke down: {text}"
-            if relative[worst] > 1:
-                text += f" (the residual is {relative[worst]:.1e} ||b||, worse than x = 0)"
-        elif reason == StopReason.DIVERGED and name == "Ir":
-            text = ("the residual became NaN or infinite: Ir (a Richardson iteration) converges only where its "
-                    f"inner solver approximates A^-1 well; {zeros}try {stronger}, or a Krylov --solver such as "
-                    f"{'cg' if suits_cg else 'bicgstab'}")
-        elif reason == StopReason.DIVERGED:
-            text = ("the residual became NaN or infinite: the matrix may be singular or badly scaled, or the "
-                    f"preconditioner unstable; {zeros}try {stronger}" +
-                    ("" if name == "Gmres" else " or --solver gmres"))
-        elif reason == StopReason.TIME_LIMIT:
-            text = "the time limit of the configuration came before the tolerance"
-        elif relative[worst] < 100 * eps:
-            text = (f"the residual reached {dtype}'s precision ({relative[worst]:.1e} ||b||) above the "
-                    f"tolerance: use a larger --rtol" + _wider(dtype, " or "))
-        elif _stagnated(relative_history[:, worst], int(result.iterations[worst])):
-            dim = getattr(params, "krylov_dim", None)
-            text = ("the iteration limit came with the residual stagnating (less than 2x smaller over the last "
-                    f"quarter of the iterations): {zeros}try " +
-                    (f"a larger Krylov dimension (--krylov-dim {2 * dim}), " if dim else
-                     f"--solver gmres with a large --krylov-dim (such as 100), ") + stronger)
-        else:
-            text = ("the iteration limit came while the residual was still falling: allow more with "
-                    f"--max-iters {2 * int(result.iterations[worst])}; {zeros}add {stronger} to need fewer")
-        hints.append(where + text)
-    return hints
-
-
-def _stagnated(relative: np.ndarray, iterations: int) -> bool:
-    """Did the residual fall less than 2x over the last quarter of the iterations (at least 5)?"""
-    if iterations < 8 or relative.shape[0] <= iterations:
-        return False
-    back = max(5, iterations // 4)
-    earlier, last = relative[iterations - back], relative[iterations]
-    return bool(np.isfinite(last) and last > 0.5 * earlier)
-
-
 def _multigrid(solver: Any) -> Any:
     """The Multigrid hierarchy a solve uses (as the solver, its preconditioner or Ir's inner
     solver), for the report; None where there is none."""
@@ -585,72 +386,6 @@ def _save_plot(convergence: Convergence, path: str, title: str) -> None:
     fig = Figure(figsize=(7, 4.5), layout="tight")
     convergence.plot(ax=fig.add_subplot(), title=title)
     fig.savefig(path, dpi=120)
-
-
-def _symmetry(A: sp.csr_matrix) -> str:
-    """How symmetric a square matrix is, for ``ginkpy info`` and --solver auto: a complex matrix
-    is "Hermitian" (A = A^H, what Cg needs) or "complex symmetric" (A = A^T)."""
-    scale = abs(A).max() if A.nnz else 0.0
-    pattern = A != 0
-    if A.dtype.kind == "c":
-        herm = abs(A - A.conj().T).max() if A.nnz else 0.0
-        if herm == 0:
-            return "Hermitian"
-        if herm <= 1e-12 * scale:
-            return f"numerically Hermitian (max |A - A^H| = {herm:.1e} of max |A| = {scale:.1e})"
-        if A.nnz and abs(A - A.T).max() <= 1e-12 * scale:
-            return "complex symmetric (A = A^T), not Hermitian"
-    asym = abs(A - A.T).max() if A.nnz else 0.0
-    if asym == 0:
-        return "symmetric"
-    if asym <= 1e-12 * scale:
-        return f"numerically symmetric (max |A - A^T| = {asym:.1e} of max |A| = {scale:.1e})"
-    if (pattern != pattern.T).nnz == 0:
-        return "structurally symmetric, values nonsymmetric"
-    return "nonsymmetric"
-
-
-def matrix_info(A: sp.csr_matrix) -> list[tuple[str, str]]:
-    """What ``ginkpy info`` reports about a matrix: size, nonzeros, row lengths, symmetry and
-    diagonal dominance, as (name, value) rows."""
-    A = sp.csr_matrix(A)
-    A.sum_duplicates()
-    n, m = A.shape
-    lengths = np.diff(A.indptr)
-    explicit_zeros = int(np.count_nonzero(A.data == 0))
-    rows = [
-        ("size", f"{n} x {m}"),
-        ("nonzeros", f"{A.nnz} stored ({explicit_zeros} of them zero), {A.nnz / max(n, 1):.2f} per row"),
-        ("row lengths", f"min {lengths.min() if n else 0}, mean {lengths.mean() if n else 0:.2f}, "
-                        f"max {lengths.max() if n else 0}, std {lengths.std() if n else 0:.2f}, "
-                        f"{int(np.count_nonzero(lengths == 0))} empty rows"),
-        ("value type", str(A.dtype)),
-    ]
-    if n != m:
-        return rows + [("symmetry", "not square"), ("diagonal", "not square")]
-    symmetry = _symmetry(A)
-    diag = np.abs(A.diagonal())
-    off = np.asarray(abs(A).sum(axis=1)).ravel() - diag
-    strict, weak = int(np.count_nonzero(diag > off)), int(np.count_nonzero(diag >= off))
-    if strict == n:
-        dominance = "strictly diagonally dominant"
-    elif weak == n:
-        dominance = f"weakly diagonally dominant ({strict} of {n} rows strictly)"
-    else:
-        dominance = f"not diagonally dominant ({weak} of {n} rows are, {strict} strictly)"
-    signs = A.diagonal()
-    diagonal = (f"{int(np.count_nonzero(signs > 0))} positive, {int(np.count_nonzero(signs < 0))} negative, "
-                f"{int(np.count_nonzero(signs == 0))} zero or missing")
-    return rows + [("symmetry", symmetry), ("dominance", dominance), ("diagonal", diagonal)]
-
-
-def info(args: argparse.Namespace) -> int:
-    """``ginkpy info``: print what :func:`matrix_info` finds in a Matrix Market file."""
-    rows = [("matrix", args.matrix)] + matrix_info(read(args.matrix, ReferenceExecutor()).to_scipy())
-    width = max(len(key) for key, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    return 0
 
 
 def devices(args: argparse.Namespace) -> int:
@@ -675,6 +410,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="the preconditioner (default none): jacobi is scalar Jacobi, block_jacobi "
                         "block-Jacobi; ilu / ic never fail where an incomplete factorization exists; ilut is "
                         "SciPy spilu's threshold ILU; amg algebraic multigrid")
+    s.add_argument("--storage-precision", choices=["keep", "reduce1", "reduce2"],
+                   help="--solver cb_gmres: the Krylov basis stored in float32 (reduce1, the default for float64) "
+                        "or float16 (reduce2), the arithmetic in the value type")
     s.add_argument("--executor", default="default",
                    help="reference | opencl | opencl:<platform>:<device> (default: a GPU if there is one)")
     s.add_argument("--dtype", choices=["float64", "float32", "complex128", "complex64"],

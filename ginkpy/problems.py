@@ -4,6 +4,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ginkpy.core.base.mtx_io import read
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.dense import Dense
+
 
 def _laplacian_1d(n: int) -> sp.csr_matrix:
     return sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
@@ -182,3 +186,39 @@ def dense_row(n: int = 60, length: int = 200) -> sp.csr_matrix:
     cols = np.linspace(0, rows - 2, length).astype(np.int64)
     A[rows - 1, cols] = -1.0 / length
     return A.tocsr()
+
+
+def system(exec, path: str | None = None, grid: int = 300) -> tuple:
+    """A system to solve on ``exec``: the Matrix Market matrix at ``path``, or without one the 2D
+    Poisson problem of a ``grid`` x ``grid`` grid, with b = A * ones (so that x = 1 solves it).
+
+    Parameters
+    ----------
+    exec : Executor
+        Where A and b are made.
+    path : str, default None
+        A Matrix Market file; None generates the Poisson problem.
+    grid : int, default 300
+        The Poisson problem's grid size (grid^2 rows).
+
+    Returns
+    -------
+    A : gk.matrix.Csr
+    b : gk.matrix.Dense
+        n x 1, A times a vector of ones.
+    name : str
+        The file, or "2D Poisson <grid> x <grid>", for reports.
+
+    Examples
+    --------
+    >>> A, b, name = system(gk.ReferenceExecutor(), grid=10)
+    >>> A.shape, name
+    ((100, 100), '2D Poisson 10 x 10')
+    """
+    if path:
+        A, name = read(path, exec), str(path)
+    else:
+        A, name = Csr.from_scipy(exec, poisson_2d(grid)), f"2D Poisson {grid} x {grid}"
+    n = A.shape[0]
+    b = A.apply(Dense.full(exec, (n, 1), 1.0, A.dtype), Dense.zeros(exec, (n, 1), A.dtype))
+    return A, b, name

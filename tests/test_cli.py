@@ -450,6 +450,41 @@ def test_main_job_example_reports_compile_apart(exec):
     assert re.search(r"warm-up: +\d+\.\d{3} s \(compiling the kernels", result.stdout)
 
 
+def test_examples_take_help(capsys, monkeypatch):
+    # every example explains its arguments without a traceback (none needs MPI or a device for it)
+    import runpy
+    root = Path(__file__).resolve().parents[1] / "examples"
+    for path in sorted(root.glob("*.py")):
+        monkeypatch.setattr(sys, "argv", [str(path), "--help"])
+        with pytest.raises(SystemExit) as exit:
+            runpy.run_path(str(path), run_name="__main__")
+        assert exit.value.code == 0, path.name
+        assert "usage:" in capsys.readouterr().out, path.name
+
+
+def test_solve_example_fits_the_method_and_fails_with_status_1(tmp_path):
+    # a nonsymmetric file runs ILU-GMRES (Jacobi-CG broke down at its first iteration); a solve
+    # that does not converge exits with 1
+    path = _write(tmp_path, "cd.mtx", convection_diffusion_2d(10))
+    example = Path(__file__).resolve().parents[1] / "examples" / "solve.py"
+    for max_iters, rc, stopped in ((200, 0, "(converged)"), (1, 1, "(iteration limit)")):
+        result = subprocess.run([sys.executable, str(example), str(path), "--executor", "reference",
+                                 "--max-iters", str(max_iters)], capture_output=True, text=True, timeout=120)
+        assert result.returncode == rc, result.stderr
+        assert "solver:     ILU-GMRES" in result.stdout and stopped in result.stdout
+
+
+def test_info_reports_entries_that_are_not_finite(capsys, tmp_path):
+    path = tmp_path / "nan.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1.0\n2 2 nan\n3 3 inf\n1 2 2.0\n")
+    assert main(["info", str(path)]) == 0
+    info = _summary(capsys.readouterr().out)
+    assert info["values"].startswith("1 NaN (the first at row 2, column 2), 1 infinite (the first at row 3, "
+                                     "column 3): no solver takes this matrix")
+    assert info["symmetry"] == info["dominance"] == "unknown (NaN or infinite entries)"
+    assert dict(matrix_info(poisson_2d(3)))["values"] == "all finite"
+
+
 def test_complex_matrix_files(capsys, tmp_path, exec):
     """A complex file is solved in complex128 unless --dtype says otherwise: Cg for a Hermitian
     matrix with a positive diagonal, Gmres for a complex symmetric one, the solution written as

@@ -27,6 +27,14 @@ def test_on_rejects_non_executor():
         gk.solver.Cg.build().on("reference")
 
 
+def test_parameters_without_an_executor_say_to_bind_one():
+    # as in Ginkgo, parameters make nothing until .on(exec) binds them to an executor
+    A = gk.matrix.Csr.from_scipy(gk.ReferenceExecutor(), poisson_2d(3))
+    with pytest.raises(TypeError, match=r"Cg.build\(\)...generate\(\): parameters must be bound to an "
+                                        r"executor first.*on\(exec\).generate"):
+        gk.solver.Cg.build().generate(A)
+
+
 def test_executor_by_name():
     assert isinstance(gk.executor("reference"), gk.ReferenceExecutor)
     with pytest.raises(ValueError, match="unknown executor"):

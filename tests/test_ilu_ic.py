@@ -64,6 +64,21 @@ def test_factorization_applies_the_product(exec, rng):
     np.testing.assert_allclose(x, L4 @ U4 @ b, rtol=1e-14)
 
 
+def test_every_factorization_names_its_factors(ref):
+    # l_factor and u_factor on the base; lt_factor (L^H) only where A ~ L L^H
+    A = gk.matrix.Csr.from_scipy(ref, poisson_2d(4))
+    for kind in (gk.factorization.Ilu, gk.factorization.Ic, gk.factorization.ParIlu, gk.factorization.ParIc,
+                 gk.factorization.ParIlut, gk.factorization.ParIct, gk.factorization.Ilut, gk.factorization.Lu,
+                 gk.factorization.Cholesky):
+        f = kind.build().on(ref).generate(A)
+        assert (f.l_factor, f.u_factor) == f.factors
+        if kind.symmetric:
+            assert f.lt_factor is f.u_factor
+        else:
+            with pytest.raises(AttributeError, match="factors A ~ L U: its factors are l_factor and u_factor"):
+                f.lt_factor
+
+
 def test_zero_pivots_missing_diagonals_and_ic_breakdowns(exec, caplog):
     # ILU(0): u11 = 1 - 1 = 0 becomes sqrt(eps) ||a_1||_1, with one logging line
     fact = gk.factorization.Ilu.build().on(exec).generate(_csr(exec, np.array([[1.0, 1], [1, 1]])))

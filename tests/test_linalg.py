@@ -336,6 +336,15 @@ def test_bicg_with_linear_operators_uses_rmatvec(ref, rng):
     np.testing.assert_allclose(x, xs, rtol=1e-5, atol=1e-6)
 
 
+def test_bicg_with_a_linear_operator_without_rmatvec_says_so(ref, rng):
+    A, b = _problem("general", rng)
+    no_adjoint = spla.LinearOperator(A.shape, matvec=lambda v: v / A.diagonal(), dtype=A.dtype)
+    for kwargs, name in (({"M": no_adjoint}, "M"), ({}, "A")):
+        operator = A if name == "M" else spla.LinearOperator(A.shape, matvec=lambda v: A @ v, dtype=A.dtype)
+        with pytest.raises(NotImplementedError, match=f"the LinearOperator {name} has no rmatvec.*bicgstab"):
+            gk.linalg.bicg(operator, b, executor=ref, **kwargs)
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 def test_bad_input_raises_clear_errors(ref, rng):
@@ -437,3 +446,19 @@ def test_an_exact_preconditioner_needs_few_products(exec, name):
     x, info = getattr(gk.linalg, name)(A, np.ones(25), rtol=1e-8, M=M, executor=exec)
     assert info == 0
     assert len(calls) <= 3, len(calls)
+
+
+def test_a_solve_imports_only_what_it_needs():
+    """A fresh process's first gk.linalg solve on a SciPy matrix imports neither
+    scipy.sparse.linalg nor the batched and direct solvers (their imports would make most of
+    a first call's setup)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys, numpy as np, ginkpy as gk; from ginkpy.problems import poisson_2d; S = poisson_2d(8).tocsr(); "
+            "gk.linalg.cg(S, np.ones(64), executor='reference'); gk.linalg.minres(S, np.ones(64), executor='reference'); "
+            "print([m for m in ('scipy.sparse.linalg', 'ginkpy.linalg._batch', 'ginkpy.linalg._dsolve') if m in sys.modules])")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout

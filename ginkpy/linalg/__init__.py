@@ -64,6 +64,37 @@ refuses a non-symmetric A or M; ``show`` prints the solve); it stops at ||b - A 
 ||b|| where SciPy's minres stops on weaker estimates, and a breakdown (A not symmetric, M
 indefinite) is info -1 where SciPy raises.
 
+Solving many times: :class:`Solver` is a solver built once and applied to many right-hand sides,
+in the spirit of SciPy's ``factorized(A)`` and PyAMG's ``ml.solve(b)``: the matrix is copied to
+the executor, the preconditioner generated and the iteration captured once, and each
+``solve(b, x0=None)`` returns ``(x, info)`` paying only its iterations and b in, x out.
+``solver.update(A_new)`` takes new values of A on the same sparsity pattern in one copy and
+recomputes the preconditioner numerically, keeping its structure (Jacobi's blocks, ILU/IC
+patterns and level sets, ISAI patterns, multigrid aggregates; AmgX's structure reuse); a new
+pattern is a ValueError. A Solver is a SciPy LinearOperator whose product is a solve, so it
+can be SciPy's or PyAMG's ``M``::
+
+    solver = ginkpy.linalg.Solver(A, "cg", M="amg", rtol=1e-8)   # method, M and keywords as cg's
+    for step in range(steps):
+        x, info = solver.solve(b, x0=x)                           # x0 optional
+        A.data[:] = new_values(step)                               # same pattern ...
+        solver.update(A)                                           # ... new values
+    scipy.sparse.linalg.gmres(A, b, M=ginkpy.linalg.Solver(A, "cg", M="amg", rtol=1e-2))
+
+The functions keep what they build, too: ``cg(A, b)`` called again with the same SciPy CSR or
+CSC matrix object and the same arguments reuses the Solver of the call before (of at most
+:data:`~ginkpy.linalg._solver.CACHED_MATRICES` matrices, dropped with the matrix). Whether A
+changed is checked on the host at every call, its arrays compared in full with a copy kept
+of them (bitwise, in parallel chunks); where only the values changed the Solver takes them
+as ``update`` does (its preconditioner's structure kept), any other change builds anew. An M
+given as ginkpy parameters or a factory, or as a SciPy operator, is built anew at every call
+(the caller may change it). ``clear_cache()`` drops what is kept.
+
+Device-resident data: b and x0 may be ``pyopencl.array.Array`` on the executor's OpenCL
+context, used where they are (no host copy; x0 is not changed); x then comes back as a
+pyopencl array of shape (n,). An array of another context is a ValueError naming both
+devices (``gk.matrix.Dense.from_pyopencl`` describes when a copy is made).
+
 Direct solves: ``spsolve(A, b)`` and ``splu(A)`` (an object with ``.solve(b)``), SciPy's names
 and arguments, by ``gk.solver.Direct`` (:mod:`ginkpy.linalg._dsolve`).
 
@@ -75,6 +106,7 @@ import importlib
 
 from ginkpy.linalg._interface import aslinearoperator
 from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres
+from ginkpy.linalg._solver import Solver, clear_cache
 
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
@@ -92,5 +124,5 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
-__all__ = ["aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve"]
+__all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
+           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve"]

@@ -67,11 +67,27 @@ class ScipyOperator(LinOp):
 
     def transpose(self) -> "ScipyOperator":
         """The transpose (SciPy's ``.T``, which applies ``rmatvec`` to conjugated operands)."""
+        self._check_rmatvec("^T")
         return ScipyOperator(self.executor, self.operator.T, self.dtype, f"{self.what}^T")
 
     def conj_transpose(self) -> "ScipyOperator":
         """The adjoint A^H, applied with the operator's ``rmatvec`` (SciPy's ``.H``)."""
+        self._check_rmatvec("^H")
         return ScipyOperator(self.executor, self.operator.H, self.dtype, f"{self.what}^H")
+
+    def _check_rmatvec(self, mark: str) -> None:
+        """Raise where the LinearOperator has no ``rmatvec`` (SciPy would fail inside its first
+        product, with "'NoneType' object is not callable" for one made without it)."""
+        import scipy.sparse.linalg as spla  # imported already: the operator is one of its
+
+        op, base = self.operator, spla.LinearOperator
+        custom = getattr(op, "_CustomLinearOperator__rmatvec_impl", False)
+        if custom is None or (custom is False and type(op)._rmatvec is base._rmatvec
+                              and type(op)._adjoint is base._adjoint):
+            raise NotImplementedError(
+                f"the LinearOperator {self.what} has no rmatvec, but the method needs {self.what}{mark} "
+                f"(bicg applies the adjoints of A and M): make it LinearOperator(..., matvec=..., "
+                f"rmatvec=lambda v: {self.what}^H v), or use a method without adjoints (bicgstab, cgs, gmres)")
 
 
 def host_operator(A: Any, what: str = "A") -> Any:

@@ -6,24 +6,16 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from ginkpy.config import Preset, short_names, with_options
-from ginkpy.core.base.executor import Executor, default_executor
-from ginkpy.core.base.executor import executor as executor_by_name
-from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.matrix.identity import Identity
-from ginkpy.core.stop.iteration import Iteration
-from ginkpy.core.stop.residual_norm import ResidualNorm
-from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.linalg._interface import ScipyOperator, as_linop, aslinearoperator, host_operator
+from ginkpy.linalg._interface import aslinearoperator, host_operator
+from ginkpy.linalg._solver import Solver, as_executor, is_pyopencl, kept_solver
 
-BREAKDOWN_INFO = -1
-DIVERGED_INFO = -2
+_as_executor = as_executor  # (the name gk.linalg's other modules import)
 # SciPy's warning for a gmres callback without callback_type (its meaning of maxiter changes)
 _CALLBACK_TYPE_WARNING = (
     "scipy.sparse.linalg.gmres called without specifying `callback_type`. The default value will be changed in"
@@ -72,7 +64,8 @@ def cgs(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0
 
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, M: Any = None, callback: Callable | None = None,
-          callback_type: str | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
+          callback_type: str | None = None, executor: Any = None, storage_precision: str | None = None,
+          flexible: bool = False) -> tuple[np.ndarray, int]:
     """Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.
 
     ``restart`` is the Krylov dimension (default 20, at most n); ``maxiter`` counts restart
@@ -82,6 +75,15 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
     with SciPy's DeprecationWarning that asks for ``callback_type``), or the solution after each
     restart cycle (``"x"``). ginkpy's GMRES is right-preconditioned, so its estimate is of
     b - A x itself, where SciPy's is of the left-preconditioned residual M (b - A x).
+
+    Two keywords SciPy lacks: ``storage_precision`` (default None: the value type) stores the
+    Krylov basis in a lower precision, Ginkgo's CbGmres: ``"reduce1"`` (float64 -> float32),
+    ``"reduce2"`` (float16) or ``"keep"``; it halves or quarters the memory traffic of large
+    systems, the arithmetic staying in the value type. ``flexible=True`` is flexible GMRES, for
+    an M that changes between applications (an iterative solver with few iterations, a
+    multigrid cycle): see ``gk.solver.Gmres``'s ``flexible``.
+
+    >>> x, info = gmres(A, b, rtol=1e-8, restart=30, storage_precision="reduce1")
     """
     if callback is not None and callback_type is None:
         warnings.warn(_CALLBACK_TYPE_WARNING, DeprecationWarning, stacklevel=2)
@@ -98,9 +100,14 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         observer = _solution_callback(callback, every=restart)
     else:
         observer = _residual_callback(callback)
+    if flexible not in (True, False):
+        raise ValueError(f"flexible must be True or False, got {flexible!r}")
+    options = {} if storage_precision is None else {"storage_precision": storage_precision}
+    if flexible:
+        options["flexible"] = True
     return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
-                  observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else restart,
-                  krylov_dim=restart)
+                  observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
+                  restart=restart, **options)
 
 
 def idr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
@@ -119,8 +126,7 @@ def ir(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
     ``relaxation_factor``: Richardson's iteration without M, the Jacobi iteration with
     ``M="jacobi"``; the other arguments are those of :func:`cg`."""
     return _solve("ir", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
-                  observer=_solution_callback(callback), preconditioner_parameter="solver",
-                  relaxation_factor=relaxation_factor)
+                  observer=_solution_callback(callback), relaxation_factor=relaxation_factor)
 
 
 def minres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, shift: float = 0.0, maxiter: int | None = None,
@@ -171,209 +177,46 @@ def minres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, shift: float =
 
 def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxiter: int | None, M: Any,
            executor: Any, observer: Callable[[Dense, float], Logger] | None = None,
-           iterations_per_maxiter: int = 1, preconditioner_parameter: str = "preconditioner",
-           loggers: tuple = (), before: Callable | None = None, **solver_parameters: Any) -> tuple[np.ndarray, int]:
-    """Solve with the ginkpy solver ``name`` under SciPy's conventions.
+           iterations_per_maxiter: int | None = None, loggers: tuple = (), before: Callable | None = None,
+           **solver_parameters: Any) -> tuple[Any, int]:
+    """Solve with the ginkpy solver ``name`` under SciPy's conventions, through a
+    :class:`~ginkpy.linalg._solver.Solver`: the one kept from an earlier call on the same SciPy
+    matrix with the same arguments (``kept_solver``), else a new one.
 
     ``observer(x, ||b||)`` gives a logger that reports iterations to the user's callback;
     ``loggers`` are attached too; ``before(solver, b)`` looks at the generated solver before
-    it runs (minres' ``check``); M goes to the solver's ``preconditioner_parameter``;
-    ``solver_parameters`` are set as they are.
+    it runs (minres' ``check``); ``solver_parameters`` are the method's own (restart,
+    subspace_dim, relaxation_factor).
     """
     if len(getattr(A, "shape", (0, 0))) != 2:
         raise ValueError(f"A has shape {A.shape}: expected 2-D, an n x n matrix or operator")
-    exec = _as_executor(executor, A)
-    A = host_operator(A)
+    exec = as_executor(executor, A)
+    operator = host_operator(A)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be a square matrix, got shape {A.shape}")
     n = A.shape[0]
-    b = _vector(b, n, "b")
-    guess_from_m = isinstance(x0, str) and x0 == "Mb"
-    if isinstance(x0, str) and not guess_from_m:
-        raise ValueError(f"x0 must be an array, None (x0 = 0) or 'Mb' (x0 = M b), not {x0!r}")
-    x0 = None if x0 is None or guess_from_m else _vector(x0, n, "x0")
-    zero_guess = x0 is None and not guess_from_m or x0 is not None and not x0.any()  # as SciPy: no product then
-    x0 = np.zeros(n, b.dtype) if x0 is None else x0
-    if isinstance(A, LinOp):
-        dtype = A.dtype
-        for what, v in (("b", b), ("x0", x0)):
-            if v.dtype.kind == "c" and dtype.kind != "c":
-                raise TypeError(f"{what} is complex but A, a ginkpy {type(A).__name__}, has the real value type "
+    # (b and x0 are checked by the solver: here only their value types count)
+    b_dtype = value_dtype(b.dtype if is_pyopencl(b) else np.asarray(b).dtype, "b")
+    x0_dtype = None if x0 is None or isinstance(x0, str) else \
+        value_dtype(x0.dtype if is_pyopencl(x0) else np.asarray(x0).dtype, "x0")
+    if isinstance(operator, LinOp):
+        dtype = operator.dtype
+        for what, v in (("b", b_dtype), ("x0", x0_dtype)):
+            if v is not None and np.dtype(v).kind == "c" and dtype.kind != "c":
+                raise TypeError(f"{what} is complex but A, a ginkpy {type(operator).__name__}, has the real value type "
                                 f"{dtype}: create A with a complex dtype (complex64 or complex128), or pass a real {what}")
     else:
-        dtype = np.result_type(value_dtype(A.dtype, "A"), b.dtype, x0.dtype)
+        dtype = np.result_type(value_dtype(operator.dtype, "A"), b_dtype, *(() if x0_dtype is None else
+                                                                                     (x0_dtype,)))
     dtype = exec.check_dtype(dtype)
-    b_norm = _norm(b)
-    threshold = _threshold(rtol, atol, b_norm)
-    maxiter = 10 * n if maxiter is None else _check_maxiter(maxiter)
-    op = as_linop(A, exec, dtype)
-    preconditioner = _preconditioner(M, op, exec, dtype)
-    if b_norm == 0:  # x = 0 solves it exactly, as SciPy answers
-        return np.zeros(n, dtype), 0
-    if threshold == np.inf:  # converged at once, as SciPy answers (x0 unchanged)
-        return _initial_guess(op, preconditioner, exec, b, x0, dtype, guess_from_m).to_numpy()[:, 0], 0
-
-    # SciPy's threshold max(rtol ||b||, atol): two criteria, the first met stops the solve
-    params = short_names("solver")[name].build().with_criteria(
-        *_tolerances(rtol, atol), Iteration.build().with_max_iters(maxiter * iterations_per_maxiter))
-    if zero_guess:  # no product for the initial residual
-        params.with_default_initial_guess("zero")
-    for key, value in {preconditioner_parameter: preconditioner, **solver_parameters}.items():
-        getattr(params, f"with_{key}")(value)
-    solver = params.on(exec).generate(op)
-    B = _column(exec, b, dtype)
-    if guess_from_m:  # x0 = M b, by the solver's own preconditioner
-        X = solver.preconditioner.apply(B, B.empty_like())
-    else:
-        X = B.empty_like() if zero_guess else _column(exec, x0, dtype)
-    convergence = _Result()
-    solver.add_logger(convergence)
-    if observer is not None:
-        solver.add_logger(observer(X, b_norm))
-    for logger in loggers:
-        solver.add_logger(logger)
-    if before is not None:
-        before(solver, B)
-    solver.apply(B, X)
-    return X.to_numpy()[:, 0], _info(op, B, X, threshold, convergence.result, maxiter)
-
-
-def _initial_guess(A: LinOp, M: Any, exec: Executor, b: np.ndarray, x0: np.ndarray, dtype: np.dtype,
-                   guess_from_m: bool) -> Dense:
-    """x0 on ``exec``, or M b for x0 = 'Mb' (M generated on A where it is a factory)."""
-    if not guess_from_m:
-        return Dense.from_numpy(exec, x0, dtype)
-    from ginkpy.core.solver.solver_base import generate_preconditioner
-    B = Dense.from_numpy(exec, b, dtype)
-    return generate_preconditioner(M, A, exec).apply(B, Dense.zeros(exec, B.shape, dtype))
-
-
-def _column(exec: Executor, v: np.ndarray, dtype: np.dtype) -> Dense:
-    """The n-vector ``v`` as an n x 1 Dense of ``dtype`` on ``exec`` (the value type checked already)."""
-    return Dense(exec, exec.from_host(np.ascontiguousarray(v.reshape(-1, 1), dtype=dtype)))
-
-
-def _norm(v: np.ndarray) -> float:
-    """||v|| without underflow or overflow where it is representable."""
-    magnitude = np.abs(v).astype(np.float64)
-    scale = float(magnitude.max(initial=0))
-    return 0.0 if scale == 0 else scale * float(np.sqrt(np.sum((magnitude / scale) ** 2)))
-
-
-class _Result(Logger):
-    """Keeps how the solve ended (no per-iteration events)."""
-
-    wants_iterations = False
-    result = None
-
-    def on_solve_complete(self, solver, result) -> None:
-        self.result = result
-
-
-def _info(A: LinOp, b: Dense, x: Dense, threshold: float, result, maxiter: int) -> int:
-    """SciPy's info from how the solver stopped: 0 when it converged (the solver confirmed that
-    with the true residual b - A x), else from the true residual, computed here."""
-    reason = result.stop_reasons[0]
-    if reason == StopReason.CONVERGED:
-        return 0
-    # r = b - A x
-    r = b.clone()
-    A.apply(-1.0, x, 1.0, r)
-    r_norm = float(r.compute_norm2().to_numpy()[0, 0])
-    if r_norm <= threshold:
-        return 0
-    if reason == StopReason.BREAKDOWN:
-        return BREAKDOWN_INFO
-    if reason == StopReason.DIVERGED or not np.isfinite(r_norm):
-        return DIVERGED_INFO
-    return maxiter
-
-
-def _as_executor(executor: Any, A: Any) -> Executor:
-    if executor is None:
-        return A.executor if isinstance(A, LinOp) else default_executor()
-    if isinstance(executor, str):
-        return executor_by_name(executor)
-    if not isinstance(executor, Executor):
-        raise TypeError(f"executor must be a ginkpy executor or its name ('reference', 'opencl'), "
-                        f"not {type(executor).__name__}")
-    return executor
-
-
-def _vector(v: Any, n: int, what: str) -> np.ndarray:
-    """``v`` as a finite 1-D float or complex array of length n (accepting (n,) and (n, 1), as SciPy does)."""
-    v = np.asarray(v)
-    if v.shape not in ((n,), (n, 1)):
-        raise ValueError(f"{what} has shape {v.shape}, but A is {n} x {n}: {what} must have shape ({n},) or "
-                         f"({n}, 1) (for several right-hand sides use gk.solver directly)")
-    v = v.reshape(n).astype(value_dtype(v.dtype, what), copy=False)
-    if not np.isfinite(v).all():
-        raise ValueError(f"{what} contains NaN or Inf values")
-    return v
-
-
-def _threshold(rtol: float, atol: float, b_norm: float) -> float:
-    """SciPy's stopping threshold max(rtol ||b||, atol), after checking both tolerances (inf is
-    allowed, as in SciPy: converged at once)."""
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if isinstance(value, (bool, str)) or value is None or np.isnan(value) or value < 0:
-            raise ValueError(f"{name} must be a number >= 0 (or inf), got {value!r}")
-    return max(float(rtol) * b_norm if rtol > 0 else 0.0, float(atol))
-
-
-def _tolerances(rtol: float, atol: float) -> list:
-    """The ResidualNorm criteria of SciPy's threshold max(rtol ||b||, atol) (||b|| computed by
-    the solver); an exact 0 where both tolerances are 0."""
-    criteria = [ResidualNorm.build().with_reduction_factor(float(rtol)).with_baseline("rhs_norm")] if rtol > 0 else []
-    if atol > 0 or not criteria:
-        criteria.append(ResidualNorm.build().with_reduction_factor(float(atol)).with_baseline("absolute"))
-    return criteria
-
-
-def _check_maxiter(maxiter: Any) -> int:
-    if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:
-        raise ValueError(f"maxiter must be an integer >= 1 (or None for 10 n), got {maxiter!r}")
-    return int(maxiter)
-
-
-def _preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
-    """The solver's preconditioner parameter from any form of SciPy's ``M`` or a ginkpy one."""
-    if M is None:
-        return None
-    if isinstance(M, str) or (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str)):
-        return _named_preconditioner(*((M, {}) if isinstance(M, str) else M), A)
-    if isinstance(M, (Parameters, Factory)):
-        return M
-    M = as_linop(M, exec, dtype, "M")
-    if M.shape != A.shape:
-        raise ValueError(f"M is {M.shape[0]} x {M.shape[1]} but A is {A.shape[0]} x {A.shape[1]}: M must be "
-                         f"an approximate inverse of A of the same shape")
-    if hasattr(M, "is_finite") and not M.is_finite():
-        raise ValueError("M contains NaN or Inf values")
-    return M
-
-
-def _named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
-    """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
-    dict: ``M=("ilut", {"drop_tol": 1e-5})``), a preset's keywords or ``with_`` parameters."""
-    names = short_names("preconditioner")
-    key = name.lower()
-    if key == "none" and not options:
-        return None
-    if key not in names:
-        raise ValueError(f"unknown preconditioner {name!r}: use one of {', '.join([*sorted(names), 'none'])}")
-    if not isinstance(options, dict):
-        raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
-    if isinstance(A, ScipyOperator):
-        raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
-                         f"expose: pass A as a sparse matrix or array, or M as an operator")
-    try:
-        return names[key].build(**options) if isinstance(names[key], Preset) else \
-            with_options(names[key].build(), options)
-    except ValueError as err:
-        if "has no parameter" not in str(err):
-            raise
-        raise ValueError(f"M=({name!r}, {options!r}): {err}") from None
+    arguments = dict(rtol=rtol, atol=atol, maxiter=maxiter, **solver_parameters)
+    if iterations_per_maxiter is not None:
+        arguments["_iterations_per_maxiter"] = iterations_per_maxiter
+    with kept_solver(A, exec, dtype, name, M, **arguments) as solver:
+        if solver is None:
+            solver = Solver(A, name, M=M, executor=exec, dtype=None if isinstance(operator, LinOp) else dtype,
+                            **arguments)
+        return solver._solve(b, x0, observer, loggers, before)
 
 
 class _SolutionCallback(Logger):
@@ -450,6 +293,7 @@ def _shifted(A: Any, shift: float) -> Any:
         return A - shift * np.eye(n)
     if sp.issparse(A):
         return sp.csr_matrix(A) - shift * sp.identity(n, format="csr")
+    import scipy.sparse.linalg as spla  # (where a LinearOperator is given: see _interface)
     return A - shift * spla.aslinearoperator(sp.identity(n, format="csr"))
 
 

@@ -1,5 +1,6 @@
 // Included by every ginkpy kernel source: value types and their arithmetic, the fp64 switch,
-// stop status codes and the work-group tree sum.
+// the work-group tree sum, the index helpers of batched and sparse kernels, the reductions'
+// layout and the stopping check.
 // ValueType (float, double, or float2 / double2 for complex values), RealType (float or
 // double), VALUE_COMPLEX (0 or 1) and IndexType (int) come from the build options.
 #if defined(cl_khr_fp64)
@@ -91,6 +92,28 @@ DEFINE_LOCAL_SUM(local_sum_int, int)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))
 
+// The item, row and column of entry e of N batch items of n x k each (row-major, item after
+// item): work-item e of a batched element-wise kernel. Declares the three names given.
+#define BATCH_ENTRY(e, n, k, item, row, col)                                             \
+    const int col = COLUMN(e, k);                                                       \
+    const int item = (e) / ((n) * (k));                                                 \
+    const int row = (e) / (k) - item * (n)
+
+// ---- sparse rows ---------------------------------------------------------------------------
+
+// Position of column `col` in the sorted cols[begin, end), or -1.
+inline int find_column(__global const int* cols, int begin, int end, const int col)
+{
+    while (begin < end) {
+        const int mid = begin + (end - begin) / 2;
+        const int c = cols[mid];
+        if (c == col) return mid;
+        if (c < col) begin = mid + 1;
+        else end = mid;
+    }
+    return -1;
+}
+
 // ---- reductions: partial sums per work-group, summed by the kernel that consumes them ------
 
 // The layout of a kernel that sums over the n rows of n x k vectors (launch.ReductionShape):
@@ -137,13 +160,13 @@ inline value_type column_dot(__global const value_type* a, __global const value_
     return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-// sums[j] = sum over g < parts of partials[g * count + j] for j < count, into local memory,
-// by the whole work-group (a power of two in size; every work-item calls it), always in the
-// same order: every work-group of a kernel, and every kernel given the same partials, gets the
-// same bits, so all agree on what they decide from them. tmp: local scratch of
-// get_local_size(0) values. Ends with a barrier.
-inline void sum_partials(__global const value_type* partials, const int parts, const int count,
-                         __local value_type* sums, __local value_type* tmp)
+// sums[j] = sum over g < parts of partials[g * stride + j] for j < count (stride >= count: the
+// first count of each work-group's partial sums), into local memory, by the whole work-group (a
+// power of two in size; every work-item calls it), always in the same order: every work-group of
+// a kernel, and every kernel given the same partials, gets the same bits, so all agree on what
+// they decide from them. tmp: local scratch of get_local_size(0) values. Ends with a barrier.
+inline void sum_partials_strided(__global const value_type* partials, const int parts, const int stride,
+                                 const int count, __local value_type* sums, __local value_type* tmp)
 {
     const int size = get_local_size(0) * get_local_size(1);
     const int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
@@ -155,12 +178,19 @@ inline void sum_partials(__global const value_type* partials, const int parts, c
         const int j = first + c;
         value_type s = 0;
         if (j < count) {
-            for (int g = y; g < parts; g += lanes) s += partials[g * count + j];
+            for (int g = y; g < parts; g += lanes) s += partials[g * stride + j];
         }
         s = local_sum(tmp + c, s, y, lanes, width);
         if (y == 0 && j < count) sums[j] = s;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+}
+
+// sum_partials_strided of parts x count partial sums.
+inline void sum_partials(__global const value_type* partials, const int parts, const int count,
+                         __local value_type* sums, __local value_type* tmp)
+{
+    sum_partials_strided(partials, parts, count, count, sums, tmp);
 }
 
 // ---- the stopping check on the device (core/stop/stop_state.py) -----------------------------

@@ -441,6 +441,39 @@ class OpenCLExecutor(Executor):
             device.staging = (buffer, array, event)
         return out
 
+    def adopt(self, array):
+        """``array`` (a ``pyopencl.array.Array``) as an array of this executor: itself, without a
+        copy, where it lives in this executor's context, is C-contiguous and starts at its
+        buffer's beginning; else a copy on this executor (a strided view, an offset). Work the
+        array's own queue has pending is waited for first when that queue is not this
+        executor's. An array of another context is a ValueError naming both devices. (A
+        strided view is copied through the host: pyopencl copies only contiguous arrays.)"""
+        import pyopencl.array as cla
+        self._check_process()
+        if not isinstance(array, cla.Array):
+            raise TypeError(f"expected a pyopencl.array.Array, not {type(array).__name__}")
+        if array.context != self.context:
+            theirs = ", ".join(d.name.strip() for d in array.context.devices)
+            raise ValueError(f"the pyopencl array lives in another OpenCL context (device '{theirs}', context "
+                             f"{array.context.int_ptr:#x}) than this executor (device '{self.info.name}', context "
+                             f"{self.context.int_ptr:#x}): make it with the executor's context and queue "
+                             f"(pyopencl.array.empty(exec.queue, ...)), or pass a NumPy copy (array.get())")
+        if array.queue is not None and array.queue != self.queue:
+            array.queue.finish()  # what its queue has pending on the array first
+        if array.flags.c_contiguous:
+            return array if array.offset == 0 else array.with_queue(self.queue).copy()
+        # a strided view, which pyopencl cannot copy on the device: the span of its buffer through the host
+        import pyopencl as cl
+        if min(array.strides, default=0) < 0:
+            raise ValueError("a pyopencl array with negative strides cannot be used: pass a contiguous copy")
+        span = array.dtype.itemsize + sum((n - 1) * s for n, s in zip(array.shape, array.strides))
+        raw = np.empty(span, np.uint8)
+        if array.size:
+            cl.enqueue_copy(self.queue, raw, array.base_data, src_offset=array.offset)
+        self._note_read()
+        strided = np.lib.stride_tricks.as_strided(raw.view(array.dtype), array.shape, array.strides)
+        return self.from_host(np.ascontiguousarray(strided))
+
     def to_host(self, *arrays: Any):
         import pyopencl as cl
         self._check_process()
@@ -487,10 +520,14 @@ class OpenCLExecutor(Executor):
         if not array.size:
             return
         self._check_process()
-        host = np.array(host, dtype=array.dtype, order="C", copy=True)
+        recording = self._recording() is not None
+        # a copy of its own only for a recording, which writes it again later (no extra host copy otherwise)
+        host = np.array(host, dtype=array.dtype, order="C", copy=True) if recording else \
+            np.ascontiguousarray(host, dtype=array.dtype)
         queue, buffer = self.queue, array.data
         cl.enqueue_copy(queue, buffer, host, is_blocking=True)
-        self._record_write(lambda: cl.enqueue_copy(queue, buffer, host, is_blocking=False))
+        if recording:
+            self._record_write(lambda: cl.enqueue_copy(queue, buffer, host, is_blocking=False))
 
     def copy(self, array):
         out = self.alloc(array.shape, array.dtype)

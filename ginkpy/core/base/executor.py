@@ -234,6 +234,13 @@ class Executor:
         fill(host)
         return self.from_host(host)
 
+    def adopt(self, array: Any) -> Any:
+        """A device array made elsewhere (a ``pyopencl.array.Array``) as an array of this
+        executor: the array itself where the executor can use it as it is, else a copy. The
+        host's executor holds NumPy arrays only: a TypeError here."""
+        raise TypeError(f"the {self.backend} executor holds NumPy arrays, not {type(array).__name__}: use "
+                        f"Dense.from_numpy (or an OpenCL executor for pyopencl arrays)")
+
     def host_array(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A host array that :meth:`read_async` can copy into without the host waiting (page-locked
         memory on a device; a plain numpy array on the host)."""

@@ -8,13 +8,16 @@ parameter objects without ``.on()``: :func:`as_factory` binds them to the outer 
 """
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import attrs
 
+from ginkpy.core.base.docs import parameter_doc
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lin_op import LinOp
 
 
 # -- validators: parameters are checked where they are declared, at every with_<name> call ------
@@ -72,12 +75,28 @@ def one_of(*choices: Any) -> Callable:
     return check
 
 
+# Ginkgo's Csr SpMV strategies (the values of its l_strategy / u_strategy keys)
+CSR_STRATEGIES = ("sparselib", "cusparse", "merge_path", "classical", "load_balance", "automatical")
+
+
+def boolean(default: bool = False) -> Any:
+    """An attrs field holding True or False."""
+    return attrs.field(default=default, validator=one_of(True, False))
+
+
+def csr_strategy() -> Any:
+    """An attrs field for Ginkgo's choice of a matrix's SpMV strategy (None or one of
+    :data:`CSR_STRATEGIES`): accepted for Ginkgo's configurations; ginkpy's backend chooses the
+    strategy of every matrix itself, so it changes nothing."""
+    return attrs.field(default=None, validator=one_of(*CSR_STRATEGIES, None))
+
+
 def variadic(**kwargs: Any) -> Any:
     """An attrs field holding a tuple whose ``with_`` method takes the items as arguments."""
     return attrs.field(factory=tuple, converter=tuple, metadata={"variadic": True}, **kwargs)
 
 
-def _make_with(name: str, is_variadic: bool) -> Callable[..., Any]:
+def _make_with(name: str, is_variadic: bool, doc: str | None = None) -> Callable[..., Any]:
     if is_variadic:
         def with_(self, *values):
             setattr(self, name, values)
@@ -86,23 +105,56 @@ def _make_with(name: str, is_variadic: bool) -> Callable[..., Any]:
         def with_(self, value):
             setattr(self, name, value)
             return self
-    with_.__name__ = f"with_{name}"
-    with_.__doc__ = f"Set the parameter '{name}' and return the parameter object."
+    with_.__name__ = with_.__qualname__ = f"with_{name}"
+    kind = inspect.Parameter.VAR_POSITIONAL if is_variadic else inspect.Parameter.POSITIONAL_OR_KEYWORD
+    with_.__signature__ = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                             inspect.Parameter(name, kind)])
+    with_.__doc__ = f"Set ``{name}`` and return this parameter object (so that calls chain)." + \
+        (f"\n\n{doc}" if doc else "")
     return with_
+
+
+def parameter_fields(params: type) -> tuple:
+    """The attrs fields of a parameter class that ``with_<name>`` sets (every field)."""
+    return attrs.fields(params)
 
 
 def parameters(cls: type) -> type:
     """Class decorator: make ``cls`` an attrs class and add ``with_<field>`` for each field."""
     cls = attrs.define(cls, kw_only=True)
-    for field in attrs.fields(cls):
-        setattr(cls, f"with_{field.name}", _make_with(field.name, field.metadata.get("variadic", False)))
+    _add_setters(cls)
     return cls
 
 
-class Parameters:
-    """Base of every parameter object. ``product`` is the type that ``generate`` builds."""
+def _add_setters(cls: type, documented_by: tuple = ()) -> None:
+    """``with_<field>`` on the parameter class ``cls`` for each field, each documented by its
+    entry in the Parameters section of the docstrings of ``documented_by`` or ``cls``."""
+    for field in parameter_fields(cls):
+        doc = parameter_doc((*documented_by, cls), field.name)
+        setattr(cls, f"with_{field.name}", _make_with(field.name, field.metadata.get("variadic", False), doc))
 
-    product: type = None  # set by EnableBuild.__init_subclass__
+
+def _value_type(value: Any) -> Any:
+    from ginkpy.core.base.precision import value_type_name
+    return value_type_name(value)
+
+
+@parameters
+class Parameters:
+    """Base of every parameter object. ``product`` is the type that ``generate`` builds.
+
+    Parameters
+    ----------
+    value_type : str, default None
+        The value type the product runs in (Ginkgo's per-object ``"value_type"``): None runs in
+        the system matrix's value type; ``"float32"`` / ``"float64"`` (or numpy's dtypes, or
+        Ginkgo's ``"complex<float32>"``) make the product on the matrix converted to that
+        precision, applied inside the solve around it with conversions at its boundary
+        (:mod:`ginkpy.core.base.precision`): a float32 preconditioner, multigrid level or
+        smoother, or the inner solver of mixed-precision iterative refinement."""
+
+    product: ClassVar[type] = None  # set by EnableBuild.__init_subclass__
+    value_type: str | None = attrs.field(default=None, converter=_value_type)
 
     def on(self, exec: Executor) -> "Factory":
         """Bind these parameters to an executor."""
@@ -110,6 +162,13 @@ class Parameters:
             raise TypeError(f"on() takes an executor (gk.ReferenceExecutor(), gk.executor('opencl')), "
                             f"not {type(exec).__name__}")
         return Factory(exec, attrs.evolve(self))
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        """Parameters generate nothing themselves: bind them to an executor first (as in Ginkgo)."""
+        name = self.product.__name__ if self.product is not None else type(self).__qualname__
+        raise TypeError(f"{name}.build()...generate(): parameters must be bound to an executor first, as "
+                        f"in Ginkgo: {name}.build()...on(exec).generate(...) with exec = gk.ReferenceExecutor() "
+                        f"or gk.executor('opencl') (the system matrix's executor: A.executor)")
 
 
 class Factory:
@@ -120,6 +179,9 @@ class Factory:
         self.parameters = params
 
     def generate(self, *args: Any, **kwargs: Any) -> Any:
+        if self.parameters.value_type is not None and args and isinstance(args[0], LinOp):
+            from ginkpy.core.base.precision import generate_in
+            return generate_in(self, *args, **kwargs)
         return self.parameters.product(self, *args, **kwargs)
 
     def __repr__(self) -> str:
@@ -143,6 +205,7 @@ class EnableBuild:
                                                                 "__module__": cls.__module__})
             cls.Parameters = parameters(inherited)
         cls.Parameters.product = cls
+        _add_setters(cls.Parameters, documented_by=(cls,))
 
     @classmethod
     def build(cls) -> Any:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkpy.core.base.factory import Parameters, parameters
-from ginkpy.core.factorization.factorization import moved_factors
+from ginkpy.core.base.factory import Parameters, boolean, parameters
 from ginkpy.core.factorization.lu import Lu, ordering_of
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.permutation import Permutation
 
 
 class Cholesky(Lu):
@@ -29,6 +27,8 @@ class Cholesky(Lu):
     ----------
     ordering : reorder factory or "natural", optional
         The fill-reducing ordering; default (None): ``gk.reorder.Amd``.
+    skip_sorting, symbolic_factorization
+        Ginkgo's: accepted for its configurations; they change nothing here.
 
     Examples
     --------
@@ -37,14 +37,16 @@ class Cholesky(Lu):
     >>> solver = gk.solver.Direct.build().with_factorization(gk.factorization.Cholesky.build()).on(exec).generate(A)
     """
 
+    symmetric = True
+
     @parameters
     class Parameters(Parameters):
         ordering: Any = None
+        skip_sorting: bool = boolean()
+        symbolic_factorization: Any = None
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
-        exec, host = self.executor, self.executor.host
+        host = self.executor.host
         perm = ordering_of(self.parameters.ordering, A, type(self).__name__)
         *arrays, rows = host.run("factorization.cholesky.factorize", A.to_executor(host), perm)
-        self.row_permutation = Permutation(exec, exec.from_host(rows))
-        self.column_permutation = self.row_permutation
-        return moved_factors(exec, A.shape, tuple(arrays))
+        return self._permuted(arrays, rows)

@@ -24,26 +24,14 @@ from typing import Callable
 
 import numpy as np
 
-from ginkpy.core.base.checks import check_system_matrix
+from ginkpy.core.base.checks import system_csr
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, boolean, csr_strategy, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.permutation import Permutation
-
-
-def system_csr(system_matrix: LinOp, exec: Executor, who: str) -> Csr:
-    """The system matrix as a checked Csr on ``exec`` (square, finite; other sparse formats are
-    converted)."""
-    A = check_system_matrix(system_matrix, exec)
-    if not isinstance(A, Csr) and hasattr(A, "to_csr"):
-        A = A.to_csr()  # Coo, Ell, Sellp, Hybrid
-    if not isinstance(A, Csr):
-        raise TypeError(f"{who} needs a sparse matrix, not {type(A).__name__}: "
-                        f"convert it with gk.matrix.Csr.from_scipy or Csr.from_dense")
-    return A
 
 
 def with_pattern_power(A: Csr, power: int) -> Csr:
@@ -154,18 +142,42 @@ def check_pivots(factor: Csr, lower: bool, name: str) -> None:
                          f"matrix (e.g. to a unit diagonal){', or use float64' if factor.dtype.itemsize < 8 else ''}")
 
 
+# Ginkgo's factorize algorithms of the exact ILU(0) / IC(0): whose kernels compute the same factors
+FACTORIZE_ALGORITHMS = ("sparselib", "syncfree")
+
+
 class Factorization(EnableBuild, LinOp):
     """Base of the factorizations: ``generate(A)`` converts A to Csr (from another sparse
     format) and keeps the two factors that :meth:`_factorize` computes.
 
     ``factors`` is the pair (F1, F2) with A ~ F1 F2, or, where the factorization permutes
     (Lu, Ilut), A[R][:, C] ~ F1 F2 with ``row_permutation`` R and ``column_permutation`` C
-    (gk.matrix.Permutation; None where it does not).
+    (gk.matrix.Permutation; None where it does not). F1 is ``l_factor`` (lower triangular), F2
+    ``u_factor`` (upper triangular); a Cholesky-type factorization (``symmetric``: A ~ L L^H)
+    also names F2 ``lt_factor``, as Ginkgo's. Not used itself: see ``gk.factorization``.
+
+    Examples
+    --------
+    >>> ilu = gk.factorization.Ilu.build().on(exec).generate(A)
+    >>> L, U = ilu.l_factor, ilu.u_factor
+    >>> x = ilu.apply(b, x)                     # x = L (U b)
     """
+
+    symmetric = False  # A ~ L L^H: the second factor is L's conjugate transpose (lt_factor)
 
     @parameters
     class Parameters(Parameters):
-        """No parameters (Ginkgo's exact ILU(0)/IC(0) have none that change the result)."""
+        """Ginkgo's ``skip_sorting`` (ginkpy's Csr is always sorted) and ``l_strategy`` /
+        ``u_strategy`` (the factors' SpMV strategy, which ginkpy's backend chooses): accepted
+        for Ginkgo's configurations, they change nothing."""
+
+        skip_sorting: bool = boolean()
+        l_strategy: str | None = csr_strategy()
+        u_strategy: str | None = csr_strategy()
+
+    # whether the factors' pattern follows from A's alone (ILU(0), IC(0)): then update() can
+    # write new factors into the same arrays; a threshold or pivoting one chooses it from values
+    pattern_from_matrix = False
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -173,10 +185,56 @@ class Factorization(EnableBuild, LinOp):
         LinOp.__init__(self, factory.executor, A.shape, A.dtype)
         self.row_permutation: Permutation | None = None
         self.column_permutation: Permutation | None = None
+        self._matrix = A if A is system_matrix else None  # (for update(): not a converted copy)
         self.factors = self._factorize(A)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         raise NotImplementedError
+
+    def update(self) -> None:
+        """Factorize again after new values of the matrix it was generated on (written in place
+        on its pattern: ``A.update_values``), the factors' values written into their own arrays
+        (their patterns, and the triangular solves prepared on them, kept). For the
+        factorizations whose pattern is A's (ILU(0), IC(0), exact or by sweeps); the others
+        (threshold, pivoting) raise NotImplementedError: generate them anew."""
+        name = type(self).__name__
+        if not self.pattern_from_matrix:
+            raise NotImplementedError(f"{name} chooses its factors' pattern from the values: generate it anew")
+        if self._matrix is None:
+            raise NotImplementedError(f"{name} was generated on a converted copy of its matrix, which a values "
+                                      f"update does not reach")
+        new = self._factorize(self._matrix)
+        if any(f.nnz != old.nnz for f, old in zip(new, self.factors)):
+            raise NotImplementedError(f"{name}: the new factors have another pattern: generate it anew")
+        for f, old in zip(new, self.factors):
+            old.update_values(f.values)
+
+    def _permuted(self, arrays: tuple, rows, cols=None) -> tuple[Csr, Csr]:
+        """The factors from the host kernel's CSR ``arrays``, moved to the executor, with the
+        row permutation ``rows`` and the column permutation ``cols`` (``rows`` where None: a
+        symmetric ordering) kept as gk.matrix.Permutation."""
+        exec = self.executor
+        self.row_permutation = Permutation(exec, exec.from_host(rows))
+        self.column_permutation = self.row_permutation if cols is None else Permutation(exec, exec.from_host(cols))
+        return moved_factors(exec, self.shape, tuple(arrays))
+
+    @property
+    def l_factor(self) -> Csr:
+        """L, the lower triangular factor."""
+        return self.factors[0]
+
+    @property
+    def u_factor(self) -> Csr:
+        """U, the upper triangular factor (L^H where the factorization is symmetric)."""
+        return self.factors[1]
+
+    @property
+    def lt_factor(self) -> Csr:
+        """L^H, the second factor of a symmetric (Cholesky-type) factorization."""
+        if not self.symmetric:
+            raise AttributeError(f"{type(self).__name__} factors A ~ L U: its factors are l_factor and u_factor "
+                                 f"(lt_factor, L^H, is the second factor of Ic, ParIc, ParIct and Cholesky)")
+        return self.factors[1]
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         first, second = self.factors

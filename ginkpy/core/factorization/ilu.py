@@ -11,12 +11,43 @@ elimination would take far more work than that (dense blocks) is refused at once
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import Factorization, moved_factors, report_floored_pivots
+import attrs
+
+from ginkpy.core.base.factory import one_of, parameters
+from ginkpy.core.factorization.factorization import (FACTORIZE_ALGORITHMS, Factorization, moved_factors,
+                                                     report_floored_pivots)
 from ginkpy.core.matrix.csr import Csr
 
 
 class Ilu(Factorization):
-    """``gk.factorization.Ilu.build().on(exec).generate(A)``; the factors are ``l_factor``, ``u_factor``."""
+    """The exact ILU(0) factorization A ~ L U on A's sparsity pattern (Ginkgo's
+    ``factorization::Ilu``): L unit lower, U upper triangular, ``l_factor`` and ``u_factor``.
+
+    Use it for a nonsymmetric system's preconditioner (``gk.preconditioner.Ilu``, which takes
+    it by default, or ``M="ilu"`` in ``gk.linalg``); for a symmetric positive definite one
+    :class:`Ic` does half the work. Computed on the host, then copied to the executor; for a
+    factorization computed on the device see :class:`ParIlu`.
+
+    Parameters
+    ----------
+    algorithm : {"sparselib", "syncfree"}, default "sparselib"
+        Ginkgo's choice of whose kernel computes the factors: accepted for its configurations;
+        ginkpy computes the same exact ILU(0) on the host either way.
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
+
+    Examples
+    --------
+    >>> ilu = gk.factorization.Ilu.build().on(exec).generate(A)
+    >>> L, U = ilu.l_factor, ilu.u_factor
+    >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.Ilu.build())
+    """
+
+    pattern_from_matrix = True
+
+    @parameters
+    class Parameters(Factorization.Parameters):
+        algorithm: str = attrs.field(default="sparselib", validator=one_of(*FACTORIZE_ALGORITHMS))
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized
@@ -24,11 +55,3 @@ class Ilu(Factorization):
         *arrays, floored = host.run("factorization.ilu.factorize", A.to_executor(host))
         report_floored_pivots("ILU(0)", len(floored), int(floored[0]) if len(floored) else -1, A.dtype)
         return moved_factors(self.executor, A.shape, arrays)
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def u_factor(self) -> Csr:
-        return self.factors[1]

@@ -18,15 +18,18 @@ from __future__ import annotations
 import attrs
 
 from ginkpy.core.base.factory import number, parameters
-from ginkpy.core.factorization.factorization import Factorization, moved_factors
+from ginkpy.core.factorization.factorization import Factorization
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.permutation import Permutation
 
 
 class Ilut(Factorization):
-    """``gk.factorization.Ilut.build().with_drop_tol(1e-4).with_fill_factor(10).on(exec).generate(A)``;
-    the factors are ``l_factor``, ``u_factor``, the permutations ``row_permutation`` and
-    ``column_permutation``.
+    """The threshold ILU with pivoting of SciPy's ``spilu`` (SuperLU's ILUTP): A[R][:, C] ~ L U,
+    entries dropped below a tolerance and fill limited; ``l_factor``, ``u_factor``,
+    ``row_permutation`` R and ``column_permutation`` C.
+
+    Use it for hard nonsymmetric systems (zero or tiny pivots, where ILU(0) fails or
+    preconditions poorly): ``gk.preconditioner.Ilu`` with this factorization, or ``M="ilut"``.
+    Computed on the host, then copied to the executor.
 
     Parameters
     ----------
@@ -47,18 +50,7 @@ class Ilut(Factorization):
         fill_factor: float = attrs.field(default=10.0, validator=number(min=1))
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
-        exec, host = self.executor, self.executor.host
-        p = self.parameters
+        host, p = self.executor.host, self.parameters
         *arrays, rows, cols = host.run("factorization.ilut.factorize", A.to_executor(host), p.drop_tol,
                                        p.fill_factor)
-        self.row_permutation = Permutation(exec, exec.from_host(rows))
-        self.column_permutation = Permutation(exec, exec.from_host(cols))
-        return moved_factors(exec, A.shape, tuple(arrays))
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def u_factor(self) -> Csr:
-        return self.factors[1]
+        return self._permuted(arrays, rows, cols)

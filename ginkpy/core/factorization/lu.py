@@ -14,17 +14,16 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import Parameters, as_factory, number, parameters
-from ginkpy.core.factorization.factorization import Factorization, moved_factors
+from ginkpy.core.base.factory import Parameters, as_factory, boolean, number, one_of, parameters
+from ginkpy.core.factorization.factorization import Factorization
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.permutation import Permutation
+from ginkpy.core.reorder.amd import Amd
+from ginkpy.core.reorder.reordering import Reordering
 
 
 def ordering_of(value: Any, A: Csr, who: str) -> np.ndarray:
     """The fill-reducing ordering of A (a host index array): Amd for None, none for "natural",
     else the permutation a reorder factory generates."""
-    from ginkpy.core.reorder.amd import Amd  # reorder builds on factorization: import at use
-    from ginkpy.core.reorder.reordering import Reordering
     if isinstance(value, str):
         if value != "natural":
             raise ValueError(f"{who}: ordering {value!r} is not known: give 'natural' or a reorder factory "
@@ -54,6 +53,9 @@ class Lu(Factorization):
         Threshold partial pivoting: the diagonal entry is kept as pivot while its magnitude is
         at least this fraction of the column's largest; 1.0 is partial pivoting, 0 never
         pivots away from a nonzero diagonal. Zero diagonals are always pivoted away.
+    skip_sorting, symbolic_algorithm ("general", "near_symmetric", "symmetric"), symbolic_factorization
+        Ginkgo's: accepted for its configurations; ginkpy's Csr is always sorted and SuperLU
+        computes its own symbolic factorization, so they change nothing.
 
     Examples
     --------
@@ -66,21 +68,15 @@ class Lu(Factorization):
     class Parameters(Parameters):
         ordering: Any = None
         pivot_threshold: float = attrs.field(default=0.1, validator=number(min=0.0, max=1.0))
+        skip_sorting: bool = boolean()
+        symbolic_algorithm: str = attrs.field(default="general",
+                                              validator=one_of("general", "near_symmetric", "symmetric"))
+        symbolic_factorization: Any = None
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
-        exec, host = self.executor, self.executor.host
+        host = self.executor.host
         perm = ordering_of(self.parameters.ordering, A, type(self).__name__)
         # the numbers on the host (SuperLU), in ginkpy's ordering
         *arrays, rows, cols = host.run("factorization.lu.factorize", A.to_executor(host), perm,
                                        self.parameters.pivot_threshold)
-        self.row_permutation = Permutation(exec, exec.from_host(rows))
-        self.column_permutation = Permutation(exec, exec.from_host(cols))
-        return moved_factors(exec, A.shape, tuple(arrays))
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def u_factor(self) -> Csr:
-        return self.factors[1]
+        return self._permuted(arrays, rows, cols)

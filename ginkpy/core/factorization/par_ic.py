@@ -15,7 +15,7 @@ Where a pivot is not positive it is retried on A + alpha diag(A) with growing al
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import boolean, parameters
 from ginkpy.core.factorization.factorization import (Factorization, like, relative_change, row_indices,
                                                      shifted_cholesky, with_pattern_power)
 from ginkpy.core.factorization.par_ilu import ParIlu, sweep
@@ -23,12 +23,36 @@ from ginkpy.core.matrix.csr import Csr
 
 
 class ParIc(Factorization):
-    """``gk.factorization.ParIc.build().with_iterations(5).on(exec).generate(A)``; the factors are
-    ``l_factor``, ``lt_factor``. Parameters as :class:`ParIlu`'s."""
+    """IC(0), A ~ L L^H, computed in parallel on the executor by fixed-point sweeps (Ginkgo's
+    ``factorization::ParIc``): ``l_factor`` L and ``lt_factor`` L^H.
+
+    Use it where :class:`Ic`'s host factorization is the bottleneck (large matrices on a GPU,
+    repeated setups); its factors approach IC(0)'s as the sweeps settle.
+
+    Parameters
+    ----------
+    iterations : int, default 0
+        Sweeps over the factor; 0 sweeps 5 at a time until one changes L by at most 1e-3
+        relative (at most 20).
+    sparsity_power : int, default 1
+        The factor's pattern is that of |A|^sparsity_power's lower triangle (1: A's, IC(0)).
+
+    Examples
+    --------
+    >>> ic = gk.factorization.ParIc.build().with_iterations(5).on(exec).generate(A)
+    >>> L = ic.l_factor
+    >>> M = gk.preconditioner.Ic.build().with_factorization(gk.factorization.ParIc.build())
+    """
+
+    symmetric = True
+    pattern_from_matrix = True
 
     @parameters
     class Parameters(ParIlu.Parameters):
-        """iterations, sparsity_power: as ParIlu's."""
+        """iterations, sparsity_power: as ParIlu's; Ginkgo's ``both_factors`` (ginkpy always
+        keeps L^H beside L) accepted for its configurations."""
+
+        both_factors: bool = boolean(True)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         A = with_pattern_power(A, self.parameters.sparsity_power)
@@ -58,11 +82,3 @@ class ParIc(Factorization):
         if row < 0 and not L.is_finite():
             row = 0
         return ((L, L.conj_transpose()), -1) if row < 0 else (None, row)
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def lt_factor(self) -> Csr:
-        return self.factors[1]

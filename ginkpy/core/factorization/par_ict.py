@@ -7,19 +7,44 @@ A + alpha diag(A) with growing alpha (Manteuffel), with one ``logging`` line.
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import csr_strategy, parameters
 from ginkpy.core.factorization.factorization import Factorization, shifted_cholesky
 from ginkpy.core.factorization.par_ilut import DIVERGED, ParIlut, diverged
 from ginkpy.core.matrix.csr import Csr
 
 
 class ParIct(Factorization):
-    """``gk.factorization.ParIct.build().with_fill_in_limit(2.0).on(exec).generate(A)``; the
-    factors are ``l_factor``, ``lt_factor``. Parameters as :class:`ParIlut`'s."""
+    """The threshold incomplete Cholesky factorization A ~ L L^H by Ginkgo's ParICT: L grows by
+    the largest entries of A - L L^H and is cut back to a fill-in limit, step by step
+    (``factorization::ParIct``); ``l_factor`` L and ``lt_factor`` L^H.
+
+    Use it for a symmetric positive definite system where IC(0) (:class:`Ic`) preconditions
+    too weakly: more fill, fewer Krylov iterations.
+
+    Parameters
+    ----------
+    iterations : int, default 5
+        Steps of growing, refining and filtering L.
+    fill_in_limit : float, default 2.0
+        L keeps at most this many times the entries of A's lower triangle.
+    approximate_select : bool, default True
+        Filter by an approximate threshold (sampled, as Ginkgo's) instead of an exact selection.
+
+    Examples
+    --------
+    >>> ict = gk.factorization.ParIct.build().with_fill_in_limit(3.0).on(exec).generate(A)
+    >>> L = ict.l_factor
+    >>> M = gk.preconditioner.Ic.build().with_factorization(gk.factorization.ParIct.build())
+    """
+
+    symmetric = True
 
     @parameters
     class Parameters(ParIlut.Parameters):
-        """iterations, fill_in_limit, approximate_select: as ParIlut's."""
+        """iterations, fill_in_limit, approximate_select: as ParIlut's; Ginkgo's ``lt_strategy``
+        (the SpMV strategy of L^H) accepted for its configurations."""
+
+        lt_strategy: str | None = csr_strategy()
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         return shifted_cholesky("ParICT", A, lambda shift: self._attempt(A.to_executor(self.executor.host), shift))
@@ -50,11 +75,3 @@ class ParIct(Factorization):
             raise ValueError(diverged("ParICT", residual))
         L = L.to_executor(exec)
         return (L, L.conj_transpose()), -1
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def lt_factor(self) -> Csr:
-        return self.factors[1]

@@ -52,16 +52,31 @@ def sweep(factorization, sweep_once, change) -> None:
 
 
 class ParIlu(Factorization):
-    """``gk.factorization.ParIlu.build().with_iterations(5).on(exec).generate(A)``; the factors are
-    ``l_factor``, ``u_factor``.
+    """ILU(0), A ~ L U, computed in parallel on the executor by fixed-point sweeps (Chow and
+    Patel; Ginkgo's ``factorization::ParIlu``): ``l_factor`` L (unit lower) and ``u_factor`` U.
 
-    ``iterations``: sweeps over the factors (0, the default: 5 at a time until a sweep
-    changes U by at most 1e-3 relative, at most 20; 5 settle on most matrices, and were within
-    1.5x of exact ILU(0)'s Krylov iterations on every test matrix); ``sparsity_power``: the
-    factors' pattern is that of |A|^sparsity_power (1: A's, ILU(0)). After generate(),
+    Use it where :class:`Ilu`'s host factorization is the bottleneck (large matrices on a GPU,
+    repeated setups); its factors approach ILU(0)'s as the sweeps settle. After generate(),
     ``sweeps`` is the number run, ``change`` the last relative change measured (None for a
     fixed number) and ``converged`` whether the sweeps settled.
+
+    Parameters
+    ----------
+    iterations : int, default 0
+        Sweeps over the factors; 0 sweeps 5 at a time until one changes U by at most 1e-3
+        relative, at most 20 (5 settle on most matrices, within 1.5x of exact ILU(0)'s Krylov
+        iterations on every test matrix).
+    sparsity_power : int, default 1
+        The factors' pattern is that of |A|^sparsity_power (1: A's, ILU(0)).
+
+    Examples
+    --------
+    >>> ilu = gk.factorization.ParIlu.build().with_iterations(5).on(exec).generate(A)
+    >>> ilu.sweeps, ilu.converged
+    >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.ParIlu.build())
     """
+
+    pattern_from_matrix = True
 
     @parameters
     class Parameters(Factorization.Parameters):
@@ -95,11 +110,3 @@ class ParIlu(Factorization):
         report_floored_pivots("ParILU", *exec.run("factorization.factorization.floored_pivots", U, False, floors),
                               A.dtype)
         return L, U
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def u_factor(self) -> Csr:
-        return self.factors[1]

@@ -38,14 +38,37 @@ def _check_bool(instance, attribute, value) -> None:
 
 
 class ParIlut(Factorization):
-    """``gk.factorization.ParIlut.build().with_fill_in_limit(2.0).on(exec).generate(A)``; the
-    factors are ``l_factor``, ``u_factor``."""
+    """The threshold incomplete LU factorization A ~ L U by Ginkgo's ParILUT: L and U grow by
+    the largest entries of A - L U and are cut back to a fill-in limit, step by step
+    (``factorization::ParIlut``); ``l_factor`` L (unit lower) and ``u_factor`` U.
+
+    Use it for a nonsymmetric system where ILU(0) (:class:`Ilu`) preconditions too weakly:
+    more fill, fewer Krylov iterations; :class:`Ilut` (SciPy spilu's) pivots as well.
+
+    Parameters
+    ----------
+    iterations : int, default 5
+        Steps of growing, refining and filtering the factors.
+    fill_in_limit : float, default 2.0
+        Each factor keeps at most this many times the entries of A's triangle.
+    approximate_select : bool, default True
+        Filter by an approximate threshold (sampled, as Ginkgo's) instead of an exact selection.
+
+    Examples
+    --------
+    >>> ilut = gk.factorization.ParIlut.build().with_fill_in_limit(3.0).on(exec).generate(A)
+    >>> L, U = ilut.l_factor, ilut.u_factor
+    >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.ParIlut.build())
+    """
 
     @parameters
     class Parameters(Factorization.Parameters):
         iterations: int = attrs.field(default=AUTO_ITERATIONS, validator=integer(min=1))
         fill_in_limit: float = attrs.field(default=2.0, validator=number(min=0, min_open=True))
         approximate_select: bool = attrs.field(default=True, validator=_check_bool)
+        # Ginkgo's: sample the threshold deterministically (ginkpy's pattern is chosen on the host,
+        # deterministic either way): accepted for its configurations
+        deterministic_sample: bool = attrs.field(default=False, validator=_check_bool)
 
     name = "ParILUT"
 
@@ -77,11 +100,3 @@ class ParIlut(Factorization):
         if not residual <= DIVERGED:
             raise ValueError(diverged(self.name, residual))
         return L.to_executor(exec), U.to_executor(exec)
-
-    @property
-    def l_factor(self) -> Csr:
-        return self.factors[0]
-
-    @property
-    def u_factor(self) -> Csr:
-        return self.factors[1]

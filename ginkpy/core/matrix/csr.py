@@ -2,7 +2,9 @@
 
 Row pointers and column indices are int32, column indices sorted within each row, no
 duplicates; values are float32, float64, complex64 or complex128. ``cache`` holds what a backend derives from the
-matrix once (the OpenCL SpMV strategy, level sets of a triangular solve) for later kernels.
+matrix once (the OpenCL SpMV strategy, level sets of a triangular solve) for later kernels: entries
+whose key starts with ``"pattern."`` depend on the sparsity pattern alone and survive a values
+update (:meth:`Csr.update_values`), the others are dropped by it.
 """
 from __future__ import annotations
 
@@ -17,6 +19,29 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 INDEX_DTYPE = np.dtype(np.int32)
+_COMPARED_AT_ONCE = 8 << 20  # bytes of two host arrays compared by one thread (larger ones: by a few)
+_compare_threads = None
+
+
+def same_contents(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two host arrays of one shape and type hold the same bits (a NaN equals itself),
+    compared as the widest unsigned integers their size allows, large ones in chunks by a few
+    threads (NumPy releases the GIL): how a sparsity pattern (and gk.linalg's kept copy of a
+    matrix) is checked on the host, at about the memory bandwidth."""
+    global _compare_threads
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    a, b = (np.ascontiguousarray(v).reshape(-1) for v in (a, b))
+    width = next(w for w in (8, 4, 2, 1) if a.nbytes % w == 0)
+    a, b = (v.view(np.dtype(f"u{width}")) for v in (a, b))
+    chunk = _COMPARED_AT_ONCE // width
+    if a.size <= chunk:
+        return bool(np.array_equal(a, b))
+    if _compare_threads is None:
+        import concurrent.futures
+        _compare_threads = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="ginkpy-compare")
+    return all(_compare_threads.map(lambda s: np.array_equal(a[s:s + chunk], b[s:s + chunk]),
+                                    range(0, a.size, chunk)))
 
 
 class Csr(LinOp):
@@ -28,6 +53,7 @@ class Csr(LinOp):
         self.col_idxs = col_idxs
         self.values = values
         self.cache: dict[str, Any] = {}
+        self._host_pattern: tuple[np.ndarray, np.ndarray] | None = None  # (row_ptrs, col_idxs), at first need
 
     @property
     def nnz(self) -> int:
@@ -61,6 +87,104 @@ class Csr(LinOp):
                    exec.from_host(m.indices.astype(INDEX_DTYPE, copy=False)),
                    exec.from_host(m.data.astype(dtype, copy=False)))
 
+    # -- new values on the same pattern ------------------------------------------------------
+    def update_values(self, values: Any) -> "Csr":
+        """Overwrite the stored values in place with ``values``, the nnz new entries in this
+        matrix's entry order (that of ``to_scipy().data``): one copy, the pattern unchanged.
+
+        Use it for a sequence of matrices of one sparsity pattern (a time step, a Newton
+        iteration): operators generated on this matrix keep working on its arrays, and
+        ``update()`` of a solver or preconditioner recomputes only what depends on the values
+        (AmgX's ``AMGX_matrix_replace_coefficients``). ``values`` is a NumPy array (copied to the
+        executor), a ``pyopencl.array.Array`` or Dense on this executor (copied there), of nnz
+        entries (any shape of that size); real values for a real matrix.
+
+        Parameters
+        ----------
+        values : array_like, pyopencl.array.Array or Dense
+            The new values, nnz of them, in the order of the stored entries.
+
+        Examples
+        --------
+        >>> A = gk.matrix.Csr.from_scipy(exec, S)
+        >>> A.update_values(2 * S.data)            # S canonical: its data is A's entry order
+        >>> solver.update()                        # the preconditioner follows A's new values
+        """
+        exec, nnz = self.executor, self.nnz
+        if isinstance(values, Dense) or type(values).__module__.startswith("pyopencl"):
+            source = values if isinstance(values, Dense) else Dense.from_pyopencl(exec, values.reshape(values.size))
+            if source.shape[0] * source.shape[1] != nnz:
+                raise ValueError(f"update_values: {source.shape[0] * source.shape[1]} values given, the matrix "
+                                 f"stores {nnz} (the same sparsity pattern takes the same number of values)")
+            check_convertible(source.dtype, self.dtype, "update_values: the new values")
+            Dense(exec, self.values.reshape(nnz, 1)).copy_from(Dense(source.executor, source.values.reshape(nnz, 1)))
+        else:
+            host = np.asarray(values)
+            if host.size != nnz:
+                raise ValueError(f"update_values: {host.size} values given, the matrix stores {nnz} (the same "
+                                 f"sparsity pattern takes the same number of values)")
+            check_convertible(value_dtype(host.dtype, "the new values"), self.dtype, "update_values: the new values")
+            exec.write(self.values, host.reshape(nnz))
+        self.cache = {key: value for key, value in self.cache.items() if key.startswith("pattern.")}
+        return self
+
+    def copy_values_from(self, matrix: Any) -> "Csr":
+        """Take the values of ``matrix``, a SciPy sparse matrix (or a Csr) with this matrix's
+        sparsity pattern, in one copy (see :meth:`update_values`).
+
+        The pattern is compared on the host with this matrix's, read from the executor once
+        and kept; a different pattern (other stored positions, after duplicates are summed) is a
+        ValueError: make a new matrix (``Csr.from_scipy``) and generate its solver anew.
+
+        Parameters
+        ----------
+        matrix : scipy.sparse matrix or array, or Csr
+            The new matrix: same shape and stored positions (explicit zeros count as stored).
+
+        Examples
+        --------
+        >>> A = gk.matrix.Csr.from_scipy(exec, S)
+        >>> A.copy_values_from(S_next)             # S_next: S's pattern, new values
+        >>> solver.update()
+        """
+        if isinstance(matrix, Csr):
+            row_ptrs, col_idxs = matrix.host_pattern()
+            values = matrix.values if self.executor.same_memory(matrix.executor) else matrix.executor.to_host(
+                matrix.values)
+        elif sp.issparse(matrix):
+            m = matrix.tocsr() if matrix.format != "csr" else matrix
+            if not m.has_canonical_format:
+                m = m.copy()
+                m.sum_duplicates()
+            row_ptrs, col_idxs, values = m.indptr, m.indices, m.data
+        else:
+            raise TypeError(f"copy_values_from needs a scipy.sparse matrix or a gk.matrix.Csr, "
+                            f"not {type(matrix).__name__}")
+        self.check_pattern(matrix.shape, row_ptrs, col_idxs)
+        return self.update_values(values)
+
+    def host_pattern(self) -> tuple[np.ndarray, np.ndarray]:
+        """The row pointers and column indices as host arrays (read once, then kept: the
+        pattern of a Csr does not change)."""
+        if self._host_pattern is None:
+            exec = self.executor
+            self._host_pattern = tuple(np.asarray(a) for a in exec.to_host(self.row_ptrs, self.col_idxs))
+        return self._host_pattern
+
+    def check_pattern(self, shape: tuple[int, int], row_ptrs: np.ndarray, col_idxs: np.ndarray) -> None:
+        """Raise a ValueError unless (shape, row_ptrs, col_idxs) is this matrix's sparsity
+        pattern (compared on the host; see :meth:`host_pattern`)."""
+        ptrs, cols = self.host_pattern()
+        if tuple(shape) != self.shape:
+            raise ValueError(f"the new matrix is {shape[0]} x {shape[1]}, this one {self.shape[0]} x "
+                             f"{self.shape[1]}: a values update needs the same shape and sparsity pattern")
+        if len(col_idxs) != len(cols) or not (same_contents(np.asarray(row_ptrs, INDEX_DTYPE), ptrs)
+                                               and same_contents(np.asarray(col_idxs, INDEX_DTYPE), cols)):
+            raise ValueError(f"the new matrix has another sparsity pattern ({len(col_idxs)} stored entries, this one "
+                             f"{len(cols)}{'' if len(col_idxs) != len(cols) else ' at other positions'}): a values "
+                             f"update keeps the pattern; make a new matrix (Csr.from_scipy) and generate its "
+                             f"solver anew")
+
     def to_scipy(self) -> sp.csr_matrix:
         """A scipy.sparse.csr_matrix copy on the host."""
         row_ptrs, col_idxs, values = self.executor.to_host(self.row_ptrs, self.col_idxs, self.values)
@@ -83,6 +207,16 @@ class Csr(LinOp):
         exec = self.executor if exec is None else exec
         return Csr(exec, self.shape, *exec.copy_arrays(self.executor, self.row_ptrs, self.col_idxs, self.values))
 
+
+    def astype(self, dtype: Any) -> "Csr":
+        """This matrix in value type ``dtype`` (itself when it already is), converted on its
+        executor: the same row pointers and column indices, the values converted (real to real
+        or complex, complex to complex)."""
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        values = Dense(self.executor, self.values.reshape(-1, 1)).astype(dtype).values.reshape(-1)
+        return Csr(self.executor, self.shape, self.row_ptrs, self.col_idxs, values)
 
     def extract_diagonal(self) -> Dense:
         """The main diagonal as an n x 1 Dense (zero where no entry is stored)."""

@@ -54,6 +54,65 @@ class Dense(LinOp):
         return cls(exec, exec.from_host(np.ascontiguousarray(array, dtype=dtype)))
 
     @classmethod
+    def from_pyopencl(cls, exec: Executor, array: Any, dtype: Any = None) -> "Dense":
+        """A ``pyopencl.array.Array`` (1-D gives n x 1, 2-D n x k) as a Dense on the OpenCL
+        executor ``exec``, without a copy: a view of the array's buffer, which the Dense then
+        reads and writes.
+
+        Use it for data that already lives on the device (a PyOpenCL simulation), so that a
+        solve neither copies it to the host nor back. The view needs the array in ``exec``'s
+        OpenCL context (else a ValueError names both devices), C-contiguous from its buffer's
+        start and of a value type ginkpy computes in (``dtype``, default the array's); anything
+        else is converted into a copy on ``exec`` (an offset, int or other value types; a strided
+        view through the host, as pyopencl copies only contiguous arrays). Work pending on the array's own queue, where that is not ``exec``'s, is waited
+        for first.
+
+        Parameters
+        ----------
+        exec : OpenCLExecutor
+            The executor whose context the array lives in.
+        array : pyopencl.array.Array
+            1-D (a vector) or 2-D (n x k, row-major).
+        dtype : dtype, optional
+            The value type (default: the array's; another one makes a converted copy).
+
+        Examples
+        --------
+        >>> b_dev = pyopencl.array.to_device(exec.queue, b)      # data on the device
+        >>> B = gk.matrix.Dense.from_pyopencl(exec, b_dev)      # n x 1, a view: no copy
+        >>> solver.apply(B, X)
+        """
+        if array.ndim not in (1, 2):
+            raise ValueError(f"Dense.from_pyopencl needs a 1-D or 2-D array, got {array.ndim}-D")
+        values = exec.adopt(array)
+        source = np.dtype(values.dtype)
+        target = exec.check_dtype(value_dtype(source if dtype is None else dtype))
+        check_convertible(value_dtype(source), target, "the array's values")
+        if values.ndim == 1:
+            values = values.reshape(values.shape[0], 1)
+        if source in VALUE_TYPES:
+            return cls(exec, values).astype(target)
+        # (integers, booleans: converted into a new array on the device)
+        return cls(exec, values.with_queue(exec.queue).astype(target))
+
+    def to_pyopencl(self) -> Any:
+        """The values as a ``pyopencl.array.Array`` of shape (n, k) in the executor's context,
+        without a copy (the Dense's own array: writing one changes the other). For a Dense on an
+        OpenCL executor; :meth:`to_numpy` gives a host copy on any.
+
+        Examples
+        --------
+        >>> x = solver.apply(B, X).to_pyopencl()        # stays on the device
+        >>> x.get()                                     # a NumPy copy when wanted
+        """
+        import sys
+        cla = sys.modules.get("pyopencl.array")
+        if cla is None or not isinstance(self.values, cla.Array):
+            raise TypeError(f"to_pyopencl: this Dense lives on {self.executor!r}, whose arrays are not pyopencl "
+                            f"arrays: use to_numpy(), or make it on an OpenCL executor")
+        return self.values
+
+    @classmethod
     def empty(cls, exec: Executor, shape: tuple[int, int], dtype: Any = np.float64) -> "Dense":
         """Uninitialized n x k matrix."""
         return cls(exec, exec.alloc(_shape2(shape), exec.check_dtype(dtype)))
@@ -189,6 +248,13 @@ class Dense(LinOp):
 
     def __getitem__(self, key):  # pragma: no cover - convenience for interactive use
         return self.to_numpy()[key]
+
+
+def overwrite(exec: Executor, target: Any, source: Any) -> None:
+    """target = source for two arrays of ``exec`` of one size and value type, in place (one
+    copy on the executor): how a values update refreshes what a solve reads, so that the
+    launches recorded with ``target`` stay valid."""
+    Dense(exec, target.reshape(-1, 1)).copy_from(Dense(exec, source.reshape(-1, 1)))
 
 
 def as_scalar(exec: Executor, value: Any, dtype: Any) -> Dense:

@@ -43,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, parameters
+from ginkpy.core.base.checks import system_csr
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, boolean, parameters
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization, system_csr
+from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization
 from ginkpy.core.factorization.ilu import Ilu as ExactIlu
 from ginkpy.core.factorization.par_ilu import ParIlu
 from ginkpy.core.matrix.csr import Csr
@@ -93,7 +94,9 @@ def candidates(exec) -> list[tuple[str, Any, Any]]:
 
 
 class Ilu(EnableBuild, LinOp):
-    """``gk.preconditioner.Ilu.build().with_factorization(...).with_l_solver(...).with_u_solver(...)``"""
+    """``gk.preconditioner.Ilu.build().with_factorization(...).with_l_solver(...).with_u_solver(...)``;
+    ``with_reverse_apply(True)`` (Ginkgo's ``reverse_apply``) solves with U first and then with L
+    (M = L^-1 U^-1 instead of U^-1 L^-1)."""
 
     exact_factorization: type = ExactIlu  # Ic: the exact IC(0) and ParIc
     parallel_factorization: type = ParIlu
@@ -103,6 +106,7 @@ class Ilu(EnableBuild, LinOp):
         l_solver: Any = None
         u_solver: Any = None
         factorization: Any = None
+        reverse_apply: bool = boolean()
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -118,6 +122,28 @@ class Ilu(EnableBuild, LinOp):
             (fact.row_permutation.to_executor(exec), fact.column_permutation.compute_inverse().to_executor(exec))
         self.l_solver, self.u_solver = self._solvers(first, second)
         self._tmp: list[Dense] | None = None
+        self._generated_on_matrix = fact is not system_matrix  # (factorized here: update() may follow A)
+
+    def update(self) -> bool:
+        """Follow new values of the matrix it was generated on, written in place on its pattern
+        (``A.update_values``): factorized again into the factors' own arrays (their patterns
+        kept: ILU(0)/IC(0), exact or ParILU/ParIC as chosen at generation) and the triangular
+        solves prepared again on them with the method chosen then (their level sets, ISAI
+        patterns kept). Returns whether launches recorded with this preconditioner stay valid.
+        NotImplementedError where that cannot be (generated on a factorization, a threshold
+        or pivoting factorization, a solver without an update): generate it anew."""
+        name = type(self).__name__
+        if not self._generated_on_matrix:
+            raise NotImplementedError(f"{name} was generated on a factorization, not on the matrix")
+        self.factorization.update()
+        valid = True
+        for solver in (self.l_solver, self.u_solver):  # (the L^H solve of Ic after the L solve it transposes)
+            update = getattr(solver, "update", None)
+            if update is None:
+                raise NotImplementedError(f"{name}: its triangular solver {type(solver).__name__} has no values "
+                                          f"update")
+            valid &= bool(update())
+        return valid
 
     def _factorize(self, system_matrix: LinOp, exec) -> Factorization:
         """The factorization parameter's, else the default's (see the module), on ``exec``."""
@@ -214,21 +240,24 @@ class Ilu(EnableBuild, LinOp):
         if self.permutations is not None:
             out.permutations = tuple(getattr(p, method)() for p in reversed(self.permutations))
         out._tmp = None
+        out._generated_on_matrix = False  # (a transposed copy: no values update)
         return out
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if self._tmp is None or self._tmp[0].shape != b.shape:
             self._tmp = [b.empty_like() for _ in range(1 if self.permutations is None else 2)]
+        # (reverse_apply, Ginkgo's: the U solve first, then the L solve)
+        first, second = (self.u_solver, self.l_solver) if self.parameters.reverse_apply else \
+            (self.l_solver, self.u_solver)
         if self.permutations is None:
-            # y = L^-1 b
-            self.l_solver.apply(b, self._tmp[0])
-            # x = U^-1 y
-            self.u_solver.apply(self._tmp[0], x)
+            # y = L^-1 b;  x = U^-1 y
+            first.apply(b, self._tmp[0])
+            second.apply(self._tmp[0], x)
             return
         row, inverse_column = self.permutations
         t, y = self._tmp
         # t = R b;  y = L^-1 t;  t = U^-1 y;  x = C^T t
         row.apply(b, t)
-        self.l_solver.apply(t, y)
-        self.u_solver.apply(y, t)
+        first.apply(t, y)
+        second.apply(y, t)
         inverse_column.apply(t, x)

@@ -47,6 +47,12 @@ use it with Fcg, Gmres or as a solver). With criteria it iterates cycles as a so
 column stopping on its own; with only Iteration criteria and no logger it runs them without
 reading anything back.
 
+Ginkgo's lists: level l uses the ``mg_level`` factory ``level_selector(l, A_l)`` names (default
+the l-th, the last beyond), a smoother list one factory for all or the one at that index;
+``post_uses_pre`` (unset: a given post-smoother, else the pre-smoother or its backward sweep);
+``mid_case`` (README); ``solver_selector`` picks the ``coarsest_solver``. A level runs in its
+mg_level factory's value type. ``kcycle_base``, ``kcycle_rel_tol`` (K-cycles) change nothing.
+
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
 (the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
 with the cycle, the smoother, the levels cycled through in one launch, the launches of a cycle
@@ -54,24 +60,28 @@ and the kind of executor the choice was made for.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
+from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
 COARSEST_DENSE_ROWS = 1024  # the default coarsest solver inverts systems up to this size
+# Ginkgo's mid_smooth_type: what runs on a level between the two visits of a W- or F-cycle
+MID_CASES = ("both", "post_smoother", "pre_smoother", "standalone")
 COARSEST_CG_REDUCTION = 1e-12
 
 
@@ -111,90 +121,21 @@ def device_kind(exec) -> str:
     return "cpu" if exec.info.is_cpu else "gpu"
 
 
-# The steps of coarse_cycle: rows (op, level, src, dst) of a schedule, src and dst naming the
-# level's vector x0 (0) or x1 (1); the coarse correction of level t is in x0 of level t + 1.
-OP_RELAX_FIRST_RESTRICT = 0  # x_dst = omega D^-1 b;  b_{t+1} = P^T (b - A x_dst)
-OP_RELAX = 1                 # x_dst = x_src + omega D^-1 (b - A x_src)
-OP_RESTRICT_RESIDUAL = 2     # b_{t+1} = P^T (b - A x_src)
-OP_PROLONG_RELAX = 3         # y = x_src + P x0_{t+1};  x_dst = y + omega D^-1 (b - A y)
-OP_COARSEST = 4              # x0 = A^-1 b
-OP_RELAX_FIRST = 5           # x_dst = omega D^-1 b
-
-
-@attrs.define(eq=False)
-class CoarseLevels:
-    """The coarse levels that one launch cycles through (``solver.multigrid.coarse_cycle``):
-    their matrices (the finest of them first, the coarsest last), D^-1 and omega of the Jacobi
-    smoother of each but the coarsest, their Pgm levels (aggregates) and the coarsest's dense
-    inverse. ``cache`` keeps what a backend derives from them once (packed arrays)."""
-
-    matrices: list
-    inv_diags: list
-    omegas: list
-    levels: list
-    inverse: Dense
-    cache: dict = attrs.field(factory=dict)
-
-    def layout(self) -> np.ndarray:
-        """Per level t a row (rows n, offset of its row pointers, of its entries, of its rows
-        (D^-1, aggregates), of its aggregate pointers, of its vectors): the places of its arrays
-        packed one level after another, and of its vectors b, x0, x1 (n x k each, one after
-        another) in the work vector."""
-        n = np.array([m.shape[0] for m in self.matrices], dtype=np.int64)
-        nnz = np.array([m.nnz for m in self.matrices], dtype=np.int64)
-        before = lambda v: np.concatenate([[0], np.cumsum(v)[:-1]])  # noqa: E731
-        return np.stack([n, before(n + 1), before(nnz), before(n), before(np.r_[n[1:] + 1, 0]), before(3 * n)], axis=1)
-
-    @property
-    def work_rows(self) -> int:
-        """Rows of the work vector: b, x0 and x1 of every level."""
-        return 3 * sum(m.shape[0] for m in self.matrices)
-
-    def schedule(self, guesses: tuple, sweeps: int) -> np.ndarray:
-        """The steps of V-cycles on these levels: one per entry of ``guesses`` (True: from 0,
-        False: from the result before), each on level 0 (its x0), the result in its x0. Within
-        these levels each visits the one below once: a W-cycle's visits, exponentially many in
-        the depth, would all run one after another in the one work-group."""
-        steps: list = []
-        last = len(self.matrices) - 1
-
-        def visit(t: int, zero: bool) -> None:
-            if t == last:
-                steps.append((OP_COARSEST, t, 0, 0))
-                return
-            # a visit ends in x0: from 0 its first write goes to x1 (2 sweeps - 1 more writes
-            # follow, each to the other vector), from x0 it starts there (2 sweeps follow)
-            if zero and sweeps == 1:
-                steps.append((OP_RELAX_FIRST_RESTRICT, t, 0, 1))
-                current = 1
-            else:
-                current = 0
-                if zero:
-                    steps.append((OP_RELAX_FIRST, t, 0, 1))
-                    current = 1
-                for _ in range(sweeps - 1 if zero else sweeps):
-                    steps.append((OP_RELAX, t, current, 1 - current))
-                    current = 1 - current
-                steps.append((OP_RESTRICT_RESIDUAL, t, current, 0))
-            visit(t + 1, True)
-            for i in range(sweeps):
-                steps.append((OP_PROLONG_RELAX if i == 0 else OP_RELAX, t, current, 1 - current))
-                current = 1 - current
-            assert current == 0
-
-        for zero in guesses:
-            visit(0, zero)
-        return np.array(steps, dtype=np.int32).reshape(-1, 4)
-
-
 class Multigrid(IterativeSolver):
     @parameters
     class Parameters(IterativeSolver.Parameters):
         mg_level: tuple = variadic()
-        pre_smoother: Any = None
-        post_smoother: Any = None
-        coarsest_solver: Any = None
+        level_selector: Callable | None = None
+        pre_smoother: tuple = variadic()
+        post_smoother: tuple = variadic()
+        mid_smoother: tuple = variadic()
+        post_uses_pre: bool | None = attrs.field(default=None, validator=one_of(True, False, None))
+        mid_case: str | None = attrs.field(default=None, validator=one_of(*MID_CASES, None))
+        coarsest_solver: tuple = variadic()
+        solver_selector: Callable | None = None
         cycle: str | None = attrs.field(default=None, validator=one_of("v", "w", "f", None))
+        kcycle_base: int = attrs.field(default=1, validator=integer(min=1))
+        kcycle_rel_tol: float = attrs.field(default=0.25, validator=number())
         max_levels: int = attrs.field(default=10, validator=integer(min=1))
         min_coarse_rows: int | None = attrs.field(default=None, validator=integer(min=1, optional=True))
         smoother_relax: float = attrs.field(default=0.9, validator=number(min=0, min_open=True))
@@ -221,6 +162,7 @@ class Multigrid(IterativeSolver):
         self.cycle = params.cycle or choice.cycle
         self.smoother_iters = params.smoother_iters or choice.smoother_iters
         self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
+        self.mid_case = params.mid_case or "both"
         self.levels = self._coarsen(self.system_matrix)
         self.matrices = [level.fine_op for level in self.levels] + [self._coarsest_matrix()]
         self._make_smoothers()
@@ -236,16 +178,39 @@ class Multigrid(IterativeSolver):
             if not issubclass(f.parameters.product, Pgm):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
                                 f"not {f.parameters.product.__name__}")
-        levels = []
+        levels, self.level_indices = [], []
         while len(levels) + 1 < params.max_levels and A.shape[0] > self.min_coarse_rows:
-            # Ginkgo's level selector: the l-th factory on level l, the last one beyond;
+            # Ginkgo's level selector (default: the l-th factory on level l, the last one beyond);
             # A is checked: the system matrix by the base class, the others made from it
-            level = factories[min(len(levels), len(factories) - 1)].generate(A, checked=True)
+            index = self._selected(params.level_selector, len(levels), A, len(factories), "level_selector")
+            level = factories[index].generate(A, checked=True)
             if level.coarse_op.shape[0] >= A.shape[0]:
                 break  # no coarsening (no couplings left): A is the coarsest level
             levels.append(level)
+            self.level_indices.append(index)
             A = level.coarse_op
         return levels
+
+    @staticmethod
+    def _selected(selector: Callable | None, level: int, A: LinOp, count: int, what: str) -> int:
+        """The checked index a selector gives (default: the level, at most count - 1)."""
+        index = min(level, count - 1) if selector is None else selector(level, A)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
+            raise ValueError(f"Multigrid's {what} gave {index!r} for level {level}: it must give an index of the "
+                             f"{count} factories given (0 to {count - 1})")
+        return int(index)
+
+    def _factory_of(self, factories: tuple, l: int, what: str) -> Any:
+        """Level l's factory of a list: none, the one given, or the one at its mg_level index."""
+        if not factories:
+            return None
+        if len(factories) == 1:
+            return factories[0]
+        index = self.level_indices[l]
+        if index >= len(factories):
+            raise ValueError(f"Multigrid's {what} has {len(factories)} factories but level {l} uses mg_level "
+                             f"{index}: give one {what} or one per mg_level")
+        return factories[index]
 
     def _coarsest_matrix(self) -> Csr:
         return self.levels[-1].coarse_op if self.levels else self.system_matrix
@@ -254,23 +219,37 @@ class Multigrid(IterativeSolver):
         params, exec = self.parameters, self.executor
         self.inv_diags, self.omegas, self.pre_smoothers, self.post_smoothers = [], [], [], []
         checks = []
+        # post_uses_pre unset: a given post-smoother, else the pre-smoother (or its backward sweep)
+        uses_pre = params.post_uses_pre if params.post_uses_pre is not None else not params.post_smoother
+        self.mid_smoothers = []
         for l, A in enumerate(self.matrices[:-1]):
-            pre = self._smoother(params.pre_smoother, A, "pre_smoother")
-            post = self._smoother(params.post_smoother, A, "post_smoother") if params.post_smoother is not None \
-                else pre.backward() if hasattr(pre, "backward") else pre
+            pre = self._smoother(self._factory_of(params.pre_smoother, l, "pre_smoother"), A, "pre_smoother")
+            if not uses_pre:
+                post = self._smoother(self._factory_of(params.post_smoother, l, "post_smoother"), A, "post_smoother")
+            else:
+                post = pre.backward() if params.post_uses_pre is None and hasattr(pre, "backward") else pre
+            self.mid_smoothers.append(self._smoother(self._factory_of(params.mid_smoother, l, "mid_smoother"), A,
+                                                     "mid_smoother") if self.mid_case == "standalone" else None)
             # the built-in weighted Jacobi sweeps (None) need D^-1 and Gershgorin's bound rho on
             # the eigenvalues of D^-1 A, computed on the device and read for all levels at once
             inv_diag = None
-            if pre is None or post is None:
+            if pre is None or post is None or (self.mid_case == "standalone" and self.mid_smoothers[l] is None):
                 inv_diag = Dense.empty(exec, (A.shape[0], 1), A.dtype)
                 checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, inv_diag)))
             self.inv_diags.append(inv_diag)
             self.pre_smoothers.append(pre)
             self.post_smoothers.append(post)
-        self.omegas = [params.smoother_relax] * len(self.inv_diags)
+        self.omegas = self._omegas(checks)
+
+    def _omegas(self, checks: list) -> list:
+        """The relaxation of the built-in Jacobi sweeps of every level from their setup's
+        ``checks`` (level, first zero diagonal, Gershgorin bounds: device arrays, read at once);
+        a zero diagonal is a ValueError."""
+        params = self.parameters
+        omegas = [params.smoother_relax] * len(self.inv_diags)
         if not checks:
-            return
-        host = exec.to_host(*[array for _, first_zero, bounds in checks for array in (first_zero, bounds)])
+            return omegas
+        host = self.executor.to_host(*[array for _, first_zero, bounds in checks for array in (first_zero, bounds)])
         for (l, _, _), first_zero, bounds in zip(checks, host[0::2], host[1::2]):
             row = int(first_zero[0])
             if row < self.matrices[l].shape[0]:
@@ -280,7 +259,8 @@ class Multigrid(IterativeSolver):
             # omega scaled down where rho exceeds 2 (a fixed 0.9 would amplify the top modes)
             rho = float(np.max(bounds, initial=0.0))
             if rho > 0:
-                self.omegas[l] = params.smoother_relax * min(1.0, 2 / rho)
+                omegas[l] = params.smoother_relax * min(1.0, 2 / rho)
+        return omegas
 
     def _smoother(self, value: Any, A: Csr, what: str) -> LinOp | None:
         """The smoother generated on A, None for the built-in Jacobi sweeps."""
@@ -295,7 +275,13 @@ class Multigrid(IterativeSolver):
         return smoother
 
     def _make_coarsest_solver(self, A: Csr) -> LinOp:
-        exec, value = self.executor, self.parameters.coarsest_solver
+        exec, params = self.executor, self.parameters
+        value = None
+        if params.coarsest_solver:
+            # Ginkgo's solver selector (default: the first)
+            index = self._selected(params.solver_selector or (lambda level, A: 0), len(self.levels), A,
+                                   len(params.coarsest_solver), "solver_selector")
+            value = params.coarsest_solver[index]
         if value is not None:
             return generate_preconditioner(value, A, exec, "coarsest_solver", initial_guess="zero")
         if A.shape[0] <= COARSEST_DENSE_ROWS:
@@ -317,12 +303,17 @@ class Multigrid(IterativeSolver):
         self._schedules: dict = {}
         last = len(self.levels)
         builtin = all(s is None for s in self.pre_smoothers + self.post_smoothers)
-        if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0:
+        # (the visits within the merged levels smooth before and after: mid_case "both")
+        mid = self.mid_case != "both" and self.cycle in ("w", "f")
+        if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0 or mid:
             return
         # the finest level is launched as such: it has the most work, for the whole device, and
         # the cycle's own kind (a W-cycle's two visits of the level below)
         first = last
-        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows:
+        # (one value type in the launch: the merged levels' and that of the level above them)
+        dtype = self.matrices[last].dtype
+        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and \
+                self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
             first -= 1
         if first == last:
             return  # only the coarsest level: its dense product is one launch already
@@ -334,6 +325,19 @@ class Multigrid(IterativeSolver):
         # that result: the two visits of a W- or F-cycle above), on the device
         for guesses in ((True,), (True, False)):
             self._schedules[guesses] = self.executor.from_host(self.coarse.schedule(guesses, self.smoother_iters))
+
+    # -- new values of the system matrix ----------------------------------------------------------
+    def update(self) -> bool:
+        """Follow new values of the system matrix on the same sparsity pattern (written in
+        place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
+        kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
+        the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
+        Returns whether the launches recorded with this solver stay valid."""
+        from ginkpy.core.solver.multigrid_update import update_hierarchy
+        valid = update_hierarchy(self)
+        if not valid:
+            self._forget_captures()
+        return valid
 
     # -- the hierarchy ----------------------------------------------------------------------------
     @property
@@ -425,7 +429,8 @@ class Multigrid(IterativeSolver):
     def _buffers(self, k: int) -> list:
         """Per level: (b, x, spare) n_l x k vectors, made once per column count (level 0 has only
         its spare: b and x are the caller's; the levels cycled through in one launch have none:
-        their vectors lie in one work vector, the last item)."""
+        their vectors lie in one work vector, the last item). b and x of a level are in the value
+        type of the level above, whose kernels write and read them; the spare in its own."""
         work = self._work.get(k)
         if work is None:
             work = []
@@ -435,15 +440,33 @@ class Multigrid(IterativeSolver):
                 if l == 0:
                     work.append((None, None, Dense.empty(exec, (n, k), A.dtype)))
                 elif self.merged_from is None or l <= self.merged_from:
-                    work.append(tuple(Dense.empty(exec, (n, k), A.dtype) for _ in range(3)))
-            work.append(None if self.coarse is None else Dense.empty(exec, (self.coarse.work_rows, k), self.dtype))
+                    above = self.matrices[l - 1].dtype
+                    work.append((Dense.empty(exec, (n, k), above), Dense.empty(exec, (n, k), above),
+                                 Dense.empty(exec, (n, k), A.dtype)))
+            work.append(None if self.coarse is None else
+                        Dense.empty(exec, (self.coarse.work_rows, k), self.coarse.matrices[0].dtype))
             self._work[k] = work
         return work
 
-    def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str) -> None:
+    def _in_level_type(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str,
+                       last: bool) -> None:
+        """A cycle on level l for b and x of another value type than the level's: b converted into
+        it, the cycle run there, x converted back (on vectors kept per column count)."""
+        key, (n, dtype) = ("converted", l, b.shape[1]), (self.matrices[l].shape[0], self.matrices[l].dtype)
+        vectors = self._work.get(key) or self._work.setdefault(
+            key, tuple(Dense.zeros(self.executor, (n, b.shape[1]), dtype) for _ in range(2)))
+        apply_in(vectors, b, x, not zero_guess, lambda b_l, x_l: self._cycle(l, b_l, x_l, zero_guess, kind, first, last))
+
+    def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str = "pre",
+               last: bool = True) -> None:
         """One cycle of ``kind`` on level l for A_l x = b, from x (or from 0 where ``zero_guess``:
-        x is then not read), the result in x."""
+        x is then not read), the result in x. ``first``: the pre-smoother ("pre"), none ("skip")
+        or the mid-smoother ("mid"); ``last``: whether to post-smooth (the visits of a W- or
+        F-cycle as ``mid_case`` says)."""
         exec = self.executor
+        if b.dtype != self.matrices[l].dtype:
+            self._in_level_type(l, b, x, zero_guess, kind, first, last)
+            return
         work = self._buffers(b.shape[1])
         if l == len(self.levels):
             # the coarsest level: x = A^-1 b (the guess does not matter to a direct solve)
@@ -451,15 +474,18 @@ class Multigrid(IterativeSolver):
             return
         level, A, inv_diag = self.levels[l], self.matrices[l], self.inv_diags[l]
         coarse_b, coarse_x = work[l + 1][0], work[l + 1][1]
-        pre, post = self.pre_smoothers[l], self.post_smoothers[l]
+        pre = self.mid_smoothers[l] if first == "mid" else self.pre_smoothers[l]
+        post = self.post_smoothers[l]
         iters, omega = self.smoother_iters, self.omegas[l]
         # each built-in sweep writes a new vector, but a first one from 0: start in the vector
         # from which the cycle's last write lands in x
-        pre_sweeps = 0 if pre is not None else iters - 1 if zero_guess else iters
-        writes = pre_sweeps + (iters if post is None else 0)
+        pre_sweeps = 0 if pre is not None or first == "skip" else iters - 1 if zero_guess else iters
+        writes = pre_sweeps + (iters if post is None and last else 0)
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
         # pre-smoothing, then b_c = P^T (b - A x)
-        if pre is not None:
+        if pre is not None and first != "skip":
+            if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
+                current.copy_from(x)
             _smooth(pre, b, current, zero_guess)
         elif zero_guess and pre_sweeps == 0:
             # x = omega D^-1 b and the restriction of its residual in one pass
@@ -475,7 +501,7 @@ class Multigrid(IterativeSolver):
                 # x_new = x + omega D^-1 (b - A x)
                 exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
                 current, other = other, current
-        if pre is not None or not (zero_guess and pre_sweeps == 0):
+        if (pre is not None and first != "skip") or not (zero_guess and pre_sweeps == 0):
             exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, current, coarse_b)
         # coarse correction: a cycle on A_c e = b_c from 0 (twice for W and F, the second from
         # the first's result); the levels cycled through in one launch take both in it
@@ -484,12 +510,20 @@ class Multigrid(IterativeSolver):
         if l + 1 == self.merged_from:
             exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedules[(True, False) if second else (True,)],
                      work[-1], coarse_b, coarse_x)
+        elif second:
+            # between the two visits (mid_case): the post- and pre-smoother ("both"), one of them,
+            # or the mid-smoother ("standalone")
+            mid = self.mid_case
+            self._cycle(l + 1, coarse_b, coarse_x, True, kind, last=mid in ("both", "post_smoother"))
+            self._cycle(l + 1, coarse_b, coarse_x, False, after,
+                        first={"both": "pre", "pre_smoother": "pre", "post_smoother": "skip", "standalone": "mid"}[mid])
         else:
             self._cycle(l + 1, coarse_b, coarse_x, True, kind)
-            if second:
-                self._cycle(l + 1, coarse_b, coarse_x, False, after)
         # post-smoothing
-        if post is not None:
+        if not last:
+            # x = x + P e
+            exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
+        elif post is not None:
             # x = x + P e
             exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
             _smooth(post, b, current, False)

@@ -8,14 +8,16 @@ A solver subclasses :class:`IterativeSolver` and writes ``_solve(monitor)``: its
 """
 from __future__ import annotations
 
+import logging
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
 from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.precision import MixedPrecision
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
@@ -58,10 +60,36 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
             op = A.generate_preconditioner(factory)
         else:
             op = factory.generate(A)
-        if isinstance(op, IterativeSolver):
-            op.inner = True
+        # (a product of another value type is applied through a MixedPrecision operator)
+        solver = getattr(op, "operator", op) if isinstance(op, MixedPrecision) else op
+        if isinstance(solver, IterativeSolver):
+            solver.inner = True
         return op
     raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
+
+
+def updated_part(part: LinOp, regenerate: Callable[[], LinOp], owner: Any, what: str) -> tuple[LinOp, bool]:
+    """A part generated on a system matrix (a preconditioner, an inner solver, a smoother)
+    after new values of that matrix: its own ``update()`` where it has one, with whether the
+    launches recorded with it stay valid; else (no update, or NotImplementedError from it)
+    ``regenerate()``, with one ``logging`` line, and False."""
+    update = getattr(part, "update", None)
+    why = "it has no values update"
+    if update is not None:
+        try:
+            return part, bool(update())
+        except NotImplementedError as err:
+            why = str(err)
+    logging.getLogger("ginkpy").info("%s: its %s %s is generated anew (%s)", type(owner).__name__, what,
+                                     type(part).__name__, why)
+    return regenerate(), False
+
+
+def check_values(A: LinOp) -> None:
+    """Refuse new values of a system matrix that are not finite (a ValueError), as generation
+    refuses them."""
+    if hasattr(A, "is_finite") and not A.is_finite():
+        raise ValueError("the system matrix contains NaN or Inf values (after its values update)")
 
 
 @parameters
@@ -152,6 +180,67 @@ class IterativeSolver(EnableBuild, LinOp):
             return
         with self._apply_lock:
             self._monitored_solve(b, x, self.parameters.default_initial_guess)
+
+    def apply_with_initial_guess(self, b: Dense, x: Dense, zero_guess: bool) -> Dense:
+        """Solve A x = b from x, or from 0 where ``zero_guess`` (x is then not read and no
+        product A x is made), whatever the default initial guess (Ginkgo's
+        ``apply_with_initial_guess``); returns x. How a door that takes an optional x0
+        (``gk.linalg.Solver.solve``) and Multigrid (for its smoothers) apply a solver."""
+        self._check_operands(b, x)
+        if b.global_shape[0] == 0 or b.shape[1] == 0:
+            return x
+        exec = self.executor
+        b_local, x_local = b.to_executor(exec), x.to_executor(exec)
+        with self._apply_lock:
+            self._monitored_solve(b_local, x_local, "zero" if zero_guess else "provided")
+        if x_local is not x:
+            x.copy_from(x_local)
+        return x
+
+    # -- new values of the system matrix ----------------------------------------------------------
+    def update(self) -> bool:
+        """Follow new values of the system matrix, written in place on the same sparsity pattern
+        (``A.update_values(...)``, ``A.copy_values_from(S)``): what depends on them is
+        recomputed, every symbolic part kept (the preconditioner's :meth:`update`: block
+        structures, factor patterns and level sets, multigrid aggregates), and so is the
+        captured iteration, where the launches it recorded stay valid.
+
+        A preconditioner the solver generated without an ``update`` of its own is generated
+        anew (one ``logging`` line says so); one given as an operator is the caller's and is
+        left as it is. Returns whether the launches recorded with this solver (in its own
+        captured iterations, or in those of a solver around it) stay valid: False where a part
+        made new arrays or new launch arguments, and the solver captures its iteration again at
+        its next apply.
+
+        Examples
+        --------
+        >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+        >>> A.copy_values_from(S_next)      # same pattern, new values
+        >>> solver.update()                 # Jacobi/ILU/AMG recomputed numerically only
+        """
+        A = self.system_matrix
+        check_values(A)
+        valid = True
+        value = self.parameters.preconditioner if isinstance(self.parameters, PreconditionedParameters) else None
+        if isinstance(value, (Parameters, Factory)):
+            self.preconditioner, valid = updated_part(
+                self.preconditioner, lambda: generate_preconditioner(value, A, self.executor), self, "preconditioner")
+        if self._scaled_matrix is not None:
+            diag = self._diagonal_preconditioner
+            if diag is None:  # (the preconditioner is no longer scalar Jacobi)
+                self._scaled_matrix, valid = None, False
+            else:
+                # A D^-1 again, into the same arrays
+                self.executor.run("matrix.csr.scale_columns", A, diag, self._scaled_matrix.values)
+        if not valid:
+            self._forget_captures()
+        return valid
+
+    def _forget_captures(self) -> None:
+        """Drop the captured iterations (a part of them made new arrays): captured again at
+        the next apply."""
+        if self._workspace is not None:
+            self._workspace.items.pop("replays", None)
 
     def _monitored_solve(self, b: Dense, x: Dense, guess: str | None) -> SolveResult:
         """One solve of A x = b from ``guess`` ("provided" or None: x; "zero"; "rhs": b): the

@@ -8,13 +8,17 @@ says the diagonal is 1 (the stored one is then ignored).
 
 ``algorithm`` (Ginkgo's trisolve algorithm parameter) chooses how a sparse triangle is solved:
 
-- ``"sparselib"`` (default): exact substitution; on OpenCL by level scheduling (the rows of
-  one level in parallel, levels in order; the level structure is analysed at generate()).
+- ``"sparselib"`` (default; ``"syncfree"``, Ginkgo's other exact algorithm, is the same here):
+  exact substitution; on OpenCL by level scheduling (the rows of one level in parallel, levels
+  in order; the level structure is analysed at generate()).
 - ``"jacobi"``: ``num_jacobi_sweeps`` Jacobi sweeps x <- D^-1 (b - N x) from x = 0 (D the
   diagonal, N the strict triangle): an approximate solve of fixed cost, each sweep one fused
   SpMV over all rows at once, with no host read per apply. Exact once the sweeps reach the
   triangle's level count; as the triangular solver of an ILU preconditioner a few sweeps
   usually do (Ginkgo's Ir with Jacobi on the factors).
+
+``num_rhs`` (Ginkgo's hint of the right-hand sides to prepare for) is accepted for its
+configurations; ginkpy sizes its work per apply.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 
-ALGORITHMS = ("sparselib", "jacobi")
+ALGORITHMS = ("sparselib", "syncfree", "jacobi")  # "syncfree" (Ginkgo's): exact substitution, as "sparselib"
 
 
 def _check_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -51,6 +55,8 @@ class TriangularSolver(EnableBuild, LinOp):
         unit_diagonal: bool = attrs.field(default=False, validator=_check_bool)
         algorithm: str = attrs.field(default="sparselib", validator=one_of(*ALGORITHMS))
         num_jacobi_sweeps: int = attrs.field(default=3, validator=integer(min=1))
+        # Ginkgo's hint of the right-hand sides to prepare for: ginkpy sizes its work per apply
+        num_rhs: int = attrs.field(default=1, validator=integer(min=1))
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -58,6 +64,7 @@ class TriangularSolver(EnableBuild, LinOp):
         A = check_system_matrix(system_matrix, exec)
         if not isinstance(A, (Csr, Dense)) and hasattr(A, "to_csr"):
             A = A.to_csr()  # Coo, Ell, Sellp, Hybrid
+        self._follows = A is system_matrix  # (a converted copy does not see a values update)
         if not isinstance(A, (Csr, Dense)):
             raise TypeError(f"{type(self).__name__} solves with a sparse matrix (converted to Csr) or a Dense, "
                             f"not {type(A).__name__}")
@@ -72,11 +79,33 @@ class TriangularSolver(EnableBuild, LinOp):
         else:
             # analyse the triangle once (level structure on OpenCL)
             self.plan, zero_row = exec.run("solver.triangular.generate", A, self.lower, self.unit_diagonal)
+        self._check_diagonal(zero_row)
+        self._work: Dense | None = None
+
+    def _check_diagonal(self, zero_row: int) -> None:
         if zero_row >= 0:
             raise ValueError(f"{type(self).__name__}: the diagonal entry of row {zero_row} is zero or not stored, "
                              f"so the triangular system is singular; if the diagonal is implicitly 1, "
                              f"build with .with_unit_diagonal(True)")
-        self._work: Dense | None = None
+
+    def update(self) -> bool:
+        """Follow new values of the triangle written in place on its pattern
+        (``T.update_values``): the prepared solve recomputed into its own arrays, its level
+        structure kept (the inverse diagonal of the Jacobi sweeps, the scaled triangle on the
+        host, the level-ordered values on a GPU). Returns True: launches recorded with this
+        solver stay valid."""
+        A, exec = self.system_matrix, self.executor
+        if not self._follows:
+            raise NotImplementedError(f"{type(self).__name__} was generated on a converted copy of its matrix, "
+                                      f"which a values update does not reach")
+        if isinstance(A, Dense):
+            return True  # (read as it is at every solve)
+        if self.jacobi:
+            zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
+        else:
+            zero_row = exec.run("solver.triangular.update", self.plan, A, self.lower, self.unit_diagonal)
+        self._check_diagonal(zero_row)
+        return True
 
     @classmethod
     def transposed_type(cls) -> type:

@@ -3,19 +3,6 @@
 // work-item per row.
 #include "common.cl"
 
-// Position of column `col` in the sorted cols[begin, end), or -1.
-inline int find_column(__global const int* cols, int begin, int end, const int col)
-{
-    while (begin < end) {
-        const int mid = begin + (end - begin) / 2;
-        const int c = cols[mid];
-        if (c == col) return mid;
-        if (c < col) begin = mid + 1;
-        else end = mid;
-    }
-    return -1;
-}
-
 // Each row's diagonal position and its entry counts in L (the strictly lower part and the
 // diagonal) and in U (the diagonal and the upper part). A row whose diagonal is not stored
 // (or, with `positive`, whose real part is not > 0: the diagonal of a Hermitian matrix is real)

@@ -18,6 +18,7 @@ def sweep_diagonal(exec, a, l, l_rows, shift):
 def sweep_off_diagonal(exec, a, l, l_rows, l_out):
     # l_ij = (a_ij - sum_{k<j} l_ik l_jk) / l_jj, one work-item per entry
     check_int32(l.nnz, "a factor")
-    launch_1d(exec, __file__, "sweep_off_diagonal", l.dtype, l.nnz, np.int32(l.nnz), a.row_ptrs.data,
-              a.values.data, l.row_ptrs.data, l.col_idxs.data, l.values.data, l_rows.data,
-              l_out.values.data)
+    # ParILU's sweep_l with SYMMETRIC: L's own rows in place of U's
+    launch_1d(exec, __file__, "sweep_l", l.dtype, l.nnz, np.int32(l.nnz), a.row_ptrs.data, a.values.data,
+              l.row_ptrs.data, l.col_idxs.data, l.values.data, l_rows.data, l.row_ptrs.data, l.col_idxs.data,
+              l.values.data, l_out.values.data)

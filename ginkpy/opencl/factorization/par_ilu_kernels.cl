@@ -3,19 +3,12 @@
 // A's entry of a factor entry at position p of row i is found from A's row i: L's entries are
 // A's first ones in the row, U's its last ones. The sums run over k in increasing order and
 // find u_kj in U's row k by binary search, so no transposed copy of U is needed.
+// ParIC's sources include this one with SYMMETRIC 1: its sweep of L (A ~ L L^H) is sweep_l with
+// L's own rows in place of U (no U is formed while it sweeps).
 #include "common.cl"
-
-inline int find_column(__global const int* cols, int begin, int end, const int col)
-{
-    while (begin < end) {
-        const int mid = begin + (end - begin) / 2;
-        const int c = cols[mid];
-        if (c == col) return mid;
-        if (c < col) begin = mid + 1;
-        else end = mid;
-    }
-    return -1;
-}
+#ifndef SYMMETRIC
+#define SYMMETRIC 0
+#endif
 
 // sum_k l_ik u_kj over the entries k of L's row i at positions begin..end
 inline value_type sum_l_u(const int begin, const int end, const int j,
@@ -57,7 +50,35 @@ __kernel void sweep_u(const int nnz, __global const int* a_row_ptrs,
     }
 }
 
-// l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj; the unit diagonal stays
+#if SYMMETRIC
+// sum of l_ik conj(l_jk) over the common columns k < j of L's rows i (positions bi..) and j
+// (positions bj..)
+inline value_type sum_l_l(int bi, const int ei, int bj, const int ej, const int j,
+                          __global const int* l_col_idxs, __global const value_type* l_values)
+{
+    value_type sum = 0;
+    while (bi < ei && bj < ej) {
+        const int ci = l_col_idxs[bi];
+        const int cj = l_col_idxs[bj];
+        if (ci >= j || cj >= j) break;
+        if (ci == cj) {
+            sum += mul_conj(l_values[bj], l_values[bi]);
+            ++bi;
+            ++bj;
+        } else if (ci < cj) {
+            ++bi;
+        } else {
+            ++bj;
+        }
+    }
+    return sum;
+}
+
+#endif
+
+// l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj, the unit diagonal kept (ParILU); with SYMMETRIC
+// l_ij = (a_ij - sum_{k<j} l_ik conj(l_jk)) / l_jj, l_jj real, the diagonal copied (ParIC: the
+// u_* arguments are unused)
 __kernel void sweep_l(const int nnz, __global const int* a_row_ptrs,
                       __global const value_type* a_values, __global const int* l_row_ptrs,
                       __global const int* l_col_idxs, __global const value_type* l_values,
@@ -70,13 +91,20 @@ __kernel void sweep_l(const int nnz, __global const int* a_row_ptrs,
         const int i = l_rows[p];
         const int j = l_col_idxs[p];
         if (j == i) {
-            l_out[p] = to_value(1);
+            l_out[p] = SYMMETRIC ? l_values[p] : to_value(1);
         } else {
             const value_type a = a_values[a_row_ptrs[i] + (p - l_row_ptrs[i])];
             // k < j: the entries of L's row i before p
+#if SYMMETRIC
+            const value_type sum = sum_l_l(l_row_ptrs[i], p, l_row_ptrs[j], l_row_ptrs[j + 1] - 1, j,
+                                           l_col_idxs, l_values);
+            const value_type pivot = to_value(real_part(l_values[l_row_ptrs[j + 1] - 1]));
+#else
             const value_type sum = sum_l_u(l_row_ptrs[i], p, j, l_col_idxs, l_values, u_row_ptrs,
                                            u_col_idxs, u_values);
-            l_out[p] = divide(a - sum, u_values[u_row_ptrs[j]]);
+            const value_type pivot = u_values[u_row_ptrs[j]];
+#endif
+            l_out[p] = divide(a - sum, pivot);
         }
     }
 }

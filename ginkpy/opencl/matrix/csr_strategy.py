@@ -12,7 +12,7 @@ import numpy as np
 from ginkpy.opencl.launch import ceil_div, check_int32, pow2_at_most
 
 STRATEGIES = ("classical", "vector", "long_rows", "merge_path", "row_blocks")
-CACHE_KEY = "opencl.spmv_strategy"
+CACHE_KEY = "pattern.opencl.spmv_strategy"  # (pattern.: kept by a values update)
 
 GPU_WORK_GROUP = 256
 GPU_ITEMS = 4           # merge-path steps (row ends + nonzeros) per work-item and part on a GPU

@@ -1,16 +1,14 @@
 // Kernels of the batch Dense: values (N, n, m), each item row-major.
 #include "common.cl"
 
-// x_i = A_i b_i; work-item e computes entry e of x, (item, row, column) = (e / (n k), e / k % n, e % k).
+// x_i = A_i b_i; work-item e computes entry e of x (BATCH_ENTRY).
 __kernel void spmv(const int size, const int n, const int k, const int m,
                    __global const value_type* values, __global const value_type* b,
                    __global value_type* x)
 {
     const int e = get_global_id(0);
     if (e >= size) return;
-    const int col = COLUMN(e, k);
-    const int item = e / (n * k);
-    const int row = e / k - item * n;
+    BATCH_ENTRY(e, n, k, item, row, col);
     __global const value_type* a_row = values + ((size_t)item * n + row) * m;
     __global const value_type* bi = b + (size_t)item * m * k + col;
     value_type sum = 0;

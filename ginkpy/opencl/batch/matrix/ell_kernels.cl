@@ -2,7 +2,7 @@
 // values (N, n width).
 #include "common.cl"
 
-// x_i = A_i b_i; work-item e computes entry e of x, (item, row, column) = (e / (n k), e / k % n, e % k);
+// x_i = A_i b_i; work-item e computes entry e of x (BATCH_ENTRY);
 // b has m rows per item. Padding adds nothing, even where b holds Inf or NaN.
 __kernel void spmv(const int size, const int n, const int k, const int width, const int m,
                    __global const int* col_idxs, __global const value_type* values,
@@ -10,9 +10,7 @@ __kernel void spmv(const int size, const int n, const int k, const int width, co
 {
     const int e = get_global_id(0);
     if (e >= size) return;
-    const int col = COLUMN(e, k);
-    const int item = e / (n * k);
-    const int row = e / k - item * n;
+    BATCH_ENTRY(e, n, k, item, row, col);
     __global const value_type* vals = values + (size_t)item * n * width;
     __global const value_type* bi = b + (size_t)item * m * k + col;
     value_type sum = 0;

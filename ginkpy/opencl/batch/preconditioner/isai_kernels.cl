@@ -1,7 +1,7 @@
 // Kernels of the batched ISAI: every row of every item's approximate inverses of its ILU(0)
 // factors, and the apply. The inverses: row pointers m_ptrs (M_L's n + 1, then M_U's), column
 // indices m_cols and per item (m_nnz values) M_L's values, then (from lower_nnz) M_U's.
-#include "factorization/factorization_kernels.cl"  // common.cl, and find_column: an entry's position in a sorted row
+#include "common.cl"
 
 // Work-item e = item * 2n + r: row r of M_L (r < n) or row r - n of M_U of the item. With J the
 // row's sorted pattern, T[J, J]^T y = e_i: for L (unit diagonal, its strictly lower entries in
@@ -59,9 +59,7 @@ __kernel void multiply(const int size, const int n, const int k, const int m_nnz
 {
     const int e = get_global_id(0);
     if (e >= size) return;
-    const int col = COLUMN(e, k);
-    const int item = e / (n * k);
-    const int row = e / k - item * n;
+    BATCH_ENTRY(e, n, k, item, row, col);
     __global const value_type* m = m_values + (size_t)item * m_nnz + offset;
     __global const int* c = m_cols + offset;
     __global const value_type* vi = v + (size_t)item * n * k + col;

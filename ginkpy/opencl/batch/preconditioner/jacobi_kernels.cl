@@ -1,7 +1,7 @@
 // Kernels of the batch Jacobi: inverse blocks (N, num_blocks, stride, stride), each transposed.
 #include "common.cl"
 
-// x_i = D_i^-1 b_i; work-item e computes entry e of x, (item, row, column) = (e / (n k), e / k % n, e % k):
+// x_i = D_i^-1 b_i; work-item e computes entry e of x (BATCH_ENTRY):
 // x_i[row] = sum_j blocks[item, k, j, row - start_k] b_i[start_k + j], k the block of the row.
 __kernel void apply(const int size, const int n, const int k, const int num_blocks, const int stride,
                     __global const int* block_ptrs, __global const int* row_blocks,
@@ -10,9 +10,7 @@ __kernel void apply(const int size, const int n, const int k, const int num_bloc
 {
     const int e = get_global_id(0);
     if (e >= size) return;
-    const int col = COLUMN(e, k);
-    const int item = e / (n * k);
-    const int row = e / k - item * n;
+    BATCH_ENTRY(e, n, k, item, row, col);
     const int block = row_blocks[row];
     const int start = block_ptrs[block];
     __global const value_type* inverse = blocks + ((size_t)item * num_blocks + block) * stride * stride

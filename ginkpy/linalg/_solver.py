@@ -1,0 +1,595 @@
+"""A solver built once and applied many times at SciPy's door: :class:`Solver`, and the cache
+through which ``gk.linalg.cg(A, b)`` and the other functions reuse what they built for a SciPy
+matrix they saw before (:mod:`ginkpy.linalg` describes the arguments)."""
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import threading
+import weakref
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from ginkpy.config import Preset, short_names, with_options
+from ginkpy.core.base.executor import Executor, default_executor
+from ginkpy.core.base.executor import executor as executor_by_name
+from ginkpy.core.base.factory import Factory, Parameters
+from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.log.logger import Logger
+from ginkpy.core.matrix.csr import Csr, same_contents
+from ginkpy.core.matrix.dense import Dense, value_dtype
+from ginkpy.core.stop.iteration import Iteration
+from ginkpy.core.stop.residual_norm import ResidualNorm
+from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.linalg._interface import ScipyOperator, as_linop, host_operator
+
+BREAKDOWN_INFO = -1
+DIVERGED_INFO = -2
+METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir", "minres")
+# where M goes: the preconditioner, or Ir's inner solver
+_PRECONDITIONER_PARAMETER = {"ir": "solver"}
+_log = logging.getLogger("ginkpy")
+
+
+class Solver:
+    """A solver of A x = b built once from A and the method, then applied to many right-hand
+    sides: ``solve(b, x0=None)`` returns SciPy's ``(x, info)``; new values of A on the same
+    sparsity pattern go in with :meth:`update`.
+
+    Use it where the same system (or the same sparsity pattern) is solved again and again: a
+    time step, a Newton iteration, a pressure projection. What SciPy's ``factorized(A)`` and
+    PyAMG's ``ml = smoothed_aggregation_solver(A); ml.solve(b)`` are to their users: the
+    matrix is copied to the executor, the preconditioner (a multigrid hierarchy, an
+    incomplete factorization) generated and the solver's iteration captured once; each solve
+    then pays its iterations, b copied in and x out (none of that when b is a
+    ``pyopencl.array.Array`` on the executor's context: x comes back as one). It is also an
+    operator whose product is an (approximate) solve, with SciPy's LinearOperator interface
+    (``shape``, ``dtype``, ``matvec``, ``matmat``, ``@``; ``scipy.sparse.linalg.aslinearoperator``
+    takes it as it is, without ginkpy importing scipy.sparse.linalg), so it can be SciPy's or
+    PyAMG's ``M``: ``scipy.sparse.linalg.gmres(A, b, M=Solver(A, "cg", M="amg", rtol=1e-2))``.
+
+    Parameters
+    ----------
+    A : sparse matrix or array, ndarray, LinearOperator or ginkpy LinOp
+        The n x n system matrix, as :mod:`ginkpy.linalg`'s functions take it.
+    method : str, default "cg"
+        ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``, ``"idr"``, ``"ir"``
+        or ``"minres"``.
+    M : default None
+        The preconditioner, as the functions take it: a name (``"jacobi"``, ``"ilu"``, ``"amg"``,
+        ...), ``(name, options)``, a ginkpy factory or LinOp, a SciPy operator or matrix.
+    rtol, atol : float, default 1e-5 and 0
+        Each solve stops once ||b - A x|| <= max(rtol ||b||, atol).
+    maxiter : int, optional
+        Iteration limit per solve (default 10 n; ``gmres``: restart cycles).
+    restart : int, optional
+        ``gmres`` only: the Krylov dimension (default 20).
+    executor : executor or name, optional
+        Where to run (default: A's executor for a ginkpy LinOp, else the default executor).
+    dtype : dtype, optional
+        The value type (default A's: a complex right-hand side needs a complex A or ``dtype``).
+    **options
+        The method's own keywords: ``subspace_dim`` (idr), ``relaxation_factor`` (ir),
+        ``storage_precision`` (gmres: its basis stored in ``"reduce1"`` float32 or ``"reduce2"``
+        float16, Ginkgo's CbGmres) and ``flexible`` (gmres: flexible GMRES).
+
+    Attributes
+    ----------
+    solver : the generated ginkpy solver (``gk.solver.Cg``, ...), ``matrix``: A on the executor
+    (a Csr for a sparse A), ``result``: the SolveResult of the last solve.
+
+    Examples
+    --------
+    >>> solver = ginkpy.linalg.Solver(A, "cg", M="amg", rtol=1e-8)
+    >>> for step in range(100):
+    ...     x, info = solver.solve(b_of(step), x0=x)
+    >>> solver.update(A_next)          # same pattern, new values: the hierarchy is recomputed numerically
+    """
+
+    def __init__(self, A: Any, method: str = "cg", *, M: Any = None, rtol: float = 1e-5, atol: float = 0.0,
+                 maxiter: int | None = None, restart: int | None = None, executor: Any = None, dtype: Any = None,
+                 _iterations_per_maxiter: int | None = None, **options: Any) -> None:
+        if not isinstance(method, str) or method.lower() not in METHODS:
+            raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+        method = method.lower()
+        if len(getattr(A, "shape", (0, 0))) != 2:
+            raise ValueError(f"A has shape {getattr(A, 'shape', None)}: expected 2-D, an n x n matrix or operator")
+        exec = as_executor(executor, A)
+        A = host_operator(A)
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"A must be a square matrix, got shape {A.shape}")
+        n = A.shape[0]
+        if isinstance(A, LinOp):
+            if dtype is not None and np.dtype(dtype) != A.dtype:
+                raise TypeError(f"dtype={np.dtype(dtype)} but A, a ginkpy {type(A).__name__}, has the value type "
+                                f"{A.dtype}: create A with that dtype")
+            dtype = A.dtype  # (checked where A's solver is generated)
+        else:
+            dtype = exec.check_dtype(value_dtype(A.dtype if dtype is None else
+                                                 np.result_type(value_dtype(A.dtype, "A"), dtype), "A"))
+        self.executor, self.dtype, self.shape = exec, np.dtype(dtype), (n, n)
+        check_tolerances(rtol, atol)
+        self.rtol, self.atol, self.method = float(rtol), float(atol), method
+        self.maxiter = 10 * n if maxiter is None else check_maxiter(maxiter)
+        if method == "gmres":
+            if restart is None:
+                restart = 20
+            elif isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
+                raise ValueError(f"restart must be an integer >= 1, got {restart!r}")
+            restart = int(min(restart, max(n, 1)))
+            options["krylov_dim"] = restart
+            per_maxiter = restart if _iterations_per_maxiter is None else _iterations_per_maxiter
+        elif restart is not None:
+            raise TypeError(f"restart is a parameter of gmres, not of {method}")
+        else:
+            per_maxiter = 1
+        self.matrix = as_linop(A, exec, dtype)
+        self.preconditioner_value = preconditioner(M, self.matrix, exec, dtype)
+        self._options = options
+        # gmres with a storage precision for its basis: Ginkgo's CbGmres
+        kind = "cbgmres" if method == "gmres" and "storage_precision" in options else method
+        self._params = short_names("solver")[kind].build().with_criteria(
+            *tolerance_criteria(self.rtol, self.atol), Iteration.build().with_max_iters(self.maxiter * per_maxiter))
+        for key, value in {_PRECONDITIONER_PARAMETER.get(method, "preconditioner"): self.preconditioner_value,
+                           **options}.items():
+            getattr(self._params, f"with_{key}")(value)
+        self.solver = self._params.on(exec).generate(self.matrix)
+        self._outcome = _Result()
+        self.solver.add_logger(self._outcome)
+        self.result = None
+        self._vectors: tuple[Dense, Dense] | None = None  # b and x of host solves, kept
+        self._lock = threading.RLock()
+
+    # -- solving ------------------------------------------------------------------------------
+    def solve(self, b: Any, x0: Any = None) -> tuple[Any, int]:
+        """Solve A x = b: ``(x, info)`` as SciPy's solvers return them.
+
+        Parameters
+        ----------
+        b : array of shape (n,) or (n, 1), or pyopencl.array.Array
+            The right-hand side. A pyopencl array in the executor's context is used where it
+            is (no copy), and x is then a pyopencl array of shape (n,) too.
+        x0 : array, pyopencl.array.Array, "Mb" or None, default None
+            The initial guess (0 where None; ``"Mb"``: M b). It is not changed.
+
+        Returns
+        -------
+        x : ndarray of shape (n,) (a pyopencl array where b is one)
+        info : int
+            0 converged, ``maxiter`` at the iteration limit, -1 breakdown, -2 NaN or Inf.
+
+        Examples
+        --------
+        >>> solver = ginkpy.linalg.Solver(A, "cg", M="jacobi", rtol=1e-8)
+        >>> x, info = solver.solve(b)
+        >>> x, info = solver.solve(b2, x0=x)
+        """
+        return self._solve(b, x0)
+
+    def _solve(self, b: Any, x0: Any, observer: Callable[[Dense, float], Logger] | None = None,
+               loggers: tuple = (), before: Callable | None = None) -> tuple[Any, int]:
+        """:meth:`solve`, with ``observer(x, ||b||)`` giving a logger that reports the iterations to
+        a callback (the functions' ``callback``), ``loggers`` attached for this solve and
+        ``before(solver, b)`` called before it runs."""
+        n, exec, dtype = self.shape[0], self.executor, self.dtype
+        device = is_pyopencl(b)
+        guess_from_m = isinstance(x0, str) and x0 == "Mb"
+        if isinstance(x0, str) and not guess_from_m:
+            raise ValueError(f"x0 must be an array, None (x0 = 0) or 'Mb' (x0 = M b), not {x0!r}")
+        with self._lock:
+            if device:
+                B, X = self._device_vectors(b, x0)
+                zero_guess = x0 is None
+            else:
+                b = vector(b, n, "b")
+                x0 = None if x0 is None or guess_from_m else (x0.get() if is_pyopencl(x0) else vector(x0, n, "x0"))
+                for what, v in (("b", b), ("x0", x0)):
+                    if v is not None and v.dtype.kind == "c" and dtype.kind != "c":
+                        raise TypeError(f"{what} is complex but the solver's value type {dtype} is real: build it "
+                                        f"with a complex A or dtype=numpy.complex128, or pass a real {what}")
+                zero_guess = x0 is None and not guess_from_m or x0 is not None and not x0.any()
+                B, X = self._host_vectors()
+                exec.write(B.values, b.reshape(n, 1))
+                if x0 is not None and not zero_guess:
+                    exec.write(X.values, x0.reshape(n, 1))
+            if guess_from_m:  # x0 = M b, by the solver's own preconditioner
+                self.solver.preconditioner.apply(B, X)
+            threshold_inf = self.rtol == np.inf or self.atol == np.inf
+            if threshold_inf:  # converged at once, as SciPy answers (x0 unchanged)
+                if zero_guess:
+                    X.fill(0.0)
+                return self._out(X, device), 0
+            attached = list(loggers)
+            if observer is not None:
+                attached.append(observer(X, host_norm(b) if not device else float(
+                    np.asarray(exec.to_host(B.compute_norm2().values)).ravel()[0])))
+            for logger in attached:
+                self.solver.add_logger(logger)
+            try:
+                if before is not None:
+                    before(self.solver, B)
+                self.solver.apply_with_initial_guess(B, X, zero_guess)
+            finally:
+                for logger in attached:
+                    self.solver.remove_logger(logger)
+            self.result = result = self._outcome.result
+            threshold = max(self.rtol * float(result.rhs_norm[0]) if self.rtol > 0 else 0.0, self.atol)
+            return self._out(X, device), solve_info(self.matrix, B, X, threshold, result, self.maxiter)
+
+    def _host_vectors(self) -> tuple[Dense, Dense]:
+        """b and x of a solve from the host, made once and kept (no allocation per solve)."""
+        if self._vectors is None:
+            exec, n = self.executor, self.shape[0]
+            self._vectors = tuple(Dense(exec, exec.alloc((n, 1), self.dtype)) for _ in range(2))
+        return self._vectors
+
+    def _device_vectors(self, b: Any, x0: Any) -> tuple[Dense, Dense]:
+        """b as it is (a view) and a new x (x0 copied in) for a pyopencl b."""
+        n, exec = self.shape[0], self.executor
+        if b.shape not in ((n,), (n, 1)):
+            raise ValueError(f"b has shape {b.shape}, but A is {n} x {n}: b must have shape ({n},) or ({n}, 1)")
+        B = Dense.from_pyopencl(exec, b.reshape(n, 1), self.dtype)
+        X = B.empty_like()
+        if x0 is not None and not isinstance(x0, str):
+            if getattr(x0, "shape", None) not in ((n,), (n, 1)):
+                raise ValueError(f"x0 has shape {getattr(x0, 'shape', None)}, but A is {n} x {n}")
+            source = Dense.from_pyopencl(exec, x0.reshape(n, 1), self.dtype) if is_pyopencl(x0) else \
+                Dense.from_numpy(exec, vector(x0, n, "x0").reshape(n, 1), self.dtype)
+            X.copy_from(source)
+        return B, X
+
+    def _out(self, X: Dense, device: bool) -> Any:
+        """x as the caller gets it: a new NumPy array, or the pyopencl array of x (shape (n,))."""
+        if device:
+            return X.to_pyopencl().reshape(self.shape[0])
+        return X.to_numpy()[:, 0]
+
+    # -- as a LinearOperator: the product is a solve ------------------------------------------------
+    ndim = 2
+
+    def matvec(self, b: Any) -> np.ndarray:
+        """x = (approximately) A^-1 b, of b's shape ((n,) or (n, 1)): SciPy's LinearOperator.matvec."""
+        b = np.asarray(b)
+        return self.solve(b.reshape(-1))[0].reshape(b.shape)
+
+    def matmat(self, B: Any) -> np.ndarray:
+        """The solves of B's columns (n x k): SciPy's LinearOperator.matmat."""
+        B = np.asarray(B)
+        if B.ndim != 2:
+            raise ValueError(f"matmat takes a 2-D array, got shape {B.shape}")
+        return np.stack([self.solve(B[:, j])[0] for j in range(B.shape[1])], axis=1)
+
+    def __matmul__(self, other: Any) -> np.ndarray:
+        other = np.asarray(other)
+        return self.matmat(other) if other.ndim == 2 and other.shape[1] != 1 else self.matvec(other)
+
+    dot = __matmul__
+
+    # -- new values ---------------------------------------------------------------------------
+    def update(self, A: Any) -> "Solver":
+        """Take new values of A on the same sparsity pattern: one copy of the values to the
+        executor, then the preconditioner recomputed numerically, its symbolic parts kept
+        (block-Jacobi's blocks, ILU/IC patterns and the triangular solves' level sets, ISAI
+        patterns, multigrid aggregates and transfer operators: only the Galerkin products and
+        smoothers recomputed) and so the captured iteration: AmgX's structure reuse
+        (``AMGX_matrix_replace_coefficients``, ``AMGX_solver_resetup``).
+
+        A matrix of another sparsity pattern (other stored positions, shape) is a ValueError:
+        build a new Solver for it. A part without a values update of its own (Gauss-Seidel,
+        ILUT) is generated anew, said in one ``logging`` line.
+
+        Parameters
+        ----------
+        A : sparse matrix or array, or the ginkpy Csr the solver was built on
+            The new matrix; the Csr itself (``solver.matrix``) after its own ``update_values``.
+
+        Examples
+        --------
+        >>> solver = ginkpy.linalg.Solver(A, "cg", M="amg", rtol=1e-8)
+        >>> A.data[:] = new_values                 # same pattern
+        >>> solver.update(A)
+        """
+        with self._lock:
+            matrix = self.matrix
+            if not isinstance(matrix, Csr):
+                raise TypeError(f"update needs a solver built on a matrix; this one runs on a "
+                                f"{type(matrix).__name__}, whose values it does not hold")
+            if A is not matrix:
+                if isinstance(A, np.ndarray):
+                    A = sp.csr_matrix(A)
+                matrix.copy_values_from(A)
+            self.refresh()
+        return self
+
+    def refresh(self) -> None:
+        """What depends on the matrix's values recomputed after they changed in place
+        (``solver.matrix.update_values(...)``): :meth:`update` without the copy."""
+        with self._lock:
+            try:
+                self.solver.update()
+            except NotImplementedError as err:
+                _log.info("Solver: %s: the solver is generated anew", err)
+                self.solver.remove_logger(self._outcome)
+                self.solver = self._params.on(self.executor).generate(self.matrix)
+                self.solver.add_logger(self._outcome)
+
+    def __repr__(self) -> str:
+        n = self.shape[0]
+        return (f"Solver({self.method}, {n} x {n}, {self.dtype}, M={type(self.solver.preconditioner).__name__}, "
+                f"rtol={self.rtol:g}, atol={self.atol:g}, {self.executor!r})")
+
+
+# -- what linalg's functions build, kept for the next call on the same matrix ---------------------
+
+CACHED_MATRICES = 4  # SciPy matrices whose solvers are kept (the most recently used)
+SOLVERS_PER_MATRIX = 8
+
+
+class _CachedMatrix:
+    """What the functions built for one SciPy matrix: a snapshot of its arrays (to tell a later
+    call whether they changed), A on the executor, and the Solvers by their arguments."""
+
+    def __init__(self, A: Any, exec: Executor, dtype: np.dtype) -> None:
+        self.exec, self.dtype, self.format, self.shape = exec, dtype, A.format, A.shape
+        self.arrays = [np.array(a, copy=True) for a in _arrays(A)]
+        self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
+        self.matrix = Csr.from_scipy(exec, A, dtype)
+        self.solvers: collections.OrderedDict = collections.OrderedDict()
+        self.lock = threading.RLock()
+
+    def matches(self, A: Any) -> str:
+        """"same", "values" (only the values changed, in a canonical CSR matrix: an update takes
+        them) or "other"."""
+        if A.format != self.format or A.shape != self.shape:
+            return "other"
+        ptrs, idxs, data = _arrays(A)
+        old_ptrs, old_idxs, old_data = self.arrays
+        if not (same_contents(ptrs, old_ptrs) and same_contents(idxs, old_idxs)):
+            return "other"
+        if same_contents(data, old_data):
+            return "same"
+        return "values" if self.canonical and data.dtype == old_data.dtype else "other"
+
+    def solver(self, method: str, M: Any, arguments: dict) -> Solver:
+        """The kept Solver of these arguments, built at its first use (the caller holds the lock)."""
+        key = (method, _key(M), tuple(sorted((k, _key(v)) for k, v in arguments.items())))
+        solver = self.solvers.get(key)
+        if solver is None:
+            solver = self.solvers[key] = Solver(self.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple)
+                                                else M, executor=self.exec, **arguments)
+            while len(self.solvers) > SOLVERS_PER_MATRIX:
+                self.solvers.popitem(last=False)
+        else:
+            self.solvers.move_to_end(key)
+        return solver
+
+    def take_values(self, A: Any) -> None:
+        """A's new values: into the snapshot and the matrix, then every solver follows them."""
+        np.copyto(self.arrays[2], A.data)
+        self.matrix.update_values(A.data)
+        for solver in self.solvers.values():
+            solver.refresh()
+
+
+_cache: collections.OrderedDict = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def kept_solver(A: Any, exec: Executor, dtype: np.dtype, method: str, M: Any,
+                **arguments: Any) -> Iterator[Solver | None]:
+    """The Solver of ``method`` for the SciPy matrix A with these arguments, built at a call
+    before on the same matrix object and kept (else built now and kept), for the duration of
+    the ``with`` block; None where nothing may be kept (A not a CSR or CSC matrix, M a SciPy
+    operator or matrix, or ginkpy parameters).
+
+    A kept solver is used only while A's arrays hold what they held then, compared on the host
+    in full (bitwise, a pass over A, in parallel chunks); where only the values changed, the
+    solvers of A take them as :meth:`Solver.update` does (their preconditioners' structure
+    kept); any other change builds anew. The matrix is held for the block: another thread's
+    call with new values of it waits until this solve is done."""
+    if not (sp.issparse(A) and A.format in ("csr", "csc")) or not _cacheable(M):
+        yield None
+        return
+    key = (id(A), type(exec).__name__)
+    with _cache_lock:
+        entry = _cache.get(key)
+        if entry is not None and not (entry[0]() is A and entry[1].exec.same_memory(exec)
+                                      and entry[1].dtype == dtype):
+            entry = None
+        if entry is not None:
+            _cache.move_to_end(key)
+    if entry is not None:
+        cached = entry[1]
+        with cached.lock:
+            state = cached.matches(A)
+            if state == "values":
+                try:
+                    cached.take_values(A)
+                except Exception:
+                    _forget(key)  # (half taken: built anew at the next call)
+                    raise
+            if state != "other":
+                yield cached.solver(method, M, arguments)
+                return
+    try:
+        ref = weakref.ref(A, lambda _, key=key: _forget(key))
+    except TypeError:  # (a matrix class without weak references: nothing kept)
+        yield None
+        return
+    cached = _CachedMatrix(A, exec, dtype)
+    with _cache_lock:
+        _cache[key] = (ref, cached)
+        while len(_cache) > CACHED_MATRICES:
+            _cache.popitem(last=False)
+    with cached.lock:
+        yield cached.solver(method, M, arguments)
+
+
+def _forget(key: Any) -> None:
+    with _cache_lock:
+        _cache.pop(key, None)
+
+
+def clear_cache() -> None:
+    """Drop what ``gk.linalg``'s functions kept for the matrices they saw (their copies on the
+    executor, preconditioners and solvers)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def _arrays(A: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return A.indptr, A.indices, A.data
+
+
+def _cacheable(M: Any) -> bool:
+    """Whether a solver with this M may be kept: M None, a name, (name, options) with plain
+    options (numbers, strings), or a ginkpy LinOp (the caller's object, applied as it is).
+    Parameters and factories are the caller's to change between calls: not kept."""
+    if M is None or isinstance(M, (str, LinOp)):
+        return True
+    return (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str) and isinstance(M[1], dict)
+            and all(isinstance(v, (int, float, str, bool, type(None))) for v in M[1].values()))
+
+
+def _key(value: Any) -> Any:
+    """A comparable key for an argument: a LinOp by identity (the solver keeps it), (name,
+    options) by their contents."""
+    if isinstance(value, LinOp):
+        return ("object", id(value))
+    if isinstance(value, tuple):
+        return ("options", value[0].lower(), tuple(sorted(value[1].items())))
+    return value.lower() if isinstance(value, str) else value
+
+
+# -- the arguments and results of SciPy's solvers ------------------------------------------------------
+
+class _Result(Logger):
+    """Keeps how the solve ended (no per-iteration events)."""
+
+    wants_iterations = False
+    result = None
+
+    def on_solve_complete(self, solver, result) -> None:
+        self.result = result
+
+
+def solve_info(A: LinOp, b: Dense, x: Dense, threshold: float, result, maxiter: int) -> int:
+    """SciPy's info from how the solver stopped: 0 when it converged (the solver confirmed that
+    with the true residual b - A x), else from the true residual, computed here."""
+    reason = result.stop_reasons[0]
+    if reason == StopReason.CONVERGED:
+        return 0
+    # r = b - A x
+    r = b.clone()
+    A.apply(-1.0, x, 1.0, r)
+    r_norm = float(r.compute_norm2().to_numpy()[0, 0])
+    if r_norm <= threshold:
+        return 0
+    if reason == StopReason.BREAKDOWN:
+        return BREAKDOWN_INFO
+    if reason == StopReason.DIVERGED or not np.isfinite(r_norm):
+        return DIVERGED_INFO
+    return maxiter
+
+
+def as_executor(executor: Any, A: Any) -> Executor:
+    """The executor argument of linalg's functions: an executor, its name, or None (A's
+    executor for a ginkpy LinOp, else the default executor)."""
+    if executor is None:
+        return A.executor if isinstance(A, LinOp) else default_executor()
+    if isinstance(executor, str):
+        return executor_by_name(executor)
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be a ginkpy executor or its name ('reference', 'opencl'), "
+                        f"not {type(executor).__name__}")
+    return executor
+
+
+def host_norm(v: np.ndarray) -> float:
+    """||v|| without underflow or overflow where it is representable."""
+    magnitude = np.abs(v).astype(np.float64)
+    scale = float(magnitude.max(initial=0))
+    return 0.0 if scale == 0 else scale * float(np.sqrt(np.sum((magnitude / scale) ** 2)))
+
+
+def is_pyopencl(v: Any) -> bool:
+    """Whether ``v`` is a pyopencl.array.Array (without importing pyopencl)."""
+    return type(v).__module__.startswith("pyopencl") and hasattr(v, "context")
+
+
+def vector(v: Any, n: int, what: str) -> np.ndarray:
+    """``v`` as a finite 1-D float or complex array of length n (accepting (n,) and (n, 1), as SciPy does)."""
+    v = np.asarray(v)
+    if v.shape not in ((n,), (n, 1)):
+        raise ValueError(f"{what} has shape {v.shape}, but A is {n} x {n}: {what} must have shape ({n},) or "
+                         f"({n}, 1) (for several right-hand sides use gk.solver directly)")
+    v = v.reshape(n).astype(value_dtype(v.dtype, what), copy=False)
+    if not np.isfinite(v).all():
+        raise ValueError(f"{what} contains NaN or Inf values")
+    return v
+
+
+def check_tolerances(rtol: float, atol: float) -> None:
+    """rtol and atol: numbers >= 0 or inf (converged at once, as in SciPy)."""
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, (bool, str)) or value is None or np.isnan(value) or value < 0:
+            raise ValueError(f"{name} must be a number >= 0 (or inf), got {value!r}")
+
+
+def tolerance_criteria(rtol: float, atol: float) -> list:
+    """The ResidualNorm criteria of SciPy's threshold max(rtol ||b||, atol) (||b|| computed by
+    the solver); an exact 0 where both tolerances are 0."""
+    criteria = [ResidualNorm.build().with_reduction_factor(float(rtol)).with_baseline("rhs_norm")] if rtol > 0 else []
+    if atol > 0 or not criteria:
+        criteria.append(ResidualNorm.build().with_reduction_factor(float(atol)).with_baseline("absolute"))
+    return criteria
+
+
+def check_maxiter(maxiter: Any) -> int:
+    if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:
+        raise ValueError(f"maxiter must be an integer >= 1 (or None for 10 n), got {maxiter!r}")
+    return int(maxiter)
+
+
+def preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
+    """The solver's preconditioner parameter from any form of SciPy's ``M`` or a ginkpy one."""
+    if M is None:
+        return None
+    if isinstance(M, str) or (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str)):
+        return named_preconditioner(*((M, {}) if isinstance(M, str) else M), A)
+    if isinstance(M, (Parameters, Factory)):
+        return M
+    M = as_linop(M, exec, dtype, "M")
+    if M.shape != A.shape:
+        raise ValueError(f"M is {M.shape[0]} x {M.shape[1]} but A is {A.shape[0]} x {A.shape[1]}: M must be "
+                         f"an approximate inverse of A of the same shape")
+    if hasattr(M, "is_finite") and not M.is_finite():
+        raise ValueError("M contains NaN or Inf values")
+    return M
+
+
+def named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
+    """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
+    dict: ``M=("ilut", {"drop_tol": 1e-5})``), a preset's keywords or ``with_`` parameters."""
+    names = short_names("preconditioner")
+    key = name.lower()
+    if key == "none" and not options:
+        return None
+    if key not in names:
+        raise ValueError(f"unknown preconditioner {name!r}: use one of {', '.join([*sorted(names), 'none'])}")
+    if not isinstance(options, dict):
+        raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
+    if isinstance(A, ScipyOperator):
+        raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
+                         f"expose: pass A as a sparse matrix or array, or M as an operator")
+    try:
+        return names[key].build(**options) if isinstance(names[key], Preset) else \
+            with_options(names[key].build(), options)
+    except ValueError as err:
+        if "has no parameter" not in str(err):
+            raise
+        raise ValueError(f"M=({name!r}, {options!r}): {err}") from None
