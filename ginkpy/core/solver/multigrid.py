@@ -80,7 +80,7 @@ from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner, updated_part
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -102,15 +102,20 @@ class CycleChoice:
 
 
 # Chosen from measurements (python benchmarks/bench_amg.py --tune: AMG-CG whole solves of 2D and
-# 3D Poisson for each cycle, sweep count and merge size; see the README's multigrid section).
+# 3D Poisson for each cycle, sweep count and merge size; see the README's multigrid section). The
+# GPU's, on an H100 (V-cycle, 2 sweeps, <= 2048 rows merged / 2 sweeps, 8192 / 1 sweep, 8192, the
+# previous choice / the best W-cycle): 2D Poisson 1000^2 72 / 78 / 81 / 98 ms (39 / 40 / 56 / 20
+# it.), 2D Poisson 2.1e6 rows 103 / 106 / 113 / 122 ms, 3D Poisson 128^3 104 / 115 / 130 / 160 ms
+# (25 / 25 / 34 / 11 it.); only 3D Poisson 100^3 preferred 8192 rows merged (72 against 85 ms).
 DEVICE_CHOICES = {
     "reference": CycleChoice("w", 1, 64, 0, "no launches to save on the host: the W-cycle, which needs the fewest "
                                             "iterations"),
     "cpu": CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
                                          "more in launches than in work and run in one launch"),
-    "gpu": CycleChoice("v", 1, 64, 8192, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
-                                          "their launches, or in one launch their serialized steps), levels of up to "
-                                          "8192 rows in one launch (one work-group)"),
+    "gpu": CycleChoice("v", 2, 64, 2048, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
+                                          "their launches, or in one launch their serialized steps) with 2 sweeps "
+                                          "(the second costs less than the 30% of iterations it saves), levels of "
+                                          "up to 2048 rows in one launch (one work-group)"),
 }
 
 
@@ -347,64 +352,15 @@ class Multigrid(IterativeSolver):
     # -- new values of the system matrix ----------------------------------------------------------
     def update(self) -> bool:
         """Follow new values of the system matrix on the same sparsity pattern (written in
-        place: ``A.update_values``), AmgX's structure reuse: the aggregates and transfer
-        operators of every level are kept and only the numeric parts recomputed, from the
-        finest level down: the Galerkin products R A P (``Pgm.update``), the Jacobi smoothers'
-        D^-1 and relaxation, the coarsest level's inverse, the arrays of the levels cycled
-        through in one launch, all into the arrays the cycle reads (so its captured launches
-        stay valid). A smoother or coarsest solver without an update of its own is generated
-        anew. Returns whether the launches recorded with this solver stay valid (False where a
-        smoother's relaxation or a part's arrays changed: captured again at the next apply)."""
-        exec, params = self.executor, self.parameters
-        check_values(self.system_matrix)
-        for level in self.levels:
-            level.update()  # (level l's fine matrix is level l - 1's coarse one, updated just before)
-        valid, checks = True, []
-        for l, A in enumerate(self.matrices[:-1]):
-            pre, post = self.pre_smoothers[l], self.post_smoothers[l]
-            if pre is not None:
-                new_pre, ok = self._updated(pre, params.pre_smoother, A, "pre_smoother")
-                valid &= ok
-                if post is pre:
-                    new_post = new_pre
-                elif params.post_smoother is not None or post is None:
-                    new_post, ok = self._updated(post, params.post_smoother, A, "post_smoother")
-                    valid &= ok
-                else:  # (pre's backward sweep)
-                    new_post, valid = new_pre.backward(), False
-                self.pre_smoothers[l], self.post_smoothers[l] = new_pre, new_post
-            elif post is not None:
-                self.post_smoothers[l], ok = self._updated(post, params.post_smoother, A, "post_smoother")
-                valid &= ok
-            if self.inv_diags[l] is not None:
-                checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, self.inv_diags[l])))
-        omegas = self._omegas(checks)
-        merged = len(self.levels) if self.merged_from is None else self.merged_from
-        # (the relaxation of a level launched on its own is an argument of its recorded launches)
-        valid &= omegas[:merged] == self.omegas[:merged]
-        self.omegas = omegas
-        coarsest = self.coarsest_solver
-        if isinstance(coarsest, Dense) and self.parameters.coarsest_solver is None:
-            host = exec.host
-            exec.write(coarsest.values, host.run("solver.multigrid.dense_inverse", self.matrices[-1].clone(host)))
-        else:
-            self.coarsest_solver, ok = self._updated(coarsest, params.coarsest_solver, self.matrices[-1],
-                                                     "coarsest_solver")
-            valid &= ok
-        if self.coarse is not None:
-            # the levels cycled through in one launch: their packed values, D^-1 and omegas in place
-            self.coarse.omegas = self.omegas[self.merged_from:]
-            exec.run("solver.multigrid.pack_coarse_levels", self.coarse)
+        place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
+        kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
+        the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
+        Returns whether the launches recorded with this solver stay valid."""
+        from ginkpy.core.solver.multigrid_update import update_hierarchy
+        valid = update_hierarchy(self)
         if not valid:
             self._forget_captures()
         return valid
-
-    def _updated(self, part: LinOp, value: Any, A: Csr, what: str) -> tuple[LinOp, bool]:
-        """A smoother or coarsest solver after new values of its level's matrix (see updated_part)."""
-        if what == "coarsest_solver":
-            return updated_part(part, lambda: generate_preconditioner(value, A, self.executor, what,
-                                                                      initial_guess="zero"), self, what)
-        return updated_part(part, lambda: self._smoother(value, A, what), self, what)
 
     # -- the hierarchy ----------------------------------------------------------------------------
     @property
