@@ -27,13 +27,22 @@ MAX_BLOCK_SIZE = 32
 
 
 class Jacobi(EnableBuild, LinOp):
-    """(Block-)Jacobi preconditioner: x = D^-1 b.
+    """(Block-)Jacobi preconditioner: x = D^-1 b with D the diagonal (blocks) of A (Ginkgo's
+    ``preconditioner::Jacobi``).
 
-    ``max_block_size`` 1 is scalar Jacobi (D is the diagonal of A). 2 to 32 is block-Jacobi
-    with Ginkgo's supervariable agglomeration: consecutive rows with the same sparsity pattern
-    form a supervariable (of at most ``max_block_size`` rows), and neighbouring supervariables
-    merge while the block stays within ``max_block_size`` rows. ``block_pointers`` (row
-    offsets 0 = p_0 < p_1 < ... < p_m = n) gives the blocks instead.
+    The cheapest preconditioner: scalar Jacobi (``max_block_size`` 1) is fused into the solver
+    kernels of Cg, Bicgstab and Chebyshev; block-Jacobi helps where A has small dense blocks
+    (several unknowns per mesh node). Try Ilu/Ic or Multigrid where it is too weak.
+
+    Parameters
+    ----------
+    max_block_size : int, default 32
+        1: scalar Jacobi. 2 to 32: block-Jacobi with Ginkgo's supervariable agglomeration:
+        consecutive rows with the same sparsity pattern form a supervariable (of at most
+        ``max_block_size`` rows), and neighbouring supervariables merge while the block stays
+        within ``max_block_size`` rows.
+    block_pointers : array of int, default None
+        Row offsets 0 = p_0 < p_1 < ... < p_m = n of the blocks, instead of the agglomeration.
 
     Scalar Jacobi replaces a diagonal entry that is zero (or too small to invert) by 1, with a
     warning through ``logging``, as PETSc's PCJACOBI does (circuit matrices have a few). For

@@ -183,6 +183,47 @@ class CoarseLevels:
 
 
 class Multigrid(IterativeSolver):
+    """Algebraic multigrid (AMG) as a solver or a preconditioner: Ginkgo's ``solver::Multigrid``
+    (PyAMG's ``smoothed_aggregation_solver`` / ``aspreconditioner`` for SciPy users).
+
+    Use it as the preconditioner of Cg for large elliptic problems (Poisson, diffusion,
+    elasticity), whose iteration counts it keeps nearly independent of the grid; as a solver
+    with criteria it iterates cycles. Without criteria an apply is one cycle from x = 0. The
+    module docstring explains the cycle, the default smoother and the per-device choices;
+    ``repr()`` prints the hierarchy.
+
+    Parameters
+    ----------
+    mg_level : coarsening factories, default ``gk.multigrid.Pgm``
+        How each level is coarsened (several: level by level, the last for the rest).
+    pre_smoother, post_smoother : factory, default None (Jacobi sweeps; post as pre)
+        Any solver that improves the x it is given (``gk.solver.Chebyshev``, ``Ir``,
+        ``gk.preconditioner.GaussSeidel``).
+    coarsest_solver : factory, default None
+        The coarsest level's solver; None: its inverse, dense, when small, else Jacobi-CG.
+    cycle : {"v", "w", "f"}, default None (chosen per device)
+        V-cycle, W-cycle or F-cycle (F is not symmetric: not with Cg).
+    max_levels : int, default 10
+        The most levels, the finest included.
+    min_coarse_rows : int, default None (chosen per device)
+        Coarsening stops at this many rows.
+    smoother_relax : float, default 0.9
+        omega of the default Jacobi smoother (scaled down where Gershgorin's bound exceeds 2).
+    smoother_iters : int, default None (chosen per device)
+        Sweeps of the default smoother before and after the correction.
+    merged_rows : int, default None (chosen per device)
+        Levels of at most this many rows are cycled through in one launch (0: none).
+    criteria, default_initial_guess
+        As for every iterative solver; no criteria: one cycle per apply (a preconditioner).
+    preconditioner : None
+        Multigrid takes none: its smoothers play that part.
+
+    Examples
+    --------
+    >>> amg = gk.solver.Multigrid.build().with_cycle("w")
+    >>> solver = gk.solver.Cg.build().with_preconditioner(amg).on(exec).generate(A)
+    >>> print(solver.preconditioner)            # the hierarchy, as PyAMG prints it
+    """
     @parameters
     class Parameters(IterativeSolver.Parameters):
         mg_level: tuple = variadic()
