@@ -20,10 +20,14 @@ is a lower bound: the bytes a GMRES(m) with one fused Gram-Schmidt pass must mov
 iteration j (the matrix once, v_j read and w written by the product, the j + 1 basis vectors
 and w read for the dot products, read again with w read and written for the update), averaged
 over a cycle with the update of x at its end: (v + 4) nnz + 4 n + (m + 7 + 2 / m) v n. ginkpy's
-CGS2 (a second pass where needed) may move up to twice the Gram-Schmidt part of that.
+DGKS second pass (only where the first left little of w) is not in it. ``--solver cb_gmres``
+runs ginkpy's CbGmres (the basis stored in ``--storage-precision``, default reduce1) beside the
+same baselines; its roofline counts the basis in s bytes per entry: (v + 4) nnz + 4 n + (5 +
+2 / m) v n + (m + 2) s n.
 
     python benchmarks/bench_cg.py [--sizes ROWS ...] [--iters N] [--mtx-dir DIR]
                                   [--executor opencl|reference] [--dtype complex128]
+                                  [--solver cg|gmres|cb_gmres] [--storage-precision reduce1]
 """
 from __future__ import annotations
 
@@ -47,11 +51,16 @@ def is_hermitian(S) -> bool:
     return S.shape[0] == S.shape[1] and abs(S - S.conj().T).max() <= 1e-12 * abs(S).max()
 
 
-def ginkpy_solver(exec, S, b_host, iters, restart=None):
+def ginkpy_solver(exec, S, b_host, iters, restart=None, storage=None):
     """(solve function, x, iterations run) of ginkpy's Cg (or Gmres with krylov_dim
-    ``restart``) with only an Iteration criterion."""
+    ``restart``, or CbGmres with the basis in ``storage``) with only an Iteration criterion."""
     A = gk.matrix.Csr.from_scipy(exec, S)
-    params = gk.solver.Cg.build() if restart is None else gk.solver.Gmres.build().with_krylov_dim(restart)
+    if restart is None:
+        params = gk.solver.Cg.build()
+    elif storage is None:
+        params = gk.solver.Gmres.build().with_krylov_dim(restart)
+    else:
+        params = gk.solver.CbGmres.build().with_krylov_dim(restart).with_storage_precision(storage)
     solver = (params.with_criteria(gk.stop.Iteration.build().with_max_iters(iters))
               .on(exec).generate(A))
     b = gk.matrix.Dense.from_numpy(exec, b_host)
@@ -93,25 +102,30 @@ def counted_gmres(gmres, A, b, iters, restart, per_cycle: bool) -> tuple:
     return x, count[0] * (restart if per_cycle else 1)
 
 
-def roofline_bytes(S, restart=None) -> float:
-    """Bytes a fused CG iteration (``restart`` None) or an inner GMRES(restart) iteration must
-    move at least (see the module docstring)."""
+def roofline_bytes(S, restart=None, basis_item=None) -> float:
+    """Bytes a fused CG iteration (``restart`` None) or an inner GMRES(restart) iteration, its
+    basis in ``basis_item`` bytes per entry (default the value type's), must move at least (see
+    the module docstring)."""
     n, item = S.shape[0], S.dtype.itemsize
     if restart is None:
         return S.nnz * (item + 4) + n * (11 * item + 4)
-    return S.nnz * (item + 4) + 4 * n + (restart + 7 + 2 / restart) * item * n
+    basis_item = item if basis_item is None else basis_item
+    return S.nnz * (item + 4) + 4 * n + (5 + 2 / restart) * item * n + (restart + 2) * basis_item * n
 
 
 def main() -> int:
     p = bc.parser(__doc__.split("\n")[0], [490_000], None, dtypes=bc.REAL_DTYPES + bc.COMPLEX_DTYPES)
     p.add_argument("--iters", type=int, default=100, help="iterations every solver runs (GMRES: inner ones)")
-    p.add_argument("--solver", default="cg", choices=["cg", "gmres"])
+    p.add_argument("--solver", default="cg", choices=["cg", "gmres", "cb_gmres"])
+    p.add_argument("--storage-precision", default="reduce1", choices=["keep", "reduce1", "reduce2"],
+                   help="CbGmres's basis storage (--solver cb_gmres)")
     p.add_argument("--restart", type=int, default=30, help="GMRES's restart (Krylov dimension)")
     p.add_argument("--no-scipy", action="store_true", help="skip SciPy (slow at the largest sizes)")
     p.set_defaults(reps=3)
     args = p.parse_args()
     complex_type = np.dtype(args.dtype).kind == "c"
-    gmres = args.solver == "gmres"
+    gmres = args.solver in ("gmres", "cb_gmres")
+    storage = args.storage_precision if args.solver == "cb_gmres" else None
     if gmres and args.iters % args.restart:
         raise SystemExit(f"--iters {args.iters} must be a multiple of --restart {args.restart} for GMRES")
     if args.problems is None:
@@ -123,6 +137,8 @@ def main() -> int:
     print(f"ginkpy executor: {bc.device_name(exec)}; SciPy on the host"
           + (f"; CuPy on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}" if cupy else ""))
     what = f"GMRES({args.restart})" if gmres else "CG"
+    if storage is not None:
+        what += f" (ginkpy: CbGmres, basis {storage})"
     print(f"value type {args.dtype}, {args.iters} {what} iterations from x = 0, b = A 1; "
           f"median of {args.reps} solves, ms per iteration; res = ||b - A x|| / ||b|| at the end\n")
     bandwidth = bc.copy_bandwidth(exec, args.reps)
@@ -139,7 +155,7 @@ def main() -> int:
         relres = lambda x: float(np.linalg.norm(b_host - S @ x) / np.linalg.norm(b_host))  # noqa: E731
         notes = []
 
-        solve, x, done = ginkpy_solver(exec, S, b_host, args.iters, restart)
+        solve, x, done = ginkpy_solver(exec, S, b_host, args.iters, restart, storage)
         if done != args.iters:
             notes.append(f"ginkpy stopped after {done} iterations")
         t_gk = bc.measure(solve, exec.synchronize, args.reps, warmup=1) / args.iters
@@ -175,7 +191,12 @@ def main() -> int:
             res_cp = relres(cupy.asnumpy(x_cp))
 
         failures += bool(notes)
-        roofline = roofline_bytes(S, restart) / bandwidth
+        basis_item = None
+        if storage is not None:
+            from ginkpy.core.solver.cb_gmres import storage_dtype
+            stored = storage_dtype(S.dtype, storage)
+            basis_item = stored.itemsize * (2 if stored == np.float16 and S.dtype.kind == "c" else 1)
+        roofline = roofline_bytes(S, restart, basis_item) / bandwidth
         print(f"{name:<22}{n:>10}{S.nnz:>11}{t_gk * 1e3:>10.3f}{res_gk:>10.2e}{bc.fmt(t_sp and t_sp * 1e3, '.3f'):>10}"
               f"{bc.fmt(res_sp, '.2e'):>10}{bc.fmt(t_cp and t_cp * 1e3, '.3f'):>10}{bc.fmt(res_cp, '.2e'):>10}"
               f"{bc.fmt(t_sp and t_sp / t_gk, '.2f'):>8}x{bc.fmt(t_cp and t_cp / t_gk, '.2f'):>7}{'x' if t_cp else ' '}"

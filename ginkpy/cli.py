@@ -4,7 +4,9 @@
                        [--dtype float64] [--rtol 1e-8] [--max-iters N] [--krylov-dim K]
                        [--config solver.json] [--out x.mtx] [--plot c.png] [--profile]
                        (--preconditioner amg: algebraic multigrid; its hierarchy is printed;
-                        jacobi is scalar Jacobi, block_jacobi Ginkgo's block-Jacobi)
+                        jacobi is scalar Jacobi, block_jacobi Ginkgo's block-Jacobi;
+                        --solver cb_gmres [--storage-precision reduce1|reduce2|keep]: GMRES with
+                        the Krylov basis stored in float32 or float16)
     ginkpy info A.mtx
     ginkpy devices
 
@@ -97,6 +99,12 @@ def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
         if args.preconditioner not in (None, "none"):
             setattr(params, preconditioner_key(params),
                     config.short_names("preconditioner")[args.preconditioner].build())
+    storage = getattr(args, "storage_precision", None)
+    if storage is not None:
+        if "storage_precision" not in attrs.fields_dict(type(params)):
+            raise ValueError(f"--storage-precision is the Krylov basis's storage of CbGmres: use it with --solver "
+                             f"cb_gmres, not with {params.product.__name__}")
+        params.with_storage_precision(storage)
     if args.krylov_dim is not None:
         if "krylov_dim" not in attrs.fields_dict(type(params)):
             with_dim = sorted(name for name, cls in _iterative_solvers().items()
@@ -402,6 +410,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="the preconditioner (default none): jacobi is scalar Jacobi, block_jacobi "
                         "block-Jacobi; ilu / ic never fail where an incomplete factorization exists; ilut is "
                         "SciPy spilu's threshold ILU; amg algebraic multigrid")
+    s.add_argument("--storage-precision", choices=["keep", "reduce1", "reduce2"],
+                   help="--solver cb_gmres: the Krylov basis stored in float32 (reduce1, the default for float64) "
+                        "or float16 (reduce2), the arithmetic in the value type")
     s.add_argument("--executor", default="default",
                    help="reference | opencl | opencl:<platform>:<device> (default: a GPU if there is one)")
     s.add_argument("--dtype", choices=["float64", "float32", "complex128", "complex64"],

@@ -18,7 +18,8 @@ The type names come from :func:`types`, built from the public namespaces ``gk.so
 ``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid``, ``gk.reorder`` and ``gk.stop``: a type exported
 there is configurable, and solvers and preconditioners are then known by name to the command
 line and ``gk.linalg`` too, with the aliases of :data:`ALIASES` (``"amg"``: algebraic multigrid,
-one cycle of ``solver::Multigrid`` per application).
+one cycle of ``solver::Multigrid`` per application; ``"cb_gmres"``: ``solver::CbGmres``, as the
+command line's ``--solver cb_gmres``).
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ _SHORT_CRITERIA = {
     "absolute_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "absolute"}),
 }
 # short names for types of another kind: kind -> {name: configuration type name}
-ALIASES = {"preconditioner": {"amg": "solver::Multigrid", "gauss_seidel": "preconditioner::GaussSeidel"}}
+ALIASES = {"preconditioner": {"amg": "solver::Multigrid", "gauss_seidel": "preconditioner::GaussSeidel"},
+           "solver": {"cb_gmres": "solver::CbGmres"}}
 _NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
 _TYPE_KEYS = {"value_type": ("float64", "float32", "complex<float64>", "complex<float32>"), "index_type": ("int32",)}
 

@@ -1,11 +1,13 @@
 """Solvers: ``gk.solver.Cg.build().with_criteria(...).on(exec).generate(A)``."""
 from ginkpy.core.solver.bicg import Bicg
 from ginkpy.core.solver.bicgstab import Bicgstab
+from ginkpy.core.solver.cb_gmres import CbGmres
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.cgs import Cgs
 from ginkpy.core.solver.chebyshev import Chebyshev
 from ginkpy.core.solver.direct import Direct
 from ginkpy.core.solver.fcg import Fcg
+from ginkpy.core.solver.gcr import Gcr
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.idr import Idr
 from ginkpy.core.solver.ir import Ir
@@ -15,5 +17,5 @@ from ginkpy.core.solver.multigrid import Multigrid
 from ginkpy.core.solver.scaled_reordered import ScaledReordered
 from ginkpy.core.solver.upper_trs import UpperTrs
 
-__all__ = ["Bicg", "Bicgstab", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gmres", "Idr", "Ir", "LowerTrs", "Minres", "Multigrid",
-           "ScaledReordered", "UpperTrs"]
+__all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gmres", "Idr", "Ir",
+           "LowerTrs", "Minres", "Multigrid", "ScaledReordered", "UpperTrs"]

@@ -175,6 +175,14 @@ def random_partials(rng, sums, dtype, groups: int = PARTIAL_GROUPS) -> np.ndarra
     return (weights / weights.sum(axis=0) * sums).astype(dtype)
 
 
+def random_values(rng, shape, dtype) -> np.ndarray:
+    """Standard normal values of ``dtype``, real and imaginary parts for a complex type."""
+    values = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.standard_normal(shape)
+    return values.astype(dtype)
+
+
 HISTORY_UNSET = -1.0  # what a stop state's history holds where no check wrote (norms are >= 0)
 
 

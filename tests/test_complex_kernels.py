@@ -13,6 +13,7 @@ import scipy.sparse as sp
 import ginkpy as gk
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.cb_gmres import storage_dtype
 from ginkpy.core.stop.stopping_status import StopReason
 
 from conftest import Stop, assert_stop_twins, assert_twins, sum_tol, tol, twin
@@ -376,53 +377,106 @@ def test_bicgstab_steps(ref, dev, rng, dtype):
                       (np.abs(r_hat) * np.abs(r_new)).sum(axis=0), n, dtype)
 
 
-def test_gmres_steps(ref, dev, rng, dtype):
+def _basis(rng, n, k, storage):
+    """A random complex basis of M + 1 vectors in its storage type (complex float16: pairs of
+    float16) as a raw array made on each executor by ``twin``, and its values (complex128)."""
+    values = crandom(rng, ((M + 1) * n, k), np.complex128) * np.sqrt(1 / n)
+    stored = np.stack([values.real, values.imag], axis=-1) if storage == np.float16 else values
+    stored = stored.astype(storage)
+    loaded = stored[..., 0] + 1j * stored[..., 1] if storage == np.float16 else stored
+    return (lambda exec: exec.from_host(stored)), loaded.astype(np.complex128)
+
+
+@pytest.mark.parametrize("precision", ["keep", "reduce1", "reduce2"])
+def test_gmres_steps(ref, dev, rng, dtype, precision):
     n, k, j = 1237, 3, 3
-    basis, w, r, v = (crandom(rng, shape, dtype) for shape in (((M + 1) * n, k), (n, k), (n, k), (n, k)))
+    storage = storage_dtype(dtype, precision)
+    w, r, v = (crandom(rng, (n, k), dtype) for _ in range(3))
+    basis, values = _basis(rng, n, k, storage)
     hessenberg, g = crandom(rng, (M + 1, M * k), dtype), crandom(rng, (M + 1, k), dtype)
     cos, sin = crandom(rng, (M, k), dtype), crandom(rng, (M, k), dtype)
     inner = np.full(k, j, np.int32)
     norms = rng.uniform(1, 2, k)
-    out = twin(ref, dev, "solver.gmres.restart", r, partials(rng, norms ** 2, dtype), basis, v, g,
-               inner, Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS), dtype=dtype)
+    out = twin(ref, dev, "solver.gmres.restart", r, partials(rng, norms ** 2, dtype), v, g,
+               inner, np.array([4, 4], np.int32), Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS), dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
-    np.testing.assert_allclose(out[1][4][0], norms, rtol=np.sqrt(G) * tol(dtype))
-    out = twin(ref, dev, "solver.gmres.multi_dot", j, True, basis, w, partials(rng, norms ** 2, dtype),
+    np.testing.assert_allclose(out[1][3][0], norms, rtol=np.sqrt(G) * tol(dtype))
+    # ||v||^2 as one partial sum: v_j = v / ||v|| is stored the same on both executors (complex
+    # float16: real and imaginary parts rounded as numpy rounds them)
+    # (flexible GMRES: z_j = z / ||v|| into zbasis too)
+    z, zbasis = crandom(rng, (n, k), dtype), crandom(rng, ((M + 1) * n, k), dtype)
+    out = twin(ref, dev, "solver.gmres.multi_dot", np.array([j, 0], np.int32), 0, True, v, basis, z,
+               lambda exec: exec.from_host(zbasis), w, (norms ** 2)[None].astype(dtype), np.zeros((1, k)),
                np.zeros((1, k)), hessenberg, g, cos, sin, inner, Stop([RUNNING] * k, np.full(k, 1e-9), MAX_ITERS),
                dtype=dtype)
-    assert_twins(out, dtype, factor=10 * np.sqrt(G), skip=(4, 5))
-    vectors = basis.reshape(M + 1, n, k)[: j + 1].astype(np.complex128)
+    np.testing.assert_allclose(out[1][6][j * n:(j + 1) * n], z / norms, rtol=10 * tol(dtype))
+    out = [o[:5] + o[7:] for o in out]  # as without z and zbasis
+    assert_twins(out, dtype, factor=10 * np.sqrt(G), skip=(4, 8))
+    stored = out[1][4]
+    v_j = stored[j * n:(j + 1) * n]
+    expected = v / np.sqrt(norms ** 2).astype(dtype)
+    if storage == np.float16:
+        v_j = v_j[..., 0] + 1j * v_j[..., 1].astype(np.complex128)
+        storage_eps = np.finfo(np.float16).eps
+    else:
+        storage_eps = np.finfo(storage).eps
+    np.testing.assert_allclose(v_j, expected, rtol=max(10 * storage_eps, tol(dtype)), atol=2 * storage_eps)
+    if dtype == np.complex128:
+        np.testing.assert_array_equal(stored, out[0][4])
+    vectors = values.reshape(M + 1, n, k)[: j + 1].copy()
+    vectors[j] = expected
     dots = np.concatenate([np.einsum("inc,nc->ic", vectors.conj(), w).ravel(), (np.abs(w) ** 2).sum(axis=0)])
     magnitude = np.concatenate([np.einsum("inc,nc->ic", np.abs(vectors), np.abs(w)).ravel(),
                                 (np.abs(w) ** 2).sum(axis=0)])
-    assert_summed(out[1][5], dots[None], magnitude, n, dtype)
+    assert_summed(out[1][8][:, :dots.size], dots[None], magnitude, n, dtype,
+                  factor=1 + 2000 * storage_eps / tol(dtype))
     # the rotated column: H[0:j+2, j-1] triangular (below its diagonal 0), |g| preserved
-    h_dev = out[1][6][:, (j - 1) * k:j * k]
+    h_dev = out[1][9][:, (j - 1) * k:j * k]
     assert (h_dev[j] == 0).all() and (np.abs(h_dev[j - 1].imag) == 0).all()
 
 
-def test_gmres_orthogonalize(ref, dev, ocl, rng, dtype):
+@pytest.mark.parametrize("precision", ["keep", "reduce2"])
+def test_gmres_orthogonalize(ref, dev, ocl, rng, dtype, precision):
     """The Gram-Schmidt passes and the update, on a well-conditioned Hessenberg matrix."""
     if dev.info.is_gpu and ocl.info.is_cpu:
         pytest.skip("PoCL's code generation for orthogonalize with complex values in a 256-wide work-group "
-                    "takes minutes (LLVM register allocation); the GPU layout runs on GPUs, PoCL runs its own")
+                    "takes half a minute (LLVM register allocation); the GPU layout runs on GPUs, PoCL runs its own")
     n, k, j = 1237, 3, 3
-    basis, w, v = (crandom(rng, shape, dtype) for shape in (((M + 1) * n, k), (n, k), (n, k)))
-    hessenberg, g = crandom(rng, (M + 1, M * k), dtype), crandom(rng, (M + 1, k), dtype)
-    norms = rng.uniform(1, 2, k)
-    h = partials(rng, np.concatenate([crandom(rng, (j + 1) * k, np.complex128), 50 * norms ** 2]), dtype)
-    out = twin(ref, dev, "solver.gmres.orthogonalize", j, basis, w, partials(rng, norms ** 2, dtype), h, hessenberg,
-               np.zeros((1, (j + 1) * k)), np.zeros(k, np.uint8), Stop([RUNNING] * k, np.ones(k), MAX_ITERS),
+    basis, values = _basis(rng, n, k, storage_dtype(dtype, precision))
+    w, v = crandom(rng, (n, k), dtype), crandom(rng, (n, k), dtype)
+    g = crandom(rng, (M + 1, k), dtype)
+    hessenberg = crandom(rng, (M + 1, M * k), dtype)
+    dots = crandom(rng, (j + 1, k), np.complex128)
+    # columns 0 and 2 keep most of their norm (one pass), column 1 loses nearly all (a second)
+    before = np.array([50.0, 1.01, 50.0]) * (np.abs(dots) ** 2).sum(axis=0)
+    h = np.pad(partials(rng, np.concatenate([dots.ravel(), before]), dtype), [(0, 0), (0, (M - j) * k)])
+    out = twin(ref, dev, "solver.gmres.orthogonalize", np.array([j, 0], np.int32), 0, basis, w,
+               rng.uniform(1, 2, (1, k)), h, hessenberg, np.zeros((n, k)), np.zeros((1, k)),
+               np.zeros((1, (M + 1) * k)), np.zeros(k, np.uint8), Stop([RUNNING] * k, np.ones(k), MAX_ITERS),
                dtype=dtype)
-    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4, 6))
-    out = twin(ref, dev, "solver.gmres.reorthogonalize", j, basis, w, partials(rng, crandom(rng, (j + 1) * k, complex),
-                                                                               dtype),
-               hessenberg, v, np.array([1, 0, 1], np.uint8), np.zeros((1, k)),
-               Stop([RUNNING] * k, np.ones(k), MAX_ITERS), dtype=dtype)
-    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3, 7))
-    w_new = out[0][2].astype(np.complex128)
-    assert_summed(out[1][7], (np.abs(w_new) ** 2).sum(axis=0)[None], (np.abs(w_new) ** 2).sum(axis=0), n, dtype,
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    assert list(out[1][10]) == [0, 1, 0]
+    v_new = out[0][7].astype(np.complex128)
+    assert_summed(out[1][8], (np.abs(v_new) ** 2).sum(axis=0)[None], (np.abs(v_new) ** 2).sum(axis=0), n, dtype,
                   factor=np.sqrt(G))
+    vectors = values.reshape(M + 1, n, k)[: j + 1]
+    h2 = np.einsum("inc,nc->ic", vectors.conj(), v_new)[:, 1]
+    assert_summed(out[1][9][:, 1:(j + 1) * k:k], h2[None],
+                  np.einsum("inc,nc->ic", np.abs(vectors), np.abs(v_new))[:, 1], n, dtype, factor=np.sqrt(G))
+    flagged = np.array([1, 0, 1], np.uint8)
+    # orthogonalize's partial sums of ||v||^2, in the device's layout (reorthogonalize rewrites those of 0 and 2)
+    from ginkpy.opencl.launch import reduction_shape
+    ww = partials(rng, rng.uniform(1, 2, k), dtype, groups=reduction_shape(dev.info, n, k).groups)
+    h2 = np.pad(partials(rng, crandom(rng, (j + 1) * k, complex), dtype), [(0, 0), (0, (M - j) * k)])
+    out = twin(ref, dev, "solver.gmres.reorthogonalize", np.array([j, 0], np.int32), 0, basis, v, h2, hessenberg,
+               flagged, lambda exec: Dense.from_numpy(exec, ww if exec.backend != "reference"
+                                                      else ww.sum(axis=0)[None]),
+               Stop([RUNNING] * k, np.ones(k), MAX_ITERS), dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 7))
+    v_new = out[0][3].astype(np.complex128)
+    norms = (np.abs(v_new) ** 2).sum(axis=0)
+    assert_summed(out[1][7][:, [0, 2]], norms[None, [0, 2]], norms[[0, 2]], n, dtype, factor=np.sqrt(G))
+    np.testing.assert_array_equal(out[1][7][:, 1], ww[:, 1])
     triangle = crandom(rng, (M + 1, M * k), np.complex128)
     for i in range(M):
         triangle[i, i * k:(i + 1) * k] += 4

@@ -10,12 +10,17 @@ import scipy.sparse.linalg as spla
 import ginkpy as gk
 from conftest import (PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins,
                       criteria as _criteria, matrix_path, random_partials, residual_rounding, solve, tol, twin)
+from ginkpy.core.solver.cb_gmres import storage_dtype
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.problems import convection_diffusion_2d, poisson_2d
+from ginkpy.problems import convection_diffusion_2d, helmholtz_2d, poisson_2d
 
 
-def _solve(exec, A, b, **kwargs):
-    return solve(exec, "Gmres", A, b, **kwargs)
+def _solve(exec, A, b, name="Gmres", **kwargs):
+    return solve(exec, name, A, b, **kwargs)
+
+
+# Gmres, and CbGmres with its basis in float16 (the arithmetic in float64)
+SOLVERS = [("Gmres", {}), ("CbGmres", {"storage_precision": "reduce2"})]
 
 
 # -- hand-checked values -----------------------------------------------------------------------
@@ -35,13 +40,14 @@ def test_two_iterations_solve_2x2_exactly(ref):
     assert log.has_converged and log.num_iterations == 2
 
 
+@pytest.mark.parametrize("name, params", SOLVERS, ids=["Gmres", "CbGmres"])
 @pytest.mark.parametrize("criteria", [_criteria(), _criteria(5, None)], ids=["residual", "iterations-only"])
-def test_happy_breakdown_is_convergence_not_nan(exec, criteria):
+def test_happy_breakdown_is_convergence_not_nan(exec, criteria, name, params):
     # A = 2 I and b with ||b|| a power of 2: v_0 = b / ||b|| and h_00 = 2 exactly, so w = A v_0 - 2 v_0 = 0:
     # h_10 = 0, the estimate is 0 and x = b / 2. Without a residual criterion the columns idle
     # (restart with r = 0) until the iteration limit.
     b = np.column_stack([[3.0, 0, 0, 0], np.ones(4)])
-    x, log = _solve(exec, 2 * sp.identity(4), b, criteria=criteria, krylov_dim=3)
+    x, log = _solve(exec, 2 * sp.identity(4), b, name, criteria=criteria, krylov_dim=3, **params)
     np.testing.assert_array_equal(x, b / 2)
     if len(criteria) == 2:
         assert log.has_converged and list(log.iterations) == [1, 1]
@@ -50,9 +56,10 @@ def test_happy_breakdown_is_convergence_not_nan(exec, criteria):
         np.testing.assert_array_equal(log.residual_norm, 0.0)
 
 
-def test_singular_hessenberg_is_a_breakdown(exec):
+@pytest.mark.parametrize("name, params", SOLVERS, ids=["Gmres", "CbGmres"])
+def test_singular_hessenberg_is_a_breakdown(exec, name, params):
     # A = [[0, 1], [0, 0]], b = e_1: A v_0 = 0, so h_00 = h_10 = 0 and no rotation can make R nonsingular
-    x, log = _solve(exec, sp.csr_matrix([[0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 0.0]))
+    x, log = _solve(exec, sp.csr_matrix([[0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 0.0]), name, **params)
     assert log.stop_reason == StopReason.BREAKDOWN and log.num_iterations == 1
     np.testing.assert_array_equal(x, 0.0)
 
@@ -129,10 +136,11 @@ def _four_columns(A, rng):
     return b, x0, exact
 
 
-def test_columns_stop_on_their_own(exec):
+@pytest.mark.parametrize("name, params", SOLVERS, ids=["Gmres", "CbGmres"])
+def test_columns_stop_on_their_own(exec, name, params):
     A = convection_diffusion_2d(10)
     b, x0, exact = _four_columns(A, np.random.default_rng(3))
-    x, log = _solve(exec, A, b, x0=x0, krylov_dim=20)
+    x, log = _solve(exec, A, b, name, x0=x0, krylov_dim=20, **params)
     assert log.has_converged
     assert log.iterations[1] == 0 and log.iterations[2] == 0
     assert log.iterations[0] > 20 and log.iterations[3] > 5  # column 0 restarts
@@ -191,6 +199,130 @@ def test_iterations_comparable_to_scipy(ref, name):
     assert log.num_iterations <= 1.5 * count[0] + 2, (log.num_iterations, count[0])
 
 
+# -- CbGmres: the Krylov basis stored in a lower precision ---------------------------------------
+
+def test_cb_gmres_parameters(ref):
+    assert gk.solver.CbGmres.build().storage_precision == "reduce1"
+    assert storage_dtype(np.float64, "reduce1") == np.float32
+    assert storage_dtype(np.complex128, "reduce1") == np.complex64
+    assert storage_dtype(np.float32, "reduce1") == np.float16 and storage_dtype(np.complex128, "reduce2") == np.float16
+    assert storage_dtype(np.complex64, "keep") == np.complex64
+    for bad in ("half", 1, None):
+        with pytest.raises(ValueError, match="storage_precision must be one of 'keep', 'reduce1', 'reduce2'"):
+            gk.solver.CbGmres.build().with_storage_precision(bad)
+    with pytest.raises(ValueError, match="integer storage .* not implemented; use 'reduce2'"):
+        gk.solver.CbGmres.build().with_storage_precision("ireduce2")
+
+
+@pytest.mark.parametrize("precision", ["keep", "reduce1", "reduce2"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_cb_gmres_converges(exec, precision, dtype):
+    # the arithmetic in the value type: the true residual meets 1e-10 whatever the basis's storage
+    A = (helmholtz_2d(12) if np.dtype(dtype).kind == "c" else convection_diffusion_2d(12)).astype(dtype)
+    b = A @ np.random.default_rng(8).standard_normal(A.shape[0]).astype(dtype)
+    x, log = _solve(exec, A, b, "CbGmres", criteria=_criteria(600, 1e-10), dtype=dtype, storage_precision=precision)
+    assert log.has_converged
+    assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-10 * np.linalg.norm(b)
+    if precision == "keep":  # Gmres itself
+        _, plain = _solve(exec, A, b, criteria=_criteria(600, 1e-10), dtype=dtype)
+        assert log.num_iterations == plain.num_iterations
+
+
+# nonsymmetric and symmetric real matrices, with Jacobi (orsirr_1 without it, a badly scaled
+# GMRES that needs 3800 iterations, takes 1.6x as many with a float32 basis; cage8 without it
+# 21 instead of 19)
+CB_MATRICES = ["pde900.mtx", "cage8.mtx", "orsirr_1.mtx", "watt_2.mtx", "add32.mtx", "ani4.mtx",
+               "gr_900_900_crg.mtx", "lap3D_7pt_n20.mtx"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CB_MATRICES)
+def test_cb_gmres_iterations_within_1_1x_of_gmres(exec, name):
+    # reduce1 (float32 basis) against Gmres, Jacobi-preconditioned, rtol 1e-8, on each executor
+    S = scipy.io.mmread(matrix_path(name)).tocsr()
+    b = S @ np.ones(S.shape[0])
+    jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)
+    counts = []
+    for solver, params in (("Gmres", {}), ("CbGmres", {"storage_precision": "reduce1"})):
+        x, log = _solve(exec, S, b, solver, criteria=_criteria(3000, 1e-8), preconditioner=jacobi, **params)
+        assert log.has_converged and np.linalg.norm(b - S @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)
+        counts.append(log.num_iterations)
+    assert counts[1] <= 1.1 * counts[0], counts
+
+
+# -- flexible GMRES -------------------------------------------------------------------------------
+
+def _changing_preconditioner():
+    """Three iterations of Cg: a preconditioner that is another operator at every application."""
+    return gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(3))
+
+
+def test_flexible_gmres_converges_where_plain_gmres_stagnates(exec):
+    A = poisson_2d(20)
+    b = A @ np.ones(A.shape[0])
+    x, log = _solve(exec, A, b, criteria=_criteria(200, 1e-10), preconditioner=_changing_preconditioner(),
+                    flexible=True)
+    _, plain = _solve(exec, A, b, criteria=_criteria(200, 1e-10), preconditioner=_changing_preconditioner())
+    assert log.has_converged and log.num_iterations < 40
+    assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-10 * np.linalg.norm(b)
+    assert not plain.has_converged  # x0 + M (V y) with an M other than the one that built V
+
+
+def test_flexible_gmres_with_a_fixed_preconditioner_is_gmres(ref):
+    # x = x0 + Z y with z_j = M v_j is x0 + M V y for a linear M: the same iterations
+    A = convection_diffusion_2d(12)
+    b = np.random.default_rng(9).standard_normal(A.shape[0])
+    M = gk.matrix.Csr.from_scipy(ref, sp.diags(1 / A.diagonal()) @ sp.diags(np.linspace(1, 2, A.shape[0])))
+    logs = [_solve(ref, A, b, criteria=_criteria(300, 1e-10), preconditioner=M, flexible=flexible)
+            for flexible in (False, True)]
+    np.testing.assert_allclose(logs[1][0], logs[0][0], rtol=1e-8)
+    assert logs[0][1].num_iterations == logs[1][1].num_iterations
+    with pytest.raises(ValueError, match="with_flexible"):
+        gk.solver.Gmres.build().with_flexible(1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_flexible_cb_gmres(exec, dtype):
+    A = (helmholtz_2d(12) if np.dtype(dtype).kind == "c" else convection_diffusion_2d(12)).astype(dtype)
+    b = A @ np.ones(A.shape[0], dtype)
+    inner = gk.solver.Bicgstab.build().with_criteria(gk.stop.Iteration.build().with_max_iters(2))
+    x, log = _solve(exec, A, b, "CbGmres", criteria=_criteria(300, 1e-10), dtype=dtype, preconditioner=inner,
+                    flexible=True, storage_precision="reduce1")
+    assert log.has_converged and np.linalg.norm(b - A @ x[:, 0]) <= 1e-10 * np.linalg.norm(b)
+
+
+# -- the doors: gk.linalg, the command line, the configuration -----------------------------------
+
+def test_linalg_gmres_storage_precision_and_flexible(ref):
+    A = poisson_2d(20)
+    b = A @ np.ones(A.shape[0])
+    x, info = gk.linalg.gmres(A, b, rtol=1e-10, restart=30, storage_precision="reduce2", executor=ref)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
+    x, info = gk.linalg.gmres(A, b, rtol=1e-10, restart=30, maxiter=3, M=_changing_preconditioner(), flexible=True,
+                              executor=ref)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
+    with pytest.raises(ValueError, match="storage_precision"):
+        gk.linalg.gmres(A, b, storage_precision="float16", executor=ref)
+
+
+def test_config_and_command_line(tmp_path, capsys):
+    config = {"type": "solver::CbGmres", "storage_precision": "reduce2", "krylov_dim": 20, "flexible": True}
+    params = gk.config.parse(config)
+    assert params.product is gk.solver.CbGmres and params.storage_precision == "reduce2"
+    assert params.krylov_dim == 20 and params.flexible
+    assert gk.config.to_dict(params) == config
+    assert gk.config.short_names("solver")["cb_gmres"] is gk.solver.CbGmres
+    path = tmp_path / "A.mtx"
+    scipy.io.mmwrite(path, convection_diffusion_2d(10))
+    from ginkpy.cli import main
+    assert main(["solve", str(path), "--solver", "cb_gmres", "--storage-precision", "reduce2", "--executor",
+                 "reference"]) == 0
+    assert "CbGmres" in capsys.readouterr().out
+    assert main(["solve", str(path), "--solver", "gmres", "--storage-precision", "reduce2", "--executor",
+                 "reference"]) == 2
+    assert "--storage-precision is the Krylov basis's storage of CbGmres" in capsys.readouterr().err
+
+
 # -- OpenCL kernels against their reference twin -----------------------------------------------
 
 N, M = 1237, 6  # more rows than a work-group (odd), Krylov dimension
@@ -208,9 +340,24 @@ def dtype(request):
     return np.dtype(request.param)
 
 
+# (n, k) and the basis's storage precision (CbGmres's; keep: Gmres's): every shape with the
+# value type, the reduced precisions on fewer
+STORED_SHAPES = [(shape, "keep") for shape in SHAPES] + [((N, 3), "reduce1"), ((5001, 1), "reduce2"),
+                                                          ((7, 301), "reduce2")]
+
+
 def _random(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
 
+
+def _basis(rng, n, k, storage, count=M + 1):
+    """A random basis of ``count`` vectors of about unit norm in its storage type (numpy)."""
+    return (rng.standard_normal((count * n, k)) * np.sqrt(2 / n)).astype(storage)
+
+
+def _on(array):
+    """A raw array (the basis in its storage type) made on each executor by ``twin``."""
+    return lambda exec: exec.from_host(array)
 
 
 def _dot_partials(partials):
@@ -232,24 +379,44 @@ def _multi_dot_magnitude(basis, w, num):
     return np.concatenate([_dots_magnitude(basis, w, num), (w.astype(np.float64) ** 2).sum(axis=0)])
 
 
-# -- restart: the true residual's check, v_0 = r / ||r||, g = ||r|| e_1 --------------------------
+def _step(j, parity):
+    """The device's inner iteration counter: step[parity] = j (the other entry -1, which
+    multi_dot sets to j + 1)."""
+    step = np.full(2, -1, np.int32)
+    step[parity] = j
+    return step
+
+
+def _padded(sums, length):
+    """Sums at the kernels' fixed row length of partial sums ((M + 2) k or (M + 1) k)."""
+    sums = np.asarray(sums)
+    return np.pad(sums, [(0, 0)] * (sums.ndim - 1) + [(0, length - sums.shape[-1])])
+
+
+def _storage_tol(storage, dtype):
+    """The tolerance of a value computed from the basis in its storage type."""
+    return max(tol(dtype), 10 * np.finfo(storage).eps)
+
+
+# -- restart: the true residual's check, v = r / ||r||, g = ||r|| e_1 ----------------------------
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_opencl_restart(ref, ocl, rng, dtype, shape):
+def test_opencl_restart(ref, dev, rng, dtype, shape):
     # every column's first check: it runs on
     n, k = shape
     norms = rng.uniform(1, 2, k)
-    args = [_random(rng, (n, k), dtype), random_partials(rng, norms ** 2, dtype), _random(rng, ((M + 1) * n, k), dtype),
-            _random(rng, (n, k), dtype), _random(rng, (M + 1, k), dtype), rng.integers(0, M, k).astype(np.int32),
+    args = [_random(rng, (n, k), dtype), random_partials(rng, norms ** 2, dtype), _random(rng, (n, k), dtype),
+            _random(rng, (M + 1, k), dtype), rng.integers(0, M, k).astype(np.int32), np.array([5, 7], np.int32),
             Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS)]
-    out = twin(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.gmres.restart", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
-    assert not out[1][5].any()  # inner = 0
+    assert not out[1][4].any()  # inner = 0
+    assert list(out[1][5]) == [0, 7]  # the cycle's inner iteration 0
 
 
-def test_opencl_restart_columns(ref, ocl, rng, dtype):
+def test_opencl_restart_columns(ref, dev, rng, dtype):
     # columns: first check (runs, converges, diverges on NaN, r = 0 without a norm criterion:
-    # runs with v_0 = 0); converged on an estimate, confirmed by the true residual (converges;
+    # runs with v = 0); converged on an estimate, confirmed by the true residual (converges;
     # runs on, its estimate having been its last check before the limit; at its limit; diverges;
     # runs on with the history ring wrapped); runs (no check: only its cycle restarts); was
     # stopped before
@@ -258,51 +425,81 @@ def test_opencl_restart_columns(ref, ocl, rng, dtype):
     threshold = [1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     status = [RUNNING] * 4 + [PENDING] * 5 + [RUNNING, BREAKDOWN]
     checks = [0, 0, 0, 0, 7, MAX_ITERS, MAX_ITERS + 1, 7, 257, 9, 9]
-    r, basis, v, g = (_random(rng, shape, dtype) for shape in ((N, k), ((M + 1) * N, k), (N, k), (M + 1, k)))
-    args = [r, random_partials(rng, norms ** 2, dtype), basis, v, g, np.full(k, 3, np.int32),
+    r, v, g = (_random(rng, shape, dtype) for shape in ((N, k), (N, k), (M + 1, k)))
+    args = [r, random_partials(rng, norms ** 2, dtype), v, g, np.full(k, 3, np.int32), np.array([5, 7], np.int32),
             Stop(status, threshold, MAX_ITERS, checks)]
-    out = twin(ref, ocl, "solver.gmres.restart", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.gmres.restart", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
-    basis_dev, v_dev, g_dev, inner, state = out[1][2:7]
+    v_dev, g_dev, inner, _, state = out[1][2:7]
     assert list(state.status) == [RUNNING, CONVERGED, DIVERGED, RUNNING, CONVERGED, RUNNING, LIMIT, DIVERGED,
                                   RUNNING, RUNNING, BREAKDOWN]
     assert list(state.checks) == [1, 1, 1, 1] + checks[4:]  # a confirmation replaces its check
     assert not inner.any()
     runs = [0, 3, 5, 8, 9]
     np.testing.assert_array_equal(v_dev[:, 3], 0)
-    np.testing.assert_array_equal(basis_dev[:N, runs], v_dev[:, runs])
+    others = [0, 5, 8, 9]
+    np.testing.assert_allclose(v_dev[:, others], r[:, others] / norms[others], rtol=np.sqrt(G) * tol(dtype))
     np.testing.assert_allclose(g_dev[0, runs], norms[runs], rtol=np.sqrt(G) * tol(dtype))
     stopped = [1, 2, 4, 6, 7, 10]
     np.testing.assert_array_equal(g_dev[:, stopped], g[:, stopped])
-    # v and v_0 untouched where the column had stopped or stops by its confirmation; a column
-    # stopping at its first check (1, 2) may get them written by work-groups that read its
-    # status before the writer set it (harmless: nothing reads a stopped column's v)
+    # v untouched where the column had stopped or stops by its confirmation; a column stopping
+    # at its first check (1, 2) may get it written by work-groups that read its status before the
+    # writer set it (harmless: nothing reads a stopped column's v)
     untouched = [4, 6, 7, 10]
     np.testing.assert_array_equal(v_dev[:, untouched], v[:, untouched])
-    np.testing.assert_array_equal(basis_dev[:N, untouched], basis[:N, untouched])
-    np.testing.assert_array_equal(basis_dev[N:], basis[N:])  # only v_0 is written
     for c in (4, 5, 6, 7, 8):  # the true residual's norm in place of the estimate (compared above)
         assert state.history[(checks[c] - 1) % state.history.shape[0], c] != -1
     assert (state.history != -1).sum() == 4 + 5
 
 
-# -- the dot products with the basis, and the Givens step they carry on the first pass -----------
+# -- the first pass: v_j into the basis, the dot products, the Givens step it carries ------------
 
-@pytest.mark.parametrize("j", [0, 3])
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_opencl_multi_dot(ref, dev, rng, dtype, shape, j):
-    # h = V_{0..j}^T w (partial sums); with j > 0 the Givens step of column j - 1 first (its
-    # detailed cases: test_opencl_multi_dot_givens)
+@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1)])
+@pytest.mark.parametrize("shape, precision", STORED_SHAPES, ids=str)
+def test_opencl_multi_dot(ref, dev, rng, dtype, shape, precision, j, parity):
+    # inner iteration j = step[parity]: v_j = v / ||v|| into the basis (in its storage type:
+    # numpy's rounding of the same value); h = V_{0..j}^H w, w^H w (partial sums); step[1 - parity]
+    # = j + 1; with j > 0 the Givens step of column j - 1 first (its detailed cases:
+    # test_opencl_multi_dot_givens)
     n, k = shape
-    basis, w = _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype)
+    storage = storage_dtype(dtype, precision)
+    basis, v, w = _basis(rng, n, k, storage), _random(rng, (n, k), dtype), _random(rng, (n, k), dtype)
     hessenberg, g, cos, sin = (_random(rng, shape, dtype) for shape in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
-    args = [j, True, basis, w, random_partials(rng, rng.uniform(0.5, 2, k), dtype), np.zeros((1, k)), hessenberg, g,
-            cos, sin, np.full(k, j, np.int32), Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
+    norms = rng.uniform(0.5, 2, k)
+    # ||v||^2 as one partial sum: both executors get the same norm, to the last bit
+    # (with k = 3, flexible GMRES's z_j = z / ||v|| into zbasis too)
+    flexible = k == 3
+    z, zbasis = (_random(rng, (n, k), dtype), _random(rng, ((M + 1) * n, k), dtype)) if flexible else (None, None)
+    args = [_step(j, parity), parity, True, v, _on(basis), z, zbasis if zbasis is None else _on(zbasis), w,
+            (norms ** 2).astype(dtype)[None],
+            np.zeros((1, k)), np.zeros((1, k)), hessenberg, g, cos, sin, np.full(k, j, np.int32),
+            Stop([RUNNING] * k, np.ones(k), MAX_ITERS)]
     out = twin(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
-    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
-    assert_sums(out[1][5], out[0][5], _multi_dot_magnitude(basis, w, j + 1), n, dtype, "V^T w, w . w")
+    if flexible:
+        nrm = np.sqrt(norms ** 2) if j > 0 else np.ones(k)
+        np.testing.assert_allclose(out[1][6][j * n:(j + 1) * n], z / nrm, rtol=tol(dtype))
+        np.testing.assert_array_equal(np.delete(out[1][6], np.s_[j * n:(j + 1) * n], axis=0),
+                                      np.delete(zbasis, np.s_[j * n:(j + 1) * n], axis=0))
+    out = [o[:5] + o[7:] for o in out]  # as without z and zbasis
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 8))
+    assert out[1][0][1 - parity] == j + 1 and out[1][0][parity] == j
+    stored = out[1][4]
+    nrm = np.sqrt(norms ** 2) if j > 0 else np.ones(k)
+    np.testing.assert_allclose(out[1][7][0], nrm, rtol=tol(dtype))
+    vj = stored[j * n:(j + 1) * n]
+    if dtype == np.float64:  # correctly rounded 1 / ||v|| and product: numpy's rounding exactly
+        inv = 1 / np.sqrt((norms ** 2).astype(dtype)) if j > 0 else np.ones(k)
+        np.testing.assert_array_equal(vj, (v * inv).astype(storage))
+    else:
+        np.testing.assert_allclose(vj, v / nrm, rtol=_storage_tol(storage, dtype), atol=np.finfo(storage).tiny)
+    np.testing.assert_array_equal(np.delete(stored, np.s_[j * n:(j + 1) * n], axis=0),
+                                  np.delete(basis, np.s_[j * n:(j + 1) * n], axis=0))
+    used = (j + 2) * k
+    assert out[1][8].shape[1] == (M + 2) * k
+    assert_sums(out[1][8][:, :used], out[0][8][:, :used], _multi_dot_magnitude(out[0][4], w, j + 1), n, dtype,
+                "V^T w, w . w")
     if n == 5001 and k == 1 and j == 0 and not dev.info.is_cpu:
-        assert out[1][5].shape[0] > 1  # several work-groups for one dot product
+        assert out[1][8].shape[0] > 1  # several work-groups for one dot product
 
 
 def _givens_case(rng, jj, dtype, k=9):
@@ -359,12 +556,16 @@ def test_opencl_multi_dot_givens(ref, dev, rng, dtype, jj):
     # the first pass of inner iteration j = jj + 1 takes the Givens step of Hessenberg column jj
     arrays, expected = _givens_case(rng, jj, dtype)
     k = 9
-    basis, w = _random(rng, ((M + 1) * N, k), dtype), _random(rng, (N, k), dtype)
+    basis, v, w = _basis(rng, N, k, dtype), _random(rng, (N, k), dtype), _random(rng, (N, k), dtype)
     j = jj + 1
-    out = twin(ref, dev, "solver.gmres.multi_dot", j, True, basis, w, arrays[0], np.zeros((1, k)), *arrays[1:],
-                dtype=dtype)
-    _assert_givens([o[:5] + o[6:] for o in out], arrays, expected, jj, dtype, first=4)
-    assert_sums(out[1][5], out[0][5], _multi_dot_magnitude(basis, w, j + 1), N, dtype, "V^T w, w . w")
+    out = twin(ref, dev, "solver.gmres.multi_dot", _step(j, 0), 0, True, v, _on(basis), None, None, w, arrays[0],
+               np.zeros((1, k)), np.zeros((1, k)), *arrays[1:], dtype=dtype)
+    out = [o[:5] + o[7:] for o in out]  # as without z and zbasis
+    # (without the basis, whose v_j is v / ||v|| with ||v|| from partial sums, and the norms)
+    _assert_givens([o[:4] + o[5:7] + o[9:] for o in out], arrays, expected, jj, dtype, first=5)
+    used = (j + 2) * k
+    assert_sums(out[1][8][:, :used], out[0][8][:, :used], _multi_dot_magnitude(out[0][4], w, j + 1), N, dtype,
+                "V^T w, w . w", factor=np.sqrt(G))
 
 
 @pytest.mark.parametrize("jj", [0, 3])
@@ -383,119 +584,120 @@ def test_opencl_givens_many_columns(ref, ocl, rng, dtype):
     status = np.where(rng.random(k) < 0.2, CONVERGED, RUNNING)
     ww = random_partials(rng, rng.uniform(0.5, 2, k) ** 2, dtype)
     out = twin(ref, ocl, "solver.gmres.givens", jj, ww, hessenberg, rng.standard_normal((M + 1, k)), np.cos(angles),
-                np.sin(angles), np.full(k, jj, np.int32), Stop(status, np.full(k, 1e-3), MAX_ITERS), dtype=dtype)
+               np.sin(angles), np.full(k, jj, np.int32), Stop(status, np.full(k, 1e-3), MAX_ITERS), dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(1,))
     assert (out[1][6] == np.where(status == RUNNING, jj + 1, jj)).all()
 
 
-# -- the two Gram-Schmidt passes ----------------------------------------------------------------
+# -- the second pass (the update) and the DGKS correction ---------------------------------------
 
-def _orthogonalize_args(rng, n, k, j, dtype, ww_sums, status):
-    # j, basis, w, ww, h (V^T w and w . w), hessenberg, h2 (out: the second pass's partial sums),
+def _orthogonalize_args(rng, n, k, j, dtype, storage, nrm, status, parity=0):
+    # step, parity, basis, w, nrm, h (V^H w and w . w), hessenberg, v (out), ww (out), h2 (out),
     # reorth (out), stop. w . w is chosen far from the DGKS threshold, so that both executors
-    # decide alike: even columns lose almost nothing of their norm (no second pass), odd columns
-    # nearly all of it (a second pass)
-    ww_sums = np.asarray(ww_sums, np.float64)
+    # decide alike: even columns lose little of their norm (no second pass), odd columns nearly
+    # all of it (a second pass)
     dots = rng.uniform(-2, 2, (j + 1, k))
-    inv = np.where(ww_sums > 0, 1 / np.sqrt(np.where(ww_sums > 0, ww_sums, 1)), 0) if j > 0 else np.ones(k)
-    scaled = dots * inv
-    scaled[j] *= inv
-    h_sq = (scaled ** 2).sum(axis=0)
-    factor = np.where(np.arange(k) % 2 == 0, 50.0, 1.1)
-    before = np.where(inv > 0, factor * h_sq / np.where(inv > 0, inv, 1) ** 2, 1.0)
-    h = random_partials(rng, np.concatenate([dots.ravel(), before]), dtype)
-    return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), random_partials(rng, ww_sums, dtype),
-            _dot_partials(h), _random(rng, (M + 1, M * k), dtype), np.zeros((1, (j + 1) * k)), np.zeros(k, np.uint8),
+    h_sq = (dots ** 2).sum(axis=0)
+    before = np.where(np.arange(k) % 2 == 0, 50.0, 1.01) * h_sq
+    h = _padded(random_partials(rng, np.concatenate([dots.ravel(), before]), dtype), (M + 2) * k)
+    return [_step(j, parity), parity, _on(_basis(rng, n, k, storage)), _random(rng, (n, k), dtype),
+            np.asarray(nrm, np.float64)[None], _dot_partials(h), _random(rng, (M + 1, M * k), dtype),
+            np.zeros((n, k)), np.zeros((1, k)), np.zeros((1, (M + 1) * k)), np.zeros(k, np.uint8),
             Stop(status, np.ones(k), MAX_ITERS)]
 
 
 def _assert_orthogonalize(out, n, j, dtype):
-    """The twin agree (the second pass flagged in the odd columns), and where it runs the
-    partial sums h2 add up to V^T w of the updated basis and w."""
-    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3, 4, 6))
-    k = out[0][2].shape[1]
-    reorth = out[1][7]
-    live = out[0][2].any(axis=0)  # (a column with ||w_j|| = 0 has w = 0: flagged, harmlessly)
-    np.testing.assert_array_equal(reorth[live], (np.arange(k) % 2)[live])
-    basis, w = out[0][1], out[0][2]
-    again = np.tile(reorth != 0, j + 1)
-    assert_sums(out[1][6][:, again], out[0][6][:, again], _dots_magnitude(basis, w, j + 1)[again], n, dtype, "V^T w")
+    """The twins agree (the second pass flagged in the odd columns), the partial sums ww add up
+    to ||v||^2, and where the second pass runs h2 to V^H v."""
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    k = out[0][3].shape[1]
+    np.testing.assert_array_equal(out[1][10], np.arange(k) % 2)
+    v = out[0][7].astype(np.float64)
+    assert_sums(out[1][8], out[0][8], (v * v).sum(axis=0), n, dtype, "w' . w'", factor=np.sqrt(G))
+    basis = out[0][2].astype(np.float64)
+    again = np.tile(np.arange(k) % 2 == 1, j + 1)
+    h2_dev, h2_ref = out[1][9][:, :(j + 1) * k], out[0][9][:, :(j + 1) * k]
+    assert_sums(h2_dev[:, again], h2_ref[:, again], _dots_magnitude(basis, v, j + 1)[again], n, dtype,
+                "V^T w'", factor=np.sqrt(G))
 
 
-@pytest.mark.parametrize("j", [0, 3])
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_opencl_orthogonalize(ref, ocl, rng, dtype, shape, j):
-    # v_j = v_j / ||w_j||;  w = w / ||w_j|| - V h (h scaled the same);  H[0:j+1, j] = h
+@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1)])
+@pytest.mark.parametrize("shape, precision", STORED_SHAPES, ids=str)
+def test_opencl_orthogonalize(ref, dev, rng, dtype, shape, precision, j, parity):
+    # v = w / nrm - V h (h = (V^H w) / nrm);  H[0:j+1, j] = h;  ww: ||v||^2;  the DGKS test; h2 = V^H v
     n, k = shape
-    args = _orthogonalize_args(rng, n, k, j, dtype, rng.uniform(0.5, 2, k), [RUNNING] * k)
-    out = twin(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
+    args = _orthogonalize_args(rng, n, k, j, dtype, storage_dtype(dtype, precision), rng.uniform(0.5, 2, k),
+                               [RUNNING] * k, parity)
+    out = twin(ref, dev, "solver.gmres.orthogonalize", *args, dtype=dtype)
     _assert_orthogonalize(out, n, j, dtype)
 
 
 @pytest.mark.parametrize("j", [0, 3])
-def test_opencl_orthogonalize_columns(ref, ocl, rng, dtype, j):
-    # columns: runs; was stopped (w and v_j updated, H untouched); ||w_j|| = 0 (w = 0, v_j = 0); runs
+def test_opencl_orthogonalize_columns(ref, dev, rng, dtype, j):
+    # columns: runs; was stopped (v updated, H untouched); nrm = 0 (v = 0); runs; runs
     k = 5
-    args = _orthogonalize_args(rng, N, k, j, dtype, [1.5, 0.7, 0.0, 1.2, 0.9], [RUNNING, BREAKDOWN] + [RUNNING] * 3)
-    out = twin(ref, ocl, "solver.gmres.orthogonalize", *args, dtype=dtype)
+    args = _orthogonalize_args(rng, N, k, j, dtype, dtype, [1.5, 0.7, 0.0, 1.2, 0.9],
+                               [RUNNING, BREAKDOWN] + [RUNNING] * 3)
+    out = twin(ref, dev, "solver.gmres.orthogonalize", *args, dtype=dtype)
     _assert_orthogonalize(out, N, j, dtype)
-    basis, w, hessenberg = out[1][1], out[1][2], out[1][5]
-    np.testing.assert_array_equal(hessenberg[:, 1::k], args[5][:, 1::k])
-    if j > 0:
-        np.testing.assert_array_equal(w[:, 2], 0)
-        np.testing.assert_array_equal(basis[j * N:(j + 1) * N, 2], 0)
-    np.testing.assert_array_equal(basis[:j * N], args[1][:j * N])  # the other basis vectors untouched
-    np.testing.assert_array_equal(basis[(j + 1) * N:], args[1][(j + 1) * N:])
+    np.testing.assert_array_equal(out[1][6][:, 1::k], args[6][:, 1::k])
+    np.testing.assert_array_equal(out[1][7][:, 2], 0)
 
 
-def _reorthogonalize_args(rng, n, k, j, dtype, status):
-    # j, basis, w, h, hessenberg, v, reorth (the second pass in the even columns), ww, stop
-    h = random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype)
-    return [j, _random(rng, ((M + 1) * n, k), dtype), _random(rng, (n, k), dtype), _dot_partials(h),
-            _random(rng, (M + 1, M * k), dtype), _random(rng, (n, k), dtype),
-            (np.arange(k) % 2 == 0).astype(np.uint8), np.zeros((1, k)), Stop(status, np.ones(k), MAX_ITERS)]
+def _reorthogonalize_args(rng, dev, n, k, j, dtype, storage, status):
+    # step, parity, basis, v, h2, hessenberg, reorth (the second pass in the even columns), ww
+    # (the partial sums of orthogonalize, in the device's layout), stop
+    from ginkpy.opencl.launch import reduction_shape
+    h2 = _padded(random_partials(rng, rng.uniform(-2, 2, (j + 1) * k), dtype), (M + 1) * k)
+    ww = random_partials(rng, rng.uniform(0.5, 2, k), dtype, groups=reduction_shape(dev.info, n, k).groups)
+    return [_step(j, 1), 1, _on(_basis(rng, n, k, storage)), _random(rng, (n, k), dtype), _dot_partials(h2),
+            _random(rng, (M + 1, M * k), dtype), (np.arange(k) % 2 == 0).astype(np.uint8), _dot_partials(ww),
+            Stop(status, np.ones(k), MAX_ITERS)], ww
 
 
-def _assert_reorthogonalize(out, n, dtype):
-    assert_twins(out, dtype, factor=np.sqrt(G), skip=(3, 7))
-    # (w is updated with h from partial sums: as close as assert_twins allows)
-    w = out[0][2].astype(np.float64)
-    assert_sums(out[1][7], out[0][7], (w * w).sum(axis=0), n, dtype, "w . w", factor=np.sqrt(G))
+def _assert_reorthogonalize(out, ww, n, dtype):
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 7))
+    # the second pass's columns: ||v||^2 of the new v; the others: orthogonalize's partial sums
+    v = out[0][3].astype(np.float64)
+    again = np.arange(v.shape[1]) % 2 == 0
+    assert_sums(out[1][7][:, again], out[0][7][:, again], (v * v).sum(axis=0)[again], n, dtype, "v . v",
+                factor=np.sqrt(G))
+    np.testing.assert_array_equal(out[1][7][:, ~again], ww[:, ~again])
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_opencl_reorthogonalize(ref, dev, rng, dtype, shape):
-    # w = w - V h;  H[0:j+1, j] += h;  v_{j+1} = v = w;  partial sums of ||w||^2
+@pytest.mark.parametrize("shape, precision", STORED_SHAPES, ids=str)
+def test_opencl_reorthogonalize(ref, dev, rng, dtype, shape, precision):
+    # where flagged: v = v - V h2;  H[0:j+1, j] += h2;  ww: ||v||^2
     n, k = shape
-    j = 3
-    args = _reorthogonalize_args(rng, n, k, j, dtype, [RUNNING] * k)
+    args, ww = _reorthogonalize_args(rng, dev, n, k, 3, dtype, storage_dtype(dtype, precision), [RUNNING] * k)
     out = twin(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
-    _assert_reorthogonalize(out, n, dtype)
-    basis, w, v = out[1][1], out[1][2], out[1][5]
-    np.testing.assert_array_equal(basis[(j + 1) * n:(j + 2) * n], w)
-    np.testing.assert_array_equal(v, w)
-    # the odd columns take no second pass: w as it was, H untouched
-    np.testing.assert_array_equal(w[:, 1::2], args[2][:, 1::2])
+    _assert_reorthogonalize(out, ww, n, dtype)
+    # the odd columns take no second pass: v as it was, H untouched
+    np.testing.assert_array_equal(out[1][3][:, 1::2], args[3][:, 1::2])
     for c in range(1, k, 2):
-        np.testing.assert_array_equal(out[1][4][:, c::k], args[4][:, c::k])
-    if n == 5001:
-        assert out[1][7].shape[0] > 1  # several work-groups
+        np.testing.assert_array_equal(out[1][5][:, c::k], args[5][:, c::k])
 
 
 def test_opencl_reorthogonalize_columns(ref, dev, rng, dtype):
-    # columns: runs; was stopped (w, v updated and its ||w||^2 summed, H untouched); runs
-    k, j = 3, 0
-    args = _reorthogonalize_args(rng, N, k, j, dtype, [RUNNING, PENDING, RUNNING])
+    # columns: runs; was stopped (v updated and its ||v||^2 summed, H untouched); runs; none
+    # flagged at all (nothing happens)
+    k = 3
+    args, ww = _reorthogonalize_args(rng, dev, N, k, 0, dtype, dtype, [RUNNING, PENDING, RUNNING])
     out = twin(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
-    _assert_reorthogonalize(out, N, dtype)
-    np.testing.assert_array_equal(out[1][4][:, 1::k], args[4][:, 1::k])
+    _assert_reorthogonalize(out, ww, N, dtype)
+    np.testing.assert_array_equal(out[1][5][:, 1::k], args[5][:, 1::k])
+    args[6] = np.zeros(k, np.uint8)
+    out = twin(ref, dev, "solver.gmres.reorthogonalize", *args, dtype=dtype)
+    np.testing.assert_array_equal(out[1][3], args[3])
+    np.testing.assert_array_equal(out[1][7], ww)
 
 
 # -- the update of x at the end of a cycle -------------------------------------------------------
 
 @pytest.mark.parametrize("diagonal", [False, True], ids=["plain", "jacobi"])
-@pytest.mark.parametrize("n, inner", [(N, [0, 1, M, 3, 2]), (5001, [M])], ids=["1237x5", "5001x1"])
-def test_opencl_update(ref, ocl, rng, dtype, n, inner, diagonal):
+@pytest.mark.parametrize("n, inner, precision", [(N, [0, 1, M, 3, 2], "keep"), (5001, [M], "keep"),
+                                                 (N, [0, 1, M, 3, 2], "reduce2"), (5001, [M], "reduce1")], ids=str)
+def test_opencl_update(ref, dev, rng, dtype, n, inner, precision, diagonal):
     # y = R^-1 g (R the leading inner x inner triangle of H, per column);  x += V y (times diag)
     k = len(inner)
     hessenberg = rng.standard_normal((M + 1, M * k))
@@ -503,8 +705,8 @@ def test_opencl_update(ref, ocl, rng, dtype, n, inner, diagonal):
         hessenberg[i, i * k:(i + 1) * k] += 4 * np.sign(hessenberg[i, i * k:(i + 1) * k])
     diag = rng.uniform(0.5, 2, n) if diagonal else None
     x = _random(rng, (n, k), dtype)
-    out = twin(ref, ocl, "solver.gmres.update", _random(rng, ((M + 1) * n, k), dtype), hessenberg,
-                _random(rng, (M + 1, k), dtype), np.asarray(inner, np.int32), diag, x, dtype=dtype)
+    out = twin(ref, dev, "solver.gmres.update", _on(_basis(rng, n, k, storage_dtype(dtype, precision))), hessenberg,
+               _random(rng, (M + 1, k), dtype), np.asarray(inner, np.int32), diag, x, dtype=dtype)
     # y from a back substitution of up to M steps, then a sum of M products: M roundings each
     assert_twins(out, dtype, factor=M)
     for c in np.flatnonzero(np.asarray(inner) == 0):  # nothing where a column took no step

@@ -446,3 +446,19 @@ def test_an_exact_preconditioner_needs_few_products(exec, name):
     x, info = getattr(gk.linalg, name)(A, np.ones(25), rtol=1e-8, M=M, executor=exec)
     assert info == 0
     assert len(calls) <= 3, len(calls)
+
+
+def test_a_solve_imports_only_what_it_needs():
+    """A fresh process's first gk.linalg solve on a SciPy matrix imports neither
+    scipy.sparse.linalg nor the batched and direct solvers (their imports would make most of
+    a first call's setup)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys, numpy as np, ginkpy as gk; from ginkpy.problems import poisson_2d; S = poisson_2d(8).tocsr(); "
+            "gk.linalg.cg(S, np.ones(64), executor='reference'); gk.linalg.minres(S, np.ones(64), executor='reference'); "
+            "print([m for m in ('scipy.sparse.linalg', 'ginkpy.linalg._batch', 'ginkpy.linalg._dsolve') if m in sys.modules])")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout

@@ -205,6 +205,94 @@ def test_jacobi_update_gives_a_fresh_builds_x(exec, M, monkeypatch):
     assert symbolic.count == (2 if isinstance(M, tuple) else 0)
 
 
+SYMBOLIC = {"jacobi": ("preconditioner.jacobi.find_blocks",),
+            "ilu": ("solver.triangular.generate", "preconditioner.isai.pattern"),
+            "isai": ("preconditioner.isai.pattern",),
+            "amg": ("multigrid.pgm.compute_weights", "multigrid.pgm.match_edge", "multigrid.pgm.find_aggregates")}
+
+
+@pytest.mark.parametrize("method, M, symbolic", [
+    ("gmres", "ilu", "ilu"), ("cg", "ic", "ilu"),
+    ("cg", ("ic", {"factorization": gk.factorization.ParIc.build()}), "ilu"),
+    ("gmres", ("ilu", {"l_solver": gk.preconditioner.LowerIsai.build(), "u_solver": gk.preconditioner.UpperIsai.build()}),
+     "ilu"),
+    ("cg", ("ic", {"l_solver": gk.solver.LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(20)}), "ilu"),
+    ("cg", ("isai", {"isai_type": "spd", "sparsity_power": 2}), "isai"), ("gmres", "isai", "isai")])
+def test_factorization_and_isai_updates_give_a_fresh_builds_x(exec, method, M, symbolic, monkeypatch):
+    # ILU/IC factorized again into the factors' arrays, their triangular solves prepared again
+    # on their kept level sets (or ISAI patterns): the x of a solver built on the new matrix
+    A = _system()
+    B = _new_values(A)
+    b = np.random.default_rng(7).standard_normal(A.shape[0])
+    fresh = gk.linalg.Solver(B, method, M=M, rtol=1e-10, executor=exec)
+    x_fresh, info_fresh = fresh.solve(b)
+    solver = gk.linalg.Solver(A, method, M=M, rtol=1e-10, executor=exec)
+    solver.solve(b)
+    counter = _count_kernels(exec, monkeypatch, *SYMBOLIC[symbolic])
+    solver.update(B)
+    assert counter.count == 0  # no symbolic setup again
+    x, info = solver.solve(b)
+    assert info == info_fresh == 0 and solver.result.num_iterations == fresh.result.num_iterations
+    np.testing.assert_allclose(x, x_fresh, rtol=1e-9, atol=1e-9 * np.abs(x_fresh).max())
+
+
+def test_amg_update_keeps_the_aggregates(exec, monkeypatch):
+    # the hierarchy's aggregates and transfer operators kept: every level's matrix is R A P of
+    # the level above's new values (over-interpolated), the smoothers' D^-1 follow, and the
+    # solve converges as one on a hierarchy built on the new matrix; no capture again
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    A = _system(24)
+    B = _new_values(A)
+    b = np.random.default_rng(8).standard_normal(A.shape[0])
+    solver = gk.linalg.Solver(A, "cg", M=("amg", {"min_coarse_rows": 8}), rtol=1e-10, executor=exec)
+    solver.solve(b)
+    mg = solver.solver.preconditioner
+    aggregates = [level.aggregates() for level in mg.levels]
+    counter = _count_kernels(exec, monkeypatch, *SYMBOLIC["amg"])
+    solver.update(B)
+    assert counter.count == 0
+    (x, info), counts = _counted(exec, lambda: solver.solve(b))
+    assert info == 0 and counts["captures"] == counts["allocations"] == 0, counts
+    assert np.linalg.norm(b - B @ x) <= 1e-10 * np.linalg.norm(b)
+    fine = B
+    for level, agg in zip(mg.levels, aggregates):
+        np.testing.assert_array_equal(level.aggregates(), agg)
+        P = sp.csr_matrix((np.ones(agg.size), (np.arange(agg.size), agg)))
+        coarse = (P.T @ fine @ P) / level.parameters.over_interp
+        np.testing.assert_allclose(level.coarse_op.to_scipy().toarray(), coarse.toarray(), rtol=1e-12, atol=1e-12)
+        fine = level.coarse_op.to_scipy()
+    np.testing.assert_allclose(mg.inv_diags[0].to_numpy()[:, 0], 1 / B.diagonal(), rtol=1e-14)
+    fresh = gk.linalg.Solver(B, "cg", M=("amg", {"min_coarse_rows": 8}), rtol=1e-10, executor=exec)
+    x_fresh, info = fresh.solve(b)
+    assert info == 0 and abs(solver.result.num_iterations - fresh.result.num_iterations) <= 2
+    np.testing.assert_allclose(x, x_fresh, rtol=1e-7, atol=1e-7 * np.abs(x_fresh).max())
+
+
+def test_parts_without_an_update_are_generated_anew(exec, caplog):
+    # ILUT chooses its pattern from the values, Gauss-Seidel has no update: generated anew, said
+    A = _system(8)
+    B = _new_values(A)
+    b = np.ones(A.shape[0])
+    for method, M in (("gmres", "ilut"), ("gmres", "gauss_seidel")):
+        solver = gk.linalg.Solver(A, method, M=M, rtol=1e-10, executor=exec)
+        solver.solve(b)
+        with caplog.at_level("INFO", logger="ginkpy"):
+            solver.update(B)
+        assert "generated anew" in caplog.text
+        x, info = solver.solve(b)
+        assert info == 0 and np.linalg.norm(b - B @ x) <= 1e-10 * np.linalg.norm(b)
+        caplog.clear()
+
+
+def test_new_values_that_are_not_finite_are_refused(exec):
+    A = _system(6)
+    solver = gk.linalg.Solver(A, "cg", M="amg", executor=exec)
+    C = A.copy()
+    C.data[3] = np.nan
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        solver.update(C)
+
+
 class _KernelCount:
     def __init__(self) -> None:
         self.count = 0

@@ -114,6 +114,7 @@ def cgs(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0
     >>> from ginkpy.linalg import gmres
     >>> x, info = gmres(A, b, rtol=1e-8, restart=50, M="ilu")
     >>> x, info = gmres(A, b, callback=print, callback_type="pr_norm")   # ||r|| / ||b|| each iteration
+    >>> x, info = gmres(A, b, rtol=1e-8, restart=30, storage_precision="reduce1")
     """,
     own={"restart": """restart : int, default None
     The Krylov dimension: iterations per restart cycle (None: 20, as SciPy's; at most n).""",
@@ -126,10 +127,19 @@ def cgs(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0
     with the solution (``"x"``).""",
          "callback_type": """callback_type : {"x", "pr_norm", "legacy"}, default None
     What the callback gets (above); None with a callback is "legacy", with SciPy's
-    DeprecationWarning that asks for it."""})
+    DeprecationWarning that asks for it.""",
+         "storage_precision": """storage_precision : {"reduce1", "reduce2", "keep"}, default None
+    Not in SciPy: store the Krylov basis in a lower precision, Ginkgo's CbGmres:
+    ``"reduce1"`` (float64 -> float32), ``"reduce2"`` (float16) or ``"keep"``; it halves or
+    quarters the memory traffic of large systems, the arithmetic staying in the value type
+    (None: the value type, plain Gmres).""",
+         "flexible": """flexible : bool, default False
+    Not in SciPy: flexible GMRES, for an M that changes between applications (an iterative
+    solver with few iterations, a multigrid cycle); see ``gk.solver.Gmres``'s ``flexible``."""})
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, M: Any = None, callback: Callable | None = None,
-          callback_type: str | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
+          callback_type: str | None = None, executor: Any = None, storage_precision: str | None = None,
+          flexible: bool = False) -> tuple[np.ndarray, int]:
     if callback is not None and callback_type is None:
         warnings.warn(_CALLBACK_TYPE_WARNING, DeprecationWarning, stacklevel=2)
         callback_type = "legacy"
@@ -145,9 +155,14 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         observer = _solution_callback(callback, every=restart)
     else:
         observer = _residual_callback(callback)
+    if flexible not in (True, False):
+        raise ValueError(f"flexible must be True or False, got {flexible!r}")
+    options = {} if storage_precision is None else {"storage_precision": storage_precision}
+    if flexible:
+        options["flexible"] = True
     return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
-                  restart=restart)
+                  restart=restart, **options)
 
 
 @scipy_door(

@@ -72,7 +72,9 @@ class Solver:
     dtype : dtype, optional
         The value type (default A's: a complex right-hand side needs a complex A or ``dtype``).
     **options
-        The method's own keywords: ``subspace_dim`` (idr), ``relaxation_factor`` (ir).
+        The method's own keywords: ``subspace_dim`` (idr), ``relaxation_factor`` (ir),
+        ``storage_precision`` (gmres: its basis stored in ``"reduce1"`` float32 or ``"reduce2"``
+        float16, Ginkgo's CbGmres) and ``flexible`` (gmres: flexible GMRES).
 
     Attributes
     ----------
@@ -127,7 +129,9 @@ class Solver:
         self.matrix = as_linop(A, exec, dtype)
         self.preconditioner_value = preconditioner(M, self.matrix, exec, dtype)
         self._options = options
-        self._params = short_names("solver")[method].build().with_criteria(
+        # gmres with a storage precision for its basis: Ginkgo's CbGmres
+        kind = "cbgmres" if method == "gmres" and "storage_precision" in options else method
+        self._params = short_names("solver")[kind].build().with_criteria(
             *tolerance_criteria(self.rtol, self.atol), Iteration.build().with_max_iters(self.maxiter * per_maxiter))
         for key, value in {_PRECONDITIONER_PARAMETER.get(method, "preconditioner"): self.preconditioner_value,
                            **options}.items():

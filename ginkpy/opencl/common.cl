@@ -160,13 +160,13 @@ inline value_type column_dot(__global const value_type* a, __global const value_
     return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-// sums[j] = sum over g < parts of partials[g * count + j] for j < count, into local memory,
-// by the whole work-group (a power of two in size; every work-item calls it), always in the
-// same order: every work-group of a kernel, and every kernel given the same partials, gets the
-// same bits, so all agree on what they decide from them. tmp: local scratch of
-// get_local_size(0) values. Ends with a barrier.
-inline void sum_partials(__global const value_type* partials, const int parts, const int count,
-                         __local value_type* sums, __local value_type* tmp)
+// sums[j] = sum over g < parts of partials[g * stride + j] for j < count (stride >= count: the
+// first count of each work-group's partial sums), into local memory, by the whole work-group (a
+// power of two in size; every work-item calls it), always in the same order: every work-group of
+// a kernel, and every kernel given the same partials, gets the same bits, so all agree on what
+// they decide from them. tmp: local scratch of get_local_size(0) values. Ends with a barrier.
+inline void sum_partials_strided(__global const value_type* partials, const int parts, const int stride,
+                                 const int count, __local value_type* sums, __local value_type* tmp)
 {
     const int size = get_local_size(0) * get_local_size(1);
     const int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
@@ -178,12 +178,19 @@ inline void sum_partials(__global const value_type* partials, const int parts, c
         const int j = first + c;
         value_type s = 0;
         if (j < count) {
-            for (int g = y; g < parts; g += lanes) s += partials[g * count + j];
+            for (int g = y; g < parts; g += lanes) s += partials[g * stride + j];
         }
         s = local_sum(tmp + c, s, y, lanes, width);
         if (y == 0 && j < count) sums[j] = s;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+}
+
+// sum_partials_strided of parts x count partial sums.
+inline void sum_partials(__global const value_type* partials, const int parts, const int count,
+                         __local value_type* sums, __local value_type* tmp)
+{
+    sum_partials_strided(partials, parts, count, count, sums, tmp);
 }
 
 // ---- the stopping check on the device (core/stop/stop_state.py) -----------------------------

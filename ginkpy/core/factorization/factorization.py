@@ -165,16 +165,39 @@ class Factorization(EnableBuild, LinOp):
     class Parameters(Parameters):
         """No parameters (Ginkgo's exact ILU(0)/IC(0) have none that change the result)."""
 
+    # whether the factors' pattern follows from A's alone (ILU(0), IC(0)): then update() can
+    # write new factors into the same arrays; a threshold or pivoting one chooses it from values
+    pattern_from_matrix = False
+
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
         A = system_csr(system_matrix, factory.executor, type(self).__name__)
         LinOp.__init__(self, factory.executor, A.shape, A.dtype)
         self.row_permutation: Permutation | None = None
         self.column_permutation: Permutation | None = None
+        self._matrix = A if A is system_matrix else None  # (for update(): not a converted copy)
         self.factors = self._factorize(A)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         raise NotImplementedError
+
+    def update(self) -> None:
+        """Factorize again after new values of the matrix it was generated on (written in place
+        on its pattern: ``A.update_values``), the factors' values written into their own arrays
+        (their patterns, and the triangular solves prepared on them, kept). For the
+        factorizations whose pattern is A's (ILU(0), IC(0), exact or by sweeps); the others
+        (threshold, pivoting) raise NotImplementedError: generate them anew."""
+        name = type(self).__name__
+        if not self.pattern_from_matrix:
+            raise NotImplementedError(f"{name} chooses its factors' pattern from the values: generate it anew")
+        if self._matrix is None:
+            raise NotImplementedError(f"{name} was generated on a converted copy of its matrix, which a values "
+                                      f"update does not reach")
+        new = self._factorize(self._matrix)
+        if any(f.nnz != old.nnz for f, old in zip(new, self.factors)):
+            raise NotImplementedError(f"{name}: the new factors have another pattern: generate it anew")
+        for f, old in zip(new, self.factors):
+            old.update_values(f.values)
 
     def _permuted(self, arrays: tuple, rows, cols=None) -> tuple[Csr, Csr]:
         """The factors from the host kernel's CSR ``arrays``, moved to the executor, with the

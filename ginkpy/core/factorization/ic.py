@@ -33,6 +33,7 @@ class Ic(Factorization):
     """
 
     symmetric = True
+    pattern_from_matrix = True
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized

@@ -31,6 +31,8 @@ class Ilu(Factorization):
     >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.Ilu.build())
     """
 
+    pattern_from_matrix = True
+
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized
         host = self.executor.host

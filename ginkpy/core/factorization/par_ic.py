@@ -45,6 +45,7 @@ class ParIc(Factorization):
     """
 
     symmetric = True
+    pattern_from_matrix = True
 
     @parameters
     class Parameters(ParIlu.Parameters):

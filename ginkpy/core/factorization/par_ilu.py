@@ -76,6 +76,8 @@ class ParIlu(Factorization):
     >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.ParIlu.build())
     """
 
+    pattern_from_matrix = True
+
     @parameters
     class Parameters(Factorization.Parameters):
         iterations: int = attrs.field(default=0, validator=integer(min=0))

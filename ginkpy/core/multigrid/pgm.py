@@ -54,7 +54,7 @@ from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, 
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
-from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.dense import Dense, overwrite
 
 
 FIRST_SWEEPS = 4  # matching sweeps enqueued before the host first reads the state (3-4 usually do)
@@ -136,6 +136,28 @@ class Pgm(EnableBuild):
         self.num_aggregates = coarse.shape[0]
         self.coarse_op = coarse
         self._restrict_op = self._prolong_op = None
+        self._product_plan = None  # where R A P writes each aggregate's row, for update()
+
+    def update(self) -> None:
+        """The coarse matrix R A P again from new values of the fine matrix on the same
+        sparsity pattern (written in place: ``A.update_values``), the aggregation kept (AmgX's
+        structure reuse): only the Galerkin product runs (``multigrid.pgm.compute_coarse`` and
+        ``pack``, for all passes at once), and its values go into ``coarse_op``'s own array.
+        The first update finds where each aggregate's coarse row is made (one read of the
+        aggregates; later ones read nothing)."""
+        exec, A, m = self.executor, self.fine_op, self.num_aggregates
+        if self._product_plan is None:
+            # the entries of A in the rows of the aggregates before each (the product's slots)
+            agg, row_ptrs = exec.to_host(self.agg, A.row_ptrs)
+            bounds = np.zeros(m + 1, dtype=np.int32)
+            np.cumsum(np.bincount(agg, weights=np.diff(row_ptrs), minlength=m).astype(np.int64), out=bounds[1:])
+            self._product_plan = (exec.from_host(bounds), exec.from_host(np.array([m, A.nnz, 0], dtype=np.int32)))
+        bounds, sizes = self._product_plan
+        # R A P: coarse entry (I, J) sums a_ij over i in I, j in J; divided by alpha
+        product = exec.run("multigrid.pgm.compute_coarse", A, self.agg, self.agg_ptrs, self.agg_rows, bounds, sizes)
+        _, _, values = exec.run("multigrid.pgm.pack", *product[:-1], m, self.coarse_op.nnz,
+                                1 / self.parameters.over_interp)
+        overwrite(exec, self.coarse_op.values, values)
 
     def _pass(self, A: Csr, before: tuple | None, last: bool) -> tuple[tuple, Csr]:
         """One aggregation pass on A (the fine matrix, or the coarse matrix of the passes

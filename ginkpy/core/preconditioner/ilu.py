@@ -143,6 +143,28 @@ class Ilu(EnableBuild, LinOp):
             (fact.row_permutation.to_executor(exec), fact.column_permutation.compute_inverse().to_executor(exec))
         self.l_solver, self.u_solver = self._solvers(first, second)
         self._tmp: list[Dense] | None = None
+        self._generated_on_matrix = fact is not system_matrix  # (factorized here: update() may follow A)
+
+    def update(self) -> bool:
+        """Follow new values of the matrix it was generated on, written in place on its pattern
+        (``A.update_values``): factorized again into the factors' own arrays (their patterns
+        kept: ILU(0)/IC(0), exact or ParILU/ParIC as chosen at generation) and the triangular
+        solves prepared again on them with the method chosen then (their level sets, ISAI
+        patterns kept). Returns whether launches recorded with this preconditioner stay valid.
+        NotImplementedError where that cannot be (generated on a factorization, a threshold
+        or pivoting factorization, a solver without an update): generate it anew."""
+        name = type(self).__name__
+        if not self._generated_on_matrix:
+            raise NotImplementedError(f"{name} was generated on a factorization, not on the matrix")
+        self.factorization.update()
+        valid = True
+        for solver in (self.l_solver, self.u_solver):  # (the L^H solve of Ic after the L solve it transposes)
+            update = getattr(solver, "update", None)
+            if update is None:
+                raise NotImplementedError(f"{name}: its triangular solver {type(solver).__name__} has no values "
+                                          f"update")
+            valid &= bool(update())
+        return valid
 
     def _factorize(self, system_matrix: LinOp, exec) -> Factorization:
         """The factorization parameter's, else the default's (see the module), on ``exec``."""
@@ -239,6 +261,7 @@ class Ilu(EnableBuild, LinOp):
         if self.permutations is not None:
             out.permutations = tuple(getattr(p, method)() for p in reversed(self.permutations))
         out._tmp = None
+        out._generated_on_matrix = False  # (a transposed copy: no values update)
         return out
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:

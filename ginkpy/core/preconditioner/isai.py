@@ -94,6 +94,42 @@ class Isai(EnableBuild, LinOp):
         self.isai_type = kind
         self.approximate_inverse = M
         self._g_conj_transpose = M.conj_transpose() if kind == "spd" else None
+        # for update(): the matrix it was generated on (not a converted copy), the system S
+        self._matrix, self._system = (A if A is system_matrix else None), S
+        self._transpose_of = None  # (source, transpose) of a transposed ISAI
+        self._tmp: Dense | None = None
+
+    def update(self) -> bool:
+        """Follow new values of the matrix it was generated on, written in place on its pattern
+        (``A.update_values``): the small systems solved again on the kept pattern of the
+        inverse, into its own array (the pattern, a power of A's, is not formed again). A
+        transposed ISAI (``transpose()``, the L^H solve of Ic) is transposed again from its
+        source, which is updated first. Returns True: recorded launches stay valid."""
+        exec, kind, name = self.executor, self.isai_type, type(self).__name__
+        if self._transpose_of is not None:
+            source, transpose = self._transpose_of
+            fresh = source._transposed(transpose)
+            self.approximate_inverse.update_values(fresh.approximate_inverse.values)
+            if self._g_conj_transpose is not None:
+                self._g_conj_transpose.update_values(fresh._g_conj_transpose.values)
+            return True
+        if self._matrix is None:
+            raise NotImplementedError(f"{name} was generated on a converted copy of its matrix, which a values "
+                                      f"update does not reach")
+        host = exec.host
+        # the system's values (A's triangle, or A), then each row of M solved again
+        values, zero_row = host.run("preconditioner.isai.system_values", self._matrix.to_executor(host), kind)
+        if kind in ("lower", "upper") and zero_row >= 0:
+            raise ValueError(f"{name}: the diagonal entry of row {zero_row} of the {kind} triangle is zero or not "
+                             f"stored, so the triangle is singular and has no inverse")
+        self._system.update_values(values)
+        M = self.approximate_inverse
+        row = exec.run("preconditioner.isai.generate_inverse", self._system, M, kind == "spd")
+        if row >= 0:
+            raise ValueError(_failure(name, kind, row))
+        if self._g_conj_transpose is not None:
+            self._g_conj_transpose.update_values(M.conj_transpose().values)
+        return True
 
     def transpose(self) -> "Isai":
         """M^T, which approximates the inverse of A^T (Ginkgo's Transposable): for the lower
@@ -114,6 +150,7 @@ class Isai(EnableBuild, LinOp):
     def _transposed(self, transpose) -> "Isai":
         out = copy.copy(self)
         out._loggers = []
+        out._transpose_of, out._tmp = (self, transpose), None
         if self._g_conj_transpose is None:
             out.approximate_inverse = transpose(self.approximate_inverse)
         else:
@@ -129,9 +166,10 @@ class Isai(EnableBuild, LinOp):
             self.approximate_inverse.apply(b, x)
         else:
             # x = G^H (G b)
-            tmp = b.empty_like()
-            self.approximate_inverse.apply(b, tmp)
-            self._g_conj_transpose.apply(tmp, x)
+            if self._tmp is None or self._tmp.shape != b.shape:
+                self._tmp = b.empty_like()  # (kept: an apply allocates nothing after the first)
+            self.approximate_inverse.apply(b, self._tmp)
+            self._g_conj_transpose.apply(self._tmp, x)
 
 
 def _failure(name: str, kind: str, row: int) -> str:

@@ -54,6 +54,20 @@ class Bicg(IterativeSolver):
         self.system_matrix_transpose = _transpose(self.system_matrix, "system matrix")
         self.preconditioner_transpose = _transpose(self.preconditioner, "preconditioner")
 
+    def update(self) -> bool:
+        """As :meth:`IterativeSolver.update`, and A^H's values again (into its own arrays) and
+        M^H formed again from the updated preconditioner."""
+        valid = super().update()
+        At = self.system_matrix_transpose
+        if hasattr(At, "update_values"):
+            At.update_values(_transpose(self.system_matrix, "system matrix").values)
+        if self.preconditioner_transpose is not self.preconditioner:
+            self.preconditioner_transpose = _transpose(self.preconditioner, "preconditioner")
+            if self.preconditioner_transpose is not self.preconditioner:
+                valid = False
+                self._forget_captures()
+        return valid
+
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x = self.executor, self.system_matrix, monitor.x
         At, Mt = self.system_matrix_transpose, self.preconditioner_transpose

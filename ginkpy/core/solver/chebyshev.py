@@ -27,11 +27,11 @@ import numpy as np
 from ginkpy.core.base.factory import Factory, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.dense import Dense, overwrite
 from ginkpy.core.multigrid.pgm import as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver
+from ginkpy.core.solver.solver_base import IterativeSolver, check_values
 
 LOWER_FRACTION = 1 / 30  # lower focus of the estimated interval, relative to the upper
 
@@ -118,6 +118,21 @@ class Chebyshev(IterativeSolver):
             self.foci = (upper * LOWER_FRACTION, upper)
         else:
             self.foci = (float(params.foci[0]), float(params.foci[1]))
+
+    def update(self) -> bool:
+        """Follow new values of the system matrix (written in place on its pattern): D^-1 into
+        its own array and, unless ``foci`` were given, the foci from Gershgorin's bound again.
+        Returns whether launches recorded with it stay valid: False where the foci changed (the
+        step coefficients are arguments of its launches)."""
+        A, exec = self.system_matrix, self.executor
+        check_values(A)
+        if scalar_jacobi(self.parameters.preconditioner):
+            overwrite(exec, self.inv_diag.values, inverse_diagonal(A, "Chebyshev's Jacobi preconditioner").values)
+        if self.parameters.foci is not None:
+            return True
+        upper = exec.run("components.relaxation.gershgorin_bound", A, self.inv_diag)
+        foci, self.foci = self.foci, (upper * LOWER_FRACTION, upper)
+        return foci == self.foci
 
     def coefficients(self, steps: int) -> list[tuple[float, float]]:
         """(alpha_k, beta_k) of the first ``steps`` steps: d = alpha_k d + beta_k M^-1 (b - A x)."""

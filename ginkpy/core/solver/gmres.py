@@ -2,14 +2,16 @@
 
 Right-preconditioned as in Ginkgo: the Krylov space is built from A M, and x = x0 + M V y at
 the end of each cycle (with scalar Jacobi, A M is the system matrix with scaled columns, made
-once). The Arnoldi step orthogonalises with classical Gram-Schmidt applied twice (CGS2: as
-stable as modified Gram-Schmidt, but each pass is one reduction for all basis vectors), and
-Givens rotations keep the Hessenberg matrix triangular, so |g_{j+1}| is the residual norm
-estimate that the device checks every inner iteration. An inner iteration is four launches:
-the product, the first pass's dot products and ||w|| (with the Givens step of the previous
-Hessenberg column), its update (with the second pass's dot products where needed), and the
-second pass where needed with ||w||^2; the new basis vector is normalized by the next
-iteration, which knows its norm from those sums.
+once). The Arnoldi step orthogonalises with classical Gram-Schmidt: the dot products with all
+basis vectors in one pass over the basis, the update in a second, and a second Gram-Schmidt pass
+(DGKS) only in columns where the first left little of w (its test: ||w'||^2 <= ||w||^2 / 20,
+rare outside nearly dependent bases). Givens rotations keep the Hessenberg matrix triangular, so
+|g_{j+1}| is the residual norm estimate that the device checks every inner iteration. An inner
+iteration is four launches: the product, the dot products (normalizing the new basis vector,
+whose norm the last update summed, and with the Givens step of the previous Hessenberg column),
+the update (w' into the next product's input, with ||w'||^2), and the second pass (nothing where
+no column needs it). The kernels read j from the device, so the launches of inner iteration j
+depend on j % 2 alone.
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
 the end of the cycle x is updated and the true residual b - A x decides: converged, or on with
@@ -23,7 +25,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import integer, parameters
+from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
 
@@ -42,6 +44,14 @@ class Gmres(IterativeSolver):
     (set with ``with_<name>`` on ``Gmres.build()``)
     krylov_dim : int, default 30
         m, the iterations of a restart cycle (at most n).
+    flexible : bool, default False
+        Flexible GMRES (Ginkgo's name): keep the preconditioned vectors z_j = M v_j and update
+        x = x0 + Z y, for a preconditioner that changes between applications (an inner iterative
+        solver with a tolerance or a few iterations, a multigrid cycle with such a smoother or
+        coarse solver). Plain GMRES updates x = x0 + M (V y) with one more application of M,
+        which is only exact for a fixed linear M: with a changing one its x is off by how much
+        the applications differ, and it may stagnate. Costs the m vectors of Z and one vector per
+        inner iteration; without a preconditioner, or with scalar Jacobi, it changes nothing.
     criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
         Iterations count inner iterations.
     preconditioner : factory or LinOp, default None (none)
@@ -62,27 +72,38 @@ class Gmres(IterativeSolver):
     @parameters
     class Parameters(PreconditionedParameters):
         krylov_dim: int = attrs.field(default=30, validator=integer(min=1))
+        flexible: bool = attrs.field(default=False, validator=one_of(True, False))
+
+    _storage_shape = ()  # the basis's trailing axes (CbGmres: (2,) for complex values in float16)
 
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
         # a Krylov space cannot grow beyond n dimensions
         self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
+        self._storage_dtype = np.dtype(self.dtype)  # the Krylov basis's storage type
 
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x = self.executor, self.system_matrix, monitor.x
         AM, diag, M = self._right_preconditioned()
         (n, k), m = x.shape, self.krylov_dim
         ws = monitor.ws
-        # v: the input of the next product, v_j as stored (v_0 normalized, later ones not yet)
+        # v: the input of the next product, v_j before its normalization (v_0 normalized)
         r, v, w = ws.vectors("r", "v", "w")
         z, u = ws.vectors("z", "u") if M is not None else (None, None)
-        # Krylov basis V: basis vector i in rows i n .. (i + 1) n;  Hessenberg H: h_{i,j} at (i, j k + column)
-        basis = ws.vector("basis", rows=(m + 1) * n)
+        # flexible GMRES: the preconditioned basis Z, z_j = M v_j, in the value type
+        flexible = self.parameters.flexible and M is not None
+        zbasis = ws.array("zbasis", (m * n, k), self.dtype) if flexible else None
+        # Krylov basis V, in its storage type: basis vector i in rows i n .. (i + 1) n;
+        # Hessenberg H: h_{i,j} at (i, j k + column)
+        basis = ws.array("basis", ((m + 1) * n, k) + self._storage_shape, self._storage_dtype)
         hessenberg = ws.vector("hessenberg", rows=m + 1, cols=m * k)
-        g = ws.vector("g", rows=m + 1)
+        g, nrm = ws.vector("g", rows=m + 1), ws.vector("nrm", rows=1)
         cos, sin = ws.vector("cos", rows=m), ws.vector("sin", rows=m)
         inner = ws.array("inner", (k,), np.int32)
-        # partial sums of ||r||^2, ||w||^2 and of the dot products with the basis
+        # the inner iteration j of the cycle at js[j % 2] (the kernels read it: the launches of
+        # an iteration are the same for every j of its parity)
+        js = ws.array("step", (2,), np.int32)
+        # partial sums of ||r||^2, ||w'||^2 and of the dot products with the basis
         rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 2), ws.partials("h2", m + 1)
         # per column: whether the Gram-Schmidt step needs its second pass
         reorth = ws.array("reorth", (k,), np.uint8)
@@ -93,35 +114,41 @@ class Gmres(IterativeSolver):
         stop = monitor.stop
 
         def restart():
-            # partial sums of ||r||^2: the check of the true residual;  v_0 = r / ||r||;  g = ||r|| e_1
+            # partial sums of ||r||^2: the check of the true residual;  v = r / ||r||;  g = ||r|| e_1;  j = 0
             exec.run("components.reduction.dots", r, r, None, rr)
             A.reduce_sums(rr)
-            exec.run("solver.gmres.restart", r, rr, basis, v, g, inner, stop)
+            exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
 
         def rotate(j: int) -> None:
             # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
             exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
 
         def step(j: int, givens_first: bool) -> None:
-            # w = A M v_j
+            # (inner iteration j, at js[j % 2] on the device)  w = A M v
+            parity = j % 2
             if M is None:
                 AM.apply(v, w)
             else:
                 A.apply(self._precondition(v, z, M), w)
-            # h = V^T w and ||w|| (with givens_first, the Givens step of H[:, j - 1] first);  w = w - V h;
-            # where w lost most of its norm, a second pass w = w - V h2 with h2 = V^T w (DGKS);
-            # v_{j+1} = v = w, ||w||^2 for its norm
-            exec.run("solver.gmres.multi_dot", j, givens_first, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop)
+            # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
+            # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
+            exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
+                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop)
             A.reduce_sums(h)
-            exec.run("solver.gmres.orthogonalize", j, basis, w, ww, h, hessenberg, h2, reorth, stop)
+            # v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2;  where w lost most of its norm
+            # (DGKS), the second pass's h2 = V^H w'
+            exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop)
             A.reduce_sums(h2)
-            exec.run("solver.gmres.reorthogonalize", j, basis, w, h2, hessenberg, v, reorth, ww, stop)
+            # there: v = v - V h2, H[0:j+1, j] += h2, ||v||^2
+            exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
             A.reduce_sums(ww)
 
         def end_cycle(j: int) -> None:
-            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y;  r = b - A x
+            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y);  r = b - A x
             rotate(j)
-            if M is None:
+            if flexible:
+                exec.run("solver.gmres.update", zbasis, hessenberg, g, inner, None, x)
+            elif M is None:
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, diag, x)
             else:
                 u.fill(0.0)

@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
-from ginkpy.core.base.factory import number, parameters
+from ginkpy.core.base.factory import Factory, Parameters, number, parameters
 from ginkpy.core.matrix.dense import as_scalar
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeParameters, IterativeSolver, generate_preconditioner
+from ginkpy.core.solver.solver_base import IterativeParameters, IterativeSolver, generate_preconditioner, updated_part
 
 
 class Ir(IterativeSolver):
@@ -55,6 +55,18 @@ class Ir(IterativeSolver):
         self.solver = generate_preconditioner(self.parameters.solver, self.system_matrix, self.executor,
                                               "inner solver")
         self.relaxation_factor = as_scalar(self.executor, omega, self.dtype)
+
+    def update(self) -> bool:
+        """As :meth:`IterativeSolver.update`, for the inner solver S (generated from a factory)."""
+        valid = super().update()
+        value = self.parameters.solver
+        if isinstance(value, (Parameters, Factory)):
+            self.solver, ok = updated_part(self.solver, lambda: generate_preconditioner(
+                value, self.system_matrix, self.executor, "inner solver"), self, "inner solver")
+            if not ok:
+                valid = False
+                self._forget_captures()
+        return valid
 
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, S, x = self.executor, self.solver, monitor.x

@@ -67,7 +67,7 @@ from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
+from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner, updated_part
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -303,10 +303,17 @@ class Multigrid(IterativeSolver):
             self.inv_diags.append(inv_diag)
             self.pre_smoothers.append(pre)
             self.post_smoothers.append(post)
-        self.omegas = [params.smoother_relax] * len(self.inv_diags)
+        self.omegas = self._omegas(checks)
+
+    def _omegas(self, checks: list) -> list:
+        """The relaxation of the built-in Jacobi sweeps of every level from their setup's
+        ``checks`` (level, first zero diagonal, Gershgorin bounds: device arrays, read at once);
+        a zero diagonal is a ValueError."""
+        params = self.parameters
+        omegas = [params.smoother_relax] * len(self.inv_diags)
         if not checks:
-            return
-        host = exec.to_host(*[array for _, first_zero, bounds in checks for array in (first_zero, bounds)])
+            return omegas
+        host = self.executor.to_host(*[array for _, first_zero, bounds in checks for array in (first_zero, bounds)])
         for (l, _, _), first_zero, bounds in zip(checks, host[0::2], host[1::2]):
             row = int(first_zero[0])
             if row < self.matrices[l].shape[0]:
@@ -316,7 +323,8 @@ class Multigrid(IterativeSolver):
             # omega scaled down where rho exceeds 2 (a fixed 0.9 would amplify the top modes)
             rho = float(np.max(bounds, initial=0.0))
             if rho > 0:
-                self.omegas[l] = params.smoother_relax * min(1.0, 2 / rho)
+                omegas[l] = params.smoother_relax * min(1.0, 2 / rho)
+        return omegas
 
     def _smoother(self, value: Any, A: Csr, what: str) -> LinOp | None:
         """The smoother generated on A, None for the built-in Jacobi sweeps."""
@@ -370,6 +378,68 @@ class Multigrid(IterativeSolver):
         # that result: the two visits of a W- or F-cycle above), on the device
         for guesses in ((True,), (True, False)):
             self._schedules[guesses] = self.executor.from_host(self.coarse.schedule(guesses, self.smoother_iters))
+
+    # -- new values of the system matrix ----------------------------------------------------------
+    def update(self) -> bool:
+        """Follow new values of the system matrix on the same sparsity pattern (written in
+        place: ``A.update_values``), AmgX's structure reuse: the aggregates and transfer
+        operators of every level are kept and only the numeric parts recomputed, from the
+        finest level down: the Galerkin products R A P (``Pgm.update``), the Jacobi smoothers'
+        D^-1 and relaxation, the coarsest level's inverse, the arrays of the levels cycled
+        through in one launch, all into the arrays the cycle reads (so its captured launches
+        stay valid). A smoother or coarsest solver without an update of its own is generated
+        anew. Returns whether the launches recorded with this solver stay valid (False where a
+        smoother's relaxation or a part's arrays changed: captured again at the next apply)."""
+        exec, params = self.executor, self.parameters
+        check_values(self.system_matrix)
+        for level in self.levels:
+            level.update()  # (level l's fine matrix is level l - 1's coarse one, updated just before)
+        valid, checks = True, []
+        for l, A in enumerate(self.matrices[:-1]):
+            pre, post = self.pre_smoothers[l], self.post_smoothers[l]
+            if pre is not None:
+                new_pre, ok = self._updated(pre, params.pre_smoother, A, "pre_smoother")
+                valid &= ok
+                if post is pre:
+                    new_post = new_pre
+                elif params.post_smoother is not None or post is None:
+                    new_post, ok = self._updated(post, params.post_smoother, A, "post_smoother")
+                    valid &= ok
+                else:  # (pre's backward sweep)
+                    new_post, valid = new_pre.backward(), False
+                self.pre_smoothers[l], self.post_smoothers[l] = new_pre, new_post
+            elif post is not None:
+                self.post_smoothers[l], ok = self._updated(post, params.post_smoother, A, "post_smoother")
+                valid &= ok
+            if self.inv_diags[l] is not None:
+                checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, self.inv_diags[l])))
+        omegas = self._omegas(checks)
+        merged = len(self.levels) if self.merged_from is None else self.merged_from
+        # (the relaxation of a level launched on its own is an argument of its recorded launches)
+        valid &= omegas[:merged] == self.omegas[:merged]
+        self.omegas = omegas
+        coarsest = self.coarsest_solver
+        if isinstance(coarsest, Dense) and self.parameters.coarsest_solver is None:
+            host = exec.host
+            exec.write(coarsest.values, host.run("solver.multigrid.dense_inverse", self.matrices[-1].clone(host)))
+        else:
+            self.coarsest_solver, ok = self._updated(coarsest, params.coarsest_solver, self.matrices[-1],
+                                                     "coarsest_solver")
+            valid &= ok
+        if self.coarse is not None:
+            # the levels cycled through in one launch: their packed values, D^-1 and omegas in place
+            self.coarse.omegas = self.omegas[self.merged_from:]
+            exec.run("solver.multigrid.pack_coarse_levels", self.coarse)
+        if not valid:
+            self._forget_captures()
+        return valid
+
+    def _updated(self, part: LinOp, value: Any, A: Csr, what: str) -> tuple[LinOp, bool]:
+        """A smoother or coarsest solver after new values of its level's matrix (see updated_part)."""
+        if what == "coarsest_solver":
+            return updated_part(part, lambda: generate_preconditioner(value, A, self.executor, what,
+                                                                      initial_guess="zero"), self, what)
+        return updated_part(part, lambda: self._smoother(value, A, what), self, what)
 
     # -- the hierarchy ----------------------------------------------------------------------------
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -63,6 +63,30 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
             op.inner = True
         return op
     raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
+
+
+def updated_part(part: LinOp, regenerate: Callable[[], LinOp], owner: Any, what: str) -> tuple[LinOp, bool]:
+    """A part generated on a system matrix (a preconditioner, an inner solver, a smoother)
+    after new values of that matrix: its own ``update()`` where it has one, with whether the
+    launches recorded with it stay valid; else (no update, or NotImplementedError from it)
+    ``regenerate()``, with one ``logging`` line, and False."""
+    update = getattr(part, "update", None)
+    why = "it has no values update"
+    if update is not None:
+        try:
+            return part, bool(update())
+        except NotImplementedError as err:
+            why = str(err)
+    logging.getLogger("ginkpy").info("%s: its %s %s is generated anew (%s)", type(owner).__name__, what,
+                                     type(part).__name__, why)
+    return regenerate(), False
+
+
+def check_values(A: LinOp) -> None:
+    """Refuse new values of a system matrix that are not finite (a ValueError), as generation
+    refuses them."""
+    if hasattr(A, "is_finite") and not A.is_finite():
+        raise ValueError("the system matrix contains NaN or Inf values (after its values update)")
 
 
 @parameters
@@ -192,20 +216,12 @@ class IterativeSolver(EnableBuild, LinOp):
         >>> solver.update()                 # Jacobi/ILU/AMG recomputed numerically only
         """
         A = self.system_matrix
-        if hasattr(A, "is_finite") and not A.is_finite():
-            raise ValueError("the system matrix contains NaN or Inf values (after its values update)")
+        check_values(A)
         valid = True
         value = self.parameters.preconditioner if isinstance(self.parameters, PreconditionedParameters) else None
         if isinstance(value, (Parameters, Factory)):
-            update = getattr(self.preconditioner, "update", None)
-            if update is not None:
-                valid = bool(update())
-            else:
-                logging.getLogger("ginkpy").info(
-                    "%s: its preconditioner %s has no values update: generated anew", type(self).__name__,
-                    type(self.preconditioner).__name__)
-                self.preconditioner = generate_preconditioner(value, A, self.executor)
-                valid = False
+            self.preconditioner, valid = updated_part(
+                self.preconditioner, lambda: generate_preconditioner(value, A, self.executor), self, "preconditioner")
         if self._scaled_matrix is not None:
             diag = self._diagonal_preconditioner
             if diag is None:  # (the preconditioner is no longer scalar Jacobi)
@@ -213,9 +229,15 @@ class IterativeSolver(EnableBuild, LinOp):
             else:
                 # A D^-1 again, into the same arrays
                 self.executor.run("matrix.csr.scale_columns", A, diag, self._scaled_matrix.values)
-        if not valid and self._workspace is not None:
-            self._workspace.items.pop("replays", None)  # captured again at the next apply
+        if not valid:
+            self._forget_captures()
         return valid
+
+    def _forget_captures(self) -> None:
+        """Drop the captured iterations (a part of them made new arrays): captured again at
+        the next apply."""
+        if self._workspace is not None:
+            self._workspace.items.pop("replays", None)
 
     def _monitored_solve(self, b: Dense, x: Dense, guess: str | None) -> SolveResult:
         """One solve of A x = b from ``guess`` ("provided" or None: x; "zero"; "rhs": b): the

@@ -104,6 +104,7 @@ class TriangularSolver(EnableBuild, LinOp):
         A = check_system_matrix(system_matrix, exec)
         if not isinstance(A, (Csr, Dense)) and hasattr(A, "to_csr"):
             A = A.to_csr()  # Coo, Ell, Sellp, Hybrid
+        self._follows = A is system_matrix  # (a converted copy does not see a values update)
         if not isinstance(A, (Csr, Dense)):
             raise TypeError(f"{type(self).__name__} solves with a sparse matrix (converted to Csr) or a Dense, "
                             f"not {type(A).__name__}")
@@ -118,11 +119,33 @@ class TriangularSolver(EnableBuild, LinOp):
         else:
             # analyse the triangle once (level structure on OpenCL)
             self.plan, zero_row = exec.run("solver.triangular.generate", A, self.lower, self.unit_diagonal)
+        self._check_diagonal(zero_row)
+        self._work: Dense | None = None
+
+    def _check_diagonal(self, zero_row: int) -> None:
         if zero_row >= 0:
             raise ValueError(f"{type(self).__name__}: the diagonal entry of row {zero_row} is zero or not stored, "
                              f"so the triangular system is singular; if the diagonal is implicitly 1, "
                              f"build with .with_unit_diagonal(True)")
-        self._work: Dense | None = None
+
+    def update(self) -> bool:
+        """Follow new values of the triangle written in place on its pattern
+        (``T.update_values``): the prepared solve recomputed into its own arrays, its level
+        structure kept (the inverse diagonal of the Jacobi sweeps, the scaled triangle on the
+        host, the level-ordered values on a GPU). Returns True: launches recorded with this
+        solver stay valid."""
+        A, exec = self.system_matrix, self.executor
+        if not self._follows:
+            raise NotImplementedError(f"{type(self).__name__} was generated on a converted copy of its matrix, "
+                                      f"which a values update does not reach")
+        if isinstance(A, Dense):
+            return True  # (read as it is at every solve)
+        if self.jacobi:
+            zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
+        else:
+            zero_row = exec.run("solver.triangular.update", self.plan, A, self.lower, self.unit_diagonal)
+        self._check_diagonal(zero_row)
+        return True
 
     _of_triangle: dict = {}  # LowerTrs and UpperTrs by their ``lower``
 

@@ -1,11 +1,27 @@
-// Kernels of Gmres. Vectors are n x k row-major (entry (row, c) at row * k + c, `size` = n k);
-// basis vector i starts at basis + i * size; h_{i,j} of column c is
-// hessenberg[i * hess_stride + j * k + c] (hess_stride = m k); g, cos and sin hold entry i of
-// column c at i * k + c. Basis vector j + 1 is stored unnormalized by reorthogonalize and
-// normalized by the next orthogonalize, which knows its norm from the partial sums ww.
+// Kernels of Gmres and CbGmres. Vectors are n x k row-major (entry (row, c) at row * k + c);
+// the Krylov basis holds basis vector i at basis + i * stride (stride = n k), normalized, in
+// the storage type of components/krylov_basis.cl (the value type for Gmres); h_{i,j} of column c
+// is hessenberg[i * hess_stride + j * k + c] (hess_stride = m k); g, cos and sin hold entry i of
+// column c at i * k + c. Inner iteration j: the product w = A v, then multi_dot (v_j = v / ||v||
+// into the basis, the dot products V^H w and w^H w: one pass over the basis), orthogonalize (w' =
+// w / ||v|| - V h into v: the second pass), reorthogonalize (the DGKS correction, in columns
+// that need it: otherwise nothing). Every kernel runs in the reduction layout (REDUCTION_LAYOUT).
+// They read j from the device, step[parity] (restart sets step[0] = 0, multi_dot step[1 - parity]
+// = j + 1, iteration j having parity j % 2), and keep their partial sums at a stride of m + 2 (h)
+// or m + 1 (h2) per column: so the launches of every inner iteration are the same but for their
+// parity, and a captured iteration replays for every j.
 #include "common.cl"
+#include "components/krylov_basis.cl"
 
 #define SINGULAR 100  // a rotated diagonal below SINGULAR eps of its column's norm: H is rank-deficient
+
+// The DGKS test (Daniel, Gragg, Kaufman, Stewart): the second pass runs where the first left
+// ||w'||^2 = ||w||^2 - ||h||^2 <= REORTH_ETA2 ||w||^2 (w lost most of its norm to the basis, so
+// rounding may have left w' far from orthogonal to it). Ginkgo's 1/2 (eta = 1/sqrt 2) asks for it
+// in 97% of the inner iterations of Jacobi-preconditioned PDE systems, whose w = A v_j is mostly
+// v_j itself; 1/20 keeps every measured iteration count (the real matrices of ../shared, Poisson,
+// convection-diffusion, Helmholtz, float32 to complex128) and asks in 0-10% of them there.
+#define REORTH_ETA2 0.05
 
 // The Givens step of Hessenberg column j of column c (running): h_{j+1,j} = nrm; rotations
 // 0..j-1 applied; rotation j zeroes h_{j+1,j}; g_{j+1} = -conj(sin_j) g_j, g_j = cos_j g_j;
@@ -58,17 +74,16 @@ inline void givens_step(const int j, const int c, const int k, const int hess_st
 }
 
 // The true residual's norm ||r|| (sum of rr): the first check (no check yet), or the
-// confirmation of a column PENDING; then in running columns v_0 = v = r / ||r|| and g_0 =
-// ||r||; inner = 0 in every column (reduction layout). Work-groups other than the writer may
-// read a column's status before the writer's first check stops it and its check count after:
-// they then write v and v_0 of that stopped column, which nothing reads (the verdict, g and
-// inner are the writer's alone).
+// confirmation of a column PENDING; then in running columns v = r / ||r|| and g_0 = ||r||;
+// inner = 0 in every column, and the cycle's inner iteration step[0] = 0. Work-groups other than the writer may read a column's status
+// before the writer's first check stops it and its check count after: they then write v of that
+// stopped column, which nothing reads (the verdict, g and inner are the writer's alone).
 __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
-                      __global const value_type* rr, const int rr_parts,
-                      __global value_type* basis, __global value_type* v, __global value_type* g,
-                      __global int* inner, STOP_PARAMS, __local value_type* sums,
-                      __local value_type* tmp)
+                      __global const value_type* rr, const int rr_parts, __global value_type* v,
+                      __global value_type* g, __global int* inner, __global int* step, STOP_PARAMS,
+                      __local value_type* sums, __local value_type* tmp)
 {
+    if (get_group_id(0) == 0 && get_group_id(1) == 0 && get_local_id(0) == 0) step[0] = 0;
     sum_partials(rr, rr_parts, k, sums, tmp);
     REDUCTION_LAYOUT;
     if (col >= k) return;
@@ -89,184 +104,185 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
     }
     if (!running) return;
     const real_type inv = nrm != 0 ? 1 / nrm : 0;
-    for (int row = begin; row < end; row += lanes) {
-        const int i = row * k + col;
-        const value_type value = r[i] * inv;
-        v[i] = value;
-        basis[i] = value;
-    }
+    for (int row = begin; row < end; row += lanes) v[row * k + col] = r[row * k + col] * inv;
 }
 
-// partial[group] = sum over rows [g * rows_per_group, (g + 1) * rows_per_group) of
-// conj(v_i[row, c]) w[row, c], for group = g * (num + 1) k + i k + c, i < num = j + 1, and for
-// i = num of |w[row, c]|^2 (||w|| before the orthogonalization, for the test whether it needs a second
-// pass), every column. With `rotate` (and j > 0) the first work-item of group c first takes the
-// Givens step of Hessenberg column j - 1 of column c, h_{j,j-1} = ||w_j|| from the partial sums ww.
-__kernel void multi_dot(const int n, const int k, const int j, const int rotate, const int rows_per_group,
-                        const int hess_stride, __global const value_type* basis,
-                        __global const value_type* w, __global const value_type* ww,
-                        const int ww_parts, __global value_type* partial,
+// The first pass over the basis, inner iteration j = step[parity] (w = A v): nrm = ||v|| (the sum
+// of ww, the partial sums of ||w'||^2 of the last orthogonalization; 1 for j = 0, v_0 being
+// normalized), into nrm_out; v_j = v / nrm into the basis (in its storage type), with FLEXIBLE
+// (flexible GMRES) also z_j = z / nrm, z = M v, into zbasis (in the value type); then the partial
+// sums of conj(v_l) . w, l = 0..j (v_j as stored), and of w . w, partial[group, l k + c] for l <=
+// j + 1 (rows of (m + 2) k); step[1 - parity] = j + 1. With `rotate` (and j > 0) the work-groups
+// first take the Givens step of Hessenberg column j - 1, one column each in turn (h_{j,j-1} =
+// ||v||).
+__kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, const int rotate,
+                        const int hess_stride, const int stride, __global const value_type* v,
+                        __global storage_type* basis, __global const value_type* z,
+                        __global value_type* zbasis, __global const value_type* w,
+                        __global const value_type* ww, const int ww_parts,
+                        __global value_type* nrm_out, __global value_type* partial,
                         __global value_type* hessenberg, __global value_type* g,
                         __global value_type* cos_, __global value_type* sin_, __global int* inner,
-                        STOP_PARAMS, __local value_type* sums, __local value_type* tmp)
+                        STOP_PARAMS, __local value_type* sums, __local value_type* red)
 {
-    const int group = get_group_id(0);
+    const int j = step[parity];
     const int num = j + 1;
-    sum_partials(ww, rotate && j > 0 ? ww_parts : 0, k, sums, tmp);
-    if (rotate && j > 0 && group < k && get_local_id(0) == 0) {
-        givens_step(j - 1, group, k, hess_stride, sqrt(real_part(sums[group])), hessenberg, g, cos_,
-                    sin_, inner, STOP_ARGS);
+    const int row_stride = hess_stride + 2 * k;  // (m + 2) k
+    sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, red);
+    if (rotate && j > 0 && get_local_id(0) == 0) {
+        const int groups = get_num_groups(0) * get_num_groups(1);
+        for (int c = get_group_id(1) * get_num_groups(0) + get_group_id(0); c < k; c += groups) {
+            givens_step(j - 1, c, k, hess_stride, sqrt(real_part(sums[c])), hessenberg, g, cos_, sin_, inner,
+                        STOP_ARGS);
+        }
     }
-    const int pairs = (num + 1) * k;
-    const int pair = group % pairs;
-    const int c = pair % k;
-    const int begin = group / pairs * rows_per_group;
-    const int end = min(n, begin + rows_per_group);
-    __global const value_type* v = pair / k == num ? w : basis + pair / k * n * k;
-    value_type sum = 0;
-    for (int row = begin + get_local_id(0); row < end; row += get_local_size(0)) {
-        sum += mul_conj(v[row * k + c], w[row * k + c]);
-    }
-    sum = local_sum(tmp, sum, get_local_id(0), get_local_size(0), 1);
-    if (get_local_id(0) == 0) partial[group] = sum;
-}
-
-// the second pass's dot products a work-item keeps at once (the same registers for complex
-// values: more make PoCL's code generation for a GPU-like work-group take minutes)
-#define MAX_DOTS (VALUE_COMPLEX ? 16 : 32)
-
-// The DGKS test of column c after the first pass, from its sums (nrm = ||w_j||, the partial sums
-// of V^H w and of w^H w at sums[k + ...]): ||w - V h||^2 = ||w||^2 - ||h||^2 <= ||w||^2 / 2.
-inline bool second_pass(__local const value_type* sums, const int k, const int j, const int c)
-{
-    const real_type nrm = j > 0 ? sqrt(real_part(sums[c])) : 1;
-    const real_type inv = nrm > 0 ? 1 / nrm : 0;
-    const real_type before = real_part(sums[k + (j + 1) * k + c]) * inv * inv;
-    real_type h_sq = 0;
-    for (int l = 0; l <= j; ++l) {
-        const value_type h_l = sums[k + l * k + c] * inv * (l == j ? inv : 1);
-        h_sq += abs2(h_l);
-    }
-    return !(before - h_sq > before / 2);
-}
-
-// The first pass (reduction layout): nrm = ||w_j|| (sum of ww; 1 for j = 0); v_j = v_j / nrm
-// (stored unnormalized); h = (V^H w) / nrm (and / nrm^2 for v_j) from the partial sums h;
-// w = w / nrm - V h; H[0:j+1, j] = h in running columns. A column whose w lost most of its
-// norm, ||w - V h||^2 = ||w||^2 - ||h||^2 <= ||w||^2 / 2 (the DGKS test: then rounding may have
-// left it far from orthogonal), needs a second pass: its flag reorth is set, and in the same
-// pass go out the partial sums h2 of V^H w, the second pass's dot products (MAX_DOTS at a time;
-// with SINGLE_LANE, a CPU's one work-item per group, without a work-group sum).
-__kernel void orthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
-                            __global value_type* basis, __global value_type* w,
-                            __global const value_type* ww, const int ww_parts,
-                            __global const value_type* h, const int h_parts,
-                            __global value_type* hessenberg, __global value_type* h2,
-                            __global uchar* reorth, __global const uchar* status,
-                            __local value_type* sums, __local value_type* tmp)
-{
-    const int num = j + 1;
-    sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, tmp);
-    sum_partials(h, h_parts, (num + 1) * k, sums + k, tmp);
     REDUCTION_LAYOUT;
-    const int size = n * k;
-    const int c = col < k ? col : 0;
-    const real_type nrm = j > 0 ? sqrt(real_part(sums[c])) : 1;
-    const real_type inv = nrm > 0 ? 1 / nrm : 0;
-    const bool again = second_pass(sums, k, j, c);
-    if (col < k && group == 0 && y_ == 0) reorth[col] = again;
-    // the dot products of the second pass only where it runs: the work-group makes them when
-    // one of its columns needs them (a bound the same for all its work-items: barriers)
-    bool group_again = false;
-    for (int cc = get_group_id(0) * width; cc < min(k, (int)get_group_id(0) * width + width); ++cc) {
-        group_again |= second_pass(sums, k, j, cc);
-    }
-    if (col < k && !again) {
-        for (int row = begin; row < end; row += lanes) {
-            const int i = row * k + col;
-            const value_type v_j = basis[j * size + i] * inv;
-            if (j > 0) basis[j * size + i] = v_j;
-            value_type w_i = w[i] * inv;
-            for (int l = 0; l < j; ++l) w_i -= mul(sums[k + l * k + col] * inv, basis[l * size + i]);
-            w[i] = w_i - mul(sums[k + j * k + col] * inv * inv, v_j);
-        }
-    }
-    for (int first = 0; first < (group_again ? num : 0); first += MAX_DOTS) {
-        const int count = min(MAX_DOTS, num - first);
-        value_type acc[MAX_DOTS];
-        for (int l = 0; l < MAX_DOTS; ++l) acc[l] = 0;
-        if (col < k && again) {
-            for (int row = begin; row < end; row += lanes) {
-                const int i = row * k + col;
-                value_type w_i;
-                if (first == 0) {
-                    const value_type v_j = basis[j * size + i] * inv;
-                    if (j > 0) basis[j * size + i] = v_j;
-                    w_i = w[i] * inv;
-                    for (int l = 0; l < j; ++l) w_i -= mul(sums[k + l * k + col] * inv, basis[l * size + i]);
-                    w_i -= mul(sums[k + j * k + col] * inv * inv, v_j);
-                    w[i] = w_i;
-                } else {
-                    w_i = w[i];
-                }
-                for (int l = 0; l < count; ++l) acc[l] += mul_conj(basis[(first + l) * size + i], w_i);
-            }
-        }
-#if SINGLE_LANE
-        if (col < k && again) {
-            for (int l = 0; l < count; ++l) h2[group * num * k + (first + l) * k + col] = acc[l];
-        }
-#else
-        for (int l = 0; l < count; ++l) {
-            const value_type s_l = REDUCE_LANES(acc[l], tmp);
-            if (IS_LANE_ROOT && again) h2[group * num * k + (first + l) * k + col] = s_l;
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-#endif
-    }
-    if (col < k && group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
-        for (int l = 0; l < j; ++l) hessenberg[l * hess_stride + j * k + col] = sums[k + l * k + col] * inv;
-        hessenberg[j * hess_stride + j * k + col] = sums[k + j * k + col] * inv * inv;
-    }
-}
-
-// The second pass (reduction layout), in columns whose reorth flag is set: w = w - V h2 (h2 from
-// the partial sums), H[0:j+1, j] += h2 in running columns; then in every column v_{j+1} = v = w
-// and the partial sums of ||w||^2.
-__kernel void reorthogonalize(REDUCTION_PARAMS, const int j, const int hess_stride,
-                              __global value_type* basis, __global value_type* w,
-                              __global const value_type* h, const int h_parts,
-                              __global value_type* hessenberg, __global value_type* v,
-                              __global const uchar* reorth, __global const uchar* status,
-                              __global value_type* ww, __local value_type* sums,
-                              __local value_type* tmp)
-{
-    const int num = j + 1;
-    sum_partials(h, h_parts, num * k, sums, tmp);
-    REDUCTION_LAYOUT;
-    const int size = n * k;
-    value_type s = 0;
     if (col < k) {
-        const int used = reorth[col] ? num : 0;
+        const real_type nrm = j > 0 ? sqrt(real_part(sums[col])) : 1;
+        const real_type inv = nrm > 0 ? 1 / nrm : 0;
+        if (group == 0 && y_ == 0) nrm_out[col] = to_value(nrm);
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
-            value_type value = w[i];
-            for (int l = 0; l < used; ++l) value -= mul(sums[l * k + col], basis[l * size + i]);
-            w[i] = value;
-            basis[num * size + i] = value;
-            v[i] = value;
-            s += to_value(abs2(value));
-        }
-        if (used && group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
-            for (int l = 0; l < num; ++l) hessenberg[l * hess_stride + j * k + col] += sums[l * k + col];
+            store_basis(basis, j * stride + i, v[i] * inv);
+#if FLEXIBLE
+            zbasis[j * stride + i] = z[i] * inv;
+#endif
         }
     }
-    s = REDUCE_LANES(s, tmp);
+    if (get_group_id(0) == 0 && group == 0 && get_local_id(0) == 0) step[1 - parity] = j + 1;
+    // (each work-item reads back only the entries of v_j it wrote)
+#if CPU_LAYOUT
+    cpu_basis_dots(num, true, k, col, begin, end, group, basis, stride, w, partial, row_stride);
+#else
+    for (int first = 0; first <= num; first += DOTS) {
+        basis_dots(first, num, true, LAYOUT_ARGS, basis, stride, w, partial, row_stride, red);
+    }
+#endif
+}
+
+// Whether column c needs the second pass, from the sums of multi_dot (dots[l k + c], l <= j + 1):
+// ||w||^2 - ||h||^2 <= REORTH_ETA2 ||w||^2 (both sides scaled by 1 / nrm^2, which cancels).
+inline bool second_pass(__local const value_type* dots, const int k, const int j, const int c)
+{
+    const real_type before = real_part(dots[(j + 1) * k + c]);
+    real_type h_sq = 0;
+    for (int l = 0; l <= j; ++l) h_sq += abs2(dots[l * k + c]);
+    return !(before - h_sq > REORTH_ETA2 * before);
+}
+
+// The second pass over the basis, inner iteration j = step[parity]: with h_l = (conj(v_l) . w) /
+// nrm (the sums of multi_dot's partial sums h) and nrm from multi_dot, w' = w / nrm - V h into v,
+// H[0:j+1, j] = h in running columns, the partial sums of ||w'||^2 into ww, and the DGKS test into
+// reorth: where it asks for a second pass, also the partial sums h2 of V^H w' (rows of (m + 1) k;
+// its dot products, read again from the basis by the work-groups that have such a column).
+__kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const int parity,
+                            const int hess_stride, const int stride,
+                            __global const storage_type* basis, __global const value_type* w,
+                            __global const value_type* nrm, __global const value_type* h,
+                            const int h_parts, __global value_type* hessenberg,
+                            __global value_type* v, __global value_type* ww,
+                            __global value_type* h2, __global uchar* reorth,
+                            __global const uchar* status, __local value_type* sums,
+                            __local value_type* red)
+{
+    const int j = step[parity];
+    const int num = j + 1;
+    sum_partials_strided(h, h_parts, hess_stride + 2 * k, (num + 1) * k, sums, red);
+    REDUCTION_LAYOUT;
+    const int c = col < k ? col : 0;
+    const real_type norm = real_part(nrm[c]);
+    const real_type inv = norm > 0 ? 1 / norm : 0;
+    const bool again = col < k && second_pass(sums, k, j, c);
+    // whether a column of this work-group needs the second pass's dot products (the same for
+    // all its work-items: barriers follow)
+    const bool group_again = local_sum_int((__local int*)red, again, get_local_id(0), get_local_size(0), 1) > 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    value_type s = 0;
+#if CPU_LAYOUT
+    if (col < k) s = to_value(cpu_basis_update(num, sums, inv, k, col, begin, end, basis, stride, w, v));
+#else
+    if (col < k) {
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            // (two sums: half the dependent chain per row)
+            value_type a0 = w[i], a1 = 0;
+            int l = 0;
+            for (; l + 1 < num; l += 2) {
+                a0 -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+                a1 -= mul(sums[(l + 1) * k + col], load_basis(basis, (l + 1) * stride + i));
+            }
+            if (l < num) a0 -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+            const value_type w_i = (a0 + a1) * inv;
+            v[i] = w_i;
+            s += to_value(abs2(w_i));
+        }
+    }
+#endif
+    s = REDUCE_LANES(s, red);
     if (IS_LANE_ROOT) ww[group * k + col] = s;
+    if (col < k && group == 0 && y_ == 0) {
+        reorth[col] = again;
+        if (status[col] == STATUS_RUNNING) {
+            for (int l = 0; l < num; ++l) hessenberg[l * hess_stride + j * k + col] = sums[l * k + col] * inv;
+        }
+    }
+    // (each work-item reads back only the entries of v it wrote; no barrier in a branch: PoCL)
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if CPU_LAYOUT
+    if (group_again) cpu_basis_dots(num, false, k, col, begin, end, group, basis, stride, v, h2, hess_stride + k);
+#else
+    for (int first = 0; first < (group_again ? num : 0); first += DOTS) {
+        basis_dots(first, num, false, LAYOUT_ARGS, basis, stride, v, h2, hess_stride + k, red);
+    }
+#endif
+}
+
+// The DGKS second pass, inner iteration j = step[parity], in the columns whose reorth flag is set: w'' = w' -
+// V h2 (h2: the sums of orthogonalize's partial sums) into v, H[0:j+1, j] += h2 in running
+// columns, and the partial sums of ||w''||^2 into ww in place of orthogonalize's. Work-groups
+// without such a column only read the flags.
+__kernel void reorthogonalize(REDUCTION_PARAMS, __global const int* step, const int parity,
+                              const int hess_stride, const int stride,
+                              __global const storage_type* basis, __global value_type* v,
+                              __global const value_type* h2, const int h2_parts,
+                              __global value_type* hessenberg, __global const uchar* reorth,
+                              __global const uchar* status, __global value_type* ww,
+                              __local value_type* sums, __local value_type* tmp)
+{
+    REDUCTION_LAYOUT;
+    bool group_again = false;
+    for (int c = get_group_id(0) * width; c < min(k, (int)get_group_id(0) * width + width); ++c) {
+        group_again |= reorth[c] != 0;
+    }
+    const int j = step[parity];
+    const int num = j + 1;
+    const bool again = col < k && reorth[col];
+    // the sums only in work-groups with such a column (a loop with no turn elsewhere: no barrier
+    // in a branch, which PoCL mistranslates)
+    sum_partials_strided(h2, h2_parts, hess_stride + k, group_again ? num * k : 0, sums, tmp);
+    value_type s = 0;
+#if CPU_LAYOUT
+    if (again) s = to_value(cpu_basis_update(num, sums, 1, k, col, begin, end, basis, stride, v, v));
+#else
+    if (again) {
+        for (int row = begin; row < end; row += lanes) {
+            const int i = row * k + col;
+            value_type v_i = v[i];
+            for (int l = 0; l < num; ++l) v_i -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+            v[i] = v_i;
+            s += to_value(abs2(v_i));
+        }
+    }
+#endif
+    s = REDUCE_LANES(s, tmp);
+    if (IS_LANE_ROOT && again) ww[group * k + col] = s;
+    if (again && group == 0 && y_ == 0 && status[col] == STATUS_RUNNING) {
+        for (int l = 0; l < num; ++l) hessenberg[l * hess_stride + j * k + col] += sums[l * k + col];
+    }
 }
 
 // One work-group: the Givens step of Hessenberg column j in every running column,
-// h_{j+1,j} = ||w|| from the partial sums ww.
+// h_{j+1,j} = ||w'|| from the partial sums ww.
 __kernel void givens(const int k, const int j, const int hess_stride,
                      __global const value_type* ww, const int ww_parts,
                      __global value_type* hessenberg, __global value_type* g,
@@ -281,10 +297,10 @@ __kernel void givens(const int k, const int j, const int hess_stride,
 }
 
 // y = R^-1 g per column (R the leading inner x inner triangle of H; each work-group solves it
-// in local memory, one work-item per column), then x += V y, or x += diag (V y) with DIAGONAL
-// (reduction layout).
-__kernel void update(REDUCTION_PARAMS, const int m, const int hess_stride,
-                     __global const value_type* basis, __global const value_type* hessenberg,
+// in local memory, one work-item per column), then x += V y, or x += diag (V y) with DIAGONAL:
+// one pass over the basis.
+__kernel void update(REDUCTION_PARAMS, const int m, const int hess_stride, const int stride,
+                     __global const storage_type* basis, __global const value_type* hessenberg,
                      __global const value_type* g, __global const int* inner,
                      __global const value_type* diag, __global value_type* x,
                      __local value_type* y)
@@ -301,16 +317,35 @@ __kernel void update(REDUCTION_PARAMS, const int m, const int hess_stride,
     barrier(CLK_LOCAL_MEM_FENCE);
     REDUCTION_LAYOUT;
     if (col >= k) return;
-    const int size = n * k;
     const int used = inner[col];
+#if CPU_LAYOUT
+    value_type buf[CPU_BLOCK];
+    for (int r0 = begin; r0 < end; r0 += CPU_BLOCK) {
+        const int len = min(end - r0, CPU_BLOCK);
+        for (int r = 0; r < len; ++r) buf[r] = 0;
+        for (int l = 0; l < used; ++l) {
+            const value_type c = y[l * k + col];
+            const int offset = l * stride + r0 * k + col;
+            for (int r = 0; r < len; ++r) buf[r] += mul(c, load_basis(basis, offset + r * k));
+        }
+        for (int r = 0; r < len; ++r) {
+#if DIAGONAL
+            x[(r0 + r) * k + col] += mul(diag[r0 + r], buf[r]);
+#else
+            x[(r0 + r) * k + col] += buf[r];
+#endif
+        }
+    }
+#else
     for (int row = begin; row < end; row += lanes) {
         const int i = row * k + col;
         value_type value = 0;
-        for (int l = 0; l < used; ++l) value += mul(y[l * k + col], basis[l * size + i]);
+        for (int l = 0; l < used; ++l) value += mul(y[l * k + col], load_basis(basis, l * stride + i));
 #if DIAGONAL
         x[i] += mul(diag[row], value);
 #else
         x[i] += value;
 #endif
     }
+#endif
 }

@@ -1,99 +1,89 @@
-"""OpenCL kernels of Gmres (sources in gmres_kernels.cl).
+"""OpenCL kernels of Gmres and CbGmres (sources in gmres_kernels.cl).
 
-Vector work runs in the reduction layout (few work-groups, each summing the partial sums it
-needs; reorthogonalize also sums ||w||^2); the dot products against all basis vectors
-are one launch with one group of partial sums per basis vector and column, which the next
-kernel sums itself; the Givens steps run in the first work-items of that launch (or of
-``givens``, one work-group, at the end of a cycle).
+Every kernel runs in the reduction layout (``launch.reduction_shape``): on a GPU work-groups
+of 256 work-items over a block of rows each, on a CPU one work-item over a long contiguous
+stretch. An inner iteration reads the Krylov basis twice: ``multi_dot`` for the dot products
+with all basis vectors at once (a GEMV with the conjugate transpose, components/krylov_basis.cl;
+one partial sum per work-group and product, which the next kernel sums itself) and
+``orthogonalize`` for the update w' = w - V h (a GEMV); the DGKS second pass reads it again only
+where its test asks. The basis is a raw executor array in its storage type: the value type, or
+float32 / float16 for CbGmres.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import (ceil_div, check_int32, consumer_buffers, local_buffer, pow2_at_most,
-                                  reduction_shape, resize, stop_args)
+from ginkpy.opencl.components.krylov_basis import defines, dot_scratch, dot_shape
+from ginkpy.opencl.launch import (check_int32, consumer_buffers, local_buffer, pow2_at_most, reduction_shape, resize,
+                                  stop_args)
 
 
-def _kernel(exec, dtype, name, **defines):
-    return exec.kernel(__file__, dtype, name, **defines)
-
-
-def _layout(exec, name, v, *args, local=lambda size: (), defines=None):
-    """A kernel in the reduction layout over the rows of v (its local buffers made for the
-    work-group size by ``local``)."""
+def _launch(exec, name, basis, v, shape, *args, **extra):
+    """Kernel ``name`` in the reduction layout ``shape`` over the rows of v, for a basis in its
+    storage type (None: the value type), its CPU variant where a work-group is one work-item."""
     n, k = v.shape
-    shape = reduction_shape(exec.info, n, k)
-    _kernel(exec, v.dtype, name, **(defines or {}))(
-        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), *args,
-        *local(shape.local_size[0]))
+    kernel = exec.kernel(__file__, v.dtype, name, **defines(v.dtype, basis, shape), **extra)
+    kernel(exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), *args)
 
 
-def restart(exec, r, rr, basis, v, g, inner, stop):
-    """The true residual's norm: first check or confirmation; v_0 = v = r / ||r||, g_0 = ||r||."""
-    check_int32(basis.values.size)  # the kernels index the whole basis with int32
-    _layout(exec, "restart", r, r.values.data, rr.values.data, np.int32(rr.shape[0]), basis.values.data,
-            v.values.data, g.values.data, inner.data, *stop_args(stop),
-            local=lambda size: consumer_buffers(r.dtype, r.shape[1], size))
+def restart(exec, r, rr, v, g, inner, step, stop):
+    """The true residual's norm: first check or confirmation; v = r / ||r||, g_0 = ||r||; step[0] = 0."""
+    shape = reduction_shape(exec.info, *r.shape)
+    _launch(exec, "restart", None, r, shape, r.values.data, rr.values.data, np.int32(rr.shape[0]), v.values.data,
+            g.values.data, inner.data, step.data, *stop_args(stop),
+            *consumer_buffers(r.dtype, r.shape[1], shape.local_size[0]))
 
 
-def _dot_shape(info, n: int, pairs: int) -> tuple[int, int, int]:
-    """(work-groups per dot product, work-group size, rows per group) for ``pairs`` dot
-    products of n rows at once: together they fill the device (about 4 groups per compute unit
-    on a GPU, one on a CPU), each work-item adding at least 8 (GPU) or 64 (CPU) rows."""
-    if info.is_cpu:
-        size, rows_per_item, device_groups = 64, 64, info.compute_units
-    else:
-        size, rows_per_item, device_groups = 256, 8, 4 * info.compute_units
-    size = min(size, pow2_at_most(info.max_work_group_size))
-    groups = max(1, min(device_groups // pairs, ceil_div(n, size * rows_per_item)))
-    return groups, size, ceil_div(n, groups)
-
-
-def multi_dot(exec, j, rotate, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    """Partial sums h of V_{0..j}^T w and of w . w; with ``rotate`` (and j > 0) the Givens step of
-    H[:, j - 1] first."""
+def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
+    """Inner iteration j = step[parity]: v_j = v / ||v|| into the basis (and z_j = z / ||v|| into
+    zbasis, flexible GMRES's, unless z is None); partial sums h of V_{0..j}^H w and of w^H w;
+    step[1 - parity] = j + 1; with ``rotate`` (and j > 0) the Givens step of H[:, j - 1] first."""
     n, k = w.shape
-    pairs = (j + 2) * k
-    groups, size, rows = _dot_shape(exec.info, n, pairs)
-    resize(exec, h, (groups, pairs))
-    _kernel(exec, w.dtype, "multi_dot")(
-        exec.queue, (groups * pairs * size,), (size,), np.int32(n), np.int32(k), np.int32(j), np.int32(rotate),
-        np.int32(rows), np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, ww.values.data,
-        np.int32(ww.shape[0]), h.values.data, hessenberg.values.data, g.values.data, cos.values.data,
-        sin.values.data, inner.data, *stop_args(stop), *consumer_buffers(w.dtype, k, size))
+    m = hessenberg.shape[1] // k
+    check_int32(basis.size, "the Krylov basis")  # the kernels index the whole basis with int32
+    shape = dot_shape(exec.info, n, k, w.dtype)
+    resize(exec, h, (shape.groups, (m + 2) * k))
+    size = shape.local_size[0]
+    _launch(exec, "multi_dot", basis, w, shape, step.data, np.int32(parity), np.int32(rotate),
+            np.int32(hessenberg.shape[1]), np.int32(n * k), v.values.data, basis.data, (z or v).values.data,
+            (basis if zbasis is None else zbasis).data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
+            nrm.values.data, h.values.data, hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
+            inner.data, *stop_args(stop), local_buffer(max(k, 1), w.dtype), dot_scratch(w.dtype, size),
+            FLEXIBLE=int(z is not None))
 
 
-def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, reorth, stop):
-    """v_j normalized; w = w / ||v_j|| - V h; H[0:j+1, j] = h; where w lost most of its norm
-    (reorth set): partial sums h2 of V^T w for the second pass."""
+def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop):
+    """Inner iteration j = step[parity]: w' = w / nrm - V h into v, H[0:j+1, j] = h, partial sums
+    of ||w'||^2 into ww; the DGKS test into reorth, and where it asks the partial sums h2 of V^H w'."""
     n, k = w.shape
-    shape = reduction_shape(exec.info, n, k, (j + 1) * k)
-    resize(exec, h2, (shape.groups, (j + 1) * k))
-    _kernel(exec, w.dtype, "orthogonalize", SINGLE_LANE=int(shape.local_size[0] == 1))(
-        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), np.int32(j),
-        np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
-        h.values.data, np.int32(h.shape[0]), hessenberg.values.data, h2.values.data, reorth.data, stop.status.data,
-        *consumer_buffers(w.dtype, (j + 3) * k, shape.local_size[0]))
-
-
-def reorthogonalize(exec, j, basis, w, h, hessenberg, v, reorth, ww, stop):
-    """Where reorth is set: w = w - V h (h: the second pass's partial sums), H[0:j+1, j] += h;
-    everywhere v_{j+1} = v = w and the partial sums of ||w||^2."""
-    n, k = w.shape
+    m = hessenberg.shape[1] // k
     shape = reduction_shape(exec.info, n, k)
     resize(exec, ww, (shape.groups, k))
-    _kernel(exec, w.dtype, "reorthogonalize")(
-        exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(), np.int32(j),
-        np.int32(hessenberg.shape[1]), basis.values.data, w.values.data, h.values.data, np.int32(h.shape[0]),
-        hessenberg.values.data, v.values.data, reorth.data, stop.status.data, ww.values.data,
-        *consumer_buffers(w.dtype, (j + 1) * k, shape.local_size[0]))
+    resize(exec, h2, (shape.groups, (m + 1) * k))
+    size = shape.local_size[0]
+    _launch(exec, "orthogonalize", basis, w, shape, step.data, np.int32(parity), np.int32(hessenberg.shape[1]),
+            np.int32(n * k), basis.data, w.values.data, nrm.values.data, h.values.data, np.int32(h.shape[0]),
+            hessenberg.values.data, v.values.data, ww.values.data, h2.values.data, reorth.data, stop.status.data,
+            local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size))
+
+
+def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, stop):
+    """Inner iteration j = step[parity], where reorth is set: v = v - V h2 (h2: the second pass's
+    partial sums), H[0:j+1, j] += h2, and the partial sums of ||v||^2 into ww."""
+    n, k = v.shape
+    m = hessenberg.shape[1] // k
+    shape = reduction_shape(exec.info, n, k)
+    _launch(exec, "reorthogonalize", basis, v, shape, step.data, np.int32(parity), np.int32(hessenberg.shape[1]),
+            np.int32(n * k), basis.data, v.values.data, h2.values.data, np.int32(h2.shape[0]),
+            hessenberg.values.data, reorth.data, stop.status.data, ww.values.data,
+            *consumer_buffers(v.dtype, (m + 1) * k, shape.local_size[0]))
 
 
 def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
     """The Givens step of H[:, j] in every running column (one work-group)."""
     k = g.shape[1]
     wg = min(256, pow2_at_most(exec.info.max_work_group_size))
-    _kernel(exec, g.dtype, "givens")(
+    exec.kernel(__file__, g.dtype, "givens", **defines(g.dtype, None, reduction_shape(exec.info, 1, k)))(
         exec.queue, (wg,), (wg,), np.int32(k), np.int32(j), np.int32(hessenberg.shape[1]), ww.values.data,
         np.int32(ww.shape[0]), hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
         inner.data, *stop_args(stop), *consumer_buffers(g.dtype, k, wg))
@@ -101,8 +91,9 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
 
 def update(exec, basis, hessenberg, g, inner, diag, x):
     """y = R^-1 g per column; x += V y (times diag when given)."""
-    k = x.shape[1]
+    n, k = x.shape
     m = hessenberg.shape[1] // k
-    _layout(exec, "update", x, np.int32(m), np.int32(hessenberg.shape[1]), basis.values.data,
+    shape = reduction_shape(exec.info, n, k)
+    _launch(exec, "update", basis, x, shape, np.int32(m), np.int32(hessenberg.shape[1]), np.int32(n * k), basis.data,
             hessenberg.values.data, g.values.data, inner.data, (diag or x).values.data, x.values.data,
-            local=lambda size: (local_buffer(m * k, x.dtype),), defines={"DIAGONAL": int(diag is not None)})
+            local_buffer(m * k, x.dtype), DIAGONAL=int(diag is not None))

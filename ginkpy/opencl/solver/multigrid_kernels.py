@@ -43,10 +43,11 @@ def prolong_relax(exec, beta, a, inv_diag, agg, coarse_x, b, x, x_new):
               agg.data, coarse_x.values.data, b.values.data, x.values.data, x_new.values.data)
 
 
-def _concatenate(exec, arrays, dtype):
-    """One device array holding ``arrays`` (device arrays) one after another."""
+def _concatenate(exec, arrays, dtype, out=None):
+    """One device array holding ``arrays`` (device arrays) one after another (written into
+    ``out`` where given)."""
     total = sum(a.size for a in arrays)
-    out = exec.alloc((max(total, 1),), dtype)
+    out = exec.alloc((max(total, 1),), dtype) if out is None else out
     offset = 0
     for a in arrays:
         if a.size:
@@ -58,9 +59,16 @@ def _concatenate(exec, arrays, dtype):
 
 def pack_coarse_levels(exec, coarse):
     """The arrays of the levels of ``coarse`` packed one after another (coarse.cache), as
-    coarse_cycle reads them."""
+    coarse_cycle reads them. Packed again (after a values update), the values, D^-1 and omegas
+    are written into the arrays packed before, which recorded launches hold."""
     mats, levels = coarse.matrices, coarse.levels
     dtype = mats[0].dtype
+    packed = coarse.cache.get("opencl")
+    if packed is not None:
+        _concatenate(exec, [m.values for m in mats], dtype, packed["values"])
+        _concatenate(exec, [d.values.reshape(-1) for d in coarse.inv_diags], dtype, packed["inv_diag"])
+        exec.write(packed["omega"], np.asarray(coarse.omegas + [0.0], dtype=real_dtype(dtype)))
+        return
     empty = exec.alloc((0,), np.int32)
     coarse.cache["opencl"] = dict(
         meta=exec.from_host(coarse.layout().astype(np.int32).ravel()),

@@ -124,6 +124,21 @@ def generate(exec, a, lower, unit_diagonal):
                          to(permuted.indices.astype(np.int32)), to(permuted.data), to(diag[order])), -1
 
 
+def update(exec, plan, a, lower, unit_diagonal) -> int:
+    """``plan`` after new values of ``a`` on the pattern it was made from, in its own arrays:
+    a CPU device's inverse diagonal again; a LevelSchedule's values and diagonal in its level
+    order (its levels kept). The first row with a zero diagonal (-1 if none)."""
+    if isinstance(plan, SequentialPlan):
+        return jacobi_generate(exec, a, unit_diagonal, plan.inv_diag)
+    row_ptrs, col_idxs, values, order = exec.to_host(a.row_ptrs, a.col_idxs, a.values, plan.rows)
+    strict, diag, zero_row = split_triangle(sp.csr_matrix((values, col_idxs, row_ptrs), shape=a.shape),
+                                            lower, unit_diagonal)
+    if zero_row < 0:
+        exec.write(plan.values, strict[order].data)
+        exec.write(plan.diag, diag[order])
+    return zero_row
+
+
 def solve(exec, plan, b, x):
     # levels in order; the rows of a level in parallel (on a CPU: all rows in order)
     k = b.shape[1]

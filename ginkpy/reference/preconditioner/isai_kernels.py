@@ -20,12 +20,27 @@ import scipy.sparse as sp
 BATCH_VALUES = 1 << 22  # entries of the dense systems solved in one batch
 
 
+def _system(a, isai_type) -> sp.csr_matrix:
+    """The matrix whose inverse is approximated: A's lower or upper triangle, or A."""
+    m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+    system = {"lower": sp.tril(m), "upper": sp.triu(m)}.get(isai_type, m).tocsr()
+    system.sort_indices()
+    return system
+
+
+def system_values(exec, a, isai_type):
+    """The values of the system (as :func:`pattern` gives it) after new values of ``a`` on its
+    pattern, and the first row whose diagonal entry is zero or not stored (-1: none)."""
+    system = _system(a, isai_type)
+    zeros = np.flatnonzero(system.diagonal() == 0)
+    return system.data.astype(a.values.dtype), int(zeros[0]) if zeros.size else -1
+
+
 def pattern(exec, a, isai_type, power):
     """(system row_ptrs, col_idxs, values), (inverse row_ptrs, col_idxs), all int32 / A's type,
     and the first row whose diagonal entry in the system is zero or not stored (-1: none)."""
     m = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
-    system = {"lower": sp.tril(m), "upper": sp.triu(m)}.get(isai_type, m).tocsr()
-    system.sort_indices()
+    system = _system(a, isai_type)
     grown = sp.csr_matrix((np.ones(system.nnz), system.indices, system.indptr), shape=m.shape)
     step = grown
     for _ in range(power - 1):

@@ -1,13 +1,23 @@
-"""Reference kernels of Gmres.
+"""Reference kernels of Gmres and CbGmres.
 
-The Krylov basis is a ((m + 1) n) x k Dense whose rows i n .. (i + 1) n hold basis vector i;
-the Hessenberg matrix is (m + 1) x (m k) with h_{i,j} of column c at (i, j k + c). Basis
-vector j + 1 is stored as w (not yet divided by its norm) by ``reorthogonalize`` and
-normalized by the next ``orthogonalize``, which knows the norm from its partial sums; the
-Givens rotation of Hessenberg column j runs in the next ``multi_dot`` (or ``givens`` at the end
-of a cycle). ``inner`` (int32, one per column) counts the Givens steps each column took in
-the cycle: its update uses that many basis vectors. Dot products conjugate the basis vectors
-(h = V^H w); the Givens rotations are complex ones for complex values (see ``_givens``).
+The Krylov basis is a raw array of (m + 1) n rows and k columns whose rows i n .. (i + 1) n hold
+basis vector i, normalized, in its storage type: the value type (Gmres), or a lower precision
+(CbGmres: float32 / complex64, or float16, with a trailing axis of 2 for complex values:
+real and imaginary parts). Arithmetic is in the value type; a stored entry is the value rounded
+to the nearest storage value (numpy's astype). The Hessenberg matrix is (m + 1) x (m k) with
+h_{i,j} of column c at (i, j k + c).
+
+Inner iteration j (read from the device: ``step[parity]``, iteration j having parity j % 2; the
+restart sets step[0] = 0 and each multi_dot step[1 - parity] = j + 1, so that the launches of an
+iteration do not depend on j), after w = A v: ``multi_dot`` stores v_j = v / ||v|| (||v|| from the partial
+sums ww of the last orthogonalization; v_0 = v is normalized already) and forms the dot products
+V^H w and w^H w (with the Givens rotation of Hessenberg column j - 1 first; partial sums in rows
+of (m + 2) k, h2 in rows of (m + 1) k, whatever j is); ``orthogonalize``
+makes w' = w / ||v|| - V h into v (the next product's input) with the DGKS test for a second
+pass; ``reorthogonalize`` makes that pass where the test asks. ``inner`` (int32, one per column)
+counts the Givens steps each column took in the cycle: its update uses that many basis vectors.
+Dot products conjugate the basis vectors (h = V^H w); the Givens rotations are complex ones for
+complex values (see ``_givens``).
 """
 from __future__ import annotations
 
@@ -18,29 +28,50 @@ from ginkpy.reference.components.reduction_kernels import _column_sums, _set
 from ginkpy.reference.components.stopping import stop_check, stop_confirm
 
 SINGULAR = 100  # a rotated diagonal below SINGULAR eps times its column's norm: rank-deficient H
+REORTH_ETA2 = 0.05  # the DGKS test: a second pass where ||w'||^2 <= REORTH_ETA2 ||w||^2 (gmres_kernels.cl)
 
 
-def _vectors(basis, n):
-    """The basis as a (m + 1, n, k) view."""
-    return basis.values.reshape(-1, n, basis.shape[1])
+def _stored(basis, n):
+    """The basis as a (m + 1, n, k) view of the stored values (a trailing axis of 2 for complex
+    values in float16)."""
+    return basis.reshape(-1, n, *basis.shape[1:])
+
+
+def _load(basis, n, count, dtype):
+    """The first ``count`` basis vectors in the value type ``dtype``, (count, n, k)."""
+    stored = _stored(basis, n)[:count]
+    if np.dtype(dtype).kind == "c" and basis.dtype == np.float16:
+        return (stored[..., 0].astype(dtype) + 1j * stored[..., 1].astype(dtype)).astype(dtype)
+    return stored.astype(dtype)
+
+
+def _store(basis, n, i, values):
+    """Basis vector i = values (n x k, value type), rounded to the storage type."""
+    stored = _stored(basis, n)
+    if values.dtype.kind == "c" and basis.dtype == np.float16:
+        stored[i, ..., 0] = values.real
+        stored[i, ..., 1] = values.imag
+    else:
+        stored[i] = values
 
 
 def _norms(ww):
     return np.sqrt(ww.values.sum(axis=0).real)
 
 
-def restart(exec, r, rr, basis, v, g, inner, stop):
+def restart(exec, r, rr, v, g, inner, step, stop):
     # ||r|| of the true residual: the first check (no check yet), or the confirmation of columns
-    # converged on an estimate;  then in running columns v_0 = v = r / ||r||, g_0 = ||r||;  inner = 0
+    # converged on an estimate;  then in running columns v = r / ||r||, g_0 = ||r||;  inner = 0;
+    # the cycle's inner iteration step[0] = 0
     norms = _norms(rr)
     stop_check(stop, norms, only=stop.checks == 0)
     stop_confirm(stop, norms)
     go = stop.status == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         v.values[:, go] = np.where(norms[go] != 0, r.values[:, go] / norms[go], 0)
-    _vectors(basis, r.shape[0])[0][:, go] = v.values[:, go]
     g.values[0, go] = norms[go]
     inner[...] = 0
+    step[0] = 0
 
 
 def _givens(j, c, nrm, hessenberg, g, cos, sin, inner, stop):
@@ -78,67 +109,96 @@ def _givens(j, c, nrm, hessenberg, g, cos, sin, inner, stop):
 
 
 def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
-    # the Givens step of Hessenberg column j in running columns, h_{j+1,j} = ||w||
+    # the Givens step of Hessenberg column j in running columns, h_{j+1,j} = ||w'||
     norms = _norms(ww)
     for c in np.flatnonzero(stop.status == 0):
         _givens(j, c, norms[c], hessenberg, g, cos, sin, inner, stop)
 
 
-def multi_dot(exec, j, rotate, basis, w, ww, h, hessenberg, g, cos, sin, inner, stop):
-    # h = [V_{0..j}^H w, w^H w] (partial sums);  with rotate (and j > 0) the Givens step of column j - 1 first
+def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
+    # inner iteration j = step[parity]: with rotate (and j > 0) the Givens step of column j - 1
+    # first;  nrm = ||v|| (1 for j = 0);  v_j = v / nrm into the basis (and z_j = z / nrm into
+    # zbasis unless z is None: flexible GMRES);  h = [V_{0..j}^H w, w^H w] (partial sums);
+    # step[1 - parity] = j + 1
+    j = int(step[parity])
+    step[1 - parity] = j + 1
     if rotate and j > 0:
         givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
-    dots = np.einsum("inc,nc->ic", _vectors(basis, w.shape[0])[: j + 1].conj(), w.values)
-    _set(h, np.concatenate([dots.ravel(), _column_sums(w.values.conj() * w.values)]))
+    n, k = w.shape
+    norms = _norms(ww) if j > 0 else np.ones(k)
+    nrm.values[0] = norms
+    with np.errstate(divide="ignore"):
+        inv = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
+    _store(basis, n, j, v.values * inv)
+    if z is not None:
+        _store(zbasis, n, j, z.values * inv)
+    dots = np.einsum("inc,nc->ic", _load(basis, n, j + 1, w.dtype).conj(), w.values)
+    _set(h, _row(np.concatenate([dots.ravel(), _column_sums(w.values.conj() * w.values)]), hessenberg.shape[1] + 2 * k))
 
 
-def orthogonalize(exec, j, basis, w, ww, h, hessenberg, h2, reorth, stop):
-    # nrm = ||w_j|| (1 for j = 0): v_j = v_j / nrm;  w = w / nrm;  h = (V^H w) scaled the same;
-    # w = w - V h;  H[0:j+1, j] = h in running columns;  reorth where ||w||^2 - ||h||^2 <= ||w||^2 / 2
-    # (DGKS: the second pass runs there);  h2 = V^H w (partial sums: the second pass's dots)
-    k = w.shape[1]
-    nrm = _norms(ww) if j > 0 else np.ones(k)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where(nrm > 0, 1 / nrm, 0)
-    vectors = _vectors(basis, w.shape[0])
+def _row(sums, length):
+    """Partial sums at a fixed row length (the kernels' for every j: (m + 2) k or (m + 1) k), the
+    entries past the sums unused (0)."""
+    row = np.zeros(length, sums.dtype)
+    row[:sums.size] = sums
+    return row
+
+
+def _second_pass(sums, j, k):
+    """The DGKS test per column from multi_dot's sums: ||w||^2 - ||h||^2 <= REORTH_ETA2 ||w||^2."""
+    before = sums[(j + 1) * k:(j + 2) * k].real
+    h_sq = (np.abs(sums[: (j + 1) * k].reshape(j + 1, k)) ** 2).sum(axis=0)
+    return ~(before - h_sq > REORTH_ETA2 * before)
+
+
+def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop):
+    # inner iteration j = step[parity]:  h = (V^H w) / nrm;  w' = w / nrm - V h into v;
+    # H[0:j+1, j] = h in running columns;  ww: ||w'||^2;  reorth: the DGKS test;
+    # h2 = V^H w' (partial sums, used where reorth is set)
+    j = int(step[parity])
+    n, k = w.shape
+    norms = nrm.values[0].real
+    with np.errstate(divide="ignore"):
+        inv = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
     sums = h.values.sum(axis=0)
-    coef = sums[: (j + 1) * k].reshape(j + 1, k) * inv
-    coef[j] *= inv
-    before = sums[(j + 1) * k:].real * inv * inv
-    reorth[...] = ~(before - (np.abs(coef) ** 2).sum(axis=0) > before / 2)
-    vectors[j] *= inv
-    w.values *= inv
-    w.values -= np.einsum("ic,inc->nc", coef, vectors[: j + 1])
+    dots = sums[: (j + 1) * k].reshape(j + 1, k)
+    reorth[...] = _second_pass(sums, j, k)
+    vectors = _load(basis, n, j + 1, w.dtype)
+    v.values[...] = (w.values - np.einsum("ic,inc->nc", dots, vectors)) * inv
     go = stop.status == 0
-    hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] = coef[:, go]
-    _set(h2, np.einsum("inc,nc->ic", vectors[: j + 1].conj(), w.values).ravel())
+    hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] = (dots * inv)[:, go]
+    _set(ww, _column_sums(v.values.conj() * v.values))
+    _set(h2, _row(np.einsum("inc,nc->ic", vectors.conj(), v.values).ravel(), hessenberg.shape[1] + k))
 
 
-def reorthogonalize(exec, j, basis, w, h, hessenberg, v, reorth, ww, stop):
-    # where reorth is set: w = w - V h (h = V^H w, the second pass), H[0:j+1, j] += h in running
-    # columns;  v_{j+1} = v = w (normalized by the next orthogonalize);  partial sums of ||w||^2
-    k = w.shape[1]
-    vectors = _vectors(basis, w.shape[0])
+def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, stop):
+    # inner iteration j = step[parity], where reorth is set: v = v - V h2 (h2 = V^H v, the second
+    # pass), H[0:j+1, j] += h2 in running columns, ww: ||v||^2 (the other columns keep
+    # orthogonalize's)
+    j = int(step[parity])
+    n, k = v.shape
     again = reorth != 0
-    coef = h.values.sum(axis=0).reshape(j + 1, k)
-    w.values[:, again] -= np.einsum("ic,inc->nc", coef[:, again], vectors[: j + 1][:, :, again])
+    if not again.any():
+        return
+    coef = h2.values.sum(axis=0)[:(j + 1) * k].reshape(j + 1, k)
+    vectors = _load(basis, n, j + 1, v.dtype)
+    v.values[:, again] -= np.einsum("ic,inc->nc", coef[:, again], vectors[:, :, again])
     go = (stop.status == 0) & again
     hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] += coef[:, go]
-    vectors[j + 1] = w.values
-    v.values[...] = w.values
-    _set(ww, _column_sums(w.values.conj() * w.values))
+    norms = ww.values.sum(axis=0)
+    norms[again] = _column_sums(v.values.conj() * v.values)[again]
+    _set(ww, norms)
 
 
 def update(exec, basis, hessenberg, g, inner, diag, x):
     # y = R^-1 g (R the leading inner x inner triangle of H, per column);  x += D^-1 V y with
     # diag, x += V y without;  every column (nothing where inner = 0)
-    k = g.shape[1]
-    vectors = _vectors(basis, x.shape[0])
+    n, k = x.shape
     for c in np.flatnonzero(inner > 0):
         m = int(inner[c])
         R = hessenberg.values[:m, c::k][:, :m]
         y = np.zeros(m, dtype=g.dtype)
         for i in range(m - 1, -1, -1):
             y[i] = (g.values[i, c] - R[i, i + 1:m] @ y[i + 1:m]) / R[i, i]
-        step = vectors[:m, :, c].T @ y
+        step = _load(basis, n, m, x.dtype)[:, :, c].T @ y
         x.values[:, c] += step if diag is None else diag.values[:, 0] * step

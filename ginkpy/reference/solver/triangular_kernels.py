@@ -57,6 +57,17 @@ def generate(exec, a, lower, unit_diagonal):
     return Triangle(lower, triangle, inv_diag[:, None]), -1
 
 
+def update(exec, plan, a, lower, unit_diagonal) -> int:
+    """The prepared triangle of ``a``'s new values (the pattern it was prepared from) written
+    into ``plan``'s arrays; the first row with a zero diagonal (-1 if none)."""
+    new, zero_row = generate(exec, a, lower, unit_diagonal)
+    if zero_row >= 0:
+        return zero_row
+    plan.matrix.data[...] = new.matrix.data  # (the same pattern: the same entries)
+    plan.inv_diag[...] = new.inv_diag
+    return -1
+
+
 def solve(exec, plan, b, x):
     # x = T^-1 b = D^-1 (T D^-1)^-1 b by substitution, rows in dependency order
     if b.values.size:
