@@ -22,8 +22,8 @@ class KernelNotFoundError(NotImplementedError):
 
     Examples
     --------
-    >>> try:
-    ...     gk.ReferenceExecutor().run("solver.nothing.step_1")
+    >>> name = "solver.nothing.step_1"         # a kernel no backend has
+    >>> try: gk.ReferenceExecutor().run(name)
     ... except gk.KernelNotFoundError as err: print(err)
     """
 
