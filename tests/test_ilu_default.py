@@ -220,7 +220,7 @@ def test_m_with_options(ref):
     assert info == 0
     x, info = bicgstab(A, b, rtol=1e-10, M=("jacobi", {}), executor=ref)
     assert info == 0
-    with pytest.raises(ValueError, match=r"Ilu has no parameter 'droptol'; its parameters are l_solver"):
+    with pytest.raises(ValueError, match=r"Ilu has no parameter 'droptol'; its parameters are value_type, l_solver"):
         gmres(A, b, M=("ilut", {"droptol": 1e-4}), executor=ref)
     x, info = gmres(A, b, rtol=1e-10, M=("block_jacobi", {"max_block_size": 4}), executor=ref)
     assert info == 0

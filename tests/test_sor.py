@@ -261,8 +261,9 @@ def test_configuration(ref):
               "criteria": {"iteration": 100, "relative_residual_norm": 1e-8}}
     params = gk.config.parse(config)
     mg = params.preconditioner
-    assert mg.pre_smoother.product is GaussSeidel and mg.pre_smoother.skip_sorting is True
-    assert mg.post_smoother.relaxation_factor == 1.0 and mg.post_smoother.symmetric is True
+    (pre,), (post,) = mg.pre_smoother, mg.post_smoother  # Ginkgo's per-level lists, one for every level
+    assert pre.product is GaussSeidel and pre.skip_sorting is True
+    assert post.relaxation_factor == 1.0 and post.symmetric is True
     assert gk.config.parse(gk.config.to_dict(params)) == params
     A = poisson_2d(20)
     x, _, _ = _run(ref, params, A, A @ np.ones(A.shape[0]))

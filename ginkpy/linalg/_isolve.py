@@ -14,7 +14,7 @@ from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.linalg._docs import RETURNS, scipy_door
 from ginkpy.linalg._interface import aslinearoperator, host_operator
-from ginkpy.linalg._solver import Solver, as_executor, cached_solver, is_pyopencl
+from ginkpy.linalg._solver import Solver, as_executor, is_pyopencl, kept_solver
 
 _as_executor = as_executor  # (the name gk.linalg's other modules import)
 # SciPy's warning for a gmres callback without callback_type (its meaning of maxiter changes)
@@ -253,7 +253,7 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
            **solver_parameters: Any) -> tuple[Any, int]:
     """Solve with the ginkpy solver ``name`` under SciPy's conventions, through a
     :class:`~ginkpy.linalg._solver.Solver`: the one kept from an earlier call on the same SciPy
-    matrix with the same arguments (``cached_solver``), else a new one.
+    matrix with the same arguments (``kept_solver``), else a new one.
 
     ``observer(x, ||b||)`` gives a logger that reports iterations to the user's callback;
     ``loggers`` are attached too; ``before(solver, b)`` looks at the generated solver before
@@ -284,10 +284,11 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     arguments = dict(rtol=rtol, atol=atol, maxiter=maxiter, **solver_parameters)
     if iterations_per_maxiter is not None:
         arguments["_iterations_per_maxiter"] = iterations_per_maxiter
-    solver = cached_solver(A, exec, dtype, name, M, **arguments)
-    if solver is None:
-        solver = Solver(A, name, M=M, executor=exec, dtype=None if isinstance(operator, LinOp) else dtype, **arguments)
-    return solver._solve(b, x0, observer, loggers, before)
+    with kept_solver(A, exec, dtype, name, M, **arguments) as solver:
+        if solver is None:
+            solver = Solver(A, name, M=M, executor=exec, dtype=None if isinstance(operator, LinOp) else dtype,
+                            **arguments)
+        return solver._solve(b, x0, observer, loggers, before)
 
 
 class _SolutionCallback(Logger):

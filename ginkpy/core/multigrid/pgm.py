@@ -50,7 +50,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.checks import check_system_matrix
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, number, one_of, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, boolean, integer, number, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
@@ -99,6 +99,8 @@ class Pgm(EnableBuild):
         2^passes rows (Ginkgo's pgm: 1).
     over_interp : float, default 1.5
         The coarse matrix is divided by it (over-interpolation; Ginkgo's pgm: 1).
+    skip_sorting : bool, default False
+        Ginkgo's (ginkpy's Csr is always sorted): accepted, it changes nothing.
 
     Examples
     --------
@@ -114,6 +116,7 @@ class Pgm(EnableBuild):
         deterministic: bool = attrs.field(default=False, validator=one_of(True, False))
         aggregation_passes: int = attrs.field(default=2, validator=integer(min=1, max=4))
         over_interp: float = attrs.field(default=1.5, validator=number(min=0, max=2, min_open=True))
+        skip_sorting: bool = boolean()
 
     def __init__(self, factory: Factory, system_matrix: LinOp, checked: bool = False) -> None:
         """``checked``: A is a Csr on the executor already known to be square and finite (as

@@ -35,6 +35,8 @@ class Ic(Ilu):
         The solver of L (LowerTrs, LowerIsai, ...); None picks by the device.
     u_solver : solver factory, default None (L's solver, conjugate-transposed)
         The solver of L^H, where it should differ from the conjugate transpose of l_solver's.
+    reverse_apply : bool, default False
+        Ginkgo's ``reverse_apply``, as :class:`Ilu`'s: the L^H solve first, then the L solve.
 
     Examples
     --------

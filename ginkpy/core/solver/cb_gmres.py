@@ -63,6 +63,8 @@ class CbGmres(Gmres):
     flexible : bool, default False
         Flexible GMRES, as :class:`Gmres`'s: for a preconditioner that changes between
         applications.
+    ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
+        Ginkgo's choice of Gram-Schmidt, as :class:`Gmres`'s: accepted, it changes nothing.
     criteria, preconditioner, default_initial_guess
         As for every iterative solver.
 

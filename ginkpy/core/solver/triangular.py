@@ -8,13 +8,17 @@ says the diagonal is 1 (the stored one is then ignored).
 
 ``algorithm`` (Ginkgo's trisolve algorithm parameter) chooses how a sparse triangle is solved:
 
-- ``"sparselib"`` (default): exact substitution; on OpenCL by level scheduling (the rows of
-  one level in parallel, levels in order; the level structure is analysed at generate()).
+- ``"sparselib"`` (default; ``"syncfree"``, Ginkgo's other exact algorithm, is the same here):
+  exact substitution; on OpenCL by level scheduling (the rows of one level in parallel, levels
+  in order; the level structure is analysed at generate()).
 - ``"jacobi"``: ``num_jacobi_sweeps`` Jacobi sweeps x <- D^-1 (b - N x) from x = 0 (D the
   diagonal, N the strict triangle): an approximate solve of fixed cost, each sweep one fused
   SpMV over all rows at once, with no host read per apply. Exact once the sweeps reach the
   triangle's level count; as the triangular solver of an ILU preconditioner a few sweeps
   usually do (Ginkgo's Ir with Jacobi on the factors).
+
+``num_rhs`` (Ginkgo's hint of the right-hand sides to prepare for) is accepted for its
+configurations; ginkpy sizes its work per apply.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 
-ALGORITHMS = ("sparselib", "jacobi")
+ALGORITHMS = ("sparselib", "syncfree", "jacobi")  # "syncfree" (Ginkgo's): exact substitution, as "sparselib"
 
 
 def _check_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -51,10 +55,10 @@ def triangular_doc(lower: bool) -> str:
 
     Parameters
     ----------
-    unit_diagonal, algorithm, num_jacobi_sweeps
+    unit_diagonal, algorithm, num_jacobi_sweeps, num_rhs
         As :class:`TriangularSolver`'s: the diagonal taken as ones (default False);
         "sparselib" (exact, the default) or "jacobi" (approximate sweeps); the number of
-        those sweeps (default 3).
+        those sweeps (default 3); Ginkgo's hint of the right-hand sides (accepted, unused).
 
     Examples
     --------
@@ -76,12 +80,16 @@ class TriangularSolver(EnableBuild, LinOp):
     ----------
     unit_diagonal : bool, default False
         Take the diagonal as ones (the stored diagonal, if any, is ignored): the L of an ILU.
-    algorithm : {"sparselib", "jacobi"}, default "sparselib"
+    algorithm : {"sparselib", "syncfree", "jacobi"}, default "sparselib"
         "sparselib": exact substitution (level-scheduled on a GPU, in row order on a CPU
-        device); "jacobi": ``num_jacobi_sweeps`` sweeps x = D^-1 (b - N x), an approximation
-        that is fully parallel (Ginkgo's approximate triangular solve).
+        device); "syncfree" (Ginkgo's name): the same exact substitution; "jacobi":
+        ``num_jacobi_sweeps`` sweeps x = D^-1 (b - N x), an approximation that is fully
+        parallel (Ginkgo's approximate triangular solve).
     num_jacobi_sweeps : int, default 3
         Sweeps of the "jacobi" algorithm.
+    num_rhs : int, default 1
+        Ginkgo's hint of the right-hand sides to prepare for: accepted for its configurations;
+        ginkpy sizes its work per apply.
 
     Examples
     --------
@@ -97,6 +105,8 @@ class TriangularSolver(EnableBuild, LinOp):
         unit_diagonal: bool = attrs.field(default=False, validator=_check_bool)
         algorithm: str = attrs.field(default="sparselib", validator=one_of(*ALGORITHMS))
         num_jacobi_sweeps: int = attrs.field(default=3, validator=integer(min=1))
+        # Ginkgo's hint of the right-hand sides to prepare for: ginkpy sizes its work per apply
+        num_rhs: int = attrs.field(default=1, validator=integer(min=1))
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)

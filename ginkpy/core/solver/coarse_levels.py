@@ -1,6 +1,8 @@
 """CoarseLevels: the coarse levels of a Multigrid hierarchy that one launch cycles through
-(``solver.multigrid.coarse_cycle``), and the schedule of their steps, made once on the host
-(see gk.solver.Multigrid: "The levels of at most ``merged_rows`` rows ...")."""
+(``solver.multigrid.coarse_cycle``): their matrices, Jacobi smoothers and aggregates, and the
+schedules of their steps (V-cycles within them, entered once or twice from the level above),
+made once on the host. See gk.core.solver.multigrid.
+"""
 from __future__ import annotations
 
 import attrs
