@@ -183,7 +183,8 @@ def _run(exec, params, A, b, dtype=np.float64):
 
 
 def _amg_cg(exec, A, b, smoother=None, symmetric_post=None):
-    mg = gk.solver.Multigrid.build().with_min_coarse_rows(20).with_cycle("v")
+    # one Jacobi sweep without a smoother, as one Gauss-Seidel sweep (not each device's choice)
+    mg = gk.solver.Multigrid.build().with_min_coarse_rows(20).with_cycle("v").with_smoother_iters(1)
     if smoother is not None:
         mg = mg.with_pre_smoother(smoother)
     if symmetric_post is not None:

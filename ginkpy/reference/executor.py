@@ -41,6 +41,9 @@ class ReferenceExecutor(Executor):
         fn = self._kernels.get(kernel)
         if fn is None:
             fn = self._kernels[kernel] = self._resolve(kernel)
+        if self._profiler is not None:  # (nothing is captured meanwhile: Executor._profiled)
+            self.counters["launches"] += 1
+            return self._profiler.kernel(self, kernel, fn, args, kwargs)
         recording = self._recording()
         if recording is None:
             self.counters["launches"] += 1

@@ -101,6 +101,8 @@ class Executor:
     backend: str = ""
     _host: "Executor | None" = None
     asynchronous = False  # work is queued (a device); else it is done when its call returns
+    _profiler = None  # a gk.log.ProfilerHook attached with add_logger: it times every kernel run here
+    _profiled = 0  # hooks on this executor or on operators on it: while any, nothing is captured
 
     def __init__(self) -> None:
         self._kernels: dict[str, Callable[..., Any]] = {}
@@ -118,6 +120,9 @@ class Executor:
         Solvers capture one iteration of their loop this way, so that an iteration costs
         its launches and nothing else on the host.
         """
+        if self._profiled:  # profiled: every launch runs through run(), uncaptured
+            fn()
+            return None
         self.counters["captures"] += 1
         recording = Recording()
         outer = getattr(self._capture, "recording", None)
@@ -194,7 +199,23 @@ class Executor:
         fn = self._kernels.get(kernel)
         if fn is None:
             fn = self._kernels[kernel] = self._resolve(kernel)
+        if self._profiler is not None:
+            return self._profiler.kernel(self, kernel, fn, args, kwargs)
         return fn(self, *args, **kwargs)
+
+    # -- loggers: a profiler hook ----------------------------------------------------------------
+    def add_logger(self, logger: Any) -> None:
+        """Attach a ``gk.log.ProfilerHook``: it times every kernel run on this executor (and
+        every apply and generate of the operators on it) until removed. Solver loggers
+        (Convergence, Stream) attach to a solver instead."""
+        if not getattr(logger, "profiles", False):
+            raise TypeError(f"an executor takes a gk.log.ProfilerHook, not {type(logger).__name__}: attach "
+                            f"Convergence or Stream to a solver (solver.add_logger)")
+        logger.attach(self)
+
+    def remove_logger(self, logger: Any) -> None:
+        """Detach a ProfilerHook attached with :meth:`add_logger`."""
+        logger.detach(self)
 
     def _resolve(self, kernel: str) -> Callable[..., Any]:
         path, _, function = kernel.rpartition(".")

@@ -179,6 +179,14 @@ class Factory:
         self.parameters = params
 
     def generate(self, *args: Any, **kwargs: Any) -> Any:
+        """The product generated from ``args`` (the system matrix) on this factory's executor;
+        timed as ``generate(Type)`` by a ProfilerHook attached to the executor."""
+        hook = self.executor._profiler
+        if hook is not None:
+            return hook.generate(self.parameters.product, self.executor, lambda: self._generate(*args, **kwargs))
+        return self._generate(*args, **kwargs)
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
         if self.parameters.value_type is not None and args and isinstance(args[0], LinOp):
             from ginkpy.core.base.precision import generate_in
             return generate_in(self, *args, **kwargs)

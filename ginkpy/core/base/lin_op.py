@@ -44,6 +44,7 @@ class LinOp(PolymorphicObject):
     """
 
     distributed = False
+    _profiler = None  # a gk.log.ProfilerHook attached to this operator
 
     @property
     def _operand(self) -> tuple:
@@ -59,9 +60,35 @@ class LinOp(PolymorphicObject):
         """The shape of the whole operator: ``shape``, unless the operator is distributed."""
         return self.shape
 
+    # -- loggers: a profiler hook (the others: EnableLogging's) -----------------------------------
+    def add_logger(self, logger: Any) -> None:
+        """Attach a logger (``gk.log.Convergence()``, ``gk.log.Stream()``) to this operator; a
+        ``gk.log.ProfilerHook`` times what runs during its applies."""
+        if getattr(logger, "profiles", False):
+            if self._profiler is not None:
+                raise ValueError("this operator has a ProfilerHook already: remove it first (remove_logger)")
+            self._profiler = logger
+            self.executor._profiled += 1  # its applies inside another solver's iterations run uncaptured
+            return
+        super().add_logger(logger)
+
+    def remove_logger(self, logger: Any) -> None:
+        """Detach a logger or ProfilerHook added with :meth:`add_logger`."""
+        if logger is not None and logger is self._profiler:
+            self._profiler = None
+            self.executor._profiled -= 1
+            return
+        super().remove_logger(logger)
+
     # -- apply -------------------------------------------------------------------------------
     def apply(self, *args: Any) -> Any:
         """``apply(b, x)``: x = op(b). ``apply(alpha, b, beta, x)``: x = alpha op(b) + beta x. Returns x."""
+        hook = self.executor._profiler or self._profiler
+        if hook is not None:
+            return hook.apply(self, lambda: self._apply_args(args))
+        return self._apply_args(args)
+
+    def _apply_args(self, args: tuple) -> Any:
         from ginkpy.core.matrix.dense import as_scalar
         if len(args) == 2:
             b, x = args
