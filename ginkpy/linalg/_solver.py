@@ -436,7 +436,13 @@ def _forget(key: Any) -> None:
 
 def clear_cache() -> None:
     """Drop what ``gk.linalg``'s functions kept for the matrices they saw (their copies on the
-    executor, preconditioners and solvers)."""
+    executor, preconditioners and solvers), to free device memory. It takes no parameters.
+
+    Examples
+    --------
+    >>> x, info = gk.linalg.cg(A, b, M="amg")       # keeps A and its hierarchy for the next call
+    >>> gk.linalg.clear_cache()
+    """
     with _cache_lock:
         _cache.clear()
 
