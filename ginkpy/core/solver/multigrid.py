@@ -172,6 +172,9 @@ class Multigrid(IterativeSolver):
         Sweeps of the default smoother before and after the correction.
     merged_rows : int, default None (chosen per device)
         Levels of at most this many rows are cycled through in one launch (0: none).
+    gather_rows : int, default None (50 000)
+        Of a ``gk.distributed.Matrix`` only: levels of at most this many rows are gathered onto
+        every rank and cycled there alike (the coarsest level is gathered whatever its size).
     criteria, default_initial_guess
         As for every iterative solver; no criteria: one cycle per apply (a preconditioner).
     preconditioner : None
