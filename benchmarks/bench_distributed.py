@@ -21,7 +21,12 @@ Per problem and method (``--methods``: jacobi-cg, pipecg, amg-cg):
 Efficiencies (the driver, from the 1-rank records of the same run): per-iteration weak
 efficiency t_1 / t_p and strong speedup t_1 / t_p of ms per iteration, and the same of time to
 solution. Each rank takes its own device (``gk.distributed.executor_for_rank``: the node's GPUs
-by node-local rank; GINKPY_RANK_DEVICES overrides). ``--out FILE`` appends the records as JSON lines.
+by node-local rank; GINKPY_RANK_DEVICES overrides); the first line of each launch names every
+rank's device (its index on the platform, the PCI bus where the driver tells it). ``--out FILE``
+appends the records as JSON lines as they come; ``--launch-timeout`` ends a launch that runs
+longer (the table then shows what came). mpiexec: ``--mpiexec``, else the one on the PATH, else
+the one beside this Python (the mpich wheel's); a launch whose ranks do not see each other (an
+mpiexec of another MPI than mpi4py's) fails at once.
 """
 from __future__ import annotations
 
@@ -29,8 +34,10 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -67,6 +74,20 @@ def solver_params(gk, method: str, criteria: list, gather_rows: int | None = Non
     raise ValueError(f"unknown method {method!r}")
 
 
+def device_label(exe) -> str:
+    """The executor's device: its name, its index on its platform and, where the driver tells
+    it (NVIDIA's cl_nv_device_attribute_query), its PCI bus."""
+    device = getattr(exe, "device", None)
+    if device is None:
+        return "host (reference executor)"
+    label = f"{exe.info.name} #{device.platform.get_devices().index(device)}"
+    try:
+        label += f" (PCI bus {device.pci_bus_id_nv})"
+    except Exception:  # noqa: BLE001 - not an NVIDIA device
+        pass
+    return label
+
+
 def worker(args) -> None:
     from mpi4py import MPI
 
@@ -74,8 +95,11 @@ def worker(args) -> None:
     from ginkpy.problems import poisson_3d_rows
 
     comm = MPI.COMM_WORLD
+    if args.expect_ranks is not None and comm.size != args.expect_ranks:
+        raise SystemExit(f"this rank sees {comm.size} rank(s), not {args.expect_ranks}: the mpiexec is not of "
+                         f"mpi4py's MPI ({MPI.Get_library_version().splitlines()[0]}); pass --mpiexec")
     exe = gk.distributed.executor_for_rank(comm, args.executor)
-    devices = comm.allgather(getattr(getattr(exe, "info", None), "name", "host (reference executor)"))
+    devices = comm.allgather(device_label(exe))
     if comm.rank == 0:
         print(f"# {comm.size} rank(s) on {', '.join(devices)}", flush=True)
 
@@ -187,9 +211,11 @@ def worker(args) -> None:
 
 # -- the driver: 1, 2, 4 ranks in turn, and the tables --------------------------------------------
 
-def mpiexec() -> str:
+def mpiexec(given: str | None) -> str:
+    """``given``, else the mpiexec on the PATH (on the GPU machine the carried mpich wheel's, which
+    .device/setup.sh puts first), else the one beside this Python (a virtual environment's)."""
     beside = Path(sys.executable).parent / "mpiexec"
-    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    found = given or shutil.which("mpiexec") or (str(beside) if beside.exists() else None)
     if found is None:
         raise SystemExit("mpiexec not found: pip install \"ginkpy[mpi]\" (MPICH's mpiexec lands beside python)")
     return found
@@ -212,40 +238,66 @@ def table(records: list[dict]) -> str:
              "solution), iteration growth = iterations / those on 1 rank",
              f"{'problem':>7} {'method':>9} {'ranks':>5} {'rows':>10} {'iters':>6} {'growth':>6} {'ms/iter':>8} "
              f"{'scaling':>7} {'solve s':>8} {'scaling':>7} {'spmv':>7} {'exchange':>8} {'apply':>7} {'reduce':>7} "
-             f"{'red/it':>6} {'plain':>9}"]
+             f"{'red/it':>6} {'plain':>11}"]
     for r in sorted(records, key=lambda r: (r["problem"], r["method"], r["ranks"])):
-        plain = (f"{r['ms_per_iteration'] / r['plain_ms_per_iteration']:.2f}x" if "plain_ms_per_iteration" in r
+        plain = (f"{r['ms_per_iteration'] / r['plain_ms_per_iteration']:.2f}x/"
+                 f"{r['time_to_solution_s'] / r['plain_time_to_solution_s']:.2f}x" if "plain_ms_per_iteration" in r
                  else "")
         fmt = lambda key, spec: format(r[key], spec) if key in r else "-"  # noqa: E731
         lines.append(f"{r['problem']:>7} {r['method']:>9} {r['ranks']:>5} {r['rows']:>10} {r['iterations']:>6} "
                      f"{fmt('iteration_growth', '6.2f'):>6} {r['ms_per_iteration']:>8.3f} "
                      f"{fmt('per_iteration_scaling', '7.2f'):>7} {r['time_to_solution_s']:>8.3f} "
                      f"{fmt('time_to_solution_scaling', '7.2f'):>7} {r['local_spmv_ms']:>7.3f} {r['exchange_ms']:>8.3f} "
-                     f"{r['apply_ms']:>7.3f} {r['reduction_ms']:>7.3f} {r['reductions_per_iteration']:>6.2f} {plain:>9}")
-    lines.append("plain: ms per iteration of 1 rank of gk.distributed over the same solve on a Csr without it")
+                     f"{r['apply_ms']:>7.3f} {r['reduction_ms']:>7.3f} {r['reductions_per_iteration']:>6.2f} {plain:>11}")
+    lines.append("plain: 1 rank of gk.distributed over the same solve on a Csr without it (ms per iteration / time "
+                 "to solution)")
     return "\n".join(lines)
 
 
-def driver(args, worker_args: list[str]) -> None:
-    records = []
-    for ranks in args.ranks:
-        command = [mpiexec(), "-n", str(ranks), sys.executable, __file__, "--worker", *worker_args]
-        print(f"$ {' '.join(command[:3])} ... {' '.join(worker_args)}", flush=True)
-        run = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-        for line in run.stdout.splitlines():
+def launch(command: list[str], timeout: float | None, records: list[dict], out: Path | None) -> str | None:
+    """Run one launch, its lines printed and its records kept (and appended to ``out``) as they
+    come; None, or why it failed (its exit status, or the timeout that ended it)."""
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+                           env=dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1"), start_new_session=True)
+    timer = threading.Timer(timeout, os.killpg, (run.pid, signal.SIGKILL)) if timeout else None
+    if timer is not None:
+        timer.start()
+    try:
+        for line in run.stdout:
             if line.startswith(RECORD):
-                records.append(json.loads(line[len(RECORD):]))
+                record = json.loads(line[len(RECORD):])
+                records.append(record)
+                print(f"  {record['problem']} {record['method']} on {record['ranks']}: {record['iterations']} iterations, "
+                      f"{record['ms_per_iteration']:.3f} ms per iteration, {record['time_to_solution_s']:.3f} s",
+                      flush=True)
+                if out is not None:
+                    with out.open("a") as f:
+                        f.write(json.dumps(record) + "\n")
             else:
-                print(line, flush=True)
-        if run.returncode != 0:
-            print(run.stderr[-4000:], file=sys.stderr)
-            raise SystemExit(f"{ranks} rank(s) failed ({run.returncode})")
+                print(line, end="", flush=True)
+        code = run.wait()
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if code == -signal.SIGKILL and timeout:
+        return f"ended after --launch-timeout {timeout:g} s"
+    return None if code == 0 else f"exit status {code}"
+
+
+def driver(args, worker_args: list[str]) -> None:
+    records, failed = [], []
+    for ranks in args.ranks:
+        command = [mpiexec(args.mpiexec), "-n", str(ranks), sys.executable, __file__, "--worker",
+                   "--expect-ranks", str(ranks), *worker_args]
+        print(f"$ {' '.join(command[:3])} ... {' '.join(worker_args)}", flush=True)
+        why = launch(command, args.launch_timeout, records, args.out)
+        if why is not None:
+            failed.append(f"{ranks} rank(s): {why}")
+            print(f"# {failed[-1]}", flush=True)
     efficiencies(records)
     print(table(records))
-    if args.out is not None:
-        with args.out.open("a") as f:
-            for r in records:
-                f.write(json.dumps(r) + "\n")
+    if failed:
+        raise SystemExit("failed: " + "; ".join(failed))
 
 
 def main() -> None:
@@ -267,6 +319,10 @@ def main() -> None:
                                                            "gathered onto every rank (default: Multigrid's, 50000)")
     parser.add_argument("--check", action="store_true", help="compare with the serial solve on rank 0 (small problems)")
     parser.add_argument("--out", type=Path, help="append the records to this JSON-lines file")
+    parser.add_argument("--mpiexec", help="the mpiexec of the driver's launches (default: on the PATH, else beside "
+                                          "this Python)")
+    parser.add_argument("--launch-timeout", type=float, help="seconds after which a launch is ended (the driver)")
+    parser.add_argument("--expect-ranks", type=int, help=argparse.SUPPRESS)
     argv = sys.argv[1:]
     args = parser.parse_args(argv)
     if args.ranks and not args.worker:
