@@ -158,4 +158,4 @@ class Gmres(IterativeSolver):
             restart()
 
         restart()
-        monitor.run_restarted(m, step, rotate, end_cycle)
+        monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: j % 2)
