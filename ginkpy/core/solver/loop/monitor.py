@@ -320,8 +320,8 @@ class IterationMonitor:
         ``end_cycle(j)`` ends a cycle after inner iteration j (the update of x, the true
         residual, the next cycle's start; the device confirms converged columns there).
         Steps and ends are captured and replayed as :meth:`run`'s iterations, a step by
-        ``step_key(j)``: what its launches depend on (Gmres reads j from the device: j % 2, two
-        captures a solve, not one per j); by j itself where None."""
+        ``step_key(j)``: what its launches and their buffers depend on (Gmres reads j from the
+        device: (j == 0, j % 2), three captures a solve, not one per j); by j itself where None."""
         self._start_solution_reads()
         while True:
             while self.running and self.iteration < self.loop_limit:
