@@ -19,6 +19,7 @@ are those of the work alone; the compile time is reported apart.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ from ginkpy.core.factorization.cholesky import Cholesky
 from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.log.convergence import Convergence
 from ginkpy.core.log.logger import Logger
+from ginkpy.core.log.profiler_hook import ProfilerHook
 from ginkpy.core.log.plot import require_matplotlib
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -133,9 +135,14 @@ def _device(exec: Executor) -> str:
     return f"{info.name} [{info.platform}]" if info is not None else "host (numpy/scipy)"
 
 
-def _open_executor(name: str) -> Executor:
+def _open_executor(name: str, profile: bool = False) -> Executor:
     """``executor(name)``; when the OpenCL device asked for does not exist but others do, the
-    error lists them (the executor's own message advises installing a device)."""
+    error lists them (the executor's own message advises installing a device). ``profile``:
+    the device's queue records profiling events (the kernels' device times of --profile),
+    where this process opens the device first."""
+    previous = os.environ.get("GINKPY_OPENCL_PROFILE")
+    if profile:
+        os.environ["GINKPY_OPENCL_PROFILE"] = "1"
     try:
         return executor(name)
     except RuntimeError as err:
@@ -147,6 +154,11 @@ def _open_executor(name: str) -> Executor:
         if "opencl:" not in listing:  # no device at all: the advice to install one stands
             raise
         raise ValueError(f"{str(err).split(';')[0]}; the OpenCL devices here are:\n{listing}") from None
+    finally:
+        if previous is None:
+            os.environ.pop("GINKPY_OPENCL_PROFILE", None)
+        else:
+            os.environ["GINKPY_OPENCL_PROFILE"] = previous
 
 
 def _choose_solver(suits_cg: bool, kind: str, krylov_dim: int | None = None) -> tuple[str, str]:
@@ -205,7 +217,7 @@ def solve(args: argparse.Namespace) -> int:
     params = _solver_parameters(args, "") if args.config else None  # a bad file fails before the matrix is read
     times = {}
     start = time.perf_counter()
-    exec = _open_executor(args.executor)
+    exec = _open_executor(args.executor, profile=args.profile)
     dtype = exec.check_dtype(args.dtype or _file_dtype(args.matrix))
     times["device"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -268,7 +280,24 @@ def solve(args: argparse.Namespace) -> int:
         print(f"{key:<{width}}  {value}")
     if hierarchy is not None:
         print(f"\n{hierarchy!r}")
+    if args.profile:
+        print(f"\n{_profiled(params, exec, A, B)}")
     return 0 if convergence.has_converged else 1
+
+
+def _profiled(params: Any, exec: Executor, A: Any, B: Dense) -> ProfilerHook:
+    """--profile: the same generate and solve again with a ProfilerHook on the executor, which
+    times every kernel, apply and generate (on OpenCL the kernels' device times: solve() turns
+    on the queue's profiling events)."""
+    hook = ProfilerHook.create_summary("profile: a second generate and solve, every operation timed (gk.log."
+                                       "ProfilerHook; each timed range waits for the device)")
+    exec.add_logger(hook)
+    try:
+        solver = params.on(exec).generate(A)
+        solver.apply(B, Dense.zeros(exec, (A.shape[1], B.shape[1]), B.dtype))
+    finally:
+        exec.remove_logger(hook)
+    return hook
 
 
 def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.csr_matrix, A: Csr, B: Dense,
@@ -290,7 +319,8 @@ def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.c
         if not (suits_cg and "positive definite" in str(err) and why != "from --config"):
             raise
         why = "Cholesky found it not positive definite"
-        solver = Direct.build().on(exec).generate(A)
+        params = Direct.build()
+        solver = params.on(exec).generate(A)
     exec.synchronize()
     times["generate"] = time.perf_counter() - start
     X = Dense.zeros(exec, B.shape, B.dtype)
@@ -317,6 +347,8 @@ def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.c
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    if args.profile:
+        print(f"\n{_profiled(params, exec, A, B)}")
     return 0 if np.all(np.isfinite(relative)) else 1
 
 
@@ -426,7 +458,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="write the solution x here (Matrix Market)")
     s.add_argument("--plot", help="save the residual history here as an image (needs matplotlib)")
     s.add_argument("--profile", action="store_true",
-                   help="time each phase: open the device, read, transfer, compile, generate, solve")
+                   help="time each phase: open the device, read, transfer, compile, generate, solve; then "
+                        "a second generate and solve with gk.log.ProfilerHook: every kernel, apply and "
+                        "generate timed, as a table")
     s.set_defaults(run=solve)
 
     i = commands.add_parser("info", help="size, nonzeros, row lengths, symmetry, diagonal dominance of a matrix")

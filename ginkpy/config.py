@@ -11,8 +11,10 @@ configuration format.
 Each key is a parameter of the named type; a dict with a ``"type"`` is a nested factory. As in
 Ginkgo, ``"criteria"`` is a list of criteria, one criterion, or the short form
 ``{"iteration": 1000, "relative_residual_norm": 1e-8}``, and ``time_limit`` is in nanoseconds.
-``"value_type"`` and ``"index_type"`` are checked and otherwise ignored: ginkpy takes the value
-type from the matrix and always uses int32 indices.
+``"value_type"`` is the value type the object runs in (``gk.core.base.precision``: a float32
+preconditioner, multigrid level or smoother inside a float64 solve, converting at its boundary);
+without it an object runs in its matrix's type. ``"index_type"`` is checked and otherwise
+ignored: ginkpy always uses int32 indices.
 
 The type names come from :func:`types`, built from the public namespaces ``gk.solver``,
 ``gk.preconditioner``, ``gk.factorization``, ``gk.multigrid``, ``gk.reorder`` and ``gk.stop``: a type exported
@@ -32,6 +34,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters
+from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.stop.criterion import Criterion
 
 # Ginkgo's short form of "criteria": key -> (criterion type, parameter, fixed parameters)
@@ -41,12 +44,15 @@ _SHORT_CRITERIA = {
     "relative_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "rhs_norm"}),
     "initial_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "initial_resnorm"}),
     "absolute_residual_norm": ("ResidualNorm", "reduction_factor", {"baseline": "absolute"}),
+    "relative_implicit_residual_norm": ("ImplicitResidualNorm", "reduction_factor", {"baseline": "rhs_norm"}),
+    "initial_implicit_residual_norm": ("ImplicitResidualNorm", "reduction_factor", {"baseline": "initial_resnorm"}),
+    "absolute_implicit_residual_norm": ("ImplicitResidualNorm", "reduction_factor", {"baseline": "absolute"}),
 }
 # short names for types of another kind: kind -> {name: configuration type name}
 ALIASES = {"preconditioner": {"amg": "solver::Multigrid", "gauss_seidel": "preconditioner::GaussSeidel"},
            "solver": {"cb_gmres": "solver::CbGmres"}}
 _NANOSECONDS = {("Time", "time_limit")}  # Ginkgo gives these in ns, ginkpy in seconds
-_TYPE_KEYS = {"value_type": ("float64", "float32", "complex<float64>", "complex<float32>"), "index_type": ("int32",)}
+_TYPE_KEYS = {"index_type": ("int32",)}
 
 
 def types() -> dict[str, type]:
@@ -146,19 +152,40 @@ def type_name(cls: type) -> str:
                     f"gk.multigrid or gk.stop, so it has no configuration name")
 
 
-def parse(source: Any) -> Parameters:
+def parse(source: Any, registry: dict | None = None) -> Parameters:
     """The parameter object described by ``source``: a dict in Ginkgo's configuration format or
-    the path of a JSON file holding one. Call ``.on(exec)`` on the result."""
+    the path of a JSON file holding one. Call ``.on(exec)`` on the result.
+
+    ``registry`` (Ginkgo's ``config::registry``) names objects the configuration refers to by
+    a string where it takes a factory, an operator or criteria: ``{"preconditioner":
+    "my_jacobi"}`` with ``registry={"my_jacobi": gk.preconditioner.Jacobi.build()}``; the
+    ``generated_preconditioner`` (``generated_solver``) key takes an operator generated
+    already, as Ginkgo's, for the ``preconditioner`` (``solver``) parameter.
+
+    Examples
+    --------
+    >>> params = gk.config.parse("solver.json")                 # or a dict
+    >>> solver = params.on(exec).generate(A)
+    >>> gk.config.parse({"type": "solver::Cg", "preconditioner": "M"}, registry={"M": M})
+    """
     if isinstance(source, (str, os.PathLike)):
         with open(source, encoding="utf-8") as f:
             try:
                 source = json.load(f)
             except json.JSONDecodeError as err:
                 raise ValueError(f"{os.fspath(f.name)} is not valid JSON: {err}") from None
-    return _parse(source, "configuration")
+    if registry is not None and not isinstance(registry, dict):
+        raise TypeError(f"registry must be a dict of names to factories, operators or criteria, not "
+                        f"{type(registry).__name__}")
+    return _parse(source, "configuration", registry or {})
 
 
-def _parse(config: Any, where: str) -> Parameters:
+# Ginkgo's keys for an operator generated already: the parameter they set
+_GENERATED = {"generated_preconditioner": "preconditioner", "generated_solver": "solver",
+              "generated_local_solver": "local_solver"}
+
+
+def _parse(config: Any, where: str, registry: dict) -> Parameters:
     if not isinstance(config, dict):
         raise TypeError(f"{where} must be a dict with a 'type' key, got {type(config).__name__}")
     known = types()
@@ -176,20 +203,32 @@ def _parse(config: Any, where: str) -> Parameters:
             if value not in _TYPE_KEYS[key]:
                 raise ValueError(f"{here}: ginkpy supports {', '.join(_TYPE_KEYS[key])}, got {value!r}")
             continue
+        generated = key in _GENERATED and _GENERATED[key] in fields
+        if generated:
+            key = _GENERATED[key]
         if key not in fields:
-            accepted = sorted([*fields, "type", *_TYPE_KEYS])
+            accepted = sorted([*fields, "type", *_TYPE_KEYS, *(g for g, k in _GENERATED.items() if k in fields)])
             raise ValueError(f"{here}: {name} has no parameter {key!r}; accepted keys: {', '.join(accepted)}")
-        if key == "criteria":
-            value = _parse_criteria(value, here)
+        takes_objects = fields[key].metadata.get("variadic") or fields[key].type in ("Any", Any)
+        if generated:
+            value = _registered(value, here, registry)
+            if not isinstance(value, LinOp):
+                raise TypeError(f"{here}: takes an operator generated already (a LinOp in the registry), not "
+                                f"{type(value).__name__}; give factories under the key {key!r}")
+        elif key == "criteria":
+            value = _parse_criteria(value, here, registry)
         elif fields[key].metadata.get("variadic"):
-            value = tuple(_parse_value(v, f"{here}[{i}]") for i, v in enumerate(_as_list(value)))
+            value = tuple(_parse_value(v, f"{here}[{i}]", registry, True) for i, v in enumerate(_as_list(value)))
         else:
-            value = _parse_value(value, here)
+            value = _parse_value(value, here, registry, takes_objects)
         if (name, key) in _NANOSECONDS:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{here}: give the time limit as a number of nanoseconds, got {value!r}")
             value = value * 1e-9
-        setattr(params, key, value)
+        try:
+            setattr(params, key, value)
+        except ValueError as err:
+            raise ValueError(f"{here}: {err}") from None
     return params
 
 
@@ -197,29 +236,53 @@ def _as_list(value: Any) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _parse_value(value: Any, where: str) -> Any:
-    """A nested factory (a dict with a "type") becomes parameters; plain values stay."""
-    if isinstance(value, dict):
-        return _parse(value, where)
-    if isinstance(value, list):
-        return tuple(_parse_value(v, f"{where}[{i}]") for i, v in enumerate(value))
+def _registered(value: Any, where: str, registry: dict) -> Any:
+    """A registry entry named by a string (Ginkgo's references to registered objects)."""
+    if isinstance(value, str):
+        if value not in registry:
+            raise ValueError(f"{where}: {value!r} names no object of the registry"
+                             + (f" (it has {', '.join(map(repr, registry))})" if registry else
+                                " (none was given: parse(config, registry={...}))"))
+        return registry[value]
     return value
 
 
-def _parse_criteria(value: Any, where: str) -> tuple:
+def _parse_value(value: Any, where: str, registry: dict, takes_objects: bool = False) -> Any:
+    """A nested factory (a dict with a "type") becomes parameters; a string where a factory or
+    operator is taken names a registry entry; plain values stay."""
+    if isinstance(value, dict):
+        return _parse(value, where, registry)
+    if isinstance(value, list):
+        return tuple(_parse_value(v, f"{where}[{i}]", registry, takes_objects) for i, v in enumerate(value))
+    if takes_objects and isinstance(value, str):
+        return _registered(value, where, registry)
+    return value
+
+
+def _parse_criteria(value: Any, where: str, registry: dict) -> tuple:
+    if isinstance(value, str):
+        value = _registered(value, where, registry)
+        if isinstance(value, (list, tuple)):
+            return tuple(value)
+        return (value,)
     if isinstance(value, dict) and "type" not in value:
         criteria = []
         for key, v in value.items():
+            if key in _TYPE_KEYS or key == "value_type":
+                continue  # (Ginkgo's short form may carry the criteria's value type)
             if key not in _SHORT_CRITERIA:
                 raise ValueError(f"{where}: unknown criterion {key!r}; the short form accepts "
                                  f"{', '.join(_SHORT_CRITERIA)} (or give a list of {{'type': ...}} criteria)")
             kind, param, fixed = _SHORT_CRITERIA[key]
             criteria.append({"type": kind, param: v, **fixed})
         value = criteria
-    parsed = tuple(_parse(c, f"{where}[{i}]") for i, c in enumerate(_as_list(value)))
+    parsed = tuple(_registered(c, f"{where}[{i}]", registry) if isinstance(c, str)
+                   else _parse(c, f"{where}[{i}]", registry) for i, c in enumerate(_as_list(value)))
     for i, p in enumerate(parsed):
-        if not issubclass(p.product, Criterion):
-            raise ValueError(f"{where}[{i}]: {type_name(p.product)} is not a stopping criterion")
+        product = p.parameters.product if isinstance(p, Factory) else getattr(p, "product", None)
+        if not (isinstance(product, type) and issubclass(product, Criterion)):
+            raise ValueError(f"{where}[{i}]: {type(p).__name__ if product is None else type_name(product)} is not "
+                             f"a stopping criterion")
     return parsed
 
 

@@ -134,15 +134,20 @@ def reduction_tol(dtype, n: int) -> float:
 
 # -- twin of the solve-loop kernels: partial sums, a device stop state, shared arguments --------
 
-@pytest.fixture(scope="session", params=["cpu_layout", "gpu_layout"])
-def dev(request, ocl):
-    """The device executor launching as on a CPU or as on a GPU (``info.is_cpu`` flipped),
-    whatever the device is, so that PoCL also runs the GPU layouts and a GPU the CPU ones."""
+def taken_for(ocl, kind: str):
+    """A new executor on ``ocl``'s device that takes itself for a CPU (``kind`` "cpu") or a GPU
+    ("gpu"), whatever the device is (``info.is_cpu`` / ``is_gpu`` set): its launch layouts and
+    per-device choices are those of that kind, so that PoCL also runs a GPU's and a GPU a CPU's."""
     import attrs
     exe = gk.OpenCLExecutor(ocl.device)
-    gpu = request.param == "gpu_layout"
-    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
+    exe.info = attrs.evolve(ocl.info, is_cpu=kind == "cpu", is_gpu=kind == "gpu")
     return exe
+
+
+@pytest.fixture(scope="session", params=["cpu_layout", "gpu_layout"])
+def dev(request, ocl):
+    """The device executor launching as on a CPU or as on a GPU (:func:`taken_for`)."""
+    return taken_for(ocl, request.param.removesuffix("_layout"))
 
 
 def sum_tol(dtype, terms: int) -> float:

@@ -353,6 +353,9 @@ def test_a_missing_device_lists_the_devices_there_are(capsys, ocl, spd_file):
 def test_profile_rows(capsys, exec, spd_file):
     rc, out, err = _solve(capsys, spd_file, "--profile", "--executor", exec.backend)
     assert rc == 0, err
+    out, profile = out.split("\n\nprofile: ")  # then gk.log.ProfilerHook's table of every operation
+    assert "| apply(Cg) " in profile  # its iterations' kernels, or one launch for a small system on a device:
+    assert "| solver.cg.step_2 " in profile or "| batch.solver.cg.apply " in profile
     summary = _summary(out)
     for phase in ("device", "read", "transfer", "generate", "solve", "compile"):
         assert re.fullmatch(r"\d+\.\d{3} s .*|none .*", summary[phase]), (phase, summary[phase])

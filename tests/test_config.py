@@ -94,10 +94,13 @@ def test_criteria_forms():
 
 def test_value_and_index_type_keys_are_checked():
     plain = gk.config.parse({"type": "solver::Cg"})
-    assert gk.config.parse({"type": "solver::Cg", "value_type": "float32", "index_type": "int32"}) == plain
-    for value_type in ("complex<float64>", "complex<float32>"):  # Ginkgo's names of the complex types
-        assert gk.config.parse({"type": "solver::Cg", "value_type": value_type}) == plain
-    with pytest.raises(ValueError, match="float64, float32, complex<float64>, complex<float32>"):
+    assert gk.config.parse({"type": "solver::Cg", "index_type": "int32"}) == plain
+    for value_type in ("float32", "float64", "complex<float64>", "complex<float32>"):  # Ginkgo's names
+        assert gk.config.parse({"type": "solver::Cg", "value_type": value_type}) == \
+            gk.solver.Cg.build().with_value_type(value_type)
+    with pytest.raises(ValueError, match=r"configuration\.value_type: value_type 'float16' is not a value type "
+                                         r"ginkpy computes in: use 'float64', 'float32', 'complex<float64>' or "
+                                         r"'complex<float32>'"):
         gk.config.parse({"type": "solver::Cg", "value_type": "float16"})
     with pytest.raises(ValueError, match="int32"):
         gk.config.parse({"type": "solver::Cg", "index_type": "int64"})
@@ -122,7 +125,8 @@ def test_errors_say_what_is_accepted(tmp_path):
     with pytest.raises(ValueError, match="unknown type None"):
         gk.config.parse({"preconditioner": {"type": "preconditioner::Jacobi"}})
     with pytest.raises(ValueError, match=r"configuration\.krylov_dim: solver::Cg has no parameter 'krylov_dim'; "
-                                         r"accepted keys: criteria, default_initial_guess, index_type, preconditioner, type, value_type"):
+                                         r"accepted keys: criteria, default_initial_guess, generated_preconditioner, index_type, preconditioner, type, "
+                                         r"value_type"):
         gk.config.parse({"type": "solver::Cg", "krylov_dim": 10})
     with pytest.raises(ValueError, match=r"configuration\.preconditioner\.max_blocksize: preconditioner::Jacobi has no parameter "
                                          r"'max_blocksize'.*max_block_size"):

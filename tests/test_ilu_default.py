@@ -74,14 +74,32 @@ def test_a_row_beyond_isais_limit_is_passed_over(gpu, caplog):
     assert _iterations(gpu, A, M) <= 1.5 * _iterations(gpu, A, EXACT["ilu"])
 
 
-def test_cpu_devices_substitute_exactly(exec, caplog):
-    # on a CPU (and the reference executor) the factors are solved exactly, with no fallback line
+def test_cpu_devices_substitute_exactly(exec, caplog, monkeypatch):
+    # on a CPU (and the reference executor) the factors are solved exactly, with no fallback line;
+    # the device taken for a CPU whatever it is (a GPU's choice: the next test)
+    assert ilu_module.is_gpu(exec) == (exec.backend == "opencl" and exec.info.is_gpu)
+    monkeypatch.setattr(ilu_module, "is_gpu", lambda exec: False)
     caplog.set_level(logging.INFO, "ginkpy")
     for A in (dense_row(), convection_diffusion_2d(30, peclet=3)):
         M = P.Ilu.build().on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))
         assert isinstance(M.l_solver, S.LowerTrs) and M.l_solver.parameters.algorithm == "sparselib"
-        assert isinstance(M.u_solver, S.UpperTrs)
+        assert isinstance(M.u_solver, S.UpperTrs) and M.u_solver.parameters.algorithm == "sparselib"
     assert not _records(caplog)
+
+
+def test_gpu_devices_approximate_the_same_factors(gpu, caplog):
+    # the same matrices on a GPU: no ISAI within its row limit or within 2% (the dense row;
+    # convection-diffusion at Peclet 3), the fewest Jacobi sweeps that solve within 2%, one line each
+    caplog.set_level(logging.INFO, "ginkpy")
+    for A, sweeps in ((dense_row(), 8), (convection_diffusion_2d(30, peclet=3), 16)):
+        caplog.clear()
+        M = P.Ilu.build().on(gpu).generate(gk.matrix.Csr.from_scipy(gpu, A))
+        lines = _records(caplog)
+        assert len(lines) == 1 and f"applied by {sweeps} Jacobi sweeps: ISAI (sparsity power 1)" in lines[0].getMessage()
+        assert f"{sweeps // 2} Jacobi sweeps solves with an error of" in lines[0].getMessage()
+        for solver, factor in ((M.l_solver, M.factorization.l_factor), (M.u_solver, M.factorization.u_factor)):
+            assert solver.parameters.algorithm == "jacobi" and solver.parameters.num_jacobi_sweeps == sweeps
+            assert ilu_module.solve_error(solver, factor) <= ilu_module.SOLVE_QUALITY
 
 
 def test_a_poor_isai_falls_back_to_exact_substitution(gpu, caplog):
@@ -220,7 +238,7 @@ def test_m_with_options(ref):
     assert info == 0
     x, info = bicgstab(A, b, rtol=1e-10, M=("jacobi", {}), executor=ref)
     assert info == 0
-    with pytest.raises(ValueError, match=r"Ilu has no parameter 'droptol'; its parameters are l_solver"):
+    with pytest.raises(ValueError, match=r"Ilu has no parameter 'droptol'; its parameters are value_type, l_solver"):
         gmres(A, b, M=("ilut", {"droptol": 1e-4}), executor=ref)
     x, info = gmres(A, b, rtol=1e-10, M=("block_jacobi", {"max_block_size": 4}), executor=ref)
     assert info == 0

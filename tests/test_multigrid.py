@@ -7,12 +7,19 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, matrix_path, tol, twin
+from conftest import assert_twins, matrix_path, taken_for, tol, twin
+from ginkpy.core.solver.multigrid import DEVICE_CHOICES, device_kind
 from ginkpy.problems import poisson_2d, poisson_3d
 
 Multigrid, Pgm, Chebyshev = gk.solver.Multigrid, gk.multigrid.Pgm, gk.solver.Chebyshev
 Iteration, ResidualNorm = gk.stop.Iteration, gk.stop.ResidualNorm
 SCALAR_JACOBI = gk.preconditioner.Jacobi.build().with_max_block_size(1)
+# The iterations allowed on 2D Poisson 40^2 to 1e-8 (b = A 1) per cycle and smoother sweeps of
+# DEVICE_CHOICES, as a solver and as CG's preconditioner: measured on the reference executor,
+# PoCL and an H100 (W, 1 sweep: 43-45 and 17-18; V, 2 sweeps: 41 and 15; V, 1 sweep, the GPU's
+# choice before: 60 and 21), and 10-15% more for the hierarchies that Pgm's matching, not
+# deterministic by default, makes on other devices
+ITERATIONS = {("w", 1): (50, 20), ("v", 2): (46, 17)}
 
 
 def _criteria(rtol=1e-8, max_iters=200):
@@ -28,6 +35,22 @@ def _solve(exec, A, b, params, dtype=np.float64):
     solver.add_logger(log)
     solver.apply(B, X)
     return X.to_numpy(), log, solver
+
+
+@pytest.fixture(params=list(DEVICE_CHOICES))
+def each_kind(request):
+    """An executor of each kind that DEVICE_CHOICES chooses for: the reference executor, and the
+    device taken for a CPU and for a GPU (whatever it is: PoCL also runs a GPU's choice)."""
+    if request.param == "reference":
+        return request.getfixturevalue("ref")
+    return taken_for(request.getfixturevalue("ocl"), request.param)
+
+
+def _allowed_iterations(mg) -> tuple[int, int]:
+    """ITERATIONS of the cycle and sweeps that ``mg`` chose (as a solver, as CG's preconditioner)."""
+    key = (mg.cycle, mg.smoother_iters)
+    assert key in ITERATIONS, f"a new choice in DEVICE_CHOICES, {key}: measure its iterations and add them to ITERATIONS"
+    return ITERATIONS[key]
 
 
 def _energy(A, x):
@@ -69,8 +92,8 @@ def test_coarsening_limits(ref):
     assert Multigrid.build().on(ref).generate(diagonal).num_levels == 1
 
 
-def test_the_printed_hierarchy_shows_the_choice_of_the_executor(exec):
-    from ginkpy.core.solver.multigrid import DEVICE_CHOICES, device_kind
+def test_the_printed_hierarchy_shows_the_choice_of_the_executor(each_kind):
+    exec = each_kind
     kind = device_kind(exec)
     choice = DEVICE_CHOICES[kind]
     A = gk.matrix.Csr.from_scipy(exec, poisson_2d(100))
@@ -99,8 +122,8 @@ def test_launches_per_cycle(ocl):
     b = gk.matrix.Dense.from_numpy(ocl, np.ones(3600))
     x = gk.matrix.Dense.zeros(ocl, (3600, 1))
     for cycle, merged in (("v", 0), ("w", 0), ("v", 400), ("w", 400)):
-        mg = (Multigrid.build().with_cycle(cycle).with_merged_rows(merged).with_min_coarse_rows(20)
-              .with_default_initial_guess("zero").on(ocl).generate(A))
+        mg = (Multigrid.build().with_cycle(cycle).with_smoother_iters(1).with_merged_rows(merged)
+              .with_min_coarse_rows(20).with_default_initial_guess("zero").on(ocl).generate(A))
         mg.apply(b, x)
         before = ocl.counters["launches"]
         mg.apply(b, x)
@@ -157,7 +180,7 @@ def test_coarse_cycle_twin(ref, ocl, levels):
     outs = []
     for exec in (ref, ocl):
         params = (Multigrid.build().with_mg_level(Pgm.build().with_deterministic(True)).with_merged_rows(10 ** 6)
-                  .with_min_coarse_rows(10).with_cycle("w"))
+                  .with_min_coarse_rows(10).with_cycle("w").with_smoother_iters(1))  # not each device's choice
         mg = (params.with_max_levels(levels) if levels else params).on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))
         assert mg.merged_from == 1 and mg.num_levels == (levels or mg.num_levels) > 2
         outs.append(mg.apply(gk.matrix.Dense.from_numpy(exec, b), gk.matrix.Dense.zeros(exec, b.shape)).to_numpy())
@@ -187,11 +210,14 @@ def test_a_cycle_damps_smooth_and_oscillatory_error(exec, cycle):
 
 # -- as a solver and as a preconditioner, on both executors --------------------------------------
 
-def test_multigrid_as_a_solver(exec):
+def test_multigrid_as_a_solver(each_kind):
+    # the cycle chosen for each kind of executor, within its iterations
     A = poisson_2d(40)
     b = A @ np.ones(A.shape[0])
-    x, log, _ = _solve(exec, A, b, Multigrid.build().with_criteria(*_criteria()))
-    assert log.has_converged and log.num_iterations < 60
+    x, log, mg = _solve(each_kind, A, b, Multigrid.build().with_criteria(*_criteria()))
+    choice = DEVICE_CHOICES[mg.device_kind]
+    assert (mg.cycle, mg.smoother_iters) == (choice.cycle, choice.smoother_iters)
+    assert log.has_converged and log.num_iterations <= _allowed_iterations(mg)[0]
     assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)
 
 
@@ -209,14 +235,16 @@ def test_multigrid_preconditions_krylov_solvers_with_the_same_verdict(ref, ocl, 
     assert verdicts[0] == verdicts[1]
 
 
-def test_jacobi_cg_needs_many_more_iterations(exec):
+def test_jacobi_cg_needs_many_more_iterations(each_kind):
+    # Jacobi-CG 77 iterations, AMG-CG with each kind's cycle within its own (15-18)
     A = poisson_2d(40)
     b = A @ np.ones(1600)
-    _, amg, _ = _solve(exec, A, b, gk.solver.Cg.build().with_preconditioner(Multigrid.build())
-                       .with_criteria(*_criteria(max_iters=1000)))
-    _, jacobi, _ = _solve(exec, A, b, gk.solver.Cg.build().with_preconditioner(SCALAR_JACOBI)
+    _, amg, solver = _solve(each_kind, A, b, gk.solver.Cg.build().with_preconditioner(Multigrid.build())
+                            .with_criteria(*_criteria(max_iters=1000)))
+    _, jacobi, _ = _solve(each_kind, A, b, gk.solver.Cg.build().with_preconditioner(SCALAR_JACOBI)
                           .with_criteria(*_criteria(max_iters=1000)))
-    assert amg.has_converged and jacobi.has_converged and 4 * amg.num_iterations < jacobi.num_iterations
+    assert amg.has_converged and amg.num_iterations <= _allowed_iterations(solver.preconditioner)[1]
+    assert jacobi.has_converged and 3 * amg.num_iterations < jacobi.num_iterations
 
 
 def test_several_right_hand_sides(exec):
@@ -481,16 +509,6 @@ def test_invert_diagonal_and_bound_twin(ref, ocl, rng):
     inv = rng.uniform(0.1, 1, 1001)
     outs = twin(ref, ocl, "components.relaxation.gershgorin_bound", A, inv)
     assert outs[1][-1] == pytest.approx(outs[0][-1], rel=tol(np.float64))
-
-
-@pytest.fixture(params=["cpu_layout", "gpu_layout"])
-def dev(request, ocl):
-    """The device executor launching as on a CPU or as on a GPU, whatever the device is."""
-    import attrs
-    exe = gk.OpenCLExecutor(ocl.device)
-    gpu = request.param == "gpu_layout"
-    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
-    return exe
 
 
 @pytest.mark.parametrize("zero", [False, True])

@@ -185,11 +185,12 @@ def test_compute_weights_twin(ref, ocl, rng, dtype, symmetric):
         out.append((_host(e, flags), _host(e, scale), _host(e, weights), _host(e, strongest), _host(e, first)))
     assert out[0][0][0] == out[1][0][0] == (not symmetric)
     assert np.isinf(out[0][1][7]) and np.isinf(out[1][1][7])
-    # reciprocals in double, rounded once where the device has fp64; float32 weights may still
-    # differ by an ulp on a GPU (seen on the H100, float32 only)
-    rtol = np.finfo(dtype).eps if dtype == np.float32 else 0
-    np.testing.assert_allclose(out[1][1], out[0][1], rtol=rtol)
-    np.testing.assert_allclose(out[1][2], out[0][2], rtol=rtol)
+    # reciprocals in double, rounded once where the device has fp64; the weights' products may
+    # still round otherwise on a device (2 ulps in float32 on the H100): the suite's tolerance. The
+    # strongest neighbours below match exactly: the closest distinct weights of a row here are
+    # 900 ulps apart (float32), far beyond it
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=tol(dtype))
+    np.testing.assert_allclose(out[1][2], out[0][2], rtol=tol(dtype))
     if dtype == np.float64:
         # (|a_ij| + |a_ji|) / 2 / max(|a_ii|, |a_jj|), over 1 where both are 0
         rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
@@ -402,16 +403,6 @@ def test_deterministic_hierarchy_is_identical_on_every_executor(ref, ocl, rng, d
             np.testing.assert_array_equal(c_d.indptr, c_r.indptr)
             np.testing.assert_array_equal(c_d.indices, c_r.indices)
             np.testing.assert_array_equal(c_d.data, c_r.data)
-
-
-@pytest.fixture(params=["cpu_layout", "gpu_layout"])
-def dev(request, ocl):
-    """The device executor launching as on a CPU or as on a GPU, whatever the device is."""
-    import attrs
-    exe = gk.OpenCLExecutor(ocl.device)
-    gpu = request.param == "gpu_layout"
-    exe.info = attrs.evolve(ocl.info, is_cpu=not gpu, is_gpu=gpu)
-    return exe
 
 
 def test_both_launch_layouts_give_the_reference_level(ref, dev):

@@ -268,6 +268,32 @@ def test_amg_update_keeps_the_aggregates(exec, monkeypatch):
     np.testing.assert_allclose(x, x_fresh, rtol=1e-7, atol=1e-7 * np.abs(x_fresh).max())
 
 
+@pytest.mark.parametrize("amg", [
+    gk.solver.Multigrid.build().with_mg_level(gk.multigrid.Pgm.build().with_value_type("float32")),
+    gk.solver.Multigrid.build().with_pre_smoother(gk.preconditioner.GaussSeidel.build()),
+    gk.solver.Multigrid.build().with_pre_smoother(
+        gk.solver.Chebyshev.build().with_criteria(gk.stop.Iteration.build().with_max_iters(2))),
+    gk.solver.Multigrid.build().with_coarsest_solver(gk.solver.Cg.build().with_preconditioner(
+        gk.preconditioner.Jacobi.build().with_max_block_size(1)).with_criteria(
+        gk.stop.ResidualNorm.build().with_reduction_factor(1e-12))).with_min_coarse_rows(40)],
+    ids=["float32-levels", "gauss-seidel", "chebyshev", "cg-coarsest"])
+def test_amg_variants_follow_new_values(exec, amg):
+    # levels of another value type take the new values converted; smoothers and coarsest
+    # solvers given are updated (or generated anew): the solve on the new matrix converges as
+    # one on a hierarchy built on it
+    A = _system(20)
+    B = _new_values(A)
+    b = np.random.default_rng(9).standard_normal(A.shape[0])
+    solver = gk.linalg.Solver(A, "cg", M=amg, rtol=1e-9, executor=exec)
+    solver.solve(b)
+    solver.update(B)
+    x, info = solver.solve(b)
+    assert info == 0 and np.linalg.norm(b - B @ x) <= 1e-9 * np.linalg.norm(b)
+    fresh = gk.linalg.Solver(B, "cg", M=amg, rtol=1e-9, executor=exec)
+    fresh.solve(b)
+    assert solver.result.num_iterations <= fresh.result.num_iterations + 2
+
+
 def test_parts_without_an_update_are_generated_anew(exec, caplog):
     # ILUT chooses its pattern from the values, Gauss-Seidel has no update: generated anew, said
     A = _system(8)

@@ -183,7 +183,8 @@ def _run(exec, params, A, b, dtype=np.float64):
 
 
 def _amg_cg(exec, A, b, smoother=None, symmetric_post=None):
-    mg = gk.solver.Multigrid.build().with_min_coarse_rows(20).with_cycle("v")
+    # one Jacobi sweep without a smoother, as one Gauss-Seidel sweep (not each device's choice)
+    mg = gk.solver.Multigrid.build().with_min_coarse_rows(20).with_cycle("v").with_smoother_iters(1)
     if smoother is not None:
         mg = mg.with_pre_smoother(smoother)
     if symmetric_post is not None:
@@ -261,8 +262,9 @@ def test_configuration(ref):
               "criteria": {"iteration": 100, "relative_residual_norm": 1e-8}}
     params = gk.config.parse(config)
     mg = params.preconditioner
-    assert mg.pre_smoother.product is GaussSeidel and mg.pre_smoother.skip_sorting is True
-    assert mg.post_smoother.relaxation_factor == 1.0 and mg.post_smoother.symmetric is True
+    (pre,), (post,) = mg.pre_smoother, mg.post_smoother  # Ginkgo's per-level lists, one for every level
+    assert pre.product is GaussSeidel and pre.skip_sorting is True
+    assert post.relaxation_factor == 1.0 and post.symmetric is True
     assert gk.config.parse(gk.config.to_dict(params)) == params
     A = poisson_2d(20)
     x, _, _ = _run(ref, params, A, A @ np.ones(A.shape[0]))

@@ -21,6 +21,17 @@ def aslinearoperator(op: Any) -> "scipy.sparse.linalg.LinearOperator":
     A ginkpy LinOp (matrix, solver, preconditioner) is wrapped so that each product runs on its
     executor (copying operands there and back); anything else goes to
     ``scipy.sparse.linalg.aslinearoperator``.
+
+    Parameters
+    ----------
+    op : LinOp or anything scipy.sparse.linalg.aslinearoperator takes
+        The operator; a generated solver acts as its inverse (x = 0 start each product).
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.Ilu.build().on(exec).generate(gk.matrix.Csr.from_scipy(exec, S))
+    >>> x, info = scipy.sparse.linalg.gmres(S, b, M=gk.aslinearoperator(M))
+    >>> gk.aslinearoperator(M).matvec(b)        # M^-1 b on the device
     """
     import scipy.sparse.linalg as spla
 

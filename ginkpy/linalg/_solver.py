@@ -4,11 +4,11 @@ matrix they saw before (:mod:`ginkpy.linalg` describes the arguments)."""
 from __future__ import annotations
 
 import collections
-import concurrent.futures
+import contextlib
 import logging
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,7 +19,7 @@ from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import Logger
-from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.matrix.csr import Csr, same_contents
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
@@ -338,7 +338,7 @@ class _CachedMatrix:
         self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
         self.matrix = Csr.from_scipy(exec, A, dtype)
         self.solvers: collections.OrderedDict = collections.OrderedDict()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
 
     def matches(self, A: Any) -> str:
         """"same", "values" (only the values changed, in a canonical CSR matrix: an update takes
@@ -353,6 +353,19 @@ class _CachedMatrix:
             return "same"
         return "values" if self.canonical and data.dtype == old_data.dtype else "other"
 
+    def solver(self, method: str, M: Any, arguments: dict) -> Solver:
+        """The kept Solver of these arguments, built at its first use (the caller holds the lock)."""
+        key = (method, _key(M), tuple(sorted((k, _key(v)) for k, v in arguments.items())))
+        solver = self.solvers.get(key)
+        if solver is None:
+            solver = self.solvers[key] = Solver(self.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple)
+                                                else M, executor=self.exec, **arguments)
+            while len(self.solvers) > SOLVERS_PER_MATRIX:
+                self.solvers.popitem(last=False)
+        else:
+            self.solvers.move_to_end(key)
+        return solver
+
     def take_values(self, A: Any) -> None:
         """A's new values: into the snapshot and the matrix, then every solver follows them."""
         np.copyto(self.arrays[2], A.data)
@@ -365,17 +378,22 @@ _cache: collections.OrderedDict = collections.OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def cached_solver(A: Any, exec: Executor, dtype: np.dtype, method: str, M: Any, **arguments: Any) -> Solver | None:
+@contextlib.contextmanager
+def kept_solver(A: Any, exec: Executor, dtype: np.dtype, method: str, M: Any,
+                **arguments: Any) -> Iterator[Solver | None]:
     """The Solver of ``method`` for the SciPy matrix A with these arguments, built at a call
-    before on the same matrix object and kept: None where nothing may be kept (A not a CSR or
-    CSC matrix, M a SciPy operator or matrix).
+    before on the same matrix object and kept (else built now and kept), for the duration of
+    the ``with`` block; None where nothing may be kept (A not a CSR or CSC matrix, M a SciPy
+    operator or matrix, or ginkpy parameters).
 
     A kept solver is used only while A's arrays hold what they held then, compared on the host
     in full (bitwise, a pass over A, in parallel chunks); where only the values changed, the
-    solver takes them as :meth:`Solver.update` does (its preconditioner's structure kept); any
-    other change builds anew."""
+    solvers of A take them as :meth:`Solver.update` does (their preconditioners' structure
+    kept); any other change builds anew. The matrix is held for the block: another thread's
+    call with new values of it waits until this solve is done."""
     if not (sp.issparse(A) and A.format in ("csr", "csc")) or not _cacheable(M):
-        return None
+        yield None
+        return
     key = (id(A), type(exec).__name__)
     with _cache_lock:
         entry = _cache.get(key)
@@ -394,30 +412,21 @@ def cached_solver(A: Any, exec: Executor, dtype: np.dtype, method: str, M: Any, 
                 except Exception:
                     _forget(key)  # (half taken: built anew at the next call)
                     raise
-            elif state == "other":
-                entry = None
-    if entry is None:
-        cached = _CachedMatrix(A, exec, dtype)
-        try:
-            ref = weakref.ref(A, lambda _, key=key: _forget(key))
-        except TypeError:
-            return None
-        with _cache_lock:
-            _cache[key] = (ref, cached)
-            while len(_cache) > CACHED_MATRICES:
-                _cache.popitem(last=False)
-    solver_key = (method, _key(M), tuple(sorted((k, _key(v)) for k, v in arguments.items())))
+            if state != "other":
+                yield cached.solver(method, M, arguments)
+                return
+    try:
+        ref = weakref.ref(A, lambda _, key=key: _forget(key))
+    except TypeError:  # (a matrix class without weak references: nothing kept)
+        yield None
+        return
+    cached = _CachedMatrix(A, exec, dtype)
+    with _cache_lock:
+        _cache[key] = (ref, cached)
+        while len(_cache) > CACHED_MATRICES:
+            _cache.popitem(last=False)
     with cached.lock:
-        solver = cached.solvers.get(solver_key)
-        if solver is None:
-            solver = Solver(cached.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple) else M,
-                            executor=cached.exec, **arguments)
-            cached.solvers[solver_key] = solver
-            while len(cached.solvers) > SOLVERS_PER_MATRIX:
-                cached.solvers.popitem(last=False)
-        else:
-            cached.solvers.move_to_end(solver_key)
-    return solver
+        yield cached.solver(method, M, arguments)
 
 
 def _forget(key: Any) -> None:
@@ -427,7 +436,13 @@ def _forget(key: Any) -> None:
 
 def clear_cache() -> None:
     """Drop what ``gk.linalg``'s functions kept for the matrices they saw (their copies on the
-    executor, preconditioners and solvers)."""
+    executor, preconditioners and solvers), to free device memory. It takes no parameters.
+
+    Examples
+    --------
+    >>> x, info = gk.linalg.cg(A, b, M="amg")       # keeps A and its hierarchy for the next call
+    >>> gk.linalg.clear_cache()
+    """
     with _cache_lock:
         _cache.clear()
 
@@ -454,25 +469,6 @@ def _key(value: Any) -> Any:
     if isinstance(value, tuple):
         return ("options", value[0].lower(), tuple(sorted(value[1].items())))
     return value.lower() if isinstance(value, str) else value
-
-
-_CHUNK = 1 << 20  # entries compared at once (and by one thread)
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def same_contents(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two host arrays hold the same bits (NaN equal to itself), compared in chunks by
-    a few threads (NumPy releases the GIL) for large arrays."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    a, b = (np.ascontiguousarray(v).reshape(-1).view(np.uint8) for v in (a, b))
-    if a.size <= 4 * _CHUNK:
-        return bool(np.array_equal(a, b))
-    global _pool
-    if _pool is None:
-        _pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="ginkpy-compare")
-    starts = range(0, a.size, 4 * _CHUNK)
-    return all(_pool.map(lambda s: np.array_equal(a[s:s + 4 * _CHUNK], b[s:s + 4 * _CHUNK]), starts))
 
 
 # -- the arguments and results of SciPy's solvers ------------------------------------------------------

@@ -39,14 +39,16 @@ def check_int32(size: int, what: str = "a Dense") -> None:
 
 
 
-def launch_1d(exec, module_file: str, name: str, dtype: Any, work_items: int, *args: Any) -> None:
-    """Run kernel ``name`` of the ``.cl`` beside ``module_file`` on ``work_items`` work-items,
-    rounded up to whole work-groups of WORK_GROUP; nothing is launched for 0."""
+def launch_1d(exec, module_file: str, name: str, dtype: Any, work_items: int, *args: Any,
+              defines: dict | None = None) -> None:
+    """Run kernel ``name`` of the ``.cl`` beside ``module_file`` (compiled with ``defines``) on
+    ``work_items`` work-items, rounded up to whole work-groups of WORK_GROUP; nothing is
+    launched for 0."""
     if work_items == 0:
         return
     check_int32(work_items)
     global_size = round_up(work_items, WORK_GROUP)
-    exec.kernel(module_file, dtype, name)(exec.queue, (global_size,), (WORK_GROUP,), *args)
+    exec.kernel(module_file, dtype, name, **(defines or {}))(exec.queue, (global_size,), (WORK_GROUP,), *args)
 
 
 def launch_rows(exec, kernel, num_rows: int, k: int, *args: Any) -> None:
@@ -65,14 +67,14 @@ def kernel_arg(arg: Any) -> Any:
 
 
 def launch(exec, module_file: str, name: str, dtype: Any, shape: tuple[int, int], *args: Any,
-           work_items: int | None = None) -> None:
-    """Kernel ``name`` of ``module_file``'s program with one work-item per entry of an n x k
-    ``shape`` (or ``work_items`` of them: a kernel that also sets 1 x k scalars runs at least k,
-    so that it does so when n is 0), given (n k, k, ``args``) with ``args`` converted by
-    :func:`kernel_arg`."""
+           work_items: int | None = None, defines: dict | None = None) -> None:
+    """Kernel ``name`` of ``module_file``'s program (compiled with ``defines``) with one
+    work-item per entry of an n x k ``shape`` (or ``work_items`` of them: a kernel that also sets
+    1 x k scalars runs at least k, so that it does so when n is 0), given (n k, k, ``args``)
+    with ``args`` converted by :func:`kernel_arg`."""
     size = shape[0] * shape[1]
     launch_1d(exec, module_file, name, dtype, size if work_items is None else work_items, np.int32(size),
-              np.int32(shape[1]), *(kernel_arg(a) for a in args))
+              np.int32(shape[1]), *(kernel_arg(a) for a in args), defines=defines)
 
 
 def scalar_arg(alpha: Dense) -> tuple[Any, np.int32]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import attrs
 
 from ginkpy.core.base.docs import parameter_doc
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lin_op import LinOp
 
 
 # -- validators: parameters are checked where they are declared, at every with_<name> call ------
@@ -74,6 +75,22 @@ def one_of(*choices: Any) -> Callable:
     return check
 
 
+# Ginkgo's Csr SpMV strategies (the values of its l_strategy / u_strategy keys)
+CSR_STRATEGIES = ("sparselib", "cusparse", "merge_path", "classical", "load_balance", "automatical")
+
+
+def boolean(default: bool = False) -> Any:
+    """An attrs field holding True or False."""
+    return attrs.field(default=default, validator=one_of(True, False))
+
+
+def csr_strategy() -> Any:
+    """An attrs field for Ginkgo's choice of a matrix's SpMV strategy (None or one of
+    :data:`CSR_STRATEGIES`): accepted for Ginkgo's configurations; ginkpy's backend chooses the
+    strategy of every matrix itself, so it changes nothing."""
+    return attrs.field(default=None, validator=one_of(*CSR_STRATEGIES, None))
+
+
 def variadic(**kwargs: Any) -> Any:
     """An attrs field holding a tuple whose ``with_`` method takes the items as arguments."""
     return attrs.field(factory=tuple, converter=tuple, metadata={"variadic": True}, **kwargs)
@@ -117,10 +134,27 @@ def _add_setters(cls: type, documented_by: tuple = ()) -> None:
         setattr(cls, f"with_{field.name}", _make_with(field.name, field.metadata.get("variadic", False), doc))
 
 
-class Parameters:
-    """Base of every parameter object. ``product`` is the type that ``generate`` builds."""
+def _value_type(value: Any) -> Any:
+    from ginkpy.core.base.precision import value_type_name
+    return value_type_name(value)
 
-    product: type = None  # set by EnableBuild.__init_subclass__
+
+@parameters
+class Parameters:
+    """Base of every parameter object. ``product`` is the type that ``generate`` builds.
+
+    Parameters
+    ----------
+    value_type : str, default None
+        The value type the product runs in (Ginkgo's per-object ``"value_type"``): None runs in
+        the system matrix's value type; ``"float32"`` / ``"float64"`` (or numpy's dtypes, or
+        Ginkgo's ``"complex<float32>"``) make the product on the matrix converted to that
+        precision, applied inside the solve around it with conversions at its boundary
+        (:mod:`ginkpy.core.base.precision`): a float32 preconditioner, multigrid level or
+        smoother, or the inner solver of mixed-precision iterative refinement."""
+
+    product: ClassVar[type] = None  # set by EnableBuild.__init_subclass__
+    value_type: str | None = attrs.field(default=None, converter=_value_type)
 
     def on(self, exec: Executor) -> "Factory":
         """Bind these parameters to an executor."""
@@ -145,6 +179,17 @@ class Factory:
         self.parameters = params
 
     def generate(self, *args: Any, **kwargs: Any) -> Any:
+        """The product generated from ``args`` (the system matrix) on this factory's executor;
+        timed as ``generate(Type)`` by a ProfilerHook attached to the executor."""
+        hook = self.executor._profiler
+        if hook is not None:
+            return hook.generate(self.parameters.product, self.executor, lambda: self._generate(*args, **kwargs))
+        return self._generate(*args, **kwargs)
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        if self.parameters.value_type is not None and args and isinstance(args[0], LinOp):
+            from ginkpy.core.base.precision import generate_in
+            return generate_in(self, *args, **kwargs)
         return self.parameters.product(self, *args, **kwargs)
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkpy.core.base.factory import Parameters, parameters
+from ginkpy.core.base.factory import Parameters, boolean, parameters
 from ginkpy.core.factorization.lu import Lu, ordering_of
 from ginkpy.core.matrix.csr import Csr
 
@@ -27,6 +27,8 @@ class Cholesky(Lu):
     ----------
     ordering : reorder factory or "natural", optional
         The fill-reducing ordering; default (None): ``gk.reorder.Amd``.
+    skip_sorting, symbolic_factorization
+        Ginkgo's: accepted for its configurations; they change nothing here.
 
     Examples
     --------
@@ -40,6 +42,8 @@ class Cholesky(Lu):
     @parameters
     class Parameters(Parameters):
         ordering: Any = None
+        skip_sorting: bool = boolean()
+        symbolic_factorization: Any = None
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         host = self.executor.host

@@ -26,7 +26,7 @@ import numpy as np
 
 from ginkpy.core.base.checks import system_csr
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, boolean, csr_strategy, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
@@ -142,6 +142,10 @@ def check_pivots(factor: Csr, lower: bool, name: str) -> None:
                          f"matrix (e.g. to a unit diagonal){', or use float64' if factor.dtype.itemsize < 8 else ''}")
 
 
+# Ginkgo's factorize algorithms of the exact ILU(0) / IC(0): whose kernels compute the same factors
+FACTORIZE_ALGORITHMS = ("sparselib", "syncfree")
+
+
 class Factorization(EnableBuild, LinOp):
     """Base of the factorizations: ``generate(A)`` converts A to Csr (from another sparse
     format) and keeps the two factors that :meth:`_factorize` computes.
@@ -151,6 +155,15 @@ class Factorization(EnableBuild, LinOp):
     (gk.matrix.Permutation; None where it does not). F1 is ``l_factor`` (lower triangular), F2
     ``u_factor`` (upper triangular); a Cholesky-type factorization (``symmetric``: A ~ L L^H)
     also names F2 ``lt_factor``, as Ginkgo's. Not used itself: see ``gk.factorization``.
+
+    Parameters
+    ----------
+    skip_sorting : bool, default False
+        Ginkgo's (ginkpy's Csr is always sorted): accepted for its configurations, it changes
+        nothing.
+    l_strategy, u_strategy : str, default None
+        Ginkgo's SpMV strategy of each factor (ginkpy's backend chooses its own): accepted for
+        its configurations, they change nothing.
 
     Examples
     --------
@@ -163,7 +176,13 @@ class Factorization(EnableBuild, LinOp):
 
     @parameters
     class Parameters(Parameters):
-        """No parameters (Ginkgo's exact ILU(0)/IC(0) have none that change the result)."""
+        """Ginkgo's ``skip_sorting`` (ginkpy's Csr is always sorted) and ``l_strategy`` /
+        ``u_strategy`` (the factors' SpMV strategy, which ginkpy's backend chooses): accepted
+        for Ginkgo's configurations, they change nothing."""
+
+        skip_sorting: bool = boolean()
+        l_strategy: str | None = csr_strategy()
+        u_strategy: str | None = csr_strategy()
 
     # whether the factors' pattern follows from A's alone (ILU(0), IC(0)): then update() can
     # write new factors into the same arrays; a threshold or pivoting one chooses it from values

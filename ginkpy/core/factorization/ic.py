@@ -12,7 +12,11 @@ that is not positive raises a ValueError (A is not symmetric positive definite).
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import Factorization, moved_factors, shifted_cholesky
+import attrs
+
+from ginkpy.core.base.factory import boolean, one_of, parameters
+from ginkpy.core.factorization.factorization import (FACTORIZE_ALGORITHMS, Factorization, moved_factors,
+                                                     shifted_cholesky)
 from ginkpy.core.matrix.csr import Csr
 
 
@@ -23,7 +27,17 @@ class Ic(Factorization):
     Use it for a symmetric (Hermitian) positive definite system's preconditioner
     (``gk.preconditioner.Ic``, or ``M="ic"`` in ``gk.linalg``) with Cg; a pivot that is not
     positive is retried on a shifted matrix (Manteuffel). Computed on the host, then copied to
-    the executor; for one computed on the device see :class:`ParIc`. It takes no parameters.
+    the executor; for one computed on the device see :class:`ParIc`.
+
+    Parameters
+    ----------
+    algorithm : {"sparselib", "syncfree"}, default "sparselib"
+        Ginkgo's choice of whose kernel computes the factors: accepted for its configurations;
+        ginkpy computes the same exact IC(0) on the host either way.
+    both_factors : bool, default True
+        Ginkgo's: whether L^H is kept beside L (ginkpy always keeps both): accepted.
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------
@@ -34,6 +48,11 @@ class Ic(Factorization):
 
     symmetric = True
     pattern_from_matrix = True
+
+    @parameters
+    class Parameters(Factorization.Parameters):
+        algorithm: str = attrs.field(default="sparselib", validator=one_of(*FACTORIZE_ALGORITHMS))
+        both_factors: bool = boolean(True)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized

@@ -11,7 +11,11 @@ elimination would take far more work than that (dense blocks) is refused at once
 """
 from __future__ import annotations
 
-from ginkpy.core.factorization.factorization import Factorization, moved_factors, report_floored_pivots
+import attrs
+
+from ginkpy.core.base.factory import one_of, parameters
+from ginkpy.core.factorization.factorization import (FACTORIZE_ALGORITHMS, Factorization, moved_factors,
+                                                     report_floored_pivots)
 from ginkpy.core.matrix.csr import Csr
 
 
@@ -22,7 +26,15 @@ class Ilu(Factorization):
     Use it for a nonsymmetric system's preconditioner (``gk.preconditioner.Ilu``, which takes
     it by default, or ``M="ilu"`` in ``gk.linalg``); for a symmetric positive definite one
     :class:`Ic` does half the work. Computed on the host, then copied to the executor; for a
-    factorization computed on the device see :class:`ParIlu`. It takes no parameters.
+    factorization computed on the device see :class:`ParIlu`.
+
+    Parameters
+    ----------
+    algorithm : {"sparselib", "syncfree"}, default "sparselib"
+        Ginkgo's choice of whose kernel computes the factors: accepted for its configurations;
+        ginkpy computes the same exact ILU(0) on the host either way.
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------
@@ -32,6 +44,10 @@ class Ilu(Factorization):
     """
 
     pattern_from_matrix = True
+
+    @parameters
+    class Parameters(Factorization.Parameters):
+        algorithm: str = attrs.field(default="sparselib", validator=one_of(*FACTORIZE_ALGORITHMS))
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         # sequential by nature: on the host, level-scheduled and vectorized

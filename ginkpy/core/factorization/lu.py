@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import Parameters, as_factory, number, parameters
+from ginkpy.core.base.factory import Parameters, as_factory, boolean, number, one_of, parameters
 from ginkpy.core.factorization.factorization import Factorization
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.reorder.amd import Amd
@@ -53,6 +53,10 @@ class Lu(Factorization):
         Threshold partial pivoting: the diagonal entry is kept as pivot while its magnitude is
         at least this fraction of the column's largest; 1.0 is partial pivoting, 0 never
         pivots away from a nonzero diagonal. Zero diagonals are always pivoted away.
+    skip_sorting, symbolic_algorithm, symbolic_factorization
+        Ginkgo's (``symbolic_algorithm`` one of "general", "near_symmetric", "symmetric"):
+        accepted for its configurations; ginkpy's Csr is always sorted and SuperLU computes its
+        own symbolic factorization, so they change nothing.
 
     Examples
     --------
@@ -65,6 +69,10 @@ class Lu(Factorization):
     class Parameters(Parameters):
         ordering: Any = None
         pivot_threshold: float = attrs.field(default=0.1, validator=number(min=0.0, max=1.0))
+        skip_sorting: bool = boolean()
+        symbolic_algorithm: str = attrs.field(default="general",
+                                              validator=one_of("general", "near_symmetric", "symmetric"))
+        symbolic_factorization: Any = None
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         host = self.executor.host

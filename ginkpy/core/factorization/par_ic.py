@@ -15,7 +15,7 @@ Where a pivot is not positive it is retried on A + alpha diag(A) with growing al
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import boolean, parameters
 from ginkpy.core.factorization.factorization import (Factorization, like, relative_change, row_indices,
                                                      shifted_cholesky, with_pattern_power)
 from ginkpy.core.factorization.par_ilu import ParIlu, sweep
@@ -36,6 +36,10 @@ class ParIc(Factorization):
         relative (at most 20).
     sparsity_power : int, default 1
         The factor's pattern is that of |A|^sparsity_power's lower triangle (1: A's, IC(0)).
+    both_factors : bool, default True
+        Ginkgo's: accepted; ginkpy always keeps L^H beside L.
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------
@@ -49,7 +53,10 @@ class ParIc(Factorization):
 
     @parameters
     class Parameters(ParIlu.Parameters):
-        """iterations, sparsity_power: as ParIlu's."""
+        """iterations, sparsity_power: as ParIlu's; Ginkgo's ``both_factors`` (ginkpy always
+        keeps L^H beside L) accepted for its configurations."""
+
+        both_factors: bool = boolean(True)
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         A = with_pattern_power(A, self.parameters.sparsity_power)

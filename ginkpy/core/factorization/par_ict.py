@@ -7,7 +7,7 @@ A + alpha diag(A) with growing alpha (Manteuffel), with one ``logging`` line.
 """
 from __future__ import annotations
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import csr_strategy, parameters
 from ginkpy.core.factorization.factorization import Factorization, shifted_cholesky
 from ginkpy.core.factorization.par_ilut import DIVERGED, ParIlut, diverged
 from ginkpy.core.matrix.csr import Csr
@@ -29,6 +29,9 @@ class ParIct(Factorization):
         L keeps at most this many times the entries of A's lower triangle.
     approximate_select : bool, default True
         Filter by an approximate threshold (sampled, as Ginkgo's) instead of an exact selection.
+    deterministic_sample, skip_sorting, l_strategy, u_strategy, lt_strategy
+        Ginkgo's: accepted, they change nothing (see ParIlut and Factorization; ``lt_strategy``
+        is the SpMV strategy of L^H).
 
     Examples
     --------
@@ -41,7 +44,10 @@ class ParIct(Factorization):
 
     @parameters
     class Parameters(ParIlut.Parameters):
-        """iterations, fill_in_limit, approximate_select: as ParIlut's."""
+        """iterations, fill_in_limit, approximate_select: as ParIlut's; Ginkgo's ``lt_strategy``
+        (the SpMV strategy of L^H) accepted for its configurations."""
+
+        lt_strategy: str | None = csr_strategy()
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         return shifted_cholesky("ParICT", A, lambda shift: self._attempt(A.to_executor(self.executor.host), shift))

@@ -53,6 +53,11 @@ class ParIlut(Factorization):
         Each factor keeps at most this many times the entries of A's triangle.
     approximate_select : bool, default True
         Filter by an approximate threshold (sampled, as Ginkgo's) instead of an exact selection.
+    deterministic_sample : bool, default False
+        Ginkgo's: sample the threshold deterministically; accepted (ginkpy's is deterministic
+        either way).
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------
@@ -66,6 +71,9 @@ class ParIlut(Factorization):
         iterations: int = attrs.field(default=AUTO_ITERATIONS, validator=integer(min=1))
         fill_in_limit: float = attrs.field(default=2.0, validator=number(min=0, min_open=True))
         approximate_select: bool = attrs.field(default=True, validator=_check_bool)
+        # Ginkgo's: sample the threshold deterministically (ginkpy's pattern is chosen on the host,
+        # deterministic either way): accepted for its configurations
+        deterministic_sample: bool = attrs.field(default=False, validator=_check_bool)
 
     name = "ParILUT"
 

@@ -19,10 +19,56 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 INDEX_DTYPE = np.dtype(np.int32)
+_COMPARED_AT_ONCE = 8 << 20  # bytes of two host arrays compared by one thread (larger ones: by a few)
+_compare_threads = None
+
+
+def same_contents(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two host arrays of one shape and type hold the same bits (a NaN equals itself),
+    compared as the widest unsigned integers their size allows, large ones in chunks by a few
+    threads (NumPy releases the GIL): how a sparsity pattern (and gk.linalg's kept copy of a
+    matrix) is checked on the host, at about the memory bandwidth."""
+    global _compare_threads
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    a, b = (np.ascontiguousarray(v).reshape(-1) for v in (a, b))
+    width = next(w for w in (8, 4, 2, 1) if a.nbytes % w == 0)
+    a, b = (v.view(np.dtype(f"u{width}")) for v in (a, b))
+    chunk = _COMPARED_AT_ONCE // width
+    if a.size <= chunk:
+        return bool(np.array_equal(a, b))
+    if _compare_threads is None:
+        import concurrent.futures
+        _compare_threads = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="ginkpy-compare")
+    return all(_compare_threads.map(lambda s: np.array_equal(a[s:s + chunk], b[s:s + chunk]),
+                                    range(0, a.size, chunk)))
 
 
 class Csr(LinOp):
-    """A sparse matrix in CSR format on an executor (arrays ``row_ptrs``, ``col_idxs``, ``values``)."""
+    """A sparse matrix in compressed sparse row format on an executor (Ginkgo's
+    ``matrix::Csr``, SciPy's ``csr_matrix``): arrays ``row_ptrs``, ``col_idxs`` (int32, sorted
+    within each row) and ``values``.
+
+    The format every solver, preconditioner and factorization runs on: make the system matrix
+    a Csr (:meth:`from_scipy`, ``gk.read``) unless a format of ``gk.matrix`` suits its rows
+    better. Its SpMV picks a strategy per device and matrix (kept in ``cache``).
+
+    Parameters
+    ----------
+    exec : Executor
+        Where ``row_ptrs``, ``col_idxs`` and ``values`` live.
+    shape : tuple of int
+        The matrix's (rows, columns).
+    row_ptrs, col_idxs, values : arrays
+        The executor's arrays (rows + 1 and nnz int32 indices, nnz values); use
+        :meth:`from_scipy` to make them from host data (checked and sorted there).
+
+    Examples
+    --------
+    >>> A = gk.matrix.Csr.from_scipy(exec, scipy.sparse.diags([1.0, 2.0, 3.0]))
+    >>> x = A.apply(b, x)                       # x = A b
+    >>> S = A.to_scipy()
+    """
 
     def __init__(self, exec: Executor, shape: tuple[int, int], row_ptrs: Any, col_idxs: Any, values: Any) -> None:
         super().__init__(exec, shape, values.dtype)
@@ -155,7 +201,8 @@ class Csr(LinOp):
         if tuple(shape) != self.shape:
             raise ValueError(f"the new matrix is {shape[0]} x {shape[1]}, this one {self.shape[0]} x "
                              f"{self.shape[1]}: a values update needs the same shape and sparsity pattern")
-        if len(col_idxs) != len(cols) or not (np.array_equal(row_ptrs, ptrs) and np.array_equal(col_idxs, cols)):
+        if len(col_idxs) != len(cols) or not (same_contents(np.asarray(row_ptrs, INDEX_DTYPE), ptrs)
+                                               and same_contents(np.asarray(col_idxs, INDEX_DTYPE), cols)):
             raise ValueError(f"the new matrix has another sparsity pattern ({len(col_idxs)} stored entries, this one "
                              f"{len(cols)}{'' if len(col_idxs) != len(cols) else ' at other positions'}): a values "
                              f"update keeps the pattern; make a new matrix (Csr.from_scipy) and generate its "
@@ -183,6 +230,16 @@ class Csr(LinOp):
         exec = self.executor if exec is None else exec
         return Csr(exec, self.shape, *exec.copy_arrays(self.executor, self.row_ptrs, self.col_idxs, self.values))
 
+
+    def astype(self, dtype: Any) -> "Csr":
+        """This matrix in value type ``dtype`` (itself when it already is), converted on its
+        executor: the same row pointers and column indices, the values converted (real to real
+        or complex, complex to complex)."""
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self
+        values = Dense(self.executor, self.values.reshape(-1, 1)).astype(dtype).values.reshape(-1)
+        return Csr(self.executor, self.shape, self.row_ptrs, self.col_idxs, values)
 
     def extract_diagonal(self) -> Dense:
         """The main diagonal as an n x 1 Dense (zero where no entry is stored)."""

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.checks import system_csr
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, boolean, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization
 from ginkpy.core.factorization.ilu import Ilu as ExactIlu
@@ -94,7 +94,34 @@ def candidates(exec) -> list[tuple[str, Any, Any]]:
 
 
 class Ilu(EnableBuild, LinOp):
-    """``gk.preconditioner.Ilu.build().with_factorization(...).with_l_solver(...).with_u_solver(...)``"""
+    """The incomplete-LU preconditioner M = L U, applied as x = U^-1 (L^-1 b) (Ginkgo's
+    ``preconditioner::Ilu``; SciPy's ``spilu`` as a LinearOperator).
+
+    Use it with Gmres, Bicgstab or another solver for nonsymmetric systems (``M="ilu"`` in
+    ``gk.linalg``); for a symmetric positive definite one :class:`Ic` keeps M symmetric for Cg.
+    The defaults never raise where an incomplete factorization exists (the module docstring
+    says how they choose).
+
+    Parameters
+    ----------
+    factorization : factorization factory, default None (chosen)
+        ``gk.factorization.Ilu`` (exact ILU(0)), ``ParIlu``, ``ParIlut``, ``Ilut``; None picks
+        exact ILU(0) or ParILU by the matrix's size and row lengths.
+    l_solver : solver factory, default None (chosen)
+        The solver of L: ``gk.solver.LowerTrs`` (exact), its "jacobi" algorithm or
+        ``gk.preconditioner.LowerIsai``; None picks by the device and the factors.
+    u_solver : solver factory, default None (chosen)
+        The solver of U, likewise (UpperTrs, UpperIsai).
+    reverse_apply : bool, default False
+        Ginkgo's ``reverse_apply``: solve with U first and then with L (M^-1 = L^-1 U^-1
+        instead of U^-1 L^-1).
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.ParIlu.build())
+    >>> solver = gk.solver.Gmres.build().with_preconditioner(M).on(exec).generate(A)
+    >>> x, info = gk.linalg.gmres(A, b, M="ilu")                 # the same from SciPy's door
+    """
 
     exact_factorization: type = ExactIlu  # Ic: the exact IC(0) and ParIc
     parallel_factorization: type = ParIlu
@@ -104,6 +131,7 @@ class Ilu(EnableBuild, LinOp):
         l_solver: Any = None
         u_solver: Any = None
         factorization: Any = None
+        reverse_apply: bool = boolean()
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -243,16 +271,18 @@ class Ilu(EnableBuild, LinOp):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if self._tmp is None or self._tmp[0].shape != b.shape:
             self._tmp = [b.empty_like() for _ in range(1 if self.permutations is None else 2)]
+        # (reverse_apply, Ginkgo's: the U solve first, then the L solve)
+        first, second = (self.u_solver, self.l_solver) if self.parameters.reverse_apply else \
+            (self.l_solver, self.u_solver)
         if self.permutations is None:
-            # y = L^-1 b
-            self.l_solver.apply(b, self._tmp[0])
-            # x = U^-1 y
-            self.u_solver.apply(self._tmp[0], x)
+            # y = L^-1 b;  x = U^-1 y
+            first.apply(b, self._tmp[0])
+            second.apply(self._tmp[0], x)
             return
         row, inverse_column = self.permutations
         t, y = self._tmp
         # t = R b;  y = L^-1 t;  t = U^-1 y;  x = C^T t
         row.apply(b, t)
-        self.l_solver.apply(t, y)
-        self.u_solver.apply(y, t)
+        first.apply(t, y)
+        second.apply(y, t)
         inverse_column.apply(t, x)

@@ -15,6 +15,13 @@ inverts A with A's pattern; ``"spd"`` (for symmetric positive definite A; comple
 positive definite) computes a lower G with A's lower pattern and G A G^H ~ I, and applies
 M = G^H G (G^T G for real values). ``sparsity_power`` k uses the
 pattern of the k-th power instead (more entries, a better inverse, a costlier apply).
+A row of the inverse with more than ROW_LIMIT entries (a long row of A, or a high power) is
+refused, unless ``excess_limit`` or ``excess_solver_factory`` is given (Ginkgo's excess system):
+then those rows' systems are assembled into one sparse block-diagonal system (in chunks of at most
+``excess_limit`` unknowns; 0: one) and solved on the executor by ``excess_solver_factory``
+(default: the blocks' triangular solver for the lower and upper types, else block-Jacobi Gmres
+to a relative residual of ``excess_solver_reduction``, default 1e-6). ``skip_sorting``
+(Ginkgo's; ginkpy's Csr is always sorted) changes nothing.
 ``LowerIsai``, ``UpperIsai``, ``GeneralIsai`` and ``SpdIsai`` are Isai of one type, as in
 Ginkgo; ``LowerIsai`` and ``UpperIsai`` are the triangular solvers of ``gk.preconditioner.Ilu``
 and ``Ic`` (``with_l_solver(gk.preconditioner.LowerIsai.build())``).
@@ -22,11 +29,14 @@ and ``Ic`` (``with_l_solver(gk.preconditioner.LowerIsai.build())``).
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, one_of, parameters
+from ginkpy.core.base.factory import (EnableBuild, Factory, Parameters, as_factory, boolean, integer, number, one_of,
+                                      parameters)
+from ginkpy.core.base.lazy import sp
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
@@ -37,13 +47,51 @@ ROW_LIMIT = 128  # the most entries a row of the inverse may have (its system is
 
 
 class Isai(EnableBuild, LinOp):
-    """``gk.preconditioner.Isai.build().with_isai_type("general").with_sparsity_power(1)``;
-    the inverse is ``approximate_inverse`` (a Csr; for spd: G, with M = G^H G)."""
+    """The incomplete sparse approximate inverse M ~ A^-1 on a sparsity pattern (Ginkgo's
+    ISAI): each row of M solves a small dense system, all rows in parallel on the executor;
+    applying M is one SpMV. The inverse is ``approximate_inverse`` (a Csr; for spd: G, with
+    M = G^H G).
+
+    Use it where a preconditioner must apply fast on a GPU: as a cheap preconditioner of its
+    own ("general", "spd") or in place of the triangular solves of Ilu/Ic ("lower", "upper":
+    ``with_l_solver(gk.preconditioner.LowerIsai.build())``). The subclasses LowerIsai,
+    UpperIsai, GeneralIsai and SpdIsai fix the type.
+
+    Parameters
+    ----------
+    isai_type : {"general", "spd", "lower", "upper"}, default "general"
+        Which inverse: of A, of an SPD A as G^H G, or of A's lower or upper triangle.
+    sparsity_power : int, default 1
+        M's pattern is that of |A|^sparsity_power (of the triangle for "lower"/"upper"): more
+        entries, a better inverse, a costlier setup and apply.
+    excess_limit : int, default 0
+        Rows of the inverse with more than ROW_LIMIT entries are refused unless this or
+        ``excess_solver_factory`` is given (Ginkgo's excess system): then their systems are
+        assembled into one sparse block-diagonal system, in chunks of at most this many unknowns
+        (0: one chunk).
+    excess_solver_factory : solver factory, default None
+        The excess system's solver; None: the blocks' triangular solver for "lower"/"upper",
+        else block-Jacobi Gmres.
+    excess_solver_reduction : float, default 1e-6
+        The relative residual the default excess solver reaches.
+    skip_sorting : bool, default False
+        Ginkgo's: accepted; ginkpy's Csr is always sorted, it changes nothing.
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.Isai.build().with_isai_type("spd").with_sparsity_power(2)
+    >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+    >>> x, info = gk.linalg.gmres(A, b, M="isai")
+    """
 
     @parameters
     class Parameters(Parameters):
         isai_type: str = attrs.field(default="general", validator=one_of(*ISAI_TYPES))
         sparsity_power: int = attrs.field(default=1, validator=integer(min=1))
+        skip_sorting: bool = boolean()
+        excess_limit: int = attrs.field(default=0, validator=integer(min=0))
+        excess_solver_factory: Any = None
+        excess_solver_reduction: float = attrs.field(default=1e-6, validator=number(min=0, min_open=True))
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -59,16 +107,27 @@ class Isai(EnableBuild, LinOp):
             raise ValueError(f"{name}: the diagonal entry of row {zero_row} of the {kind} triangle is zero or not "
                              f"stored, so the triangle is singular and has no inverse")
         sizes = np.diff(ptrs)
-        if sizes.size and sizes.max() > ROW_LIMIT:
+        p = self.parameters
+        excess = p.excess_limit > 0 or p.excess_solver_factory is not None
+        long_rows = np.flatnonzero(sizes > ROW_LIMIT)
+        if long_rows.size and not excess:
             row = int(np.argmax(sizes))
             raise ValueError(f"{name}: row {row} of the approximate inverse would have {sizes[row]} entries, "
                              f"more than {ROW_LIMIT} (its dense system grows with the square): lower "
-                             f"the sparsity power, or use another preconditioner for rows this long")
+                             f"the sparsity power, solve such rows as one sparse excess system "
+                             f"(with_excess_limit, with_excess_solver_factory), or use another preconditioner")
+        # the rows beyond ROW_LIMIT are left empty here and solved as the excess system after
+        short = sizes <= ROW_LIMIT
+        short_ptrs = np.concatenate([[0], np.cumsum(np.where(short, sizes, 0))]).astype(ptrs.dtype)
+        short_cols = cols[np.repeat(short, sizes)] if long_rows.size else cols
         S = Csr(exec, A.shape, *(exec.from_host(a) for a in system))
-        M = Csr(exec, A.shape, exec.from_host(ptrs), exec.from_host(cols), exec.alloc((cols.size,), A.dtype))
+        M = Csr(exec, A.shape, exec.from_host(short_ptrs), exec.from_host(short_cols),
+                exec.alloc((short_cols.size,), A.dtype))
         row = exec.run("preconditioner.isai.generate_inverse", S, M, kind == "spd")
         if row >= 0:
             raise ValueError(_failure(name, kind, row))
+        if long_rows.size:
+            M = self._with_excess_rows(system, ptrs, cols, M, long_rows)
         self.isai_type = kind
         self.approximate_inverse = M
         self._g_conj_transpose = M.conj_transpose() if kind == "spd" else None
@@ -108,6 +167,65 @@ class Isai(EnableBuild, LinOp):
         if self._g_conj_transpose is not None:
             self._g_conj_transpose.update_values(M.conj_transpose().values)
         return True
+
+    def _with_excess_rows(self, system: tuple, ptrs: np.ndarray, cols: np.ndarray, M: Csr,
+                          long_rows: np.ndarray) -> Csr:
+        """M with its rows of more than ROW_LIMIT entries computed (Ginkgo's excess system): their
+        small systems S[J_i, J_i]^T m_i = e_i are assembled into one block-diagonal sparse system
+        on the host (vectorized), in chunks of at most ``excess_limit`` unknowns (0: one), and
+        solved on the executor by ``excess_solver_factory`` (default: the triangular solver of
+        the blocks for the lower and upper types, else block-Jacobi Gmres to a relative residual
+        of ``excess_solver_reduction``)."""
+        exec, p, kind = self.executor, self.parameters, self.parameters.isai_type
+        n, dtype = self.shape[0], self.dtype
+        s = sp.csr_matrix((system[2], system[1], system[0]), shape=(n, n))
+        sizes = np.diff(ptrs)
+        values = np.zeros(cols.size, dtype)
+        values[np.repeat(sizes <= ROW_LIMIT, sizes)] = exec.to_host(M.values)
+        chunks = [long_rows]
+        if p.excess_limit > 0:  # at most excess_limit unknowns a chunk (at least one row)
+            ends = np.cumsum(sizes[long_rows])
+            chunks = np.split(long_rows, np.flatnonzero(np.diff(ends // max(p.excess_limit, 1))) + 1)
+        for rows in chunks:
+            lengths = sizes[rows]
+            count = int(lengths.sum())
+            # the entries of these rows in M's pattern, their columns and blocks
+            first = np.repeat(np.cumsum(lengths) - lengths, lengths)
+            positions = np.arange(count) - first + np.repeat(ptrs[rows], lengths)
+            J, block = cols[positions], np.repeat(np.arange(rows.size), lengths)
+            select = sp.csr_matrix((np.ones(count), (np.arange(count), J)), shape=(count, n))
+            E = (select @ s.T @ select.T).tocoo()
+            within = block[E.row] == block[E.col]
+            E = sp.csr_matrix((E.data[within], (E.row[within], E.col[within])), shape=(count, count))
+            rhs = (J == np.repeat(rows, lengths)).astype(dtype)
+            m = self._excess_solve(E, rhs)
+            if kind == "spd":  # G's row scaled so that G A G^H has a unit diagonal
+                d = m[rhs == 1].real
+                if not (d > 0).all():
+                    raise ValueError(_failure(type(self).__name__, kind, int(rows[np.argmin(d > 0)])))
+                m = m / np.sqrt(np.repeat(d, lengths))
+            values[positions] = m
+        return Csr(exec, self.shape, exec.from_host(ptrs), exec.from_host(cols), exec.from_host(values))
+
+    def _excess_solve(self, E, rhs: np.ndarray) -> np.ndarray:
+        """The excess system E m = rhs solved on the executor (see :meth:`_with_excess_rows`)."""
+        from ginkpy.core.preconditioner.jacobi import Jacobi
+        from ginkpy.core.solver.gmres import Gmres
+        from ginkpy.core.solver.lower_trs import LowerTrs
+        from ginkpy.core.solver.upper_trs import UpperTrs
+        from ginkpy.core.stop.iteration import Iteration
+        from ginkpy.core.stop.residual_norm import ResidualNorm
+        exec, p = self.executor, self.parameters
+        factory = p.excess_solver_factory
+        if factory is None:
+            # (E holds the transposed blocks: a lower triangle's are upper triangular)
+            factory = {"lower": UpperTrs.build(), "upper": LowerTrs.build()}.get(p.isai_type) or \
+                Gmres.build().with_preconditioner(Jacobi.build().with_max_block_size(8)).with_criteria(
+                    ResidualNorm.build().with_reduction_factor(p.excess_solver_reduction),
+                    Iteration.build().with_max_iters(max(1000, E.shape[0])))
+        solver = as_factory(factory, exec).generate(Csr.from_scipy(exec, E, self.dtype))
+        b = Dense.from_numpy(exec, rhs, self.dtype)
+        return solver.apply(b, Dense.zeros(exec, b.shape, self.dtype)).to_numpy()[:, 0]
 
     def transpose(self) -> "Isai":
         """M^T, which approximates the inverse of A^T (Ginkgo's Transposable): for the lower
@@ -158,6 +276,32 @@ def _failure(name: str, kind: str, row: int) -> str:
             f"inverse) is singular: try another sparsity power, or another preconditioner")
 
 
+def _typed_doc(kind: str, what: str, use: str, matrix: str) -> str:
+    """The docstring of the Isai of one type."""
+    name = f"{kind.capitalize()}Isai"
+    return f"""The sparse approximate inverse of {what} (Ginkgo's ``{name}``): :class:`Isai` with
+    ``isai_type`` "{kind}".
+
+    Use it for {use}.
+
+    Parameters
+    ----------
+    sparsity_power : int, default 1
+        The inverse's pattern is that of |{matrix}|^sparsity_power.
+    skip_sorting, excess_limit, excess_solver_factory, excess_solver_reduction
+        As :class:`Isai`'s: rows of the inverse beyond ROW_LIMIT entries solved as one sparse
+        excess system (in chunks of ``excess_limit`` unknowns, by ``excess_solver_factory`` to
+        ``excess_solver_reduction``); ``skip_sorting`` changes nothing.
+    isai_type : "{kind}"
+        Fixed.
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.{name}.build().with_sparsity_power(2).on(exec).generate({matrix})
+    >>> x = M.apply(b, x)                       # x ~ {matrix}^-1 b
+    """
+
+
 def _typed(kind: str) -> type:
     """The parameters of an Isai of one type (that type is the only one accepted)."""
     @parameters
@@ -167,25 +311,43 @@ def _typed(kind: str) -> type:
 
 
 class LowerIsai(Isai):
-    """Isai of the lower triangle (Ginkgo's LowerIsai): ``with_sparsity_power``."""
-
+    __doc__ = _typed_doc("lower", "a lower triangle", "the solve with L in Ilu or Ic (``with_l_solver``)", "L")
     Parameters = _typed("lower")
 
 
 class UpperIsai(Isai):
-    """Isai of the upper triangle (Ginkgo's UpperIsai): ``with_sparsity_power``."""
-
+    __doc__ = _typed_doc("upper", "an upper triangle", "the solve with U in Ilu (``with_u_solver``)", "U")
     Parameters = _typed("upper")
 
 
 class GeneralIsai(Isai):
-    """Isai of a general matrix (Ginkgo's GeneralIsai): ``with_sparsity_power``."""
-
+    __doc__ = _typed_doc("general", "a general matrix", "a preconditioner of its own for Gmres or Bicgstab", "A")
     Parameters = _typed("general")
 
 
 class SpdIsai(Isai):
-    """Isai of a symmetric (Hermitian) positive definite matrix, M = G^H G (Ginkgo's SpdIsai):
-    ``with_sparsity_power``."""
+    """The sparse approximate inverse of a symmetric (Hermitian) positive definite matrix,
+    M = G^H G with G ~ the inverse of A's Cholesky factor (Ginkgo's ``SpdIsai``): :class:`Isai`
+    with ``isai_type`` "spd".
+
+    Use it as Cg's preconditioner on a GPU: M is SPD, and applying it is two SpMVs.
+
+    Parameters
+    ----------
+    sparsity_power : int, default 1
+        G's pattern is that of the lower triangle of |A|^sparsity_power.
+    skip_sorting, excess_limit, excess_solver_factory, excess_solver_reduction
+        As :class:`Isai`'s: rows of the inverse beyond ROW_LIMIT entries solved as one sparse
+        excess system (in chunks of ``excess_limit`` unknowns, by ``excess_solver_factory`` to
+        ``excess_solver_reduction``); ``skip_sorting`` changes nothing.
+    isai_type : "spd"
+        Fixed.
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.SpdIsai.build().with_sparsity_power(2)
+    >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+    >>> solver.preconditioner.approximate_inverse                    # G
+    """
 
     Parameters = _typed("spd")

@@ -17,7 +17,8 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.checks import check_system_matrix
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, parameters
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, boolean, integer, number, parameters
+from ginkpy.core.base.lazy import sp
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
@@ -26,15 +27,60 @@ from ginkpy.core.matrix.dense import Dense, overwrite
 MAX_BLOCK_SIZE = 32
 
 
+# the single precision of each double precision value type: block storage in reduced precision
+SINGLE = {np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def _storage_optimization(value: Any) -> str | None:
+    """``storage_optimization`` as None (full precision), "float32" (single precision blocks of a
+    double precision Jacobi) or "autodetect" (single where the blocks' conditioning allows);
+    Ginkgo's precision_reduction pair [preserving, non-preserving] is [0, 0] for none, any
+    other for single precision (ginkpy's one reduced precision)."""
+    if value is None or value in ("float32", "autodetect"):
+        return value
+    if isinstance(value, (list, tuple)) and len(value) == 2 and \
+            all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 for v in value):
+        return None if tuple(value) == (0, 0) else "float32"
+    raise ValueError(f"Jacobi.with_storage_optimization({value!r}): use None, 'float32', 'autodetect' or "
+                     f"Ginkgo's precision_reduction pair [preserving, non-preserving] of integers >= 0")
+
+
 class Jacobi(EnableBuild, LinOp):
-    """(Block-)Jacobi preconditioner: x = D^-1 b.
+    """(Block-)Jacobi preconditioner: x = D^-1 b with D the diagonal (blocks) of A (Ginkgo's
+    ``preconditioner::Jacobi``).
 
-    ``max_block_size`` 1 is scalar Jacobi (D is the diagonal of A). 2 to 32 is block-Jacobi
-    with Ginkgo's supervariable agglomeration: consecutive rows with the same sparsity pattern
-    form a supervariable (of at most ``max_block_size`` rows), and neighbouring supervariables
-    merge while the block stays within ``max_block_size`` rows. ``block_pointers`` (row
-    offsets 0 = p_0 < p_1 < ... < p_m = n) gives the blocks instead.
+    The cheapest preconditioner: scalar Jacobi (``max_block_size`` 1) is fused into the solver
+    kernels of Cg, Bicgstab and Chebyshev; block-Jacobi helps where A has small dense blocks
+    (several unknowns per mesh node). Try Ilu/Ic or Multigrid where it is too weak.
 
+    Parameters
+    ----------
+    max_block_size : int, default 32
+        1: scalar Jacobi. 2 to 32: block-Jacobi with Ginkgo's supervariable agglomeration:
+        consecutive rows with the same sparsity pattern form a supervariable (of at most
+        ``max_block_size`` rows), and neighbouring supervariables merge while the block stays
+        within ``max_block_size`` rows.
+    block_pointers : array of int, default None
+        Row offsets 0 = p_0 < p_1 < ... < p_m = n of the blocks, instead of the agglomeration.
+
+    storage_optimization : {None, "float32", "autodetect"}, default None
+        Ginkgo's adaptive precision, for block-Jacobi of a float64 or complex128 matrix:
+        "float32" keeps the inverse blocks in single precision, halving what an apply reads,
+        and applies them in the matrix's precision; "autodetect" does so where every block's
+        condition number times float32's epsilon is below ``accuracy``, else keeps full
+        precision (Ginkgo chooses per block; ginkpy for the whole preconditioner). Ginkgo's
+        precision_reduction pairs ([0, 1], [1, 0], ...) mean "float32", [0, 0] none.
+    accuracy : float, default 0.1
+        The bound of "autodetect" (above).
+    aggregate_l1 : bool, default False
+        Ginkgo's L1 Jacobi, a smoother that converges where plain Jacobi need not: the blocks
+        of A + diag(sum of |a_ij| over the row's entries outside its block) instead of A's.
+    max_block_stride, skip_sorting
+        Ginkgo's (its GPU storage layout; sorting): accepted for its configurations, they
+        change nothing.
+
+    Notes
+    -----
     Scalar Jacobi replaces a diagonal entry that is zero (or too small to invert) by 1, with a
     warning through ``logging``, as PETSc's PCJACOBI does (circuit matrices have a few). For
     block-Jacobi, each diagonal block is equilibrated and inverted with partial pivoting on the
@@ -49,12 +95,18 @@ class Jacobi(EnableBuild, LinOp):
     >>> M = gk.preconditioner.Jacobi.build().with_max_block_size(8).on(exe).generate(A)
     >>> M.num_blocks, M.conditioning.max() < 10
     (13, True)
+    >>> M32 = gk.preconditioner.Jacobi.build().with_storage_optimization("float32").on(exe).generate(A)
     """
 
     @parameters
     class Parameters(Parameters):
         max_block_size: int = attrs.field(default=MAX_BLOCK_SIZE, validator=integer(min=1, max=MAX_BLOCK_SIZE))
         block_pointers: Any = None
+        storage_optimization: str | None = attrs.field(default=None, converter=_storage_optimization)
+        accuracy: float = attrs.field(default=0.1, validator=number(min=0, min_open=True))
+        aggregate_l1: bool = boolean()
+        max_block_stride: int = attrs.field(default=0, validator=integer(min=0))
+        skip_sorting: bool = boolean()
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -72,15 +124,33 @@ class Jacobi(EnableBuild, LinOp):
         else:
             pointers = _check_block_pointers(self.parameters.block_pointers, A.shape[0], max_block_size)
             block_ptrs, stride = exec.from_host(pointers), int(np.diff(pointers).max(initial=1))
+        if self.parameters.aggregate_l1:
+            A = _aggregated_l1(A, exec.to_host(block_ptrs))
         # D_i^-1 for each diagonal block D_i, padded to the largest block (layout: reference kernels)
         keep_blocks(self, exec.run("preconditioner.jacobi.generate", A, block_ptrs, stride), block_ptrs, stride,
                     _singular_message)
+        self._reduce_storage()
+
+    def _reduce_storage(self) -> None:
+        """Blocks of a float64 (complex128) block-Jacobi kept in float32 (complex64) where
+        ``storage_optimization`` asks for it ("autodetect": where every block's condition number
+        times float32's epsilon is below ``accuracy``); the apply reads them into the value type."""
+        option, single = self.parameters.storage_optimization, SINGLE.get(self.dtype)
+        if option is None or single is None or self._is_scalar:
+            return
+        if option == "autodetect" and float(self.conditioning.max(initial=1.0)) * np.finfo(np.float32).eps \
+                > self.parameters.accuracy:
+            return
+        shape = self.blocks.shape
+        self.blocks = Dense(self.executor, self.blocks.reshape(-1, 1)).astype(single).values.reshape(shape)
 
     def _generate_scalar(self, exec, system_matrix: LinOp) -> None:
         """D^-1 of scalar Jacobi, on the executor."""
         A = _csr(system_matrix, exec)
         self._matrix = A if A is system_matrix else None  # (a converted copy does not follow a values update)
         LinOp.__init__(self, exec, A.shape, A.dtype)
+        if self.parameters.aggregate_l1:
+            A = _aggregated_l1(A, np.arange(A.shape[0] + 1))
         inverse = Dense.empty(exec, (A.shape[0], 1), A.dtype)
         self._invert_diagonal(A, inverse)
         self.block_stride = 1
@@ -208,6 +278,16 @@ def keep_blocks(jacobi: Any, generated: tuple, block_ptrs: Any, stride: int,
     jacobi.block_stride = stride
     jacobi.block_ptrs, jacobi.row_blocks, jacobi.blocks = block_ptrs, row_blocks, blocks
     jacobi._conditioning = conditioning
+
+
+def _aggregated_l1(A: Csr, block_ptrs: np.ndarray) -> Csr:
+    """A + diag(r), r_i the sum of |a_ij| over row i's entries outside its diagonal block (the
+    blocks given by their pointers): Ginkgo's aggregate_l1, formed on the host, vectorized."""
+    S = A.to_scipy().tocoo()
+    block = np.repeat(np.arange(block_ptrs.size - 1), np.diff(block_ptrs))
+    outside = block[S.row] != block[S.col]
+    sums = np.bincount(S.row[outside], weights=np.abs(S.data[outside]), minlength=A.shape[0])
+    return Csr.from_scipy(A.executor, S.tocsr() + sp.diags(sums.astype(real_dtype(A.dtype))), A.dtype)
 
 
 def _csr(A: Any, exec) -> Csr:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, parameters
+import attrs
+
+from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, integer, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.matrix.dense import Dense
@@ -38,6 +40,9 @@ class Direct(EnableBuild, LinOp):
         ``gk.factorization.Lu.build()`` (default: threshold partial pivoting, any nonsingular
         matrix) or ``gk.factorization.Cholesky.build()`` (Hermitian positive definite matrices);
         each takes ``with_ordering`` (default ``gk.reorder.Amd``).
+    num_rhs : int, default 1
+        Ginkgo's hint of the right-hand sides to prepare for: accepted for its configurations
+        (ginkpy sizes its work per apply).
 
     Examples
     --------
@@ -49,6 +54,7 @@ class Direct(EnableBuild, LinOp):
     @parameters
     class Parameters(Parameters):
         factorization: Any = None
+        num_rhs: int = attrs.field(default=1, validator=integer(min=1))
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)

@@ -58,6 +58,10 @@ class Gmres(IterativeSolver):
         M, applied from the right (the criteria see the residual of A x = b itself).
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
+    ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
+        Ginkgo's choice of Gram-Schmidt: accepted for its configurations; ginkpy orthogonalizes
+        by classical Gram-Schmidt with a second pass where the first left little (DGKS)
+        whatever is given (as stable as modified Gram-Schmidt, with fewer reductions).
 
     Examples
     --------
@@ -73,6 +77,7 @@ class Gmres(IterativeSolver):
     class Parameters(PreconditionedParameters):
         krylov_dim: int = attrs.field(default=30, validator=integer(min=1))
         flexible: bool = attrs.field(default=False, validator=one_of(True, False))
+        ortho_method: str = attrs.field(default="mgs", validator=one_of("mgs", "cgs", "cgs2"))
 
     _storage_shape = ()  # the basis's trailing axes (CbGmres: (2,) for complex values in float16)
 

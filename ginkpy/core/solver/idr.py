@@ -9,7 +9,10 @@ s + 1 products by A and M; the criteria are checked once per iteration, as in Gi
 
 ``with_subspace_dim(s)`` (default 2; at most n, larger values are reduced to n) and
 ``with_kappa`` (default 0.7, between 0 and 1). P is random but deterministic: the same seeded
-normal samples, orthonormalized on the host at generate time, on every executor.
+normal samples, orthonormalized on the host at generate time, on every executor (Ginkgo's
+``deterministic``, accepted, is always so here). ``with_complex_subspace(True)`` (Ginkgo's) draws
+a complex P for a complex system; a real system would need complex arithmetic, which is refused
+(give the system in complex128).
 
 The new g_j is made orthogonal to p_0 .. p_{j-1} with all its projections P g_j computed in
 one reduction (Gmres's multi-dot kernel) and a triangular solve with m = P^H G: Ginkgo's
@@ -22,7 +25,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import integer, number, parameters
+from ginkpy.core.base.factory import boolean, integer, number, parameters
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver
@@ -30,24 +33,60 @@ from ginkpy.core.solver.solver_base import IterativeSolver
 SHADOW_SPACE_SEED = 15  # Ginkgo's seed for its deterministic shadow space
 
 
-def shadow_space(n: int, s: int) -> np.ndarray:
-    """s x n float64 array of orthonormal rows: seeded normal samples, orthonormalized by QR."""
-    samples = np.random.default_rng(SHADOW_SPACE_SEED).standard_normal((n, s))
-    return np.linalg.qr(samples)[0].T
+def shadow_space(n: int, s: int, complex_: bool = False) -> np.ndarray:
+    """s x n array of orthonormal rows (float64, complex128 where ``complex_``): seeded normal
+    samples, orthonormalized by QR."""
+    rng = np.random.default_rng(SHADOW_SPACE_SEED)
+    samples = rng.standard_normal((n, s))
+    if complex_:
+        samples = samples + 1j * rng.standard_normal((n, s))
+    return np.linalg.qr(samples)[0].conj().T
 
 
 class Idr(IterativeSolver):
+    """The induced dimension reduction method IDR(s) for general square systems: Ginkgo's
+    ``solver::Idr`` (van Gijzen and Sonneveld's bi-orthogonal variant).
+
+    Use it for nonsymmetric systems where Bicgstab stagnates: a larger shadow space
+    (``subspace_dim``) converges in fewer iterations at s + 1 products by A and M each.
+
+    Parameters
+    ----------
+    subspace_dim : int, default 2
+        s, the dimension of the shadow space (at most n; larger values are reduced to n).
+    kappa : float, default 0.7
+        Between 0 and 1: the smallest |cos| between t = A M r and r at which omega is taken
+        as computed (else it is enlarged, "maintaining the convergence").
+    deterministic : bool, default False
+        Ginkgo's: accepted; P is always the same seeded samples here, on every executor.
+    complex_subspace : bool, default False
+        Draw a complex shadow space for a complex system (a real system raises a ValueError).
+    criteria, preconditioner, default_initial_guess
+        As for every iterative solver (:class:`~ginkpy.core.solver.solver_base.IterativeSolver`):
+        when to stop, M, the initial guess.
+
+    Examples
+    --------
+    >>> solver = gk.solver.Idr.build().with_subspace_dim(4).with_criteria(
+    ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
     @parameters
     class Parameters(IterativeSolver.Parameters):
         subspace_dim: int = attrs.field(default=2, validator=integer(min=1))
         kappa: float = attrs.field(default=0.7, validator=number(min=0, max=1))
+        deterministic: bool = boolean()
+        complex_subspace: bool = boolean()
 
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
         s, kappa = self.parameters.subspace_dim, self.parameters.kappa
         self.subspace_dim = min(int(s), self.shape[0])
         self.kappa = float(kappa)
-        self.subspace_vectors = shadow_space(self.shape[0], self.subspace_dim)
+        if self.parameters.complex_subspace and self.dtype.kind != "c":
+            raise ValueError("Idr.with_complex_subspace(True) on a real system would need complex arithmetic, "
+                             "which ginkpy's Idr does not do: give the system in complex128 (or complex64)")
+        self.subspace_vectors = shadow_space(self.shape[0], self.subspace_dim, self.parameters.complex_subspace)
         self._shadow: dict[int, Dense] = {}
 
     def _shadow_blocks(self, k: int) -> Dense:

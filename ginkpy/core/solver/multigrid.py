@@ -47,6 +47,9 @@ use it with Fcg, Gmres or as a solver). With criteria it iterates cycles as a so
 column stopping on its own; with only Iteration criteria and no logger it runs them without
 reading anything back.
 
+Ginkgo's lists (``level_selector``, smoother lists, ``post_uses_pre``, ``mid_case``,
+``solver_selector``): see the Multigrid class's parameters.
+
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
 (the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
 with the cycle, the smoother, the levels cycled through in one launch, the launches of a cycle
@@ -54,24 +57,28 @@ and the kind of executor the choice was made for.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
+from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner, updated_part
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
 COARSEST_DENSE_ROWS = 1024  # the default coarsest solver inverts systems up to this size
+# Ginkgo's mid_smooth_type: what runs on a level between the two visits of a W- or F-cycle
+MID_CASES = ("both", "post_smoother", "pre_smoother", "standalone")
 COARSEST_CG_REDUCTION = 1e-12
 
 
@@ -87,15 +94,20 @@ class CycleChoice:
 
 
 # Chosen from measurements (python benchmarks/bench_amg.py --tune: AMG-CG whole solves of 2D and
-# 3D Poisson for each cycle, sweep count and merge size; see the README's multigrid section).
+# 3D Poisson for each cycle, sweep count and merge size; see the README's multigrid section). The
+# GPU's, on an H100 (V-cycle, 2 sweeps, <= 2048 rows merged / 2 sweeps, 8192 / 1 sweep, 8192, the
+# previous choice / the best W-cycle): 2D Poisson 1000^2 72 / 78 / 81 / 98 ms (39 / 40 / 56 / 20
+# it.), 2D Poisson 2.1e6 rows 103 / 106 / 113 / 122 ms, 3D Poisson 128^3 104 / 115 / 130 / 160 ms
+# (25 / 25 / 34 / 11 it.); only 3D Poisson 100^3 preferred 8192 rows merged (72 against 85 ms).
 DEVICE_CHOICES = {
     "reference": CycleChoice("w", 1, 64, 0, "no launches to save on the host: the W-cycle, which needs the fewest "
                                             "iterations"),
     "cpu": CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
                                          "more in launches than in work and run in one launch"),
-    "gpu": CycleChoice("v", 1, 64, 8192, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
-                                          "their launches, or in one launch their serialized steps), levels of up to "
-                                          "8192 rows in one launch (one work-group)"),
+    "gpu": CycleChoice("v", 2, 64, 2048, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
+                                          "their launches, or in one launch their serialized steps) with 2 sweeps "
+                                          "(the second costs less than the 30% of iterations it saves), levels of "
+                                          "up to 2048 rows in one launch (one work-group)"),
 }
 
 
@@ -106,90 +118,80 @@ def device_kind(exec) -> str:
     return "cpu" if exec.info.is_cpu else "gpu"
 
 
-# The steps of coarse_cycle: rows (op, level, src, dst) of a schedule, src and dst naming the
-# level's vector x0 (0) or x1 (1); the coarse correction of level t is in x0 of level t + 1.
-OP_RELAX_FIRST_RESTRICT = 0  # x_dst = omega D^-1 b;  b_{t+1} = P^T (b - A x_dst)
-OP_RELAX = 1                 # x_dst = x_src + omega D^-1 (b - A x_src)
-OP_RESTRICT_RESIDUAL = 2     # b_{t+1} = P^T (b - A x_src)
-OP_PROLONG_RELAX = 3         # y = x_src + P x0_{t+1};  x_dst = y + omega D^-1 (b - A y)
-OP_COARSEST = 4              # x0 = A^-1 b
-OP_RELAX_FIRST = 5           # x_dst = omega D^-1 b
-
-
-@attrs.define(eq=False)
-class CoarseLevels:
-    """The coarse levels that one launch cycles through (``solver.multigrid.coarse_cycle``):
-    their matrices (the finest of them first, the coarsest last), D^-1 and omega of the Jacobi
-    smoother of each but the coarsest, their Pgm levels (aggregates) and the coarsest's dense
-    inverse. ``cache`` keeps what a backend derives from them once (packed arrays)."""
-
-    matrices: list
-    inv_diags: list
-    omegas: list
-    levels: list
-    inverse: Dense
-    cache: dict = attrs.field(factory=dict)
-
-    def layout(self) -> np.ndarray:
-        """Per level t a row (rows n, offset of its row pointers, of its entries, of its rows
-        (D^-1, aggregates), of its aggregate pointers, of its vectors): the places of its arrays
-        packed one level after another, and of its vectors b, x0, x1 (n x k each, one after
-        another) in the work vector."""
-        n = np.array([m.shape[0] for m in self.matrices], dtype=np.int64)
-        nnz = np.array([m.nnz for m in self.matrices], dtype=np.int64)
-        before = lambda v: np.concatenate([[0], np.cumsum(v)[:-1]])  # noqa: E731
-        return np.stack([n, before(n + 1), before(nnz), before(n), before(np.r_[n[1:] + 1, 0]), before(3 * n)], axis=1)
-
-    @property
-    def work_rows(self) -> int:
-        """Rows of the work vector: b, x0 and x1 of every level."""
-        return 3 * sum(m.shape[0] for m in self.matrices)
-
-    def schedule(self, guesses: tuple, sweeps: int) -> np.ndarray:
-        """The steps of V-cycles on these levels: one per entry of ``guesses`` (True: from 0,
-        False: from the result before), each on level 0 (its x0), the result in its x0. Within
-        these levels each visits the one below once: a W-cycle's visits, exponentially many in
-        the depth, would all run one after another in the one work-group."""
-        steps: list = []
-        last = len(self.matrices) - 1
-
-        def visit(t: int, zero: bool) -> None:
-            if t == last:
-                steps.append((OP_COARSEST, t, 0, 0))
-                return
-            # a visit ends in x0: from 0 its first write goes to x1 (2 sweeps - 1 more writes
-            # follow, each to the other vector), from x0 it starts there (2 sweeps follow)
-            if zero and sweeps == 1:
-                steps.append((OP_RELAX_FIRST_RESTRICT, t, 0, 1))
-                current = 1
-            else:
-                current = 0
-                if zero:
-                    steps.append((OP_RELAX_FIRST, t, 0, 1))
-                    current = 1
-                for _ in range(sweeps - 1 if zero else sweeps):
-                    steps.append((OP_RELAX, t, current, 1 - current))
-                    current = 1 - current
-                steps.append((OP_RESTRICT_RESIDUAL, t, current, 0))
-            visit(t + 1, True)
-            for i in range(sweeps):
-                steps.append((OP_PROLONG_RELAX if i == 0 else OP_RELAX, t, current, 1 - current))
-                current = 1 - current
-            assert current == 0
-
-        for zero in guesses:
-            visit(0, zero)
-        return np.array(steps, dtype=np.int32).reshape(-1, 4)
-
-
 class Multigrid(IterativeSolver):
+    """Algebraic multigrid (AMG) as a solver or a preconditioner: Ginkgo's ``solver::Multigrid``
+    (PyAMG's ``smoothed_aggregation_solver`` / ``aspreconditioner`` for SciPy users).
+
+    Use it as the preconditioner of Cg for large elliptic problems (Poisson, diffusion,
+    elasticity), whose iteration counts it keeps nearly independent of the grid; as a solver
+    with criteria it iterates cycles. Without criteria an apply is one cycle from x = 0. The
+    module docstring explains the cycle, the default smoother and the per-device choices;
+    ``repr()`` prints the hierarchy.
+
+    Parameters
+    ----------
+    mg_level : coarsening factories, default ``gk.multigrid.Pgm``
+        How each level is coarsened (several: level by level, the last for the rest). A level
+        runs in its factory's ``value_type`` (a float32 level of a float64 solve).
+    level_selector : callable, default None (the l-th factory, the last beyond)
+        ``level_selector(l, A_l)`` gives the index of the ``mg_level`` factory of level l.
+    pre_smoother, post_smoother : factory or list, default None (Jacobi sweeps; post as pre)
+        Any solver that improves the x it is given (``gk.solver.Chebyshev``, ``Ir``,
+        ``gk.preconditioner.GaussSeidel``); a list: one factory per level (the level's index
+        into it, as Ginkgo's lists).
+    mid_smoother : factory or list, default None
+        The smoother between the two visits of a W- or F-cycle's level (``mid_case``
+        "standalone").
+    post_uses_pre : bool, default None
+        True: the post-smoother is the pre-smoother; None: a given post-smoother, else the
+        pre-smoother (or its backward sweep, which keeps the cycle symmetric).
+    mid_case : {"both", "post_smoother", "pre_smoother", "standalone"}, default None ("both")
+        Ginkgo's mid_smooth_type: what runs on a level between the two visits of a W- or
+        F-cycle (post- and pre-smoother, one of them, or the mid-smoother).
+    coarsest_solver : factory or list, default None
+        The coarsest level's solver; None: its inverse, dense, when small, else Jacobi-CG.
+    solver_selector : callable, default None (the first)
+        ``solver_selector(level, A)`` gives the index of the ``coarsest_solver`` used.
+    kcycle_base, kcycle_rel_tol
+        Ginkgo's K-cycle parameters (defaults 1 and 0.25): accepted for its configurations,
+        they change nothing.
+    cycle : {"v", "w", "f"}, default None (chosen per device)
+        V-cycle, W-cycle or F-cycle (F is not symmetric: not with Cg).
+    max_levels : int, default 10
+        The most levels, the finest included.
+    min_coarse_rows : int, default None (chosen per device)
+        Coarsening stops at this many rows.
+    smoother_relax : float, default 0.9
+        omega of the default Jacobi smoother (scaled down where Gershgorin's bound exceeds 2).
+    smoother_iters : int, default None (chosen per device)
+        Sweeps of the default smoother before and after the correction.
+    merged_rows : int, default None (chosen per device)
+        Levels of at most this many rows are cycled through in one launch (0: none).
+    criteria, default_initial_guess
+        As for every iterative solver; no criteria: one cycle per apply (a preconditioner).
+    preconditioner : None
+        Multigrid takes none: its smoothers play that part.
+
+    Examples
+    --------
+    >>> amg = gk.solver.Multigrid.build().with_cycle("w")
+    >>> solver = gk.solver.Cg.build().with_preconditioner(amg).on(exec).generate(A)
+    >>> print(solver.preconditioner)            # the hierarchy, as PyAMG prints it
+    """
     @parameters
     class Parameters(IterativeSolver.Parameters):
         mg_level: tuple = variadic()
-        pre_smoother: Any = None
-        post_smoother: Any = None
-        coarsest_solver: Any = None
+        level_selector: Callable | None = None
+        pre_smoother: tuple = variadic()
+        post_smoother: tuple = variadic()
+        mid_smoother: tuple = variadic()
+        post_uses_pre: bool | None = attrs.field(default=None, validator=one_of(True, False, None))
+        mid_case: str | None = attrs.field(default=None, validator=one_of(*MID_CASES, None))
+        coarsest_solver: tuple = variadic()
+        solver_selector: Callable | None = None
         cycle: str | None = attrs.field(default=None, validator=one_of("v", "w", "f", None))
+        kcycle_base: int = attrs.field(default=1, validator=integer(min=1))
+        kcycle_rel_tol: float = attrs.field(default=0.25, validator=number())
         max_levels: int = attrs.field(default=10, validator=integer(min=1))
         min_coarse_rows: int | None = attrs.field(default=None, validator=integer(min=1, optional=True))
         smoother_relax: float = attrs.field(default=0.9, validator=number(min=0, min_open=True))
@@ -216,6 +218,7 @@ class Multigrid(IterativeSolver):
         self.cycle = params.cycle or choice.cycle
         self.smoother_iters = params.smoother_iters or choice.smoother_iters
         self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
+        self.mid_case = params.mid_case or "both"
         self.levels = self._coarsen(self.system_matrix)
         self.matrices = [level.fine_op for level in self.levels] + [self._coarsest_matrix()]
         self._make_smoothers()
@@ -231,16 +234,39 @@ class Multigrid(IterativeSolver):
             if not issubclass(f.parameters.product, Pgm):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
                                 f"not {f.parameters.product.__name__}")
-        levels = []
+        levels, self.level_indices = [], []
         while len(levels) + 1 < params.max_levels and A.shape[0] > self.min_coarse_rows:
-            # Ginkgo's level selector: the l-th factory on level l, the last one beyond;
+            # Ginkgo's level selector (default: the l-th factory on level l, the last one beyond);
             # A is checked: the system matrix by the base class, the others made from it
-            level = factories[min(len(levels), len(factories) - 1)].generate(A, checked=True)
+            index = self._selected(params.level_selector, len(levels), A, len(factories), "level_selector")
+            level = factories[index].generate(A, checked=True)
             if level.coarse_op.shape[0] >= A.shape[0]:
                 break  # no coarsening (no couplings left): A is the coarsest level
             levels.append(level)
+            self.level_indices.append(index)
             A = level.coarse_op
         return levels
+
+    @staticmethod
+    def _selected(selector: Callable | None, level: int, A: LinOp, count: int, what: str) -> int:
+        """The checked index a selector gives (default: the level, at most count - 1)."""
+        index = min(level, count - 1) if selector is None else selector(level, A)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < count:
+            raise ValueError(f"Multigrid's {what} gave {index!r} for level {level}: it must give an index of the "
+                             f"{count} factories given (0 to {count - 1})")
+        return int(index)
+
+    def _factory_of(self, factories: tuple, l: int, what: str) -> Any:
+        """Level l's factory of a list: none, the one given, or the one at its mg_level index."""
+        if not factories:
+            return None
+        if len(factories) == 1:
+            return factories[0]
+        index = self.level_indices[l]
+        if index >= len(factories):
+            raise ValueError(f"Multigrid's {what} has {len(factories)} factories but level {l} uses mg_level "
+                             f"{index}: give one {what} or one per mg_level")
+        return factories[index]
 
     def _coarsest_matrix(self) -> Csr:
         return self.levels[-1].coarse_op if self.levels else self.system_matrix
@@ -249,14 +275,21 @@ class Multigrid(IterativeSolver):
         params, exec = self.parameters, self.executor
         self.inv_diags, self.omegas, self.pre_smoothers, self.post_smoothers = [], [], [], []
         checks = []
+        # post_uses_pre unset: a given post-smoother, else the pre-smoother (or its backward sweep)
+        uses_pre = params.post_uses_pre if params.post_uses_pre is not None else not params.post_smoother
+        self.mid_smoothers = []
         for l, A in enumerate(self.matrices[:-1]):
-            pre = self._smoother(params.pre_smoother, A, "pre_smoother")
-            post = self._smoother(params.post_smoother, A, "post_smoother") if params.post_smoother is not None \
-                else pre.backward() if hasattr(pre, "backward") else pre
+            pre = self._smoother(self._factory_of(params.pre_smoother, l, "pre_smoother"), A, "pre_smoother")
+            if not uses_pre:
+                post = self._smoother(self._factory_of(params.post_smoother, l, "post_smoother"), A, "post_smoother")
+            else:
+                post = pre.backward() if params.post_uses_pre is None and hasattr(pre, "backward") else pre
+            self.mid_smoothers.append(self._smoother(self._factory_of(params.mid_smoother, l, "mid_smoother"), A,
+                                                     "mid_smoother") if self.mid_case == "standalone" else None)
             # the built-in weighted Jacobi sweeps (None) need D^-1 and Gershgorin's bound rho on
             # the eigenvalues of D^-1 A, computed on the device and read for all levels at once
             inv_diag = None
-            if pre is None or post is None:
+            if pre is None or post is None or (self.mid_case == "standalone" and self.mid_smoothers[l] is None):
                 inv_diag = Dense.empty(exec, (A.shape[0], 1), A.dtype)
                 checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, inv_diag)))
             self.inv_diags.append(inv_diag)
@@ -298,7 +331,13 @@ class Multigrid(IterativeSolver):
         return smoother
 
     def _make_coarsest_solver(self, A: Csr) -> LinOp:
-        exec, value = self.executor, self.parameters.coarsest_solver
+        exec, params = self.executor, self.parameters
+        value = None
+        if params.coarsest_solver:
+            # Ginkgo's solver selector (default: the first)
+            index = self._selected(params.solver_selector or (lambda level, A: 0), len(self.levels), A,
+                                   len(params.coarsest_solver), "solver_selector")
+            value = params.coarsest_solver[index]
         if value is not None:
             return generate_preconditioner(value, A, exec, "coarsest_solver", initial_guess="zero")
         if A.shape[0] <= COARSEST_DENSE_ROWS:
@@ -320,12 +359,17 @@ class Multigrid(IterativeSolver):
         self._schedules: dict = {}
         last = len(self.levels)
         builtin = all(s is None for s in self.pre_smoothers + self.post_smoothers)
-        if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0:
+        # (the visits within the merged levels smooth before and after: mid_case "both")
+        mid = self.mid_case != "both" and self.cycle in ("w", "f")
+        if not (builtin and isinstance(self.coarsest_solver, Dense)) or last == 0 or mid:
             return
         # the finest level is launched as such: it has the most work, for the whole device, and
         # the cycle's own kind (a W-cycle's two visits of the level below)
         first = last
-        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows:
+        # (one value type in the launch: the merged levels' and that of the level above them)
+        dtype = self.matrices[last].dtype
+        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and \
+                self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
             first -= 1
         if first == last:
             return  # only the coarsest level: its dense product is one launch already
@@ -341,64 +385,15 @@ class Multigrid(IterativeSolver):
     # -- new values of the system matrix ----------------------------------------------------------
     def update(self) -> bool:
         """Follow new values of the system matrix on the same sparsity pattern (written in
-        place: ``A.update_values``), AmgX's structure reuse: the aggregates and transfer
-        operators of every level are kept and only the numeric parts recomputed, from the
-        finest level down: the Galerkin products R A P (``Pgm.update``), the Jacobi smoothers'
-        D^-1 and relaxation, the coarsest level's inverse, the arrays of the levels cycled
-        through in one launch, all into the arrays the cycle reads (so its captured launches
-        stay valid). A smoother or coarsest solver without an update of its own is generated
-        anew. Returns whether the launches recorded with this solver stay valid (False where a
-        smoother's relaxation or a part's arrays changed: captured again at the next apply)."""
-        exec, params = self.executor, self.parameters
-        check_values(self.system_matrix)
-        for level in self.levels:
-            level.update()  # (level l's fine matrix is level l - 1's coarse one, updated just before)
-        valid, checks = True, []
-        for l, A in enumerate(self.matrices[:-1]):
-            pre, post = self.pre_smoothers[l], self.post_smoothers[l]
-            if pre is not None:
-                new_pre, ok = self._updated(pre, params.pre_smoother, A, "pre_smoother")
-                valid &= ok
-                if post is pre:
-                    new_post = new_pre
-                elif params.post_smoother is not None or post is None:
-                    new_post, ok = self._updated(post, params.post_smoother, A, "post_smoother")
-                    valid &= ok
-                else:  # (pre's backward sweep)
-                    new_post, valid = new_pre.backward(), False
-                self.pre_smoothers[l], self.post_smoothers[l] = new_pre, new_post
-            elif post is not None:
-                self.post_smoothers[l], ok = self._updated(post, params.post_smoother, A, "post_smoother")
-                valid &= ok
-            if self.inv_diags[l] is not None:
-                checks.append((l, *exec.run("components.relaxation.jacobi_setup", A, self.inv_diags[l])))
-        omegas = self._omegas(checks)
-        merged = len(self.levels) if self.merged_from is None else self.merged_from
-        # (the relaxation of a level launched on its own is an argument of its recorded launches)
-        valid &= omegas[:merged] == self.omegas[:merged]
-        self.omegas = omegas
-        coarsest = self.coarsest_solver
-        if isinstance(coarsest, Dense) and self.parameters.coarsest_solver is None:
-            host = exec.host
-            exec.write(coarsest.values, host.run("solver.multigrid.dense_inverse", self.matrices[-1].clone(host)))
-        else:
-            self.coarsest_solver, ok = self._updated(coarsest, params.coarsest_solver, self.matrices[-1],
-                                                     "coarsest_solver")
-            valid &= ok
-        if self.coarse is not None:
-            # the levels cycled through in one launch: their packed values, D^-1 and omegas in place
-            self.coarse.omegas = self.omegas[self.merged_from:]
-            exec.run("solver.multigrid.pack_coarse_levels", self.coarse)
+        place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
+        kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
+        the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
+        Returns whether the launches recorded with this solver stay valid."""
+        from ginkpy.core.solver.multigrid_update import update_hierarchy
+        valid = update_hierarchy(self)
         if not valid:
             self._forget_captures()
         return valid
-
-    def _updated(self, part: LinOp, value: Any, A: Csr, what: str) -> tuple[LinOp, bool]:
-        """A smoother or coarsest solver after new values of its level's matrix (see updated_part)."""
-        if what == "coarsest_solver":
-            return updated_part(part, lambda: generate_preconditioner(value, A, self.executor, what,
-                                                                      initial_guess="zero"), self, what)
-        return updated_part(part, lambda: self._smoother(value, A, what), self, what)
 
     # -- the hierarchy ----------------------------------------------------------------------------
     @property
@@ -490,7 +485,8 @@ class Multigrid(IterativeSolver):
     def _buffers(self, k: int) -> list:
         """Per level: (b, x, spare) n_l x k vectors, made once per column count (level 0 has only
         its spare: b and x are the caller's; the levels cycled through in one launch have none:
-        their vectors lie in one work vector, the last item)."""
+        their vectors lie in one work vector, the last item). b and x of a level are in the value
+        type of the level above, whose kernels write and read them; the spare in its own."""
         work = self._work.get(k)
         if work is None:
             work = []
@@ -500,15 +496,33 @@ class Multigrid(IterativeSolver):
                 if l == 0:
                     work.append((None, None, Dense.empty(exec, (n, k), A.dtype)))
                 elif self.merged_from is None or l <= self.merged_from:
-                    work.append(tuple(Dense.empty(exec, (n, k), A.dtype) for _ in range(3)))
-            work.append(None if self.coarse is None else Dense.empty(exec, (self.coarse.work_rows, k), self.dtype))
+                    above = self.matrices[l - 1].dtype
+                    work.append((Dense.empty(exec, (n, k), above), Dense.empty(exec, (n, k), above),
+                                 Dense.empty(exec, (n, k), A.dtype)))
+            work.append(None if self.coarse is None else
+                        Dense.empty(exec, (self.coarse.work_rows, k), self.coarse.matrices[0].dtype))
             self._work[k] = work
         return work
 
-    def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str) -> None:
+    def _in_level_type(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str,
+                       last: bool) -> None:
+        """A cycle on level l for b and x of another value type than the level's: b converted into
+        it, the cycle run there, x converted back (on vectors kept per column count)."""
+        key, (n, dtype) = ("converted", l, b.shape[1]), (self.matrices[l].shape[0], self.matrices[l].dtype)
+        vectors = self._work.get(key) or self._work.setdefault(
+            key, tuple(Dense.zeros(self.executor, (n, b.shape[1]), dtype) for _ in range(2)))
+        apply_in(vectors, b, x, not zero_guess, lambda b_l, x_l: self._cycle(l, b_l, x_l, zero_guess, kind, first, last))
+
+    def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str = "pre",
+               last: bool = True) -> None:
         """One cycle of ``kind`` on level l for A_l x = b, from x (or from 0 where ``zero_guess``:
-        x is then not read), the result in x."""
+        x is then not read), the result in x. ``first``: the pre-smoother ("pre"), none ("skip")
+        or the mid-smoother ("mid"); ``last``: whether to post-smooth (the visits of a W- or
+        F-cycle as ``mid_case`` says)."""
         exec = self.executor
+        if b.dtype != self.matrices[l].dtype:
+            self._in_level_type(l, b, x, zero_guess, kind, first, last)
+            return
         work = self._buffers(b.shape[1])
         if l == len(self.levels):
             # the coarsest level: x = A^-1 b (the guess does not matter to a direct solve)
@@ -516,15 +530,18 @@ class Multigrid(IterativeSolver):
             return
         level, A, inv_diag = self.levels[l], self.matrices[l], self.inv_diags[l]
         coarse_b, coarse_x = work[l + 1][0], work[l + 1][1]
-        pre, post = self.pre_smoothers[l], self.post_smoothers[l]
+        pre = self.mid_smoothers[l] if first == "mid" else self.pre_smoothers[l]
+        post = self.post_smoothers[l]
         iters, omega = self.smoother_iters, self.omegas[l]
         # each built-in sweep writes a new vector, but a first one from 0: start in the vector
         # from which the cycle's last write lands in x
-        pre_sweeps = 0 if pre is not None else iters - 1 if zero_guess else iters
-        writes = pre_sweeps + (iters if post is None else 0)
+        pre_sweeps = 0 if pre is not None or first == "skip" else iters - 1 if zero_guess else iters
+        writes = pre_sweeps + (iters if post is None and last else 0)
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
         # pre-smoothing, then b_c = P^T (b - A x)
-        if pre is not None:
+        if pre is not None and first != "skip":
+            if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
+                current.copy_from(x)
             _smooth(pre, b, current, zero_guess)
         elif zero_guess and pre_sweeps == 0:
             # x = omega D^-1 b and the restriction of its residual in one pass
@@ -540,7 +557,7 @@ class Multigrid(IterativeSolver):
                 # x_new = x + omega D^-1 (b - A x)
                 exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
                 current, other = other, current
-        if pre is not None or not (zero_guess and pre_sweeps == 0):
+        if (pre is not None and first != "skip") or not (zero_guess and pre_sweeps == 0):
             exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, current, coarse_b)
         # coarse correction: a cycle on A_c e = b_c from 0 (twice for W and F, the second from
         # the first's result); the levels cycled through in one launch take both in it
@@ -549,12 +566,20 @@ class Multigrid(IterativeSolver):
         if l + 1 == self.merged_from:
             exec.run("solver.multigrid.coarse_cycle", self.coarse, self._schedules[(True, False) if second else (True,)],
                      work[-1], coarse_b, coarse_x)
+        elif second:
+            # between the two visits (mid_case): the post- and pre-smoother ("both"), one of them,
+            # or the mid-smoother ("standalone")
+            mid = self.mid_case
+            self._cycle(l + 1, coarse_b, coarse_x, True, kind, last=mid in ("both", "post_smoother"))
+            self._cycle(l + 1, coarse_b, coarse_x, False, after,
+                        first={"both": "pre", "pre_smoother": "pre", "post_smoother": "skip", "standalone": "mid"}[mid])
         else:
             self._cycle(l + 1, coarse_b, coarse_x, True, kind)
-            if second:
-                self._cycle(l + 1, coarse_b, coarse_x, False, after)
         # post-smoothing
-        if post is not None:
+        if not last:
+            # x = x + P e
+            exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
+        elif post is not None:
             # x = x + P e
             exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
             _smooth(post, b, current, False)

@@ -17,6 +17,7 @@ import attrs
 from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.precision import MixedPrecision
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
@@ -59,8 +60,10 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
             op = A.generate_preconditioner(factory)
         else:
             op = factory.generate(A)
-        if isinstance(op, IterativeSolver):
-            op.inner = True
+        # (a product of another value type is applied through a MixedPrecision operator)
+        solver = getattr(op, "operator", op) if isinstance(op, MixedPrecision) else op
+        if isinstance(solver, IterativeSolver):
+            solver.inner = True
         return op
     raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
 

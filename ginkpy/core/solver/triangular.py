@@ -8,13 +8,17 @@ says the diagonal is 1 (the stored one is then ignored).
 
 ``algorithm`` (Ginkgo's trisolve algorithm parameter) chooses how a sparse triangle is solved:
 
-- ``"sparselib"`` (default): exact substitution; on OpenCL by level scheduling (the rows of
-  one level in parallel, levels in order; the level structure is analysed at generate()).
+- ``"sparselib"`` (default; ``"syncfree"``, Ginkgo's other exact algorithm, is the same here):
+  exact substitution; on OpenCL by level scheduling (the rows of one level in parallel, levels
+  in order; the level structure is analysed at generate()).
 - ``"jacobi"``: ``num_jacobi_sweeps`` Jacobi sweeps x <- D^-1 (b - N x) from x = 0 (D the
   diagonal, N the strict triangle): an approximate solve of fixed cost, each sweep one fused
   SpMV over all rows at once, with no host read per apply. Exact once the sweeps reach the
   triangle's level count; as the triangular solver of an ILU preconditioner a few sweeps
   usually do (Ginkgo's Ir with Jacobi on the factors).
+
+``num_rhs`` (Ginkgo's hint of the right-hand sides to prepare for) is accepted for its
+configurations; ginkpy sizes its work per apply.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 
-ALGORITHMS = ("sparselib", "jacobi")
+ALGORITHMS = ("sparselib", "syncfree", "jacobi")  # "syncfree" (Ginkgo's): exact substitution, as "sparselib"
 
 
 def _check_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -37,11 +41,61 @@ def _check_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         raise TypeError(f"{attribute.name} must be True or False, not {value!r}")
 
 
+def triangular_doc(lower: bool) -> str:
+    """The docstring of LowerTrs (``lower``) or UpperTrs."""
+    name, other, way, T = ("LowerTrs", "UpperTrs", "Forward", "L") if lower else ("UpperTrs", "LowerTrs", "Backward", "U")
+    triangle, ignored, scipy = ("lower", "above", "tril") if lower else ("upper", "below", "triu")
+    return f"""{way} substitution: solves {T} x = b with the {triangle} triangle {T} of its system matrix
+    (entries {ignored} the diagonal are ignored): Ginkgo's ``solver::{name}``, SciPy's
+    ``spsolve_triangular(lower={lower})``.
+
+    Use it to apply the {T} factor of a factorization (Ilu and Ic preconditioners do), or as a
+    Gauss-Seidel sweep; {other} solves with the other triangle. ``apply(b, x)`` overwrites x
+    (there are no stopping criteria).
+
+    Parameters
+    ----------
+    unit_diagonal, algorithm, num_jacobi_sweeps, num_rhs
+        As :class:`TriangularSolver`'s: the diagonal taken as ones (default False);
+        "sparselib" (exact, the default) or "jacobi" (approximate sweeps); the number of
+        those sweeps (default 3); Ginkgo's hint of the right-hand sides (accepted, unused).
+
+    Examples
+    --------
+    >>> {T} = gk.matrix.Csr.from_scipy(exec, scipy.sparse.{scipy}(S))
+    >>> trs = gk.solver.{name}.build().with_unit_diagonal(False).on(exec).generate({T})
+    >>> x = trs.apply(b, x)                     # x = {T}^-1 b
+    """
+
+
 class TriangularSolver(EnableBuild, LinOp):
-    """Base of LowerTrs and UpperTrs; ``lower`` says which triangle is solved.
+    """Base of LowerTrs and UpperTrs (sparse triangular solves); ``lower`` says which triangle is
+    solved. Not used itself.
 
     ``apply(b, x)`` overwrites x with the solution (its initial contents are not used: there
-    are no stopping criteria).
+    are no stopping criteria). A zero or missing diagonal entry is a ValueError at generate
+    (unless ``unit_diagonal``).
+
+    Parameters
+    ----------
+    unit_diagonal : bool, default False
+        Take the diagonal as ones (the stored diagonal, if any, is ignored): the L of an ILU.
+    algorithm : {"sparselib", "syncfree", "jacobi"}, default "sparselib"
+        "sparselib": exact substitution (level-scheduled on a GPU, in row order on a CPU
+        device); "syncfree" (Ginkgo's name): the same exact substitution; "jacobi":
+        ``num_jacobi_sweeps`` sweeps x = D^-1 (b - N x), an approximation that is fully
+        parallel (Ginkgo's approximate triangular solve).
+    num_jacobi_sweeps : int, default 3
+        Sweeps of the "jacobi" algorithm.
+    num_rhs : int, default 1
+        Ginkgo's hint of the right-hand sides to prepare for: accepted for its configurations;
+        ginkpy sizes its work per apply.
+
+    Examples
+    --------
+    >>> trs = gk.solver.LowerTrs.build().with_algorithm("jacobi").on(exec).generate(L)
+    >>> x = trs.apply(b, x)
+    >>> ilu = gk.preconditioner.Ilu.build().with_l_solver(gk.solver.LowerTrs.build().with_algorithm("jacobi"))
     """
 
     lower: bool = True
@@ -51,6 +105,8 @@ class TriangularSolver(EnableBuild, LinOp):
         unit_diagonal: bool = attrs.field(default=False, validator=_check_bool)
         algorithm: str = attrs.field(default="sparselib", validator=one_of(*ALGORITHMS))
         num_jacobi_sweeps: int = attrs.field(default=3, validator=integer(min=1))
+        # Ginkgo's hint of the right-hand sides to prepare for: ginkpy sizes its work per apply
+        num_rhs: int = attrs.field(default=1, validator=integer(min=1))
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
@@ -101,10 +157,17 @@ class TriangularSolver(EnableBuild, LinOp):
         self._check_diagonal(zero_row)
         return True
 
+    _of_triangle: dict = {}  # LowerTrs and UpperTrs by their ``lower``
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if TriangularSolver in cls.__bases__:
+            TriangularSolver._of_triangle[cls.lower] = cls
+
     @classmethod
     def transposed_type(cls) -> type:
         """The solver of the other triangle (UpperTrs for LowerTrs and back)."""
-        raise NotImplementedError
+        return TriangularSolver._of_triangle[not cls.lower]
 
     def transpose(self, system_transpose: LinOp | None = None) -> "TriangularSolver":
         """The solver of T^T, with the same parameters (Ginkgo's Transposable): UpperTrs for a

@@ -25,7 +25,10 @@ class ResidualNorm(Criterion):
         the first met: a ResidualNorm relative to ``rhs_norm`` and one ``absolute`` make
         SciPy's max(rtol ||b||, atol).
 
-    ``threshold`` (after generation) is the absolute residual norm per column.
+    Attributes
+    ----------
+    threshold : array
+        After generation: the absolute residual norm per column below which it stops.
 
     Examples
     --------
@@ -46,3 +49,28 @@ class ResidualNorm(Criterion):
         base = {"rhs_norm": args.rhs_norm, "initial_resnorm": args.initial_residual_norm,
                 "absolute": np.ones_like(args.rhs_norm)}[p.baseline]
         self.threshold = float(p.reduction_factor) * base
+
+
+class ImplicitResidualNorm(ResidualNorm):
+    """Ginkgo's ``ImplicitResidualNorm``: stop a column once the residual norm the solver's
+    recurrence gives (its implicit residual) is <= reduction_factor * baseline.
+
+    ginkpy's solvers check every criterion on their recurrence's residual norm on the device
+    (Minres: the rotated right-hand side), so this is :class:`ResidualNorm` under Ginkgo's
+    name, for its configurations (``"ImplicitResidualNorm"``, the short forms
+    ``"relative_implicit_residual_norm"`` and the like); ginkpy then confirms a converged
+    column with its true residual b - A x, as for ResidualNorm.
+
+    Parameters
+    ----------
+    reduction_factor : float, default 1e-15
+        As ResidualNorm's.
+    baseline : {"rhs_norm", "initial_resnorm", "absolute"}, default "rhs_norm"
+        As ResidualNorm's.
+
+    Examples
+    --------
+    >>> tol = gk.stop.ImplicitResidualNorm.build().with_reduction_factor(1e-10)
+    >>> solver = gk.solver.Minres.build().with_criteria(tol).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """

@@ -4,29 +4,44 @@
 // its part of the inverse from its block number alone; each block is stored transposed, so for
 // each j the rows of one block read consecutive addresses. Scalar Jacobi (stride 1) is the
 // inverse diagonal. A scalar alpha or beta is 1 x 1 or 1 x k, read at column * stride (0 or 1).
+// BLOCK_SINGLE (the block apply kernels): the blocks are stored in single precision (float, or
+// float2 for complex values: storage_optimization) and read into value_type.
 #include "common.cl"
+
+#if BLOCK_SINGLE
+#if VALUE_COMPLEX
+typedef float2 block_type;
+#define BLOCK_VALUE(v) ((value_type)((real_type)(v).x, (real_type)(v).y))
+#else
+typedef float block_type;
+#define BLOCK_VALUE(v) ((value_type)(v))
+#endif
+#else
+typedef value_type block_type;
+#define BLOCK_VALUE(v) (v)
+#endif
 
 // Entry (row, col) of D^-1 b: the row's row of its inverse block times the block's part of b.
 inline value_type block_row_times_b(const int row, const int col, const int k, const int stride,
                                     __global const int* block_ptrs, __global const int* row_blocks,
-                                    __global const value_type* blocks, __global const value_type* b)
+                                    __global const block_type* blocks, __global const value_type* b)
 {
     const int block = row_blocks[row];
     const int start = block_ptrs[block];
     const int block_size = block_ptrs[block + 1] - start;
     // entry (row, j) of the block's inverse is at inv_row[j * stride]
-    __global const value_type* inv_row = blocks + (size_t)block * stride * stride + (row - start);
+    __global const block_type* inv_row = blocks + (size_t)block * stride * stride + (row - start);
     __global const value_type* b_block = b + (size_t)start * k + col;
     value_type sum = 0;
     for (int j = 0; j < block_size; ++j) {
-        sum += mul(inv_row[j * stride], b_block[(size_t)j * k]);
+        sum += mul(BLOCK_VALUE(inv_row[j * stride]), b_block[(size_t)j * k]);
     }
     return sum;
 }
 
 __kernel void simple_apply(const int size, const int k, const int stride,
                            __global const int* block_ptrs, __global const int* row_blocks,
-                           __global const value_type* blocks, __global const value_type* b,
+                           __global const block_type* blocks, __global const value_type* b,
                            __global value_type* x)
 {
     const int i = get_global_id(0);
@@ -35,7 +50,7 @@ __kernel void simple_apply(const int size, const int k, const int stride,
 
 __kernel void apply(const int size, const int k, __global const value_type* alpha,
                     const int alpha_stride, const int stride, __global const int* block_ptrs,
-                    __global const int* row_blocks, __global const value_type* blocks,
+                    __global const int* row_blocks, __global const block_type* blocks,
                     __global const value_type* b, __global const value_type* beta,
                     const int beta_stride, __global value_type* x)
 {

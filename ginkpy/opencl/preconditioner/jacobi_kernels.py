@@ -22,13 +22,19 @@ def scalar_apply(exec, alpha, jacobi, b, beta, x):
            *scalar_arg(beta), x)
 
 
+def _storage(jacobi, x) -> dict:
+    """BLOCK_SINGLE: 1 where the blocks are stored in the single precision of x's value type
+    (storage_optimization)."""
+    return {"BLOCK_SINGLE": int(jacobi.blocks.dtype != x.dtype)}
+
+
 def simple_apply(exec, jacobi, b, x):
-    launch(exec, __file__, "simple_apply", x.dtype, x.shape, *_blocks(jacobi), b, x)
+    launch(exec, __file__, "simple_apply", x.dtype, x.shape, *_blocks(jacobi), b, x, defines=_storage(jacobi, x))
 
 
 def apply(exec, alpha, jacobi, b, beta, x):
     launch(exec, __file__, "apply", x.dtype, x.shape, *scalar_arg(alpha), *_blocks(jacobi), b,
-           *scalar_arg(beta), x)
+           *scalar_arg(beta), x, defines=_storage(jacobi, x))
 
 
 def invert_diagonal(exec, a, inverse):

@@ -9,8 +9,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from ginkpy.core.solver.multigrid import (OP_COARSEST, OP_PROLONG_RELAX, OP_RELAX, OP_RELAX_FIRST,
-                                                OP_RELAX_FIRST_RESTRICT, OP_RESTRICT_RESIDUAL)
+from ginkpy.core.solver.coarse_levels import (OP_COARSEST, OP_PROLONG_RELAX, OP_RELAX, OP_RELAX_FIRST,
+                                               OP_RELAX_FIRST_RESTRICT, OP_RESTRICT_RESIDUAL)
 
 
 def _scipy(a):

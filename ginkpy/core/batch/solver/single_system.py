@@ -50,6 +50,7 @@ def solve_small_system(monitor, method: str, krylov_dim: int = 0) -> SolveResult
             or monitor.solution_loggers
             or monitor.time_limit != np.inf or monitor.max_iters >= np.iinfo(np.int32).max
             or not isinstance(A, Csr) or not isinstance(M, (Identity, Jacobi))
+            or isinstance(M, Jacobi) and M.blocks.dtype != A.dtype  # blocks in reduced precision
             or not all(issubclass(c.parameters.product, (Iteration, ResidualNorm)) for c in solver.criteria)
             or A.shape[0] > exec.small_system_rows(method, A.dtype)):
         return None
