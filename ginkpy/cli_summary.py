@@ -180,7 +180,7 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
             text = ("the iteration limit came with the residual stagnating (less than 2x smaller over the last "
                     f"quarter of the iterations): {zeros}try " +
                     (f"a larger Krylov dimension (--krylov-dim {2 * dim}), " if dim else
-                     f"--solver gmres with a large --krylov-dim (such as 100), ") + stronger)
+                     "--solver gmres with a large --krylov-dim (such as 100), ") + stronger)
         else:
             text = ("the iteration limit came while the residual was still falling: allow more with "
                     f"--max-iters {2 * int(result.iterations[worst])}; {zeros}add {stronger} to need fewer")

@@ -23,7 +23,21 @@ def executor_for_rank(comm: Any, name: str = "opencl") -> Executor:
     """This rank's executor: ``"reference"``, or for ``"opencl"`` one device per rank: entry
     r mod m of ``GINKPY_RANK_DEVICES`` (m ``<platform>:<device>`` specs, comma-separated) for the
     node-local rank r; else ``GINKPY_OPENCL_DEVICE`` (every rank on that device); else the node's
-    GPUs, node-local rank modulo their count; else the default OpenCL device. Collective."""
+    GPUs, node-local rank modulo their count; else the default OpenCL device. Collective.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The communicator; every rank of it calls this.
+    name : {"opencl", "reference"}, default "opencl"
+        The kind of executor.
+
+    Examples
+    --------
+    >>> from mpi4py import MPI
+    >>> exe = gk.distributed.executor_for_rank(MPI.COMM_WORLD)      # one GPU per rank
+    >>> exe.info.name
+    """
     check_comm(comm)
     local_rank = comm.Split_type(mpi().COMM_TYPE_SHARED).rank
     if name == "reference":

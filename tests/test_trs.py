@@ -301,8 +301,8 @@ def test_jacobi_zero_diagonal_and_parameters(exec):
     singular[1, 1] = 0.0
     with pytest.raises(ValueError, match="row 1 is zero"):
         gk.solver.LowerTrs.build().with_algorithm("jacobi").on(exec).generate(gk.matrix.Csr.from_scipy(exec, singular))
-    with pytest.raises(ValueError, match="algorithm must be one of 'sparselib', 'jacobi'"):
-        gk.solver.LowerTrs.build().with_algorithm("syncfree")
+    with pytest.raises(ValueError, match="algorithm must be one of 'sparselib', 'syncfree', 'jacobi'"):
+        gk.solver.LowerTrs.build().with_algorithm("levelset")
     with pytest.raises(ValueError, match="num_jacobi_sweeps must be an integer >= 1"):
         gk.solver.UpperTrs.build().with_num_jacobi_sweeps(0)
     # a Dense triangle is solved exactly whatever the algorithm

@@ -3,35 +3,11 @@ signatures and results of ``scipy.sparse.linalg``, and :func:`aslinearoperator` 
 operators inside SciPy. Switching from SciPy is one import:
 ``from ginkpy.linalg import cg`` instead of ``from scipy.sparse.linalg import cg``.
 
-Every function takes SciPy's arguments with SciPy's meaning, plus ``executor=``:
-
-A
-    SciPy sparse matrix or array, NumPy array, SciPy LinearOperator (applied on the host, its
-    operands copied there and back each iteration), or ginkpy LinOp; n x n.
-b, x0
-    Arrays of shape (n,) or (n, 1); x0 (default 0) is the initial guess, or ``"Mb"`` for
-    x0 = M b (M the preconditioner), as in SciPy.
-rtol, atol
-    Stop once ||b - A x|| <= max(rtol ||b||, atol); either may be ``inf`` (converged at once:
-    x0 is returned with info 0, as SciPy does).
-maxiter
-    Iteration limit (default 10 n; for ``gmres`` restart cycles, as in SciPy).
-M
-    Preconditioner: a SciPy LinearOperator, sparse matrix or array applied as an approximate
-    inverse of A (M r), a ginkpy preconditioner factory or LinOp, or a name (``"jacobi"``,
-    ``"ilu"``, ``"ic"``, ``"ilut"``, ``"amg"``, ...: any of
-    ``gk.config.short_names("preconditioner")``, ``"block_jacobi"`` or ``"none"``), alone or with
-    options as ``(name, dict)``: ``M=("ilut", {"drop_tol": 1e-5, "fill_factor": 20})`` (SciPy's
-    spilu knobs), ``M=("ilu", {"factorization": gk.factorization.ParIlu.build()})`` (the
-    type's ``with_`` parameters). ``"jacobi"`` is scalar Jacobi (the diagonal, as SciPy users
-    build it), ``"block_jacobi"`` Ginkgo's block-Jacobi with blocks of up to 32 rows;
-    ``"ilu"`` / ``"ic"`` the incomplete factorizations that never fail where one exists
-    (gk.preconditioner.Ilu), ``"ilut"`` the threshold ILU of SciPy's ``spilu``.
-callback
-    Called as ``callback(xk)`` after each iteration with a copy of the current solution.
-executor
-    Where to run: an executor or its name; default ``A.executor`` for a ginkpy LinOp, else
-    ``gk.default_executor()``.
+Every function takes SciPy's arguments with SciPy's meaning, plus ``executor=`` (where to
+run); ``help(ginkpy.linalg.cg)`` and the others describe each argument, the results and the
+info values. A may be a SciPy sparse matrix or array, a NumPy array, a SciPy
+LinearOperator or a ginkpy LinOp; M a SciPy operator or matrix, a ginkpy preconditioner, or
+a name (``M="ilu"``, ``"amg"``, ...; ``(name, options)`` sets the type's parameters).
 
 The value type is that of A, b and x0 together, as numpy promotes them: float32 when all are
 float32, complex64 when they are float32 or complex64 and one is complex, complex128 when one

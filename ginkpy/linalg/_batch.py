@@ -1,40 +1,10 @@
 """The batched solver functions of :mod:`ginkpy.linalg`: many systems of one sparsity pattern,
 solved in one launch, with SciPy's arguments per system.
 
-As
-    The N systems, in one of these forms:
-
-    - a list of N SciPy sparse matrices (CSR, CSC or COO; others are converted one by one) of
-      one shape and stored sparsity pattern; a system whose pattern differs is an error naming it;
-    - a 3-D NumPy array (N, n, n) (or a list of 2-D arrays): the pattern is every position
-      that is nonzero in some system;
-    - ``(pattern, values)``: a SciPy sparse matrix giving the stored entries, in CSR order, and
-      an array (N, nnz) of each system's values;
-    - ``(indptr, indices, values)`` (or SciPy's order ``(data, indices, indptr)``): one CSR
-      pattern and values of shape (N, nnz);
-    - a ginkpy batch matrix (``gk.batch.matrix``).
-
-    The pattern is checked and the values gathered in one pass (no per-system copies), and
-    they reach the executor in one transfer; X comes back in one.
-B, X0
-    Arrays of shape (N, n): the right-hand side and initial guess (default 0) of each system.
-rtol, atol
-    System i stops once ||b_i - A_i x_i|| <= max(rtol ||b_i||, atol), as SciPy's solvers.
-maxiter
-    Iteration limit per system (default 10 n; for ``batched_gmres`` restart cycles, as in SciPy).
-M
-    None, ``"jacobi"`` (scalar Jacobi: the diagonal of each system, the cheap choice for small
-    systems), ``"block_jacobi"`` (blocks of up to 32 rows, gk.batch.preconditioner.Jacobi's
-    default), ``"ilu"`` (ILU(0) of each system: fewer iterations for harder systems, such as
-    convection-diffusion), ``"isai"`` (the ILU(0) factors' sparse approximate inverses, applied
-    as two products), or ``gk.batch.preconditioner.Jacobi.build()...`` (``Ilu``, ``Isai``).
-executor
-    Where to run: an executor or its name (default ``gk.default_executor()``).
-
-Each returns ``(X, info)``: X of shape (N, n) and per system SciPy's info: 0 where the true
-residual meets the tolerance, ``maxiter`` where the iteration limit was reached, -1 on a
-breakdown of the method, -2 where the residual became NaN or infinite. Systems with b_i = 0
-get x_i = 0, as SciPy answers.
+Each function's docstring (``help(ginkpy.linalg.batched_cg)``) describes its arguments
+(As: N SciPy matrices of one pattern, a 3-D array, ``(pattern, values)``, CSR arrays or a batch
+matrix; B and X0 of shape (N, n); SciPy's rtol, atol, maxiter per system; M a name or a batch
+preconditioner) and results: X (N, n) and SciPy's info per system.
 """
 from __future__ import annotations
 
@@ -43,8 +13,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.core.base.executor import Executor, default_executor
-from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
 from ginkpy.core.batch.matrix.csr import Csr
@@ -57,6 +25,8 @@ from ginkpy.core.batch.solver.cg import Cg
 from ginkpy.core.batch.solver.gmres import Gmres
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.linalg._docs import BATCHED, BATCHED_NOTES, BATCHED_RETURNS, scipy_door
+from ginkpy.linalg._interface import as_executor
 
 # M names: their batched preconditioner's parameters
 PRECONDITIONERS = {"jacobi": lambda: Jacobi.build().with_max_block_size(1), "block_jacobi": Jacobi.build,
@@ -64,26 +34,49 @@ PRECONDITIONERS = {"jacobi": lambda: Jacobi.build().with_max_block_size(1), "blo
 BREAKDOWN_INFO, DIVERGED_INFO = -1, -2  # as ginkpy.linalg's single-system solvers
 
 
+@scipy_door(
+    "Solve A_i x_i = b_i for every system of a batch with the conjugate gradient method.",
+    """Use it for many small symmetric (Hermitian) positive definite systems of one sparsity
+    pattern: ``gk.batch.solver.Cg`` solves them all in one launch.""",
+    """
+    >>> from ginkpy.linalg import batched_cg
+    >>> X, info = batched_cg(matrices, B, rtol=1e-8, M="jacobi")     # B: (N, n)
+    >>> (info == 0).all()
+    """, own=BATCHED, returns=BATCHED_RETURNS, notes=BATCHED_NOTES)
 def batched_cg(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                maxiter: int | None = None, M: Any = None, executor: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Solve A_i x_i = b_i for every system with the conjugate gradient method (each A_i
-    symmetric positive definite); the arguments are described in :mod:`ginkpy.linalg._batch`."""
     return _solve(Cg, As, B, X0, rtol, atol, maxiter, M, executor)
 
 
+@scipy_door(
+    "Solve A_i x_i = b_i for every system of a batch with BiCGStab.",
+    """Use it for many small nonsymmetric systems of one sparsity pattern
+    (``gk.batch.solver.Bicgstab``, one launch); ``M="ilu"`` for harder ones.""",
+    """
+    >>> from ginkpy.linalg import batched_bicgstab
+    >>> X, info = batched_bicgstab((pattern, values), B, rtol=1e-8, M="ilu")
+    >>> X.shape == B.shape
+    """, own=BATCHED, returns=BATCHED_RETURNS, notes=BATCHED_NOTES)
 def batched_bicgstab(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                      maxiter: int | None = None, M: Any = None, executor: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Solve A_i x_i = b_i for every system with BiCGStab; the arguments are described in
-    :mod:`ginkpy.linalg._batch`."""
     return _solve(Bicgstab, As, B, X0, rtol, atol, maxiter, M, executor)
 
 
+@scipy_door(
+    "Solve A_i x_i = b_i for every system of a batch with restarted GMRES.",
+    """Use it for many small nonsymmetric systems of one sparsity pattern where
+    :func:`batched_bicgstab` breaks down (``gk.batch.solver.Gmres``, one launch).""",
+    """
+    >>> from ginkpy.linalg import batched_gmres
+    >>> X, info = batched_gmres(matrices, B, restart=20, M="isai")
+    >>> info
+    """, own={**BATCHED, "restart": """restart : int, default None
+    The Krylov dimension (None: 20, as SciPy's; at most n).""", "maxiter": """maxiter : int, default None
+    The limit of restart cycles of every system (None: 10 n), as SciPy's."""},
+    returns=BATCHED_RETURNS, notes=BATCHED_NOTES)
 def batched_gmres(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0,
                   restart: int | None = None, maxiter: int | None = None, M: Any = None,
                   executor: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Solve A_i x_i = b_i for every system with restarted GMRES (``restart`` the Krylov
-    dimension, default 20 as SciPy's, at most n; ``maxiter`` counts restart cycles); the other
-    arguments are described in :mod:`ginkpy.linalg._batch`."""
     if restart is None:
         restart = 20
     elif isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
@@ -93,7 +86,7 @@ def batched_gmres(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: 
 
 def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, maxiter: int | None, M: Any,
            executor: Any, restart: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    exec = _executor(executor, As)
+    exec = as_executor(executor, As)
     B = np.asarray(B)
     dtype = _dtype(As, B, X0)
     A = _batch_matrix(As, exec, dtype)
@@ -125,17 +118,6 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
     info[result.codes == StopReason.BREAKDOWN] = BREAKDOWN_INFO
     info[result.codes == StopReason.DIVERGED] = DIVERGED_INFO
     return X.to_numpy(), info
-
-
-def _executor(executor: Any, As: Any) -> Executor:
-    if executor is None:
-        return As.executor if isinstance(As, BatchLinOp) else default_executor()
-    if isinstance(executor, str):
-        return executor_by_name(executor)
-    if not isinstance(executor, Executor):
-        raise TypeError(f"executor must be a ginkpy executor or its name ('reference', 'opencl'), "
-                        f"not {type(executor).__name__}")
-    return executor
 
 
 def _dtype(As: Any, B: np.ndarray, X0: Any) -> np.dtype:

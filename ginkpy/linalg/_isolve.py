@@ -12,10 +12,10 @@ from ginkpy.core.base.types import real_dtype
 from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.matrix.identity import Identity
-from ginkpy.linalg._interface import aslinearoperator, host_operator
-from ginkpy.linalg._solver import Solver, as_executor, is_pyopencl, kept_solver
+from ginkpy.linalg._docs import RETURNS, scipy_door
+from ginkpy.linalg._interface import aslinearoperator, host_operator, square_operator
+from ginkpy.linalg._solver import Solver, is_pyopencl, kept_solver
 
-_as_executor = as_executor  # (the name gk.linalg's other modules import)
 # SciPy's warning for a gmres callback without callback_type (its meaning of maxiter changes)
 _CALLBACK_TYPE_WARNING = (
     "scipy.sparse.linalg.gmres called without specifying `callback_type`. The default value will be changed in"
@@ -23,68 +23,122 @@ _CALLBACK_TYPE_WARNING = (
     "``gmres(..., callback_type='pr_norm')``, or to retain the old behavior ``gmres(..., callback_type='legacy')``")
 
 
+@scipy_door(
+    "Solve A x = b with the conjugate gradient method, as ``scipy.sparse.linalg.cg``.",
+    """Use it for symmetric (complex: Hermitian) positive definite A: Laplacians, FEM
+    stiffness and mass matrices; M must be SPD too (``"jacobi"``, ``"ic"``, ``"amg"``). For
+    other matrices use :func:`minres` (symmetric indefinite), :func:`bicgstab` or
+    :func:`gmres`. Runs ``gk.solver.Cg`` on the executor.""",
+    """
+    >>> from ginkpy.linalg import cg
+    >>> x, info = cg(A, b, rtol=1e-8, M="ic")          # as scipy.sparse.linalg.cg
+    >>> x, info = cg(A, b, M="amg", executor="opencl")
+    """)
 def cg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
        M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
-    """Solve A x = b with the conjugate gradient method (A symmetric positive definite), as
-    ``scipy.sparse.linalg.cg``; the arguments are described in :mod:`ginkpy.linalg`."""
     return _solve("cg", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback))
 
 
+@scipy_door(
+    "Solve A x = b with the flexible conjugate gradient method (``gk.solver.Fcg``).",
+    """Use it for symmetric (Hermitian) positive definite A where the preconditioner changes
+    between applications (an inner iterative solve, a nonsymmetric multigrid cycle); with a
+    fixed SPD M it matches :func:`cg`. SciPy has no fcg.""",
+    """
+    >>> from ginkpy.linalg import fcg
+    >>> x, info = fcg(A, b, rtol=1e-8, M="amg")
+    >>> x, info = fcg(A, b, M=gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(5)))
+    """)
 def fcg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
         M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
-    """Solve A x = b with the flexible conjugate gradient method (A symmetric positive definite,
-    M may change between iterations); the arguments are those of :func:`cg`."""
     return _solve("fcg", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback))
 
 
+@scipy_door(
+    "Solve A x = b with the biconjugate gradient method, as ``scipy.sparse.linalg.bicg``.",
+    """Use it for general square A where A^H is at hand: A and M need their adjoints (matrices
+    have them; a LinearOperator needs ``rmatvec``, else a NotImplementedError says so).
+    :func:`bicgstab` and :func:`gmres` need none and usually converge more smoothly.""",
+    """
+    >>> from ginkpy.linalg import bicg
+    >>> x, info = bicg(A, b, rtol=1e-8, M="jacobi")
+    >>> x, info = bicg(scipy.sparse.linalg.aslinearoperator(A), b)   # rmatvec from A
+    """)
 def bicg(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
          M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
-    """Solve A x = b with the biconjugate gradient method, as ``scipy.sparse.linalg.bicg``
-    (A and M need a transpose: matrices, or LinearOperators with ``rmatvec``)."""
     return _solve("bicg", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback))
 
 
+@scipy_door(
+    "Solve A x = b with the biconjugate gradient stabilized method, as ``scipy.sparse.linalg.bicgstab``.",
+    """Use it first for a general (nonsymmetric) square A: no transpose, little memory, two
+    products by A and M per iteration; where it breaks down (info -1) or stagnates, use
+    :func:`gmres`. ``M="ilu"`` is the usual preconditioner.""",
+    """
+    >>> from ginkpy.linalg import bicgstab
+    >>> x, info = bicgstab(A, b, rtol=1e-8, M="ilu")
+    >>> if info < 0: x, info = gk.linalg.gmres(A, b, rtol=1e-8, M="ilu")
+    """)
 def bicgstab(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
              M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
-    """Solve A x = b with the biconjugate gradient stabilized method, as
-    ``scipy.sparse.linalg.bicgstab``; the arguments are described in :mod:`ginkpy.linalg`."""
     return _solve("bicgstab", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback))
 
 
+@scipy_door(
+    "Solve A x = b with the conjugate gradient squared method, as ``scipy.sparse.linalg.cgs``.",
+    """Use it for a general square A where :func:`bicgstab` breaks down and no transpose is at
+    hand; it converges fast where it converges, but its residual may grow mid-solve.""",
+    """
+    >>> from ginkpy.linalg import cgs
+    >>> x, info = cgs(A, b, rtol=1e-8)
+    >>> x, info = cgs(A, b, M="jacobi", maxiter=200)
+    """)
 def cgs(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
         M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
-    """Solve A x = b with the conjugate gradient squared method, as ``scipy.sparse.linalg.cgs``."""
     return _solve("cgs", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback))
 
 
+@scipy_door(
+    "Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.",
+    """Use it for a general square A where :func:`bicgstab` breaks down or stagnates: it
+    minimizes the residual over each cycle and does not break down; a larger ``restart``
+    converges in fewer iterations at more memory and work per iteration. Right-preconditioned,
+    as Ginkgo's (SciPy's is left-preconditioned: see :mod:`ginkpy.linalg`).""",
+    """
+    >>> from ginkpy.linalg import gmres
+    >>> x, info = gmres(A, b, rtol=1e-8, restart=50, M="ilu")
+    >>> x, info = gmres(A, b, callback=print, callback_type="pr_norm")   # ||r|| / ||b|| each iteration
+    >>> x, info = gmres(A, b, rtol=1e-8, restart=30, storage_precision="reduce1")
+    """,
+    own={"restart": """restart : int, default None
+    The Krylov dimension: iterations per restart cycle (None: 20, as SciPy's; at most n).""",
+         "maxiter": """maxiter : int, default None
+    The limit of restart cycles (None: 10 n), or of inner iterations with
+    ``callback_type="legacy"``, as SciPy's.""",
+         "callback": """callback : callable, default None
+    Called after each inner iteration with the relative residual norm estimate ||r|| / ||b||
+    (a NumPy scalar; ``callback_type`` "pr_norm" or "legacy"), or after each restart cycle
+    with the solution (``"x"``).""",
+         "callback_type": """callback_type : {"x", "pr_norm", "legacy"}, default None
+    What the callback gets (above); None with a callback is "legacy", with SciPy's
+    DeprecationWarning that asks for it.""",
+         "storage_precision": """storage_precision : {"reduce1", "reduce2", "keep"}, default None
+    Not in SciPy: store the Krylov basis in a lower precision, Ginkgo's CbGmres:
+    ``"reduce1"`` (float64 -> float32), ``"reduce2"`` (float16) or ``"keep"``; it halves or
+    quarters the memory traffic of large systems, the arithmetic staying in the value type
+    (None: the value type, plain Gmres).""",
+         "flexible": """flexible : bool, default False
+    Not in SciPy: flexible GMRES, for an M that changes between applications (an iterative
+    solver with few iterations, a multigrid cycle); see ``gk.solver.Gmres``'s ``flexible``."""})
 def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, restart: int | None = None,
           maxiter: int | None = None, M: Any = None, callback: Callable | None = None,
           callback_type: str | None = None, executor: Any = None, storage_precision: str | None = None,
           flexible: bool = False) -> tuple[np.ndarray, int]:
-    """Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.
-
-    ``restart`` is the Krylov dimension (default 20, at most n); ``maxiter`` counts restart
-    cycles (default 10 n), or inner iterations for ``callback_type="legacy"``. The callback
-    gets, after each inner iteration, the relative residual norm estimate ||r|| / ||b||
-    as a NumPy scalar (``"pr_norm"``, and ``"legacy"``, the default when a callback is given,
-    with SciPy's DeprecationWarning that asks for ``callback_type``), or the solution after each
-    restart cycle (``"x"``). ginkpy's GMRES is right-preconditioned, so its estimate is of
-    b - A x itself, where SciPy's is of the left-preconditioned residual M (b - A x).
-
-    Two keywords SciPy lacks: ``storage_precision`` (default None: the value type) stores the
-    Krylov basis in a lower precision, Ginkgo's CbGmres: ``"reduce1"`` (float64 -> float32),
-    ``"reduce2"`` (float16) or ``"keep"``; it halves or quarters the memory traffic of large
-    systems, the arithmetic staying in the value type. ``flexible=True`` is flexible GMRES, for
-    an M that changes between applications (an iterative solver with few iterations, a
-    multigrid cycle): see ``gk.solver.Gmres``'s ``flexible``.
-
-    >>> x, info = gmres(A, b, rtol=1e-8, restart=30, storage_precision="reduce1")
-    """
     if callback is not None and callback_type is None:
         warnings.warn(_CALLBACK_TYPE_WARNING, DeprecationWarning, stacklevel=2)
         callback_type = "legacy"
@@ -110,57 +164,74 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
                   restart=restart, **options)
 
 
+@scipy_door(
+    "Solve A x = b with the induced dimension reduction method IDR(s) (``gk.solver.Idr``).",
+    """Use it for a general square A where :func:`bicgstab` stagnates: a larger shadow space
+    converges in fewer iterations, at s + 1 products by A and M each. SciPy has no idr.""",
+    """
+    >>> from ginkpy.linalg import idr
+    >>> x, info = idr(A, b, rtol=1e-8, subspace_dim=4)
+    >>> x, info = idr(A, b, M="ilu")
+    """,
+    own={"subspace_dim": """subspace_dim : int, default 2
+    s, the dimension of the shadow space."""})
 def idr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
         M: Any = None, callback: Callable | None = None, executor: Any = None,
         subspace_dim: int = 2) -> tuple[np.ndarray, int]:
-    """Solve A x = b with the induced dimension reduction method IDR(s), s = ``subspace_dim``;
-    the other arguments are those of :func:`bicgstab`."""
     return _solve("idr", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback), subspace_dim=subspace_dim)
 
 
+@scipy_door(
+    "Solve A x = b with iterative refinement, x = x + omega M (b - A x) (``gk.solver.Ir``).",
+    """Use it as a stationary iteration: Richardson's without M, the Jacobi iteration with
+    ``M="jacobi"``, refinement around an approximate solver given as M (a multigrid cycle, a
+    low-precision solve). It converges only where omega M approximates A^-1 well.""",
+    """
+    >>> from ginkpy.linalg import ir
+    >>> x, info = ir(A, b, rtol=1e-6, M="jacobi")        # the Jacobi iteration
+    >>> x, info = ir(A, b, M="amg", relaxation_factor=1.0)
+    """,
+    own={"relaxation_factor": """relaxation_factor : float, default 1.0
+    omega."""})
 def ir(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
        M: Any = None, callback: Callable | None = None, executor: Any = None,
        relaxation_factor: float = 1.0) -> tuple[np.ndarray, int]:
-    """Solve A x = b with iterative refinement x = x + omega M (b - A x), omega =
-    ``relaxation_factor``: Richardson's iteration without M, the Jacobi iteration with
-    ``M="jacobi"``; the other arguments are those of :func:`cg`."""
     return _solve("ir", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback), relaxation_factor=relaxation_factor)
 
 
-def minres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, shift: float = 0.0, maxiter: int | None = None,
-           M: Any = None, callback: Callable | None = None, show: bool = False, check: bool = False,
-           executor: Any = None) -> tuple[np.ndarray, int]:
-    """Solve (A - shift I) x = b with the minimal residual method (A Hermitian, definite or
-    indefinite), as ``scipy.sparse.linalg.minres``; the arguments are described in
-    :mod:`ginkpy.linalg`, these beside them:
-
-    shift : float, default 0.0
-        Solve (A - shift I) x = b (A itself is not changed).
-    maxiter : int, default 5 n
-        Iteration limit, SciPy's default for minres.
-    M : preconditioner, default None
-        Hermitian positive definite (``"jacobi"`` needs a positive diagonal); an indefinite M
-        gives info -1.
-    show : bool, default False
-        Print a summary: the problem, then ||r|| / ||b|| of the iterations (as they are read),
-        then how the solve ended.
-    check : bool, default False
-        Check first that A and M are Hermitian (SciPy's test on a few products): a ValueError
-        says which is not.
-
-    It stops once ||b - A x|| <= rtol ||b|| (SciPy's minres stops on its own estimates
-    ||r|| / (||A|| ||x||) and ||A r|| / (||A|| ||r||), weaker tests, so it may stop earlier
-    with a larger residual). info: 0 converged, ``maxiter`` at the limit, -1 breakdown (A
-    not Hermitian or M indefinite: SciPy raises a ValueError there), -2 divergence.
-
-    Examples
-    --------
+@scipy_door(
+    "Solve (A - shift I) x = b with the minimal residual method, as ``scipy.sparse.linalg.minres``.",
+    """Use it for Hermitian (real: symmetric) A that may be indefinite (saddle points, shifted
+    operators), where :func:`cg` breaks down; M must be Hermitian positive definite.""",
+    """
     >>> from ginkpy.linalg import minres
     >>> x, info = minres(A, b, rtol=1e-8)              # A symmetric indefinite
     >>> x, info = minres(A, b, shift=0.5, M="jacobi")  # (A - 0.5 I) x = b
-    """
+    """,
+    own={"rtol": """rtol : float, default 1e-5
+    Stop once ||b - A x|| <= rtol ||b|| (SciPy's minres stops on its own estimates
+    ||r|| / (||A|| ||x||) and ||A r|| / (||A|| ||r||), weaker tests, so it may stop earlier
+    with a larger residual). minres takes no atol, as SciPy's.""",
+         "shift": """shift : float, default 0.0
+    Solve (A - shift I) x = b (A itself is not changed).""",
+         "maxiter": """maxiter : int, default None
+    The iteration limit (None: 5 n, SciPy's default for minres).""",
+         "M": """M : preconditioner, default None
+    As the other functions take it, Hermitian positive definite (``"jacobi"`` needs a
+    positive diagonal); an indefinite M gives info -1.""",
+         "show": """show : bool, default False
+    Print a summary: the problem, then ||r|| / ||b|| of the iterations (as they are read),
+    then how the solve ended.""",
+         "check": """check : bool, default False
+    Check first that A and M are Hermitian (SciPy's test on a few products): a ValueError
+    says which is not."""},
+    returns=RETURNS.replace("of the method (a zero divisor)", "(A not Hermitian or M indefinite: SciPy raises a "
+                            "ValueError there)"))
+def minres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, shift: float = 0.0, maxiter: int | None = None,
+           M: Any = None, callback: Callable | None = None, show: bool = False, check: bool = False,
+           executor: Any = None) -> tuple[np.ndarray, int]:
     for name, value in (("shift", shift),):
         if isinstance(value, (bool, str)) or not np.isscalar(value) or not np.isfinite(value):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
@@ -188,12 +259,7 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     it runs (minres' ``check``); ``solver_parameters`` are the method's own (restart,
     subspace_dim, relaxation_factor).
     """
-    if len(getattr(A, "shape", (0, 0))) != 2:
-        raise ValueError(f"A has shape {A.shape}: expected 2-D, an n x n matrix or operator")
-    exec = as_executor(executor, A)
-    operator = host_operator(A)
-    if A.shape[0] != A.shape[1]:
-        raise ValueError(f"A must be a square matrix, got shape {A.shape}")
+    exec, operator = square_operator(A, executor)
     n = A.shape[0]
     # (b and x0 are checked by the solver: here only their value types count)
     b_dtype = value_dtype(b.dtype if is_pyopencl(b) else np.asarray(b).dtype, "b")

@@ -297,12 +297,26 @@ _devices_lock = threading.Lock()  # one context, queue and memory pool per devic
 
 
 class OpenCLExecutor(Executor):
-    """Runs kernels on one OpenCL device (see :func:`select_device` for how it is chosen).
+    """Runs kernels on one OpenCL device (see :func:`select_device` for how it is chosen):
+    NVIDIA, AMD and Intel GPUs, and CPUs through PoCL.
 
     Executors on the same device share one context, queue and memory pool, so their arrays
     are interchangeable without copies. Threads may share them (see the module's notes); a
     process forked after OpenCL was used cannot make or use one (:class:`ForkedProcessError`:
     start workers with the spawn method).
+
+    Parameters
+    ----------
+    device : str, int or pyopencl.Device, default None
+        ``"<platform>:<device>"`` indices or a name substring (``ginkpy devices`` lists
+        them), or a pyopencl Device; None: GINKPY_OPENCL_DEVICE or PYOPENCL_CTX, else the
+        first GPU, else the first device.
+
+    Examples
+    --------
+    >>> ocl = gk.OpenCLExecutor()               # or gk.executor("opencl")
+    >>> ocl.info.name, ocl.info.is_gpu
+    >>> A = gk.matrix.Csr.from_scipy(ocl, S)    # on the device
     """
 
     backend = "opencl"

@@ -11,11 +11,22 @@ from ginkpy.core.base.executor import Executor, new_counters
 
 
 class ReferenceExecutor(Executor):
-    """Runs every kernel on the host with numpy/scipy; arrays are ``numpy.ndarray``.
+    """Runs every kernel on the host with numpy/scipy (Ginkgo's ``ReferenceExecutor``); arrays
+    are ``numpy.ndarray``. The definition of what is correct: every OpenCL kernel is tested
+    against its reference twin.
 
-    All reference executors share the host's memory, so they share what goes with it as the
+    Use it without a device, to check a result, or to debug (every step is plain numpy). All
+    reference executors share the host's memory, so they share what goes with it as the
     OpenCL executors of one device do: the counters and the capture running in each thread
-    (an operator made on one executor may run inside a loop captured by another)."""
+    (an operator made on one executor may run inside a loop captured by another). It takes no
+    parameters.
+
+    Examples
+    --------
+    >>> ref = gk.ReferenceExecutor()
+    >>> A = gk.matrix.Csr.from_scipy(ref, scipy.sparse.eye(3))
+    >>> A.values                                # a numpy array
+    """
 
     backend = "reference"
     _shared_capture = threading.local()

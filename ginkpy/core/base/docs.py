@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 
 _HEADER = re.compile(r"^([A-Z][A-Za-z ]*)\n-{3,}[ \t]*$", re.MULTILINE)
 _ENTRY = re.compile(r"^(\*{0,2}[A-Za-z_][\w]*(?:\s*,\s*\*{0,2}[A-Za-z_][\w]*)*)\s*(?::.*)?$")
@@ -33,16 +34,18 @@ def numpydoc_sections(doc: str) -> dict[str, str]:
     return sections
 
 
-def parameter_entries(section: str) -> dict[str, str]:
-    """The entries of a Parameters section: each name (``a, b : type`` gives both) mapped to its
-    entry, the ``name : type`` line and its indented description, dedented."""
+def parameter_entries(section: str, grouped: bool = True) -> dict[str, str]:
+    """The entries of a Parameters section: each name (``a, b : type`` gives both, unless
+    ``grouped`` is False) mapped to its entry: the ``name : type`` line and its description
+    indented by four spaces."""
     entries: dict[str, str] = {}
     names: list[str] = []
     lines: list[str] = []
 
     def close():
-        for name in names:
-            entries[name] = inspect.cleandoc("\n".join(lines))
+        body = textwrap.indent(textwrap.dedent("\n".join(lines[1:])).strip("\n"), "    ")
+        for name in names if grouped or len(names) == 1 else ():
+            entries[name] = lines[0] + ("\n" + body if body else "")
 
     for line in section.splitlines():
         match = _ENTRY.match(line) if line and not line[0].isspace() else None
@@ -63,12 +66,16 @@ def parameter_names(section: str) -> list[str]:
 
 def parameter_doc(classes, name: str) -> str | None:
     """The entry of parameter ``name`` in the Parameters section of the first of ``classes``
-    (and their bases, in order) whose docstring describes it; None where none does."""
-    for cls in classes:
-        for klass in inspect.getmro(cls):
-            doc = klass.__dict__.get("__doc__")
-            if doc:
-                entry = parameter_entries(numpydoc_sections(doc).get("Parameters", "")).get(name)
-                if entry:
-                    return entry
+    (and their bases, in order) whose docstring describes it: an entry of its own first (a
+    class may sum up the parameters its base describes in one grouped entry), else a grouped
+    one; None where none describes it."""
+    for grouped in (False, True):
+        for cls in classes:
+            for klass in inspect.getmro(cls):
+                doc = klass.__dict__.get("__doc__")
+                if doc:
+                    section = numpydoc_sections(doc).get("Parameters", "")
+                    entry = parameter_entries(section, grouped).get(name)
+                    if entry:
+                        return entry
     return None

@@ -16,7 +16,16 @@ import numpy as np
 
 
 class KernelNotFoundError(NotImplementedError):
-    """A core algorithm asked for a kernel that this executor's backend does not provide."""
+    """A core algorithm asked for a kernel that this executor's backend does not provide (a
+    bug of ginkpy, or an operator used on a backend it has no kernels for); the message names
+    the backend and the kernel. Nothing falls back to the host silently.
+
+    Examples
+    --------
+    >>> name = "solver.nothing.step_1"         # a kernel no backend has
+    >>> try: gk.ReferenceExecutor().run(name)
+    ... except gk.KernelNotFoundError as err: print(err)
+    """
 
 
 class ForkedProcessError(RuntimeError):
@@ -62,7 +71,10 @@ def new_counters() -> dict[str, int]:
 
 
 class Executor:
-    """Base of all executors.
+    """Where ginkpy's objects live and compute (Ginkgo's ``Executor``): the base of
+    :class:`~ginkpy.reference.executor.ReferenceExecutor` (numpy/scipy on the host) and
+    :class:`~ginkpy.opencl.executor.OpenCLExecutor` (any OpenCL device). Make one with
+    :func:`executor` by name; every matrix and solver is made on one (``.on(exec)``).
 
     Subclasses set ``backend`` (the package under ``ginkpy/`` holding the kernels) and
     implement the memory operations on their array type.
@@ -78,6 +90,12 @@ class Executor:
     capture records the calling thread's work only; a solver's work vectors are its own, and
     one solver object serializes concurrent ``apply`` calls. The counters add up every
     thread's work, without a lock (exact only while one thread works).
+
+    Examples
+    --------
+    >>> exec = gk.executor("opencl")            # or gk.ReferenceExecutor()
+    >>> A = gk.matrix.Csr.from_scipy(exec, S)
+    >>> exec.synchronize(); exec.counters["launches"]
     """
 
     backend: str = ""
@@ -337,9 +355,22 @@ class Executor:
 
 
 def executor(name: str = "default") -> Executor:
-    """An executor by name: ``"reference"``, ``"opencl"``, ``"opencl:<platform>:<device>"``
-    (or ``"opencl:<name substring>"``), or ``"default"`` (OpenCL when a device is present,
-    else the reference executor)."""
+    """An executor by name, as the command line and the ``executor=`` arguments take it.
+
+    Parameters
+    ----------
+    name : str, default "default"
+        ``"reference"``, ``"opencl"`` (the default OpenCL device), ``"opencl:<platform>:<device>"``
+        (indices, as ``ginkpy devices`` lists them, or ``"opencl:<name substring>"``), or
+        ``"default"`` (:func:`default_executor`: OpenCL when a device is present, else the
+        reference executor).
+
+    Examples
+    --------
+    >>> gk.executor("reference")
+    ReferenceExecutor()
+    >>> gpu = gk.executor("opencl:0:0")
+    """
     if not isinstance(name, str):
         raise TypeError(f"executor(name): name must be a string ('reference', 'opencl', "
                         f"'opencl:<platform>:<device>' or 'default'), not {type(name).__name__}")
@@ -358,7 +389,14 @@ def default_executor() -> Executor:
     """The OpenCL executor on the default device (a GPU if there is one, or the device that
     GINKPY_OPENCL_DEVICE / PYOPENCL_CTX names: one that does not exist is an error); the
     reference executor, with a warning, only when there is no OpenCL platform at all (or no
-    pyopencl)."""
+    pyopencl). It takes no parameters.
+
+    Examples
+    --------
+    >>> exec = gk.default_executor()
+    >>> exec.backend
+    'opencl'
+    """
     try:
         opencl = executor_class("opencl")
     except ImportError as err:

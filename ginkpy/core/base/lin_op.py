@@ -11,31 +11,56 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.polymorphic_object import PolymorphicObject
 
 
-class LinOp:
-    """A linear operator of ``shape`` (rows, columns) and value type ``dtype`` on ``executor``.
+class LinOp(PolymorphicObject):
+    """A linear operator of ``shape`` (rows, columns) and value type ``dtype`` on ``executor``
+    (Ginkgo's ``LinOp``): the one interface of every matrix, solver, preconditioner and
+    factorization. ``apply(b, x)`` computes x = op(b), ``apply(alpha, b, beta, x)`` x = alpha
+    op(b) + beta x.
 
-    An operator of ``gk.distributed`` spans the ranks of an MPI communicator (``distributed``):
-    its ``shape`` is that of this rank's part (what the kernels work on), ``global_shape`` the
-    whole, and every decision a solve takes on the host must be the same on every rank.
+    Subclass it for an operator of your own (write ``_apply_impl(b, x)``); every solver takes
+    it as a system matrix or preconditioner. An operator of ``gk.distributed`` spans the ranks of
+    an MPI communicator (``distributed``): its ``shape`` is that of this rank's part (what the
+    kernels work on), ``global_shape`` the whole, and every decision a solve takes on the host
+    must be the same on every rank.
+
+    Parameters
+    ----------
+    exec : Executor
+        Where the operator computes; operands elsewhere are copied there and back.
+    shape : tuple of int
+        (rows, columns).
+    dtype : dtype
+        The value type of the operands (float32, float64, complex64, complex128).
+
+    Examples
+    --------
+    >>> class Scale(gk.LinOp):
+    ...     def _apply_impl(self, b, x):
+    ...         x.copy_from(b); x.scale(gk.matrix.Dense.from_numpy(self.executor, [[2.0]]))
+    >>> x = Scale(exec, (n, n), np.float64).apply(b, x)         # x = 2 b
     """
 
     distributed = False
     _profiler = None  # a gk.log.ProfilerHook attached to this operator
 
+    @property
+    def _operand(self) -> tuple:
+        return LinOp, "ginkpy matrix", "gk.matrix.Dense.from_numpy(exec, array)"
+
     def __init__(self, exec: Executor, shape: tuple[int, int], dtype: Any) -> None:
-        self.executor = exec
+        super().__init__(exec)
         self.shape = (int(shape[0]), int(shape[1]))
         self.dtype = np.dtype(dtype)
-        self._loggers: list[Any] = []
 
     @property
     def global_shape(self) -> tuple[int, int]:
         """The shape of the whole operator: ``shape``, unless the operator is distributed."""
         return self.shape
 
-    # -- loggers -----------------------------------------------------------------------------
+    # -- loggers: a profiler hook (the others: EnableLogging's) -----------------------------------
     def add_logger(self, logger: Any) -> None:
         """Attach a logger (``gk.log.Convergence()``, ``gk.log.Stream()``) to this operator; a
         ``gk.log.ProfilerHook`` times what runs during its applies."""
@@ -45,22 +70,15 @@ class LinOp:
             self._profiler = logger
             self.executor._profiled += 1  # its applies inside another solver's iterations run uncaptured
             return
-        self._loggers.append(logger)
+        super().add_logger(logger)
 
     def remove_logger(self, logger: Any) -> None:
+        """Detach a logger or ProfilerHook added with :meth:`add_logger`."""
         if logger is not None and logger is self._profiler:
             self._profiler = None
             self.executor._profiled -= 1
             return
-        self._loggers.remove(logger)
-
-    @property
-    def loggers(self) -> tuple[Any, ...]:
-        return tuple(self._loggers)
-
-    def _log(self, event: str, *args: Any) -> None:
-        for logger in self._loggers:
-            getattr(logger, event)(self, *args)
+        super().remove_logger(logger)
 
     # -- apply -------------------------------------------------------------------------------
     def apply(self, *args: Any) -> Any:
@@ -79,25 +97,11 @@ class LinOp:
             alpha, b, beta, x = args
         else:
             raise TypeError("apply takes (b, x) or (alpha, b, beta, x)")
-        for name, v in (("b", b), ("x", x)):
-            if not isinstance(v, LinOp):
-                raise TypeError(f"apply: {name} must be a ginkpy matrix (gk.matrix.Dense.from_numpy(exec, array)), "
-                                f"not {type(v).__name__}")
-        if b is x:
-            raise ValueError("apply(b, x): b and x are the same matrix, but x is overwritten while b is read; "
-                             "pass a copy of b (b.clone()) or a separate x")
-        self._check_operands(b, x)
-        exec = self.executor
-        b_local = b.to_executor(exec)
-        x_local = x.to_executor(exec)
         if alpha is None:
-            self._apply_impl(b_local, x_local)
-        else:
-            self._apply_advanced_impl(as_scalar(exec, alpha, self.dtype), b_local,
-                                      as_scalar(exec, beta, self.dtype), x_local)
-        if x_local is not x:
-            x.copy_from(x_local)
-        return x
+            return self._apply_checked(b, x, self._apply_impl)
+        exec = self.executor
+        return self._apply_checked(b, x, lambda b_, x_: self._apply_advanced_impl(
+            as_scalar(exec, alpha, self.dtype), b_, as_scalar(exec, beta, self.dtype), x_))
 
     def _check_operands(self, b: "LinOp", x: "LinOp") -> None:
         n, m = self.shape
@@ -141,14 +145,16 @@ class LinOp:
         self.executor.run("components.reduction.dots", x, u, w, partials)
         self.reduce_sums(partials)
 
-    def to_executor(self, exec: Executor) -> "LinOp":
-        """This operator on ``exec``: itself if already there, else a copy (:meth:`clone`)."""
-        return self if exec.same_memory(self.executor) else self.clone(exec)
-
-    def clone(self, exec: Executor | None = None) -> "LinOp":
-        """A copy of this operator, on ``exec`` if given (matrices implement it)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot be copied to another executor: "
-                                  f"generate it on that executor instead")
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.shape[0]} x {self.shape[1]}, {self.dtype}, {self.executor!r})"
+
+
+def improve(op: LinOp, b: Any, x: Any, zero_guess: bool) -> None:
+    """Apply ``op`` as a smoother: improve the x it is given (from 0 where ``zero_guess``),
+    through its ``apply_with_initial_guess`` where it has one, else by a plain apply."""
+    if hasattr(op, "apply_with_initial_guess"):
+        op.apply_with_initial_guess(b, x, zero_guess)
+        return
+    if zero_guess:
+        x.fill(0.0)
+    op.apply(b, x)

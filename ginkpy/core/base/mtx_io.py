@@ -28,14 +28,30 @@ _HEADER_FORM = (f"'{BANNER} matrix <coordinate|array> <real|complex|integer|patt
 
 
 def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: Any = None) -> LinOp:
-    """The matrix in the Matrix Market file ``path``, on ``exec``.
+    """The matrix in the Matrix Market file ``path``, on ``exec`` (Ginkgo's ``gko::read``).
 
-    ``format`` is ``"csr"`` (the default: a Csr with int32 indices), ``"dense"`` (a Dense, as
-    for a right-hand side stored as an array), or any class of ``gk.matrix`` with ``from_csr``,
-    given as the class or its lower-case name. ``dtype`` is float64 (complex128 for a complex
-    file) unless given (float32, complex64; a complex file cannot be read into a real type).
     Coordinate and array files; real, complex, integer and pattern (values 1) fields; general,
     symmetric, skew-symmetric and hermitian storage.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.mtx`` file.
+    exec : Executor
+        Where the matrix is made.
+    format : str or class, default "csr"
+        ``"csr"`` (a Csr with int32 indices), ``"dense"`` (a Dense, as for a right-hand side
+        stored as an array), or any class of ``gk.matrix`` with ``from_csr``, given as the
+        class or its lower-case name.
+    dtype : dtype, default None
+        float64 (complex128 for a complex file) unless given (float32, complex64; a complex
+        file cannot be read into a real type).
+
+    Examples
+    --------
+    >>> A = gk.read("A.mtx", exec)
+    >>> B = gk.read("b.mtx", exec, "dense", np.float32)
+    >>> E = gk.read("A.mtx", exec, gk.matrix.Ell)
     """
     if not isinstance(exec, Executor):
         raise TypeError(f"read(path, exec): exec must be an executor (gk.ReferenceExecutor(), "
@@ -59,11 +75,25 @@ def read(path: str | os.PathLike, exec: Executor, format: Any = "csr", dtype: An
 
 def write(path: str | os.PathLike, op: LinOp, symmetry: str = "general") -> None:
     """Write ``op`` to the Matrix Market file ``path`` (real or complex), with every digit
-    needed to read the same values back: a Dense as an array, a Csr (or any matrix with
-    ``to_csr()``) as coordinates, its stored entries (explicit zeros included). ``symmetry``
-    "symmetric", "skew-symmetric" or "hermitian" (complex only) stores the lower triangle of a
-    matrix that has that symmetry exactly (checked: a file that reads back as another matrix
-    is refused)."""
+    needed to read the same values back (Ginkgo's ``gko::write``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (written as given: no ``.mtx`` is appended).
+    op : LinOp
+        A Dense (written as an array), a Csr or any matrix with ``to_csr()`` (as coordinates,
+        its stored entries, explicit zeros included).
+    symmetry : {"general", "symmetric", "skew-symmetric", "hermitian"}, default "general"
+        Store only the lower triangle of a matrix that has that symmetry exactly ("hermitian":
+        complex only; checked: a file that reads back as another matrix is refused).
+
+    Examples
+    --------
+    >>> gk.write("x.mtx", x)
+    >>> gk.write("A.mtx", A, symmetry="symmetric")
+    >>> gk.read("A.mtx", exec).nnz == A.nnz
+    """
     if isinstance(op, Dense):
         data = op.to_numpy()
     elif isinstance(op, Csr):

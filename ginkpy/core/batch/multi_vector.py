@@ -11,16 +11,39 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.polymorphic_object import PolymorphicObject
 from ginkpy.core.matrix.dense import Dense, value_dtype
 
 
-class MultiVector:
-    """N items of n x k values on an executor (``values``: an array of shape (N, n, k))."""
+class MultiVector(PolymorphicObject):
+    """N items of n x k values on an executor (Ginkgo's ``batch::MultiVector``): the
+    right-hand sides and solutions of the batched solvers, ``values`` an array of shape
+    (N, n, k).
+
+    Make one with :meth:`from_numpy` (an (N, n) array gives N vectors, read back as (N, n)),
+    :meth:`zeros` or :meth:`empty`; read it with :meth:`to_numpy`.
+
+    Parameters
+    ----------
+    exec : Executor
+        Where ``values`` lives.
+    values : array
+        The executor's array of shape (N, n, k).
+    vectors : bool, default False
+        Made from an (N, n) array: :meth:`to_numpy` gives (N, n) again (k = 1 only).
+
+    Examples
+    --------
+    >>> B = gk.batch.MultiVector.from_numpy(exec, np.ones((100, 16)))     # 100 vectors of 16
+    >>> X = gk.batch.MultiVector.zeros(exec, (100, 16))
+    >>> X.to_numpy().shape
+    (100, 16)
+    """
 
     def __init__(self, exec: Executor, values: Any, vectors: bool = False) -> None:
         if len(values.shape) != 3:
             raise ValueError(f"MultiVector values must have shape (N, n, k), got {values.shape}")
-        self.executor = exec
+        super().__init__(exec)
         self.values = values
         self.dtype = np.dtype(values.dtype)
         self.vectors = bool(vectors) and values.shape[2] == 1  # built from (N, n): to_numpy gives (N, n)
@@ -74,10 +97,6 @@ class MultiVector:
         """A copy, on ``exec`` if given."""
         exec = self.executor if exec is None else exec
         return MultiVector(exec, *exec.copy_arrays(self.executor, self.values), vectors=self.vectors)
-
-    def to_executor(self, exec: Executor) -> "MultiVector":
-        """This MultiVector on ``exec``: itself if already there, else a copy."""
-        return self if exec.same_memory(self.executor) else self.clone(exec)
 
     def copy_from(self, other: "MultiVector") -> "MultiVector":
         """Copy ``other``'s values (same shape, any executor) into this MultiVector."""

@@ -64,7 +64,35 @@ class _Buffers:
 
 
 class Matrix(LinOp):
-    """This rank's rows of a square N x N matrix partitioned by ``partition`` (see the module)."""
+    """This rank's rows of a square N x N matrix partitioned by ``partition`` over the ranks of
+    ``comm`` (Ginkgo's ``experimental::distributed::Matrix``; the module says how): the block of
+    its own columns (``local_matrix``) and the rest (``non_local_matrix``), whose entries need
+    the other ranks' rows of x (a halo exchange overlapped with the local product).
+
+    Use it for systems too large for one device, or to run on several GPUs: every core solver
+    takes it, as a system matrix, with distributed Vectors. Make one with :meth:`from_scipy`
+    from each rank's own rows (no rank needs the global matrix).
+
+    Parameters
+    ----------
+    exec : Executor
+        This rank's executor (``gk.distributed.executor_for_rank``).
+    comm : mpi4py.MPI.Comm
+        The communicator of the ranks.
+    partition : Partition
+        Which rows each rank owns.
+    local_matrix, non_local_matrix : Csr
+        The rank's rows: its own columns, and the ghost columns (numbered as ghost_columns).
+    ghost_columns, receive_counts, send_rows, send_counts : ndarray
+        The halo: the global index of each ghost column, how many come from each rank, the
+        local rows this rank sends and how many go to each rank.
+
+    Examples
+    --------
+    >>> partition = gk.distributed.Partition.uniform(n, comm)
+    >>> A = gk.distributed.Matrix.from_scipy(exe, comm, my_rows, partition)   # rows with global columns
+    >>> solver = gk.solver.Cg.build().on(exe).generate(A)
+    """
 
     distributed = True
 

@@ -16,7 +16,23 @@ from ginkpy.core.distributed.collective import check_comm, raise_together
 
 
 class Partition:
-    """Contiguous row ranges per rank: ``offsets`` (num_parts + 1 nondecreasing integers from 0)."""
+    """Contiguous row ranges per rank (Ginkgo's ``experimental::distributed::Partition``): rank
+    r owns rows offsets[r] .. offsets[r + 1] - 1 of the distributed matrices and vectors.
+
+    Use :meth:`uniform` for rows split evenly, or give the offsets where the ranks' shares
+    should differ (a faster device taking more rows).
+
+    Parameters
+    ----------
+    offsets : array of int
+        num_parts + 1 nondecreasing integers from 0 to N.
+
+    Examples
+    --------
+    >>> partition = gk.distributed.Partition.uniform(1000, comm)
+    >>> first, end = partition.range(comm.rank)
+    >>> gk.distributed.Partition([0, 600, 1000])        # two ranks, uneven
+    """
 
     def __init__(self, offsets: Any) -> None:
         offsets = np.asarray(offsets)

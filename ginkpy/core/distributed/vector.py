@@ -21,7 +21,30 @@ from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 
 class Vector(Dense):
-    """The rows ``partition.range(comm.rank)`` of an N x k matrix, on ``exec``."""
+    """The rows ``partition.range(comm.rank)`` of an N x k matrix, on ``exec`` (Ginkgo's
+    ``experimental::distributed::Vector``): a Dense of this rank's rows whose reductions (dot
+    products, norms) are global over the ranks.
+
+    The b and x of a solve with a distributed Matrix; make them with :meth:`from_numpy`,
+    :meth:`zeros` or :meth:`full`.
+
+    Parameters
+    ----------
+    exec : Executor
+        This rank's executor.
+    comm : mpi4py.MPI.Comm
+        The communicator of the ranks.
+    partition : Partition
+        Which rows each rank owns.
+    values : array
+        The executor's array of this rank's rows (rows x k).
+
+    Examples
+    --------
+    >>> b = gk.distributed.Vector.full(exe, comm, partition, 1.0)
+    >>> x = gk.distributed.Vector.zeros(exe, comm, partition)
+    >>> solver.apply(b, x)
+    """
 
     distributed = True
 

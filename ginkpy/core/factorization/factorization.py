@@ -156,6 +156,15 @@ class Factorization(EnableBuild, LinOp):
     ``u_factor`` (upper triangular); a Cholesky-type factorization (``symmetric``: A ~ L L^H)
     also names F2 ``lt_factor``, as Ginkgo's. Not used itself: see ``gk.factorization``.
 
+    Parameters
+    ----------
+    skip_sorting : bool, default False
+        Ginkgo's (ginkpy's Csr is always sorted): accepted for its configurations, it changes
+        nothing.
+    l_strategy, u_strategy : str, default None
+        Ginkgo's SpMV strategy of each factor (ginkpy's backend chooses its own): accepted for
+        its configurations, they change nothing.
+
     Examples
     --------
     >>> ilu = gk.factorization.Ilu.build().on(exec).generate(A)

@@ -37,6 +37,8 @@ class Ilut(Factorization):
         Entries below drop_tol times their row's norm are dropped (SciPy's spilu default).
     fill_factor : float, default 10
         The factors keep at most about fill_factor times A's entries (SciPy's spilu default).
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------

@@ -53,9 +53,10 @@ class Lu(Factorization):
         Threshold partial pivoting: the diagonal entry is kept as pivot while its magnitude is
         at least this fraction of the column's largest; 1.0 is partial pivoting, 0 never
         pivots away from a nonzero diagonal. Zero diagonals are always pivoted away.
-    skip_sorting, symbolic_algorithm ("general", "near_symmetric", "symmetric"), symbolic_factorization
-        Ginkgo's: accepted for its configurations; ginkpy's Csr is always sorted and SuperLU
-        computes its own symbolic factorization, so they change nothing.
+    skip_sorting, symbolic_algorithm, symbolic_factorization
+        Ginkgo's (``symbolic_algorithm`` one of "general", "near_symmetric", "symmetric"):
+        accepted for its configurations; ginkpy's Csr is always sorted and SuperLU computes its
+        own symbolic factorization, so they change nothing.
 
     Examples
     --------

@@ -36,6 +36,10 @@ class ParIc(Factorization):
         relative (at most 20).
     sparsity_power : int, default 1
         The factor's pattern is that of |A|^sparsity_power's lower triangle (1: A's, IC(0)).
+    both_factors : bool, default True
+        Ginkgo's: accepted; ginkpy always keeps L^H beside L.
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------

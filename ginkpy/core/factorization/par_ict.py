@@ -29,6 +29,9 @@ class ParIct(Factorization):
         L keeps at most this many times the entries of A's lower triangle.
     approximate_select : bool, default True
         Filter by an approximate threshold (sampled, as Ginkgo's) instead of an exact selection.
+    deterministic_sample, skip_sorting, l_strategy, u_strategy, lt_strategy
+        Ginkgo's: accepted, they change nothing (see ParIlut and Factorization; ``lt_strategy``
+        is the SpMV strategy of L^H).
 
     Examples
     --------

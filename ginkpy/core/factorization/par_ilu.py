@@ -68,6 +68,8 @@ class ParIlu(Factorization):
         iterations on every test matrix).
     sparsity_power : int, default 1
         The factors' pattern is that of |A|^sparsity_power (1: A's, ILU(0)).
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------

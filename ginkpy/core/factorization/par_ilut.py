@@ -53,6 +53,11 @@ class ParIlut(Factorization):
         Each factor keeps at most this many times the entries of A's triangle.
     approximate_select : bool, default True
         Filter by an approximate threshold (sampled, as Ginkgo's) instead of an exact selection.
+    deterministic_sample : bool, default False
+        Ginkgo's: sample the threshold deterministically; accepted (ginkpy's is deterministic
+        either way).
+    skip_sorting, l_strategy, u_strategy
+        Ginkgo's: accepted, they change nothing (see Factorization).
 
     Examples
     --------

@@ -8,7 +8,26 @@ from ginkpy.core.log.logger import Logger
 
 
 class Stream(Logger):
-    """Prints one line per iteration (``every`` > 1 prints every n-th) and one at the end."""
+    """Prints solver events as they happen (Ginkgo's ``log::Stream``): one line per iteration
+    with the residual norms (``every`` > 1: every n-th) and one at the end with the stop
+    reasons and the time.
+
+    Use it to watch a solve; :class:`Convergence` keeps the numbers instead. Printing every
+    iteration makes the solve read the residual norms back as it runs.
+
+    Parameters
+    ----------
+    stream : file-like, default None (sys.stdout)
+        Where the lines go.
+    every : int, default 1
+        Print every n-th iteration.
+
+    Examples
+    --------
+    >>> solver.add_logger(gk.log.Stream(every=10))
+    >>> solver.apply(b, x)
+    [Cg] iteration 0: residual norm 1.000000e+01 ...
+    """
 
     def __init__(self, stream: TextIO | None = None, every: int = 1) -> None:
         self.stream = stream

@@ -14,16 +14,32 @@ import numpy as np
 from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.sparse_format import SparseFormat
 
 
-class Coo(LinOp):
-    """A sparse matrix in COO format on an executor (arrays ``row_idxs``, ``col_idxs``, ``values``).
+class Coo(SparseFormat):
+    """A sparse matrix in coordinate format (Ginkgo's ``matrix::Coo``): one (row, column,
+    value) triple per stored entry, sorted by row.
 
-    The entries must be sorted by row (the OpenCL SpMV relies on it): create a Coo with
-    :meth:`from_csr` or :meth:`from_scipy`, which sort them, rather than from raw arrays.
+    Use it for matrices with a few very long rows (power-law graphs, circuit matrices): its
+    SpMV balances the work per entry, so long rows cost no more than many short ones; for
+    regular matrices Csr is faster. The entries must be sorted by row (the OpenCL SpMV relies
+    on it): create a Coo with :meth:`from_csr` or :meth:`from_scipy`, which sort them.
+
+    Parameters
+    ----------
+    exec, shape : Executor, tuple of int
+        The executor that holds the arrays; (rows, columns).
+    row_idxs, col_idxs, values : arrays
+        The executor's arrays of the entries (int32 indices), sorted by row.
+
+    Examples
+    --------
+    >>> A = gk.matrix.Coo.from_scipy(exec, scipy.sparse.random(5, 5, density=0.4))
+    >>> x = A.apply(b, x)
+    >>> S = A.to_scipy()
     """
 
     def __init__(self, exec: Executor, shape: tuple[int, int], row_idxs: Any, col_idxs: Any, values: Any) -> None:
@@ -42,8 +58,7 @@ class Coo(LinOp):
     def from_csr(cls, csr: Csr) -> "Coo":
         """The entries of ``csr``, on its executor. The row indices are expanded from the row
         pointers with numpy on the host (a one-time cost at creation)."""
-        if not isinstance(csr, Csr):
-            raise TypeError(f"Coo.from_csr needs a gk.matrix.Csr, not {type(csr).__name__}")
+        cls._check_csr(csr)
         return cls._from_host(csr.executor, csr.to_scipy())
 
     @classmethod
@@ -53,29 +68,16 @@ class Coo(LinOp):
         return cls(exec, matrix.shape, exec.from_host(rows), exec.from_host(matrix.indices.astype(INDEX_DTYPE)),
                    exec.from_host(matrix.data))
 
-    @classmethod
-    def from_scipy(cls, exec: Executor, matrix: Any, dtype: Any = None) -> "Coo":
-        """From any scipy.sparse matrix or array (or dense numpy array), through :meth:`Csr.from_scipy`."""
-        return cls.from_csr(Csr.from_scipy(exec, matrix, dtype))
-
     def to_scipy(self) -> sp.csr_matrix:
         """A scipy.sparse.csr_matrix copy on the host."""
         rows, cols, values = self.executor.to_host(self.row_idxs, self.col_idxs, self.values)
         return sp.csr_matrix((values, (rows, cols)), shape=self.shape)
-
-    def to_csr(self) -> Csr:
-        """A Csr copy on the same executor (built with numpy on the host, a one-time cost)."""
-        return Csr.from_scipy(self.executor, self.to_scipy())
 
     def clone(self, exec: Executor | None = None) -> "Coo":
         """A copy of this matrix, on ``exec`` if given."""
         exec = self.executor if exec is None else exec
         return Coo(exec, self.shape, *exec.copy_arrays(self.executor, self.row_idxs, self.col_idxs, self.values))
 
-
-    def is_finite(self) -> bool:
-        """True when no stored value is NaN or infinite."""
-        return Dense(self.executor, self.values.reshape(self.nnz, 1)).is_finite()
 
     # -- LinOp: SpMV ------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:

@@ -45,7 +45,30 @@ def same_contents(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 class Csr(LinOp):
-    """A sparse matrix in CSR format on an executor (arrays ``row_ptrs``, ``col_idxs``, ``values``)."""
+    """A sparse matrix in compressed sparse row format on an executor (Ginkgo's
+    ``matrix::Csr``, SciPy's ``csr_matrix``): arrays ``row_ptrs``, ``col_idxs`` (int32, sorted
+    within each row) and ``values``.
+
+    The format every solver, preconditioner and factorization runs on: make the system matrix
+    a Csr (:meth:`from_scipy`, ``gk.read``) unless a format of ``gk.matrix`` suits its rows
+    better. Its SpMV picks a strategy per device and matrix (kept in ``cache``).
+
+    Parameters
+    ----------
+    exec : Executor
+        Where ``row_ptrs``, ``col_idxs`` and ``values`` live.
+    shape : tuple of int
+        The matrix's (rows, columns).
+    row_ptrs, col_idxs, values : arrays
+        The executor's arrays (rows + 1 and nnz int32 indices, nnz values); use
+        :meth:`from_scipy` to make them from host data (checked and sorted there).
+
+    Examples
+    --------
+    >>> A = gk.matrix.Csr.from_scipy(exec, scipy.sparse.diags([1.0, 2.0, 3.0]))
+    >>> x = A.apply(b, x)                       # x = A b
+    >>> S = A.to_scipy()
+    """
 
     def __init__(self, exec: Executor, shape: tuple[int, int], row_ptrs: Any, col_idxs: Any, values: Any) -> None:
         super().__init__(exec, shape, values.dtype)

@@ -34,7 +34,27 @@ def check_convertible(source: Any, target: Any, what: str = "the values") -> Non
 
 
 class Dense(LinOp):
-    """A dense n x k matrix in row-major order; ``values`` is the executor's array of shape (n, k)."""
+    """A dense n x k matrix in row-major order on an executor (Ginkgo's ``matrix::Dense``):
+    ``values`` is the executor's array of shape (n, k) (numpy on the reference executor,
+    pyopencl on OpenCL).
+
+    The vectors of every solve: right-hand sides b and solutions x (k columns solve k systems
+    at once), and scalars as 1 x 1 or 1 x k. Also a small dense system matrix. Make one with
+    :meth:`from_numpy`, :meth:`zeros` or :meth:`full`; read it back with :meth:`to_numpy`.
+
+    Parameters
+    ----------
+    exec : Executor
+        Where ``values`` lives.
+    values : array
+        The executor's 2-D array (numpy.ndarray or pyopencl.array.Array).
+
+    Examples
+    --------
+    >>> b = gk.matrix.Dense.from_numpy(exec, np.ones(5))      # 5 x 1
+    >>> x = gk.matrix.Dense.zeros(exec, (5, 1))
+    >>> x.to_numpy()[:, 0]
+    """
 
     def __init__(self, exec: Executor, values: Any) -> None:
         super().__init__(exec, values.shape, values.dtype)

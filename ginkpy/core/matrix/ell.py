@@ -4,9 +4,7 @@
 with ``stride`` (= number of rows): entry ``i`` of row ``r`` is at ``r + stride * i``, so
 consecutive rows are consecutive in memory and a work-item per row reads coalesced. A row's
 entries come first, sorted by column; the padding after them has column index -1 and value 0.
-Kernels read ``b[max(col, 0)]`` and keep the product only where ``col >= 0`` (relational
-built-ins instead of a branch, seed 002), so padding adds exactly nothing even where b holds
-Inf or NaN, and explicit zeros of the matrix stay distinguishable from padding.
+Padding adds exactly nothing (see :mod:`ginkpy.core.matrix.sparse_format`).
 """
 from __future__ import annotations
 
@@ -17,32 +15,38 @@ import numpy as np
 from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.sparse_format import PADDING, PaddedFormat, row_slots, storage_size
 
-PADDING = -1  # column index of a padding entry (Ginkgo's invalid_index)
+class Ell(PaddedFormat):
+    """A sparse matrix in ELLPACK format (Ginkgo's ``matrix::Ell``): every row padded to
+    ``num_stored_elements_per_row`` entries, stored column-major (entry i of row r at
+    r + stride i, padding with column -1), so that a work-item per row reads coalesced.
 
+    Use it for matrices whose rows have about the same length (stencils, FEM on regular
+    meshes), where its SpMV reads less index data than Csr's; rows of very different lengths
+    waste memory on padding (use :class:`Hybrid` or :class:`Sellp`). Make one with
+    :meth:`from_scipy` or :meth:`from_csr`; any solver takes it.
 
-def storage_size(rows: int, per_row: int, what: str) -> int:
-    """``rows * per_row`` stored entries, checked to be addressable by int32 indices."""
-    size = int(rows) * int(per_row)
-    if size > np.iinfo(INDEX_DTYPE).max:
-        raise ValueError(f"{what} would store {size} entries (with padding), more than int32 indices can "
-                         f"address: use gk.matrix.Hybrid, Coo or Csr for a matrix with such long rows")
-    return size
+    Parameters
+    ----------
+    exec : Executor
+        The executor of ``col_idxs`` and ``values``.
+    shape : tuple of int
+        (rows, columns); rows is also the ``stride``.
+    col_idxs, values : arrays
+        The executor's arrays of stride * num_stored_elements_per_row column indices (int32,
+        -1 for padding) and values.
+    num_stored_elements_per_row : int
+        The padded row length.
 
-
-def row_slots(matrix: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-    """Row and position within its row of each entry of a host CSR matrix."""
-    lengths = np.diff(matrix.indptr)
-    rows = np.repeat(np.arange(matrix.shape[0]), lengths)
-    return rows, np.arange(matrix.nnz) - np.repeat(matrix.indptr[:-1], lengths)
-
-
-class Ell(LinOp):
-    """A sparse matrix in ELL format on an executor (arrays ``col_idxs`` and ``values`` of
-    ``stride * num_stored_elements_per_row`` entries, column-major, padded with column -1)."""
+    Examples
+    --------
+    >>> A = gk.matrix.Ell.from_scipy(exec, scipy.sparse.diags([1, 2, 3]))
+    >>> A.num_stored_elements_per_row, A.nnz
+    (1, 3)
+    """
 
     def __init__(self, exec: Executor, shape: tuple[int, int], col_idxs: Any, values: Any,
                  num_stored_elements_per_row: int) -> None:
@@ -55,22 +59,13 @@ class Ell(LinOp):
                              f"got {col_idxs.shape} and {values.shape}")
         self.col_idxs = col_idxs
         self.values = values
-        self._nnz: int | None = None
-
-    @property
-    def nnz(self) -> int:
-        """Number of stored entries of the matrix, padding excluded (counted on the host once)."""
-        if self._nnz is None:
-            self._nnz = int(np.count_nonzero(self.executor.to_host(self.col_idxs) != PADDING))
-        return self._nnz
 
     # -- creation and conversion -----------------------------------------------------------------
     @classmethod
     def from_csr(cls, csr: Csr, num_stored_elements_per_row: int | None = None) -> "Ell":
         """The entries of ``csr``, on its executor, padded to ``num_stored_elements_per_row``
         (default: the longest row). Built with numpy on the host (a one-time cost at creation)."""
-        if not isinstance(csr, Csr):
-            raise TypeError(f"Ell.from_csr needs a gk.matrix.Csr, not {type(csr).__name__}")
+        cls._check_csr(csr)
         return cls._from_host(csr.executor, csr.to_scipy(), num_stored_elements_per_row)
 
     @classmethod
@@ -92,22 +87,9 @@ class Ell(LinOp):
         values[rows + stride * slots] = matrix.data
         return cls(exec, matrix.shape, exec.from_host(col_idxs), exec.from_host(values), width)
 
-    @classmethod
-    def from_scipy(cls, exec: Executor, matrix: Any, dtype: Any = None, **kwargs: Any) -> "Ell":
-        """From any scipy.sparse matrix or array (or dense numpy array), through :meth:`Csr.from_scipy`."""
-        return cls.from_csr(Csr.from_scipy(exec, matrix, dtype), **kwargs)
-
-    def to_scipy(self) -> sp.csr_matrix:
-        """A scipy.sparse.csr_matrix copy on the host, padding dropped (built with numpy)."""
-        cols, values = self.executor.to_host(self.col_idxs, self.values)
+    def _slot_rows(self, size: int) -> np.ndarray:
         # stored element e belongs to row e % stride
-        rows = np.arange(cols.size) % max(self.stride, 1)
-        real = cols != PADDING
-        return sp.csr_matrix((values[real], (rows[real], cols[real])), shape=self.shape)
-
-    def to_csr(self) -> Csr:
-        """A Csr copy on the same executor (built with numpy on the host, a one-time cost)."""
-        return Csr.from_scipy(self.executor, self.to_scipy())
+        return np.arange(size) % max(self.stride, 1)
 
     def clone(self, exec: Executor | None = None) -> "Ell":
         """A copy of this matrix, on ``exec`` if given."""
@@ -115,10 +97,6 @@ class Ell(LinOp):
         return Ell(exec, self.shape, *exec.copy_arrays(self.executor, self.col_idxs, self.values),
                    self.num_stored_elements_per_row)
 
-
-    def is_finite(self) -> bool:
-        """True when no stored value is NaN or infinite."""
-        return Dense(self.executor, self.values.reshape(self.values.size, 1)).is_finite()
 
     # -- LinOp: SpMV ------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:

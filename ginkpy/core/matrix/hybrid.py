@@ -9,18 +9,16 @@ SpMV is the Ell SpMV followed by the Coo SpMV adding into the same x.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.coo import Coo
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.matrix.ell import Ell, row_slots
+from ginkpy.core.matrix.ell import Ell
+from ginkpy.core.matrix.sparse_format import SparseFormat, row_slots
 
 DEFAULT_IMBALANCE_LIMIT = 0.8
 
@@ -37,8 +35,27 @@ def ell_width(row_lengths: np.ndarray, imbalance_limit: float = DEFAULT_IMBALANC
     return int(lengths[min(int(lengths.size * imbalance_limit), lengths.size - 1)])
 
 
-class Hybrid(LinOp):
-    """A sparse matrix stored as ``ell`` (an :class:`Ell`) plus ``coo`` (a :class:`Coo`) of the same shape."""
+class Hybrid(SparseFormat):
+    """A sparse matrix stored as ``ell`` (an :class:`Ell`) for the regular bulk of its rows plus
+    ``coo`` (a :class:`Coo`) for what overflows it (Ginkgo's ``matrix::Hybrid``).
+
+    Use it for matrices with mostly similar row lengths and a few long rows, where Ell alone
+    would pad every row to the longest; :meth:`from_csr` and :meth:`from_scipy` split the rows
+    at Ginkgo's imbalance limit (``imbalance_limit``, default 0.8: 80% of the rows fit in Ell).
+
+    Parameters
+    ----------
+    ell : Ell
+        The regular part.
+    coo : Coo
+        The overflow, of the same shape, value type and executor.
+
+    Examples
+    --------
+    >>> A = gk.matrix.Hybrid.from_scipy(exec, S, imbalance_limit=0.9)
+    >>> A.ell.num_stored_elements_per_row, A.coo.nnz
+    >>> x = A.apply(b, x)
+    """
 
     def __init__(self, ell: Ell, coo: Coo) -> None:
         if not isinstance(ell, Ell) or not isinstance(coo, Coo):
@@ -60,8 +77,7 @@ class Hybrid(LinOp):
     def from_csr(cls, csr: Csr, imbalance_limit: float = DEFAULT_IMBALANCE_LIMIT) -> "Hybrid":
         """The entries of ``csr``, on its executor, split by the imbalance limit (see the module
         docstring). Split and built with numpy on the host (a one-time cost at creation)."""
-        if not isinstance(csr, Csr):
-            raise TypeError(f"Hybrid.from_csr needs a gk.matrix.Csr, not {type(csr).__name__}")
+        cls._check_csr(csr)
         matrix = csr.to_scipy()
         width = ell_width(np.diff(matrix.indptr), imbalance_limit)
         # the first `width` entries of each row go to Ell, the rest to Coo
@@ -71,11 +87,6 @@ class Hybrid(LinOp):
         coo = _select(matrix, rows, ~in_ell)
         return cls(Ell._from_host(csr.executor, ell, width), Coo._from_host(csr.executor, coo))
 
-    @classmethod
-    def from_scipy(cls, exec: Executor, matrix: Any, dtype: Any = None, **kwargs: Any) -> "Hybrid":
-        """From any scipy.sparse matrix or array (or dense numpy array), through :meth:`Csr.from_scipy`."""
-        return cls.from_csr(Csr.from_scipy(exec, matrix, dtype), **kwargs)
-
     def to_scipy(self) -> sp.csr_matrix:
         """A scipy.sparse.csr_matrix copy on the host (the two parts merged with numpy; explicit
         zeros are kept)."""
@@ -83,14 +94,9 @@ class Hybrid(LinOp):
         rows, cols, values = (np.concatenate([getattr(p, a) for p in parts]) for a in ("row", "col", "data"))
         return sp.csr_matrix((values, (rows, cols)), shape=self.shape)
 
-    def to_csr(self) -> Csr:
-        """A Csr copy on the same executor (built with numpy on the host, a one-time cost)."""
-        return Csr.from_scipy(self.executor, self.to_scipy())
-
     def clone(self, exec: Executor | None = None) -> "Hybrid":
         """A copy of this matrix, on ``exec`` if given."""
         return Hybrid(self.ell.clone(exec), self.coo.clone(exec))
-
 
     def is_finite(self) -> bool:
         """True when no stored value is NaN or infinite."""

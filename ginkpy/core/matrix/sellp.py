@@ -5,7 +5,7 @@ Each slice is padded only to its own longest row, rounded up to a multiple of
 the slice lengths; entry ``i`` of local row ``r`` of slice ``s`` is at
 ``(slice_sets[s] + i) * slice_size + r`` (column-major within a slice, as in Ell). Rows past
 the last row of the matrix in the last slice are all padding. Padding has column index -1 and
-value 0, read without a branch exactly as in :mod:`ginkpy.core.matrix.ell`.
+value 0, read without a branch (see :mod:`ginkpy.core.matrix.sparse_format`).
 """
 from __future__ import annotations
 
@@ -13,21 +13,47 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.lazy import sp
-
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.matrix.ell import PADDING, row_slots, storage_size
+from ginkpy.core.matrix.sparse_format import PADDING, PaddedFormat, row_slots, storage_size
 
 DEFAULT_SLICE_SIZE = 64
 DEFAULT_STRIDE_FACTOR = 1
 
 
-class Sellp(LinOp):
-    """A sparse matrix in SELL-P format on an executor (arrays ``slice_sets``, ``slice_lengths``,
-    ``col_idxs``, ``values``; see the module docstring for the layout)."""
+class Sellp(PaddedFormat):
+    """A sparse matrix in sliced ELLPACK format (Ginkgo's ``matrix::Sellp``): the rows in
+    slices of ``slice_size``, each slice padded only to its own longest row (arrays
+    ``slice_sets``, ``slice_lengths``, ``col_idxs``, ``values``; the module docstring has the
+    layout).
+
+    Use it where row lengths vary between regions of the matrix but little within a few dozen
+    consecutive rows: it pads far less than :class:`Ell` and keeps its coalesced reads. Make one
+    with :meth:`from_scipy` or :meth:`from_csr`; any solver takes it.
+
+    Parameters
+    ----------
+    exec : Executor
+        Where the four arrays live.
+    shape : tuple of int
+        (rows, columns); the last slice may extend past the last row.
+    slice_sets, slice_lengths : arrays
+        The executor's int32 arrays: the prefix sum of the slice lengths (num_slices + 1) and
+        each slice's padded row length (num_slices).
+    col_idxs, values : arrays
+        The stored column indices (int32, -1 for padding) and values.
+    slice_size : int, default 64
+        Rows per slice.
+    stride_factor : int, default 1
+        Each slice length is a multiple of it.
+
+    Examples
+    --------
+    >>> A = gk.matrix.Sellp.from_scipy(exec, scipy.sparse.diags([1, 2, 3]), slice_size=2)
+    >>> A.num_slices, A.nnz
+    (2, 3)
+    """
 
     def __init__(self, exec: Executor, shape: tuple[int, int], slice_sets: Any, slice_lengths: Any,
                  col_idxs: Any, values: Any, slice_size: int = DEFAULT_SLICE_SIZE,
@@ -46,14 +72,6 @@ class Sellp(LinOp):
         self.slice_lengths = slice_lengths
         self.col_idxs = col_idxs
         self.values = values
-        self._nnz: int | None = None
-
-    @property
-    def nnz(self) -> int:
-        """Number of stored entries of the matrix, padding excluded (counted on the host once)."""
-        if self._nnz is None:
-            self._nnz = int(np.count_nonzero(self.executor.to_host(self.col_idxs) != PADDING))
-        return self._nnz
 
     # -- creation and conversion -----------------------------------------------------------------
     @classmethod
@@ -62,8 +80,7 @@ class Sellp(LinOp):
         """The entries of ``csr``, on its executor, in slices of ``slice_size`` rows whose
         lengths are multiples of ``stride_factor``. Built with numpy on the host (a one-time
         cost at creation)."""
-        if not isinstance(csr, Csr):
-            raise TypeError(f"Sellp.from_csr needs a gk.matrix.Csr, not {type(csr).__name__}")
+        cls._check_csr(csr)
         slice_size, stride_factor = _check_slicing(slice_size, stride_factor)
         matrix = csr.to_scipy()
         n = matrix.shape[0]
@@ -88,24 +105,11 @@ class Sellp(LinOp):
                    exec.from_host(slice_lengths.astype(INDEX_DTYPE)), exec.from_host(col_idxs),
                    exec.from_host(values), slice_size, stride_factor)
 
-    @classmethod
-    def from_scipy(cls, exec: Executor, matrix: Any, dtype: Any = None, **kwargs: Any) -> "Sellp":
-        """From any scipy.sparse matrix or array (or dense numpy array), through :meth:`Csr.from_scipy`."""
-        return cls.from_csr(Csr.from_scipy(exec, matrix, dtype), **kwargs)
-
-    def to_scipy(self) -> sp.csr_matrix:
-        """A scipy.sparse.csr_matrix copy on the host, padding dropped (built with numpy)."""
-        slice_sets, cols, values = self.executor.to_host(self.slice_sets, self.col_idxs, self.values)
+    def _slot_rows(self, size: int) -> np.ndarray:
         # stored element e belongs to local row e % slice_size of the slice s whose set holds e // slice_size
-        slot_rows = np.arange(cols.size) // self.slice_size
-        slices = np.searchsorted(slice_sets, slot_rows, side="right") - 1
-        rows = slices * self.slice_size + np.arange(cols.size) % self.slice_size
-        real = cols != PADDING
-        return sp.csr_matrix((values[real], (rows[real], cols[real])), shape=self.shape)
-
-    def to_csr(self) -> Csr:
-        """A Csr copy on the same executor (built with numpy on the host, a one-time cost)."""
-        return Csr.from_scipy(self.executor, self.to_scipy())
+        slice_sets = self.executor.to_host(self.slice_sets)
+        slices = np.searchsorted(slice_sets, np.arange(size) // self.slice_size, side="right") - 1
+        return slices * self.slice_size + np.arange(size) % self.slice_size
 
     def clone(self, exec: Executor | None = None) -> "Sellp":
         """A copy of this matrix, on ``exec`` if given."""
@@ -113,10 +117,6 @@ class Sellp(LinOp):
         arrays = exec.copy_arrays(self.executor, self.slice_sets, self.slice_lengths, self.col_idxs, self.values)
         return Sellp(exec, self.shape, *arrays, self.slice_size, self.stride_factor)
 
-
-    def is_finite(self) -> bool:
-        """True when no stored value is NaN or infinite."""
-        return Dense(self.executor, self.values.reshape(self.values.size, 1)).is_finite()
 
     # -- LinOp: SpMV ------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:

@@ -75,11 +75,38 @@ def matching_stopped(state: Any, sweep: int) -> bool:
 
 
 class Pgm(EnableBuild):
-    """One multigrid level made by parallel graph match aggregation of ``fine_op``.
+    """One multigrid level made by parallel graph match aggregation of ``fine_op`` (Ginkgo's
+    ``multigrid::Pgm``; the module docstring has the algorithm).
 
-    ``coarse_op`` is the Galerkin product R A P (a Csr on the same executor), ``agg`` the
-    aggregate of each fine row (a device array; :meth:`aggregates` gives a host copy),
-    ``restrict_op`` and ``prolong_op`` R and P as Csr matrices (made when first asked for).
+    The default coarsening of ``gk.solver.Multigrid`` (``with_mg_level``); generated on its own
+    it gives one level: ``coarse_op`` is the Galerkin product R A P (a Csr on the same
+    executor), ``agg`` the aggregate of each fine row (a device array; :meth:`aggregates`
+    gives a host copy), ``restrict_op`` and ``prolong_op`` R and P as Csr matrices (made when
+    first asked for).
+
+    Parameters
+    ----------
+    max_iterations : int, default 15
+        Matching sweeps per pass at most.
+    max_unassigned_ratio : float, default 0.05
+        The sweeps stop once fewer than this fraction of the rows is left unmatched.
+    deterministic : bool, default False
+        True: the same aggregates and coarse matrix on every device and run (the rows left
+        over are assigned from a copy, coarse entries summed in a fixed order); False assigns
+        them in place, a little faster.
+    aggregation_passes : int, default 2
+        Pairwise passes, each on the coarse matrix of the one before: aggregates of up to
+        2^passes rows (Ginkgo's pgm: 1).
+    over_interp : float, default 1.5
+        The coarse matrix is divided by it (over-interpolation; Ginkgo's pgm: 1).
+    skip_sorting : bool, default False
+        Ginkgo's (ginkpy's Csr is always sorted): accepted, it changes nothing.
+
+    Examples
+    --------
+    >>> level = gk.multigrid.Pgm.build().with_aggregation_passes(1).on(exec).generate(A)
+    >>> level.coarse_op.shape, level.aggregates()[:10]
+    >>> amg = gk.solver.Multigrid.build().with_mg_level(gk.multigrid.Pgm.build().with_over_interp(1.0))
     """
 
     @parameters
@@ -89,7 +116,7 @@ class Pgm(EnableBuild):
         deterministic: bool = attrs.field(default=False, validator=one_of(True, False))
         aggregation_passes: int = attrs.field(default=2, validator=integer(min=1, max=4))
         over_interp: float = attrs.field(default=1.5, validator=number(min=0, max=2, min_open=True))
-        skip_sorting: bool = boolean()  # Ginkgo's (ginkpy's Csr is always sorted): changes nothing
+        skip_sorting: bool = boolean()
 
     def __init__(self, factory: Factory, system_matrix: LinOp, checked: bool = False) -> None:
         """``checked``: A is a Csr on the executor already known to be square and finite (as

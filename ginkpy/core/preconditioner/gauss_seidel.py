@@ -17,7 +17,7 @@ class GaussSeidel(Sor):
     A forward sweep suits Gmres and Bicgstab and smooths well in multigrid; the symmetric
     variant (``with_symmetric(True)``) keeps M symmetric for Cg.
 
-    Parameters (``GaussSeidel.build().with_<name>(value)``)
+    Parameters
     ----------
     symmetric : bool, default False
         Symmetric Gauss-Seidel (a forward and a backward sweep).

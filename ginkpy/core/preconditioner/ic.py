@@ -20,7 +20,30 @@ from ginkpy.core.solver.triangular import TriangularSolver
 
 
 class Ic(Ilu):
-    """``gk.preconditioner.Ic.build().with_factorization(...).with_l_solver(...)``"""
+    """The incomplete Cholesky preconditioner M = L L^H, applied as x = L^-H (L^-1 b) (Ginkgo's
+    ``preconditioner::Ic``).
+
+    Use it with Cg for symmetric (Hermitian) positive definite systems (``M="ic"`` in
+    ``gk.linalg``): M stays SPD, so Cg's theory holds; a breakdown of the factorization is
+    retried on a shifted matrix (see gk.factorization.Ic).
+
+    Parameters
+    ----------
+    factorization : factorization factory, default None (chosen)
+        ``gk.factorization.Ic`` (exact IC(0)), ``ParIc`` or ``ParIct``; None picks as Ilu does.
+    l_solver : solver factory, default None (chosen)
+        The solver of L (LowerTrs, LowerIsai, ...); None picks by the device.
+    u_solver : solver factory, default None (L's solver, conjugate-transposed)
+        The solver of L^H, where it should differ from the conjugate transpose of l_solver's.
+    reverse_apply : bool, default False
+        Ginkgo's ``reverse_apply``, as :class:`Ilu`'s: the L^H solve first, then the L solve.
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.Ic.build()
+    >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+    >>> x, info = gk.linalg.cg(A, b, M="ic")
+    """
 
     exact_factorization = ExactIc
     parallel_factorization = ParIc

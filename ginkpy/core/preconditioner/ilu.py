@@ -94,9 +94,34 @@ def candidates(exec) -> list[tuple[str, Any, Any]]:
 
 
 class Ilu(EnableBuild, LinOp):
-    """``gk.preconditioner.Ilu.build().with_factorization(...).with_l_solver(...).with_u_solver(...)``;
-    ``with_reverse_apply(True)`` (Ginkgo's ``reverse_apply``) solves with U first and then with L
-    (M = L^-1 U^-1 instead of U^-1 L^-1)."""
+    """The incomplete-LU preconditioner M = L U, applied as x = U^-1 (L^-1 b) (Ginkgo's
+    ``preconditioner::Ilu``; SciPy's ``spilu`` as a LinearOperator).
+
+    Use it with Gmres, Bicgstab or another solver for nonsymmetric systems (``M="ilu"`` in
+    ``gk.linalg``); for a symmetric positive definite one :class:`Ic` keeps M symmetric for Cg.
+    The defaults never raise where an incomplete factorization exists (the module docstring
+    says how they choose).
+
+    Parameters
+    ----------
+    factorization : factorization factory, default None (chosen)
+        ``gk.factorization.Ilu`` (exact ILU(0)), ``ParIlu``, ``ParIlut``, ``Ilut``; None picks
+        exact ILU(0) or ParILU by the matrix's size and row lengths.
+    l_solver : solver factory, default None (chosen)
+        The solver of L: ``gk.solver.LowerTrs`` (exact), its "jacobi" algorithm or
+        ``gk.preconditioner.LowerIsai``; None picks by the device and the factors.
+    u_solver : solver factory, default None (chosen)
+        The solver of U, likewise (UpperTrs, UpperIsai).
+    reverse_apply : bool, default False
+        Ginkgo's ``reverse_apply``: solve with U first and then with L (M^-1 = L^-1 U^-1
+        instead of U^-1 L^-1).
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.ParIlu.build())
+    >>> solver = gk.solver.Gmres.build().with_preconditioner(M).on(exec).generate(A)
+    >>> x, info = gk.linalg.gmres(A, b, M="ilu")                 # the same from SciPy's door
+    """
 
     exact_factorization: type = ExactIlu  # Ic: the exact IC(0) and ParIc
     parallel_factorization: type = ParIlu

@@ -47,8 +47,42 @@ ROW_LIMIT = 128  # the most entries a row of the inverse may have (its system is
 
 
 class Isai(EnableBuild, LinOp):
-    """``gk.preconditioner.Isai.build().with_isai_type("general").with_sparsity_power(1)``;
-    the inverse is ``approximate_inverse`` (a Csr; for spd: G, with M = G^H G)."""
+    """The incomplete sparse approximate inverse M ~ A^-1 on a sparsity pattern (Ginkgo's
+    ISAI): each row of M solves a small dense system, all rows in parallel on the executor;
+    applying M is one SpMV. The inverse is ``approximate_inverse`` (a Csr; for spd: G, with
+    M = G^H G).
+
+    Use it where a preconditioner must apply fast on a GPU: as a cheap preconditioner of its
+    own ("general", "spd") or in place of the triangular solves of Ilu/Ic ("lower", "upper":
+    ``with_l_solver(gk.preconditioner.LowerIsai.build())``). The subclasses LowerIsai,
+    UpperIsai, GeneralIsai and SpdIsai fix the type.
+
+    Parameters
+    ----------
+    isai_type : {"general", "spd", "lower", "upper"}, default "general"
+        Which inverse: of A, of an SPD A as G^H G, or of A's lower or upper triangle.
+    sparsity_power : int, default 1
+        M's pattern is that of |A|^sparsity_power (of the triangle for "lower"/"upper"): more
+        entries, a better inverse, a costlier setup and apply.
+    excess_limit : int, default 0
+        Rows of the inverse with more than ROW_LIMIT entries are refused unless this or
+        ``excess_solver_factory`` is given (Ginkgo's excess system): then their systems are
+        assembled into one sparse block-diagonal system, in chunks of at most this many unknowns
+        (0: one chunk).
+    excess_solver_factory : solver factory, default None
+        The excess system's solver; None: the blocks' triangular solver for "lower"/"upper",
+        else block-Jacobi Gmres.
+    excess_solver_reduction : float, default 1e-6
+        The relative residual the default excess solver reaches.
+    skip_sorting : bool, default False
+        Ginkgo's: accepted; ginkpy's Csr is always sorted, it changes nothing.
+
+    Examples
+    --------
+    >>> M = gk.preconditioner.Isai.build().with_isai_type("spd").with_sparsity_power(2)
+    >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+    >>> x, info = gk.linalg.gmres(A, b, M="isai")
+    """
 
     @parameters
     class Parameters(Parameters):
@@ -242,6 +276,37 @@ def _failure(name: str, kind: str, row: int) -> str:
             f"inverse) is singular: try another sparsity power, or another preconditioner")
 
 
+def _typed_doc(kind: str, summary: str, use: str, pattern: str, example: str) -> str:
+    """The docstring of the Isai of one type."""
+    return f"""{summary} (Ginkgo's ``{kind.capitalize()}Isai``):
+    :class:`Isai` with ``isai_type`` "{kind}".
+
+    Use it {use}.
+
+    Parameters
+    ----------
+    sparsity_power : int, default 1
+        {pattern}
+    skip_sorting, excess_limit, excess_solver_factory, excess_solver_reduction
+        As :class:`Isai`'s (rows beyond ROW_LIMIT entries solved as one sparse excess system).
+    isai_type : "{kind}"
+        Fixed.
+
+    Examples
+    --------
+    {example}
+    """
+
+
+def _triangle_doc(kind: str, what: str, use: str, matrix: str) -> str:
+    """The docstring of LowerIsai, UpperIsai or GeneralIsai."""
+    name = f"{kind.capitalize()}Isai"
+    return _typed_doc(kind, f"The sparse approximate inverse of {what}", f"for {use}",
+                      f"The inverse's pattern is that of |{matrix}|^sparsity_power.",
+                      f""">>> M = gk.preconditioner.{name}.build().with_sparsity_power(2).on(exec).generate({matrix})
+    >>> x = M.apply(b, x)                       # x ~ {matrix}^-1 b""")
+
+
 def _typed(kind: str) -> type:
     """The parameters of an Isai of one type (that type is the only one accepted)."""
     @parameters
@@ -251,25 +316,26 @@ def _typed(kind: str) -> type:
 
 
 class LowerIsai(Isai):
-    """Isai of the lower triangle (Ginkgo's LowerIsai): ``with_sparsity_power``."""
-
+    __doc__ = _triangle_doc("lower", "a lower triangle", "the solve with L in Ilu or Ic (``with_l_solver``)", "L")
     Parameters = _typed("lower")
 
 
 class UpperIsai(Isai):
-    """Isai of the upper triangle (Ginkgo's UpperIsai): ``with_sparsity_power``."""
-
+    __doc__ = _triangle_doc("upper", "an upper triangle", "the solve with U in Ilu (``with_u_solver``)", "U")
     Parameters = _typed("upper")
 
 
 class GeneralIsai(Isai):
-    """Isai of a general matrix (Ginkgo's GeneralIsai): ``with_sparsity_power``."""
-
+    __doc__ = _triangle_doc("general", "a general matrix", "a preconditioner of its own for Gmres or Bicgstab", "A")
     Parameters = _typed("general")
 
 
 class SpdIsai(Isai):
-    """Isai of a symmetric (Hermitian) positive definite matrix, M = G^H G (Ginkgo's SpdIsai):
-    ``with_sparsity_power``."""
-
+    __doc__ = _typed_doc(
+        "spd", "The sparse approximate inverse of a symmetric (Hermitian) positive definite matrix,\n    "
+        "M = G^H G with G ~ the inverse of A's Cholesky factor", "as Cg's preconditioner on a GPU: M is SPD, "
+        "and applying it is two SpMVs", "G's pattern is that of the lower triangle of |A|^sparsity_power.",
+        """>>> M = gk.preconditioner.SpdIsai.build().with_sparsity_power(2)
+    >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+    >>> solver.preconditioner.approximate_inverse                    # G""")
     Parameters = _typed("spd")

@@ -46,32 +46,47 @@ def _storage_optimization(value: Any) -> str | None:
 
 
 class Jacobi(EnableBuild, LinOp):
-    """(Block-)Jacobi preconditioner: x = D^-1 b.
+    """(Block-)Jacobi preconditioner: x = D^-1 b with D the diagonal (blocks) of A (Ginkgo's
+    ``preconditioner::Jacobi``).
 
-    ``max_block_size`` 1 is scalar Jacobi (D is the diagonal of A). 2 to 32 is block-Jacobi
-    with Ginkgo's supervariable agglomeration: consecutive rows with the same sparsity pattern
-    form a supervariable (of at most ``max_block_size`` rows), and neighbouring supervariables
-    merge while the block stays within ``max_block_size`` rows. ``block_pointers`` (row
-    offsets 0 = p_0 < p_1 < ... < p_m = n) gives the blocks instead.
+    The cheapest preconditioner: scalar Jacobi (``max_block_size`` 1) is fused into the solver
+    kernels of Cg, Bicgstab and Chebyshev; block-Jacobi helps where A has small dense blocks
+    (several unknowns per mesh node). Try Ilu/Ic or Multigrid where it is too weak.
 
+    Parameters
+    ----------
+    max_block_size : int, default 32
+        1: scalar Jacobi. 2 to 32: block-Jacobi with Ginkgo's supervariable agglomeration:
+        consecutive rows with the same sparsity pattern form a supervariable (of at most
+        ``max_block_size`` rows), and neighbouring supervariables merge while the block stays
+        within ``max_block_size`` rows.
+    block_pointers : array of int, default None
+        Row offsets 0 = p_0 < p_1 < ... < p_m = n of the blocks, instead of the agglomeration.
+
+    storage_optimization : {None, "float32", "autodetect"}, default None
+        Ginkgo's adaptive precision, for block-Jacobi of a float64 or complex128 matrix:
+        "float32" keeps the inverse blocks in single precision, halving what an apply reads,
+        and applies them in the matrix's precision; "autodetect" does so where every block's
+        condition number times float32's epsilon is below ``accuracy``, else keeps full
+        precision (Ginkgo chooses per block; ginkpy for the whole preconditioner). Ginkgo's
+        precision_reduction pairs ([0, 1], [1, 0], ...) mean "float32", [0, 0] none.
+    accuracy : float, default 0.1
+        The bound of "autodetect" (above).
+    aggregate_l1 : bool, default False
+        Ginkgo's L1 Jacobi, a smoother that converges where plain Jacobi need not: the blocks
+        of A + diag(sum of |a_ij| over the row's entries outside its block) instead of A's.
+    max_block_stride, skip_sorting
+        Ginkgo's (its GPU storage layout; sorting): accepted for its configurations, they
+        change nothing.
+
+    Notes
+    -----
     Scalar Jacobi replaces a diagonal entry that is zero (or too small to invert) by 1, with a
     warning through ``logging``, as PETSc's PCJACOBI does (circuit matrices have a few). For
     block-Jacobi, each diagonal block is equilibrated and inverted with partial pivoting on the
     executor; a block singular to working precision (a reciprocal condition number of the
     equilibrated block below the value type's epsilon) raises a ValueError naming it.
     :attr:`conditioning` gives each block's condition number |D_i|_1 |D_i^-1|_1.
-
-    ``storage_optimization`` (Ginkgo's adaptive precision, for block-Jacobi of a float64 or
-    complex128 matrix): "float32" keeps the inverse blocks in single precision, halving what an
-    apply reads, and applies them in the matrix's precision; "autodetect" does so where every
-    block's condition number times float32's epsilon is below ``accuracy`` (default 0.1), else
-    keeps full precision (Ginkgo chooses per block; ginkpy for the whole preconditioner).
-    Ginkgo's precision_reduction pairs ([0, 1], [1, 0], ...) mean "float32", [0, 0] none.
-
-    ``aggregate_l1`` (Ginkgo's L1 Jacobi, a smoother that converges where plain Jacobi need not)
-    generates the blocks of A + diag(sum of |a_ij| over the row's entries outside its block)
-    instead of A's. Ginkgo's ``max_block_stride`` (its GPU storage layout) and ``skip_sorting``
-    are accepted for its configurations and change nothing.
 
     Examples
     --------

@@ -56,7 +56,7 @@ class Sor(EnableBuild, LinOp):
     definite where A is; SOR suits Gmres, Bicgstab and other nonsymmetric solvers, and both
     are multigrid smoothers.
 
-    Parameters (``Sor.build().with_<name>(value)``)
+    Parameters
     ----------
     relaxation_factor : float, default 1.2
         omega, strictly between 0 and 2.

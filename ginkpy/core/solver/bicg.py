@@ -27,6 +27,28 @@ def _transpose(op: LinOp, what: str) -> LinOp:
 
 
 class Bicg(IterativeSolver):
+    """The biconjugate gradient method (BiCG) for general square systems: Ginkgo's
+    ``solver::Bicg``, SciPy's ``bicg``.
+
+    Use it for nonsymmetric systems where A^H (A^T) is at hand and a short recurrence is
+    wanted; it needs a product by A and one by A^H per iteration. Bicgstab or Gmres usually
+    converge more smoothly and need no transpose.
+
+    Parameters
+    ----------
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        ``gk.stop.ResidualNorm``, ``Iteration``, ``Time``; each column stops at the first met.
+    preconditioner : factory or LinOp, default None (none)
+        M; it needs M^H too (Jacobi, Csr and Dense have it).
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        What each apply starts from.
+
+    Examples
+    --------
+    >>> solver = gk.solver.Bicg.build().with_criteria(
+    ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
         self.system_matrix_transpose = _transpose(self.system_matrix, "system matrix")

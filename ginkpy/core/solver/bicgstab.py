@@ -47,6 +47,28 @@ from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 class Bicgstab(IterativeSolver):
+    """The biconjugate gradient stabilized method (BiCGSTAB, van der Vorst) for general square
+    systems: Ginkgo's ``solver::Bicgstab``, SciPy's ``bicgstab``.
+
+    Use it first for a nonsymmetric system: two products by A and M per iteration, no
+    transpose, little memory; where it breaks down or stagnates, Gmres does not. Right-
+    preconditioned, so the criteria see the true residual.
+
+    Parameters
+    ----------
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        When each column stops: ``gk.stop.ResidualNorm``, ``Iteration``, ``Time``.
+    preconditioner : factory or LinOp, default None (none)
+        M (``gk.preconditioner.Ilu``, ``Jacobi``, ``gk.solver.Multigrid``).
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        Where each apply starts: the given x, 0 or b.
+
+    Examples
+    --------
+    >>> solver = (gk.solver.Bicgstab.build().with_preconditioner(gk.preconditioner.Ilu.build())
+    ...           .with_criteria(gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A))
+    >>> solver.apply(b, x)
+    """
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, x, k = self.executor, monitor.x, monitor.k
         # AM = A M with scalar Jacobi folded in (diag), else A and M applied one after the other

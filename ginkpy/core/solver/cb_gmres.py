@@ -60,6 +60,11 @@ class CbGmres(Gmres):
         value type (as Gmres); ``"reduce1"`` one precision down (float64 -> float32, complex128 ->
         complex64; float32 and complex64 -> float16); ``"reduce2"`` float16 (complex values as
         pairs of float16), through OpenCL's ``vload_half``/``vstore_half``.
+    flexible : bool, default False
+        Flexible GMRES, as :class:`Gmres`'s: for a preconditioner that changes between
+        applications.
+    ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
+        Ginkgo's choice of Gram-Schmidt, as :class:`Gmres`'s: accepted, it changes nothing.
     criteria, preconditioner, default_initial_guess
         As for every iterative solver.
 

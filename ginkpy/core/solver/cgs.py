@@ -16,6 +16,28 @@ from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 class Cgs(IterativeSolver):
+    """The conjugate gradient squared method (CGS, Sonneveld) for general square systems:
+    Ginkgo's ``solver::Cgs``, SciPy's ``cgs``.
+
+    Use it for nonsymmetric systems where no transpose is at hand and Bicgstab breaks down; it
+    converges fast where it converges at all, but its residual may grow mid-solve. Two
+    products by A and M per iteration.
+
+    Parameters
+    ----------
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        The criteria each column stops on, the first met.
+    preconditioner : factory or LinOp, default None (none)
+        M, applied on the right.
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        The start of each apply.
+
+    Examples
+    --------
+    >>> solver = gk.solver.Cgs.build().with_criteria(
+    ...     gk.stop.Iteration.build().with_max_iters(500)).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x = self.executor, self.system_matrix, monitor.x
         ws = monitor.ws

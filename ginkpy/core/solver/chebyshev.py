@@ -65,6 +65,31 @@ def inverse_diagonal(A: LinOp, what: str) -> Dense:
 
 
 class Chebyshev(IterativeSolver):
+    """The Chebyshev iteration (Ginkgo's ``solver::Chebyshev``): a polynomial in M^-1 A that
+    needs no dot products.
+
+    Use it as a Multigrid smoother (``with_pre_smoother``) or as a solver where an interval
+    holding the eigenvalues of M^-1 A is known; each step is one fused launch with scalar
+    Jacobi or no preconditioner, with no host round trip.
+
+    Parameters
+    ----------
+    foci : tuple of float, default None
+        (lower, upper): the interval of eigenvalues the polynomial damps; None takes
+        (rho / 30, rho) with rho Gershgorin's bound on the eigenvalues of M^-1 A (a smoother's
+        interval).
+    preconditioner : Jacobi parameters, default None (none)
+        Scalar Jacobi (``gk.preconditioner.Jacobi.build().with_max_block_size(1)``) or none.
+    criteria, default_initial_guess
+        As every iterative solver's: the stopping criteria (only Iteration criteria and no
+        logger: the steps read nothing back) and the initial guess.
+
+    Examples
+    --------
+    >>> smoother = gk.solver.Chebyshev.build().with_criteria(gk.stop.Iteration.build().with_max_iters(2))
+    >>> amg = gk.solver.Multigrid.build().with_pre_smoother(smoother)
+    >>> solver = gk.solver.Cg.build().with_preconditioner(amg).on(exec).generate(A)
+    """
     @parameters
     class Parameters(IterativeSolver.Parameters):
         foci: Any = attrs.field(default=None, validator=_check_foci)

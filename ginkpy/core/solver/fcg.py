@@ -13,6 +13,27 @@ from ginkpy.core.solver.solver_base import IterativeSolver
 
 
 class Fcg(IterativeSolver):
+    """The flexible conjugate gradient method (FCG) for symmetric (Hermitian) positive definite
+    systems: Ginkgo's ``solver::Fcg``.
+
+    Use it instead of Cg where the preconditioner changes between applications (an inner
+    iterative solver, an F-cycle of Multigrid); with a fixed SPD preconditioner it matches Cg.
+
+    Parameters
+    ----------
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        Stop each column at the first criterion met.
+    preconditioner : factory or LinOp, default None (none)
+        M, which may vary from one application to the next.
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        The x each apply begins with.
+
+    Examples
+    --------
+    >>> inner = gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(5))
+    >>> solver = gk.solver.Fcg.build().with_preconditioner(inner).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x = self.executor, self.system_matrix, monitor.x
         ws = monitor.ws

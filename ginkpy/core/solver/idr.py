@@ -44,6 +44,33 @@ def shadow_space(n: int, s: int, complex_: bool = False) -> np.ndarray:
 
 
 class Idr(IterativeSolver):
+    """The induced dimension reduction method IDR(s) for general square systems: Ginkgo's
+    ``solver::Idr`` (van Gijzen and Sonneveld's bi-orthogonal variant).
+
+    Use it for nonsymmetric systems where Bicgstab stagnates: a larger shadow space
+    (``subspace_dim``) converges in fewer iterations at s + 1 products by A and M each.
+
+    Parameters
+    ----------
+    subspace_dim : int, default 2
+        s, the dimension of the shadow space (at most n; larger values are reduced to n).
+    kappa : float, default 0.7
+        Between 0 and 1: the smallest |cos| between t = A M r and r at which omega is taken
+        as computed (else it is enlarged, "maintaining the convergence").
+    deterministic : bool, default False
+        Ginkgo's: accepted; P is always the same seeded samples here, on every executor.
+    complex_subspace : bool, default False
+        Draw a complex shadow space for a complex system (a real system raises a ValueError).
+    criteria, preconditioner, default_initial_guess
+        As for every iterative solver (:class:`~ginkpy.core.solver.solver_base.IterativeSolver`):
+        when to stop, M, the initial guess.
+
+    Examples
+    --------
+    >>> solver = gk.solver.Idr.build().with_subspace_dim(4).with_criteria(
+    ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
     @parameters
     class Parameters(IterativeSolver.Parameters):
         subspace_dim: int = attrs.field(default=2, validator=integer(min=1))

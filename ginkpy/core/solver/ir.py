@@ -20,6 +20,30 @@ from ginkpy.core.solver.solver_base import IterativeParameters, IterativeSolver,
 
 
 class Ir(IterativeSolver):
+    """Iterative refinement, x = x + omega S (b - A x) with an inner solver S: Ginkgo's
+    ``solver::Ir``; without S it is Richardson's iteration.
+
+    Use it to wrap an approximate solver in an outer loop with stopping criteria: a Jacobi
+    or Gauss-Seidel iteration (S a preconditioner), mixed-precision refinement (S in lower
+    precision), or a smoother. Ir has no preconditioner of its own: S plays that part.
+
+    Parameters
+    ----------
+    solver : factory or LinOp, default None (the identity)
+        S, generated on the system matrix; an iterative one starts each apply from 0.
+    relaxation_factor : float, default 1.0
+        omega.
+    criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
+        The outer loop's criteria.
+    default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+        What x each apply starts from.
+
+    Examples
+    --------
+    >>> jacobi = gk.solver.Ir.build().with_solver(gk.preconditioner.Jacobi.build().with_max_block_size(1))
+    >>> solver = jacobi.with_criteria(gk.stop.Iteration.build().with_max_iters(50)).on(exec).generate(A)
+    >>> solver.apply(b, x)
+    """
     @parameters
     class Parameters(IterativeParameters):
         solver: Any = None

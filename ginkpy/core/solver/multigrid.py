@@ -47,11 +47,8 @@ use it with Fcg, Gmres or as a solver). With criteria it iterates cycles as a so
 column stopping on its own; with only Iteration criteria and no logger it runs them without
 reading anything back.
 
-Ginkgo's lists: level l uses the ``mg_level`` factory ``level_selector(l, A_l)`` names (default
-the l-th, the last beyond), a smoother list one factory for all or the one at that index;
-``post_uses_pre`` (unset: a given post-smoother, else the pre-smoother or its backward sweep);
-``mid_case`` (README); ``solver_selector`` picks the ``coarsest_solver``. A level runs in its
-mg_level factory's value type. ``kcycle_base``, ``kcycle_rel_tol`` (K-cycles) change nothing.
+Ginkgo's lists (``level_selector``, smoother lists, ``post_uses_pre``, ``mid_case``,
+``solver_selector``): see the Multigrid class's parameters.
 
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
 (the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
@@ -66,7 +63,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_of, parameters, variadic
-from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.lin_op import LinOp, improve
 from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -122,6 +119,65 @@ def device_kind(exec) -> str:
 
 
 class Multigrid(IterativeSolver):
+    """Algebraic multigrid (AMG) as a solver or a preconditioner: Ginkgo's ``solver::Multigrid``
+    (PyAMG's ``smoothed_aggregation_solver`` / ``aspreconditioner`` for SciPy users).
+
+    Use it as the preconditioner of Cg for large elliptic problems (Poisson, diffusion,
+    elasticity), whose iteration counts it keeps nearly independent of the grid; as a solver
+    with criteria it iterates cycles. Without criteria an apply is one cycle from x = 0. The
+    module docstring explains the cycle, the default smoother and the per-device choices;
+    ``repr()`` prints the hierarchy.
+
+    Parameters
+    ----------
+    mg_level : coarsening factories, default ``gk.multigrid.Pgm``
+        How each level is coarsened (several: level by level, the last for the rest). A level
+        runs in its factory's ``value_type`` (a float32 level of a float64 solve).
+    level_selector : callable, default None (the l-th factory, the last beyond)
+        ``level_selector(l, A_l)`` gives the index of the ``mg_level`` factory of level l.
+    pre_smoother, post_smoother : factory or list, default None (Jacobi sweeps; post as pre)
+        Any solver that improves the x it is given (``gk.solver.Chebyshev``, ``Ir``,
+        ``gk.preconditioner.GaussSeidel``); a list: one factory per level (the level's index
+        into it, as Ginkgo's lists).
+    mid_smoother : factory or list, default None
+        The smoother between the two visits of a W- or F-cycle's level (``mid_case``
+        "standalone").
+    post_uses_pre : bool, default None
+        True: the post-smoother is the pre-smoother; None: a given post-smoother, else the
+        pre-smoother (or its backward sweep, which keeps the cycle symmetric).
+    mid_case : {"both", "post_smoother", "pre_smoother", "standalone"}, default None ("both")
+        Ginkgo's mid_smooth_type: what runs on a level between the two visits of a W- or
+        F-cycle (post- and pre-smoother, one of them, or the mid-smoother).
+    coarsest_solver : factory or list, default None
+        The coarsest level's solver; None: its inverse, dense, when small, else Jacobi-CG.
+    solver_selector : callable, default None (the first)
+        ``solver_selector(level, A)`` gives the index of the ``coarsest_solver`` used.
+    kcycle_base, kcycle_rel_tol
+        Ginkgo's K-cycle parameters (defaults 1 and 0.25): accepted for its configurations,
+        they change nothing.
+    cycle : {"v", "w", "f"}, default None (chosen per device)
+        V-cycle, W-cycle or F-cycle (F is not symmetric: not with Cg).
+    max_levels : int, default 10
+        The most levels, the finest included.
+    min_coarse_rows : int, default None (chosen per device)
+        Coarsening stops at this many rows.
+    smoother_relax : float, default 0.9
+        omega of the default Jacobi smoother (scaled down where Gershgorin's bound exceeds 2).
+    smoother_iters : int, default None (chosen per device)
+        Sweeps of the default smoother before and after the correction.
+    merged_rows : int, default None (chosen per device)
+        Levels of at most this many rows are cycled through in one launch (0: none).
+    criteria, default_initial_guess
+        As for every iterative solver; no criteria: one cycle per apply (a preconditioner).
+    preconditioner : None
+        Multigrid takes none: its smoothers play that part.
+
+    Examples
+    --------
+    >>> amg = gk.solver.Multigrid.build().with_cycle("w")
+    >>> solver = gk.solver.Cg.build().with_preconditioner(amg).on(exec).generate(A)
+    >>> print(solver.preconditioner)            # the hierarchy, as PyAMG prints it
+    """
     @parameters
     class Parameters(IterativeSolver.Parameters):
         mg_level: tuple = variadic()
@@ -486,7 +542,7 @@ class Multigrid(IterativeSolver):
         if pre is not None and first != "skip":
             if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
                 current.copy_from(x)
-            _smooth(pre, b, current, zero_guess)
+            improve(pre, b, current, zero_guess)
         elif zero_guess and pre_sweeps == 0:
             # x = omega D^-1 b and the restriction of its residual in one pass
             exec.run("solver.multigrid.relax_first_restrict", omega, A, inv_diag, level.agg_ptrs, level.agg_rows, b,
@@ -526,7 +582,7 @@ class Multigrid(IterativeSolver):
         elif post is not None:
             # x = x + P e
             exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
-            _smooth(post, b, current, False)
+            improve(post, b, current, False)
         else:
             # y = x + P e;  x_new = y + omega D^-1 (b - A y)
             exec.run("solver.multigrid.prolong_relax", omega, A, inv_diag, level.agg, coarse_x, b, current, other)
@@ -536,13 +592,3 @@ class Multigrid(IterativeSolver):
                 current, other = other, current
         if current is not x:
             x.copy_from(current)
-
-
-def _smooth(smoother: LinOp, b: Dense, x: Dense, zero_guess: bool) -> None:
-    """Apply a smoother to improve x (from 0 where ``zero_guess``)."""
-    if hasattr(smoother, "apply_with_initial_guess"):
-        smoother.apply_with_initial_guess(b, x, zero_guess)
-        return
-    if zero_guess:
-        x.fill(0.0)
-    smoother.apply(b, x)

@@ -41,11 +41,61 @@ def _check_bool(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         raise TypeError(f"{attribute.name} must be True or False, not {value!r}")
 
 
+def triangular_doc(lower: bool) -> str:
+    """The docstring of LowerTrs (``lower``) or UpperTrs."""
+    name, other, way, T = ("LowerTrs", "UpperTrs", "Forward", "L") if lower else ("UpperTrs", "LowerTrs", "Backward", "U")
+    triangle, ignored, scipy = ("lower", "above", "tril") if lower else ("upper", "below", "triu")
+    return f"""{way} substitution: solves {T} x = b with the {triangle} triangle {T} of its system matrix
+    (entries {ignored} the diagonal are ignored): Ginkgo's ``solver::{name}``, SciPy's
+    ``spsolve_triangular(lower={lower})``.
+
+    Use it to apply the {T} factor of a factorization (Ilu and Ic preconditioners do), or as a
+    Gauss-Seidel sweep; {other} solves with the other triangle. ``apply(b, x)`` overwrites x
+    (there are no stopping criteria).
+
+    Parameters
+    ----------
+    unit_diagonal, algorithm, num_jacobi_sweeps, num_rhs
+        As :class:`TriangularSolver`'s: the diagonal taken as ones (default False);
+        "sparselib" (exact, the default) or "jacobi" (approximate sweeps); the number of
+        those sweeps (default 3); Ginkgo's hint of the right-hand sides (accepted, unused).
+
+    Examples
+    --------
+    >>> {T} = gk.matrix.Csr.from_scipy(exec, scipy.sparse.{scipy}(S))
+    >>> trs = gk.solver.{name}.build().with_unit_diagonal(False).on(exec).generate({T})
+    >>> x = trs.apply(b, x)                     # x = {T}^-1 b
+    """
+
+
 class TriangularSolver(EnableBuild, LinOp):
-    """Base of LowerTrs and UpperTrs; ``lower`` says which triangle is solved.
+    """Base of LowerTrs and UpperTrs (sparse triangular solves); ``lower`` says which triangle is
+    solved. Not used itself.
 
     ``apply(b, x)`` overwrites x with the solution (its initial contents are not used: there
-    are no stopping criteria).
+    are no stopping criteria). A zero or missing diagonal entry is a ValueError at generate
+    (unless ``unit_diagonal``).
+
+    Parameters
+    ----------
+    unit_diagonal : bool, default False
+        Take the diagonal as ones (the stored diagonal, if any, is ignored): the L of an ILU.
+    algorithm : {"sparselib", "syncfree", "jacobi"}, default "sparselib"
+        "sparselib": exact substitution (level-scheduled on a GPU, in row order on a CPU
+        device); "syncfree" (Ginkgo's name): the same exact substitution; "jacobi":
+        ``num_jacobi_sweeps`` sweeps x = D^-1 (b - N x), an approximation that is fully
+        parallel (Ginkgo's approximate triangular solve).
+    num_jacobi_sweeps : int, default 3
+        Sweeps of the "jacobi" algorithm.
+    num_rhs : int, default 1
+        Ginkgo's hint of the right-hand sides to prepare for: accepted for its configurations;
+        ginkpy sizes its work per apply.
+
+    Examples
+    --------
+    >>> trs = gk.solver.LowerTrs.build().with_algorithm("jacobi").on(exec).generate(L)
+    >>> x = trs.apply(b, x)
+    >>> ilu = gk.preconditioner.Ilu.build().with_l_solver(gk.solver.LowerTrs.build().with_algorithm("jacobi"))
     """
 
     lower: bool = True
@@ -107,10 +157,17 @@ class TriangularSolver(EnableBuild, LinOp):
         self._check_diagonal(zero_row)
         return True
 
+    _of_triangle: dict = {}  # LowerTrs and UpperTrs by their ``lower``
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if TriangularSolver in cls.__bases__:
+            TriangularSolver._of_triangle[cls.lower] = cls
+
     @classmethod
     def transposed_type(cls) -> type:
         """The solver of the other triangle (UpperTrs for LowerTrs and back)."""
-        raise NotImplementedError
+        return TriangularSolver._of_triangle[not cls.lower]
 
     def transpose(self, system_transpose: LinOp | None = None) -> "TriangularSolver":
         """The solver of T^T, with the same parameters (Ginkgo's Transposable): UpperTrs for a

@@ -25,7 +25,10 @@ class ResidualNorm(Criterion):
         the first met: a ResidualNorm relative to ``rhs_norm`` and one ``absolute`` make
         SciPy's max(rtol ||b||, atol).
 
-    ``threshold`` (after generation) is the absolute residual norm per column.
+    Attributes
+    ----------
+    threshold : array
+        After generation: the absolute residual norm per column below which it stops.
 
     Examples
     --------

@@ -86,24 +86,25 @@ typedef XCAT(ValueType, 4) sums_type;
     __global const value_type* bv = b + (size_t)item * n;                                        \
     DECLARE_MATRIX DECLARE_PREC DECLARE_PREC_WORK DECLARE_X
 
+// name: the item's `stride` values of src, copied into local memory, or read where they are.
+#define ITEM_VALUES_LOCAL(name, src, stride)                                                      \
+    __local value_type* name = lwork + loffset;                                                   \
+    loffset += stride;                                                                            \
+    for (int e = lid; e < stride; e += WG) name[e] = src[(size_t)item * stride + e];
+#define ITEM_VALUES_GLOBAL(name, src, stride) __global const value_type* name = src + (size_t)item * stride;
+
 #if LOCAL_a_vals
-#define DECLARE_MATRIX                                                                            \
-    __local value_type* a_vals = lwork + loffset;                                                 \
-    loffset += mat_stride;                                                                        \
-    for (int e = lid; e < mat_stride; e += WG) a_vals[e] = mat_values[(size_t)item * mat_stride + e];
+#define DECLARE_MATRIX ITEM_VALUES_LOCAL(a_vals, mat_values, mat_stride)
 #else
-#define DECLARE_MATRIX __global const value_type* a_vals = mat_values + (size_t)item * mat_stride;
+#define DECLARE_MATRIX ITEM_VALUES_GLOBAL(a_vals, mat_values, mat_stride)
 #endif
 
 #if PRECOND == PRECOND_NONE
 #define DECLARE_PREC
 #elif LOCAL_m_vals
-#define DECLARE_PREC                                                                              \
-    __local value_type* m_vals = lwork + loffset;                                                 \
-    loffset += prec_stride;                                                                       \
-    for (int e = lid; e < prec_stride; e += WG) m_vals[e] = prec_values[(size_t)item * prec_stride + e];
+#define DECLARE_PREC ITEM_VALUES_LOCAL(m_vals, prec_values, prec_stride)
 #else
-#define DECLARE_PREC __global const value_type* m_vals = prec_values + (size_t)item * prec_stride;
+#define DECLARE_PREC ITEM_VALUES_GLOBAL(m_vals, prec_values, prec_stride)
 #endif
 
 #if PRECOND == PRECOND_ILU
@@ -283,6 +284,30 @@ inline sums_type group_sum(__local sums_type* slots, const sums_type v, const in
 #endif
 #else
 #define PREC_PREPARE(v)
+#endif
+
+// A vector updated, then preconditioned: UPDATE(i) writes v[i] for every row i, then USE(i, m)
+// gets m = (M v)_i for every row i (both statement lists; the caller defines and undefines
+// them). Where M reads other rows of v (PREC_SYNC) all of v comes first: two passes with a
+// barrier and PREC_PREPARE(v) between them; otherwise one pass, row by row.
+#if PREC_SYNC
+#define UPDATE_THEN_PRECONDITION(v, UPDATE, USE)                                                  \
+    FOR_ROWS(i) { UPDATE(i) }                                                                     \
+    SYNC();                                                                                       \
+    PREC_PREPARE(v);                                                                              \
+    FOR_ROWS(i) {                                                                                 \
+        value_type m_;                                                                            \
+        PREC_ROW(m_, v, i);                                                                       \
+        USE(i, m_)                                                                                \
+    }
+#else
+#define UPDATE_THEN_PRECONDITION(v, UPDATE, USE)                                                  \
+    FOR_ROWS(i) {                                                                                 \
+        UPDATE(i)                                                                                 \
+        value_type m_;                                                                            \
+        PREC_ROW(m_, v, i);                                                                       \
+        USE(i, m_)                                                                                \
+    }
 #endif
 
 // The item's results, written by one work-item.

@@ -80,15 +80,24 @@ def compute_conj_dot(exec, a, b, result):
     _dot(exec, a, b, result, conjugate=True)
 
 
-def _dot(exec, a, b, result, conjugate: bool) -> None:
+def _column_reduction(exec, a, result):
+    """The ReductionShape of a reduction of a's n rows per column into result (1 x k), or None
+    where there is nothing to launch: no columns, or no rows (result = 0)."""
     n, k = a.shape
     if k == 0:
-        return
+        return None
     if n == 0:
         fill(exec, result, 0.0)
-        return
+        return None
     check_int32(a.values.size)
-    shape = reduction_shape(exec.info, n, k)
+    return reduction_shape(exec.info, n, k)
+
+
+def _dot(exec, a, b, result, conjugate: bool) -> None:
+    shape = _column_reduction(exec, a, result)
+    if shape is None:
+        return
+    n, k = a.shape
     out = result.values if shape.groups == 1 else exec.alloc((shape.groups, k), a.dtype)
     _kernel(exec, a.dtype, "compute_dot", CONJUGATE=int(conjugate and a.dtype.kind == "c"))(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
@@ -108,14 +117,10 @@ def compute_norm2(exec, a, result):
     overflow where the norm is representable (LAPACK's nrm2: each work-item keeps a scale, its
     largest |a_i| so far, and the sum of (a_i / scale)^2; the pairs are merged by the work-group,
     then across the work-groups by a second launch, one group per column)."""
+    shape = _column_reduction(exec, a, result)
+    if shape is None:
+        return
     n, k = a.shape
-    if k == 0:
-        return
-    if n == 0:
-        fill(exec, result, 0.0)
-        return
-    check_int32(a.values.size)
-    shape = reduction_shape(exec.info, n, k)
     real = real_dtype(a.dtype)
     partial = exec.scratch("norm2", (2 * shape.groups, k), real)
     size = shape.local_size[0]

@@ -15,7 +15,7 @@ import numpy as np
 import pyopencl as cl
 
 from ginkpy.core.base.types import real_dtype
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div, launch_1d, local_buffer, pow2_at_most
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, local_buffer, pow2_at_most
 
 SORT_LIMIT = 256      # rows of an aggregate sorted by one work-item (insertion sort)
 SCAN_SMALL = 1024     # a prefix sum of up to this many entries runs in one work-group

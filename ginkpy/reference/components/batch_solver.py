@@ -8,7 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
-from ginkpy.core.matrix.ell import PADDING
+from ginkpy.core.matrix.sparse_format import PADDING
+from ginkpy.core.stop.stopping_status import StopReason
 
 
 def item_matrices(a) -> list:
@@ -74,6 +75,20 @@ def solve_items(a, preconditioner, b, x, iterations, residual_norms, reasons,
     for i, (A, M) in enumerate(zip(item_matrices(a), precs)):
         with np.errstate(all="ignore"):  # as on a device: overflow and 0/0 are detected, not warned about
             iterations[i], residual_norms[i], reasons[i] = solve(A, M, b.values[i, :, 0], x.values[i, :, 0])
+
+
+def start(A, b, x, rtol, atol) -> tuple:
+    """What every batched solver does first on an item: r = b - A x, ||r||, the threshold
+    max(rtol ||b||, atol) and, where the item needs no iteration, how it ends: (-1, ||r||,
+    DIVERGED) for b or x not finite (-1: bad input, reported as such), (0, ||r||, CONVERGED)
+    where x meets the threshold already (None otherwise). Returns (r, ||r||, threshold, end)."""
+    # r = b - A x
+    r = b - A @ x
+    b_norm, res = norm(b), norm(r)
+    if not finite(b_norm, res):
+        return r, res, None, (-1, res, StopReason.DIVERGED)
+    limit = threshold(rtol, atol, b_norm)
+    return r, res, limit, ((0, res, StopReason.CONVERGED) if res <= limit else None)
 
 
 def threshold(rtol, atol, b_norm):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.core.matrix.ell import PADDING
+from ginkpy.core.matrix.sparse_format import PADDING
 
 
 def padded_product(col_idxs, values, b):

@@ -16,12 +16,32 @@ from ginkpy.core.base.executor import Executor
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
 from ginkpy.core.batch.matrix import batch_pattern
 from ginkpy.core.batch.multi_vector import MultiVector
-from ginkpy.core.matrix.csr import INDEX_DTYPE
 
 
 class Csr(BatchLinOp):
     """N sparse matrices in CSR format sharing one pattern (``row_ptrs``, ``col_idxs``) with
-    values (N, nnz) on an executor."""
+    values (N, nnz) on an executor (Ginkgo's ``batch::matrix::Csr``).
+
+    The system matrix of the batched solvers: make it with :meth:`from_scipy` from N SciPy
+    matrices of one pattern (or one pattern and an (N, nnz) array of values).
+
+    Parameters
+    ----------
+    exec : Executor
+        Where the arrays live.
+    common_size : tuple of int
+        (rows, columns) of every item.
+    row_ptrs, col_idxs : arrays
+        The shared pattern (int32).
+    values : array
+        The executor's (N, nnz) array of every item's values.
+
+    Examples
+    --------
+    >>> A = gk.batch.matrix.Csr.from_scipy(exec, [S1, S2, S3])
+    >>> A.num_batch_items, A.nnz
+    >>> X = A.apply(B, X)                       # X_i = A_i B_i
+    """
 
     def __init__(self, exec: Executor, common_size: tuple[int, int], row_ptrs: Any, col_idxs: Any,
                  values: Any) -> None:

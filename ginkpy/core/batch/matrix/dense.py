@@ -19,7 +19,25 @@ from ginkpy.core.matrix.dense import value_dtype
 
 
 class Dense(BatchLinOp):
-    """N dense n x m matrices on an executor (``values``: an array of shape (N, n, m))."""
+    """N dense n x m matrices on an executor (``values``: an array of shape (N, n, m); Ginkgo's
+    ``batch::matrix::Dense``).
+
+    Use it for batches of small dense systems (a few dozen rows); sparse items are faster as
+    a batch Csr or Ell.
+
+    Parameters
+    ----------
+    exec : Executor
+        The executor of ``values``.
+    values : array
+        The executor's array of shape (N, n, m); :meth:`from_numpy` makes it from host data.
+
+    Examples
+    --------
+    >>> A = gk.batch.matrix.Dense.from_numpy(exec, np.stack([np.eye(4)] * 10))
+    >>> A.common_size
+    (4, 4)
+    """
 
     def __init__(self, exec: Executor, values: Any) -> None:
         super().__init__(exec, values.shape[0], values.shape[1:], values.dtype)

@@ -19,12 +19,35 @@ from ginkpy.core.batch.matrix import batch_pattern
 from ginkpy.core.batch.matrix.csr import Csr
 from ginkpy.core.batch.multi_vector import MultiVector
 from ginkpy.core.matrix.csr import INDEX_DTYPE
-from ginkpy.core.matrix.ell import PADDING, row_slots, storage_size
+from ginkpy.core.matrix.sparse_format import PADDING, row_slots, storage_size
 
 
 class Ell(BatchLinOp):
     """N sparse matrices in ELL format sharing the column indices ``col_idxs`` (n * width,
-    column-major) with values (N, n * width) on an executor."""
+    column-major) with values (N, n * width) on an executor (Ginkgo's ``batch::matrix::Ell``).
+
+    Use it for batches whose rows have about the same length (stencils): the batched kernels
+    read it coalesced, without row pointers.
+
+    Parameters
+    ----------
+    exec : Executor
+        Where the column indices and values live.
+    common_size : tuple of int
+        (rows, columns) of every item.
+    col_idxs : array
+        The shared padded column indices (int32, -1 for padding).
+    values : array
+        (N, n * width) values.
+    num_stored_elements_per_row : int
+        The padded row length (width).
+
+    Examples
+    --------
+    >>> A = gk.batch.matrix.Ell.from_scipy(exec, matrices)
+    >>> A.num_stored_elements_per_row
+    >>> solver = gk.batch.solver.Cg.build().on(exec).generate(A)
+    """
 
     def __init__(self, exec: Executor, common_size: tuple[int, int], col_idxs: Any, values: Any,
                  num_stored_elements_per_row: int) -> None:

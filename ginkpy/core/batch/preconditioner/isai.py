@@ -32,8 +32,13 @@ class Isai(EnableBuild, BatchLinOp):
 
     Cheaper to apply than :class:`Ilu` (two products, all rows in parallel, where ILU's
     triangular solves go level by level) and a little weaker; for the batched Gmres and
-    Bicgstab. ``sparsity_power`` (default 1) k takes the patterns of L^k and U^k for the
-    inverses: more entries, closer to ILU, costlier to apply.
+    Bicgstab.
+
+    Parameters
+    ----------
+    sparsity_power : int, default 1
+        k: the inverses take the patterns of L^k and U^k: more entries, closer to ILU,
+        costlier to apply.
 
     Examples
     --------

@@ -26,9 +26,20 @@ MAX_BLOCK_SIZE = 32
 class Jacobi(EnableBuild, BatchLinOp):
     """(Block-)Jacobi for every item of a batch: x_i = D_i^-1 b_i.
 
-    ``max_block_size`` 1 is scalar Jacobi (D_i the diagonal of A_i); 2 to 32 is block-Jacobi,
-    the blocks chosen from the pattern as gk.preconditioner.Jacobi chooses them. A zero
+    The cheapest batch preconditioner, applied inside the batched solver kernels; a zero
     diagonal entry or a singular block raises ValueError naming the item and the rows.
+
+    Parameters
+    ----------
+    max_block_size : int, default 32
+        1: scalar Jacobi (D_i the diagonal of A_i); 2 to 32: block-Jacobi, the blocks chosen
+        from the shared pattern as gk.preconditioner.Jacobi chooses them.
+
+    Examples
+    --------
+    >>> M = gk.batch.preconditioner.Jacobi.build().with_max_block_size(1)
+    >>> solver = gk.batch.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
+    >>> X, info = gk.linalg.batched_cg(matrices, B, M="jacobi")
     """
 
     @parameters

@@ -27,7 +27,25 @@ TOLERANCE_TYPES = ("absolute", "relative")
 
 class BatchSolver(EnableBuild, BatchLinOp):
     """Base of the batched Krylov solvers. ``apply(b, x)`` solves A_i x_i = b_i for every item,
-    x the initial guess. Defaults as Ginkgo's: 100 iterations, tolerance 1e-11, absolute."""
+    x the initial guess, all items in one launch (one work-group each). Not used itself.
+
+    Parameters
+    ----------
+    max_iterations : int, default 100
+        The iteration limit of every item (Ginkgo's default).
+    tolerance : float, default 1e-11
+        The residual norm an item must reach: absolute or relative to ||b_i||.
+    tolerance_type : {"absolute", "relative"}, default "absolute"
+        How ``tolerance`` is read (Ginkgo's default: absolute).
+    preconditioner : batch preconditioner factory, default None (none)
+        ``gk.batch.preconditioner.Jacobi``, ``Ilu`` or ``Isai``, applied inside the kernel.
+
+    Examples
+    --------
+    >>> solver = gk.batch.solver.Cg.build().with_tolerance(1e-8).with_tolerance_type("relative")
+    >>> X = solver.on(exec).generate(A).apply(B, X)
+    >>> gk.linalg.batched_cg(matrices, B, rtol=1e-8)              # the same from SciPy's side
+    """
 
     @parameters
     class Parameters(Parameters):

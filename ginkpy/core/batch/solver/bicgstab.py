@@ -13,6 +13,26 @@ from ginkpy.core.batch.solver.batch_solver import BatchSolver
 
 
 class Bicgstab(BatchSolver):
+    """BiCGSTAB on every item of a batch of general systems of one sparsity pattern, all in one
+    launch (Ginkgo's ``batch::solver::Bicgstab``).
+
+    Use it for many small nonsymmetric systems (chemistry, per-cell transport); with
+    ``gk.batch.preconditioner.Ilu`` for harder ones, Gmres where it breaks down.
+
+    Parameters
+    ----------
+    max_iterations, tolerance, tolerance_type, preconditioner
+        See :class:`~ginkpy.core.batch.solver.batch_solver.BatchSolver`: iterations per item
+        (default 100), the tolerance (default 1e-11, "absolute" by default, or "relative"),
+        and the batch preconditioner (default none).
+
+    Examples
+    --------
+    >>> M = gk.batch.preconditioner.Jacobi.build().with_max_block_size(1)
+    >>> solver = gk.batch.solver.Bicgstab.build().with_preconditioner(M).on(exec).generate(A)
+    >>> X = solver.apply(B, X)
+    """
+
     def _solve(self, b, x, max_iterations, rtol, atol, iterations, residual_norms, reasons) -> None:
         self.executor.run("batch.solver.bicgstab.apply", self.system_matrix, self.preconditioner, b, x, max_iterations,
                           rtol, atol, iterations, residual_norms, reasons)

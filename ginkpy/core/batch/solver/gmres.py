@@ -20,6 +20,27 @@ DEFAULT_KRYLOV_DIM = 10
 
 
 class Gmres(BatchSolver):
+    """Restarted GMRES on every item of a batch of general systems of one sparsity pattern, all
+    in one launch (Ginkgo's ``batch::solver::Gmres``).
+
+    Use it for many small nonsymmetric systems where Bicgstab breaks down or stagnates; the
+    Krylov basis of each item lives in the work-group's memory where it fits.
+
+    Parameters
+    ----------
+    krylov_dim : int, default 10
+        The restart length (at most 1024).
+    max_iterations, tolerance, tolerance_type, preconditioner
+        As in :class:`~ginkpy.core.batch.solver.batch_solver.BatchSolver`: at most 100
+        iterations by default, tolerance 1e-11 "absolute" by default, no preconditioner.
+
+    Examples
+    --------
+    >>> solver = gk.batch.solver.Gmres.build().with_krylov_dim(20).with_tolerance(1e-9).on(exec).generate(A)
+    >>> X = solver.apply(B, X)
+    >>> X, info = gk.linalg.batched_gmres(matrices, B, restart=20)
+    """
+
     @parameters
     class Parameters(BatchSolver.Parameters):
         krylov_dim: int = attrs.field(default=DEFAULT_KRYLOV_DIM, validator=integer(min=1, max=1024))

@@ -49,29 +49,11 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     rhat_norm = res;
                 }
                 s0 = 0;
-#if PREC_SYNC
-                FOR_ROWS(i) {
-                    if (restart) r_hat[i] = r[i];
-                    p[i] = restart ? r[i] : r[i] + mul(beta, p[i] - mul(omega, v[i]));
-                }
-                SYNC();
-                PREC_PREPARE(p);
-                FOR_ROWS(i) {
-                    value_type pi;
-                    PREC_ROW(pi, p, i);
-                    p_hat[i] = pi;
-                    s0 += to_value(abs_value(pi));
-                }
-#else
-                FOR_ROWS(i) {
-                    if (restart) r_hat[i] = r[i];
-                    p[i] = restart ? r[i] : r[i] + mul(beta, p[i] - mul(omega, v[i]));
-                    value_type pi;
-                    PREC_ROW(pi, p, i);
-                    p_hat[i] = pi;
-                    s0 += to_value(abs_value(pi));
-                }
-#endif
+                #define UPDATE(i) if (restart) r_hat[i] = r[i]; p[i] = restart ? r[i] : r[i] + mul(beta, p[i] - mul(omega, v[i]));
+                #define USE(i, pi) p_hat[i] = pi; s0 += to_value(abs_value(pi));
+                UPDATE_THEN_PRECONDITION(p, UPDATE, USE)
+                #undef UPDATE
+                #undef USE
                 const real_type p_sum = real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0));
                 // v = A p_hat;  alpha = rho / (r_hat . v)
                 s0 = 0;
@@ -89,31 +71,11 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     // s = r - alpha v;  s_hat = M s;  ||s||;  sum |s_hat|
                     s0 = 0;
                     s1 = 0;
-#if PREC_SYNC
-                    FOR_ROWS(i) {
-                        const value_type si = r[i] - mul(alpha, v[i]);
-                        s[i] = si;
-                        s0 += to_value(abs2(si));
-                    }
-                    SYNC();
-                    PREC_PREPARE(s);
-                    FOR_ROWS(i) {
-                        value_type shi;
-                        PREC_ROW(shi, s, i);
-                        s_hat[i] = shi;
-                        s1 += to_value(abs_value(shi));
-                    }
-#else
-                    FOR_ROWS(i) {
-                        const value_type si = r[i] - mul(alpha, v[i]);
-                        s[i] = si;
-                        value_type shi;
-                        PREC_ROW(shi, s, i);
-                        s_hat[i] = shi;
-                        s0 += to_value(abs2(si));
-                        s1 += to_value(abs_value(shi));
-                    }
-#endif
+                    #define UPDATE(i) const value_type si = r[i] - mul(alpha, v[i]); s[i] = si; s0 += to_value(abs2(si));
+                    #define USE(i, shi) s_hat[i] = shi; s1 += to_value(abs_value(shi));
+                    UPDATE_THEN_PRECONDITION(s, UPDATE, USE)
+                    #undef UPDATE
+                    #undef USE
                     sums = SUM4(s0, s1, 0, 0);
                     const real_type s_res = sqrt(real_part(SUM_AT(sums, 0)));
                     const real_type s_sum = real_part(SUM_AT(sums, 1));

@@ -17,15 +17,12 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         START_ITEM(STORE_R)
         #undef STORE_R
         // z = M r;  p = z;  rho = r . z
-        PREC_PREPARE(r);
         s0 = 0;
-        FOR_ROWS(i) {
-            value_type zi;
-            PREC_ROW(zi, r, i);
-            z[i] = zi;
-            p[i] = zi;
-            s0 += mul_conj(r[i], zi);
-        }
+        #define UPDATE(i)
+        #define USE(i, zi) z[i] = zi; p[i] = zi; s0 += mul_conj(r[i], zi);
+        UPDATE_THEN_PRECONDITION(r, UPDATE, USE)
+        #undef UPDATE
+        #undef USE
         value_type rho = SUM_AT(SUM4(s0, 0, 0, 0), 0);
         int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
         if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
@@ -58,35 +55,12 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 s0 = 0;
                 s1 = 0;
                 x_sum = x_bound;
-#if PREC_SYNC
-                FOR_ROWS(i) {
-                    const value_type xi = xv[i] + mul(alpha, p[i]);
-                    xv[i] = xi;
-                    const value_type ri = r[i] - mul(alpha, ap[i]);
-                    r[i] = ri;
-                    s1 += to_value(abs2(ri));
-                }
-                SYNC();
-                PREC_PREPARE(r);
-                FOR_ROWS(i) {
-                    value_type zi;
-                    PREC_ROW(zi, r, i);
-                    z[i] = zi;
-                    s0 += mul_conj(r[i], zi);
-                }
-#else
-                FOR_ROWS(i) {
-                    const value_type xi = xv[i] + mul(alpha, p[i]);
-                    xv[i] = xi;
-                    const value_type ri = r[i] - mul(alpha, ap[i]);
-                    r[i] = ri;
-                    value_type zi;
-                    PREC_ROW(zi, r, i);
-                    z[i] = zi;
-                    s0 += mul_conj(ri, zi);
-                    s1 += to_value(abs2(ri));
-                }
-#endif
+                #define UPDATE(i) xv[i] = xv[i] + mul(alpha, p[i]); const value_type ri = r[i] - mul(alpha, ap[i]); \
+                                  r[i] = ri; s1 += to_value(abs2(ri));
+                #define USE(i, zi) z[i] = zi; s0 += mul_conj(r[i], zi);
+                UPDATE_THEN_PRECONDITION(r, UPDATE, USE)
+                #undef UPDATE
+                #undef USE
                 sums = SUM4(s0, s1, 0, 0);
                 value_type rho_new = SUM_AT(sums, 0);
                 res = sqrt(real_part(SUM_AT(sums, 1)));
@@ -108,16 +82,12 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                         reason = STATUS_CONVERGED;
                     } else {
                         // residual replacement: r = t;  z = M r;  rho_new = r . z
-                        FOR_ROWS(i) r[i] = ap[i];
-                        SYNC();
-                        PREC_PREPARE(r);
                         s0 = 0;
-                        FOR_ROWS(i) {
-                            value_type zi;
-                            PREC_ROW(zi, r, i);
-                            z[i] = zi;
-                            s0 += mul_conj(r[i], zi);
-                        }
+                        #define UPDATE(i) r[i] = ap[i];
+                        #define USE(i, zi) z[i] = zi; s0 += mul_conj(r[i], zi);
+                        UPDATE_THEN_PRECONDITION(r, UPDATE, USE)
+                        #undef UPDATE
+                        #undef USE
                         rho_new = SUM_AT(SUM4(s0, 0, 0, 0), 0);
                     }
                 }

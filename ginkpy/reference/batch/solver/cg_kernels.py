@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.components.batch_solver import dot, finite, norm, solve_items, threshold
+from ginkpy.reference.components.batch_solver import dot, finite, norm, solve_items, start
 
 
 def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, iterations, residual_norms,
@@ -16,14 +16,10 @@ def apply(exec, a, preconditioner, b, x, max_iterations, rtol, atol, iterations,
 
 def _solve(A, M, b, x, max_iterations, rtol, atol):
     """Cg on one item; x (a view) is updated in place. Returns (iterations, ||r||, reason)."""
-    # r = b - A x
-    r = b - A @ x
-    b_norm, res = norm(b), norm(r)
-    if not finite(b_norm, res):
-        return -1, res, StopReason.DIVERGED  # -1: bad input, reported as such
-    limit = threshold(rtol, atol, b_norm)
-    if res <= limit:
-        return 0, res, StopReason.CONVERGED
+    # r = b - A x;  the threshold;  the end where no iteration is needed
+    r, res, limit, end = start(A, b, x, rtol, atol)
+    if end:
+        return end
     # z = M r;  p = z;  rho = r^H z
     z = M(r)
     p = z.copy()
