@@ -104,6 +104,16 @@ def dtype(request, ocl):
     return np.dtype(request.param)
 
 
+def _at(kk):
+    """The iteration arguments (step, parity, first) of direction kk: 0 as the first of its cycle,
+    else read from step[kk % 2] (the other entry -1, which step_1 sets to kk + 1)."""
+    if kk == 0:
+        return [np.full(2, -1, np.int32), 0, 1]
+    step = np.full(2, -1, np.int32)
+    step[kk % 2] = kk
+    return [step, kk % 2, 0]
+
+
 def _raw(array):
     """A raw array (a basis) made on each executor by ``twin``."""
     return lambda exec: exec.from_host(array)
@@ -130,11 +140,11 @@ def test_opencl_multi_dot(ref, dev, rng, dtype, shape, kk):
     # h = [conj(q_i) . t for i < kk] (rows of M k)
     n, k = shape
     qbasis, t = random_values(rng, (M * n, k), dtype), random_values(rng, (n, k), dtype)
-    out = twin(ref, dev, "solver.gcr.multi_dot", kk, _raw(qbasis), t, np.zeros((1, M * k)), dtype=dtype)
-    assert out[1][3].shape[1] == M * k
+    out = twin(ref, dev, "solver.gcr.multi_dot", *_at(kk), _raw(qbasis), t, np.zeros((1, M * k)), dtype=dtype)
+    assert out[1][5].shape[1] == M * k
     q = qbasis.reshape(M, n, k)[:kk].astype(np.complex128)
     magnitude = np.einsum("inc,nc->ic", np.abs(q), np.abs(t)).ravel()
-    _assert_sums(out[1][3][:, :kk * k], out[0][3][:, :kk * k], magnitude, n, dtype)
+    _assert_sums(out[1][5][:, :kk * k], out[0][5][:, :kk * k], magnitude, n, dtype)
 
 
 @pytest.mark.parametrize("kk", [0, 4])
@@ -148,25 +158,26 @@ def test_opencl_orthogonalize(ref, dev, rng, dtype, shape, kk):
     nq = rng.uniform(0.5, 2, (M, k))
     nq[1, 0] = 0
     h = np.pad(random_partials(rng, rng.uniform(-2, 2, kk * k), dtype), [(0, 0), (0, (M - kk) * k)])
-    out = twin(ref, dev, "solver.gcr.orthogonalize", kk, _raw(pbasis), _raw(qbasis), z, t, r, nq, _rows(h),
+    out = twin(ref, dev, "solver.gcr.orthogonalize", *_at(kk), _raw(pbasis), _raw(qbasis), z, t, r, nq, _rows(h),
                np.zeros((1, 3 * k)), dtype=dtype)
-    assert_twins(out, dtype, factor=np.sqrt(G), skip=(7, 8))
-    q_new = out[0][2].reshape(M, n, k)[kk].astype(np.complex128)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(9, 10))
+    q_new = out[0][4].reshape(M, n, k)[kk].astype(np.complex128)
     r = r.astype(np.complex128)
     sums = np.concatenate([(np.abs(q_new) ** 2).sum(axis=0), (q_new.conj() * r).sum(axis=0),
                            (np.abs(r) ** 2).sum(axis=0)])
     magnitude = np.concatenate([(np.abs(q_new) ** 2).sum(axis=0), (np.abs(q_new) * np.abs(r)).sum(axis=0),
                                 (np.abs(r) ** 2).sum(axis=0)])
-    _assert_sums(out[1][8], sums[None], magnitude, n, dtype, factor=np.sqrt(G))
-    for basis, given in ((out[1][1], pbasis), (out[1][2], qbasis)):  # only vector kk written
+    _assert_sums(out[1][10], sums[None], magnitude, n, dtype, factor=np.sqrt(G))
+    for basis, given in ((out[1][3], pbasis), (out[1][4], qbasis)):  # only vector kk written
         np.testing.assert_array_equal(np.delete(basis, np.s_[kk * n:(kk + 1) * n], axis=0),
                                       np.delete(given, np.s_[kk * n:(kk + 1) * n], axis=0))
 
 
-def test_opencl_step_1(ref, dev, rng, dtype):
+@pytest.mark.parametrize("kk", [0, 3])
+def test_opencl_step_1(ref, dev, rng, dtype, kk):
     # columns: runs; was stopped (x, r untouched); q_kk = 0 with r != 0 (breakdown); q_kk = 0 and
-    # r = 0 (idles); runs
-    n, k, kk = 1237, 5, 3
+    # r = 0 (idles); runs;  step[1 - kk % 2] = kk + 1
+    n, k = 1237, 5
     pbasis, qbasis = random_values(rng, (M * n, k), dtype), random_values(rng, (M * n, k), dtype)
     x, r = random_values(rng, (n, k), dtype), random_values(rng, (n, k), dtype)
     r[:, 3] = 0
@@ -174,13 +185,14 @@ def test_opencl_step_1(ref, dev, rng, dtype):
     rr = np.array([3.0, 2.0, 1.0, 0.0, 1.0])
     qr = random_partials(rng, np.concatenate([qq, rng.uniform(-1, 1, k), rr]), dtype)
     stop = Stop([RUNNING, CONVERGED, RUNNING, RUNNING, RUNNING], np.ones(k))
-    out = twin(ref, dev, "solver.gcr.step_1", kk, _raw(pbasis), _raw(qbasis), x, r, qr, np.zeros((M, k)),
+    out = twin(ref, dev, "solver.gcr.step_1", *_at(kk), _raw(pbasis), _raw(qbasis), x, r, qr, np.zeros((M, k)),
                np.zeros((1, k)), stop, dtype=dtype)
-    assert_twins(out, dtype, factor=np.sqrt(G), skip=(7,))
-    assert list(out[1][8].status) == [RUNNING, CONVERGED, BREAKDOWN, RUNNING, RUNNING]
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(9,))
+    assert out[1][0][1 - kk % 2] == kk + 1
+    assert list(out[1][10].status) == [RUNNING, CONVERGED, BREAKDOWN, RUNNING, RUNNING]
     for c in (1, 2, 3):
-        np.testing.assert_array_equal(out[1][3][:, c], x[:, c])
-        np.testing.assert_array_equal(out[1][4][:, c], r[:, c])
-    r_new = out[0][4].astype(np.complex128)
-    _assert_sums(out[1][7], out[0][7], (np.abs(r_new) ** 2).sum(axis=0), n, dtype, factor=np.sqrt(G))
-    np.testing.assert_allclose(out[1][6][kk].real, qq, rtol=np.sqrt(G) * tol(dtype))
+        np.testing.assert_array_equal(out[1][5][:, c], x[:, c])
+        np.testing.assert_array_equal(out[1][6][:, c], r[:, c])
+    r_new = out[0][6].astype(np.complex128)
+    _assert_sums(out[1][9], out[0][9], (np.abs(r_new) ** 2).sum(axis=0), n, dtype, factor=np.sqrt(G))
+    np.testing.assert_allclose(out[1][8][kk].real, qq, rtol=np.sqrt(G) * tol(dtype))

@@ -295,6 +295,40 @@ def test_nested_solvers_are_not_captured_again(exec, monkeypatch):
         assert np.linalg.norm(b - S @ x[:, 0]) <= 1e-9 * np.linalg.norm(b)
 
 
+# captures of a first apply: the steps of j % 2 and the cycle's first, j = 0, the cycle's end, and
+# the inner solver's iteration on each pair of vectors it runs on: v -> z in the steps and, in
+# plain Gmres's end of a cycle, u -> z (x += M V y)
+@pytest.mark.parametrize("name, params, captures", [
+    ("Gmres", {}, 3 + 1 + 2), ("CbGmres", {}, 3 + 1 + 2), ("Gmres", {"flexible": True}, 3 + 1 + 1),
+    ("Gcr", {}, 3 + 1 + 1)], ids=str)
+def test_restarted_solvers_capture_a_few_steps_not_one_per_inner_iteration(exec, monkeypatch, name, params, captures):
+    # the kernels of Gmres (CbGmres, flexible) and Gcr read the inner iteration j from the device,
+    # so that a first apply captures a few steps, not one per j (a capture costs a kernel copy per
+    # launch, 0.5-1 ms each on NVIDIA's OpenCL where none is spare): 45 iterations of GMRES(10)
+    # with a preconditioner that is a solver (flexible Gmres keeps its preconditioned basis), on
+    # rows enough for several work-groups in either layout (partial sums that grow after the
+    # capture of step 0 would leave its replays a stale buffer)
+    monkeypatch.setenv("GINKPY_SMALL_SYSTEMS", "0")
+    S = convection_diffusion_2d(91)
+    b = np.random.default_rng(9).standard_normal(S.shape[0])
+    sweeps = gk.solver.Ir.build().with_solver(JACOBI).with_criteria(gk.stop.Iteration.build().with_max_iters(2))
+    p = getattr(gk.solver, name).build().with_krylov_dim(10).with_preconditioner(sweeps).with_criteria(
+        gk.stop.Iteration.build().with_max_iters(45))
+    for key, value in params.items():
+        getattr(p, f"with_{key}")(value)
+    solver = p.on(exec).generate(gk.matrix.Csr.from_scipy(exec, S))
+    before = dict(exec.counters)
+    x = _apply(solver, b)
+    assert exec.counters["captures"] - before["captures"] == captures
+    # the replayed steps run the right j: the reference's iterates
+    if exec.backend == "opencl":
+        ref = gk.ReferenceExecutor()
+        expected = _apply(p.on(ref).generate(gk.matrix.Csr.from_scipy(ref, S)), b)
+        # (CbGmres's float32 basis: rounded in another order than the reference's)
+        rtol = 1e-5 if name == "CbGmres" else 1e-8
+        np.testing.assert_allclose(x, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+
+
 def test_a_new_solver_reuses_the_kernel_copies_of_one_gone(ocl, monkeypatch):
     # capture is cheap: the private kernel copies of a solver no longer held go back to their
     # kernels, and the next solver's capture sets their arguments instead of creating kernels

@@ -13,8 +13,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.core.base.executor import Executor, default_executor
-from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
 from ginkpy.core.batch.matrix.csr import Csr
@@ -28,6 +26,7 @@ from ginkpy.core.batch.solver.gmres import Gmres
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg._docs import BATCHED, BATCHED_NOTES, BATCHED_RETURNS, scipy_door
+from ginkpy.linalg._interface import as_executor
 
 # M names: their batched preconditioner's parameters
 PRECONDITIONERS = {"jacobi": lambda: Jacobi.build().with_max_block_size(1), "block_jacobi": Jacobi.build,
@@ -87,7 +86,7 @@ def batched_gmres(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: 
 
 def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, maxiter: int | None, M: Any,
            executor: Any, restart: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    exec = _executor(executor, As)
+    exec = as_executor(executor, As)
     B = np.asarray(B)
     dtype = _dtype(As, B, X0)
     A = _batch_matrix(As, exec, dtype)
@@ -119,17 +118,6 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
     info[result.codes == StopReason.BREAKDOWN] = BREAKDOWN_INFO
     info[result.codes == StopReason.DIVERGED] = DIVERGED_INFO
     return X.to_numpy(), info
-
-
-def _executor(executor: Any, As: Any) -> Executor:
-    if executor is None:
-        return As.executor if isinstance(As, BatchLinOp) else default_executor()
-    if isinstance(executor, str):
-        return executor_by_name(executor)
-    if not isinstance(executor, Executor):
-        raise TypeError(f"executor must be a ginkpy executor or its name ('reference', 'opencl'), "
-                        f"not {type(executor).__name__}")
-    return executor
 
 
 def _dtype(As: Any, B: np.ndarray, X0: Any) -> np.dtype:

@@ -18,7 +18,7 @@ from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.solver.direct import Direct
 from ginkpy.linalg._interface import as_linop
-from ginkpy.linalg._isolve import _as_executor
+from ginkpy.linalg._interface import as_executor
 
 
 class SuperLU:
@@ -133,7 +133,7 @@ def _direct(A: Any, permc_spec: str | None, diag_pivot_thresh: float | None, exe
         raise ValueError(f"A has shape {getattr(A, 'shape', None)}: expected 2-D, an n x n matrix")
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be a square matrix, got shape {A.shape}")
-    exec = _as_executor(executor, A)
+    exec = as_executor(executor, A)
     dtype = A.dtype if isinstance(A, LinOp) else exec.check_dtype(value_dtype(A.dtype, "A"))
     op = as_linop(A, exec, dtype)
     lu = Lu.build()

@@ -1,5 +1,6 @@
 """Interoperability with scipy.sparse.linalg: ginkpy operators as SciPy LinearOperators, and
-SciPy's operators, sparse matrices and NumPy arrays as ginkpy LinOps. scipy.sparse.linalg is
+SciPy's operators, sparse matrices and NumPy arrays as ginkpy LinOps; the executor and A
+arguments of linalg's functions (as_executor, square_operator). scipy.sparse.linalg is
 imported only where a LinearOperator is asked for or given (its import takes ~0.1 s: a
 fresh process's first solve would spend a third of its setup on it)."""
 from __future__ import annotations
@@ -9,8 +10,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.executor import Executor, default_executor
+from ginkpy.core.base.executor import executor as executor_by_name
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.polymorphic_object import PolymorphicObject
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
@@ -99,6 +102,30 @@ class ScipyOperator(LinOp):
                 f"the LinearOperator {self.what} has no rmatvec, but the method needs {self.what}{mark} "
                 f"(bicg applies the adjoints of A and M): make it LinearOperator(..., matvec=..., "
                 f"rmatvec=lambda v: {self.what}^H v), or use a method without adjoints (bicgstab, cgs, gmres)")
+
+
+def as_executor(executor: Any, A: Any) -> Executor:
+    """The executor argument of linalg's functions: an executor, its name, or None (A's
+    executor for a ginkpy operator, single or batched, else the default executor)."""
+    if executor is None:
+        return A.executor if isinstance(A, PolymorphicObject) else default_executor()
+    if isinstance(executor, str):
+        return executor_by_name(executor)
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be a ginkpy executor or its name ('reference', 'opencl'), "
+                        f"not {type(executor).__name__}")
+    return executor
+
+
+def square_operator(A: Any, executor: Any) -> tuple[Executor, Any]:
+    """The executor (:func:`as_executor`) and :func:`host_operator` of linalg's A, which must
+    be a square 2-D matrix or operator."""
+    if len(getattr(A, "shape", (0, 0))) != 2:
+        raise ValueError(f"A has shape {getattr(A, 'shape', None)}: expected 2-D, an n x n matrix or operator")
+    exec, operator = as_executor(executor, A), host_operator(A)
+    if operator.shape[0] != operator.shape[1]:
+        raise ValueError(f"A must be a square matrix, got shape {operator.shape}")
+    return exec, operator
 
 
 def host_operator(A: Any, what: str = "A") -> Any:

@@ -13,10 +13,9 @@ from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.linalg._docs import RETURNS, scipy_door
-from ginkpy.linalg._interface import aslinearoperator, host_operator
-from ginkpy.linalg._solver import Solver, as_executor, is_pyopencl, kept_solver
+from ginkpy.linalg._interface import aslinearoperator, host_operator, square_operator
+from ginkpy.linalg._solver import Solver, is_pyopencl, kept_solver
 
-_as_executor = as_executor  # (the name gk.linalg's other modules import)
 # SciPy's warning for a gmres callback without callback_type (its meaning of maxiter changes)
 _CALLBACK_TYPE_WARNING = (
     "scipy.sparse.linalg.gmres called without specifying `callback_type`. The default value will be changed in"
@@ -260,12 +259,7 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     it runs (minres' ``check``); ``solver_parameters`` are the method's own (restart,
     subspace_dim, relaxation_factor).
     """
-    if len(getattr(A, "shape", (0, 0))) != 2:
-        raise ValueError(f"A has shape {A.shape}: expected 2-D, an n x n matrix or operator")
-    exec = as_executor(executor, A)
-    operator = host_operator(A)
-    if A.shape[0] != A.shape[1]:
-        raise ValueError(f"A must be a square matrix, got shape {A.shape}")
+    exec, operator = square_operator(A, executor)
     n = A.shape[0]
     # (b and x0 are checked by the solver: here only their value types count)
     b_dtype = value_dtype(b.dtype if is_pyopencl(b) else np.asarray(b).dtype, "b")

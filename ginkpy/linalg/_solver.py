@@ -14,8 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ginkpy.config import Preset, short_names, with_options
-from ginkpy.core.base.executor import Executor, default_executor
-from ginkpy.core.base.executor import executor as executor_by_name
+from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import Logger
@@ -24,7 +23,7 @@ from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.linalg._interface import ScipyOperator, as_linop, host_operator
+from ginkpy.linalg._interface import ScipyOperator, as_linop, square_operator
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
@@ -95,12 +94,7 @@ class Solver:
         if not isinstance(method, str) or method.lower() not in METHODS:
             raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
         method = method.lower()
-        if len(getattr(A, "shape", (0, 0))) != 2:
-            raise ValueError(f"A has shape {getattr(A, 'shape', None)}: expected 2-D, an n x n matrix or operator")
-        exec = as_executor(executor, A)
-        A = host_operator(A)
-        if A.shape[0] != A.shape[1]:
-            raise ValueError(f"A must be a square matrix, got shape {A.shape}")
+        exec, A = square_operator(A, executor)
         n = A.shape[0]
         if isinstance(A, LinOp):
             if dtype is not None and np.dtype(dtype) != A.dtype:
@@ -500,19 +494,6 @@ def solve_info(A: LinOp, b: Dense, x: Dense, threshold: float, result, maxiter: 
     if reason == StopReason.DIVERGED or not np.isfinite(r_norm):
         return DIVERGED_INFO
     return maxiter
-
-
-def as_executor(executor: Any, A: Any) -> Executor:
-    """The executor argument of linalg's functions: an executor, its name, or None (A's
-    executor for a ginkpy LinOp, else the default executor)."""
-    if executor is None:
-        return A.executor if isinstance(A, LinOp) else default_executor()
-    if isinstance(executor, str):
-        return executor_by_name(executor)
-    if not isinstance(executor, Executor):
-        raise TypeError(f"executor must be a ginkpy executor or its name ('reference', 'opencl'), "
-                        f"not {type(executor).__name__}")
-    return executor
 
 
 def host_norm(v: np.ndarray) -> float:

@@ -171,3 +171,14 @@ class LinOp(PolymorphicObject):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.shape[0]} x {self.shape[1]}, {self.dtype}, {self.executor!r})"
+
+
+def improve(op: LinOp, b: Any, x: Any, zero_guess: bool) -> None:
+    """Apply ``op`` as a smoother: improve the x it is given (from 0 where ``zero_guess``),
+    through its ``apply_with_initial_guess`` where it has one, else by a plain apply."""
+    if hasattr(op, "apply_with_initial_guess"):
+        op.apply_with_initial_guess(b, x, zero_guess)
+        return
+    if zero_guess:
+        x.fill(0.0)
+    op.apply(b, x)

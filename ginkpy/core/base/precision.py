@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.lin_op import LinOp, improve
 
 # accepted names -> (real precision, complex): Ginkgo's configuration names and numpy's
 VALUE_TYPE_NAMES = {"float64": ("float64", False), "float32": ("float32", False), "double": ("float64", False),
@@ -169,16 +169,8 @@ class MixedPrecision(LinOp):
 
     def _apply_with_initial_guess(self, b: Any, x: Any, zero_guess: bool) -> None:
         """Improve x (from 0 where ``zero_guess``), as a smoother does, in the operator's type."""
-        op = self.operator
-
-        def apply(b_in, x_in):
-            if hasattr(op, "apply_with_initial_guess"):
-                op.apply_with_initial_guess(b_in, x_in, zero_guess)
-                return
-            if zero_guess:
-                x_in.fill(0.0)
-            op.apply(b_in, x_in)
-        apply_in(self._buffers(b.shape[1]), b, x, not zero_guess, apply)
+        apply_in(self._buffers(b.shape[1]), b, x, not zero_guess,
+                 lambda b_in, x_in: improve(self.operator, b_in, x_in, zero_guess))
 
     def __repr__(self) -> str:
         return f"MixedPrecision({self.operator!r} applied in {self.dtype})"

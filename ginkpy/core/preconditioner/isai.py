@@ -276,30 +276,35 @@ def _failure(name: str, kind: str, row: int) -> str:
             f"inverse) is singular: try another sparsity power, or another preconditioner")
 
 
-def _typed_doc(kind: str, what: str, use: str, matrix: str) -> str:
+def _typed_doc(kind: str, summary: str, use: str, pattern: str, example: str) -> str:
     """The docstring of the Isai of one type."""
-    name = f"{kind.capitalize()}Isai"
-    return f"""The sparse approximate inverse of {what} (Ginkgo's ``{name}``): :class:`Isai` with
-    ``isai_type`` "{kind}".
+    return f"""{summary} (Ginkgo's ``{kind.capitalize()}Isai``):
+    :class:`Isai` with ``isai_type`` "{kind}".
 
-    Use it for {use}.
+    Use it {use}.
 
     Parameters
     ----------
     sparsity_power : int, default 1
-        The inverse's pattern is that of |{matrix}|^sparsity_power.
+        {pattern}
     skip_sorting, excess_limit, excess_solver_factory, excess_solver_reduction
-        As :class:`Isai`'s: rows of the inverse beyond ROW_LIMIT entries solved as one sparse
-        excess system (in chunks of ``excess_limit`` unknowns, by ``excess_solver_factory`` to
-        ``excess_solver_reduction``); ``skip_sorting`` changes nothing.
+        As :class:`Isai`'s (rows beyond ROW_LIMIT entries solved as one sparse excess system).
     isai_type : "{kind}"
         Fixed.
 
     Examples
     --------
-    >>> M = gk.preconditioner.{name}.build().with_sparsity_power(2).on(exec).generate({matrix})
-    >>> x = M.apply(b, x)                       # x ~ {matrix}^-1 b
+    {example}
     """
+
+
+def _triangle_doc(kind: str, what: str, use: str, matrix: str) -> str:
+    """The docstring of LowerIsai, UpperIsai or GeneralIsai."""
+    name = f"{kind.capitalize()}Isai"
+    return _typed_doc(kind, f"The sparse approximate inverse of {what}", f"for {use}",
+                      f"The inverse's pattern is that of |{matrix}|^sparsity_power.",
+                      f""">>> M = gk.preconditioner.{name}.build().with_sparsity_power(2).on(exec).generate({matrix})
+    >>> x = M.apply(b, x)                       # x ~ {matrix}^-1 b""")
 
 
 def _typed(kind: str) -> type:
@@ -311,43 +316,26 @@ def _typed(kind: str) -> type:
 
 
 class LowerIsai(Isai):
-    __doc__ = _typed_doc("lower", "a lower triangle", "the solve with L in Ilu or Ic (``with_l_solver``)", "L")
+    __doc__ = _triangle_doc("lower", "a lower triangle", "the solve with L in Ilu or Ic (``with_l_solver``)", "L")
     Parameters = _typed("lower")
 
 
 class UpperIsai(Isai):
-    __doc__ = _typed_doc("upper", "an upper triangle", "the solve with U in Ilu (``with_u_solver``)", "U")
+    __doc__ = _triangle_doc("upper", "an upper triangle", "the solve with U in Ilu (``with_u_solver``)", "U")
     Parameters = _typed("upper")
 
 
 class GeneralIsai(Isai):
-    __doc__ = _typed_doc("general", "a general matrix", "a preconditioner of its own for Gmres or Bicgstab", "A")
+    __doc__ = _triangle_doc("general", "a general matrix", "a preconditioner of its own for Gmres or Bicgstab", "A")
     Parameters = _typed("general")
 
 
 class SpdIsai(Isai):
-    """The sparse approximate inverse of a symmetric (Hermitian) positive definite matrix,
-    M = G^H G with G ~ the inverse of A's Cholesky factor (Ginkgo's ``SpdIsai``): :class:`Isai`
-    with ``isai_type`` "spd".
-
-    Use it as Cg's preconditioner on a GPU: M is SPD, and applying it is two SpMVs.
-
-    Parameters
-    ----------
-    sparsity_power : int, default 1
-        G's pattern is that of the lower triangle of |A|^sparsity_power.
-    skip_sorting, excess_limit, excess_solver_factory, excess_solver_reduction
-        As :class:`Isai`'s: rows of the inverse beyond ROW_LIMIT entries solved as one sparse
-        excess system (in chunks of ``excess_limit`` unknowns, by ``excess_solver_factory`` to
-        ``excess_solver_reduction``); ``skip_sorting`` changes nothing.
-    isai_type : "spd"
-        Fixed.
-
-    Examples
-    --------
-    >>> M = gk.preconditioner.SpdIsai.build().with_sparsity_power(2)
+    __doc__ = _typed_doc(
+        "spd", "The sparse approximate inverse of a symmetric (Hermitian) positive definite matrix,\n    "
+        "M = G^H G with G ~ the inverse of A's Cholesky factor", "as Cg's preconditioner on a GPU: M is SPD, "
+        "and applying it is two SpMVs", "G's pattern is that of the lower triangle of |A|^sparsity_power.",
+        """>>> M = gk.preconditioner.SpdIsai.build().with_sparsity_power(2)
     >>> solver = gk.solver.Cg.build().with_preconditioner(M).on(exec).generate(A)
-    >>> solver.preconditioner.approximate_inverse                    # G
-    """
-
+    >>> solver.preconditioner.approximate_inverse                    # G""")
     Parameters = _typed("spd")

@@ -20,6 +20,19 @@ bound from eps to 1e6 eps converges in similar iteration counts; 1e8 eps (2e-8) 
 restart often and slow plain orsirr_1 down, which converges through cosines of 1e-8 to 1e-13
 that still carry information.
 
+Where no rule helps: olm1000 (``gk.problems.olmstead(500)``) with Jacobi. r_hat is numerically
+orthogonal to r (cosine 4e-14) after ~45 iterations and at 1e-15 to 1e-18 from then on, and
+|cos(t, s)| is 0.02 to 0.3 (a spectrum that real omegas fit poorly). Restarting (this rule, a
+bound relative to sum |r_hat_i r_i|, or only after a tenfold fall of ||r||) repeats the
+method's start, whose residual first grows 10-100x on this non-normal matrix: no convergence in
+10000 iterations. Not restarting (SciPy's rule: breakdown only at |rho| < eps^2) runs on the
+rounding error of rho, and converges or not by the rounding order: SciPy's own bicgstab
+converges in 5 of 10 renumberings of olm1000 (1899-2344 iterations), fails in the others; the
+same here in 2001-8780 iterations or not at all over dot-product orders, and with Sleijpen and
+van der Vorst's omega safeguard (|cos(t, s)| kept at 0.2-0.7) in 8 of 10 at best. So no restart or
+breakdown rule gives one verdict there (benchmarks/iterations_vs_scipy.py --olmstead). With the
+default ILU (``gk.linalg.bicgstab(A, b, M="ilu")``) it converges in 27 iterations.
+
 A column stops with a breakdown when, without a restart, omega is 0 (t . s == 0 with s != 0),
 or when the divisor r_hat . v of alpha is 0; its vectors keep the last valid iterate. When
 t . t is 0 (s is exactly 0: the half step already solved the system) omega is set to 0, x takes

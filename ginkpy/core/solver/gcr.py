@@ -9,6 +9,8 @@ alpha that minimizes ||r - alpha q||: the residual never grows. Since every dire
 as it was made (P beside Q), a preconditioner that changes between applications is allowed:
 an inner iterative solver, a multigrid cycle. An iteration is a preconditioner application, a
 product and four launches: the dot products, the new direction, the step, the stopping check.
+The kernels read the direction's index from the device, so that the launches of an iteration
+depend on its parity alone (and whether it is the first of its cycle): a solve captures three.
 
 A column whose new q is 0 though its residual is not (A z in the span of the earlier products:
 A or M singular) stops with a breakdown.
@@ -16,6 +18,7 @@ A or M singular) stops with a breakdown.
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 from ginkpy.core.base.factory import integer, parameters
 from ginkpy.core.solver.loop.monitor import IterationMonitor
@@ -70,6 +73,9 @@ class Gcr(IterativeSolver):
         # nq: ||q_i||^2 per column
         pbasis, qbasis = ws.array("pbasis", (m * n, k), self.dtype), ws.array("qbasis", (m * n, k), self.dtype)
         nq = ws.vector("nq", rows=m)
+        # the direction kk of the cycle at step[kk % 2] (after the first: the kernels read it, so
+        # that the launches of an iteration depend on kk % 2 alone)
+        js = ws.array("step", (2,), np.int32)
         # partial sums of the dot products with Q, of ||q||^2, q . r, ||r||^2, and of ||r||^2
         h, qr, rr = ws.partials("h", m), ws.partials("qr", 3), ws.partials("rr")
         # r = b - A x
@@ -78,19 +84,22 @@ class Gcr(IterativeSolver):
         monitor.check(r)
 
         def step(kk: int, _) -> None:
-            # direction kk of the cycle:  z = M r;  t = A z;  h = Q^H t
+            # direction kk of the cycle (at js[kk % 2] on the device, unless the first):  z = M r;
+            # t = A z;  h = Q^H t
+            at = (js, kk % 2, int(kk == 0))
             mr = self._precondition(r, z)
             A.apply(mr, t)
-            exec.run("solver.gcr.multi_dot", kk, qbasis, t, h)
+            exec.run("solver.gcr.multi_dot", *at, qbasis, t, h)
             A.reduce_sums(h)
             # q_kk = t - Q beta, p_kk = z - P beta (beta_i = h_i / ||q_i||^2);  ||q_kk||^2, q_kk . r, ||r||^2
-            exec.run("solver.gcr.orthogonalize", kk, pbasis, qbasis, mr, t, r, nq, h, qr)
+            exec.run("solver.gcr.orthogonalize", *at, pbasis, qbasis, mr, t, r, nq, h, qr)
             A.reduce_sums(qr)
-            # alpha = q_kk . r / ||q_kk||^2;  x = x + alpha p_kk;  r = r - alpha q_kk;  the check of ||r||
-            exec.run("solver.gcr.step_1", kk, pbasis, qbasis, x, r, qr, nq, rr, stop)
+            # alpha = q_kk . r / ||q_kk||^2;  x = x + alpha p_kk;  r = r - alpha q_kk;  the check of
+            # ||r||;  js[1 - kk % 2] = kk + 1
+            exec.run("solver.gcr.step_1", *at, pbasis, qbasis, x, r, qr, nq, rr, stop)
             if not monitor.blind:
                 A.reduce_sums(rr)
                 exec.run("components.stop.check", rr, stop)
 
         # a cycle ends by forgetting its directions: the next starts over at direction 0
-        monitor.run_restarted(m, step, lambda j: None, lambda j: None)
+        monitor.run_restarted(m, step, lambda j: None, lambda j: None, step_key=lambda j: (j == 0, j % 2))

@@ -10,8 +10,8 @@ rare outside nearly dependent bases). Givens rotations keep the Hessenberg matri
 iteration is four launches: the product, the dot products (normalizing the new basis vector,
 whose norm the last update summed, and with the Givens step of the previous Hessenberg column),
 the update (w' into the next product's input, with ||w'||^2), and the second pass (nothing where
-no column needs it). The kernels read j from the device, so the launches of inner iteration j
-depend on j % 2 alone.
+no column needs it). The kernels read j from the device, so the launches of inner iteration j > 0
+depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
 the end of the cycle x is updated and the true residual b - A x decides: converged, or on with
@@ -163,4 +163,6 @@ class Gmres(IterativeSolver):
             restart()
 
         restart()
-        monitor.run_restarted(m, step, rotate, end_cycle)
+        # a step captured per j % 2, the cycle's first apart: the partial sums of ||w'||^2 that
+        # step j > 0 reads take orthogonalize's shape (their buffer) at the solve's first step
+        monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: (j == 0, j % 2))

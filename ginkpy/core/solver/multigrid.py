@@ -68,7 +68,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_of, parameters, variadic
-from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.lin_op import LinOp, improve
 from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -568,7 +568,7 @@ class Multigrid(IterativeSolver):
         if pre is not None and first != "skip":
             if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
                 current.copy_from(x)
-            _smooth(pre, b, current, zero_guess)
+            improve(pre, b, current, zero_guess)
         elif zero_guess and pre_sweeps == 0:
             # x = omega D^-1 b and the restriction of its residual in one pass
             exec.run("solver.multigrid.relax_first_restrict", omega, A, inv_diag, level.agg_ptrs, level.agg_rows, b,
@@ -608,7 +608,7 @@ class Multigrid(IterativeSolver):
         elif post is not None:
             # x = x + P e
             exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
-            _smooth(post, b, current, False)
+            improve(post, b, current, False)
         else:
             # y = x + P e;  x_new = y + omega D^-1 (b - A y)
             exec.run("solver.multigrid.prolong_relax", omega, A, inv_diag, level.agg, coarse_x, b, current, other)
@@ -618,13 +618,3 @@ class Multigrid(IterativeSolver):
                 current, other = other, current
         if current is not x:
             x.copy_from(current)
-
-
-def _smooth(smoother: LinOp, b: Dense, x: Dense, zero_guess: bool) -> None:
-    """Apply a smoother to improve x (from 0 where ``zero_guess``)."""
-    if hasattr(smoother, "apply_with_initial_guess"):
-        smoother.apply_with_initial_guess(b, x, zero_guess)
-        return
-    if zero_guess:
-        x.fill(0.0)
-    smoother.apply(b, x)

@@ -1,8 +1,8 @@
 // What the Krylov solvers share (Gmres, CbGmres, Gcr): the storage of a Krylov basis (vector l at
 // basis + l * stride), its dot products with a vector in one pass (a GEMV with the conjugate
 // transpose) and its updates (a GEMV), in the GPU and the CPU layout (REDUCTION_LAYOUT). Include
-// after common.cl; DOTS (the GPU's dot products per work-item and turn) and CPU_LAYOUT come from
-// the launcher (components/krylov_basis.py).
+// after common.cl; DOTS (the GPU's dot products per work-item and turn), DOT_ROWS (its rows per
+// turn) and CPU_LAYOUT come from the launcher (components/krylov_basis.py).
 //
 // The storage type (CbGmres keeps the basis in a lower precision than the value type;
 // core/solver/cb_gmres.py): STORAGE 0 the value type itself, 1 float (float2 for complex values)
@@ -59,7 +59,26 @@ inline void basis_dots(const int first, const int num, const bool self, LAYOUT_P
     value_type acc[DOTS];
     for (int u = 0; u < DOTS; ++u) acc[u] = 0;
     if (col < k) {
-        for (int row = begin; row < end; row += lanes) {
+        int row = begin;
+#if DOT_ROWS > 1
+        // DOT_ROWS rows per turn of the loop: more loads in flight per work-item
+        for (; row + (DOT_ROWS - 1) * lanes < end; row += DOT_ROWS * lanes) {
+            value_type w_r[DOT_ROWS];
+            for (int t = 0; t < DOT_ROWS; ++t) w_r[t] = w[(row + t * lanes) * k + col];
+            for (int u = 0; u < DOTS; ++u) {
+                const int l = first + u;
+                if (l < num) {
+                    for (int t = 0; t < DOT_ROWS; ++t) {
+                        const int i = (row + t * lanes) * k + col;
+                        acc[u] += mul_conj(load_basis(basis, l * stride + i), w_r[t]);
+                    }
+                } else if (self && l == num) {
+                    for (int t = 0; t < DOT_ROWS; ++t) acc[u] += to_value(abs2(w_r[t]));
+                }
+            }
+        }
+#endif
+        for (; row < end; row += lanes) {
             const int i = row * k + col;
             const value_type w_i = w[i];
             for (int u = 0; u < DOTS; ++u) {

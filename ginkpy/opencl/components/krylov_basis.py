@@ -12,26 +12,30 @@ from ginkpy.opencl.launch import ReductionShape, ceil_div, local_buffer, reducti
 # complex values, whose local memory for the sums limits the work-groups a compute unit holds)
 DOTS = {False: 8, True: 4}
 DOT_GROUPS_PER_UNIT = {False: 4, True: 2}
+DOT_ROWS = 2  # rows per turn of a GPU work-item's loop in basis_dots (more loads in flight)
+DOT_ROWS_PER_ITEM = 8  # rows a GPU work-item of a pass of dot products adds at least
 
 
 def defines(value_dtype, basis, shape: ReductionShape) -> dict:
     """The defines of a kernel including krylov_basis.cl: STORAGE for a basis array in its
-    storage type (None: the value type), DOTS, and CPU_LAYOUT where a work-group is one work-item."""
+    storage type (None: the value type), DOTS, DOT_ROWS, and CPU_LAYOUT where a work-group is one
+    work-item."""
     storage = np.dtype(value_dtype if basis is None else basis.dtype)
     code = 2 if storage == np.float16 else 0 if storage == np.dtype(value_dtype) else 1
-    return {"STORAGE": code, "DOTS": DOTS[np.dtype(value_dtype).kind == "c"],
+    return {"STORAGE": code, "DOTS": DOTS[np.dtype(value_dtype).kind == "c"], "DOT_ROWS": DOT_ROWS,
             "CPU_LAYOUT": int(shape.local_size[0] == 1)}
 
 
 def dot_shape(info, n: int, k: int, dtype) -> ReductionShape:
     """The layout of a pass of dot products with the basis: the reduction layout with
-    DOT_GROUPS_PER_UNIT work-groups per compute unit on a GPU (each work-item adding at least 8
-    rows), so that the partial sums that every work-group of the next kernel adds up stay few."""
+    DOT_GROUPS_PER_UNIT work-groups per compute unit on a GPU (each work-item adding at least
+    DOT_ROWS_PER_ITEM rows), so that the partial sums that every work-group of the next kernel
+    adds up stay few."""
     shape = reduction_shape(info, n, k)
     if info.is_cpu:
         return shape
     per_unit = DOT_GROUPS_PER_UNIT[np.dtype(dtype).kind == "c"]
-    groups = max(1, min(per_unit * info.compute_units, ceil_div(n, shape.lanes * 8)))
+    groups = max(1, min(per_unit * info.compute_units, ceil_div(n, shape.lanes * DOT_ROWS_PER_ITEM)))
     return ReductionShape(groups, shape.width, shape.lanes, ceil_div(n, groups))
 
 

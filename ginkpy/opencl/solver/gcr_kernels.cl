@@ -4,14 +4,19 @@
 // the value type: STORAGE 0 of components/krylov_basis.cl); nq[i k + c] = ||q_i||^2 of column c.
 // Iteration kk of a cycle, after z = M r and t = A z: multi_dot (the dot products of t with
 // q_0..q_{kk-1}), orthogonalize (the new direction p_kk and its product q_kk), step_1 (x and r).
+// They read kk from the device: 0 where `first` (the cycle's first iteration), else step[parity]
+// (iteration kk having parity kk % 2; step_1 sets step[1 - parity] = kk + 1), so that the launches
+// of the later iterations depend on kk % 2 alone and a captured iteration replays for every kk.
+#define ITERATION(step, parity, first) ((first) ? 0 : (step)[parity])
 #include "common.cl"
 #include "components/krylov_basis.cl"
 
 // The partial sums of conj(q_i) . t, i < kk (rows of m k per work-group).
-__kernel void multi_dot(REDUCTION_PARAMS, const int kk, const int m, __global const value_type* qbasis,
-                        __global const value_type* t, __global value_type* partial,
-                        __local value_type* red)
+__kernel void multi_dot(REDUCTION_PARAMS, __global const int* step, const int parity, const int first,
+                        const int m, __global const value_type* qbasis, __global const value_type* t,
+                        __global value_type* partial, __local value_type* red)
 {
+    const int kk = ITERATION(step, parity, first);
     REDUCTION_LAYOUT;
 #if CPU_LAYOUT
     cpu_basis_dots(kk, false, k, col, begin, end, group, qbasis, n * k, t, partial, m * k);
@@ -26,13 +31,15 @@ __kernel void multi_dot(REDUCTION_PARAMS, const int kk, const int m, __global co
 // multi_dot's partial sums h; 0 where ||q_i|| = 0), q_kk = t - sum beta_i q_i and p_kk = z - sum
 // beta_i p_i (A p_kk = q_kk), and the partial sums of ||q_kk||^2, conj(q_kk) . r and ||r||^2 into
 // qr (3 k per work-group).
-__kernel void orthogonalize(REDUCTION_PARAMS, const int kk, const int m, __global value_type* pbasis,
+__kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const int parity,
+                            const int first, const int m, __global value_type* pbasis,
                             __global value_type* qbasis, __global const value_type* z,
                             __global const value_type* t, __global const value_type* r,
                             __global const value_type* nq, __global const value_type* h,
                             const int h_parts, __global value_type* qr, __local value_type* sums,
                             __local value_type* tmp)
 {
+    const int kk = ITERATION(step, parity, first);
     sum_partials_strided(h, h_parts, m * k, kk * k, sums, tmp);
     for (int e = get_local_id(0); e < kk * k; e += get_local_size(0)) {
         const real_type norm2 = real_part(nq[e]);
@@ -81,13 +88,15 @@ __kernel void orthogonalize(REDUCTION_PARAMS, const int kk, const int m, __globa
 // qr), x += alpha p_kk, r -= alpha q_kk (the residual's least-squares step along q_kk); nq[kk] =
 // ||q_kk||^2; the partial sums of ||r||^2 into rr, every column. A column whose q_kk is 0 though r
 // is not (A z in the span of the earlier q: no new direction, A or M singular) stops with a
-// breakdown; one whose r is 0 already idles.
-__kernel void step_1(REDUCTION_PARAMS, const int kk, __global const value_type* pbasis,
-                   __global const value_type* qbasis, __global value_type* x, __global value_type* r,
-                   __global const value_type* qr, const int qr_parts, __global value_type* nq,
-                   __global value_type* rr, __global uchar* status, __local value_type* sums,
-                   __local value_type* tmp)
+// breakdown; one whose r is 0 already idles. step[1 - parity] = kk + 1.
+__kernel void step_1(REDUCTION_PARAMS, __global int* step, const int parity, const int first,
+                     __global const value_type* pbasis, __global const value_type* qbasis,
+                     __global value_type* x, __global value_type* r, __global const value_type* qr,
+                     const int qr_parts, __global value_type* nq, __global value_type* rr,
+                     __global uchar* status, __local value_type* sums, __local value_type* tmp)
 {
+    const int kk = ITERATION(step, parity, first);
+    if (get_group_id(0) == 0 && get_group_id(1) == 0 && get_local_id(0) == 0) step[1 - parity] = kk + 1;
     sum_partials(qr, qr_parts, 3 * k, sums, tmp);
     REDUCTION_LAYOUT;
     const int stride = n * k;

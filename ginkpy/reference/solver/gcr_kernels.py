@@ -1,6 +1,9 @@
 """Reference kernels of Gcr. The directions p_i and their products q_i = A p_i (i < m) are raw
 arrays of m n rows and k columns whose rows i n .. (i + 1) n hold vector i; nq (m x k) holds
-||q_i||^2 per column. Partial sums of the dot products are rows of m k (the first kk k used)."""
+||q_i||^2 per column. Partial sums of the dot products are rows of m k (the first kk k used).
+Iteration kk of a cycle is 0 where ``first``, else read from the device, ``step[parity]``
+(iteration kk having parity kk % 2; each ``step_1`` sets step[1 - parity] = kk + 1), so that the
+launches of the iterations after the first depend on kk % 2 alone."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +16,14 @@ def _vectors(basis, n):
     return basis.reshape(-1, n, basis.shape[1])
 
 
-def multi_dot(exec, kk, qbasis, t, h):
-    # h = [conj(q_i) . t for i < kk] (rows of m k)
+def _kk(step, parity, first) -> int:
+    """Iteration kk of the cycle: 0 where ``first``, else step[parity]."""
+    return 0 if first else int(step[parity])
+
+
+def multi_dot(exec, step, parity, first, qbasis, t, h):
+    # (iteration kk)  h = [conj(q_i) . t for i < kk] (rows of m k)
+    kk = _kk(step, parity, first)
     n, k = t.shape
     q = _vectors(qbasis, n)
     row = np.zeros(q.shape[0] * k, t.dtype)
@@ -22,9 +31,10 @@ def multi_dot(exec, kk, qbasis, t, h):
     _set(h, row)
 
 
-def orthogonalize(exec, kk, pbasis, qbasis, z, t, r, nq, h, qr):
-    # beta_i = h_i / ||q_i||^2 (0 where q_i = 0);  q_kk = t - sum beta_i q_i;  p_kk = z - sum beta_i p_i;
+def orthogonalize(exec, step, parity, first, pbasis, qbasis, z, t, r, nq, h, qr):
+    # (iteration kk)  beta_i = h_i / ||q_i||^2 (0 where q_i = 0);  q_kk = t - sum beta_i q_i;  p_kk = z - sum beta_i p_i;
     # qr = [||q_kk||^2, conj(q_kk) . r, ||r||^2]
+    kk = _kk(step, parity, first)
     n, k = t.shape
     p, q = _vectors(pbasis, n), _vectors(qbasis, n)
     norms = nq.values[:kk].real
@@ -36,9 +46,12 @@ def orthogonalize(exec, kk, pbasis, qbasis, z, t, r, nq, h, qr):
                              _column_sums(r.values.conj() * r.values)]))
 
 
-def step_1(exec, kk, pbasis, qbasis, x, r, qr, nq, rr, stop):
-    # in running columns with q_kk != 0: alpha = conj(q_kk) . r / ||q_kk||^2;  x += alpha p_kk;
-    # r -= alpha q_kk;  nq[kk] = ||q_kk||^2;  rr = ||r||^2;  q_kk = 0 with r != 0: a breakdown
+def step_1(exec, step, parity, first, pbasis, qbasis, x, r, qr, nq, rr, stop):
+    # (iteration kk) in running columns with q_kk != 0: alpha = conj(q_kk) . r / ||q_kk||^2;
+    # x += alpha p_kk;  r -= alpha q_kk;  nq[kk] = ||q_kk||^2;  rr = ||r||^2;  q_kk = 0 with r != 0: a
+    # breakdown;  step[1 - parity] = kk + 1
+    kk = _kk(step, parity, first)
+    step[1 - parity] = kk + 1
     n, k = x.shape
     sums = qr.values.sum(axis=0)
     norm2, dots, r_norm2 = sums[:k].real, sums[k:2 * k], sums[2 * k:].real

@@ -318,17 +318,19 @@ class IterationMonitor:
                 return
 
     def run_restarted(self, length: int, step: Callable[[int, bool], None], rotate: Callable[[int], None],
-                      end_cycle: Callable[[int], None]) -> None:
+                      end_cycle: Callable[[int], None], step_key: Callable[[int], Any] | None = None) -> None:
         """Enqueue restart cycles of at most ``length`` inner iterations until every column
         stopped (Gmres). ``step(j, rotate)`` enqueues inner iteration j, first finishing step
         j - 1 (its Givens rotation) where ``rotate``; ``rotate(j)`` finishes step j alone;
         ``end_cycle(j)`` ends a cycle after inner iteration j (the update of x, the true
         residual, the next cycle's start; the device confirms converged columns there).
-        Steps and ends are captured and replayed as :meth:`run`'s iterations."""
+        Steps and ends are captured and replayed as :meth:`run`'s iterations, a step by
+        ``step_key(j)``: what its launches and their buffers depend on (Gmres reads j from the
+        device: (j == 0, j % 2), three captures a solve, not one per j); by j itself where None."""
         self._start_solution_reads()
         while True:
             while self.running and self.iteration < self.loop_limit:
-                j = self._cycle(length, step, rotate)
+                j = self._cycle(length, step, rotate, step_key or (lambda j: j))
                 # (after a break in the cycle, the rotation of step j ran already: again it does nothing)
                 if j == length - 1:
                     self._replay("end", lambda: end_cycle(j))
@@ -340,8 +342,8 @@ class IterationMonitor:
             if not self._settle():
                 return
 
-    def _cycle(self, length: int, step, rotate) -> int:
-        """The inner iterations of one cycle; returns the last one run."""
+    def _cycle(self, length: int, step, rotate, step_key: Callable[[int], Any]) -> int:
+        """The inner iterations of one cycle (step j captured by step_key(j)); returns the last one run."""
         for j in range(length):
             if j > 0 and self.reads_each_iteration:
                 # each iteration waits for the host anyway (a host operator): the rotation of step
@@ -352,7 +354,7 @@ class IterationMonitor:
                     return j - 1
                 step(j, False)
             else:
-                self._replay(("step", j), lambda j=j: step(j, True))
+                self._replay(("step", step_key(j)), lambda j=j: step(j, True))
             self.iteration += 1
             self._next()
             if not self.has_status(RUNNING) or self.iteration >= self.loop_limit:
