@@ -1,6 +1,8 @@
 """Solve a 3D Poisson problem with preconditioned CG over MPI ranks (gk.distributed).
 
     mpiexec -n 4 python examples/distributed_solve.py                  # 64^3 grid, Jacobi, OpenCL
+    mpiexec -n 4 python examples/distributed_solve.py --solver pipecg  # one reduction per iteration
+    mpiexec -n 4 python examples/distributed_solve.py --preconditioner amg --grid 128
     mpiexec -n 2 python examples/distributed_solve.py --executor reference --grid 32 --check
 
 Each rank assembles only its own rows of the matrix (no rank builds the global one), the
@@ -25,7 +27,13 @@ PRECONDITIONERS = {
     "jacobi": lambda: gk.preconditioner.Jacobi.build().with_max_block_size(1),
     "block-jacobi": lambda: gk.preconditioner.Jacobi.build(),
     "schwarz-ic": lambda: gk.distributed.preconditioner.Schwarz.build().with_local_solver(gk.preconditioner.Ic.build()),
+    # two-level: IC on each rank's block and a coarse correction by aggregation over the ranks
+    "schwarz2-ic": lambda: gk.distributed.preconditioner.Schwarz.build().with_local_solver(gk.preconditioner.Ic.build())
+    .with_coarse_level(gk.multigrid.Pgm.build()),
+    # algebraic multigrid over the ranks (one V-cycle on a GPU), gathered onto every rank once small
+    "amg": lambda: gk.solver.Multigrid.build(),
 }
+SOLVERS = {"cg": lambda: gk.solver.Cg.build(), "pipecg": lambda: gk.solver.PipeCg.build()}
 
 
 def main() -> None:
@@ -33,6 +41,7 @@ def main() -> None:
     parser.add_argument("--grid", type=int, default=64, help="grid side: grid^3 unknowns")
     parser.add_argument("--executor", default="opencl", choices=["opencl", "reference"])
     parser.add_argument("--preconditioner", default="jacobi", choices=list(PRECONDITIONERS))
+    parser.add_argument("--solver", default="cg", choices=list(SOLVERS))
     parser.add_argument("--rtol", type=float, default=1e-8)
     parser.add_argument("--max-iters", type=int, default=10000)
     parser.add_argument("--check", action="store_true", help="compare with the serial solve on rank 0")
@@ -52,7 +61,7 @@ def main() -> None:
     b = A.apply(ones, gk.distributed.Vector.zeros(exe, comm, partition))
     x = gk.distributed.Vector.zeros(exe, comm, partition)
 
-    params = (gk.solver.Cg.build()
+    params = (SOLVERS[args.solver]()
               .with_criteria(gk.stop.Iteration.build().with_max_iters(args.max_iters),
                              gk.stop.ResidualNorm.build().with_reduction_factor(args.rtol)))
     preconditioner = PRECONDITIONERS[args.preconditioner]()
@@ -73,7 +82,7 @@ def main() -> None:
     devices = comm.gather(getattr(getattr(exe, "info", None), "name", type(exe).__name__))
     if comm.rank == 0:
         print(f"3D Poisson {args.grid}^3 = {n} unknowns on {comm.size} rank(s): {', '.join(devices)}")
-        print(f"Cg + {args.preconditioner}: {logger.num_iterations} iterations, {logger.stop_reason}, "
+        print(f"{type(solver).__name__} + {args.preconditioner}: {logger.num_iterations} iterations, {logger.stop_reason}, "
               f"residual norm {float(np.max(logger.residual_norm)):.3e}, {elapsed:.3f} s (generate + solve)")
         print(f"max |x - 1| = {error:.3e}")
     if args.check:
@@ -89,11 +98,11 @@ def check(args, comm, exe, x, logger) -> None:
     S = gk.matrix.Csr.from_scipy(exe, poisson_3d_rows((args.grid,) * 3, 0, n))
     b = S.apply(gk.matrix.Dense.full(exe, (n, 1), 1.0), gk.matrix.Dense.zeros(exe, (n, 1)))
     xs = gk.matrix.Dense.zeros(exe, (n, 1))
-    params = (gk.solver.Cg.build()
+    params = (SOLVERS[args.solver]()
               .with_criteria(gk.stop.Iteration.build().with_max_iters(args.max_iters),
                              gk.stop.ResidualNorm.build().with_reduction_factor(args.rtol)))
     # Schwarz's local IC on the whole matrix (one block: fewer iterations than p blocks)
-    preconditioner = (gk.preconditioner.Ic.build() if args.preconditioner == "schwarz-ic" else
+    preconditioner = (gk.preconditioner.Ic.build() if args.preconditioner.startswith("schwarz") else
                       PRECONDITIONERS[args.preconditioner]())
     if preconditioner is not None:
         params = params.with_preconditioner(preconditioner)

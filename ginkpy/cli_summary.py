@@ -133,7 +133,7 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
     relative = _relative(result)
     eps = float(np.finfo(dtype).eps)
     k = len(result.stop_reasons)
-    spd = suits_cg and name in ("Cg", "Fcg")
+    spd = suits_cg and name in ("Cg", "Fcg", "PipeCg")
     stronger = _either(_stronger(params, spd, zero_diagonal.size > 0))
     # zero diagonal entries defeat Jacobi (it cannot invert them) and an unpreconditioned start
     zeros = ""
@@ -147,13 +147,15 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
         where = "" if k == 1 else f"column{'s' if len(columns) > 1 else ''} {', '.join(map(str, columns[:8]))}" \
                                   f"{', ...' if len(columns) > 8 else ''}: "
         worst = max(columns, key=lambda j: relative[j])
-        if name in ("Cg", "Fcg") and not suits_cg:
+        if name in ("Cg", "Fcg", "PipeCg") and not suits_cg:
             other = ("--solver minres", "Minres") if symmetric_kind(kind) else ("--solver bicgstab or gmres", "Bicgstab")
             text = (f"{name} needs a symmetric positive definite matrix and this one is {kind}: "
                     f"use {other[0]} (or leave --solver out: auto picks {other[1]} here)")
         elif reason == StopReason.BREAKDOWN:
             text = {"Cg": "a zero p^T A p or rho: the matrix or the preconditioner is not positive definite; "
                           "try --solver gmres",
+                    "PipeCg": "a zero or negative (u, A u) - beta gamma / alpha: the matrix or the preconditioner is "
+                              "not positive definite (or the recurrence lost its accuracy); try --solver cg or gmres",
                     "Gmres": f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}",
                     "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
                               "not positive definite; try --solver gmres"}.get(

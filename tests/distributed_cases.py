@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import ginkpy as gk
+from ginkpy.core.base.lin_op import LinOp
 
 
 # -- problems ----------------------------------------------------------------------------------
@@ -112,6 +113,61 @@ def case_cg_jacobi(ex, comm):
     b = np.random.default_rng(0).standard_normal(A.shape[0])
     return compare(ex, comm, A, b, gk.distributed.Partition.uniform(A.shape[0], comm),
                    gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(jacobi()))
+
+
+def case_pipecg_jacobi(ex, comm):
+    # pipelined CG: one reduction per iteration, overlapped with the product
+    A = poisson2d(20)
+    b = np.random.default_rng(14).standard_normal((A.shape[0], 2))
+    return compare(ex, comm, A, b, uneven(comm, A.shape[0]),
+                   gk.solver.PipeCg.build().with_criteria(*criteria()).with_preconditioner(jacobi()))
+
+
+def amg(gather_rows: int = 100):
+    """Multigrid as a preconditioner, distributed down to ``gather_rows`` rows, then gathered."""
+    return gk.solver.Multigrid.build().with_gather_rows(gather_rows)
+
+
+def case_amg_cg(ex, comm):
+    # AMG over the ranks: each rank aggregates its rows, the coarse matrices are global; from
+    # 100 rows on the levels are gathered onto every rank. The serial AMG aggregates across the
+    # rank boundaries: a few iterations apart, the same solution
+    A = poisson2d(40)
+    b = np.random.default_rng(15).standard_normal(A.shape[0])
+    result = compare(ex, comm, A, b, uneven(comm, A.shape[0]),
+                     gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(amg()))
+    return None if result is None else result | {"iterations_differ": True}
+
+
+def case_amg_solver_zero_rows(ex, comm):
+    # Multigrid as the solver (V-cycles until the tolerance), a rank without rows
+    A = poisson2d(30)
+    b = np.random.default_rng(16).standard_normal(A.shape[0])
+    result = compare(ex, comm, A, b, uneven(comm, A.shape[0], zero_rank=comm.size - 2),
+                     amg(50).with_criteria(*criteria(200, 1e-8)), tol=1e-6)
+    return None if result is None else result | {"iterations_differ": True}
+
+
+def case_two_level_schwarz(ex, comm):
+    # Schwarz with IC on each rank's block and a coarse correction by aggregation: fewer
+    # iterations than the one-level Schwarz of the same blocks (no serial counterpart: the
+    # solution is compared with numpy's)
+    A = poisson2d(30)
+    b = np.random.default_rng(17).standard_normal(A.shape[0])
+    partition = uneven(comm, A.shape[0])
+    def schwarz(coarse):
+        params = gk.distributed.preconditioner.Schwarz.build().with_local_solver(gk.preconditioner.Ic.build())
+        return params.with_coarse_level(gk.multigrid.Pgm.build()) if coarse else params
+    local = block_diagonal(A, partition)
+    one = compare(ex, comm, A, b, partition, gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(
+        schwarz(False)), serial_preconditioner=lambda As: gk.preconditioner.Ic.build().on(ex).generate(
+            gk.matrix.Csr.from_scipy(ex, local)))
+    two = compare(ex, comm, A, b, partition,
+                  gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(schwarz(True)),
+                  serial_preconditioner=lambda As: gk.preconditioner.Ic.build().on(ex).generate(As))
+    if two is None:
+        return None
+    return two | {"iterations_differ": True, "one_level_iterations": one["iterations"][0], "error": two["exact_error"]}
 
 
 def case_cg_block_jacobi(ex, comm):
@@ -210,7 +266,7 @@ def case_one_neighbour(ex, comm):
     b = np.random.default_rng(7).standard_normal(A.shape[0])
     partition = gk.distributed.Partition.uniform(A.shape[0], comm)
     Ad = gk.distributed.Matrix.from_global(ex, comm, A if comm.rank == 0 else None, partition)
-    neighbours = comm.gather((Ad._receive_from.ranks, Ad._send_to.ranks, Ad.ghost_columns.tolist()))
+    neighbours = comm.gather((Ad.halo.receive_from.ranks, Ad.halo.send_to.ranks, Ad.ghost_columns.tolist()))
     result = compare(ex, comm, A, b, partition, gk.solver.Gmres.build().with_criteria(*criteria()))
     if result is not None:
         result["neighbours"] = neighbours
@@ -302,6 +358,31 @@ def case_vector_reductions(ex, comm):
     return out if comm.rank == 0 else None
 
 
+def case_loop_counts(ex, comm):
+    # what an iteration costs on every rank: launches, blocking reads, allocations, reductions
+    # (one non-blocking allgather each) and halo exchanges, from the difference of 34 and 62
+    # iterations (well before the solve converges; the same best iterates kept, at 4, 8, 16 and
+    # 32, so that the ends cost the same); Cg and PipeCg with scalar Jacobi
+    A = poisson2d(40)
+    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
+    Ad = gk.distributed.Matrix.from_global(ex, comm, A if comm.rank == 0 else None, partition)
+    b = gk.distributed.Vector.full(ex, comm, partition, 1.0)
+    x = gk.distributed.Vector.zeros(ex, comm, partition)
+    out = {}
+    for name in ("Cg", "PipeCg"):
+        counts = []
+        for iters in (34, 62):
+            solver = (getattr(gk.solver, name).build().with_preconditioner(jacobi())
+                      .with_criteria(gk.stop.Iteration.build().with_max_iters(iters)).on(ex).generate(Ad))
+            solver.apply(b, x)  # the first apply makes the work vectors and captures
+            before = dict(ex.counters) | Ad.counters
+            x.fill(0.0)
+            solver.apply(b, x)
+            counts.append({key: value - before[key] for key, value in (dict(ex.counters) | Ad.counters).items()})
+        out[name] = comm.gather({key: (counts[1][key] - counts[0][key]) / 28 for key in counts[0]})
+    return out if comm.rank == 0 else None
+
+
 def _errors(comm, fn) -> list:
     """Run ``fn`` on every rank; what each rank raised (type, message) or None."""
     try:
@@ -379,6 +460,37 @@ def case_bad_input(ex, comm):
         Ad.apply(b, x)
     out["plain_dense_operands"] = _errors(comm, plain_dense)
     return out if comm.rank == 0 else None
+
+
+class _FailingSolver(LinOp):
+    """A local solver on the host (x = b, read and written: each apply runs itself) that raises
+    at its ``at``-th apply where ``fails``."""
+
+    def __init__(self, ex, n: int, fails: bool, at: int) -> None:
+        super().__init__(ex, (n, n), np.float64)
+        self.calls, self.fails, self.at = 0, fails, at
+
+    def _apply_impl(self, b, x):
+        self.calls += 1
+        if self.fails and self.calls == self.at:
+            raise ValueError("the local solver failed on purpose")
+        self.executor.write(x.values, self.executor.to_host(b.values))
+
+
+def case_error_on_one_rank(ex, comm):
+    # the last rank's local solver raises in the middle of a solve: every rank raises (the
+    # others naming that rank), none waits forever. The last case of a launch: after it the
+    # ranks' exchanges are out of step
+    A = poisson2d(16)
+    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
+    Ad = gk.distributed.Matrix.from_global(ex, comm, A if comm.rank == 0 else None, partition)
+    local = _FailingSolver(ex, partition.local_size(comm.rank), comm.rank == comm.size - 1, 5)
+    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(local)
+    b = gk.distributed.Vector.full(ex, comm, partition, 1.0)
+    x = gk.distributed.Vector.zeros(ex, comm, partition)
+    solver = gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(schwarz).on(ex).generate(Ad)
+    raised = _errors(comm, lambda: solver.apply(b, x))
+    return {"raised": raised} if comm.rank == 0 else None
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -40,6 +40,14 @@ def case_cg_jacobi_hpd(ex, comm):
                    dtype=np.complex128)
 
 
+def case_pipecg_jacobi_hpd(ex, comm):
+    # pipelined CG: the conjugating dots of its one reduction stay complex over the ranks
+    A = hpd()
+    return compare(ex, comm, A, rhs(A.shape[0], 20, 2), uneven(comm, A.shape[0]),
+                   gk.solver.PipeCg.build().with_criteria(*criteria()).with_preconditioner(jacobi()),
+                   dtype=np.complex128)
+
+
 def case_gmres_jacobi_helmholtz(ex, comm):
     A = helmholtz()
     return compare(ex, comm, A, rhs(A.shape[0], 1), uneven(comm, A.shape[0]),

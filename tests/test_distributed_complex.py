@@ -13,7 +13,7 @@ from test_distributed import HERE, _check_solve, _launch
 
 CASES_FILE = HERE / "distributed_complex_cases.py"
 # the OpenCL run (PoCL starts in seconds per rank): every case but the bad input (host checks)
-OPENCL_CASES = ["cg_jacobi_hpd", "gmres_jacobi_helmholtz", "bicgstab_jacobi_helmholtz", "bicg_helmholtz",
+OPENCL_CASES = ["cg_jacobi_hpd", "pipecg_jacobi_hpd", "gmres_jacobi_helmholtz", "bicgstab_jacobi_helmholtz", "bicg_helmholtz",
                 "cg_schwarz_block_jacobi", "fcg_schwarz_cg", "gmres_schwarz_ilu_helmholtz",
                 "several_columns_zero_rows", "complex64", "vector_reductions"]
 

@@ -543,6 +543,13 @@ class OpenCLExecutor(Executor):
         if recording:
             self._record_write(lambda: cl.enqueue_copy(queue, buffer, host, is_blocking=False))
 
+    def write_async(self, array, host: np.ndarray):
+        import pyopencl as cl
+        if not array.size:
+            return None
+        self._check_process()
+        return cl.enqueue_copy(self.queue, array.data, host, is_blocking=False)
+
     def copy(self, array):
         out = self.alloc(array.shape, array.dtype)
         self.copy_into(out, array)

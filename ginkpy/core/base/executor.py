@@ -63,6 +63,7 @@ class Recording:
     def __init__(self) -> None:
         self.steps: list[Callable[[], None]] = []
         self.read = False
+        self.host_steps = 0  # steps that are host work (Executor.host_step), not launches
 
 
 def new_counters() -> dict[str, int]:
@@ -134,20 +135,41 @@ class Executor:
         if outer is not None:  # nested capture: the outer recording gets the same work
             outer.steps.extend(recording.steps)
             outer.read |= recording.read
+            outer.host_steps += recording.host_steps
         if recording.read:
             return None
         steps = tuple(recording.steps)
+        host_steps = recording.host_steps
         counters, check = self.counters, self._check_process
 
         def replay() -> None:
             check()  # no lock: the steps only enqueue work set up once
             for step in steps:
                 step()
-            counters["launches"] += len(steps)
+            counters["launches"] += len(steps) - host_steps
             outer = self._recording()
             if outer is not None:  # replayed inside another capture: that one records it too
                 outer.steps.extend(steps)
+                outer.host_steps += host_steps
         return replay
+
+    def host_step(self, step: Callable[[], None]) -> None:
+        """Run ``step()``, host work between launches that takes no decision on the data (an
+        exchange over MPI of values it reads without blocking and writes back itself, see
+        ``gk.distributed``), and record it in a running capture, so that a replay runs it again
+        in its place among the launches. What ``step`` enqueues itself is not recorded: it
+        enqueues it again when replayed."""
+        recording = self._recording()
+        if recording is None:
+            step()
+            return
+        self._capture.recording = None
+        try:
+            step()
+        finally:
+            self._capture.recording = recording
+        recording.steps.append(step)
+        recording.host_steps += 1
 
     @contextlib.contextmanager
     def cached_setup(self) -> Iterator[None]:
@@ -291,6 +313,15 @@ class Executor:
         copies are done already, as on the host)."""
         for a, host in zip(arrays, into):
             host[...] = a
+        return None
+
+    def write_async(self, array: Any, host: np.ndarray) -> Any:
+        """Start copying the host array ``host`` (made by :meth:`host_array`, of ``array``'s
+        shape and value type) into ``array`` without waiting; the caller leaves ``host``
+        unchanged until the copy is done (work queued after it on this executor comes after
+        it). Returns the event of the copy (None when it is done already, as on the host).
+        Not recorded by a capture: for :meth:`host_step`."""
+        array[...] = host
         return None
 
     def flush(self) -> None:

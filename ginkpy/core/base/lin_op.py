@@ -6,6 +6,7 @@ executor (and x back again); shapes and value types are checked before any work.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -131,10 +132,33 @@ class LinOp(PolymorphicObject):
         up); a distributed operator adds them over its ranks (all ``partials`` given at once in
         one exchange). Solvers call it after each kernel that writes partial sums."""
 
+    def start_sums(self, *partials: Any, extras: dict | None = None) -> None:
+        """Start :meth:`reduce_sums` of ``partials``, to be ended by :meth:`finish_sums` after
+        work that does not need them (which a distributed operator overlaps with the exchange;
+        ``extras``: partial sums it adds to those of ``partials[i]``); nothing on one executor."""
+
+    def finish_sums(self, *partials: Any) -> None:
+        """End the :meth:`start_sums` of ``partials``: kernels enqueued after it get the sums."""
+
     def reduce_flags(self, flags: np.ndarray) -> np.ndarray:
         """The host booleans ``flags`` or-ed over the ranks of a distributed operator (the flags
         themselves on one executor): so that every rank takes the same decision on them."""
         return flags
+
+    def reduce_max(self, values: np.ndarray) -> np.ndarray:
+        """The largest of the ranks' host ``values`` for a distributed operator (``values`` on
+        one executor): a number every rank decides on alike."""
+        return values
+
+    #: whether a solve on this operator must take every host decision alike with other
+    #: processes (a distributed operator over several ranks)
+    collective_loop = False
+
+    def collective_errors(self, outermost: bool) -> Any:
+        """A context around a solve on this operator (the ``outermost`` one, not an inner
+        solver's): where the operator spans several ranks, an error raised in the solve on one
+        of them is raised on every rank; nothing on one executor."""
+        return contextlib.nullcontext()
 
     def apply_with_dots(self, b: Any, x: Any, u: Any, w: Any, partials: Any) -> None:
         """x = op(b), and into ``partials`` the partial sums of the dot products u . x (and

@@ -4,74 +4,53 @@
 Each rank owns the rows ``partition.range(rank)`` and splits them once, at construction, into
 the local block (the columns it owns, renumbered from 0: a square Csr) and the non-local block
 (the other columns, renumbered compactly in the order of their global indices: the "ghost"
-columns). The ghost columns are grouped by their owners, so the values each owner sends land in
-one contiguous stretch of the ghost vector, in order: no scatter after the receive.
+columns), stored compressed to the rows that have non-local entries (on a grid, the rows next
+to another rank's).
 
-``apply``: x = A_local b_local + A_non_local b_ghost. The rows of b that other ranks need are
-gathered into a send buffer on the device (one kernel), read to the host, and sent with
-non-blocking MPI while the local SpMV runs on the device; the received ghost values are then
-written to the device and the non-local SpMV adds their part. Device memory never goes to MPI
-directly: it is staged through the host, in numpy buffers of the value type (mpi4py sends
-complex64/complex128 as MPI's complex types).
+``apply``: x = A_local b_local + A_non_local b_ghost. The halo exchange (``halo.Halo``) starts
+before the local product and ends after it, so the ghost rows travel while the device computes
+the local product; then one small launch adds the non-local part on its rows. Products with
+dot products (``apply_with_dots``, what CG needs after its product) form the dots of the
+local product in it and those of the non-local part in the non-local launch; the solver's
+reduction adds both.
 
 Its ``shape`` is that of the local block (n_local x n_local: what the Vector's kernels see),
-``global_shape`` the whole. ``reduce_sums`` makes the partial sums of a solver's reductions
-global; ``reduce_flags`` makes the host's decisions global.
+``global_shape`` the whole. ``reduce_sums`` (or ``start_sums`` ... ``finish_sums``, overlapped
+with work in between) makes the partial sums of a solver's reductions global without a
+blocking read (``reduction.Reduction``); ``reduce_flags`` and ``reduce_max`` make the host's
+decisions global; ``counters`` count the reductions and halo exchanges of the communicator.
 """
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
-import attrs
 import numpy as np
 import scipy.sparse as sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.distributed.collective import (any_over_ranks, check_comm, mixed_value_types_hint, mpi, raise_together,
-                                                sum_over_ranks)
+from ginkpy.core.distributed.collective import (Collective, allgather, any_over_ranks, check_comm,
+                                                mixed_value_types_hint, raise_together)
+from ginkpy.core.distributed.halo import Halo
 from ginkpy.core.distributed.partition import Partition
+from ginkpy.core.distributed.reduction import reduction_of
 from ginkpy.core.distributed.vector import Vector, _check_partition
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense, as_scalar, value_dtype
-
-HALO_TAG = 15  # the MPI tag of the halo exchange (messages between two ranks never overtake)
-
-
-@attrs.define
-class _Neighbours:
-    """The ranks this rank exchanges with, and where each one's rows sit in the buffer."""
-
-    ranks: list
-    begins: list
-    ends: list
-
-    @classmethod
-    def from_counts(cls, counts: np.ndarray) -> "_Neighbours":
-        offsets = np.concatenate([[0], np.cumsum(counts)])
-        ranks = np.flatnonzero(counts).tolist()
-        return cls(ranks, [int(offsets[r]) for r in ranks], [int(offsets[r + 1]) for r in ranks])
-
-
-@attrs.define
-class _Buffers:
-    """The halo buffers of one column count and value type: the gathered rows to send (device)
-    and the received ghost rows (host, then device)."""
-
-    send: Dense | None
-    receive: np.ndarray
-    ghost: Dense
 
 
 class Matrix(LinOp):
     """This rank's rows of a square N x N matrix partitioned by ``partition`` over the ranks of
     ``comm`` (Ginkgo's ``experimental::distributed::Matrix``; the module says how): the block of
-    its own columns (``local_matrix``) and the rest (``non_local_matrix``), whose entries need
-    the other ranks' rows of x (a halo exchange overlapped with the local product).
+    its own columns (``local_matrix``) and the rest (``non_local``, on the rows that have entries
+    there), whose entries need the other ranks' rows of x (a halo exchange overlapped with the
+    local product).
 
     Use it for systems too large for one device, or to run on several GPUs: every core solver
     takes it, as a system matrix, with distributed Vectors. Make one with :meth:`from_scipy`
-    from each rank's own rows (no rank needs the global matrix).
+    (each rank its own rows; no rank needs the global matrix) or :meth:`from_global` (scattered
+    from one rank); the constructor takes the blocks already split.
 
     Parameters
     ----------
@@ -81,8 +60,10 @@ class Matrix(LinOp):
         The communicator of the ranks.
     partition : Partition
         Which rows each rank owns.
-    local_matrix, non_local_matrix : Csr
-        The rank's rows: its own columns, and the ghost columns (numbered as ghost_columns).
+    local_matrix : Csr
+        The rank's rows on its own columns (renumbered from 0: square).
+    non_local, non_local_rows : Csr, ndarray
+        The ghost columns' block on the rows that have entries there, and those local rows.
     ghost_columns, receive_counts, send_rows, send_counts : ndarray
         The halo: the global index of each ghost column, how many come from each rank, the
         local rows this rank sends and how many go to each rank.
@@ -96,20 +77,40 @@ class Matrix(LinOp):
 
     distributed = True
 
-    def __init__(self, exec: Executor, comm: Any, partition: Partition, local_matrix: Csr,
-                 non_local_matrix: Csr, ghost_columns: np.ndarray, receive_counts: np.ndarray,
+    def __init__(self, exec: Executor, comm: Any, partition: Partition, local_matrix: Csr, non_local: Csr,
+                 non_local_rows: np.ndarray, ghost_columns: np.ndarray, receive_counts: np.ndarray,
                  send_rows: np.ndarray, send_counts: np.ndarray) -> None:
         super().__init__(exec, local_matrix.shape, local_matrix.dtype)
         self.comm, self.partition = comm, partition
-        self.local_matrix, self.non_local_matrix = local_matrix, non_local_matrix
-        # global index of each ghost column; local index of each row sent (in order of the receivers)
+        self.collective = Collective.of(comm)
+        self.local_matrix = local_matrix
+        # the non-local block on the rows that have entries there (r x g), and those rows
+        self.non_local, self.non_local_rows = non_local, non_local_rows
+        self._non_local_rows = exec.from_host(non_local_rows.astype(INDEX_DTYPE))
+        # global index of each ghost column
         self.ghost_columns = ghost_columns
-        self.send_rows = send_rows
-        self._send_rows = exec.from_host(send_rows.astype(INDEX_DTYPE))
-        self._receive_from = _Neighbours.from_counts(receive_counts)
-        self._send_to = _Neighbours.from_counts(send_counts)
-        self._buffers: dict[tuple, _Buffers] = {}
-        self._host_arrays: dict[tuple, np.ndarray] = {}
+        self.halo = Halo(exec, comm, send_rows, send_counts, receive_counts)
+
+    @property
+    def collective_loop(self) -> bool:
+        """Whether a solve's host decisions must be taken alike with other ranks (more than one)."""
+        return self.comm.size > 1
+
+    @property
+    def counters(self) -> dict:
+        """The reductions (one non-blocking allgather each) and halo exchanges this rank made
+        with the others of its communicator, since the first distributed object there."""
+        return self.collective.counters
+
+    @property
+    def non_local_matrix(self) -> Csr:
+        """The non-local block with all of this rank's rows (n_local x g), made on demand."""
+        compressed = self.non_local.to_scipy()
+        n, g = self.shape[0], self.ghost_columns.size
+        row_ptrs = np.zeros(n + 1, INDEX_DTYPE)
+        row_ptrs[self.non_local_rows + 1] = np.diff(compressed.indptr)
+        full = sp.csr_matrix((compressed.data, compressed.indices, np.cumsum(row_ptrs)), shape=(n, g))
+        return Csr.from_scipy(self.executor, full, self.dtype)
 
     # -- creation ----------------------------------------------------------------------------
     @classmethod
@@ -137,15 +138,31 @@ class Matrix(LinOp):
         # rows at their owners (local indices there) and how many each rank owns
         local_arrays, non_local_arrays, ghost_columns, requested, receive_counts = host.run(
             "distributed.matrix.separate_local_nonlocal", local, partition.offsets, comm.rank)
+        n_local = partition.local_size(comm.rank)
+        local_matrix = Csr(exec, (n_local, n_local), *(exec.from_host(a) for a in local_arrays))
+        return cls._from_blocks(exec, comm, partition, local_matrix, non_local_arrays, ghost_columns, requested,
+                                receive_counts)
+
+    @classmethod
+    def _from_blocks(cls, exec: Executor, comm: Any, partition: Partition, local_matrix: Csr,
+                     non_local_arrays: tuple, ghost_columns: np.ndarray, requested: np.ndarray,
+                     receive_counts: np.ndarray) -> "Matrix":
+        """From the local block (on ``exec``) and the non-local block as host arrays (row
+        pointers, compact column indices, values) with its ghost columns, their local indices at
+        their owners (``requested``) and how many each rank owns (collective)."""
         # which of our rows each rank needs from us
         send_counts = np.empty_like(receive_counts)
         comm.Alltoall(receive_counts, send_counts)
         send_rows = np.empty(int(send_counts.sum()), np.int64)
         comm.Alltoallv([requested, (receive_counts, None)], [send_rows, (send_counts, None)])
-        n_local = partition.local_size(comm.rank)
-        local_matrix = Csr(exec, (n_local, n_local), *(exec.from_host(a) for a in local_arrays))
-        non_local_matrix = Csr(exec, (n_local, ghost_columns.size), *(exec.from_host(a) for a in non_local_arrays))
-        return cls(exec, comm, partition, local_matrix, non_local_matrix, ghost_columns, receive_counts,
+        row_ptrs, col_idxs, values = non_local_arrays
+        # the non-local block compressed to its rows with entries
+        rows = np.flatnonzero(np.diff(row_ptrs))
+        compressed = np.concatenate([[0], row_ptrs[rows + 1]]).astype(INDEX_DTYPE)
+        non_local = Csr(exec, (rows.size, ghost_columns.size), exec.from_host(compressed),
+                        exec.from_host(np.ascontiguousarray(col_idxs, INDEX_DTYPE)),
+                        exec.from_host(np.ascontiguousarray(values, local_matrix.dtype)))
+        return cls(exec, comm, partition, local_matrix, non_local, rows, ghost_columns, receive_counts,
                    send_rows, send_counts)
 
     @classmethod
@@ -181,29 +198,43 @@ class Matrix(LinOp):
         """The partial sums of reductions (each G x count, one row per work-group) made global,
         all in one exchange: the G rows summed here, the ranks' sums added (in rank order, the
         same bits on every rank) into row 0, the other rows zero. Complex partial sums (the
-        conjugating dots of a complex solve) stay complex, real ones (norms) real."""
-        if self.comm.size == 1 or not partials:
-            return
-        exec = self.executor
-        hosts = self._read("sums", [p.values for p in partials])
-        # each rank's sums in float64 (complex128 for complex partial sums), all in one array
-        sums = sum_over_ranks(self.comm, np.concatenate([h.sum(axis=0, dtype=np.result_type(h.dtype, np.float64))
-                                                         for h in hosts]))
-        begin = 0
-        for p, host in zip(partials, hosts):
-            out = np.zeros_like(host)
-            part = sums[begin:begin + host.shape[1]]
-            out[0] = part if host.dtype.kind == "c" else part.real
-            begin += host.shape[1]
-            exec.write(p.values, out)
+        conjugating dots of a complex solve) stay complex, real ones (norms) real. No blocking
+        read: the device waits only for the exchange (see ``reduction``)."""
+        self.start_sums(*partials)
+        self.finish_sums(*partials)
+
+    def start_sums(self, *partials: Dense, extras: dict | None = None) -> None:
+        """Start making ``partials`` global (read them without waiting); :meth:`finish_sums`
+        with the same ``partials`` ends it. In between, the device runs what the solver
+        enqueues that does not need them (a halo exchange sends them meanwhile).
+        ``extras[i]``: partial sums added to those of ``partials[i]`` (the non-local part of a
+        product with dots)."""
+        if self.comm.size > 1 and partials:
+            self.executor.host_step(reduction_of(self.executor, self.collective, partials, extras).start)
+
+    def finish_sums(self, *partials: Dense) -> None:
+        """Wait for the global sums of ``partials`` (started by :meth:`start_sums`) and write them
+        to the device without waiting: kernels enqueued after this get them."""
+        if self.comm.size > 1 and partials:
+            self.executor.host_step(reduction_of(self.executor, self.collective, partials).finish)
 
     def reduce_flags(self, flags: np.ndarray) -> np.ndarray:
         """``flags`` or-ed over the ranks."""
         return any_over_ranks(self.comm, flags)
 
+    def reduce_max(self, values: np.ndarray) -> np.ndarray:
+        """The largest of the ranks' ``values`` (float64, per entry)."""
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        return values if self.comm.size == 1 else allgather(self.comm, values).max(axis=0)
+
+    def collective_errors(self, outermost: bool) -> contextlib.AbstractContextManager:
+        """Around a solve: an error raised in it on this rank is raised on the others too (at
+        their next wait for this rank), see ``collective.Collective.solve``."""
+        return self.collective.solve(outermost)
+
     def is_finite(self) -> bool:
         """True when no stored value on any rank is NaN or infinite."""
-        mine = self.local_matrix.is_finite() and self.non_local_matrix.is_finite()
+        mine = self.local_matrix.is_finite() and self.non_local.is_finite()
         return not bool(any_over_ranks(self.comm, np.array([not mine]))[0])
 
     def generate_preconditioner(self, factory: Any) -> LinOp:
@@ -243,6 +274,19 @@ class Matrix(LinOp):
         rows_t = sp.csr_matrix((parts[2], (parts[0] - first, parts[1])), shape=(n_local, n))
         return Matrix.from_scipy(self.executor, comm, rows_t, self.partition, self.dtype)
 
+    def scale_columns(self, diag: Dense) -> "Matrix":
+        """A D with D = diag(diag) (diag: this rank's n_local x 1 entries), partitioned as A: the
+        local block's columns scaled by this rank's entries, the non-local block's by those of
+        their owners (one exchange). Right-preconditioned solvers fold scalar Jacobi into A."""
+        ghost_diag = self.halo.exchange_host(self.executor.to_host(diag.values))
+        out = object.__new__(Matrix)
+        out.__dict__.update(self.__dict__)
+        out._loggers = []
+        out.__dict__.pop("_extras", None)
+        out.local_matrix = self.local_matrix.scale_columns(diag)
+        out.non_local = self.non_local.scale_columns(Dense.from_numpy(self.executor, ghost_diag, self.dtype))
+        return out
+
     # -- apply -------------------------------------------------------------------------------
     def _check_operands(self, b: LinOp, x: LinOp) -> None:
         super()._check_operands(b, x)
@@ -256,91 +300,57 @@ class Matrix(LinOp):
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         # x = A_local b_local + A_non_local b_ghost, the local product while the ghosts travel
-        exchange = self._start_exchange(b)
-        self.executor.run("matrix.csr.spmv", self.local_matrix, b, x)
-        self._add_non_local(exchange, as_scalar(self.executor, 1.0, self.dtype), x)
+        self._product(as_scalar(self.executor, 1.0, self.dtype), b, None, x)
 
     def _apply_advanced_impl(self, alpha: Dense, b: Dense, beta: Dense, x: Dense) -> None:
         # x = alpha (A_local b_local + A_non_local b_ghost) + beta x
-        exchange = self._start_exchange(b)
-        self.executor.run("matrix.csr.advanced_spmv", alpha, self.local_matrix, b, beta, x)
-        self._add_non_local(exchange, alpha, x)
+        self._product(alpha, b, beta, x)
 
     def apply_with_dots(self, b: Dense, x: Dense, u: Dense, w: Dense | None, partials: Dense) -> None:
-        """x = A b and the global partial sums of u . x (and w . x): computed in the SpMV where
-        this rank needs no ghost values (the local product is then the whole)."""
-        if self._receive_from.ranks:
-            LinOp.apply_with_dots(self, b, x, u, w, partials)
-            return
+        """x = A b and the global partial sums of u . x (and w . x): those of the local product
+        computed in it, those of the non-local part in its launch, both added in the reduction."""
         self._check_operands(b, x)
-        exchange = self._start_exchange(b)
-        self.executor.run("matrix.csr.spmv_dots", self.local_matrix, b, x, u, w, partials)
-        self._finish_exchange(exchange)
-        self.reduce_sums(partials)
+        extra = self._extra_partials(partials)
+        self._product(as_scalar(self.executor, 1.0, self.dtype), b, None, x, (u, w, partials, extra))
+        extras = {} if extra is None else {0: [extra]}
+        self.start_sums(partials, extras=extras)
+        self.finish_sums(partials)
 
-    def _start_exchange(self, b: Dense) -> tuple:
-        """Send the rows of b that other ranks need and post the receives of our ghost rows."""
-        exec, comm = self.executor, self.comm
-        buffers = self._buffers_for(b.shape[1], b.dtype)
-        requests, sent = [], None
-        if buffers.send is not None:
-            # the rows to send, gathered on the device and read to the host (MPI gets host memory)
-            exec.run("distributed.matrix.row_gather", b, self._send_rows, buffers.send)
-            sent = self._read("halo", [buffers.send.values])[0]
-        receive, to = buffers.receive, self._receive_from
-        requests += [comm.Irecv(receive[lo:hi], source=r, tag=HALO_TAG) for r, lo, hi in zip(to.ranks, to.begins, to.ends)]
-        to = self._send_to
-        requests += [comm.Isend(sent[lo:hi], dest=r, tag=HALO_TAG) for r, lo, hi in zip(to.ranks, to.begins, to.ends)]
-        return requests, sent, buffers
+    def _extra_partials(self, partials: Dense) -> Dense | None:
+        """The partial sums of the non-local part's dots that go with ``partials`` (None where
+        this rank's rows have no non-local part)."""
+        if not self.non_local.shape[0]:
+            return None
+        extras = self.__dict__.setdefault("_extras", {})
+        extra = extras.get(id(partials))
+        if extra is None:
+            extra = extras[id(partials)] = (partials, Dense.empty(self.executor, (1, 1), partials.dtype))
+        return extra[1]
 
-    def _finish_exchange(self, exchange: tuple) -> None:
-        requests, _, buffers = exchange
-        if requests:
-            mpi().Request.Waitall(requests)
-        if buffers.receive.size:
-            self.executor.write(buffers.ghost.values, buffers.receive)
-
-    def _add_non_local(self, exchange: tuple, alpha: Dense, x: Dense) -> None:
-        # x = x + alpha A_non_local b_ghost, once the ghost rows arrived
-        self._finish_exchange(exchange)
-        ghost = exchange[2].ghost
-        if ghost.shape[0]:
-            one = as_scalar(self.executor, 1.0, self.dtype)
-            self.executor.run("matrix.csr.advanced_spmv", alpha, self.non_local_matrix, ghost, one, x)
-
-    def _read(self, purpose: str, arrays: list) -> list[np.ndarray]:
-        """The device ``arrays`` copied into host arrays kept for ``purpose`` (page-locked on a
-        device: the copy is a DMA transfer), waited for: a blocking read, counted as one, so
-        that a capture of a solver's loop body knows it holds host work."""
-        exec = self.executor
-        into = []
-        for i, a in enumerate(arrays):
-            key = (purpose, i, a.shape, np.dtype(a.dtype))
-            if key not in self._host_arrays:
-                self._host_arrays[key] = exec.host_array(a.shape, a.dtype)
-            into.append(self._host_arrays[key])
-        exec._note_read()
-        event = exec.read_async(arrays, into)
-        if event is not None:
-            event.wait()
-        return into
-
-    def _buffers_for(self, k: int, dtype: np.dtype) -> _Buffers:
-        key = (k, np.dtype(dtype))
-        buffers = self._buffers.get(key)
-        if buffers is None:
-            exec = self.executor
-            sends = self.send_rows.size
-            buffers = self._buffers[key] = _Buffers(
-                Dense.empty(exec, (sends, k), dtype) if sends else None,
-                np.zeros((self.ghost_columns.size, k), dtype),
-                Dense.zeros(exec, (self.ghost_columns.size, k), dtype))
-        return buffers
+    def _product(self, alpha: Dense, b: Dense, beta: Dense | None, x: Dense, dots: tuple | None = None) -> None:
+        """x = alpha A b (+ beta x), with the dots of apply_with_dots: the exchange around the
+        local product, then the non-local part on its rows."""
+        exec, halo = self.executor, self.halo
+        transfer = halo.start(b) if halo.active else None
+        if dots is not None:
+            u, w, partials, extra = dots
+            exec.run("matrix.csr.spmv_dots", self.local_matrix, b, x, u, w, partials)
+        elif beta is None:
+            exec.run("matrix.csr.spmv", self.local_matrix, b, x)
+        else:
+            exec.run("matrix.csr.advanced_spmv", alpha, self.local_matrix, b, beta, x)
+        if transfer is None:
+            return
+        ghost = halo.finish(transfer)
+        if self.non_local.shape[0]:
+            u, w, _, extra = dots if dots is not None else (None, None, None, None)
+            exec.run("distributed.matrix.add_non_local", alpha, self.non_local, self._non_local_rows, ghost, None,
+                     x, u, w, extra)
 
     def __repr__(self) -> str:
         n = self.partition.global_size
         return (f"distributed.Matrix({n} x {n}, rows {self.partition.range(self.comm.rank)} on rank {self.comm.rank}, "
-                f"local nnz={self.local_matrix.nnz}, non-local nnz={self.non_local_matrix.nnz} "
+                f"local nnz={self.local_matrix.nnz}, non-local nnz={self.non_local.nnz} "
                 f"({self.ghost_columns.size} ghost columns), {self.dtype}, {self.executor!r})")
 
 

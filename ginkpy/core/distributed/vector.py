@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.distributed.collective import (any_over_ranks, check_comm, mixed_value_types_hint, norm_over_ranks,
-                                                raise_together, sum_over_ranks)
+from ginkpy.core.distributed.collective import (Collective, any_over_ranks, check_comm, mixed_value_types_hint,
+                                                norm_over_ranks, raise_together, sum_over_ranks)
 from ginkpy.core.distributed.partition import Partition
+from ginkpy.core.distributed.reduction import reduce_now
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 
 
@@ -159,16 +160,21 @@ class Vector(Dense):
     def compute_dot(self, b: Dense, result: Dense | None = None) -> Dense:
         """Per-column dot products x^T b over every rank's rows into a 1 x k Dense (the same on
         every rank)."""
-        return self._sum_over_ranks(super().compute_dot(b, result))
+        return self._sum_over_ranks(super().compute_dot(b, result), result is not None)
 
     def compute_conj_dot(self, b: Dense, result: Dense | None = None) -> Dense:
         """Per-column inner products x^H b (x conjugated) over every rank's rows into a 1 x k
         Dense (the same on every rank): the sum of the ranks' conjugating dot products."""
-        return self._sum_over_ranks(super().compute_conj_dot(b, result))
+        return self._sum_over_ranks(super().compute_conj_dot(b, result), result is not None)
 
-    def _sum_over_ranks(self, result: Dense) -> Dense:
-        # result = the sum of every rank's result (complex sums stay complex)
-        if self.comm.size > 1:
+    def _sum_over_ranks(self, result: Dense, kept: bool) -> Dense:
+        # result = the sum of every rank's result (complex sums stay complex): where the caller
+        # keeps result (a solver's workspace), as a solver's reductions, without a blocking read
+        if self.comm.size == 1:
+            return result
+        if kept:
+            reduce_now(self.executor, Collective.of(self.comm), result)
+        else:
             local = self.executor.to_host(result.values)
             self.executor.write(result.values, sum_over_ranks(self.comm, local))
         return result

@@ -50,6 +50,11 @@ reading anything back.
 Ginkgo's lists (``level_selector``, smoother lists, ``post_uses_pre``, ``mid_case``,
 ``solver_selector``): see the Multigrid class's parameters.
 
+Generated from a ``gk.distributed.Matrix`` it builds its hierarchy over the MPI ranks (each
+rank aggregating its own rows, the coarse matrices global) down to ``gather_rows`` rows (all
+ranks together, default 50000), from where the levels are gathered onto every rank and run
+alike there: see ``core/distributed/multigrid.py``.
+
 ``repr()`` prints the hierarchy as PyAMG does: levels, rows and nonzeros, operator complexity
 (the nonzeros of all levels over those of the finest) and grid complexity (rows likewise),
 with the cycle, the smoother, the levels cycled through in one launch, the launches of a cycle
@@ -167,6 +172,9 @@ class Multigrid(IterativeSolver):
         Sweeps of the default smoother before and after the correction.
     merged_rows : int, default None (chosen per device)
         Levels of at most this many rows are cycled through in one launch (0: none).
+    gather_rows : int, default None (50 000)
+        Of a ``gk.distributed.Matrix`` only: levels of at most this many rows are gathered onto
+        every rank and cycled there alike (the coarsest level is gathered whatever its size).
     criteria, default_initial_guess
         As for every iterative solver; no criteria: one cycle per apply (a preconditioner).
     preconditioner : None
@@ -197,6 +205,14 @@ class Multigrid(IterativeSolver):
         smoother_relax: float = attrs.field(default=0.9, validator=number(min=0, min_open=True))
         smoother_iters: int | None = attrs.field(default=None, validator=integer(min=1, optional=True))
         merged_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
+        gather_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
+
+    def __new__(cls, factory: Factory, system_matrix: LinOp) -> "Multigrid":
+        # a gk.distributed.Matrix: the hierarchy over the ranks (core/distributed/multigrid.py)
+        if cls is Multigrid and getattr(system_matrix, "distributed", False):
+            from ginkpy.core.distributed.multigrid import Multigrid as DistributedMultigrid
+            cls = DistributedMultigrid
+        return super().__new__(cls)
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         params = factory.parameters
@@ -209,15 +225,7 @@ class Multigrid(IterativeSolver):
                             f"not {type(self.system_matrix).__name__}")
         if self.system_matrix.shape[0] == 0:
             raise ValueError("Multigrid: the system matrix is empty (0 x 0)")
-        if not params.criteria:
-            # one cycle per apply: the preconditioner's form
-            self.criteria = [Iteration.build().with_max_iters(1).on(self.executor)]
-        # what the parameters leave open, as chosen for this kind of executor
-        self.device_kind = device_kind(self.executor)
-        choice = DEVICE_CHOICES[self.device_kind]
-        self.cycle = params.cycle or choice.cycle
-        self.smoother_iters = params.smoother_iters or choice.smoother_iters
-        self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
+        choice = self._choose()
         self.mid_case = params.mid_case or "both"
         self.levels = self._coarsen(self.system_matrix)
         self.matrices = [level.fine_op for level in self.levels] + [self._coarsest_matrix()]
@@ -227,13 +235,31 @@ class Multigrid(IterativeSolver):
         self._work: dict[int, list] = {}
 
     # -- generation -----------------------------------------------------------------------------
-    def _coarsen(self, A: Csr) -> list:
-        exec, params = self.executor, self.parameters
-        factories = [as_factory(f, exec) for f in params.mg_level] or [Pgm.build().on(exec)]
+    def _choose(self) -> CycleChoice:
+        """One cycle per apply without criteria (the preconditioner's form), and what the
+        parameters leave open as chosen for this kind of executor (returned)."""
+        params = self.parameters
+        if not params.criteria:
+            self.criteria = [Iteration.build().with_max_iters(1).on(self.executor)]
+        self.device_kind = device_kind(self.executor)
+        choice = DEVICE_CHOICES[self.device_kind]
+        self.cycle = params.cycle or choice.cycle
+        self.smoother_iters = params.smoother_iters or choice.smoother_iters
+        self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
+        return choice
+
+    def _level_factories(self) -> list:
+        """The mg_level factories (default: Pgm), checked to be aggregations."""
+        exec = self.executor
+        factories = [as_factory(f, exec) for f in self.parameters.mg_level] or [Pgm.build().on(exec)]
         for f in factories:
             if not issubclass(f.parameters.product, Pgm):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
                                 f"not {f.parameters.product.__name__}")
+        return factories
+
+    def _coarsen(self, A: Csr) -> list:
+        params, factories = self.parameters, self._level_factories()
         levels, self.level_indices = [], []
         while len(levels) + 1 < params.max_levels and A.shape[0] > self.min_coarse_rows:
             # Ginkgo's level selector (default: the l-th factory on level l, the last one beyond);
@@ -451,7 +477,7 @@ class Multigrid(IterativeSolver):
 
     # -- apply ------------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:
-        if b.shape[0] == 0 or b.shape[1] == 0:
+        if b.global_shape[0] == 0 or b.shape[1] == 0:  # (a rank without rows still takes part)
             return
         cycles = self.fixed_iterations
         guess = self.parameters.default_initial_guess

@@ -178,7 +178,7 @@ class IterativeSolver(EnableBuild, LinOp):
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.global_shape[0] == 0 or b.shape[1] == 0:
             return
-        with self._apply_lock:
+        with self._apply_lock, self.system_matrix.collective_errors(outermost=not self.inner):
             self._monitored_solve(b, x, self.parameters.default_initial_guess)
 
     def apply_with_initial_guess(self, b: Dense, x: Dense, zero_guess: bool) -> Dense:

@@ -1,10 +1,13 @@
-"""Reference kernels of gk.distributed.Matrix: the split of a rank's rows (host setup) and the
-gather of the rows other ranks need (the send buffer of the halo exchange)."""
+"""Reference kernels of gk.distributed.Matrix: the split of a rank's rows (host setup), the
+gather of the rows other ranks need (the send buffer of the halo exchange) and the non-local
+part of a product."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ginkpy.core.matrix.csr import INDEX_DTYPE
+from ginkpy.reference.components.reduction_kernels import _column_sums, _set
 
 
 def separate_local_nonlocal(exec, a, offsets, rank):
@@ -50,3 +53,30 @@ def transpose_entries(exec, local, non_local, ghost_columns, offsets, rank, conj
     order = np.argsort(owners, kind="stable")
     return (rows[order], cols[order], np.ascontiguousarray(values[order]),
             np.bincount(owners, minlength=offsets.size - 1).astype(np.int64))
+
+
+def add_non_local(exec, alpha, b, rows, ghost, scale, x, u, w, partials):
+    # y = B ghost (B: the r rows with non-local entries, rows[i] their rows of x);
+    # x[rows] += alpha scale[rows] y;  partials = [u[rows]^H added, w[rows]^H added] per column
+    if b.shape[0] == 0:
+        if u is not None:
+            _set(partials, np.zeros((1 if w is None else 2) * x.shape[1], partials.dtype))
+        return
+    y = sp.csr_matrix((b.values, b.col_idxs, b.row_ptrs), shape=b.shape) @ ghost.values
+    if scale is not None:
+        y = scale.values[rows] * y
+    y = alpha.values * y
+    x.values[rows] += y
+    if u is not None:
+        sums = [_column_sums(v.values[rows].conj() * y) for v in (u, w) if v is not None]
+        _set(partials, np.concatenate(sums))
+
+
+def row_bounds(exec, local, non_local, rows, inv_diag, out):
+    # out[i] = |inv_diag[rows[i]]| (sum_j |local[rows[i], j]| + sum_j |non_local[i, j]|)
+    if non_local.shape[0] == 0:
+        return
+    def abs_sums(a, which):
+        m = sp.csr_matrix((np.abs(a.values), a.col_idxs, a.row_ptrs), shape=a.shape)
+        return np.asarray((m[which] if which is not None else m).sum(axis=1)).ravel()
+    out[...] = np.abs(inv_diag.values[rows, 0]) * (abs_sums(local, rows) + abs_sums(non_local, None))

@@ -50,8 +50,9 @@ class IterationMonitor:
 
     How it reads: ``blind`` (an inner solver with only an iteration limit and no logger:
     nothing is read, so the solver around it can capture it), ``sync`` (a logger that needs
-    the live solution after every iteration, as SciPy's ``callback(xk)``, or a distributed
-    system: a read after every iteration, waited for), else asynchronous; an iteration that
+    the live solution after every iteration, as SciPy's ``callback(xk)``: a read after every
+    iteration, waited for), else asynchronous (a system over several ranks: ``collective``,
+    the same reads at the same iterations on every rank); an iteration that
     reads from the device itself (a host operator) makes every read immediate
     (``reads_each_iteration``).
 
@@ -99,11 +100,14 @@ class IterationMonitor:
         loggers = self.loggers = solver.loggers
         self.log_iterations = any(getattr(lg, "wants_iterations", True) for lg in loggers)
         # a logger that reads the live x after every iteration makes the loop run on the caller's x
-        # and wait for each iteration; a distributed solve reads after every iteration too, so
-        # that every rank stops at the same one. A logger that wants x after every iteration
-        # (SciPy's callback(xk)) gets a copy, read one iteration behind the device
+        # and wait for each iteration. A logger that wants x after every iteration (SciPy's
+        # callback(xk)) gets a copy, read one iteration behind the device
         self.needs_solution = any(getattr(lg, "needs_solution", False) for lg in loggers)
-        self.sync = self.needs_solution or self.A.distributed
+        self.sync = self.needs_solution
+        # a system over several ranks (gk.distributed) takes every host decision alike on every
+        # rank, so that all run the same iterations: reads are due by iteration counts and a
+        # time per iteration the ranks agree on, and taken in when due, not when they arrived
+        self.collective = self.A.collective_loop
         self.solution_loggers = [lg for lg in loggers if getattr(lg, "wants_solution", False)]
         self.solutions: SolutionReads | None = None  # (made when the loop starts)
         # an inner solver without a residual criterion, a time limit or loggers has nothing to
@@ -115,7 +119,8 @@ class IterationMonitor:
         def into(slot):  # made at the first read: a solve that needs none (a batch of one) makes none
             return ws.get(("read", slot), lambda: [exec.host_array(a.shape, a.dtype)
                                                    for a in (stop.status, stop.checks, stop.history.values)])
-        self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD)
+        self.reader = StopReader(exec, stop, into, self.log_iterations, self.MAX_INTERVAL, self.READ_PERIOD,
+                                 agree=self.A.reduce_max if self.collective else None)
         self.replays: Replays | None = None  # the captured parts of the iteration (at the first one)
         self.zero_guess = guess == "zero"
         self.scale = np.ones(k)
@@ -389,7 +394,8 @@ class IterationMonitor:
         exec.flush()
         pending = reader.pending
         due = reader.due(self.iteration) or self.reads_each_iteration or exec.none_running(self.stop.status)
-        if pending is not None and (due or (exec.asynchronous and exec.read_done(pending.event))):
+        arrived = exec.asynchronous and not self.collective and exec.read_done(pending.event) if pending else False
+        if pending is not None and (due or arrived):
             reader.pending = None
             self._absorb(pending, resume)
         if due and reader.pending is None and self.running:

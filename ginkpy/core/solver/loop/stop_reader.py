@@ -46,14 +46,18 @@ class StopReader:
         in flight at once go to different slots).
     log_iterations : bool
         Whether every read takes the residual norm history (for loggers of every iteration).
+    agree : callable, optional
+        For a solve whose ranks must read at the same iterations (gk.distributed): gives the
+        largest of the ranks' times per iteration (collective), from which the schedule is made.
     """
 
     def __init__(self, exec, stop, into: Callable[[int], list], log_iterations: bool, max_interval: int,
-                 read_period: float) -> None:
+                 read_period: float, agree: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.exec, self.stop, self._make_into, self._into = exec, stop, into, {}
         self.k = stop.k
         self.log_iterations = log_iterations
         self.max_interval, self.read_period = max_interval, read_period
+        self.agree = agree
         self.pending: Read | None = None
         self.interval, self.next_read = 1, 1
         self._last_issue = (time.perf_counter(), 0)
@@ -125,6 +129,8 @@ class StopReader:
         now = time.perf_counter()
         per_iteration = (now - self._last_issue[0]) / max(iteration - self._last_issue[1], 1)
         self._last_issue = (now, iteration)
+        if self.agree is not None:  # the ranks of a distributed solve: the slowest one's time
+            per_iteration = float(self.agree(np.array([per_iteration]))[0])
         cap = max(1, min(self.max_interval, int(self.read_period / max(per_iteration, 1e-9))))
         self.interval = min(2 * self.interval, cap)
         self.next_read = iteration + self.interval
