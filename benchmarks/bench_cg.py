@@ -161,33 +161,15 @@ def main() -> int:
         t_gk = bc.measure(solve, exec.synchronize, args.reps, warmup=1) / args.iters
         res_gk = relres(x.to_numpy()[:, 0])
 
-        t_sp = res_sp = None
+        t_sp = res_sp = t_cp = res_cp = None
         if not args.no_scipy:
-            if gmres:
-                x_sp, done = counted_gmres(spla.gmres, S, b_host, args.iters, restart, per_cycle=False)
-                run = lambda: spla.gmres(S, b_host, **gmres_arguments(spla.gmres, args.iters, restart))  # noqa: E731
-            else:
-                x_sp, done = counted(spla.cg, S, b_host, args.iters)
-                run = lambda: spla.cg(S, b_host, maxiter=args.iters, **tolerance_zero(spla.cg))  # noqa: E731
-            if done != args.iters:
-                notes.append(f"scipy ran {done} iterations")
-            t_sp = bc.measure(run, lambda: None, args.reps, warmup=1) / args.iters
+            t_sp, x_sp = library_solve(spla, S, b_host, args, gmres, restart, notes, "scipy", lambda: None)
             res_sp = relres(x_sp)
-
-        t_cp = res_cp = None
         if cupy is not None:
             import cupyx.scipy.sparse as cusp
             import cupyx.scipy.sparse.linalg as cuspla
-            A_cp, b_cp = cusp.csr_matrix(S), cupy.asarray(b_host)
-            if gmres:  # CuPy's callback comes once per restart cycle
-                x_cp, done = counted_gmres(cuspla.gmres, A_cp, b_cp, args.iters, restart, per_cycle=True)
-                run = lambda: cuspla.gmres(A_cp, b_cp, **gmres_arguments(cuspla.gmres, args.iters, restart))  # noqa: E731
-            else:
-                x_cp, done = counted(cuspla.cg, A_cp, b_cp, args.iters)
-                run = lambda: cuspla.cg(A_cp, b_cp, maxiter=args.iters, **tolerance_zero(cuspla.cg))  # noqa: E731
-            if done != args.iters:
-                notes.append(f"cupy ran {done} iterations")
-            t_cp = bc.measure(run, cupy.cuda.Device().synchronize, args.reps, warmup=1) / args.iters
+            t_cp, x_cp = library_solve(cuspla, cusp.csr_matrix(S), cupy.asarray(b_host), args, gmres, restart, notes,
+                                       "cupy", cupy.cuda.Device().synchronize)
             res_cp = relres(cupy.asnumpy(x_cp))
 
         failures += bool(notes)
@@ -204,6 +186,21 @@ def main() -> int:
               + "".join(f"  ({note})" for note in notes))
         sys.stdout.flush()
     return 1 if failures else 0
+
+
+def library_solve(linalg, A, b, args, gmres: bool, restart: int, notes: list, who: str, sync):
+    """SciPy's or CuPy's (``linalg``) cg or gmres run for exactly ``args.iters`` iterations:
+    seconds per iteration (median of ``args.reps``) and its x; a shortfall goes to ``notes``.
+    CuPy's gmres callback comes once per restart cycle, SciPy's once per inner iteration."""
+    if gmres:
+        x, done = counted_gmres(linalg.gmres, A, b, args.iters, restart, per_cycle=who == "cupy")
+        run = lambda: linalg.gmres(A, b, **gmres_arguments(linalg.gmres, args.iters, restart))  # noqa: E731
+    else:
+        x, done = counted(linalg.cg, A, b, args.iters)
+        run = lambda: linalg.cg(A, b, maxiter=args.iters, **tolerance_zero(linalg.cg))  # noqa: E731
+    if done != args.iters:
+        notes.append(f"{who} ran {done} iterations")
+    return bc.measure(run, sync, args.reps, warmup=1) / args.iters, x
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ def test_cholesky_matches_spsolve(exec, rng, name):
     assert_exact(A, x, b, sla.spsolve(A.tocsc(), b))
 
 
-@pytest.mark.parametrize("ordering", [None, gk.reorder.Rcm.build(), "natural"])
+@pytest.mark.parametrize("ordering", [None, gk.reorder.Rcm.build(), gk.reorder.Amd.build(), "natural", "colamd",
+                                      "mmd_at_plus_a"])
 def test_orderings_and_generated_problems(exec, rng, ordering):
     for A in (problems.poisson_2d(20), problems.convection_diffusion_2d(20), problems.poisson_3d(7)):
         b = rng.standard_normal(A.shape[0])
@@ -76,11 +77,45 @@ def test_orderings_and_generated_problems(exec, rng, ordering):
         assert_exact(A, x, b, sla.spsolve(A.tocsc(), b))
 
 
-def test_amd_cuts_the_fill(ref):
+def test_orderings_cut_the_fill(ref):
     A = problems.poisson_2d(30)
-    fill = {o: sum(f.nnz for f in direct(ref, A, gk.factorization.Lu.build().with_ordering(o)).factorization.factors)
-            for o in ("natural", None)}
-    assert fill[None] < 0.6 * fill["natural"]
+    orderings = {"natural": "natural", "auto": None, "colamd": "colamd", "amd": gk.reorder.Amd.build()}
+    fill = {name: sum(f.nnz for f in direct(ref, A, gk.factorization.Lu.build().with_ordering(o)).factorization.factors)
+            for name, o in orderings.items()}
+    assert max(fill.values()) == fill["natural"]
+    assert fill["auto"] < 0.6 * fill["natural"]
+
+
+def test_default_ordering_follows_the_pattern(ref, rng):
+    from ginkpy.reference.factorization.sparse_lu import pattern_symmetry
+    A = problems.convection_diffusion_2d(12)
+    assert pattern_symmetry(A) == 1.0
+    upper = sp.csr_matrix(sp.triu(A) + sp.eye(A.shape[0]))  # no entry mirrored: COLAMD's
+    assert pattern_symmetry(upper) == 0.0
+    half = sp.csr_matrix(np.array([[1.0, 1, 0], [0, 1, 1], [0, 1, 1]]))
+    assert pattern_symmetry(half) == pytest.approx(2 / 3)
+    for M, spec in ((A, "mmd_at_plus_a"), (upper + sp.random(144, 144, 0.02, random_state=2), "colamd")):
+        M = sp.csr_matrix(M)
+        auto, named = (direct(ref, M, gk.factorization.Lu.build().with_ordering(o)).factorization
+                       for o in (None, spec))
+        np.testing.assert_array_equal(auto.column_permutation.to_numpy(), named.column_permutation.to_numpy())
+        b = rng.standard_normal(M.shape[0])
+        assert_exact(M, solve(direct(ref, M), b), b, sla.spsolve(M.tocsc(), b))
+
+
+def test_host_solve_and_factors_agree(exec, rng):
+    # on the host Direct solves with SuperLU's own factorization; its explicit factors (made on
+    # first use) give the same solution through the triangular solvers
+    A = problems.convection_diffusion_2d(10)
+    solver = direct(exec, A)
+    lu = solver.factorization
+    R, C = lu.row_permutation.to_numpy(), lu.column_permutation.to_numpy()
+    assert abs(lu.l_factor.to_scipy() @ lu.u_factor.to_scipy() - A[R][:, C]).max() < 1e-12
+    b = rng.standard_normal((A.shape[0], 3))
+    x = solve(solver, b)
+    y = solve(gk.solver.Direct.build().on(exec).generate(lu), b)
+    np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
+    assert_exact(A, x[:, 0], b[:, 0])
 
 
 def test_zero_diagonal_pivots(exec, rng):
@@ -224,7 +259,8 @@ def test_linalg_spsolve_and_splu(exec, rng):
     Pr = sp.csc_matrix((np.ones(n), (lu.perm_r, np.arange(n))))
     Pc = sp.csc_matrix((np.ones(n), (np.arange(n), lu.perm_c)))
     assert abs(Pr.T @ (lu.L @ lu.U) @ Pc.T - A).max() < 1e-12
-    natural = splu(A, permc_spec="NATURAL", executor=exec)
-    np.testing.assert_allclose(natural.solve(b), sla.spsolve(A.tocsc(), b), rtol=1e-11, atol=1e-13)
+    for spec in ("NATURAL", "COLAMD", "MMD_AT_PLUS_A", "MMD_ATA"):
+        np.testing.assert_allclose(splu(A, permc_spec=spec, executor=exec).solve(b), sla.spsolve(A.tocsc(), b),
+                                   rtol=1e-11, atol=1e-13)
     with pytest.raises(ValueError, match="rhs has shape"):
         lu.solve(np.ones(3))

@@ -430,7 +430,7 @@ def test_callback_iterates_as_when_the_solve_waited(exec, name, monkeypatch):
     before = exec.counters["reads"]
     piped = []
     x, info = getattr(gk.linalg, name)(S, b, rtol=1e-8, M="jacobi", executor=exec,
-                                       callback=lambda xk: piped.append(xk))
+                                       callback=lambda xk: piped.append(xk.copy()))  # xk is reused, as SciPy's
     reads = exec.counters["reads"] - before
     assert info == 0 and len(piped) > 20 and reads < 12, (len(piped), reads)
     A = gk.matrix.Csr.from_scipy(exec, S)
@@ -445,3 +445,24 @@ def test_callback_iterates_as_when_the_solve_waited(exec, name, monkeypatch):
     for mine, theirs in zip(piped, waiting.iterates):
         np.testing.assert_array_equal(mine, theirs)
     np.testing.assert_array_equal(x, piped[-1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_callback_of_a_scaled_solve_gets_the_unscaled_x(exec, dtype):
+    # b of norm 2^600 (float32: 2^100) is scaled by a power of 2 on the device: the callback's
+    # iterates are those of b unscaled times that power (exact), in x's type, not a slot left scaled
+    S = SYSTEMS["Cg"].astype(dtype)
+    b = np.random.default_rng(3).standard_normal(S.shape[0]).astype(dtype)
+    factor = dtype(2.0 ** (600 if dtype == np.float64 else 100))
+    runs = []
+    for rhs in (b, b * factor):
+        piped = []
+        x, info = gk.linalg.cg(S, rhs, rtol=1e-4, M="jacobi", executor=exec,
+                               callback=lambda xk: piped.append(xk.copy()))
+        assert info == 0 and len(piped) > 5 and piped[0].dtype == dtype
+        np.testing.assert_array_equal(x, piped[-1])
+        runs.append(piped)
+    plain, scaled = runs
+    assert len(plain) == len(scaled)
+    for mine, theirs in zip(scaled, plain):
+        np.testing.assert_allclose(mine, theirs * factor, rtol=1e-4 if dtype == np.float32 else 1e-12)

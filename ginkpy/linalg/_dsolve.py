@@ -1,9 +1,10 @@
 """SciPy's direct-solver doors: ``spsolve(A, b)`` and ``splu(A)`` with ``scipy.sparse.linalg``'s
-signatures, solved by ``gk.solver.Direct`` (gk.factorization.Lu with gk.reorder.Amd; the
-triangular solves on the executor).
+signatures, solved by ``gk.solver.Direct`` (gk.factorization.Lu, SuperLU's numeric
+factorization; the triangular solves on the executor).
 
-``permc_spec`` chooses the ordering: ``"NATURAL"`` none, any other (SciPy's ``"COLAMD"``,
-``"MMD_AT_PLUS_A"``, ``"MMD_ATA"``, None) ginkpy's Amd; ``diag_pivot_thresh`` is Lu's
+``permc_spec`` chooses the ordering: ``"NATURAL"`` none, ``"COLAMD"`` and ``"MMD_AT_PLUS_A"``
+SuperLU's of that name, None (default) or ``"MMD_ATA"`` Lu's automatic choice (MMD_AT_PLUS_A
+for a nearly symmetric pattern, else COLAMD); ``diag_pivot_thresh`` is Lu's
 ``pivot_threshold``. A singular matrix raises a ValueError (SciPy warns and returns NaN).
 """
 from __future__ import annotations
@@ -36,9 +37,12 @@ class SuperLU:
         self.solver = solver
         self.shape = solver.shape
         fact = solver.factorization
-        self.nnz = sum(f.nnz for f in fact.factors)
         self._rows = fact.row_permutation.to_numpy()
         self._cols = fact.column_permutation.to_numpy()
+
+    @property
+    def nnz(self) -> int:
+        return sum(f.nnz for f in self.solver.factorization.factors)
 
     @property
     def L(self) -> sp.csc_matrix:
@@ -83,7 +87,8 @@ def splu(A: Any, permc_spec: str | None = None, diag_pivot_thresh: float | None 
     A : sparse matrix, array or ginkpy Csr
         The square matrix.
     permc_spec : str, optional
-        ``"NATURAL"``: no fill-reducing ordering; anything else (default): ginkpy's Amd.
+        ``"NATURAL"``: no fill-reducing ordering; ``"COLAMD"``, ``"MMD_AT_PLUS_A"``: SuperLU's;
+        None (default) or ``"MMD_ATA"``: chosen from the pattern (gk.factorization.Lu's default).
     diag_pivot_thresh : float, optional
         Threshold partial pivoting (default 0.1; 1.0 is partial pivoting).
     relax, panel_size, options
@@ -112,7 +117,7 @@ def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = T
     b : array or sparse matrix
         The right-hand side(s); x has b's shape (a sparse b gives a dense x).
     permc_spec : str, optional
-        ``"NATURAL"``: no ordering; anything else (default): ginkpy's Amd.
+        As :func:`splu`'s (default: chosen from the pattern).
     use_umfpack : bool
         Accepted and ignored (SciPy's switch).
     executor : executor or name, optional
@@ -137,8 +142,9 @@ def _direct(A: Any, permc_spec: str | None, diag_pivot_thresh: float | None, exe
     dtype = A.dtype if isinstance(A, LinOp) else exec.check_dtype(value_dtype(A.dtype, "A"))
     op = as_linop(A, exec, dtype)
     lu = Lu.build()
-    if permc_spec is not None and str(permc_spec).upper() == "NATURAL":
-        lu = lu.with_ordering("natural")
+    spec = None if permc_spec is None else str(permc_spec).upper()
+    if spec in ("NATURAL", "COLAMD", "MMD_AT_PLUS_A"):
+        lu = lu.with_ordering(spec.lower())
     if diag_pivot_thresh is not None:
         lu = lu.with_pivot_threshold(float(diag_pivot_thresh))
     return Direct.build().with_factorization(lu).on(exec).generate(op)

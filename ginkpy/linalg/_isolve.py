@@ -287,8 +287,9 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
 
 class _SolutionCallback(Logger):
     """Calls ``callback(xk)`` with the solution after every ``every``-th iteration and after the
-    last one. The solve hands it a copy of x read one iteration behind the device
-    (``wants_solution``): the callback runs while the device computes the next iteration.
+    last one. The solve hands it x read one iteration behind the device (``wants_solution``), a
+    host buffer that holds x during the call and is reused later, as SciPy's live x (a callback
+    that keeps it copies it): the callback runs while the device computes the next iteration.
 
     With ``every`` > 1 (the restart cycles of GMRES) a cycle's solution is the x of the next
     iteration, or the final one at the end of the solve, since GMRES updates x only at the end

@@ -1,9 +1,9 @@
 """Cholesky: the sparse Cholesky factorization A = P^T L L^H P of a Hermitian positive definite
 matrix with a fill-reducing ordering (Ginkgo's experimental::factorization::Cholesky).
 
-``generate(A)`` orders A (``ordering``: gk.reorder.Amd by default) and factorizes it on the host
-(SuperLU's LU with diagonal pivots on the ordered matrix, A = L D L^H, checked for D > 0,
-scaled to L D^1/2); the factors are copied to the executor, where ``gk.solver.Direct`` solves
+``generate(A)`` orders A (``ordering``: SuperLU's minimum degree on A + A^T by default) and
+factorizes it on the host (SuperLU's LU with diagonal pivots on the ordered matrix, A = L D L^H,
+checked for D > 0, scaled to L D^1/2); the factors are copied to the executor, where ``gk.solver.Direct`` solves
 with them. A matrix that is not symmetric (Hermitian) or not positive definite is a ValueError
 naming the column where a pivot is not positive.
 """
@@ -25,8 +25,10 @@ class Cholesky(Lu):
 
     Parameters
     ----------
-    ordering : reorder factory or "natural", optional
-        The fill-reducing ordering; default (None): ``gk.reorder.Amd``.
+    ordering : reorder factory or str, optional
+        The fill-reducing ordering, as Lu's: default (None) SuperLU's minimum degree on the
+        pattern of A + A^T; ``"natural"``, ``"colamd"`` or a reorder factory
+        (``gk.reorder.Amd.build()``).
     skip_sorting, symbolic_factorization
         Ginkgo's: accepted for its configurations; they change nothing here.
 
@@ -47,6 +49,6 @@ class Cholesky(Lu):
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         host = self.executor.host
-        perm = ordering_of(self.parameters.ordering, A, type(self).__name__)
-        *arrays, rows = host.run("factorization.cholesky.factorize", A.to_executor(host), perm)
-        return self._permuted(arrays, rows)
+        ordering = ordering_of(self.parameters.ordering, A, type(self).__name__)
+        plan, *arrays, rows = host.run("factorization.cholesky.factorize", A.to_executor(host), ordering)
+        return self._kept(plan, self._permuted(arrays, rows))

@@ -188,17 +188,35 @@ class Factorization(EnableBuild, LinOp):
     # write new factors into the same arrays; a threshold or pivoting one chooses it from values
     pattern_from_matrix = False
 
+    # whether _factorize works on a host copy of A (the direct factorizations): A is then
+    # copied and checked there, without a check on the executor first
+    factorizes_on_host = False
+
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
-        A = system_csr(system_matrix, factory.executor, type(self).__name__)
-        LinOp.__init__(self, factory.executor, A.shape, A.dtype)
+        exec = factory.executor
+        A = system_csr(system_matrix, exec.host if self.factorizes_on_host else exec, type(self).__name__)
+        exec.check_dtype(A.dtype)
+        LinOp.__init__(self, exec, A.shape, A.dtype)
         self.row_permutation: Permutation | None = None
         self.column_permutation: Permutation | None = None
         self._matrix = A if A is system_matrix else None  # (for update(): not a converted copy)
-        self.factors = self._factorize(A)
+        self._factors = self._factorize(A)
 
-    def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
+    def _factorize(self, A: Csr) -> tuple[Csr, Csr] | None:
+        """The two factors, or None where they are made only when asked (:meth:`_deferred_factors`)."""
         raise NotImplementedError
+
+    def _deferred_factors(self) -> tuple[Csr, Csr]:
+        raise NotImplementedError
+
+    @property
+    def factors(self) -> tuple[Csr, Csr]:
+        """The two factors (F1, F2) on the executor (made on first use where the factorization
+        can solve without them: gk.factorization.Lu on the host)."""
+        if self._factors is None:
+            self._factors = self._deferred_factors()
+        return self._factors
 
     def update(self) -> None:
         """Factorize again after new values of the matrix it was generated on (written in place
@@ -222,10 +240,15 @@ class Factorization(EnableBuild, LinOp):
         """The factors from the host kernel's CSR ``arrays``, moved to the executor, with the
         row permutation ``rows`` and the column permutation ``cols`` (``rows`` where None: a
         symmetric ordering) kept as gk.matrix.Permutation."""
+        self._set_permutations(rows, cols)
+        return moved_factors(self.executor, self.shape, tuple(arrays))
+
+    def _set_permutations(self, rows, cols=None) -> None:
+        """Keep the host gathers ``rows`` and ``cols`` (``rows`` where None) as the row and
+        column permutations, on the executor."""
         exec = self.executor
         self.row_permutation = Permutation(exec, exec.from_host(rows))
         self.column_permutation = self.row_permutation if cols is None else Permutation(exec, exec.from_host(cols))
-        return moved_factors(exec, self.shape, tuple(arrays))
 
     @property
     def l_factor(self) -> Csr:
@@ -263,5 +286,7 @@ class Factorization(EnableBuild, LinOp):
 def moved_factors(exec: Executor, shape: tuple[int, int], arrays: tuple) -> tuple[Csr, Csr]:
     """The two factors from the host kernels' CSR arrays (the first's three, then the
     second's), moved to ``exec``."""
-    host = exec.host
-    return tuple(Csr(host, shape, *arrays[i:i + 3]).to_executor(exec) for i in (0, 3))
+    if exec.same_memory(exec.host):
+        return tuple(Csr(exec.host, shape, *arrays[i:i + 3]) for i in (0, 3))
+    # (uploaded straight from the kernel's arrays: no copy on the host first)
+    return tuple(Csr(exec, shape, *(exec.from_host(a) for a in arrays[i:i + 3])) for i in (0, 3))

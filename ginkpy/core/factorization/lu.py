@@ -1,11 +1,12 @@
 """Lu: the sparse LU factorization A = P^T L U Q with a fill-reducing ordering and threshold
 partial pivoting (Ginkgo's experimental::factorization::Lu).
 
-``generate(A)`` orders A (``ordering``: gk.reorder.Amd by default) and factorizes it on the host;
-the factors and permutations are then copied to the executor, where ``gk.solver.Direct`` solves
-with them (LowerTrs / UpperTrs). The numeric factorization is SuperLU's (SciPy's ``splu``,
-partial pivoting by ``pivot_threshold``) on the matrix ginkpy has ordered, with SuperLU's own
-column ordering turned off; ginkpy computes the ordering, SuperLU the numbers.
+``generate(A)`` orders A and factorizes it on the host; the factors and permutations are then
+copied to the executor, where ``gk.solver.Direct`` solves with them (LowerTrs / UpperTrs). The
+numeric factorization is SuperLU's (SciPy's ``splu``, partial pivoting by ``pivot_threshold``).
+The fill-reducing ordering is by default SuperLU's own, chosen from the pattern (minimum degree
+on A + A^T for a nearly symmetric pattern, COLAMD otherwise); a ginkpy reordering
+(``gk.reorder.Amd``, ``Rcm``) can be given instead, and SuperLU then keeps its order.
 """
 from __future__ import annotations
 
@@ -15,21 +16,29 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import Parameters, as_factory, boolean, number, one_of, parameters
-from ginkpy.core.factorization.factorization import Factorization
+from ginkpy.core.factorization.factorization import Factorization, moved_factors
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.reorder.amd import Amd
 from ginkpy.core.reorder.reordering import Reordering
 
 
-def ordering_of(value: Any, A: Csr, who: str) -> np.ndarray:
-    """The fill-reducing ordering of A (a host index array): Amd for None, none for "natural",
-    else the permutation a reorder factory generates."""
+# SuperLU's own orderings by name ("auto": chosen from the pattern; the host kernels run them)
+SUPERLU_ORDERINGS = ("auto", "mmd_at_plus_a", "colamd")
+
+
+def ordering_of(value: Any, A: Csr, who: str) -> np.ndarray | str:
+    """The fill-reducing ordering of A: the name of SuperLU's own (``"auto"`` for None), or a
+    host index array (none for "natural", else the permutation a reorder factory generates)."""
+    if value is None:
+        return "auto"
     if isinstance(value, str):
+        if value in SUPERLU_ORDERINGS:
+            return value
         if value != "natural":
-            raise ValueError(f"{who}: ordering {value!r} is not known: give 'natural' or a reorder factory "
+            raise ValueError(f"{who}: ordering {value!r} is not known: give one of 'natural', "
+                             f"{', '.join(map(repr, SUPERLU_ORDERINGS))} or a reorder factory "
                              f"(gk.reorder.Amd.build(), gk.reorder.Rcm.build())")
         return np.arange(A.shape[0], dtype=np.int32)
-    factory = as_factory(Amd.build() if value is None else value, A.executor.host)
+    factory = as_factory(value, A.executor.host)
     if not issubclass(factory.parameters.product, Reordering) or factory.parameters.product.mode != "symmetric":
         raise TypeError(f"{who}: the ordering must be a symmetric reordering (gk.reorder.Amd.build(), "
                         f"gk.reorder.Rcm.build()) or 'natural', not {factory.parameters.product.__name__}")
@@ -47,8 +56,12 @@ class Lu(Factorization):
 
     Parameters
     ----------
-    ordering : reorder factory or "natural", optional
-        The fill-reducing symmetric ordering; default (None): ``gk.reorder.Amd``.
+    ordering : reorder factory or str, optional
+        The fill-reducing ordering. Default (None, or ``"auto"``): SuperLU's own, minimum
+        degree on the pattern of A + A^T (``"mmd_at_plus_a"``, diagonal pivots preferred) where
+        at least half of A's pattern is symmetric, else column approximate minimum degree
+        (``"colamd"``); either by name; ``"natural"`` for none; or a symmetric reorder factory
+        (``gk.reorder.Amd.build()``, ``gk.reorder.Rcm.build()``), which SuperLU then keeps.
     pivot_threshold : float, default 0.1
         Threshold partial pivoting: the diagonal entry is kept as pivot while its magnitude is
         at least this fraction of the column's largest; 1.0 is partial pivoting, 0 never
@@ -65,6 +78,8 @@ class Lu(Factorization):
     >>> solver = gk.solver.Direct.build().with_factorization(gk.factorization.Lu.build()).on(exec).generate(A)
     """
 
+    factorizes_on_host = True
+
     @parameters
     class Parameters(Parameters):
         ordering: Any = None
@@ -74,10 +89,27 @@ class Lu(Factorization):
                                               validator=one_of("general", "near_symmetric", "symmetric"))
         symbolic_factorization: Any = None
 
-    def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
+    def _factorize(self, A: Csr) -> tuple[Csr, Csr] | None:
         host = self.executor.host
-        perm = ordering_of(self.parameters.ordering, A, type(self).__name__)
-        # the numbers on the host (SuperLU), in ginkpy's ordering
-        *arrays, rows, cols = host.run("factorization.lu.factorize", A.to_executor(host), perm,
-                                       self.parameters.pivot_threshold)
-        return self._permuted(arrays, rows, cols)
+        ordering = ordering_of(self.parameters.ordering, A, type(self).__name__)
+        # the numbers on the host (SuperLU), in its ordering or ginkpy's
+        plan, rows, cols = host.run("factorization.lu.factorize", A.to_executor(host), ordering,
+                                    self.parameters.pivot_threshold)
+        self._set_permutations(rows, cols)
+        return self._kept(plan)
+
+    def _kept(self, plan: Any, factors: tuple[Csr, Csr] | None = None) -> tuple[Csr, Csr] | None:
+        """Keep SuperLU's factorization ``plan`` as ``host_plan`` where the executor is the host
+        (gk.solver.Direct then solves with SuperLU's own triangular solves, and the explicit
+        factors are made only when asked); elsewhere the factors, made now."""
+        on_host = self.executor.same_memory(self.executor.host)
+        self.host_plan = plan if on_host else None
+        if factors is None and not on_host:
+            factors = self._factors_of(plan)
+        return factors
+
+    def _factors_of(self, plan: Any) -> tuple[Csr, Csr]:
+        return moved_factors(self.executor, self.shape, self.executor.host.run("factorization.lu.factors", plan))
+
+    def _deferred_factors(self) -> tuple[Csr, Csr]:
+        return self._factors_of(self.host_plan)

@@ -13,9 +13,9 @@ class Logger:
 
     Class attributes tell the solve loop what a logger needs: ``wants_iterations`` (default
     True: every iteration's residual norms, read from the device as the solve runs; False: only
-    how the solve ended), ``wants_solution`` (default False; True: a copy of x after every
-    iteration, given to ``on_iteration_solution``, as SciPy's ``callback(xk)`` needs, read one
-    iteration behind the device so that the solve does not wait) and ``needs_solution``
+    how the solve ended), ``wants_solution`` (default False; True: x after every iteration,
+    given to ``on_iteration_solution``, as SciPy's ``callback(xk)`` needs, read one iteration
+    behind the device so that the solve does not wait) and ``needs_solution``
     (default False; True: the solve runs on the caller's x and waits for the device after each
     iteration, so that the logger can read the live x itself).
 
@@ -36,7 +36,9 @@ class Logger:
         """After the stopping check of ``iteration`` (0 is the initial residual)."""
 
     def on_iteration_solution(self, solver, iteration: int, x: np.ndarray) -> None:
-        """With ``wants_solution``: x after ``iteration`` (>= 1), an n x k host array of its own."""
+        """With ``wants_solution``: x after ``iteration`` (>= 1), an n x k host array holding it
+        until this method returns (reused for a later iteration: copy it to keep it; writing
+        into it changes nothing in the solve)."""
 
     def on_solve_complete(self, solver, result: SolveResult) -> None:
         """After a solve, with how each column ended."""

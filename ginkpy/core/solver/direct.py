@@ -8,7 +8,9 @@ and prepares the triangular solvers of its factors on the executor (LowerTrs / U
 
     t = R b,  y = L^-1 t,  z = U^-1 y,  x = C^T z     (A[R][:, C] = L U)
 
-on the executor, exact to rounding. x's initial contents are not used.
+on the executor, exact to rounding. On the host (the reference executor) the factorization's
+own SuperLU solve does the same two substitutions on its supernodal factors, without making
+L and U explicit. x's initial contents are not used.
 """
 from __future__ import annotations
 
@@ -68,6 +70,10 @@ class Direct(EnableBuild, LinOp):
                                 f"gk.preconditioner.Ilu")
         LinOp.__init__(self, exec, fact.shape, fact.dtype)
         self.factorization = fact
+        # on the host: SuperLU's own triangular solves with its factorization
+        self.host_plan = fact.host_plan if exec.same_memory(exec.host) else None
+        if self.host_plan is not None:
+            return
         L, U = (f.to_executor(exec) for f in fact.factors)
         self.lower_solver = LowerTrs.build().on(exec).generate(L)
         self.upper_solver = UpperTrs.build().on(exec).generate(U)
@@ -76,6 +82,10 @@ class Direct(EnableBuild, LinOp):
         self._work: tuple[Dense, Dense] | None = None
 
     def _apply_impl(self, b: Dense, x: Dense) -> None:
+        if self.host_plan is not None:
+            # x = A^-1 b: SuperLU's permutations and substitutions, on the host
+            self.executor.host.run("factorization.lu.solve", self.host_plan, b, x)
+            return
         if self._work is None or self._work[0].shape != b.shape:
             self._work = (b.empty_like(), b.empty_like())
         t, y = self._work
