@@ -144,9 +144,13 @@ def taken_for(ocl, kind: str):
     return exe
 
 
-@pytest.fixture(scope="session", params=["cpu_layout", "gpu_layout"])
+# The GPU layout's kernels (large work-groups, tree sums in local memory) take PoCL 1-50 s each
+# to compile, most of a cold run: the fast tier (-m "not slow") runs every twin in the CPU layout,
+# the full suite in both.
+@pytest.fixture(scope="session", params=["cpu_layout", pytest.param("gpu_layout", marks=pytest.mark.slow)])
 def dev(request, ocl):
-    """The device executor launching as on a CPU or as on a GPU (:func:`taken_for`)."""
+    """The device executor launching as on a CPU or as on a GPU (:func:`taken_for`); the GPU
+    layout is a slow test (PoCL compiles its kernels for seconds each)."""
     return taken_for(ocl, request.param.removesuffix("_layout"))
 
 
@@ -278,14 +282,31 @@ def assert_twins(outs, dtype, factor: float = 1.0, skip=()) -> None:
             np.testing.assert_allclose(d, r, rtol=t, atol=t * largest, err_msg=f"argument {i}")
 
 
+# The value types a twin runs in the GPU layout (the ``dev`` fixture's "gpu_layout"): one real,
+# one complex. float32 and complex64 compile the same source as float64 and complex128 (only
+# ValueType differs), so in the GPU layout they would test no other code path, yet each is a
+# program PoCL compiles for seconds; they run in the CPU layout (and on the "ocl" executor).
+GPU_LAYOUT_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _same_code_in_gpu_layout(item) -> bool:
+    """Whether ``item`` runs the ``dev`` fixture's GPU layout in a value type not in GPU_LAYOUT_DTYPES."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if params.get("dev") != "gpu_layout" or "dtype" not in params:
+        return False
+    return np.dtype(params["dtype"]) not in GPU_LAYOUT_DTYPES
+
+
 def pytest_collection_modifyitems(config, items):
     """A test module may leave out some of the tests it collects: those for which its function
     ``left_out(item)`` is true are deselected (tests/test_scipy_suite.py: SciPy's tests of the
-    solvers ginkpy lacks)."""
+    solvers ginkpy lacks); so are the GPU layout's twins in float32 and complex64
+    (:data:`GPU_LAYOUT_DTYPES`)."""
     kept, dropped = [], []
     for item in items:
         left_out = getattr(getattr(item, "module", None), "left_out", None)
-        (dropped if left_out is not None and left_out(item) else kept).append(item)
+        drop = _same_code_in_gpu_layout(item) or left_out is not None and left_out(item)
+        (dropped if drop else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

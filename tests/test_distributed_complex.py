@@ -9,7 +9,7 @@ import importlib.util
 
 import pytest
 
-from test_distributed import HERE, _check_solve, _launch
+from test_distributed import HERE, RANKS, _check_solve, _launch
 
 CASES_FILE = HERE / "distributed_complex_cases.py"
 # the OpenCL run (PoCL starts in seconds per rank): every case but the bad input (host checks)
@@ -53,12 +53,13 @@ def _check_complex_solve(record: dict, ranks: int) -> None:
     assert result["preconditioner"] == "Schwarz", result
 
 
-@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("ranks", RANKS)
 @pytest.mark.parametrize("case", SOLVE_CASES)
 def test_complex_solve_matches_serial_and_numpy(runs, ranks, case):
     _check_complex_solve(runs(ranks, "reference")[case], ranks)
 
 
+@pytest.mark.slow  # the complex OpenCL launch (PoCL starts per rank): the fast tier runs the real one
 @pytest.mark.parametrize("case", [c for c in OPENCL_CASES if c in SOLVE_CASES])
 def test_complex_solve_matches_serial_and_numpy_opencl(runs, case):
     _check_complex_solve(runs(2, "opencl")[case], 2)
@@ -79,16 +80,17 @@ def _check_reductions(record: dict) -> None:
     assert result["dtype"] == "complex128" and result["gather_exact"] and result["conj_transpose_exact"]
 
 
-@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("ranks", RANKS)
 def test_complex_vector_reductions(runs, ranks):
     _check_reductions(runs(ranks, "reference")["vector_reductions"])
 
 
+@pytest.mark.slow  # the complex OpenCL launch (PoCL starts per rank): the fast tier runs the real one
 def test_complex_vector_reductions_opencl(runs):
     _check_reductions(runs(2, "opencl")["vector_reductions"])
 
 
-@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("ranks", RANKS)
 def test_mixed_real_and_complex_raises_on_every_rank(runs, ranks):
     record = runs(ranks, "reference")["bad_input"]
     assert not any(record["errors"]), record["errors"]

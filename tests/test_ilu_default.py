@@ -165,7 +165,9 @@ def test_a_failing_factorization_parameter_falls_back(exec, caplog):
     assert any("the Ilut factorization failed" in r.getMessage() for r in _records(caplog))
 
 
-@pytest.mark.parametrize("name", ["pde900.mtx", "orsirr_1.mtx", "watt_2.mtx", "add32.mtx", "cage8.mtx"])
+# fast tier: one matrix each (the others are slow tests: whole solves on real matrices)
+@pytest.mark.parametrize("name", ["pde900.mtx", *(pytest.param(name, marks=pytest.mark.slow)
+                                                 for name in ("orsirr_1.mtx", "watt_2.mtx", "add32.mtx", "cage8.mtx"))])
 def test_default_within_half_again_of_exact_ilu0_on_real_matrices(ref, gpu, name):
     # on the reference executor the CPU's choices, on the device the GPU's (whatever it is)
     A = scipy.io.mmread(matrix_path(name)).tocsr()
@@ -176,7 +178,8 @@ def test_default_within_half_again_of_exact_ilu0_on_real_matrices(ref, gpu, name
             assert _iterations(exec, A, P.Ilu.build(), solver) <= 1.5 * _iterations(exec, A, EXACT["ilu"], solver) + 1
 
 
-@pytest.mark.parametrize("name", ["nos6.mtx", "gr_900_900_crg.mtx", "ani4.mtx", "lap3D_7pt_n20.mtx"])
+@pytest.mark.parametrize("name", ["nos6.mtx", *(pytest.param(name, marks=pytest.mark.slow)
+                                               for name in ("gr_900_900_crg.mtx", "ani4.mtx", "lap3D_7pt_n20.mtx"))])
 def test_default_ic_within_half_again_of_exact_ic0_on_real_matrices(ref, gpu, name):
     A = scipy.io.mmread(matrix_path(name)).tocsr()
     for exec in (ref, gpu):

@@ -136,7 +136,7 @@ def test_launches_per_cycle(ocl):
 
 
 @pytest.mark.parametrize("cycle", ["v", "w", "f"])
-@pytest.mark.parametrize("sweeps", [1, 2])
+@pytest.mark.parametrize("sweeps", [1, pytest.param(2, marks=pytest.mark.slow)])  # fast tier: one sweep
 def test_levels_in_one_launch_give_the_same_cycle(exec, cycle, sweeps):
     # from 0 (a preconditioner) and from a guess (a solver's cycles), two columns; merged from
     # the first level below the finest, the most there is (the same hierarchy each time). Within

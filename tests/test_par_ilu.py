@@ -309,7 +309,7 @@ def test_par_ilu_reference_vs_device(ref, ocl, rng):
 
 # -- ParIlut / ParIct ------------------------------------------------------------------------------
 @pytest.mark.parametrize("approximate", [False, True])
-@pytest.mark.parametrize("limit", [1.0, 1.7, 3.0])
+@pytest.mark.parametrize("limit", [1.0, 1.7, pytest.param(3.0, marks=pytest.mark.slow)])  # fast tier: two limits
 def test_par_ilut_fill_in_limit(exec, rng, approximate, limit):
     m = _random(2001 if approximate else 401, rng, density=5)
     fact = F.ParIlut.build().with_fill_in_limit(limit).with_approximate_select(approximate).on(exec).generate(

@@ -25,7 +25,9 @@ import ginkpy.linalg as gl
 scipy_isolve = pytest.importorskip("scipy.sparse.linalg._isolve")
 SOLVERS = ("bicg", "bicgstab", "cg", "cgs", "gmres", "minres")
 LACKING = ("gcrotmk", "lgmres", "qmr", "tfqmr")
-EXECUTORS = ("reference", "opencl")
+# SciPy's ~500 tests on the OpenCL executor are a slow test (half a minute in all): the fast tier
+# runs them on the reference executor (tests/test_linalg.py runs the doors on both)
+EXECUTORS = ("reference", pytest.param("opencl", marks=pytest.mark.slow))
 _current = {"executor": None}  # the executor of the running test
 
 # test ids (as pytest names them in SciPy's module, without the executor) -> why they differ;
