@@ -197,7 +197,7 @@ def test_opencl_kernels_device_times_with_profiling_events(ocl):
         "s = gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(20)).on(exe).generate(A)\n"
         "s.apply(b, gk.matrix.Dense.zeros(exe, (900, 1)))\n"
         "t = hook.totals(); print(t['solver.cg.step_2'][0], t['solver.cg.step_2'][1] < t['apply(Cg)'][1])\n")
-    env = {**os.environ, "GINKPY_OPENCL_PROFILE": "1", "GINKPY_SMALL_SYSTEMS": "0", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "GINKPY_OPENCL_PROFILE": "1", "GINKPY_SMALL_SYSTEMS": "0", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     count, smaller = out.stdout.split()
