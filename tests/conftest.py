@@ -13,7 +13,8 @@ import ginkpy as gk
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE
 
 # The real matrices live beside the checkout; GINKPY_MATRICES points elsewhere (e.g. on another machine).
-MATRICES = Path(os.environ.get("GINKPY_MATRICES") or Path(__file__).resolve().parents[2] / "shared" / "matrices")
+PROJECT = Path(__file__).resolve().parents[1]  # the repository root (tests mirror ginkpy/ below tests/)
+MATRICES = Path(os.environ.get("GINKPY_MATRICES") or PROJECT.parent / "shared" / "matrices")
 
 
 def _opencl():
@@ -299,7 +300,7 @@ def _same_code_in_gpu_layout(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """A test module may leave out some of the tests it collects: those for which its function
-    ``left_out(item)`` is true are deselected (tests/test_scipy_suite.py: SciPy's tests of the
+    ``left_out(item)`` is true are deselected (tests/linalg/test_scipy_suite.py: SciPy's tests of the
     solvers ginkpy lacks); so are the GPU layout's twins in float32 and complex64
     (:data:`GPU_LAYOUT_DTYPES`)."""
     kept, dropped = [], []

@@ -21,7 +21,7 @@ residual became NaN or infinite.
 
 Deliberate differences from SciPy (SciPy's own tests of these functions,
 ``scipy/sparse/linalg/_isolve/tests/test_iterative.py``, pass against them but for these;
-tests/test_scipy_suite.py runs them):
+tests/linalg/test_scipy_suite.py runs them):
 
 1. ``gmres`` is right-preconditioned, as Ginkgo's: it minimizes and estimates the residual
    b - A x itself, where SciPy's left-preconditioned GMRES minimizes M (b - A x). So the

@@ -1,7 +1,7 @@
-"""The complex-valued cases of tests/test_distributed_complex.py, run under mpiexec as those of
-tests/distributed_cases.py (whose problems, ``compare`` and ``main`` they use):
+"""The complex-valued cases of tests/distributed/test_distributed_complex.py, run under mpiexec as those of
+tests/distributed/distributed_cases.py (whose problems, ``compare`` and ``main`` they use):
 
-    mpiexec -n 2 python tests/distributed_complex_cases.py reference [case,case,...]
+    mpiexec -n 2 python tests/distributed/distributed_complex_cases.py reference [case,case,...]
 
 Systems: the magnetic Laplacian (Hermitian positive definite: Cg, Fcg) and the damped
 Helmholtz operator (complex symmetric, not Hermitian: Gmres, Bicgstab, Bicg) of

@@ -1,4 +1,4 @@
-"""gk.distributed: solves under ``mpiexec -n 2`` and ``-n 3`` (tests/distributed_cases.py) against
+"""gk.distributed: solves under ``mpiexec -n 2`` and ``-n 3`` (tests/distributed/distributed_cases.py) against
 the serial solve of the same system, and the parts that need no MPI (Partition, the kernels).
 
 The MPI runs are launched once per rank count and executor (the reference executor for all
@@ -21,7 +21,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, twin
+from conftest import PROJECT, assert_twins, twin
 
 HERE = Path(__file__).resolve().parent
 CASES_FILE = HERE / "distributed_cases.py"
@@ -64,7 +64,7 @@ def _launch(ranks: int, kind: str, cases: list[str] | None = None, cases_file: P
             pytest.skip(f"no OpenCL device: {err}")
     command = [_mpiexec(), "-n", str(ranks), sys.executable, str(cases_file), kind] + ([",".join(cases)] if cases else [])
     env = {**MPICH_YIELD, **os.environ, "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(PROJECT), os.environ.get("PYTHONPATH", "")])}
     try:
         run = subprocess.run(command, capture_output=True, text=True, timeout=TIME_LIMIT, env=env)
     except subprocess.TimeoutExpired as err:

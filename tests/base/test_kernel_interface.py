@@ -15,8 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT
 
-ROOT = Path(__file__).resolve().parents[1] / "ginkpy"
+ROOT = PROJECT / "ginkpy"
 BACKENDS = ("reference", "opencl")
 CALL = re.compile(r"(\bhost\s*\.\s*)?\brun\(\s*\"([a-z_0-9.]+)\"")
 

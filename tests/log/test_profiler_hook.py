@@ -10,8 +10,9 @@ import pytest
 
 import ginkpy as gk
 from ginkpy.problems import poisson_2d
+from conftest import PROJECT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = PROJECT
 
 
 def _system(exec, n=20):

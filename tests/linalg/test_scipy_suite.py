@@ -26,7 +26,7 @@ scipy_isolve = pytest.importorskip("scipy.sparse.linalg._isolve")
 SOLVERS = ("bicg", "bicgstab", "cg", "cgs", "gmres", "minres")
 LACKING = ("gcrotmk", "lgmres", "qmr", "tfqmr")
 # SciPy's ~500 tests on the OpenCL executor are a slow test (half a minute in all): the fast tier
-# runs them on the reference executor (tests/test_linalg.py runs the doors on both)
+# runs them on the reference executor (tests/linalg/test_linalg.py runs the doors on both)
 EXECUTORS = ("reference", pytest.param("opencl", marks=pytest.mark.slow))
 _current = {"executor": None}  # the executor of the running test
 

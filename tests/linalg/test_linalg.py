@@ -7,7 +7,7 @@ import scipy.sparse.linalg as spla
 
 import ginkpy as gk
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
-from conftest import matrix_path
+from conftest import PROJECT, matrix_path
 from ginkpy.linalg._interface import ScipyOperator
 
 
@@ -459,6 +459,6 @@ def test_a_solve_imports_only_what_it_needs():
             "gk.linalg.cg(S, np.ones(64), executor='reference'); gk.linalg.minres(S, np.ones(64), executor='reference'); "
             "print([m for m in ('scipy.sparse.linalg', 'ginkpy.linalg._batch', 'ginkpy.linalg._dsolve') if m in sys.modules])")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).resolve().parents[1])
+                         cwd=PROJECT)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]", run.stdout

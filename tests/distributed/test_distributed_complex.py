@@ -1,5 +1,5 @@
-"""gk.distributed with complex values: the cases of tests/distributed_complex_cases.py under
-``mpiexec -n 2`` and ``-n 3`` (launched as tests/test_distributed.py launches its own: once per
+"""gk.distributed with complex values: the cases of tests/distributed/distributed_complex_cases.py under
+``mpiexec -n 2`` and ``-n 3`` (launched as tests/distributed/test_distributed.py launches its own: once per
 rank count and executor, skipped where mpiexec, mpi4py or the OpenCL device is missing), each
 solve against the serial ginkpy solve and numpy's direct solve of the same system.
 """

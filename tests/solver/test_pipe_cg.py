@@ -1,6 +1,6 @@
 """PipeCg (pipelined CG) on one device: its kernels against their reference twins, whole solves
 against Cg on both executors, what an iteration costs, and the doors (configuration, CLI).
-Distributed PipeCg: tests/test_distributed.py."""
+Distributed PipeCg: tests/distributed/test_distributed.py."""
 import numpy as np
 import pytest
 import scipy.io

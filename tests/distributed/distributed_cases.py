@@ -1,6 +1,6 @@
-"""The cases of tests/test_distributed.py, run under mpiexec:
+"""The cases of tests/distributed/test_distributed.py, run under mpiexec:
 
-    mpiexec -n 2 python tests/distributed_cases.py reference [case,case,...]
+    mpiexec -n 2 python tests/distributed/distributed_cases.py reference [case,case,...]
 
 Each case runs on every rank; rank 0 prints one line ``RESULT <json>`` per case with what every
 rank saw (iteration counts, stop reasons, errors) and, where there is one, the serial solve of

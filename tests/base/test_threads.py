@@ -16,8 +16,9 @@ import pytest
 
 import ginkpy as gk
 from ginkpy.problems import poisson_2d
+from conftest import PROJECT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = PROJECT
 COLD = {"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0", "CUDA_CACHE_DISABLE": "1"}
 
 

@@ -16,7 +16,7 @@ import ginkpy as gk
 from ginkpy.cli import Progress, main, matrix_info
 from ginkpy.core.log.plot import plot_residual_history
 from ginkpy.problems import circuit_mna, convection_diffusion_2d, helmholtz_2d, magnetic_laplacian_2d, poisson_2d
-from conftest import matrix_path
+from conftest import PROJECT, matrix_path
 
 
 @pytest.fixture
@@ -444,7 +444,7 @@ def test_convergence_plot_needs_a_solve():
 
 def test_main_job_example_reports_compile_apart(exec):
     # the README's main job, small: setup and solve times, the warm-up (compilation) apart
-    root = Path(__file__).resolve().parents[1]
+    root = PROJECT
     result = subprocess.run([sys.executable, str(root / "examples" / "solve.py"), "--grid", "12",
                              "--executor", exec.backend], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -456,7 +456,7 @@ def test_main_job_example_reports_compile_apart(exec):
 def test_examples_take_help(capsys, monkeypatch):
     # every example explains its arguments without a traceback (none needs MPI or a device for it)
     import runpy
-    root = Path(__file__).resolve().parents[1] / "examples"
+    root = PROJECT / "examples"
     for path in sorted(root.glob("*.py")):
         monkeypatch.setattr(sys, "argv", [str(path), "--help"])
         with pytest.raises(SystemExit) as exit:
@@ -469,7 +469,7 @@ def test_solve_example_fits_the_method_and_fails_with_status_1(tmp_path):
     # a nonsymmetric file runs ILU-GMRES (Jacobi-CG broke down at its first iteration); a solve
     # that does not converge exits with 1
     path = _write(tmp_path, "cd.mtx", convection_diffusion_2d(10))
-    example = Path(__file__).resolve().parents[1] / "examples" / "solve.py"
+    example = PROJECT / "examples" / "solve.py"
     for max_iters, rc, stopped in ((200, 0, "(converged)"), (1, 1, "(iteration limit)")):
         result = subprocess.run([sys.executable, str(example), str(path), "--executor", "reference",
                                  "--max-iters", str(max_iters)], capture_output=True, text=True, timeout=120)
