@@ -278,7 +278,7 @@ def compare(args, exec) -> int:
 def tune(args, exec) -> int:
     """Whole AMG-CG solves for each cycle, sweep count and merge size: the measurements behind
     DEVICE_CHOICES in ginkpy/core/solver/multigrid.py."""
-    from ginkpy.core.solver.multigrid import DEVICE_CHOICES, device_kind
+    from ginkpy.core.solver.multigrid_choice import DEVICE_CHOICES, device_kind
     configs = list(itertools.product(args.cycles, args.sweeps, args.merged))
     runs = {c: ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle(c[0]).with_smoother_iters(c[1])
                             .with_merged_rows(c[2]), args.maxiter) for c in configs}

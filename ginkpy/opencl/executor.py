@@ -456,12 +456,9 @@ class OpenCLExecutor(Executor):
         return out
 
     def adopt(self, array):
-        """``array`` (a ``pyopencl.array.Array``) as an array of this executor: itself, without a
-        copy, where it lives in this executor's context, is C-contiguous and starts at its
-        buffer's beginning; else a copy on this executor (a strided view, an offset). Work the
-        array's own queue has pending is waited for first when that queue is not this
-        executor's. An array of another context is a ValueError naming both devices. (A
-        strided view is copied through the host: pyopencl copies only contiguous arrays.)"""
+        """A ``pyopencl.array.Array`` of this executor's context as its array: itself where it is
+        C-contiguous from its buffer's start, else a copy (a strided view through the host). Its
+        own queue's pending work is waited for; another context is a ValueError naming both."""
         import pyopencl.array as cla
         self._check_process()
         if not isinstance(array, cla.Array):

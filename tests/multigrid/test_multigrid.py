@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from conftest import assert_twins, matrix_path, taken_for, tol, twin
-from ginkpy.core.solver.multigrid import DEVICE_CHOICES, device_kind
+from ginkpy.core.solver.multigrid_choice import DEVICE_CHOICES, device_kind
 from ginkpy.problems import poisson_2d, poisson_3d
 
 Multigrid, Pgm, Chebyshev = gk.solver.Multigrid, gk.multigrid.Pgm, gk.solver.Chebyshev
