@@ -19,11 +19,10 @@ in one run.
 "ginkpy batched, list" is the whole call ``gk.linalg.batched_cg(matrices, B, M="jacobi")``
 from a list of N SciPy CSR matrices, each with index arrays of its own (as when each system is
 assembled on its own), to X on the host; the rows under it are its parts, each timed on its
-own after the one before: building the batch (pattern check, values gathered and copied; on
-the host's threads, and again on one thread for comparison), B and x to the executor, the
-Jacobi, the solve (one kernel) and X back. "ginkpy batched, (P, values)" is the whole call
-from one pattern and a values array (N, nnz). "CuPy dense batched" is ``cupy.linalg.solve``
-on the (N, n, n) dense systems already on the GPU, X back
+own after the one before: building the batch (pattern check, values gathered and copied),
+B and x to the executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched,
+(P, values)" is the whole call from one pattern and a values array (N, nnz). "CuPy dense
+batched" is ``cupy.linalg.solve`` on the (N, n, n) dense systems already on the GPU, X back
 (the dense copy to the GPU not timed). The loops solve at most --loop-limit systems of a batch
 and are scaled to the whole batch (marked *). Every method's solutions are checked: the
 largest relative true residual ||b - A x|| / ||b|| is printed, and a method that misses --rtol
@@ -49,7 +48,6 @@ import scipy.sparse.linalg as spla
 import bench_common as bc
 import ginkpy as gk
 from ginkpy import problems
-from ginkpy.core.base import host_threads
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
 
 DENSE_BYTES = 8 << 30  # CuPy's dense batched solve only where the (N, n, n) batch fits this
@@ -160,11 +158,6 @@ def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi
     # the parts, in the call's order, each synchronized
     sync = exec.synchronize
     build, A = timed(lambda: gk.batch.matrix.Csr.from_scipy(exec, matrices), args.reps, sync)
-    threads, host_threads.MAX_THREADS = host_threads.MAX_THREADS, 1
-    try:
-        build_one_thread, _ = timed(lambda: gk.batch.matrix.Csr.from_scipy(exec, matrices), args.reps, sync)
-    finally:
-        host_threads.MAX_THREADS = threads
     vectors, (b, x0) = timed(lambda: (gk.batch.MultiVector.from_numpy(exec, B),
                                       gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)), args.reps, sync)
     preconditioner_params = PRECONDITIONERS[preconditioner]()
@@ -187,7 +180,6 @@ def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi
     iterations = f"{result[-1].iterations.mean():.0f}"
     suffix = "" if args.preconditioners == ["jacobi"] else f" ({preconditioner})"
     return [(f"ginkpy batched, list{suffix}", whole, X, iterations), ("  build the batch", build, None, ""),
-            (f"  build, 1 host thread (not {host_threads.thread_count()})", build_one_thread, None, ""),
             ("  B and x", vectors, None, ""), (f"  {type(M).__name__}", generate_seconds, None, ""),
             ("  solve", solve, None, iterations), ("  X back", back, None, ""),
             (f"ginkpy batched, (P, values){suffix}", pattern, X_pattern, iterations)]

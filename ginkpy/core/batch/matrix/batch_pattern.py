@@ -5,14 +5,10 @@ A batch comes from a list of SciPy sparse matrices (or 2-D arrays) of one patter
 NumPy array (N, n, m), or from one pattern and a values array (N, nnz). :class:`HostBatch` is
 the result on the host: the shared CSR pattern (columns sorted in each row, duplicates summed)
 and a ``write`` function that fills a (N, nnz) array with every item's values in that order.
-No work is done per item beyond taking its arrays. The items are taken in chunks of a few
-megabytes, each chunk's arrays joined into one buffer by ``bytes.join`` (which copies without
-holding the GIL): the pattern check compares a chunk's index arrays with item 0's repeated (one
-memcmp), the values go from the chunk into the memory that goes to the executor, reordered to
-the canonical pattern (an unsorted or duplicated item 0, a CSC or COO list) on the way. The
-chunks run on a few host threads (ginkpy/core/base/host_threads.py), so a large batch is built
-at the memory bandwidth of several cores rather than one. (NumPy's concatenate releases and
-takes the GIL once per item: threads running it wait for each other and get slower.)
+No work is done per item beyond taking its arrays: the pattern check compares each item's
+index arrays with item 0's byte for byte (a memcmp each), the values are concatenated in one
+call straight into the memory that goes to the executor, and the reordering to the canonical
+pattern (an unsorted or duplicated item 0, a CSC or COO list) is one gather over all items.
 Only items whose index arrays differ from item 0's are looked at one by one: those that store
 the same entries in another order are accepted, any other is an error naming it.
 """
@@ -24,7 +20,6 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from ginkpy.core.base.host_threads import host_map, thread_count
 from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.matrix.csr import INDEX_DTYPE
@@ -32,8 +27,7 @@ from ginkpy.core.matrix.dense import Dense, value_dtype
 
 # the index arrays that define the stored positions of each sparse format taken without conversion
 STRUCTURE = {"csr": ("indptr", "indices"), "csc": ("indptr", "indices"), "coo": ("row", "col")}
-CHUNK_BYTES = 2 << 20  # items joined, compared and reordered this much at a time: past the megabyte from
-# which bytes.join releases the GIL, within a core's cache
+CHUNK_BYTES = 1 << 20  # values gathered and reordered this much at a time (cache-sized)
 
 
 @attrs.frozen
@@ -92,21 +86,20 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
                 raise ValueError(f"item {i} has shape {a.shape} where item 0 has {arrays[0].shape}: every item "
                                  f"of a batch must be a 2-D array of one shape")
         return from_dense(np.stack(arrays), dtype)
-    # the format is the class's: looked up once per class (one item of each), not once per item
-    formats = {getattr(m, "format", None) for m in dict(zip(map(type, items), items)).values()}
+    kinds = {(getattr(m, "format", None), getattr(m, "shape", None)) for m in items}  # one pass over the items
     fmt = getattr(items[0], "format", None)
-    if fmt not in STRUCTURE or len(formats) > 1:
+    if fmt not in STRUCTURE or len({kind[0] for kind in kinds}) > 1:
         # another format, or several: each item converted (a loop over the items, in SciPy)
         items, fmt = [canonical(m, f"item {i}") for i, m in enumerate(items)], "csr"
     first = items[0]
     shape = first.shape
-    if len(set(map(attrgetter("shape"), items))) > 1:
+    if len({kind[1] for kind in kinds}) > 1:
         i = next(i for i, m in enumerate(items) if m.shape != shape)
         raise ValueError(f"every item of a batch must have the shape of item 0, but item {i} is "
                          f"{items[i].shape[0]} x {items[i].shape[1]} where item 0 is {shape[0]} x {shape[1]}")
     data = list(map(attrgetter("data"), items))
     if dtype is None:
-        dtype = np.result_type(*set(map(attrgetter("dtype"), data)))
+        dtype = np.result_type(*{d.dtype for d in data})
     dtype = value_dtype(dtype, "matrix")
     rows, cols = _coordinates(first, fmt)
     row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, cols)
@@ -246,74 +239,31 @@ def _canonical_order(shape, rows: np.ndarray, cols: np.ndarray):
 
 
 def _same_arrays(arrays: list, first: np.ndarray) -> np.ndarray:
-    """Whether each array holds the bytes of ``first`` (of its type and length): where all share
-    its type and length (as the index arrays of one pattern do), a chunk at a time, joined and
-    compared with ``first`` repeated (one memcmp), rows compared only in a chunk that differs,
-    the chunks on a few threads; else each one's bytes compared."""
-    if set(map(id, arrays)) == {id(first)}:  # one array shared by every item
-        return np.ones(len(arrays), dtype=bool)
+    """Whether each array holds the bytes of ``first`` (the same object, or a memcmp)."""
     ref = first.tobytes()
-    if len(set(map(attrgetter("dtype"), arrays))) > 1 or len(set(map(attrgetter("shape"), arrays))) > 1:
-        return np.fromiter((a is first or (a.dtype == first.dtype and a.shape == first.shape and a.tobytes() == ref)
-                            for a in arrays), dtype=bool, count=len(arrays))
-    if not ref:
-        return np.ones(len(arrays), dtype=bool)
-    same = np.empty(len(arrays), dtype=bool)
-    step = max(1, CHUNK_BYTES // len(ref))
-    refs = ref * step
-
-    def compare(start: int) -> None:
-        joined = _joined(arrays[start:start + step])
-        k = len(joined) // len(ref)
-        if joined == (refs if k == step else ref * k):
-            same[start:start + k] = True
-        else:
-            rows = np.frombuffer(joined, np.uint8).reshape(k, len(ref))
-            same[start:start + k] = (rows == np.frombuffer(ref, np.uint8)).all(axis=1)
-    host_map(compare, range(0, len(arrays), step))
-    return same
-
-
-def _joined(arrays: list) -> bytes:
-    """The bytes of ``arrays`` one after the other: ``bytes.join``, which copies without
-    holding the GIL from a megabyte on (so that chunks joined on several threads run side by
-    side); a copy of each first where some are not contiguous."""
-    try:
-        return b"".join(arrays)
-    except (BufferError, TypeError):
-        return b"".join([np.ascontiguousarray(a) for a in arrays])
+    return np.fromiter((a is first or a.tobytes() == ref for a in arrays), dtype=bool, count=len(arrays))
 
 
 def _gather(data: list, reorder, out: np.ndarray) -> None:
     """out[i] = data[i] (1-D arrays of one length, or one (N, nnz) array as the only element)
-    reordered by ``reorder`` (see :func:`_canonical_order`), in chunks of items on a few threads:
-    each chunk's arrays joined (:func:`_joined`; concatenated where their types differ),
-    reordered and written into ``out``."""
-    if out.size == 0:
+    reordered by ``reorder`` (see :func:`_canonical_order`): one concatenation straight into
+    ``out``, or chunks of items concatenated, reordered and written."""
+    if reorder is None:
+        if len(data) > 1:
+            np.concatenate(data, out=out.reshape(-1), casting="same_kind")
+        else:
+            np.copyto(out, np.reshape(data[0], out.shape), casting="same_kind")
         return
     whole = np.reshape(data[0], (out.shape[0], -1)) if len(data) == 1 else None
-    one_type = whole is not None or len(set(map(attrgetter("dtype"), data))) == 1
-    step = max(1, CHUNK_BYTES // max(whole[0].nbytes if whole is not None else data[0].nbytes, 1))
-
-    def part(start: int) -> None:
-        stop = min(start + step, out.shape[0])
-        if whole is None and reorder is None and thread_count() == 1:  # one copy, no GIL to share
-            np.concatenate(data[start:stop], out=out[start:stop].reshape(-1), casting="same_kind")
-            return
-        if whole is not None:
-            chunk = whole[start:stop]
-        elif one_type:
-            chunk = np.frombuffer(_joined(data[start:stop]), data[0].dtype).reshape(stop - start, -1)
-        else:
-            chunk = np.concatenate(data[start:stop]).reshape(stop - start, -1)
-        if reorder is None:
-            np.copyto(out[start:stop], chunk, casting="same_kind")
-        elif isinstance(reorder, tuple):  # duplicates summed
+    step = max(1, CHUNK_BYTES // max(data[0].nbytes // (out.shape[0] if whole is not None else 1), 1))
+    for start in range(0, out.shape[0], step):
+        chunk = whole[start:start + step] if whole is not None else \
+            np.concatenate(data[start:start + step]).reshape(-1, data[0].size)
+        if isinstance(reorder, tuple):  # duplicates summed
             order, starts = reorder
-            out[start:stop] = np.add.reduceat(chunk[:, order], starts, axis=1) if starts.size else 0
+            out[start:start + step] = np.add.reduceat(chunk[:, order], starts, axis=1) if starts.size else 0
         else:
-            out[start:stop] = chunk[:, reorder]
-    host_map(part, range(0, out.shape[0], step))
+            out[start:start + step] = chunk[:, reorder]
 
 
 def _difference(first: sp.csr_matrix, m: sp.csr_matrix) -> str:
