@@ -79,21 +79,27 @@ def _launch(ranks: int, kind: str, cases: list[str] | None = None, cases_file: P
     return records
 
 
-@pytest.fixture(scope="module")
-def runs():
-    """The launches, made when a test first asks for them (and only once)."""
+def launches(cases_file: Path, opencl_cases: list[str]):
+    """The launches of ``cases_file``, made when a test first asks for them (and only once per
+    rank count and executor; the OpenCL launch runs ``opencl_cases``)."""
     made: dict = {}
 
     def get(ranks: int, kind: str) -> dict:
         key = (ranks, kind)
         if key not in made:
-            made[key] = _launch(ranks, kind, OPENCL_CASES if kind == "opencl" else None)
+            made[key] = _launch(ranks, kind, opencl_cases if kind == "opencl" else None, cases_file)
         return made[key]
     return get
 
 
-def _case_names() -> list[str]:
-    spec = importlib.util.spec_from_file_location("distributed_cases", CASES_FILE)
+@pytest.fixture(scope="module")
+def runs():
+    return launches(CASES_FILE, OPENCL_CASES)
+
+
+def case_names(cases_file: Path = CASES_FILE) -> list[str]:
+    """The names of the cases ``cases_file`` defines (its CASES), read without running it."""
+    spec = importlib.util.spec_from_file_location(cases_file.stem, cases_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return list(module.CASES)
@@ -131,7 +137,7 @@ def test_the_iteration_rule_passes_rounding_and_fails_slowdowns():
     assert _iterations_within_rounding(3, 1) and not _iterations_within_rounding(5, 1)
 
 
-SOLVE_CASES = [name for name in _case_names() if name not in ("time_limit", "vector_reductions", "bad_input",
+SOLVE_CASES = [name for name in case_names() if name not in ("time_limit", "vector_reductions", "bad_input",
                                                               "loop_counts", "error_on_one_rank")]
 
 

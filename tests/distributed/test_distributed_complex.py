@@ -5,11 +5,9 @@ solve against the serial ginkpy solve and numpy's direct solve of the same syste
 """
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from test_distributed import HERE, RANKS, _check_solve, _launch
+from test_distributed import HERE, RANKS, _check_solve, case_names, launches
 
 CASES_FILE = HERE / "distributed_complex_cases.py"
 # the OpenCL run (PoCL starts in seconds per rank): every case but the bad input (host checks)
@@ -20,25 +18,10 @@ OPENCL_CASES = ["cg_jacobi_hpd", "pipecg_jacobi_hpd", "gmres_jacobi_helmholtz", 
 
 @pytest.fixture(scope="module")
 def runs():
-    """The launches, made when a test first asks for them (and only once)."""
-    made: dict = {}
-
-    def get(ranks: int, kind: str) -> dict:
-        key = (ranks, kind)
-        if key not in made:
-            made[key] = _launch(ranks, kind, OPENCL_CASES if kind == "opencl" else None, CASES_FILE)
-        return made[key]
-    return get
+    return launches(CASES_FILE, OPENCL_CASES)
 
 
-def _case_names() -> list[str]:
-    spec = importlib.util.spec_from_file_location("distributed_complex_cases", CASES_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return list(module.CASES)
-
-
-SOLVE_CASES = [name for name in _case_names() if name not in ("vector_reductions", "bad_input")]
+SOLVE_CASES = [name for name in case_names(CASES_FILE) if name not in ("vector_reductions", "bad_input")]
 
 
 def _check_complex_solve(record: dict, ranks: int) -> None:
