@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import resource
 import sys
-import time
 
 import bench_common as bc
 import ginkpy as gk

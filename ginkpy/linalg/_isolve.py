@@ -260,7 +260,6 @@ def _solve(name: str, A: Any, b: Any, x0: Any, *, rtol: float, atol: float, maxi
     subspace_dim, relaxation_factor).
     """
     exec, operator = square_operator(A, executor)
-    n = A.shape[0]
     # (b and x0 are checked by the solver: here only their value types count)
     b_dtype = value_dtype(b.dtype if is_pyopencl(b) else np.asarray(b).dtype, "b")
     x0_dtype = None if x0 is None or isinstance(x0, str) else \

@@ -23,7 +23,7 @@ decisions global; ``counters`` count the reductions and halo exchanges of the co
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp

@@ -79,7 +79,7 @@ class Vector(Dense):
         raise_together(comm, error)
         shapes = comm.allgather((array.shape[1], np.dtype(dtype).str))
         raise_together(comm, None if len(set(shapes)) == 1 else
-                       f"the ranks pass different column counts or value types (columns, value type): "
+                       "the ranks pass different column counts or value types (columns, value type): "
                        + ", ".join(f"rank {r}: ({k}, {np.dtype(t)})" for r, (k, t) in enumerate(shapes))
                        + mixed_value_types_hint([t for _, t in shapes]),
                        kind=TypeError if len({t for _, t in shapes}) > 1 else ValueError)
