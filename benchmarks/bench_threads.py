@@ -1,11 +1,14 @@
-"""Concurrent solves: whole `gk.linalg` solves (SciPy matrix in, x out) of 2D Poisson, by two
-threads sharing one OpenCL executor against one thread doing the same solves one after the
-other, in the same run. `2 threads / 1` is the one thread's time over the two threads' time for
-the same solves (1: no gain, 2: twice the throughput; below 1: concurrency costs). Every answer
+"""Concurrent solves: whole `gk.linalg` solves (SciPy matrix in, x out) of 2D Poisson, by T
+threads (`--threads`, default 2) sharing one OpenCL executor against one thread doing the same
+solves one after the other, in the same run. Each thread solves its own system (a copy of the
+matrix: `gk.linalg` keeps a solver per matrix, as a service with distinct systems would), the one
+thread all of them in turn. `T threads / 1` is the one thread's time over the T threads' time for
+the same solves (1: no gain, T: T times the throughput; below 1: concurrency costs). Every answer
 is checked (residual and info).
 
     python benchmarks/bench_threads.py [--grids 40 200] [--solves 20] [--methods cg bicgstab:ilu] [--reps 3]
     python benchmarks/bench_threads.py --grids 40 --methods bicgstab gmres:ilu --mixed --solves 200
+    python benchmarks/bench_threads.py --threads 8 --grids 100 --methods cg --solves 64   # 8 x 1e4 rows
 
 A method is `name[:M]` (a `gk.linalg` solver and its preconditioner, Jacobi by default, `none`
 for none). `--mixed`: the two threads run different methods at once (thread t the t-th, the one
@@ -17,6 +20,7 @@ on NVIDIA) every program of the warm-up is built by the two threads at once.
 from __future__ import annotations
 
 import argparse
+import itertools
 import threading
 import time
 from typing import Callable
@@ -73,29 +77,32 @@ def main() -> None:
     p.add_argument("--grids", type=int, nargs="+", default=[40, 200], help="grid sides n (n^2 rows)")
     p.add_argument("--solves", type=int, default=20, help="solves per measurement (split over the threads)")
     p.add_argument("--methods", nargs="+", default=["cg", "bicgstab"], help="gk.linalg solvers, name[:M]")
-    p.add_argument("--mixed", action="store_true", help="the two threads run different methods at once")
+    p.add_argument("--mixed", action="store_true", help="the threads run different methods at once")
+    p.add_argument("--threads", type=int, default=2, help="threads solving at once")
     p.add_argument("--executor", default="opencl")
     p.add_argument("--reps", type=int, default=3)
     args = p.parse_args()
     exec = gk.executor(args.executor)
+    T = args.threads
     print(f"{exec!r}: {args.solves} whole solves (rtol 1e-8), median of {args.reps}")
-    print(f"{'rows':>7} {'methods':24} {'1 thread ms/solve':>18} {'2 threads ms/solve':>19} {'2 threads / 1':>14}")
+    print(f"{'rows':>7} {'methods':24} {'1 thread ms/solve':>18} {f'{T} threads ms/solve':>19} "
+          f"{f'{T} threads / 1':>14}")
     for n in args.grids:
         S = poisson_2d(n).tocsr()
         groups = [args.methods] if args.mixed else [[m] for m in args.methods]
         for methods in groups:
-            solves = [solver(exec, S, m) for m in methods]
-            # thread t runs method t (mod the count); the one thread runs the same solves in turn
-            two = [[solves[t % len(solves)]] * (args.solves // 2 + (t < args.solves % 2)) for t in range(2)]
-            one = [[s for pair in zip(*two) for s in pair] + two[0][len(two[1]):]]
-            run([[solves[t % len(solves)]] for t in range(2)])  # warm-up: both threads at once, cold
-            times_one, times_two = [], []
+            # thread t: method t (mod the count) on its own copy of the matrix
+            solves = [solver(exec, S.copy(), methods[t % len(methods)]) for t in range(T)]
+            many = [[solves[t]] * (args.solves // T + (t < args.solves % T)) for t in range(T)]
+            one = [[s for turn in itertools.zip_longest(*many) for s in turn if s is not None]]
+            run([[s] for s in solves])  # warm-up: all threads at once, cold
+            times_one, times_many = [], []
             for _ in range(args.reps):
                 times_one.append(run(one))
-                times_two.append(run(two))
-            t1, t2 = float(np.median(times_one)), float(np.median(times_two))
+                times_many.append(run(many))
+            t1, tm = float(np.median(times_one)), float(np.median(times_many))
             print(f"{n * n:7d} {' + '.join(methods):24} {t1 / args.solves * 1e3:18.2f} "
-                  f"{t2 / args.solves * 1e3:19.2f} {t1 / t2:14.2f}", flush=True)
+                  f"{tm / args.solves * 1e3:19.2f} {t1 / tm:14.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Threads and processes: several threads solving on one OpenCL executor (cold program builds
-included), forked workers (a clear error, never a hang) and spawned ones (multiprocessing,
-concurrent.futures, joblib). Each case runs in a fresh Python process with a time limit, so
-that the environment (caches off) takes effect and a hang fails the test instead of the suite."""
+included), the thread storm (scripts/thread_storm.py: many threads, every solver kind, caches off
+and on, each process's exit timed), forked workers (a clear error, never a hang) and spawned ones
+(multiprocessing, concurrent.futures, joblib). Each case runs in a fresh Python process with a
+time limit, so that the environment (caches off) takes effect and a hang fails the test instead
+of the suite; every test here has a pytest-timeout limit too."""
 from __future__ import annotations
 
 import os
@@ -20,6 +22,8 @@ from conftest import PROJECT
 
 ROOT = PROJECT
 COLD = {"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0", "CUDA_CACHE_DISABLE": "1"}
+STORM = ROOT / "scripts" / "thread_storm.py"
+pytestmark = pytest.mark.timeout(400)  # above every subprocess's own limit below
 
 
 def _run(tmp_path: Path, script: str, timeout: float, env: dict | None = None) -> str:
@@ -146,6 +150,39 @@ def test_cold_solves_in_two_threads(ocl, tmp_path):
     assert "ok" in _run(tmp_path, COLD_SOLVES, timeout=180, env=COLD)
 
 
+def _storm(*args: str, timeout: float) -> str:
+    """scripts/thread_storm.py with ``args``; its summary line (the test fails with its output
+    where a run crashed, hung, answered wrong or took more than its exit limit to exit)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    try:
+        run = subprocess.run([sys.executable, str(STORM), *args], capture_output=True, text=True, timeout=timeout,
+                             env=env)
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"the storm did not end in {timeout} s:\n{err.stdout}\n{err.stderr}")
+    assert run.returncode == 0, f"exit {run.returncode}:\n{run.stdout[-6000:]}\n{run.stderr[-3000:]}"
+    return run.stdout.strip().splitlines()[-1]
+
+
+def test_thread_storm_small(ocl):
+    """Eight threads, warm: Jacobi-CG and AMG-CG through ginkpy.linalg and the builder's
+    captured Jacobi-GMRES at once, every answer right, and the process exits at once."""
+    line = _storm("--threads", "8", "--rounds", "1", "--runs", "1", "--kinds", "cg", "amg", "gmres_captured",
+                  "--exit-limit", "5", timeout=300)
+    assert "1/1 runs right and exited" in line and "exit <=" in line, line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
+def test_thread_storm(ocl, cold):
+    """Sixteen threads, every solver kind of the storm (Jacobi-CG, AMG-CG, BiCGStab, ILU-GMRES
+    and CGS through ginkpy.linalg, the captured Jacobi-GMRES), two rounds, with the program caches
+    off (every program built while the others solve) and on: every answer right, no crash, no
+    hang, and each process exits within 5 s of its last line (2 s is the GPU check's limit)."""
+    line = _storm("--threads", "16", "--rounds", "2", "--runs", "1", "--exit-limit", "5", "--timeout", "330",
+                  *(["--cold"] if cold else []), timeout=380)
+    assert "1/1 runs right and exited" in line, line
+
+
 def test_concurrent_solves_share_an_executor(ocl):
     """Warm: two threads, each with its own solver on one executor and one matrix, solving
     repeatedly at once; every answer right."""
@@ -176,22 +213,25 @@ def test_concurrent_solves_share_an_executor(ocl):
 
 
 def test_context_calls_hold_the_device_lock(ocl, monkeypatch):
-    """Every call that OpenCL or pyopencl does not make safe beside the others on one context
-    (program builds, kernel creation, declaring scalar types, setting arguments and launching a
-    shared kernel, the private copies of a capture) runs while the device's lock is held: checked
-    call by call on a fresh context, whatever the device (a race need not show on PoCL)."""
+    """Every call that creates or enqueues on the context (program builds, kernel creation,
+    declaring scalar types, setting arguments and launching a shared kernel, the private copies of
+    a capture and their replays, copies, fills, maps, buffers, pool allocations) runs while the
+    device's lock is held, a build also under the process's build lock: checked call by call on a
+    fresh context, whatever the device (a race need not show on PoCL)."""
     import pyopencl as cl
+    import pyopencl.tools as cl_tools
 
-    import ginkpy.opencl.executor as opencl_executor
-    monkeypatch.setattr(opencl_executor, "_devices", {})  # a fresh context: everything built anew
-    exec = gk.OpenCLExecutor()
-    lock = exec._device.lock
+    from ginkpy.opencl import shared_device
+    monkeypatch.setattr(shared_device, "_devices", {})  # a fresh context: everything built anew
     calls, unlocked = [], []
+    locks = []
 
     def note(what):
         calls.append(what)
-        if not lock._is_owned():
+        if locks and not locks[0]._is_owned():
             unlocked.append(what)
+        if what == "build" and not shared_device.BUILD_LOCK.locked():
+            unlocked.append("build without BUILD_LOCK")
 
     class Watched(cl.Kernel):
         def __init__(self, *args):
@@ -210,25 +250,48 @@ def test_context_calls_hold_the_device_lock(ocl, monkeypatch):
             note("launch")
             return super().__call__(*args, **kwargs)
 
+    def watched(name, fn):
+        def call(*args, **kwargs):
+            note(name)
+            return fn(*args, **kwargs)
+        return call
+
+    class WatchedPool(cl_tools.MemoryPool):
+        def __call__(self, size):
+            note("pool")
+            return super().__call__(size)
+
+    class WatchedBuffer(cl.Buffer):
+        def __init__(self, *args, **kwargs):
+            note("buffer")
+            super().__init__(*args, **kwargs)
+
     build = cl.Program.build
-
-    def watched_build(self, *args, **kwargs):
-        note("build")
-        return build(self, *args, **kwargs)
-
     monkeypatch.setattr(cl, "Kernel", Watched)
-    monkeypatch.setattr(cl.Program, "build", watched_build)
+    monkeypatch.setattr(cl, "Buffer", WatchedBuffer)
+    monkeypatch.setattr(cl_tools, "MemoryPool", WatchedPool)
+    monkeypatch.setattr(cl.Program, "build", lambda self, *a, **k: (note("build"), build(self, *a, **k))[1])
+    for name in ("enqueue_copy", "enqueue_fill_buffer", "enqueue_map_buffer", "enqueue_nd_range_kernel",
+                 "enqueue_marker"):
+        monkeypatch.setattr(cl, name, watched(name, getattr(cl, name)))
+    exec = gk.OpenCLExecutor()
+    locks.append(exec._device.lock)
     S = poisson_2d(12).tocsr()
     B = S @ np.ones((S.shape[0], 2))
     x, info = gk.linalg.cg(S, B[:, 0], rtol=1e-10, M="jacobi", executor=exec)  # a batch of one
+    A = gk.matrix.Csr.from_scipy(exec, S)
     solver = (gk.solver.Bicgstab.build().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1))
               .with_criteria(gk.stop.ResidualNorm.build().with_reduction_factor(1e-10),
-                             gk.stop.Iteration.build().with_max_iters(500)).on(exec).generate(
-                  gk.matrix.Csr.from_scipy(exec, S)))
+                             gk.stop.Iteration.build().with_max_iters(500)).on(exec).generate(A))
     X = gk.matrix.Dense.zeros(exec, B.shape)
-    solver.apply(gk.matrix.Dense.from_numpy(exec, B), X)  # the loop, captured
-    assert info == 0 and np.allclose(x, 1.0) and np.allclose(X.to_numpy(), 1.0)
-    assert set(calls) == {"build", "create", "declare", "set_arg", "launch"}, set(calls)
+    for _ in range(2):  # the loop captured, then replayed
+        X.fill(0.0)
+        solver.apply(gk.matrix.Dense.from_numpy(exec, B), X)
+    amg, amg_info = gk.linalg.cg(S, B[:, 0], rtol=1e-10, M="amg", executor=exec)  # multigrid setup and cycle
+    assert info == 0 and amg_info == 0 and np.allclose(x, 1.0) and np.allclose(amg, 1.0)
+    assert np.allclose(X.to_numpy(), 1.0)
+    assert {"build", "create", "declare", "set_arg", "launch", "enqueue_nd_range_kernel", "enqueue_copy",
+            "pool", "buffer"} <= set(calls), set(calls)
     assert not unlocked, f"called without the device lock: {sorted(set(unlocked))}"
 
 

@@ -112,8 +112,8 @@ class Dense(LinOp):
             values = values.reshape(values.shape[0], 1)
         if source in VALUE_TYPES:
             return cls(exec, values).astype(target)
-        # (integers, booleans: converted into a new array on the device)
-        return cls(exec, values.with_queue(exec.queue).astype(target))
+        # (integers, booleans: converted through the host into a new array)
+        return cls(exec, exec.from_host(exec.to_host(values).astype(target)))
 
     def to_pyopencl(self) -> Any:
         """The values as a ``pyopencl.array.Array`` of shape (n, k) in the executor's context,

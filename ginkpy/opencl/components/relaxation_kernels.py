@@ -14,7 +14,7 @@ def invert_diagonal(exec, a, inv_diag) -> int:
     first_zero = exec.from_host(np.array([n], dtype=np.int32))
     launch_1d(exec, __file__, "invert_diagonal", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
               a.values.data, inv_diag.values.data, first_zero.data)
-    row = int(first_zero.get(queue=exec.queue)[0])
+    row = int(exec.to_host(first_zero)[0])
     return -1 if row == n else row
 
 
@@ -64,7 +64,7 @@ def gershgorin_bound(exec, a, inv_diag) -> float:
     partial = exec.alloc((items,), real_dtype(a.dtype))
     launch_1d(exec, __file__, "gershgorin_bound", a.dtype, items, np.int32(n), np.int32(chunk), a.row_ptrs.data,
               a.values.data, inv_diag.values.data, partial.data)
-    return float(partial.get(queue=exec.queue).max())
+    return float(exec.to_host(partial).max())
 
 
 SETUP_GROUP = 256     # work-items of a group of jacobi_setup on a GPU
@@ -81,7 +81,8 @@ def jacobi_setup(exec, a, inv_diag):
         wg = min(SETUP_GROUP, pow2_at_most(exec.info.max_work_group_size))
         groups, chunk = max(1, min(SETUP_GROUPS, ceil_div(n, wg))), 1
     first_zero = exec.alloc((1,), np.int32)  # n, written on the device (no blocking write)
-    cl.enqueue_fill_buffer(exec.queue, first_zero.data, np.int32(n), 0, 4)
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, first_zero.data, np.int32(n), 0, 4)
     partial = exec.alloc((groups,), real_dtype(a.dtype))
     exec.kernel(__file__, a.dtype, "jacobi_setup")(
         exec.queue, (groups * wg,), (wg,), np.int32(n), np.int32(max(chunk, 1)), a.row_ptrs.data, a.col_idxs.data,

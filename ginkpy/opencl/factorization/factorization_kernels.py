@@ -20,9 +20,12 @@ _NONE = np.iinfo(np.int32).max  # *bad_row when every row is valid
 def _read_ints(exec, *sources) -> list[int]:
     """The ints at (array, index) pairs of device int32 arrays, in one wait."""
     out = [np.empty(1, np.int32) for _ in sources]
-    for host, (array, index) in zip(out, sources):
-        cl.enqueue_copy(exec.queue, host, array.data, src_offset=4 * index, is_blocking=False)
-    exec.queue.finish()
+    with exec.lock:
+        events = [cl.enqueue_copy(exec.queue, host, array.data, src_offset=4 * index, is_blocking=False)
+                  for host, (array, index) in zip(out, sources)]
+    for event in events:  # outside the lock
+        event.wait()
+    exec._note_read()
     return [int(h[0]) for h in out]
 
 

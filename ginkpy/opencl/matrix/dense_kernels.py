@@ -256,7 +256,7 @@ def convert_to_csr(exec, a):
     launch_1d(exec, __file__, "count_row_nonzeros", a.dtype, n, *rows)
     # row_ptrs = [0, c_0, c_1, ...] -> [0, c_0, c_0 + c_1, ...]
     _inclusive_scan(exec, row_ptrs, a.dtype)
-    nnz = int(row_ptrs[n:].get(queue=exec.queue)[0])
+    nnz = int(exec.to_host(row_ptrs[n:])[0])
     col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
     if nnz:
         launch_1d(exec, __file__, "fill_csr", a.dtype, n, *rows, col_idxs.data, values.data)

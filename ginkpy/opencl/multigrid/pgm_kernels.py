@@ -58,14 +58,16 @@ def _zeros(exec, size: int):
 
 def _fill(exec, array, size: int, value: int = 0) -> None:
     exec.counters["launches"] += 1
-    cl.enqueue_fill_buffer(exec.queue, array.data, np.int32(value), 0, 4 * size)
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, array.data, np.int32(value), 0, 4 * size)
 
 
 def _copy_int(exec, dst, dst_index: int, src, src_index: int) -> None:
     """dst[dst_index] = src[src_index] on the device (int32 arrays)."""
     exec.counters["launches"] += 1
-    cl.enqueue_copy(exec.queue, dst.data, src.data, src_offset=4 * src_index, dst_offset=4 * dst_index,
-                    byte_count=4)
+    with exec.lock:
+        cl.enqueue_copy(exec.queue, dst.data, src.data, src_offset=4 * src_index, dst_offset=4 * dst_index,
+                        byte_count=4)
 
 
 def _group(exec, size: int) -> int:

@@ -51,8 +51,9 @@ def _concatenate(exec, arrays, dtype, out=None):
     offset = 0
     for a in arrays:
         if a.size:
-            cl.enqueue_copy(exec.queue, out.data, a.data, dst_offset=offset * out.dtype.itemsize,
-                            byte_count=a.size * out.dtype.itemsize)
+            with exec.lock:
+                cl.enqueue_copy(exec.queue, out.data, a.data, dst_offset=offset * out.dtype.itemsize,
+                                byte_count=a.size * out.dtype.itemsize)
         offset += a.size
     return out
 
