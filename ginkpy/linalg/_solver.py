@@ -192,7 +192,7 @@ class Solver:
             if guess_from_m:  # x0 = M b, by the solver's own preconditioner
                 self.solver.preconditioner.apply(B, X)
             threshold_inf = self.rtol == np.inf or self.atol == np.inf
-            if threshold_inf:  # converged at once, as SciPy answers (x0 unchanged)
+            if threshold_inf or self.shape[0] == 0:  # converged at once (a 0 x 0 system too), as SciPy answers
                 if zero_guess:
                     X.fill(0.0)
                 return self._out(X, device), 0

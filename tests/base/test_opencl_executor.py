@@ -68,3 +68,42 @@ def test_operands_on_another_executor_are_copied(ocl, ref):
     A.apply(b, x)  # A on the device, b and x on the host: x receives the result on the host
     np.testing.assert_allclose(x.to_numpy()[:, 0], S @ np.arange(16.0), rtol=1e-14)
 
+
+
+def test_page_locked_arrays_are_reused_only_when_free(ocl):
+    """A page-locked host array goes back to its device once nothing derived from it is left (a
+    slice, a read in flight): only then does a later request of the same size get its memory.
+    None is ever freed (no unmap from a garbage collection)."""
+    device = ocl._device
+    before = len(device.pinned)
+    shape = (97, 3)  # a size no solver here uses
+    a = ocl.host_array(shape, np.float64)
+    b = ocl.host_array(shape, np.float64)
+    assert not np.shares_memory(a, b) and len(device.pinned) == before + 2
+    column = a[:, 1]
+    del a
+    c = ocl.host_array(shape, np.float64)  # a's memory is still seen through its column
+    assert not np.shares_memory(c, column) and not np.shares_memory(c, b) and len(device.pinned) == before + 3
+    del column
+    d = ocl.host_array(shape, np.float64)
+    assert len(device.pinned) == before + 3  # a's memory again
+    X = gk.matrix.Dense.from_numpy(ocl, np.arange(291.0).reshape(shape))
+    event = ocl.read_async([X.values], [d])  # the read in flight holds d until it is complete
+    event.wait()
+    np.testing.assert_array_equal(d, np.arange(291.0).reshape(shape))
+    del b, c, d, event
+    assert len(device.pinned) == before + 3
+
+
+def test_reads_and_writes_wait_for_their_own_copies(ocl, rng):
+    """to_host waits for its reads (the queue is in order: what came before is done too);
+    writes inside a capture copy from a buffer of their own, replayed without a host wait."""
+    values = rng.standard_normal((1000, 2))
+    X = gk.matrix.Dense.from_numpy(ocl, values)
+    np.testing.assert_array_equal(ocl.to_host(X.values), values)
+    Y = gk.matrix.Dense.zeros(ocl, (1000, 2))
+    replay = ocl.capture(lambda: ocl.write(Y.values, 2.0 * values))
+    np.testing.assert_array_equal(Y.to_numpy(), 2.0 * values)
+    Y.fill(0.0)
+    replay()
+    np.testing.assert_array_equal(Y.to_numpy(), 2.0 * values)

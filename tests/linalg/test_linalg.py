@@ -462,3 +462,12 @@ def test_a_solve_imports_only_what_it_needs():
                          cwd=PROJECT)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]", run.stdout
+
+
+@pytest.mark.parametrize("name", ["cg", "gmres", "bicgstab", "minres"])
+def test_an_empty_system_is_solved_as_scipy_solves_it(exec, name):
+    """A 0 x 0 system: an empty x and info 0, as SciPy answers (it raised an AttributeError)."""
+    A = sp.csr_matrix((0, 0))
+    x, info = getattr(gk.linalg, name)(A, np.zeros(0), executor=exec)
+    expected, scipy_info = getattr(spla, name)(A, np.zeros(0))
+    assert info == scipy_info == 0 and x.shape == expected.shape == (0,)

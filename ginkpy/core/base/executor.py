@@ -85,10 +85,11 @@ class Executor:
     (:meth:`capture` calls) and the private ``kernel_copies`` a capture created (where a
     backend makes them): tests and benchmarks read them to check what a solve costs.
 
-    Thread safety: executors may be shared between threads. Kernel launches are atomic (a
-    kernel's arguments are set and the kernel enqueued under a lock; program builds and kernel
-    creation take the same lock), so concurrent solves on one executor are correct; a
-    capture records the calling thread's work only; a solver's work vectors are its own, and
+    Thread safety: executors may be shared between threads. On a device every call that
+    creates or enqueues work (program builds, kernel arguments and launches, replayed launches,
+    copies, allocations) runs under the device's lock and every wait outside it, so concurrent
+    solves on one executor are correct and a build never runs beside another thread's launch;
+    a capture records the calling thread's work only; a solver's work vectors are its own, and
     one solver object serializes concurrent ``apply`` calls. The counters add up every
     thread's work, without a lock (exact only while one thread works).
 
@@ -143,7 +144,7 @@ class Executor:
         counters, check = self.counters, self._check_process
 
         def replay() -> None:
-            check()  # no lock: the steps only enqueue work set up once
+            check()  # the steps only enqueue work set up once (each under the device's lock)
             for step in steps:
                 step()
             counters["launches"] += len(steps) - host_steps
