@@ -5,7 +5,8 @@ and each solves, for ``--rounds`` rounds, its own small 2D systems with a mix of
 Jacobi-CG and AMG-CG through ``ginkpy.linalg`` (a batch of one, the multigrid loop), BiCGStab,
 ILU-GMRES and CGS through ``ginkpy.linalg``, and a builder Jacobi-GMRES with two right-hand sides
 (its iterations captured and replayed). Every answer is checked (info 0 and the true residual).
-The parent counts, over ``--runs`` processes, those that answered right and exited with status
+``--daemons N`` adds N daemon threads that are still solving when the process exits. The
+parent counts, over ``--runs`` processes, those that answered right and exited with status
 0, and how long each took to exit after its last line (the exit must take at most
 ``--exit-limit`` seconds); a process that crashes, hangs (``--timeout``) or answers wrong fails
 the run. Where ``py-spy`` is installed, a hung process's native stacks are printed before it
@@ -14,6 +15,7 @@ is killed; a crash prints every thread's Python stack (faulthandler).
     python scripts/thread_storm.py                       # 16 threads, 4 runs, caches as they are
     python scripts/thread_storm.py --threads 24 --runs 10 --cold
     python scripts/thread_storm.py --threads 2 --runs 20 --cold --kinds cg gmres_captured
+    python scripts/thread_storm.py --threads 8 --daemons 4 --runs 10
 
 ``--cold`` turns pyopencl's, PoCL's and NVIDIA's program caches off in the children, so that
 every program is compiled while the other threads solve. The last line is one summary:
@@ -85,6 +87,12 @@ def _child(args: argparse.Namespace) -> None:
         except BaseException as err:  # noqa: BLE001 - reported by the main thread
             errors.append(f"thread {t}: {err!r}")
 
+    def forever(t: int) -> None:  # a daemon thread: still solving when the process exits
+        while True:
+            solve(args.kinds[t % len(args.kinds)], 20 + t % 7)
+
+    for d in range(args.daemons):
+        threading.Thread(target=forever, args=(d,), daemon=True).start()
     threads = [threading.Thread(target=work, args=(t,)) for t in range(args.threads)]
     for t in threads:
         t.start()
@@ -112,6 +120,7 @@ def run_once(args: argparse.Namespace, env: dict) -> tuple[str, float | None, st
     """One child process: ('ok' | 'crash (SIG...)' | 'hang' | 'hang at exit' | 'wrong' | 'slow
     exit', seconds from its last line to its exit, its output and, for a hang, its stacks)."""
     command = [sys.executable, os.path.abspath(__file__), "--child", "--threads", str(args.threads),
+               "--daemons", str(args.daemons),
                "--rounds", str(args.rounds), "--executor", args.executor, "--kinds", *args.kinds]
     with tempfile.TemporaryFile("w+") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,
@@ -153,6 +162,8 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=4, help="fresh processes, one after the other")
     p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     p.add_argument("--cold", action="store_true", help="program caches off in the children")
+    p.add_argument("--daemons", type=int, default=0,
+                   help="daemon threads that keep solving until the process exits (its exit is timed all the same)")
     p.add_argument("--executor", default="opencl")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as hung")
     p.add_argument("--exit-limit", type=float, default=2.0, help="seconds a run may take to exit")

@@ -21,10 +21,13 @@ the driver at once. The rule that makes any number of threads safe here:
   for, or kept in ``pending`` until they are complete; page-locked arrays are never freed
   (a finished owner's array is reused), so that no unmap is enqueued from a garbage collection.
 
-Exit: at interpreter exit every queue is finished, and the shared devices (context, queue, pool,
-programs, kernels, page-locked buffers) are deliberately left to the operating system instead of
-being released one by one while the interpreter tears down: some drivers hang releasing OpenCL
-objects at exit where a process that leaves them exits at once.
+Exit: at interpreter exit no thread enqueues any more (the atexit handler takes every device's
+lock for good: a daemon thread still solving stops at its next launch, in Python, not inside the
+driver, where the interpreter's finalization would abort the process), every queue is finished,
+and the shared devices (context, queue, pool, programs, kernels, page-locked buffers) are
+deliberately left to the operating system instead of being released one by one while the
+interpreter tears down: some drivers hang releasing OpenCL objects at exit where a process that
+leaves them exits at once.
 
 Processes: an OpenCL runtime does not survive ``fork()`` (PoCL's worker threads and a GPU
 driver's connection stay in the parent: a new context in the child hangs at its first wait,
@@ -40,6 +43,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 from typing import Any
 
 import attrs
@@ -154,17 +158,27 @@ def shared_device(dev: Any, describe: Any) -> SharedDevice:
 # -- exit: finish the queues, leave the rest to the operating system ------------------------------
 
 _left: list = []  # what _at_exit keeps from being released
+EXIT_GRACE = 0.05  # seconds at exit for threads that waited on the device to leave the driver
 
 
 def _at_exit() -> None:
-    """Finish every device's queue, then keep the shared devices from being released while the
-    interpreter tears down (one extra reference that nothing drops)."""
-    for device in list(_devices.values()):
-        if not device.forked:
-            try:
-                device.queue.finish()
-            except Exception:  # noqa: BLE001 - exiting: a device error must not block the exit
-                pass
+    """Stop every device's enqueues for good (the lock taken and kept: a daemon thread still
+    solving waits at its next launch, in Python, until the process ends), finish the queues,
+    give threads that were waiting on the device a moment to return from the driver, and keep
+    the shared devices from being released while the interpreter tears down (one extra
+    reference that nothing drops). A daemon thread caught inside a driver call when the
+    interpreter finalizes would abort the process ("terminate called without an active
+    exception"): the lock and the finished queues keep them out of it."""
+    devices = [device for device in _devices.values() if not device.forked]
+    for device in devices:
+        device.lock.acquire()  # never released
+    for device in devices:
+        try:
+            device.queue.finish()
+        except Exception:  # noqa: BLE001 - exiting: a device error must not block the exit
+            pass
+    if devices and threading.active_count() > 1:
+        time.sleep(EXIT_GRACE)
     _left.append(dict(_devices))
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(_left))
 

@@ -171,6 +171,15 @@ def test_thread_storm_small(ocl):
     assert "1/1 runs right and exited" in line and "exit <=" in line, line
 
 
+def test_exit_with_daemon_threads_still_solving(ocl):
+    """Daemon threads still solving when the main thread ends: the process exits at once and
+    cleanly (before, a daemon thread caught inside a driver call at finalization aborted the
+    process in about half the runs: "terminate called without an active exception")."""
+    line = _storm("--threads", "2", "--daemons", "4", "--rounds", "1", "--runs", "3", "--kinds", "cg", "gmres_ilu",
+                  "--exit-limit", "5", timeout=300)
+    assert "3/3 runs right and exited" in line, line
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("cold", [False, True], ids=["warm", "cold"])
 def test_thread_storm(ocl, cold):
