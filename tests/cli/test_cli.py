@@ -548,3 +548,55 @@ def test_nonsymmetric_systems_auto_krylov_dim_and_hints(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["solve", str(swap), "--krylov-dim", "0"])
     assert "--krylov-dim: must be an integer >= 1, got 0" in capsys.readouterr().err
+
+
+def _hints(out):
+    """Every hint row of a summary (``_summary`` keeps only the last of a repeated key)."""
+    return [line.split("hint", 1)[1].strip() for line in out.splitlines() if line.startswith("hint")]
+
+
+def test_max_iters_0_hints_a_limit_that_allows_iterations(capsys, spd_file):
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "0", "--executor", "reference")
+    hint, = _hints(out)
+    assert rc == 1 and "--max-iters 0 allows" not in hint and "with --max-iters 0" not in hint
+    assert "the iteration limit is 0 (--max-iters 0), so no iteration ran: allow some with --max-iters 1000" in hint
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "3", "--executor", "reference")
+    assert "allow more with --max-iters 6;" in _hints(out)[0]
+
+
+def test_an_empty_row_is_said_to_make_the_matrix_singular(capsys, tmp_path):
+    A = poisson_2d(5).tolil()
+    A[3, :] = 0  # an empty row (zeros stored there count as none)
+    path, b = _write(tmp_path, "empty.mtx", A.tocsr()), _write(tmp_path, "b.mtx", np.ones((25, 1)))
+    for solver in ("gmres", "cg"):
+        rc, out, err = _solve(capsys, path, "--rhs", b, "--solver", solver, "--max-iters", "40",
+                              "--executor", "reference")
+        hints = _hints(out)
+        assert rc == 1 and hints[0].startswith("1 row is empty (no nonzero entry; the first is row 3), so the "
+                                               "matrix is singular"), hints
+        assert "fix the matrix" in hints[0] and not any("ILU handles" in h for h in hints)
+    # b = A 1 is 0 in the empty row: that system has solutions, the solve converges without a hint
+    rc, out, err = _solve(capsys, path, "--solver", "gmres", "--executor", "reference")
+    assert rc == 0 and _hints(out) == []
+
+
+def test_plot_prints_the_path_written(capsys, tmp_path, spd_file, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--plot", "noext")
+    assert rc == 0 and _summary(out)["plot"] == "noext.png" and (tmp_path / "noext.png").exists()
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--plot", "c.svg")
+    assert rc == 0 and _summary(out)["plot"] == "c.svg" and (tmp_path / "c.svg").exists()
+
+
+def test_missing_config_and_out_paths_name_the_option(capsys, tmp_path, spd_file):
+    cases = [(["--config", tmp_path / "none.json"], f"--config {tmp_path / 'none.json'}: no such file"),
+             (["--config", tmp_path], f"--config {tmp_path}: that is a folder"),
+             (["--out", tmp_path / "no" / "x.mtx"], f"--out {tmp_path / 'no' / 'x.mtx'}: the folder "
+                                                      f"{tmp_path / 'no'} does not exist"),
+             (["--out", tmp_path], f"--out {tmp_path}: that is a folder"),
+             (["--plot", tmp_path / "no" / "c.png"], f"--plot {tmp_path / 'no' / 'c.png'}: the folder")]
+    for args, message in cases:
+        rc, out, err = _solve(capsys, spd_file, "--executor", "reference", *args)
+        assert rc == 2 and out == "" and message in err and "Errno" not in err, err
+

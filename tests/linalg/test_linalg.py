@@ -67,6 +67,19 @@ def test_cg_iterates_match_scipy_until_maxiter(ref, rng):
     np.testing.assert_allclose(x, xs, rtol=1e-10)
 
 
+def test_callback_gets_the_live_x_as_its_docstring_says(exec, rng):
+    """xk is a buffer the solve reuses (SciPy's live x), not a copy per call: the docstring
+    says so and tells a callback that keeps xk to copy it."""
+    A, b = _problem("spd", rng)
+    kept, copies = [], []
+    x, info = gk.linalg.cg(A, b, maxiter=6, callback=lambda xk: (kept.append(xk), copies.append(xk.copy())),
+                           executor=exec)
+    assert len(kept) == 6 and not all(np.array_equal(k, c) for k, c in zip(kept, copies))  # overwritten later
+    assert any(np.shares_memory(kept[i], kept[j]) for i in range(6) for j in range(i))
+    doc = " ".join(gk.linalg.cg.__doc__.split())
+    assert "a copy of the current" not in doc and "``xk`` is the solver's live x, not a copy" in doc
+
+
 @pytest.mark.parametrize("callback_type", ["pr_norm", "legacy"])
 def test_gmres_residual_callbacks_match_scipy(ref, rng, callback_type):
     A, b = _problem("general", rng)
