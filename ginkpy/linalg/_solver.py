@@ -26,6 +26,7 @@ from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg._interface import as_linop, square_operator
 from ginkpy.linalg._preconditioner import preconditioner
+from ginkpy.linalg._spd import SYMMETRIC_METHODS, check_preconditioner, nonsymmetry, warn_nonsymmetric
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
@@ -100,6 +101,8 @@ class Solver:
         if not isinstance(method, str) or method.lower() not in methods:
             raise ValueError(f"unknown method {method!r}: use one of {', '.join(sorted(methods))}")
         method = method.lower()
+        if method in SYMMETRIC_METHODS and not isinstance(A, LinOp):
+            warn_nonsymmetric(method, A)
         exec, A = square_operator(A, executor)
         n = A.shape[0]
         if isinstance(A, LinOp):
@@ -148,6 +151,7 @@ class Solver:
             raise TypeError(f"restart is a parameter of the methods with a Krylov dimension (gmres, cb_gmres, gcr), "
                             f"not of {method}")
         self.preconditioner_value = preconditioner(M, self.matrix, self.executor, self.dtype)
+        check_preconditioner(method, M, self.preconditioner_value)
         self._options = options
         # gmres with a storage precision for its basis: Ginkgo's CbGmres
         kind = "cbgmres" if method == "gmres" and "storage_precision" in options else method
@@ -359,6 +363,7 @@ class _CachedMatrix:
         self.matrix = Csr.from_scipy(exec, A, dtype)
         self.solvers: collections.OrderedDict = collections.OrderedDict()
         self.lock = threading.RLock()
+        self.nonsymmetry: Any = ...  # (gk.linalg._spd.nonsymmetry of A, found at first need)
 
     def matches(self, A: Any) -> str:
         """"same", "values" (only the values changed, in a canonical CSR matrix: an update takes
@@ -378,6 +383,12 @@ class _CachedMatrix:
         key = (method, _key(M), tuple(sorted((k, _key(v)) for k, v in arguments.items())))
         solver = self.solvers.get(key)
         if solver is None:
+            if method in SYMMETRIC_METHODS:
+                if self.nonsymmetry is ...:
+                    ptrs, idxs, data = self.arrays
+                    kind = sp.csr_matrix if self.format == "csr" else sp.csc_matrix
+                    self.nonsymmetry = nonsymmetry(kind((data, idxs, ptrs), shape=self.shape, copy=False))
+                warn_nonsymmetric(method, None, self.nonsymmetry)
             solver = self.solvers[key] = Solver(self.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple)
                                                 else M, executor=self.exec, **arguments)
             while len(self.solvers) > SOLVERS_PER_MATRIX:
@@ -389,6 +400,7 @@ class _CachedMatrix:
     def take_values(self, A: Any) -> None:
         """A's new values: into the snapshot and the matrix, then every solver follows them."""
         np.copyto(self.arrays[2], A.data)
+        self.nonsymmetry = ...
         self.matrix.update_values(A.data)
         for solver in self.solvers.values():
             solver.refresh()
