@@ -84,6 +84,10 @@ class Preset:
         self.aliases = dict(aliases or {})
         self.__doc__ = description
 
+    def takes(self, option: str) -> bool:
+        """Whether ``option`` is one of the keywords of ``make`` or another spelling of one."""
+        return option in inspect.signature(self.make).parameters or option in self.aliases
+
     def build(self, **options: Any) -> Parameters:
         named = inspect.signature(self.make).parameters
         keywords, rest, given = {}, {}, {}

@@ -51,4 +51,9 @@ def named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
     except ValueError as err:
         if "has no parameter" not in str(err):
             raise
-        raise ValueError(f"M=({name!r}, {options!r}): {err}") from None
+        # where another name takes the key (M=("ilu", {"drop_tol": ...}) means "ilut"), say so
+        elsewhere = sorted({f"M=({other!r}, {{{option!r}: ...}})" for option in options
+                            for other, known in names.items() if other != key and isinstance(known, Preset)
+                            and known.takes(option)})
+        raise ValueError(f"M=({name!r}, {options!r}): {err}" +
+                         (f"; did you mean {' or '.join(elsewhere)}?" if elsewhere else "")) from None

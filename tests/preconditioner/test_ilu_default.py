@@ -254,7 +254,8 @@ def test_m_with_options(ref):
         gmres(A, b, M=("ilut", {"drop_toll": 1e-4}), executor=ref)
     x, info = gmres(A, b, rtol=1e-10, M=("block_jacobi", {"max_block_size": 4}), executor=ref)
     assert info == 0
-    with pytest.raises(ValueError, match="Ilu has no parameter 'drop_tol'; its parameters are"):
+    with pytest.raises(ValueError, match=r"Ilu has no parameter 'drop_tol'; its parameters are .*; did you mean "
+                                         r"M=\('ilut', \{'drop_tol': \.\.\.\}\)\?"):
         gmres(A, b, M=("ilu", {"drop_tol": 1e-4}), executor=ref)
     with pytest.raises(TypeError, match="options must be a dict"):
         gmres(A, b, M=("ilut", 1e-4), executor=ref)
