@@ -555,28 +555,28 @@ def _hints(out):
     return [line.split("hint", 1)[1].strip() for line in out.splitlines() if line.startswith("hint")]
 
 
-def test_max_iters_0_hints_a_limit_that_allows_iterations(capsys, spd_file):
-    rc, out, err = _solve(capsys, spd_file, "--max-iters", "0", "--executor", "reference")
+def test_max_iters_0_hints_a_limit_that_allows_iterations(capsys, spd_file, exec):
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "0", "--executor", exec.backend)
     hint, = _hints(out)
     assert rc == 1 and "--max-iters 0 allows" not in hint and "with --max-iters 0" not in hint
     assert "the iteration limit is 0 (--max-iters 0), so no iteration ran: allow some with --max-iters 1000" in hint
-    rc, out, err = _solve(capsys, spd_file, "--max-iters", "3", "--executor", "reference")
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "3", "--executor", exec.backend)
     assert "allow more with --max-iters 6;" in _hints(out)[0]
 
 
-def test_an_empty_row_is_said_to_make_the_matrix_singular(capsys, tmp_path):
+def test_an_empty_row_is_said_to_make_the_matrix_singular(capsys, tmp_path, exec):
     A = poisson_2d(5).tolil()
     A[3, :] = 0  # an empty row (zeros stored there count as none)
     path, b = _write(tmp_path, "empty.mtx", A.tocsr()), _write(tmp_path, "b.mtx", np.ones((25, 1)))
     for solver in ("gmres", "cg"):
         rc, out, err = _solve(capsys, path, "--rhs", b, "--solver", solver, "--max-iters", "40",
-                              "--executor", "reference")
+                              "--executor", exec.backend)
         hints = _hints(out)
         assert rc == 1 and hints[0].startswith("1 row is empty (no nonzero entry; the first is row 3), so the "
                                                "matrix is singular"), hints
         assert "fix the matrix" in hints[0] and not any("ILU handles" in h for h in hints)
     # b = A 1 is 0 in the empty row: that system has solutions, the solve converges without a hint
-    rc, out, err = _solve(capsys, path, "--solver", "gmres", "--executor", "reference")
+    rc, out, err = _solve(capsys, path, "--solver", "gmres", "--executor", exec.backend)
     assert rc == 0 and _hints(out) == []
 
 
