@@ -60,7 +60,12 @@ def check_preconditioner(method: str, M: Any, params: Any) -> None:
 def nonsymmetry(S: Any) -> str | None:
     """How a host matrix (SciPy sparse or a NumPy array) is seen to be nonsymmetric (complex:
     not Hermitian): max |S - S^H| above sqrt(eps) max |S|; None where it is symmetric up to
-    that, not square, or too large to check cheaply (more than SYMMETRY_CHECK_NNZ entries)."""
+    that, not square, or too large to check cheaply (more than SYMMETRY_CHECK_NNZ entries).
+
+    First a test that costs two products with S (a few ms per million entries, where forming
+    S - S^H costs tens): for random u, v, u^H (S v) = (S u)^H v holds for a Hermitian S and,
+    for any other, almost never; the gap allowed for rounding is sqrt(eps) (|u| |S v| +
+    |S u| |v|). Only a matrix that fails it is compared entry by entry, for the message."""
     if sp.issparse(S):
         size = S.nnz
     elif isinstance(S, np.ndarray) and S.ndim == 2:
@@ -69,14 +74,21 @@ def nonsymmetry(S: Any) -> str | None:
         return None
     if size == 0 or size > SYMMETRY_CHECK_NNZ or S.shape[0] != S.shape[1] or S.dtype.kind not in "fc":
         return None
+    u, v = np.random.default_rng(0).random((2, S.shape[0])) + 0.5
+    with np.errstate(all="ignore"):
+        Su, Sv = (np.asarray(S @ w).ravel() for w in (u, v))
+        gap = abs(np.vdot(u, Sv) - np.vdot(Su, v))
+        scale = float(np.linalg.norm(u) * np.linalg.norm(Sv) + np.linalg.norm(Su) * np.linalg.norm(v))
+    if not np.isfinite(scale) or gap <= np.sqrt(np.finfo(S.dtype).eps) * scale:
+        return None  # (symmetric up to rounding; or entries that are not finite, which the solve refuses)
     S = sp.csr_matrix(S)
     difference = S - S.conj().T
     asymmetry = float(abs(difference).max()) if difference.nnz else 0.0
-    scale = float(abs(S).max())
-    if not np.isfinite(scale) or asymmetry <= np.sqrt(np.finfo(S.dtype).eps) * scale:
-        return None  # (symmetric enough; or entries that are not finite, which the solve refuses)
+    largest = float(abs(S).max())
+    if asymmetry <= np.sqrt(np.finfo(S.dtype).eps) * largest:
+        return None
     word = "Hermitian (A = A^H)" if S.dtype.kind == "c" else "symmetric"
-    return f"A is not {word}: max |A - A^{'H' if S.dtype.kind == 'c' else 'T'}| = {asymmetry:.1e} of max |A| = {scale:.1e}"
+    return f"A is not {word}: max |A - A^{'H' if S.dtype.kind == 'c' else 'T'}| = {asymmetry:.1e} of max |A| = {largest:.1e}"
 
 
 def warn_nonsymmetric(method: str, S: Any, found: Any = ...) -> None:
