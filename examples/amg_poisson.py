@@ -40,7 +40,7 @@ def solve(exe, A, b, preconditioner, rtol):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("matrix", nargs="?", help="Matrix Market file (default: generated 2D Poisson)")
     parser.add_argument("--executor", default="default", help="reference | opencl | opencl:<p>:<d> | default")
     parser.add_argument("--grid", type=int, default=500, help="grid size of the generated problem")

@@ -1,4 +1,4 @@
-"""The builder-API example of design.md, as written, on an executor chosen by name.
+"""The builder-API example of the README (its "Use" section), as written, on an executor chosen by name.
 
     python examples/builder_api.py [reference|opencl|default] [A.mtx]
 

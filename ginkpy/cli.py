@@ -127,7 +127,9 @@ def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
 
 
 def _iterative_solvers() -> dict[str, type]:
-    return {name: cls for name, cls in config.short_names("solver").items() if issubclass(cls, IterativeSolver)}
+    """The --solver names of iterative solvers: config.solver_methods() (gk.linalg.Solver's
+    methods too) less "direct"."""
+    return {name: cls for name, cls in config.solver_methods().items() if name != "direct"}
 
 
 def _device(exec: Executor) -> str:
@@ -209,6 +211,7 @@ def solve(args: argparse.Namespace) -> int:
     """``ginkpy solve``: solve A x = b (b from --rhs, else A times ones) and report how it went."""
     if args.plot:
         require_matplotlib()  # before the solve, not after it
+    _check_paths(args)
     if args.config and (args.solver not in (None, "auto") or args.preconditioner):
         raise ValueError("--config describes the solver and its preconditioner: leave out --solver "
                          "and --preconditioner, or --config")
@@ -263,18 +266,17 @@ def solve(args: argparse.Namespace) -> int:
         *outcome_rows(result),
         *time_rows(times, result.num_iterations, args.profile, WARM_UP_ITERATIONS),
         *[("hint", text) for text in hints(result, convergence.residual_norm_history, params, suits_cg, kind, dtype,
-                                            np.flatnonzero(S.diagonal() == 0))],
+                                            np.flatnonzero(S.diagonal() == 0), _empty_rows(S))],
     ]
     hierarchy = _multigrid(solver)
     if hierarchy is not None:
         rows.append(("multigrid", f"{hierarchy.num_levels} levels, operator complexity "
                                   f"{hierarchy.operator_complexity:.3f}, grid complexity {hierarchy.grid_complexity:.3f}"))
     if args.out:
-        write(args.out, X)
+        _write_solution(args.out, X)
         rows.append(("solution", str(args.out)))
     if args.plot:
-        _save_plot(convergence, args.plot, f"{params.product.__name__} on {Path(args.matrix).name}")
-        rows.append(("plot", str(args.plot)))
+        rows.append(("plot", _save_plot(convergence, args.plot, f"{params.product.__name__} on {Path(args.matrix).name}")))
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
@@ -283,6 +285,11 @@ def solve(args: argparse.Namespace) -> int:
     if args.profile:
         print(f"\n{_profiled(params, exec, A, B)}")
     return 0 if convergence.has_converged else 1
+
+
+def _empty_rows(S: sp.csr_matrix) -> np.ndarray:
+    """The rows of S without a nonzero entry (none stored, or all stored ones zero)."""
+    return np.flatnonzero(np.asarray(abs(S).sum(axis=1)).ravel() == 0)
 
 
 def _profiled(params: Any, exec: Executor, A: Any, B: Dense) -> ProfilerHook:
@@ -342,7 +349,7 @@ def _solve_direct(args: argparse.Namespace, params: Any, exec: Executor, S: sp.c
             ("residual", f"{residual.max():.3e} (relative {relative.max():.3e})"),
             ("time", f"factorize {times['generate']:.3f} s, solve {times['solve']:.3f} s")]
     if args.out:
-        write(args.out, X)
+        _write_solution(args.out, X)
         rows.append(("solution", str(args.out)))
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
@@ -413,11 +420,36 @@ def _multigrid(solver: Any) -> Any:
     return None
 
 
-def _save_plot(convergence: Convergence, path: str, title: str) -> None:
+def _save_plot(convergence: Convergence, path: str, title: str) -> str:
+    """Save the residual history as an image; returns the path written (matplotlib's default
+    format, PNG, and its extension added where ``path`` has none)."""
     from matplotlib.figure import Figure
+    written = path if Path(path).suffix else f"{path}.png"
     fig = Figure(figsize=(7, 4.5), layout="tight")
     convergence.plot(ax=fig.add_subplot(), title=title)
-    fig.savefig(path, dpi=120)
+    fig.savefig(written, dpi=120)
+    return written
+
+
+def _write_solution(path: str, X: Dense) -> None:
+    """--out: x as a Matrix Market file; an error names the option and the path."""
+    try:
+        write(path, X)
+    except OSError as err:
+        raise OSError(f"--out {path}: cannot write the solution: {err.strerror or err}") from None
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Before anything runs: --config names a file there is, --out and --plot a folder there is."""
+    if args.config and not Path(args.config).is_file():
+        what = "that is a folder: give the JSON file" if Path(args.config).is_dir() else "no such file"
+        raise ValueError(f"--config {args.config}: {what}")
+    for option, path in (("--out", args.out), ("--plot", args.plot)):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise ValueError(f"{option} {path}: the folder {Path(path).parent} does not exist: create it or "
+                             f"write elsewhere")
+        if path and Path(path).is_dir():
+            raise ValueError(f"{option} {path}: that is a folder: give a file name")
 
 
 def devices(args: argparse.Namespace) -> int:

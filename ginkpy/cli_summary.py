@@ -123,10 +123,15 @@ def time_rows(times: dict[str, float], iterations: int, profile: bool, warm_up_i
 
 
 def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind: str,
-           dtype: np.dtype, zero_diagonal: np.ndarray) -> list[str]:
+           dtype: np.dtype, zero_diagonal: np.ndarray, empty_rows: np.ndarray | None = None) -> list[str]:
     """For each way some column stopped short of convergence: the likely cause and what to try,
     naming only options the command line has and none that just failed (``zero_diagonal``: the
-    rows whose diagonal entry is zero or not stored)."""
+    rows whose diagonal entry is zero or not stored; ``empty_rows``: the rows without a nonzero
+    entry, which make the matrix singular: said first, apart)."""
+    empty_rows = np.empty(0, np.int64) if empty_rows is None else np.asarray(empty_rows)
+    if empty_rows.size and not np.all(np.asarray(result.stop_reasons) == StopReason.CONVERGED):
+        return [_singular(empty_rows), *hints(result, history, params, suits_cg, kind, dtype,
+                                              np.setdiff1d(zero_diagonal, empty_rows))]
     name = params.product.__name__
     used = _preconditioner_name(params)
     relative_history = np.array(history, dtype=np.float64) / np.where(result.rhs_norm > 0, result.rhs_norm, 1.0)
@@ -141,7 +146,7 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
         count = "1 diagonal entry is" if zero_diagonal.size == 1 else f"{zero_diagonal.size} diagonal entries are"
         zeros = (f"{count} zero or not stored (the first in row {int(zero_diagonal[0])}), "
                  f"{'which Jacobi cannot invert' if used != 'none' else 'which an ILU handles'}: ")
-    hints = []
+    found = []
     for reason in sorted(set(result.stop_reasons) - {StopReason.CONVERGED}):
         columns = [j for j in range(k) if result.stop_reasons[j] == reason]
         where = "" if k == 1 else f"column{'s' if len(columns) > 1 else ''} {', '.join(map(str, columns[:8]))}" \
@@ -183,11 +188,23 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
                     f"quarter of the iterations): {zeros}try " +
                     (f"a larger Krylov dimension (--krylov-dim {2 * dim}), " if dim else
                      "--solver gmres with a large --krylov-dim (such as 100), ") + stronger)
+        elif int(result.iterations[worst]) == 0:
+            text = ("the iteration limit is 0 (--max-iters 0), so no iteration ran: allow some with --max-iters "
+                    f"1000, or leave --max-iters out for the default max(1000, 10 n); {zeros}add {stronger} to need fewer")
         else:
             text = ("the iteration limit came while the residual was still falling: allow more with "
                     f"--max-iters {2 * int(result.iterations[worst])}; {zeros}add {stronger} to need fewer")
-        hints.append(where + text)
-    return hints
+        found.append(where + text)
+    return found
+
+
+def _singular(empty_rows: np.ndarray) -> str:
+    """What an empty row (no nonzero entry) does to A x = b, and how to mend the matrix."""
+    count = "1 row is" if empty_rows.size == 1 else f"{empty_rows.size} rows are"
+    return (f"{count} empty (no nonzero entry; the first is row {int(empty_rows[0])}), so the matrix is singular: "
+            "A x = b has no solution unless b is 0 in those rows (and then x is not unique there), and no solver or "
+            "preconditioner changes that; fix the matrix (assemble the missing entries, at least the diagonal one, "
+            "such as 1 where x is fixed) or remove the empty rows and their columns")
 
 
 def _stagnated(relative: np.ndarray, iterations: int) -> bool:

@@ -74,17 +74,40 @@ def types() -> dict[str, type]:
 class Preset:
     """A configuration known by name beside the types: ``build(**options)`` gives its
     parameters. ``options`` are the keywords of ``make`` where it names them (``"ilut"``:
-    drop_tol, fill_factor), else ``with_<option>`` parameters of what it makes (``"jacobi"``:
-    ``max_block_size``, ...)."""
+    drop_tol, fill_factor), or other spellings of them (``aliases``: ``"droptol"`` for
+    ``"drop_tol"``, as SciPy's spilu takes both), else ``with_<option>`` parameters of what it
+    makes (``"jacobi"``: ``max_block_size``, ...). An unknown option is a ValueError that lists
+    the options the preset takes."""
 
-    def __init__(self, make: Any, description: str) -> None:
+    def __init__(self, make: Any, description: str, aliases: dict[str, str] | None = None) -> None:
         self.make = make
+        self.aliases = dict(aliases or {})
         self.__doc__ = description
+
+    def takes(self, option: str) -> bool:
+        """Whether ``option`` is one of the keywords of ``make`` or another spelling of one."""
+        return option in inspect.signature(self.make).parameters or option in self.aliases
 
     def build(self, **options: Any) -> Parameters:
         named = inspect.signature(self.make).parameters
-        keywords = {k: v for k, v in options.items() if k in named}
-        return with_options(self.make(**keywords), {k: v for k, v in options.items() if k not in named})
+        keywords, rest, given = {}, {}, {}
+        for key, value in options.items():
+            name = self.aliases.get(key, key)
+            if name in given:
+                raise ValueError(f"{given[name]!r} and {key!r} are the same parameter: give one of them")
+            given[name] = key
+            (keywords if name in named else rest)[name] = value
+        params = self.make(**keywords)
+        unknown = [key for key in rest if getattr(params, f"with_{key}", None) is None]
+        if unknown:
+            spellings = [f"{name} (or {', '.join(a for a, n in self.aliases.items() if n == name)})"
+                         if name in self.aliases.values() else name for name in named]
+            fields = [f.name for f in attrs.fields(type(params))]
+            raise ValueError(f"the preset has no parameter {unknown[0]!r}; it takes {', '.join(spellings)}, "
+                             f"or {params.product.__name__}'s parameters {', '.join(fields)}" if spellings else
+                             f"{params.product.__name__} has no parameter {unknown[0]!r}; its parameters are "
+                             f"{', '.join(fields)}")
+        return with_options(params, rest)
 
 
 def with_options(params: Parameters, options: dict) -> Parameters:
@@ -121,7 +144,7 @@ def _presets(kind: str) -> dict[str, Preset]:
     return {"ilu0_exact": exact(preconditioner.Ilu, factorization.Ilu),
             "ic0_exact": exact(preconditioner.Ic, factorization.Ic),
             "ilut": Preset(ilut, "Ilu with the threshold factorization of SciPy's spilu (gk.factorization.Ilut: "
-                                 "drop_tol 1e-4, fill_factor 10)"),
+                                 "drop_tol 1e-4, fill_factor 10)", aliases={"droptol": "drop_tol"}),
             "jacobi": Preset(lambda: preconditioner.Jacobi.build().with_max_block_size(1),
                              "scalar Jacobi (the inverse of the diagonal)"),
             "block_jacobi": Preset(lambda: preconditioner.Jacobi.build(),
@@ -141,6 +164,23 @@ def short_names(kind: str) -> dict[str, Any]:
     table = types()
     names = {name[len(prefix):].lower(): cls for name, cls in table.items() if name.startswith(prefix)}
     return {**names, **{alias: table[name] for alias, name in ALIASES.get(kind, {}).items()}, **_presets(kind)}
+
+
+def solver_methods() -> dict[str, type]:
+    """The solvers known by name to the command line's ``--solver`` and to
+    ``gk.linalg.Solver(A, method)``: every iterative solver of ``short_names("solver")``
+    (``"cg"``, ``"gmres"``, ``"gcr"``, ``"chebyshev"``, ``"pipecg"``, ``"cb_gmres"``, ...) and
+    ``"direct"`` (gk.solver.Direct, a sparse LU), one table for both doors. It takes no
+    parameters.
+
+    Examples
+    --------
+    >>> sorted(gk.config.solver_methods())[:3]
+    ['bicg', 'bicgstab', 'cb_gmres']
+    """
+    from ginkpy.core.solver.solver_base import IterativeSolver
+    return {name: cls for name, cls in short_names("solver").items()
+            if issubclass(cls, IterativeSolver) or name == "direct"}
 
 
 def type_name(cls: type) -> str:

@@ -14,7 +14,11 @@ float32, complex64 when they are float32 or complex64 and one is complex, comple
 is complex and another float64 or complex128, else float64 (the type of a ginkpy LinOp A,
 which must then be complex for a complex b). Complex systems run in complex arithmetic, as
 SciPy's: dot products conjugate their first argument, ``bicg`` uses the adjoint A^H (a
-LinearOperator's ``rmatvec``), ``cg`` needs A Hermitian positive definite. Each function returns ``(x, info)``: x of shape (n,), and info 0 when the true
+LinearOperator's ``rmatvec``), ``cg`` needs A Hermitian positive definite. ``cg``, ``minres``
+(and Solver's ``"pipecg"``) refuse a nonsymmetric M given by name (``M="ilut"``,
+``"gauss_seidel"``, ``"sor"``, ``"isai"``) with a ValueError naming the symmetric one; ``cg``,
+``fcg`` and ``minres`` warn (UserWarning) where a sparse or NumPy A is seen to be nonsymmetric
+(not Hermitian). Each function returns ``(x, info)``: x of shape (n,), and info 0 when the true
 residual b - A x (computed after the solve, not the solver's recurrence) meets the tolerance,
 ``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method, -2 when the
 residual became NaN or infinite.

@@ -29,11 +29,14 @@ SHARED = {
     (incomplete factorizations that never fail where one exists), ``"ilut"`` (SciPy spilu's
     threshold ILU), ``"amg"`` (algebraic multigrid), any of
     ``gk.config.short_names("preconditioner")``, or ``"none"``; with options as
-    ``("ilut", {"drop_tol": 1e-5})`` (the type's ``with_`` parameters). Or a ginkpy
+    ``("ilut", {"drop_tol": 1e-5})`` (``"ilut"`` takes SciPy spilu's ``drop_tol`` or ``droptol``
+    and ``fill_factor``; other keys are the type's ``with_`` parameters). Or a ginkpy
     preconditioner factory or LinOp, or a SciPy operator or matrix applied as M r.""",
     "callback": """callback : callable, default None
-    Called as ``callback(xk)`` after each iteration with a copy of the current solution (read
-    one iteration behind the device: the solve does not wait for it).""",
+    Called as ``callback(xk)`` after each iteration with the current solution, as SciPy's:
+    ``xk`` is the solver's live x, not a copy (a host buffer read one iteration behind the
+    device, so the solve does not wait for it, and reused for a later iterate): a callback
+    that keeps xk copies it (``xk.copy()``); writing into it changes nothing in the solve.""",
     "executor": """executor : Executor or str, default None
     Where to run: an executor or its name (``"reference"``, ``"opencl"``, ...); None:
     A's executor for a ginkpy LinOp, else ``gk.default_executor()``.""",

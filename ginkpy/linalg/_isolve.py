@@ -26,9 +26,12 @@ _CALLBACK_TYPE_WARNING = (
 @scipy_door(
     "Solve A x = b with the conjugate gradient method, as ``scipy.sparse.linalg.cg``.",
     """Use it for symmetric (complex: Hermitian) positive definite A: Laplacians, FEM
-    stiffness and mass matrices; M must be SPD too (``"jacobi"``, ``"ic"``, ``"amg"``). For
-    other matrices use :func:`minres` (symmetric indefinite), :func:`bicgstab` or
-    :func:`gmres`. Runs ``gk.solver.Cg`` on the executor.""",
+    stiffness and mass matrices; M must be SPD too (``"jacobi"``, ``"ic"``, ``"ssor"``,
+    ``"symmetric_gauss_seidel"``, ``"amg"``): a nonsymmetric M by name (``"ilut"``,
+    ``"gauss_seidel"``, ``"sor"``, ``"isai"``) is a ValueError naming its symmetric twin, and
+    a sparse or NumPy A seen to be nonsymmetric (compared with A^T on the host, up to 4
+    million entries) a UserWarning. For other matrices use :func:`minres` (symmetric
+    indefinite), :func:`bicgstab` or :func:`gmres`. Runs ``gk.solver.Cg`` on the executor.""",
     """
     >>> from ginkpy.linalg import cg
     >>> x, info = cg(A, b, rtol=1e-8, M="ic")          # as scipy.sparse.linalg.cg

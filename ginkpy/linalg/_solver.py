@@ -10,12 +10,13 @@ import threading
 import weakref
 from typing import Any, Callable, Iterator
 
+import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.config import Preset, short_names, with_options
+from ginkpy.config import solver_methods
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.factory import Factory, Parameters
+from ginkpy.core.base.factory import Parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.csr import Csr, same_contents
@@ -23,11 +24,12 @@ from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.linalg._interface import ScipyOperator, as_linop, square_operator
+from ginkpy.linalg._interface import as_linop, square_operator
+from ginkpy.linalg._preconditioner import preconditioner
+from ginkpy.linalg._spd import SYMMETRIC_METHODS, check_preconditioner, nonsymmetry, warn_nonsymmetric
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
-METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir", "minres")
 # where M goes: the preconditioner, or Ir's inner solver
 _PRECONDITIONER_PARAMETER = {"ir": "solver"}
 _log = logging.getLogger("ginkpy")
@@ -55,8 +57,11 @@ class Solver:
     A : sparse matrix or array, ndarray, LinearOperator or ginkpy LinOp
         The n x n system matrix, as :mod:`ginkpy.linalg`'s functions take it.
     method : str, default "cg"
-        ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``, ``"idr"``, ``"ir"``
-        or ``"minres"``.
+        Any solver of the command line's ``--solver`` (``gk.config.solver_methods()``, one
+        table for both): ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``,
+        ``"idr"``, ``"ir"``, ``"minres"``, ``"gcr"``, ``"chebyshev"``, ``"pipecg"``, ``"cb_gmres"``,
+        ``"multigrid"``, ... or ``"direct"`` (gk.solver.Direct, a sparse LU: no M, tolerances or
+        iterations; info 0, or -2 where x is not finite; ``result`` None).
     M : default None
         The preconditioner, as the functions take it: a name (``"jacobi"``, ``"ilu"``, ``"amg"``,
         ...), ``(name, options)``, a ginkpy factory or LinOp, a SciPy operator or matrix.
@@ -65,7 +70,8 @@ class Solver:
     maxiter : int, optional
         Iteration limit per solve (default 10 n; ``gmres``: restart cycles).
     restart : int, optional
-        ``gmres`` only: the Krylov dimension (default 20).
+        The Krylov dimension of a method that has one (``gmres``, ``cb_gmres``, ``gcr``; default
+        20). ``maxiter`` counts restart cycles of ``gmres`` and ``cb_gmres``, iterations of ``gcr``.
     executor : executor or name, optional
         Where to run (default: A's executor for a ginkpy LinOp, else the default executor).
     dtype : dtype, optional
@@ -91,9 +97,12 @@ class Solver:
     def __init__(self, A: Any, method: str = "cg", *, M: Any = None, rtol: float = 1e-5, atol: float = 0.0,
                  maxiter: int | None = None, restart: int | None = None, executor: Any = None, dtype: Any = None,
                  _iterations_per_maxiter: int | None = None, **options: Any) -> None:
-        if not isinstance(method, str) or method.lower() not in METHODS:
-            raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+        methods = solver_methods()
+        if not isinstance(method, str) or method.lower() not in methods:
+            raise ValueError(f"unknown method {method!r}: use one of {', '.join(sorted(methods))}")
         method = method.lower()
+        if method in SYMMETRIC_METHODS and not isinstance(A, LinOp):
+            warn_nonsymmetric(method, A)
         exec, A = square_operator(A, executor)
         n = A.shape[0]
         if isinstance(A, LinOp):
@@ -108,34 +117,50 @@ class Solver:
         check_tolerances(rtol, atol)
         self.rtol, self.atol, self.method = float(rtol), float(atol), method
         self.maxiter = 10 * n if maxiter is None else check_maxiter(maxiter)
-        if method == "gmres":
-            if restart is None:
-                restart = 20
-            elif isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
-                raise ValueError(f"restart must be an integer >= 1, got {restart!r}")
-            restart = int(min(restart, max(n, 1)))
-            options["krylov_dim"] = restart
-            per_maxiter = restart if _iterations_per_maxiter is None else _iterations_per_maxiter
-        elif restart is not None:
-            raise TypeError(f"restart is a parameter of gmres, not of {method}")
-        else:
-            per_maxiter = 1
         self.matrix = as_linop(A, exec, dtype)
-        self.preconditioner_value = preconditioner(M, self.matrix, exec, dtype)
-        self._options = options
-        # gmres with a storage precision for its basis: Ginkgo's CbGmres
-        kind = "cbgmres" if method == "gmres" and "storage_precision" in options else method
-        self._params = short_names("solver")[kind].build().with_criteria(
-            *tolerance_criteria(self.rtol, self.atol), Iteration.build().with_max_iters(self.maxiter * per_maxiter))
-        for key, value in {_PRECONDITIONER_PARAMETER.get(method, "preconditioner"): self.preconditioner_value,
-                           **options}.items():
-            getattr(self._params, f"with_{key}")(value)
+        if method == "direct":
+            if M is not None or restart is not None or options:
+                raise ValueError("method 'direct' (gk.solver.Direct, a sparse LU) solves exactly: it takes no M, "
+                                 "restart or solver options")
+            self.preconditioner_value, self._options = None, options
+            self._params = methods["direct"].build()
+        else:
+            self._params = self._iterative(methods, method, M, restart, _iterations_per_maxiter, options)
         self.solver = self._params.on(exec).generate(self.matrix)
         self._outcome = _Result()
         self.solver.add_logger(self._outcome)
         self.result = None
         self._vectors: tuple[Dense, Dense] | None = None  # b and x of host solves, kept
         self._lock = threading.RLock()
+
+    def _iterative(self, methods: dict, method: str, M: Any, restart: int | None, per_maxiter: int | None,
+                   options: dict) -> Parameters:
+        """The parameters of an iterative method: criteria of rtol, atol and maxiter, M where
+        the method takes it, the Krylov dimension of ``restart`` and the method's options."""
+        n = self.shape[0]
+        if "krylov_dim" in attrs.fields_dict(methods[method].Parameters):
+            if restart is None:
+                restart = 20
+            elif isinstance(restart, bool) or not isinstance(restart, (int, np.integer)) or restart < 1:
+                raise ValueError(f"restart must be an integer >= 1, got {restart!r}")
+            restart = int(min(restart, max(n, 1)))
+            options["krylov_dim"] = restart
+            if methods[method] is not methods["gcr"]:  # SciPy's gmres: maxiter counts restart cycles
+                per_maxiter = restart if per_maxiter is None else per_maxiter
+        elif restart is not None:
+            raise TypeError(f"restart is a parameter of the methods with a Krylov dimension (gmres, cb_gmres, gcr), "
+                            f"not of {method}")
+        self.preconditioner_value = preconditioner(M, self.matrix, self.executor, self.dtype)
+        check_preconditioner(method, M, self.preconditioner_value)
+        self._options = options
+        # gmres with a storage precision for its basis: Ginkgo's CbGmres
+        kind = "cbgmres" if method == "gmres" and "storage_precision" in options else method
+        params = methods[kind].build().with_criteria(
+            *tolerance_criteria(self.rtol, self.atol), Iteration.build().with_max_iters(self.maxiter * (per_maxiter or 1)))
+        for key, value in {_PRECONDITIONER_PARAMETER.get(method, "preconditioner"): self.preconditioner_value,
+                           **options}.items():
+            getattr(params, f"with_{key}")(value)
+        return params
 
     # -- solving ------------------------------------------------------------------------------
     def solve(self, b: Any, x0: Any = None) -> tuple[Any, int]:
@@ -189,6 +214,10 @@ class Solver:
                 exec.write(B.values, b.reshape(n, 1))
                 if x0 is not None and not zero_guess:
                     exec.write(X.values, x0.reshape(n, 1))
+            if self.method == "direct":  # exact: x0 and the tolerances play no part
+                self.solver.apply(B, X)
+                self.result = None
+                return self._out(X, device), 0 if X.is_finite() else DIVERGED_INFO
             if guess_from_m:  # x0 = M b, by the solver's own preconditioner
                 self.solver.preconditioner.apply(B, X)
             threshold_inf = self.rtol == np.inf or self.atol == np.inf
@@ -312,7 +341,8 @@ class Solver:
 
     def __repr__(self) -> str:
         n = self.shape[0]
-        return (f"Solver({self.method}, {n} x {n}, {self.dtype}, M={type(self.solver.preconditioner).__name__}, "
+        M = type(getattr(self.solver, "preconditioner", None)).__name__
+        return (f"Solver({self.method}, {n} x {n}, {self.dtype}, M={M}, "
                 f"rtol={self.rtol:g}, atol={self.atol:g}, {self.executor!r})")
 
 
@@ -333,6 +363,7 @@ class _CachedMatrix:
         self.matrix = Csr.from_scipy(exec, A, dtype)
         self.solvers: collections.OrderedDict = collections.OrderedDict()
         self.lock = threading.RLock()
+        self.nonsymmetry: Any = ...  # (gk.linalg._spd.nonsymmetry of A, found at first need)
 
     def matches(self, A: Any) -> str:
         """"same", "values" (only the values changed, in a canonical CSR matrix: an update takes
@@ -352,6 +383,12 @@ class _CachedMatrix:
         key = (method, _key(M), tuple(sorted((k, _key(v)) for k, v in arguments.items())))
         solver = self.solvers.get(key)
         if solver is None:
+            if method in SYMMETRIC_METHODS:
+                if self.nonsymmetry is ...:
+                    ptrs, idxs, data = self.arrays
+                    kind = sp.csr_matrix if self.format == "csr" else sp.csc_matrix
+                    self.nonsymmetry = nonsymmetry(kind((data, idxs, ptrs), shape=self.shape, copy=False))
+                warn_nonsymmetric(method, None, self.nonsymmetry)
             solver = self.solvers[key] = Solver(self.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple)
                                                 else M, executor=self.exec, **arguments)
             while len(self.solvers) > SOLVERS_PER_MATRIX:
@@ -363,6 +400,7 @@ class _CachedMatrix:
     def take_values(self, A: Any) -> None:
         """A's new values: into the snapshot and the matrix, then every solver follows them."""
         np.copyto(self.arrays[2], A.data)
+        self.nonsymmetry = ...
         self.matrix.update_values(A.data)
         for solver in self.solvers.values():
             solver.refresh()
@@ -540,43 +578,3 @@ def check_maxiter(maxiter: Any) -> int:
     if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 1:
         raise ValueError(f"maxiter must be an integer >= 1 (or None for 10 n), got {maxiter!r}")
     return int(maxiter)
-
-
-def preconditioner(M: Any, A: LinOp, exec: Executor, dtype: np.dtype) -> Any:
-    """The solver's preconditioner parameter from any form of SciPy's ``M`` or a ginkpy one."""
-    if M is None:
-        return None
-    if isinstance(M, str) or (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str)):
-        return named_preconditioner(*((M, {}) if isinstance(M, str) else M), A)
-    if isinstance(M, (Parameters, Factory)):
-        return M
-    M = as_linop(M, exec, dtype, "M")
-    if M.shape != A.shape:
-        raise ValueError(f"M is {M.shape[0]} x {M.shape[1]} but A is {A.shape[0]} x {A.shape[1]}: M must be "
-                         f"an approximate inverse of A of the same shape")
-    if hasattr(M, "is_finite") and not M.is_finite():
-        raise ValueError("M contains NaN or Inf values")
-    return M
-
-
-def named_preconditioner(name: str, options: Any, A: LinOp) -> Any:
-    """The parameters of the preconditioner named ``name`` (``M="ilu"``), with ``options`` (a
-    dict: ``M=("ilut", {"drop_tol": 1e-5})``), a preset's keywords or ``with_`` parameters."""
-    names = short_names("preconditioner")
-    key = name.lower()
-    if key == "none" and not options:
-        return None
-    if key not in names:
-        raise ValueError(f"unknown preconditioner {name!r}: use one of {', '.join([*sorted(names), 'none'])}")
-    if not isinstance(options, dict):
-        raise TypeError(f"M=({name!r}, options): options must be a dict of parameters, not {type(options).__name__}")
-    if isinstance(A, ScipyOperator):
-        raise ValueError(f"M={name!r} is built from the entries of A, which a LinearOperator does not "
-                         f"expose: pass A as a sparse matrix or array, or M as an operator")
-    try:
-        return names[key].build(**options) if isinstance(names[key], Preset) else \
-            with_options(names[key].build(), options)
-    except ValueError as err:
-        if "has no parameter" not in str(err):
-            raise
-        raise ValueError(f"M=({name!r}, {options!r}): {err}") from None

@@ -548,3 +548,78 @@ def test_nonsymmetric_systems_auto_krylov_dim_and_hints(capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["solve", str(swap), "--krylov-dim", "0"])
     assert "--krylov-dim: must be an integer >= 1, got 0" in capsys.readouterr().err
+
+
+def _hints(out):
+    """Every hint row of a summary (``_summary`` keeps only the last of a repeated key)."""
+    return [line.split("hint", 1)[1].strip() for line in out.splitlines() if line.startswith("hint")]
+
+
+def test_max_iters_0_hints_a_limit_that_allows_iterations(capsys, spd_file, exec):
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "0", "--executor", exec.backend)
+    hint, = _hints(out)
+    assert rc == 1 and "--max-iters 0 allows" not in hint and "with --max-iters 0" not in hint
+    assert "the iteration limit is 0 (--max-iters 0), so no iteration ran: allow some with --max-iters 1000" in hint
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "3", "--executor", exec.backend)
+    assert "allow more with --max-iters 6;" in _hints(out)[0]
+
+
+def test_an_empty_row_is_said_to_make_the_matrix_singular(capsys, tmp_path, exec):
+    A = poisson_2d(5).tolil()
+    A[3, :] = 0  # an empty row (zeros stored there count as none)
+    path, b = _write(tmp_path, "empty.mtx", A.tocsr()), _write(tmp_path, "b.mtx", np.ones((25, 1)))
+    for solver in ("gmres", "cg"):
+        rc, out, err = _solve(capsys, path, "--rhs", b, "--solver", solver, "--max-iters", "40",
+                              "--executor", exec.backend)
+        hints = _hints(out)
+        assert rc == 1 and hints[0].startswith("1 row is empty (no nonzero entry; the first is row 3), so the "
+                                               "matrix is singular"), hints
+        assert "fix the matrix" in hints[0] and not any("ILU handles" in h for h in hints)
+    # b = A 1 is 0 in the empty row: that system has solutions, the solve converges without a hint
+    rc, out, err = _solve(capsys, path, "--solver", "gmres", "--executor", exec.backend)
+    assert rc == 0 and _hints(out) == []
+
+
+def test_plot_prints_the_path_written(capsys, tmp_path, spd_file, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--plot", "noext")
+    assert rc == 0 and _summary(out)["plot"] == "noext.png" and (tmp_path / "noext.png").exists()
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--plot", "c.svg")
+    assert rc == 0 and _summary(out)["plot"] == "c.svg" and (tmp_path / "c.svg").exists()
+
+
+def test_missing_config_and_out_paths_name_the_option(capsys, tmp_path, spd_file):
+    cases = [(["--config", tmp_path / "none.json"], f"--config {tmp_path / 'none.json'}: no such file"),
+             (["--config", tmp_path], f"--config {tmp_path}: that is a folder"),
+             (["--out", tmp_path / "no" / "x.mtx"], f"--out {tmp_path / 'no' / 'x.mtx'}: the folder "
+                                                      f"{tmp_path / 'no'} does not exist"),
+             (["--out", tmp_path], f"--out {tmp_path}: that is a folder"),
+             (["--plot", tmp_path / "no" / "c.png"], f"--plot {tmp_path / 'no' / 'c.png'}: the folder")]
+    for args, message in cases:
+        rc, out, err = _solve(capsys, spd_file, "--executor", "reference", *args)
+        assert rc == 2 and out == "" and message in err and "Errno" not in err, err
+
+
+def test_examples_describe_themselves_in_whole_sentences_and_point_to_files_there_are(capsys, monkeypatch):
+    # issue 34: amg_poisson's --help ended mid-sentence; builder_api pointed to a design.md the
+    # repository lacks
+    import runpy
+    for path in sorted((PROJECT / "examples").glob("*.py")):
+        monkeypatch.setattr(sys, "argv", [str(path), "--help"])
+        with pytest.raises(SystemExit):
+            runpy.run_path(str(path), run_name="__main__")
+        help_text = capsys.readouterr().out
+        description = " ".join(help_text.split("\n\n")[1].split())
+        assert description.endswith("."), (path.name, description)
+        for name in re.findall(r"\b([\w./-]+\.md)\b", path.read_text()):
+            assert (PROJECT / name).exists(), (path.name, name)
+
+
+def test_complex_vs_scipy_times_second_calls(exec):
+    result = subprocess.run([sys.executable, str(PROJECT / "examples" / "complex_vs_scipy.py"), exec.backend,
+                             "--n", "100"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("times: the second call of each solve")
+    assert len(lines) == 1 + 2 * 13 and all(line.count("info   0") == 2 for line in lines[1:]), result.stdout

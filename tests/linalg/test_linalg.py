@@ -67,6 +67,19 @@ def test_cg_iterates_match_scipy_until_maxiter(ref, rng):
     np.testing.assert_allclose(x, xs, rtol=1e-10)
 
 
+def test_callback_gets_the_live_x_as_its_docstring_says(exec, rng):
+    """xk is a buffer the solve reuses (SciPy's live x), not a copy per call: the docstring
+    says so and tells a callback that keeps xk to copy it."""
+    A, b = _problem("spd", rng)
+    kept, copies = [], []
+    x, info = gk.linalg.cg(A, b, maxiter=6, callback=lambda xk: (kept.append(xk), copies.append(xk.copy())),
+                           executor=exec)
+    assert len(kept) == 6 and not all(np.array_equal(k, c) for k, c in zip(kept, copies))  # overwritten later
+    assert any(np.shares_memory(kept[i], kept[j]) for i in range(6) for j in range(i))
+    doc = " ".join(gk.linalg.cg.__doc__.split())
+    assert "a copy of the current" not in doc and "``xk`` is the solver's live x, not a copy" in doc
+
+
 @pytest.mark.parametrize("callback_type", ["pr_norm", "legacy"])
 def test_gmres_residual_callbacks_match_scipy(ref, rng, callback_type):
     A, b = _problem("general", rng)
@@ -471,3 +484,62 @@ def test_an_empty_system_is_solved_as_scipy_solves_it(exec, name):
     x, info = getattr(gk.linalg, name)(A, np.zeros(0), executor=exec)
     expected, scipy_info = getattr(spla, name)(A, np.zeros(0))
     assert info == scipy_info == 0 and x.shape == expected.shape == (0,)
+
+
+# -- defaults that guide: a nonsymmetric M or A under CG (issue 34) ------------------------------------
+
+@pytest.mark.parametrize("M, instead", [("ilut", "'ic'"), ("gauss_seidel", "'symmetric_gauss_seidel'"),
+                                        ("gaussseidel", "'symmetric_gauss_seidel'"), ("sor", "'ssor'"),
+                                        (("sor", {"symmetric": False}), "'ssor'"), ("isai", "'spdisai'"),
+                                        ("generalisai", "'spdisai'"), ("lowerisai", "'spdisai'")])
+def test_cg_refuses_a_nonsymmetric_preconditioner_by_name_at_once(exec, M, instead):
+    # cg(M="ilut") and cg(M="gauss_seidel") ran to the iteration limit for a minute, silently
+    A = poisson_2d(12)
+    b = A @ np.ones(A.shape[0])
+    for solve in (lambda: gk.linalg.cg(A, b, M=M, executor=exec),
+                  lambda: gk.linalg.minres(A, b, M=M, executor=exec),
+                  lambda: gk.linalg.Solver(A, "pipecg", M=M, executor=exec)):
+        with pytest.raises(ValueError, match=f"needs a symmetric positive definite M, and M={M!r} is not symmetric "
+                                             .replace("(", r"\(").replace(")", r"\)").replace("{", r"\{")
+                                             .replace("}", r"\}") + rf".*use M={instead}.*gmres or bicgstab"):
+            solve()
+    x, info = gk.linalg.gmres(A, b, M=M, maxiter=10, executor=exec)  # methods that take any M still do
+    assert info == 0 or M in ("lowerisai",)
+
+
+def test_cg_takes_the_symmetric_preconditioners(exec):
+    A = poisson_2d(12)
+    b = A @ np.ones(A.shape[0])
+    for M in ("ic", "ssor", "symmetric_gauss_seidel", ("sor", {"symmetric": True}), "jacobi", "block_jacobi",
+              "spdisai", "amg", "ilu", "ilu0_exact"):  # (ILU(0) of a symmetric A is L D L^T: symmetric)
+        x, info = gk.linalg.cg(A, b, rtol=1e-8, M=M, executor=exec)
+        assert info == 0, M
+    x, info = gk.linalg.fcg(A, b, rtol=1e-8, M="gauss_seidel", executor=exec)  # flexible CG takes any M
+    assert info == 0
+
+
+def test_cg_warns_once_on_a_matrix_seen_to_be_nonsymmetric(exec, monkeypatch):
+    import warnings
+    C, A = convection_diffusion_2d(8), poisson_2d(8)
+    c, b = C @ np.ones(C.shape[0]), A @ np.ones(A.shape[0])
+    with pytest.warns(UserWarning, match=r"cg: A is not symmetric: max \|A - A\^T\| = .*use gmres or bicgstab") as seen:
+        gk.linalg.cg(C, c, maxiter=5, executor=exec)
+        gk.linalg.cg(C, c, maxiter=5, executor=exec)  # the kept solver: no second warning
+        gk.linalg.cg(C, c, maxiter=5, M="amg", executor=exec)
+    assert len(seen) == 2 and {w.filename for w in seen} == {__file__}  # pointing at the caller
+    for solve in (lambda: gk.linalg.cg(C.toarray(), c, maxiter=5, executor=exec),
+                  lambda: gk.linalg.Solver(C.tocoo(), "cg", executor=exec),
+                  lambda: gk.linalg.minres(C, c, maxiter=5, executor=exec)):
+        with pytest.warns(UserWarning, match="use gmres or bicgstab"):
+            solve()
+    H = (A + 1j * sp.triu(A, 1) - 1j * sp.tril(A, -1)).tocsr()  # Hermitian; 1j * A is complex symmetric
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for S, v in ((A, b), (H, H @ np.ones(H.shape[0])), (C, c)):
+            if S is C:  # too large to check cheaply: not checked
+                monkeypatch.setattr("ginkpy.linalg._spd.SYMMETRY_CHECK_NNZ", C.nnz - 1)
+            gk.linalg.cg(S.copy(), v, maxiter=5, executor=exec)
+            gk.linalg.bicgstab(C.copy(), c, maxiter=5, executor=exec)  # bicgstab: no warning
+    monkeypatch.undo()
+    with pytest.warns(UserWarning, match=r"cg: A is not Hermitian \(A = A\^H\)"):
+        gk.linalg.cg((A + 1j * A).tocsr(), b.astype(complex), maxiter=5, executor=exec)

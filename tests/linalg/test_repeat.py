@@ -124,12 +124,45 @@ def test_solver_as_scipys_preconditioner(exec):
     np.testing.assert_allclose((M @ np.stack([b, 2 * b], axis=1))[:, 1], 2 * M.solve(b)[0], rtol=1e-10)
 
 
+def _cli_solvers() -> list[str]:
+    """The --solver choices of ``ginkpy solve`` but "auto"."""
+    from ginkpy.cli import _parser
+    commands = next(a for a in _parser()._actions if a.dest == "command")
+    solver = next(a for a in commands.choices["solve"]._actions if a.dest == "solver")
+    return [name for name in solver.choices if name != "auto"]
+
+
+@pytest.mark.parametrize("method", _cli_solvers())
+def test_solver_takes_every_method_of_the_command_line(exec, method):
+    # issue 34: Solver(A, "gcr") was refused though `ginkpy solve --solver gcr` runs it
+    A = _system(6)
+    b = A @ np.ones(A.shape[0])
+    M = "jacobi" if method == "ir" else None  # (Ir's inner solver: Richardson alone diverges here)
+    solver = gk.linalg.Solver(A, method, M=M, rtol=1e-8, executor=exec)
+    x, info = solver.solve(b)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b), (method, info)
+    assert (solver.result is None) == (method == "direct")
+
+
+def test_solver_restart_and_direct_arguments(ref):
+    A = _system(6)
+    b = A @ np.ones(A.shape[0])
+    for method in ("gcr", "cb_gmres"):  # the methods with a Krylov dimension take restart, as gmres
+        solver = gk.linalg.Solver(A, method, restart=4, rtol=1e-8, executor=ref)
+        assert solver.solver.parameters.krylov_dim == 4 and solver.solve(b)[1] == 0
+    with pytest.raises(ValueError, match="method 'direct' .* takes no M"):
+        gk.linalg.Solver(A, "direct", M="jacobi", executor=ref)
+    with pytest.raises(ValueError, match="unknown method 'qmr': use one of bicg, bicgstab, cb_gmres, .*direct"):
+        gk.linalg.Solver(A, "qmr", executor=ref)
+
+
 def test_solver_arguments_are_checked():
     ref = gk.ReferenceExecutor()
     A = _system(4)
     with pytest.raises(ValueError, match="unknown method 'cgg'"):
         gk.linalg.Solver(A, "cgg", executor=ref)
-    with pytest.raises(TypeError, match="restart is a parameter of gmres"):
+    with pytest.raises(TypeError, match=r"restart is a parameter of the methods with a Krylov dimension \(gmres, "
+                                        r"cb_gmres, gcr\), not of cg"):
         gk.linalg.Solver(A, "cg", restart=5, executor=ref)
     with pytest.raises(ValueError, match="rtol must be a number"):
         gk.linalg.Solver(A, "cg", rtol=-1, executor=ref)

@@ -241,11 +241,21 @@ def test_m_with_options(ref):
     assert info == 0
     x, info = bicgstab(A, b, rtol=1e-10, M=("jacobi", {}), executor=ref)
     assert info == 0
-    with pytest.raises(ValueError, match=r"Ilu has no parameter 'droptol'; its parameters are value_type, l_solver"):
-        gmres(A, b, M=("ilut", {"droptol": 1e-4}), executor=ref)
+    # SciPy spilu's spellings: drop_tol or droptol, fill_factor
+    for options in ({"droptol": 1e-3}, {"drop_tol": 1e-3, "fill_factor": 3}, {"droptol": 1e-3, "fill_factor": 3}):
+        x, info = gmres(A, b, rtol=1e-10, M=("ilut", options), executor=ref)
+        assert info == 0
+    with pytest.raises(ValueError, match=r"'droptol' and 'drop_tol' are the same parameter"):
+        gmres(A, b, M=("ilut", {"droptol": 1e-4, "drop_tol": 1e-4}), executor=ref)
+    # an unknown key lists what this M form takes: the preset's keywords and Ilu's parameters
+    with pytest.raises(ValueError, match=r"M=\('ilut', \{'drop_toll': 0.0001\}\): the preset has no parameter "
+                                         r"'drop_toll'; it takes drop_tol \(or droptol\), fill_factor, or Ilu's "
+                                         r"parameters value_type, l_solver"):
+        gmres(A, b, M=("ilut", {"drop_toll": 1e-4}), executor=ref)
     x, info = gmres(A, b, rtol=1e-10, M=("block_jacobi", {"max_block_size": 4}), executor=ref)
     assert info == 0
-    with pytest.raises(ValueError, match="Ilu has no parameter 'drop_tol'; its parameters are"):
+    with pytest.raises(ValueError, match=r"Ilu has no parameter 'drop_tol'; its parameters are .*; did you mean "
+                                         r"M=\('ilut', \{'drop_tol': \.\.\.\}\)\?"):
         gmres(A, b, M=("ilu", {"drop_tol": 1e-4}), executor=ref)
     with pytest.raises(TypeError, match="options must be a dict"):
         gmres(A, b, M=("ilut", 1e-4), executor=ref)
