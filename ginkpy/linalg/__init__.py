@@ -81,7 +81,7 @@ and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes 
 import importlib
 
 from ginkpy.linalg._interface import aslinearoperator
-from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres
+from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres, tfqmr
 from ginkpy.linalg._solver import Solver, clear_cache
 
 # imported at first use: the batched and direct solvers need modules an iterative solve does
@@ -101,4 +101,4 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve"]
+           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve", "tfqmr"]

@@ -27,7 +27,7 @@ from ginkpy.linalg._interface import ScipyOperator, as_linop, square_operator
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
-METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir", "minres")
+METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir", "minres", "tfqmr")
 # where M goes: the preconditioner, or Ir's inner solver
 _PRECONDITIONER_PARAMETER = {"ir": "solver"}
 _log = logging.getLogger("ginkpy")
@@ -55,8 +55,8 @@ class Solver:
     A : sparse matrix or array, ndarray, LinearOperator or ginkpy LinOp
         The n x n system matrix, as :mod:`ginkpy.linalg`'s functions take it.
     method : str, default "cg"
-        ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``, ``"idr"``, ``"ir"``
-        or ``"minres"``.
+        ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``, ``"idr"``, ``"ir"``,
+        ``"minres"`` or ``"tfqmr"``.
     M : default None
         The preconditioner, as the functions take it: a name (``"jacobi"``, ``"ilu"``, ``"amg"``,
         ...), ``(name, options)``, a ginkpy factory or LinOp, a SciPy operator or matrix.
