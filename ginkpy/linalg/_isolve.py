@@ -134,6 +134,35 @@ def tfqmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
 
 
 @scipy_door(
+    "Solve A x = b with the quasi-minimal residual method, as ``scipy.sparse.linalg.qmr``.",
+    """Use it for a general square A where A^H is at hand (matrices have it; a LinearOperator
+    needs ``rmatvec``) and the residual of :func:`bicg` oscillates: QMR quasi-minimizes it, one
+    product by A and one by A^H per iteration. :func:`tfqmr`, :func:`bicgstab` and
+    :func:`gmres` need no adjoint.""",
+    """
+    >>> from ginkpy.linalg import qmr
+    >>> x, info = qmr(A, b, rtol=1e-8)
+    >>> x, info = qmr(A, b, M2="jacobi")        # right preconditioner (its adjoint too)
+    """,
+    own={"M1": """M1 : preconditioner, default None
+    The left preconditioner of the Lanczos process, in any form ``M`` takes (a name, an
+    operator, ...); it needs its adjoint M1^H. None: the identity.""",
+         "M2": """M2 : preconditioner, default None
+    The right preconditioner, as M1. SciPy's qmr with neither uses ``A.psolve`` where A has
+    one; here A's ``psolve`` is not used.""",
+         "maxiter": """maxiter : int, default None
+    The iteration limit; None: 10 n, as SciPy's qmr."""},
+    returns=RETURNS.replace("-1 a breakdown\n    of the method (a zero divisor)",
+                            "-1 a breakdown\n    of the method (SciPy's qmr tells its six kinds apart by -10 to -15)"))
+def qmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+        M1: Any = None, M2: Any = None, callback: Callable | None = None,
+        executor: Any = None) -> tuple[np.ndarray, int]:
+    options = {} if M1 is None else {"left_preconditioner": M1}
+    return _solve("qmr", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M2, executor=executor,
+                  observer=_solution_callback(callback), **options)
+
+
+@scipy_door(
     "Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.",
     """Use it for a general square A where :func:`bicgstab` breaks down or stagnates: it
     minimizes the residual over each cycle and does not break down; a larger ``restart``

@@ -27,7 +27,7 @@ from ginkpy.linalg._interface import ScipyOperator, as_linop, square_operator
 
 BREAKDOWN_INFO = -1
 DIVERGED_INFO = -2
-METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir", "minres", "tfqmr")
+METHODS = ("cg", "fcg", "bicg", "bicgstab", "cgs", "gmres", "idr", "ir", "minres", "qmr", "tfqmr")
 # where M goes: the preconditioner, or Ir's inner solver
 _PRECONDITIONER_PARAMETER = {"ir": "solver"}
 _log = logging.getLogger("ginkpy")
@@ -56,7 +56,7 @@ class Solver:
         The n x n system matrix, as :mod:`ginkpy.linalg`'s functions take it.
     method : str, default "cg"
         ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``, ``"idr"``, ``"ir"``,
-        ``"minres"`` or ``"tfqmr"``.
+        ``"minres"``, ``"qmr"`` or ``"tfqmr"``.
     M : default None
         The preconditioner, as the functions take it: a name (``"jacobi"``, ``"ilu"``, ``"amg"``,
         ...), ``(name, options)``, a ginkpy factory or LinOp, a SciPy operator or matrix.
@@ -73,7 +73,8 @@ class Solver:
     **options
         The method's own keywords: ``subspace_dim`` (idr), ``relaxation_factor`` (ir),
         ``storage_precision`` (gmres: its basis stored in ``"reduce1"`` float32 or ``"reduce2"``
-        float16, Ginkgo's CbGmres) and ``flexible`` (gmres: flexible GMRES).
+        float16, Ginkgo's CbGmres), ``flexible`` (gmres: flexible GMRES) and
+        ``left_preconditioner`` (qmr: SciPy's M1, in any form M takes; M is its M2).
 
     Attributes
     ----------
@@ -122,6 +123,8 @@ class Solver:
             per_maxiter = 1
         self.matrix = as_linop(A, exec, dtype)
         self.preconditioner_value = preconditioner(M, self.matrix, exec, dtype)
+        if options.get("left_preconditioner") is not None:  # (qmr's M1)
+            options["left_preconditioner"] = preconditioner(options["left_preconditioner"], self.matrix, exec, dtype)
         self._options = options
         # gmres with a storage precision for its basis: Ginkgo's CbGmres
         kind = "cbgmres" if method == "gmres" and "storage_precision" in options else method
@@ -385,7 +388,8 @@ def kept_solver(A: Any, exec: Executor, dtype: np.dtype, method: str, M: Any,
     solvers of A take them as :meth:`Solver.update` does (their preconditioners' structure
     kept); any other change builds anew. The matrix is held for the block: another thread's
     call with new values of it waits until this solve is done."""
-    if not (sp.issparse(A) and A.format in ("csr", "csc")) or not _cacheable(M):
+    if not (sp.issparse(A) and A.format in ("csr", "csc")) or not _cacheable(M) \
+            or not _cacheable(arguments.get("left_preconditioner")):
         yield None
         return
     key = (id(A), type(exec).__name__)

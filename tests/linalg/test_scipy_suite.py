@@ -2,8 +2,8 @@
 and ``test_minres.py``, installed with SciPy) run against ``ginkpy.linalg`` on each executor.
 
 The only change to SciPy's modules is that the solvers ginkpy has (bicg, bicgstab, cg, cgs,
-gmres, minres, tfqmr) are ginkpy.linalg's, with ``executor=`` set to the executor under test;
-the solvers ginkpy lacks (gcrotmk, lgmres, qmr) are left out. SciPy's modules are loaded
+gmres, minres, qmr, tfqmr) are ginkpy.linalg's, with ``executor=`` set to the executor under
+test; the solvers ginkpy lacks (gcrotmk, lgmres) are left out. SciPy's modules are loaded
 under another name while ``scipy.sparse.linalg._isolve`` holds the ginkpy solvers, so that their
 test cases, fixtures and comparisons (``solver is gmres``) are built from them. The cases that
 differ on purpose are listed in DELIBERATE (each explained in ginkpy.linalg's docstring) and
@@ -24,8 +24,8 @@ import ginkpy as gk
 import ginkpy.linalg as gl
 
 scipy_isolve = pytest.importorskip("scipy.sparse.linalg._isolve")
-SOLVERS = ("bicg", "bicgstab", "cg", "cgs", "gmres", "minres", "tfqmr")
-LACKING = ("gcrotmk", "lgmres", "qmr")
+SOLVERS = ("bicg", "bicgstab", "cg", "cgs", "gmres", "minres", "qmr", "tfqmr")
+LACKING = ("gcrotmk", "lgmres")
 # SciPy's ~500 tests on the OpenCL executor are a slow test (half a minute in all): the fast tier
 # runs them on the reference executor (tests/linalg/test_linalg.py runs the doors on both)
 EXECUTORS = ("reference", pytest.param("opencl", marks=pytest.mark.slow))
@@ -93,8 +93,6 @@ _scipy_minres = _load_scipy_tests("test_minres")
 
 def left_out(item) -> bool:
     """Whether a collected test runs a solver ginkpy lacks (tests/conftest.py deselects it)."""
-    if item.cls is not None and item.cls.__name__ == "TestQMR":
-        return True  # qmr's own tests
     params = getattr(item, "callspec", None)
     params = params.params if params else {}
     solver = params.get("solver") or getattr(params.get("case"), "solver", None)

@@ -20,7 +20,7 @@ def _wandering():
     return (sp.random(n, n, density=0.05, random_state=1) + sp.diags(rng.standard_normal(n))).tocsr()
 
 
-METHODS = ["bicgstab", "cgs", "bicg", "idr", "cg", "fcg", "gmres", "tfqmr"]
+METHODS = ["bicgstab", "cgs", "bicg", "idr", "cg", "fcg", "gmres", "qmr", "tfqmr"]
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -1,7 +1,7 @@
 """Tfqmr (gk.solver.Tfqmr, gk.linalg.tfqmr): against SciPy's tfqmr on generated and real
 matrices (iterations and info), complex systems, several right-hand sides, breakdowns without
-NaN, the SciPy door with a preconditioner, callback and show, the configuration and the command
-line, and each OpenCL kernel against its reference twin."""
+NaN, the configuration and the command line (these for Qmr too), the SciPy door with a
+preconditioner, callback and show, and each OpenCL kernel against its reference twin."""
 import numpy as np
 import pytest
 import scipy.io
@@ -9,84 +9,55 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import assert_twins, criteria, matrix_path, solve, twin
+from conftest import as_scipy, assert_columns_as_alone, assert_twins, matrix_path, random_values, solve, twin
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
 
 RUNNING, CONVERGED, BREAKDOWN = StopReason.RUNNING, StopReason.CONVERGED, StopReason.BREAKDOWN
 
 
-def _scipy(A, b, rtol):
-    """SciPy's tfqmr: (x, info, iterations)."""
-    calls = []
-    x, info = spla.tfqmr(A, b, rtol=rtol, callback=lambda xk: calls.append(1))
-    return x, info, len(calls)
-
-
 def _ours(exec, A, b, rtol, **kwargs):
-    """gk.linalg.tfqmr on ``exec``: (x, info, iterations the callback saw)."""
+    """gk.linalg.tfqmr on ``exec``: (x, info, copies of the iterates the callback saw)."""
     calls = []
     x, info = gk.linalg.tfqmr(A, b, rtol=rtol, executor=exec, callback=lambda xk: calls.append(xk.copy()), **kwargs)
     return x, info, calls
 
 
-def _pde900():
-    return sp.csr_matrix(scipy.io.mmread(matrix_path("pde900.mtx")))
+# the tests both QMR methods share run here for each (Qmr's own: test_qmr.py)
+METHODS = ["tfqmr", "qmr"]
 
 
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("problem", ["convection_diffusion", "pde900"])
-def test_iterations_and_info_as_scipy(exec, problem):
-    A = convection_diffusion_2d(15) if problem == "convection_diffusion" else _pde900()
-    b = np.random.default_rng(3).standard_normal(A.shape[0])
-    x_s, info_s, its_s = _scipy(A, b, 1e-8)
-    x, info, calls = _ours(exec, A, b, 1e-8)
-    assert info == info_s == 0
-    assert len(calls) <= 1.5 * its_s, (len(calls), its_s)
-    assert np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b)
+def test_iterations_and_info_as_scipy(exec, method, problem):
+    A = convection_diffusion_2d(15) if problem == "convection_diffusion" else \
+        sp.csr_matrix(scipy.io.mmread(matrix_path("pde900.mtx")))
+    as_scipy(exec, method, A, np.random.default_rng(3).standard_normal(A.shape[0]))
 
 
-def test_complex_system(exec):
+@pytest.mark.parametrize("method", METHODS)
+def test_complex_system(exec, method):
     A = helmholtz_2d(10, wavenumber=8.0).tocsr()
-    rng = np.random.default_rng(4)
-    b = rng.standard_normal(A.shape[0]) + 1j * rng.standard_normal(A.shape[0])
-    x_s, info_s, its_s = _scipy(A, b, 1e-8)
-    x, info, calls = _ours(exec, A, b, 1e-8)
-    assert x.dtype == np.complex128 and info == info_s == 0
-    assert len(calls) <= 1.5 * its_s, (len(calls), its_s)
-    assert np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b)
+    x, _ = as_scipy(exec, method, A, random_values(np.random.default_rng(4), A.shape[0], np.complex128))
+    assert x.dtype == np.complex128
 
 
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
-def test_several_right_hand_sides_through_the_builder(exec, dtype):
-    # four columns: two random, one zero (x = 0 at once), one b = A e_0 (a different history)
-    A = convection_diffusion_2d(9)
-    n = A.shape[0]
-    rng = np.random.default_rng(5)
-    B = rng.standard_normal((n, 4)).astype(dtype)
-    if np.dtype(dtype).kind == "c":
-        B = B + 1j * rng.standard_normal((n, 4))
-    B[:, 2] = 0
-    B[:, 3] = A @ np.eye(n)[:, 0]
-    X, log = solve(exec, "Tfqmr", A, B, criteria=criteria(400, 1e-10), dtype=dtype)
-    assert log.has_converged
-    np.testing.assert_array_equal(X[:, 2], 0)
-    residual = np.linalg.norm(B - A @ X, axis=0)
-    assert (residual <= 1e-10 * np.linalg.norm(B, axis=0)).all()
-    # each column as it would alone
-    for j in (0, 3):
-        x, single = solve(exec, "Tfqmr", A, B[:, [j]], criteria=criteria(400, 1e-10), dtype=dtype)
-        assert log.result.iterations[j] == single.result.iterations[0]
-        np.testing.assert_allclose(X[:, j], x[:, 0], rtol=1e-8, atol=1e-12)
+def test_several_right_hand_sides_through_the_builder(exec, method, dtype):
+    assert_columns_as_alone(exec, method.capitalize(), convection_diffusion_2d(9), dtype)
 
 
-def test_skew_symmetric_system_is_a_breakdown_not_nan(exec):
-    # r . A r = 0 for every r: the first divisor r_tld . v = r . A r is 0
+@pytest.mark.parametrize("method, scipy_info", [("tfqmr", -1), ("qmr", -14)])
+def test_skew_symmetric_system_is_a_breakdown_not_nan(exec, method, scipy_info):
+    # r . A r = 0 for every r: Tfqmr's first divisor r_tld . v = r . A r is 0, and so is Qmr's
+    # epsilon = q^H A p (SciPy's -14; ginkpy reports every breakdown as -1)
     A, b = np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([1.0, 2.0])
-    x, log = solve(exec, "Tfqmr", A, b)
+    x, log = solve(exec, method.capitalize(), A, b)
     assert log.stop_reason == BREAKDOWN and not log.has_converged
     np.testing.assert_array_equal(x, 0.0)
-    x, info = gk.linalg.tfqmr(sp.csr_matrix(A), b, executor=exec)
-    assert info == -1 == spla.tfqmr(sp.csr_matrix(A), b)[1]
+    x, info = getattr(gk.linalg, method)(sp.csr_matrix(A), b, executor=exec)
+    assert info == -1 and getattr(spla, method)(sp.csr_matrix(A), b)[1] == scipy_info
     assert np.isfinite(x).all()
 
 
@@ -125,27 +96,24 @@ def test_maxiter_default_is_scipys(ref, monkeypatch):
     assert seen == [30, 10000]
 
 
-def test_configuration_and_command_line(ref, capsys, tmp_path):
-    params = gk.config.parse({"type": "solver::Tfqmr", "preconditioner": {"type": "preconditioner::Jacobi"},
-                              "criteria": {"iteration": 200, "relative_residual_norm": 1e-8}})
-    assert params.product is gk.solver.Tfqmr
-    assert gk.config.to_dict(params)["type"] == "solver::Tfqmr"
-    A = convection_diffusion_2d(6)
+@pytest.mark.parametrize("method, extra", [("tfqmr", {}),
+                                           ("qmr", {"left_preconditioner": {"type": "preconditioner::Jacobi"}})])
+def test_configuration_and_command_line(ref, capsys, tmp_path, method, extra):
+    name = method.capitalize()
+    config = {"type": f"solver::{name}", "preconditioner": {"type": "preconditioner::Jacobi"},
+              "criteria": {"iteration": 200, "relative_residual_norm": 1e-8}, **extra}
+    params = gk.config.parse(config)
+    assert params.product is getattr(gk.solver, name)
+    written = gk.config.to_dict(params)
+    assert written["type"] == config["type"] and all(written[key]["type"] == extra[key]["type"] for key in extra)
     path = tmp_path / "A.mtx"
-    scipy.io.mmwrite(path, A)
+    scipy.io.mmwrite(path, convection_diffusion_2d(6))
     from ginkpy.cli import main
-    assert main(["solve", str(path), "--solver", "tfqmr", "--executor", "reference"]) == 0
-    assert "Tfqmr" in capsys.readouterr().out
+    assert main(["solve", str(path), "--solver", method, "--executor", "reference"]) == 0
+    assert name in capsys.readouterr().out
 
 
 # -- the kernels --------------------------------------------------------------------------------
-
-def _random(rng, shape, dtype):
-    values = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        values = values + 1j * rng.standard_normal(shape)
-    return values.astype(dtype)
-
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 def test_kernels_against_their_reference_twins(ref, ocl, dtype):
@@ -154,13 +122,13 @@ def test_kernels_against_their_reference_twins(ref, ocl, dtype):
     an odd half step divides by the alpha of the even one)."""
     rng = np.random.default_rng(7)
     n, k = 1237, 5
-    vec = lambda: _random(rng, (n, k), dtype)  # noqa: E731
-    sca = lambda: _random(rng, (1, k), dtype)  # noqa: E731
+    vec = lambda: random_values(rng, (n, k), dtype)  # noqa: E731
+    sca = lambda: random_values(rng, (1, k), dtype)  # noqa: E731
     real = lambda a: np.asarray(a, dtype)  # noqa: E731
     status = np.array([RUNNING, RUNNING, RUNNING, CONVERGED, RUNNING], STATUS_DTYPE)
     phase = real([[0, 1, 0, 0, 1]])
     mask = np.array([1, 0, 1, 1, 0], np.uint8)
-    positive = real(np.abs(_random(rng, (1, k), np.float64)) + 0.5)
+    positive = real(np.abs(random_values(rng, (1, k), np.float64)) + 0.5)
     out = twin(ref, ocl, "solver.tfqmr.initialize", vec(), vec(), vec(), vec(), vec(), vec(), sca(), sca(), sca(),
                sca(), sca(), sca(), sca(), mask, dtype=dtype)
     assert_twins(out, dtype)
