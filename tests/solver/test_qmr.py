@@ -80,3 +80,21 @@ def test_kernels_against_their_reference_twins(ref, ocl, dtype):
                dtype=dtype)
     assert_twins(out, dtype, factor=4)
     np.testing.assert_array_equal(out[1][4][:, 3], out[0][4][:, 3])
+
+
+def test_new_values_are_followed_by_the_preconditioners_and_transposes(exec):
+    # Solver.update: A^H, M1 and M2 (and their adjoints) follow the new values, the answer
+    # that of a solver built on them
+    S = (convection_diffusion_2d(10) + sp.diags(np.linspace(0.0, 20.0, 100))).tocsr()
+    b = np.random.default_rng(9).standard_normal(100)
+    solver = gk.linalg.Solver(S, "qmr", M="jacobi", left_preconditioner="jacobi", rtol=1e-10, executor=exec)
+    solver.solve(b)
+    S2 = S.copy()
+    S2.data = S2.data * np.random.default_rng(10).uniform(1.0, 2.0, S2.nnz)
+    solver.update(S2)
+    x, info = solver.solve(b)
+    fresh = gk.linalg.Solver(S2, "qmr", M="jacobi", left_preconditioner="jacobi", rtol=1e-10, executor=exec)
+    x_fresh, info_fresh = fresh.solve(b)
+    assert info == info_fresh == 0
+    assert solver.result.num_iterations == fresh.result.num_iterations
+    np.testing.assert_allclose(x, x_fresh, rtol=1e-12, atol=1e-14)

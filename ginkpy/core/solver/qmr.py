@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.factory import parameters
+from ginkpy.core.base.factory import Factory, Parameters, parameters
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.bicg import _transpose
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner, updated_part
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE
 
 
@@ -68,9 +68,28 @@ class Qmr(IterativeSolver):
         self.left_preconditioner_transpose = _transpose(self.left_preconditioner, "left preconditioner")
 
     def update(self) -> bool:
-        """New values of the system matrix: Qmr has no values update of its own (its
-        transposes and left preconditioner would follow), so it is generated anew."""
-        raise NotImplementedError("Qmr has no values update: generate it anew")
+        """As :meth:`IterativeSolver.update`, and the left preconditioner M1 (generated from a
+        factory) too, A^H's values again (into its own arrays) and M1^H, M2^H formed again from
+        the updated preconditioners."""
+        valid = super().update()
+        A = self.system_matrix
+        value = self.parameters.left_preconditioner
+        if isinstance(value, (Parameters, Factory)):
+            self.left_preconditioner, ok = updated_part(self.left_preconditioner, lambda: generate_preconditioner(
+                value, A, self.executor, "left_preconditioner"), self, "left preconditioner")
+            valid = valid and ok
+        At = self.system_matrix_transpose
+        if hasattr(At, "update_values"):
+            At.update_values(_transpose(A, "system matrix").values)
+        for name, op, what in (("preconditioner_transpose", self.preconditioner, "preconditioner"),
+                               ("left_preconditioner_transpose", self.left_preconditioner, "left preconditioner")):
+            if getattr(self, name) is not op:
+                transposed = _transpose(op, what)
+                setattr(self, name, transposed)
+                valid = valid and transposed is op
+        if not valid:
+            self._forget_captures()
+        return valid
 
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x, k = self.executor, self.system_matrix, monitor.x, monitor.k
