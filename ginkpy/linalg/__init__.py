@@ -16,7 +16,8 @@ which must then be complex for a complex b). Complex systems run in complex arit
 SciPy's: dot products conjugate their first argument, ``bicg`` and ``qmr`` use the adjoint A^H (a
 LinearOperator's ``rmatvec``), ``cg`` needs A Hermitian positive definite. Each function returns ``(x, info)``: x of shape (n,), and info 0 when the true
 residual b - A x (computed after the solve, not the solver's recurrence) meets the tolerance,
-``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method, -2 when the
+``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method (``qmr``: -10 to
+-15, which one, as SciPy's), -2 when the
 residual became NaN or infinite.
 
 Deliberate differences from SciPy (SciPy's own tests of these functions,
@@ -33,8 +34,7 @@ tests/linalg/test_scipy_suite.py runs them):
    space: SciPy's ``TestGMRES::test_defective_precond_breakdown`` compares an entry that is 0 in
    exact arithmetic with zero tolerance, ginkpy's right-preconditioned update x0 + M V y leaves
    1e-16 there (SciPy's left-preconditioned update happens to round to 0 on that system).
-3. ``qmr`` reports each of its breakdowns as info -1 (SciPy's tells them apart: -10 to -15),
-   and takes M1 or M2 alone (the other the identity; SciPy needs both or neither).
+3. ``qmr`` takes M1 or M2 alone (the other the identity; SciPy needs both or neither).
 4. ``tfqmr`` is right-preconditioned (SciPy's applies M on the left of its products and
    stops on its bound, which with M need not bound b - A x); its rtol is relative to ||b||
    (SciPy's tfqmr: to ||b - A x0||, the same for x0 = 0).

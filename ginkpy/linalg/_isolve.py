@@ -153,7 +153,8 @@ def tfqmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
          "maxiter": """maxiter : int, default None
     The iteration limit; None: 10 n, as SciPy's qmr."""},
     returns=RETURNS.replace("-1 a breakdown\n    of the method (a zero divisor)",
-                            "-1 a breakdown\n    of the method (SciPy's qmr tells its six kinds apart by -10 to -15)"))
+                            "a breakdown\n    of the method, as SciPy's qmr numbers them: -10 rho, -11 beta, "
+                            "-12 gamma, -13 delta,\n    -14 epsilon, -15 xi"))
 def qmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
         M1: Any = None, M2: Any = None, callback: Callable | None = None,
         executor: Any = None) -> tuple[np.ndarray, int]:

@@ -156,7 +156,8 @@ class Solver:
         -------
         x : ndarray of shape (n,) (a pyopencl array where b is one)
         info : int
-            0 converged, ``maxiter`` at the iteration limit, -1 breakdown, -2 NaN or Inf.
+            0 converged, ``maxiter`` at the iteration limit, -1 breakdown (qmr: -10 to -15, which
+            one, as SciPy's), -2 NaN or Inf.
 
         Examples
         --------
@@ -214,7 +215,10 @@ class Solver:
                     self.solver.remove_logger(logger)
             self.result = result = self._outcome.result
             threshold = max(self.rtol * float(result.rhs_norm[0]) if self.rtol > 0 else 0.0, self.atol)
-            return self._out(X, device), solve_info(self.matrix, B, X, threshold, result, self.maxiter)
+            info = solve_info(self.matrix, B, X, threshold, result, self.maxiter)
+            if info == BREAKDOWN_INFO and hasattr(self.solver, "breakdown_info"):
+                info = int(self.solver.breakdown_info()[0]) or info  # (qmr: which breakdown, as SciPy's)
+            return self._out(X, device), info
 
     def _host_vectors(self) -> tuple[Dense, Dense]:
         """b and x of a solve from the host, made once and kept (no allocation per solve)."""

@@ -38,48 +38,56 @@ def test_linalg_with_a_jacobi_preconditioner_and_a_callback(exec, side):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 def test_kernels_against_their_reference_twins(ref, ocl, dtype):
     """Random data larger than a work-group, odd sizes; k = 5 columns, one stopped (3) and
-    divisors below SciPy's threshold in others: each a breakdown."""
+    divisors below SciPy's threshold in others: each a breakdown, its kind numbered as SciPy's
+    qmr (kind starts at 99 to tell written from left)."""
     rng = np.random.default_rng(7)
     n, k = 1237, 5
     vec = lambda: random_values(rng, (n, k), dtype)  # noqa: E731
     sca = lambda: random_values(rng, (1, k), dtype)  # noqa: E731
     positive = lambda: (np.abs(rng.standard_normal((1, k))) + 0.5).astype(dtype)  # noqa: E731
     status = np.array([RUNNING, RUNNING, RUNNING, CONVERGED, RUNNING], STATUS_DTYPE)
+    kind = lambda: np.full(k, 99, np.uint8)  # noqa: E731
 
-    def tiny(a, column):
+    def tiny(a, *columns):
         a = a.copy()
-        a[0, column] = 1e-30
+        a[0, list(columns)] = 1e-30
         return a
+
+    def check(out, statuses, kinds):
+        assert list(out[1][-3]) == statuses and list(out[1][-2]) == kinds
 
     mask = np.array([1, 0, 1, 1, 0], np.uint8)
     out = twin(ref, ocl, "solver.qmr.initialize", vec(), vec(), vec(), vec(), positive(), positive(), sca(), sca(),
-               sca(), sca(), sca(), sca(), mask, dtype=dtype)
+               sca(), sca(), sca(), sca(), kind(), mask, dtype=dtype)
     assert_twins(out, dtype)
+    assert list(out[1][-3]) == [0, 99, 0, 0, 99]
+    # rho tiny in columns 1 and 4, xi tiny in column 4 too: rho first (10), as SciPy's order
     out = twin(ref, ocl, "solver.qmr.step_1", vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec(),
-               tiny(positive(), 1), tiny(positive(), 4), status.copy(), dtype=dtype)
+               tiny(positive(), 1, 4), tiny(positive(), 2), status.copy(), kind(), dtype=dtype)
     assert_twins(out, dtype)
-    assert list(out[1][-2]) == [RUNNING, BREAKDOWN, RUNNING, CONVERGED, BREAKDOWN]
+    check(out, [RUNNING, BREAKDOWN, BREAKDOWN, CONVERGED, BREAKDOWN], [99, 10, 15, 99, 10])
     out = twin(ref, ocl, "solver.qmr.step_2", vec(), vec(), vec(), vec(), tiny(sca(), 2), sca(), positive(),
-               positive(), status.copy(), dtype=dtype)
+               positive(), status.copy(), kind(), dtype=dtype)
     assert_twins(out, dtype, factor=4)
-    assert list(out[1][-2]) == [RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING]
+    check(out, [RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING], [99, 99, 13, 99, 99])
     eps_new = tiny(sca(), 0)
     delta = sca()
     delta[0, 4] = 1e20  # beta = eps_new / delta below eps
     out = twin(ref, ocl, "solver.qmr.step_3", vec(), vec(), vec(), vec(), vec(), eps_new, delta, sca(),
-               status.copy(), dtype=dtype)
+               status.copy(), kind(), dtype=dtype)
     assert_twins(out, dtype, factor=4)
-    assert list(out[1][-2]) == [BREAKDOWN, RUNNING, RUNNING, CONVERGED, BREAKDOWN]
+    check(out, [BREAKDOWN, RUNNING, RUNNING, CONVERGED, BREAKDOWN], [14, 99, 99, 99, 11])
     beta = sca()
     beta[0, 2] = 1e-30  # theta huge: gamma below eps
     out = twin(ref, ocl, "solver.qmr.step_4", positive(), positive(), beta, sca(), positive(), positive(),
-               positive(), sca(), positive(), sca(), sca(), status.copy(), dtype=dtype)
+               positive(), sca(), positive(), sca(), sca(), status.copy(), kind(), dtype=dtype)
     assert_twins(out, dtype, factor=4)
-    assert list(out[1][-2]) == [RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING]
-    out = twin(ref, ocl, "solver.qmr.step_5", vec(), vec(), vec(), vec(), vec(), vec(), sca(), sca(), status.copy(),
+    check(out, [RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING], [99, 99, 12, 99, 99])
+    x = vec()
+    out = twin(ref, ocl, "solver.qmr.step_5", vec(), vec(), vec(), vec(), x, vec(), sca(), sca(), status.copy(),
                dtype=dtype)
     assert_twins(out, dtype, factor=4)
-    np.testing.assert_array_equal(out[1][4][:, 3], out[0][4][:, 3])
+    np.testing.assert_array_equal(out[1][4][:, 3], x[:, 3])
 
 
 def test_new_values_are_followed_by_the_preconditioners_and_transposes(exec):

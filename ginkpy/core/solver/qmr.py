@@ -9,9 +9,10 @@ original system's, updated by its recurrence (r -= s) and checked each iteration
 
 Breakdowns as SciPy's, with its thresholds: a column stops with a breakdown where |rho| or |xi|
 (the norms of the new Lanczos vectors), |delta| = |z^H y|, |epsilon| = |q^H A p|, |beta| or
-|gamma| falls below the machine epsilon of the value type (SciPy tells them apart by info -10 to
--15; here each is the one breakdown status, info -1). The columns start scaled so that ||b|| is
-near 1 (see the monitor), where SciPy's thresholds apply to the system as given.
+|gamma| falls below the machine epsilon of the value type: the breakdown status, and which one
+in SciPy's numbers (``breakdown_info()``: -10 to -15, the info ``gk.linalg.qmr`` returns). The
+columns start scaled so that ||b|| is near 1 (see the monitor), where SciPy's thresholds apply
+to the system as given.
 """
 from __future__ import annotations
 
@@ -91,6 +92,22 @@ class Qmr(IterativeSolver):
             self._forget_captures()
         return valid
 
+    def breakdown_info(self) -> np.ndarray:
+        """SciPy's qmr info of each column's breakdown in the last apply: -10 (rho), -11 (beta),
+        -12 (gamma), -13 (delta), -14 (epsilon) or -15 (xi), 0 where the column did not break
+        down (or no apply ran yet). It takes no parameters.
+
+        Examples
+        --------
+        >>> solver.apply(b, x)
+        >>> solver.breakdown_info()        # array([-14]) where epsilon = q^H A p vanished
+        """
+        ws = self._workspace
+        kind = ws.items.get("breakdown") if ws is not None else None
+        if kind is None:
+            return np.zeros(0, np.int64)
+        return -np.asarray(self.executor.to_host(kind), np.int64)
+
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x, k = self.executor, self.system_matrix, monitor.x, monitor.k
         At, M1, M2 = self.system_matrix_transpose, self.left_preconditioner, self.preconditioner
@@ -101,6 +118,8 @@ class Qmr(IterativeSolver):
         y_src, z_src, y_tld, z_tld = ws.vectors("y_src", "z_src", "y_tld", "z_tld")
         yy, zz, delta, eps_new, beta, coef = ws.scalars("yy", "zz", "delta", "eps_new", "beta", "coef")
         rho, xi, gamma, eta, theta, epsilon = ws.scalars("rho", "xi", "gamma", "eta", "theta", "epsilon")
+        # which breakdown stopped each column (SciPy's qmr numbers, 10 to 15; 0: none)
+        kind = ws.array("breakdown", (k,), np.uint8)
         # r = b - A x
         monitor.start(r)
         status = monitor.stop.status
@@ -122,26 +141,28 @@ class Qmr(IterativeSolver):
             for vector in (v_tld, w_tld):
                 exec.run("matrix.dense.copy_columns", r, vector, columns)
             lanczos_norms()
-            exec.run("solver.qmr.initialize", p, q, d, s, yy, zz, rho, xi, gamma, eta, theta, epsilon, columns)
+            exec.run("solver.qmr.initialize", p, q, d, s, yy, zz, rho, xi, gamma, eta, theta, epsilon, kind,
+                     columns)
 
         def iteration():
             # v = v_tld / rho;  y = y / rho;  w = w_tld / xi;  z = z / xi (|rho| or |xi| < eps: breakdown)
-            exec.run("solver.qmr.step_1", v_tld, y_in, w_tld, z_in, v, y, w, z, rho, xi, status)
+            exec.run("solver.qmr.step_1", v_tld, y_in, w_tld, z_in, v, y, w, z, rho, xi, status, kind)
             # delta = z . y
             z.compute_conj_dot(y, delta)
             # p = M2 y - (xi delta / epsilon) p;  q = M1^H z - (rho conj(delta / epsilon)) q
             exec.run("solver.qmr.step_2", self._precondition(y, y_tld, M2), self._precondition(z, z_tld, M1t),
-                     p, q, delta, epsilon, rho, xi, status)
+                     p, q, delta, epsilon, rho, xi, status, kind)
             # p_tld = A p;  eps_new = q . p_tld
             A.apply(p, p_tld)
             q.compute_conj_dot(p_tld, eps_new)
             # beta = eps_new / delta;  v_tld = p_tld - beta v;  w_tld = A^H q - conj(beta) w
-            exec.run("solver.qmr.step_3", p_tld, v, w, v_tld, w_tld, eps_new, delta, beta, status)
+            exec.run("solver.qmr.step_3", p_tld, v, w, v_tld, w_tld, eps_new, delta, beta, status, kind)
             At.apply(1.0, q, 1.0, w_tld)
             lanczos_norms()
             # rho = ||y||, xi = ||z||;  theta = rho / (gamma |beta|);  gamma = 1 / sqrt(1 + theta^2);
             # eta = -eta (rho_prev / beta) (gamma / gamma_prev)^2;  coef = (theta_prev gamma)^2
-            exec.run("solver.qmr.step_4", yy, zz, beta, eps_new, rho, xi, gamma, eta, theta, epsilon, coef, status)
+            exec.run("solver.qmr.step_4", yy, zz, beta, eps_new, rho, xi, gamma, eta, theta, epsilon, coef, status,
+                     kind)
             # d = coef d + eta p;  s = coef s + eta p_tld;  x = x + d;  r = r - s
             exec.run("solver.qmr.step_5", p, p_tld, d, s, x, r, coef, eta, status)
             monitor.check(r)

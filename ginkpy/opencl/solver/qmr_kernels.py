@@ -5,29 +5,29 @@ from __future__ import annotations
 from ginkpy.opencl.launch import launch
 
 
-def initialize(exec, p, q, d, s, yy, zz, rho, xi, gamma, eta, theta, epsilon, columns):
+def initialize(exec, p, q, d, s, yy, zz, rho, xi, gamma, eta, theta, epsilon, kind, columns):
     launch(exec, __file__, "initialize", p.dtype, p.shape, p, q, d, s, yy, zz, rho, xi, gamma, eta, theta, epsilon,
-           columns, work_items=max(p.values.size, p.shape[1]))
+           kind, columns, work_items=max(p.values.size, p.shape[1]))
 
 
-def step_1(exec, v_tld, y_in, w_tld, z_in, v, y, w, z, rho, xi, status):
-    launch(exec, __file__, "step_1", v.dtype, v.shape, v_tld, y_in, w_tld, z_in, v, y, w, z, rho, xi, status,
+def step_1(exec, v_tld, y_in, w_tld, z_in, v, y, w, z, rho, xi, status, kind):
+    launch(exec, __file__, "step_1", v.dtype, v.shape, v_tld, y_in, w_tld, z_in, v, y, w, z, rho, xi, status, kind,
            work_items=max(v.values.size, v.shape[1]))
 
 
-def step_2(exec, y_tld, z_tld, p, q, delta, epsilon, rho, xi, status):
-    launch(exec, __file__, "step_2", p.dtype, p.shape, y_tld, z_tld, p, q, delta, epsilon, rho, xi, status,
+def step_2(exec, y_tld, z_tld, p, q, delta, epsilon, rho, xi, status, kind):
+    launch(exec, __file__, "step_2", p.dtype, p.shape, y_tld, z_tld, p, q, delta, epsilon, rho, xi, status, kind,
            work_items=max(p.values.size, p.shape[1]))
 
 
-def step_3(exec, p_tld, v, w, v_tld, w_tld, eps_new, delta, beta, status):
-    launch(exec, __file__, "step_3", v.dtype, v.shape, p_tld, v, w, v_tld, w_tld, eps_new, delta, beta, status,
+def step_3(exec, p_tld, v, w, v_tld, w_tld, eps_new, delta, beta, status, kind):
+    launch(exec, __file__, "step_3", v.dtype, v.shape, p_tld, v, w, v_tld, w_tld, eps_new, delta, beta, status, kind,
            work_items=max(v.values.size, v.shape[1]))
 
 
-def step_4(exec, yy, zz, beta, eps_new, rho, xi, gamma, eta, theta, epsilon, coef, status):
+def step_4(exec, yy, zz, beta, eps_new, rho, xi, gamma, eta, theta, epsilon, coef, status, kind):
     launch(exec, __file__, "step_4", yy.dtype, yy.shape, yy, zz, beta, eps_new, rho, xi, gamma, eta, theta, epsilon,
-           coef, status)
+           coef, status, kind)
 
 
 def step_5(exec, p, p_tld, d, s, x, r, coef, eta, status):
