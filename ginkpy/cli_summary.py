@@ -164,7 +164,7 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
                     "Gmres": f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}",
                     "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
                               "not positive definite; try --solver gmres"}.get(
-                name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs and Idr can break "
+                name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs, Idr, Qmr and Tfqmr can break "
                       "down on indefinite or nonsymmetric systems; try --solver gmres, which does not")
             text = f"{name} broke down: {text}"
             if relative[worst] > 1:

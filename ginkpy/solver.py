@@ -14,9 +14,12 @@ from ginkpy.core.solver.ir import Ir
 from ginkpy.core.solver.lower_trs import LowerTrs
 from ginkpy.core.solver.minres import Minres
 from ginkpy.core.solver.multigrid import Multigrid
+from ginkpy.core.solver.qmr import Qmr
 from ginkpy.core.solver.pipe_cg import PipeCg
 from ginkpy.core.solver.scaled_reordered import ScaledReordered
+from ginkpy.core.solver.tfqmr import Tfqmr
 from ginkpy.core.solver.upper_trs import UpperTrs
 
 __all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gmres", "Idr", "Ir",
-           "LowerTrs", "Minres", "Multigrid", "PipeCg", "ScaledReordered", "UpperTrs"]
+           "LowerTrs", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered",
+           "Tfqmr", "UpperTrs"]

@@ -114,6 +114,41 @@ def solve(exec, name: str, A, b, x0=None, criteria=None, dtype=np.float64, **par
     return x.to_numpy(), logger
 
 
+def as_scipy(exec, method: str, A, b, rtol: float = 1e-8, scipy_kwargs: dict | None = None, **kwargs):
+    """``gk.linalg.<method>`` on ``exec`` against ``scipy.sparse.linalg.<method>`` on A x = b:
+    both converge (info 0), ginkpy in at most 1.5 times SciPy's iterations (each counted by its
+    callback) and to a true residual within rtol ||b||. Returns ginkpy's x and copies of the
+    iterates its callback saw."""
+    import scipy.sparse.linalg as spla
+    theirs, ours = [], []
+    info_s = getattr(spla, method)(A, b, rtol=rtol, callback=lambda xk: theirs.append(1), **(scipy_kwargs or {}))[1]
+    x, info = getattr(gk.linalg, method)(A, b, rtol=rtol, executor=exec, callback=lambda xk: ours.append(xk.copy()),
+                                         **kwargs)
+    assert info == info_s == 0, (info, info_s)
+    assert len(ours) <= 1.5 * len(theirs), (len(ours), len(theirs))
+    assert np.linalg.norm(b - A @ x) <= rtol * np.linalg.norm(b)
+    return x, ours
+
+
+def assert_columns_as_alone(exec, name: str, A, dtype) -> None:
+    """gk.solver.<name> on three right-hand sides of A (random, zero, A e_0) at once: every
+    column converges (x = 0 for b = 0 at once), each in the iterations and to the x of its
+    solve alone."""
+    n = A.shape[0]
+    rng = np.random.default_rng(5)
+    B = random_values(rng, (n, 3), dtype)
+    B[:, 1] = 0
+    B[:, 2] = A @ np.eye(n)[:, 0]
+    X, log = solve(exec, name, A, B, criteria=criteria(400, 1e-10), dtype=dtype)
+    assert log.has_converged
+    np.testing.assert_array_equal(X[:, 1], 0)
+    assert (np.linalg.norm(B - A @ X, axis=0) <= 1e-10 * np.linalg.norm(B, axis=0)).all()
+    for j in (0, 2):
+        x, single = solve(exec, name, A, B[:, [j]], criteria=criteria(400, 1e-10), dtype=dtype)
+        assert log.result.iterations[j] == single.result.iterations[0]
+        np.testing.assert_allclose(X[:, j], x[:, 0], rtol=1e-8, atol=1e-12)
+
+
 def residual_rounding(A, x, b) -> np.ndarray:
     """Per column, how far two computations of ||b - A x|| may differ by rounding alone (rows
     summed in another order, with or without FMA, in ginkpy and in SciPy): each entry of

@@ -13,14 +13,15 @@ The value type is that of A, b and x0 together, as numpy promotes them: float32 
 float32, complex64 when they are float32 or complex64 and one is complex, complex128 when one
 is complex and another float64 or complex128, else float64 (the type of a ginkpy LinOp A,
 which must then be complex for a complex b). Complex systems run in complex arithmetic, as
-SciPy's: dot products conjugate their first argument, ``bicg`` uses the adjoint A^H (a
-LinearOperator's ``rmatvec``), ``cg`` needs A Hermitian positive definite. ``cg``, ``minres``
+SciPy's: dot products conjugate their first argument, ``bicg`` and ``qmr`` use the adjoint A^H
+(a LinearOperator's ``rmatvec``), ``cg`` needs A Hermitian positive definite. ``cg``, ``minres``
 (and Solver's ``"pipecg"``) refuse a nonsymmetric M given by name (``M="ilut"``,
 ``"gauss_seidel"``, ``"sor"``, ``"isai"``) with a ValueError naming the symmetric one; ``cg``,
 ``fcg`` and ``minres`` warn (UserWarning) where a sparse or NumPy A is seen to be nonsymmetric
 (not Hermitian). Each function returns ``(x, info)``: x of shape (n,), and info 0 when the true
 residual b - A x (computed after the solve, not the solver's recurrence) meets the tolerance,
-``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method, -2 when the
+``maxiter`` when the iteration limit was reached, -1 on a breakdown of the method (``qmr``: -10 to
+-15, which one, as SciPy's), -2 when the
 residual became NaN or infinite.
 
 Deliberate differences from SciPy (SciPy's own tests of these functions,
@@ -37,6 +38,10 @@ tests/linalg/test_scipy_suite.py runs them):
    space: SciPy's ``TestGMRES::test_defective_precond_breakdown`` compares an entry that is 0 in
    exact arithmetic with zero tolerance, ginkpy's right-preconditioned update x0 + M V y leaves
    1e-16 there (SciPy's left-preconditioned update happens to round to 0 on that system).
+3. ``qmr`` takes M1 or M2 alone (the other the identity; SciPy needs both or neither).
+4. ``tfqmr`` is right-preconditioned (SciPy's applies M on the left of its products and
+   stops on its bound, which with M need not bound b - A x); its rtol is relative to ||b||
+   (SciPy's tfqmr: to ||b - A x0||, the same for x0 = 0).
 
 ``minres(A, b, x0, *, rtol, shift, maxiter, M, callback, show, check)`` has SciPy's minres
 signature (no ``atol``; ``maxiter`` default 5 n; ``shift`` solves (A - shift I) x = b; ``check``
@@ -85,7 +90,7 @@ and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes 
 import importlib
 
 from ginkpy.linalg._interface import aslinearoperator
-from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres
+from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres, qmr, tfqmr
 from ginkpy.linalg._solver import Solver, clear_cache
 
 # imported at first use: the batched and direct solvers need modules an iterative solve does
@@ -105,4 +110,5 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "splu", "spsolve"]
+           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "qmr", "splu", "spsolve",
+           "tfqmr"]

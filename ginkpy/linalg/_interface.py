@@ -100,8 +100,8 @@ class ScipyOperator(LinOp):
                               and type(op)._adjoint is base._adjoint):
             raise NotImplementedError(
                 f"the LinearOperator {self.what} has no rmatvec, but the method needs {self.what}{mark} "
-                f"(bicg applies the adjoints of A and M): make it LinearOperator(..., matvec=..., "
-                f"rmatvec=lambda v: {self.what}^H v), or use a method without adjoints (bicgstab, cgs, gmres)")
+                f"(bicg and qmr apply the adjoints of A and M): make it LinearOperator(..., matvec=..., "
+                f"rmatvec=lambda v: {self.what}^H v), or use a method without adjoints (bicgstab, cgs, gmres, tfqmr)")
 
 
 def as_executor(executor: Any, A: Any) -> Executor:

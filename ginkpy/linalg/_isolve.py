@@ -12,6 +12,7 @@ from ginkpy.core.base.types import real_dtype
 from ginkpy.core.log.logger import Logger
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.matrix.identity import Identity
+from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg._docs import RETURNS, scipy_door
 from ginkpy.linalg._interface import aslinearoperator, host_operator, square_operator
 from ginkpy.linalg._solver import Solver, is_pyopencl, kept_solver
@@ -104,6 +105,65 @@ def cgs(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0
         M: Any = None, callback: Callable | None = None, executor: Any = None) -> tuple[np.ndarray, int]:
     return _solve("cgs", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=_solution_callback(callback))
+
+
+@scipy_door(
+    "Solve A x = b with the transpose-free quasi-minimal residual method, as ``scipy.sparse.linalg.tfqmr``.",
+    """Use it for a general square A where no transpose is at hand and the residual of
+    :func:`cgs` or :func:`bicgstab` oscillates: one product by A and M per iteration (a half
+    step, as SciPy counts them), a smoothly falling residual. Runs ``gk.solver.Tfqmr``,
+    right-preconditioned (SciPy applies M on the left of its products).""",
+    """
+    >>> from ginkpy.linalg import tfqmr
+    >>> x, info = tfqmr(A, b, rtol=1e-8)
+    >>> x, info = tfqmr(A, b, M="jacobi", callback=lambda xk: print(np.linalg.norm(b - A @ xk)))
+    """,
+    own={"rtol": """rtol, atol : float, default 1e-5 and 0.0
+    Stop once TFQMR's bound tau sqrt(m) on ||b - A x|| is at most max(rtol ||b||, atol),
+    confirmed with the true residual (SciPy's tfqmr stops on the bound alone, relative to
+    ||b - A x0||: the same with x0 = 0).""",
+         "maxiter": """maxiter : int, default None
+    The limit of iterations (half steps); None: min(10000, 10 n), as SciPy's tfqmr.""",
+         "show": """show : bool, default False
+    Print how the solve ended, as SciPy's: converged or not, after how many iterations
+    (nothing on a breakdown)."""})
+def tfqmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+          M: Any = None, callback: Callable | None = None, show: bool = False,
+          executor: Any = None) -> tuple[np.ndarray, int]:
+    if len(getattr(A, "shape", (0, 0))) == 2 and maxiter is None:
+        maxiter = min(10000, 10 * max(A.shape[0], 1))
+    return _solve("tfqmr", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=_solution_callback(callback), loggers=(_ShowEnd("TFQMR"),) if show else ())
+
+
+@scipy_door(
+    "Solve A x = b with the quasi-minimal residual method, as ``scipy.sparse.linalg.qmr``.",
+    """Use it for a general square A where A^H is at hand (matrices have it; a LinearOperator
+    needs ``rmatvec``) and the residual of :func:`bicg` oscillates: QMR quasi-minimizes it, one
+    product by A and one by A^H per iteration. :func:`tfqmr`, :func:`bicgstab` and
+    :func:`gmres` need no adjoint.""",
+    """
+    >>> from ginkpy.linalg import qmr
+    >>> x, info = qmr(A, b, rtol=1e-8)
+    >>> x, info = qmr(A, b, M2="jacobi")        # right preconditioner (its adjoint too)
+    """,
+    own={"M1": """M1 : preconditioner, default None
+    The left preconditioner of the Lanczos process, in any form ``M`` takes (a name, an
+    operator, ...); it needs its adjoint M1^H. None: the identity.""",
+         "M2": """M2 : preconditioner, default None
+    The right preconditioner, as M1. SciPy's qmr with neither uses ``A.psolve`` where A has
+    one; here A's ``psolve`` is not used.""",
+         "maxiter": """maxiter : int, default None
+    The iteration limit; None: 10 n, as SciPy's qmr."""},
+    returns=RETURNS.replace("-1 a breakdown\n    of the method (a zero divisor)",
+                            "a breakdown\n    of the method, as SciPy's qmr numbers them: -10 rho, -11 beta, "
+                            "-12 gamma, -13 delta,\n    -14 epsilon, -15 xi"))
+def qmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None,
+        M1: Any = None, M2: Any = None, callback: Callable | None = None,
+        executor: Any = None) -> tuple[np.ndarray, int]:
+    options = {} if M1 is None else {"left_preconditioner": M1}
+    return _solve("qmr", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M2, executor=executor,
+                  observer=_solution_callback(callback), **options)
 
 
 @scipy_door(
@@ -410,3 +470,19 @@ class _Show(Logger):
         print()
         print(f"Exit  minres.   {result.stop_reasons[0]}: {int(result.iterations[0])} iterations, "
               f"rnorm = {float(result.residual_norm[0]):12.4e}")
+
+
+class _ShowEnd(Logger):
+    """``show`` of SciPy's tfqmr: one line saying how the solve ended (none on a breakdown)."""
+
+    wants_iterations = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def on_solve_complete(self, solver, result) -> None:
+        iterations, reason = int(result.iterations[0]), result.stop_reasons[0]
+        if reason == StopReason.CONVERGED:
+            print(f"{self.name}: Linear solve converged due to reach TOL iterations {iterations}")
+        elif reason != StopReason.BREAKDOWN:  # (SciPy says nothing on a breakdown)
+            print(f"{self.name}: Linear solve not converged due to reach MAXIT iterations {iterations}")

@@ -60,7 +60,7 @@ class Solver:
         Any solver of the command line's ``--solver`` (``gk.config.solver_methods()``, one
         table for both): ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``,
         ``"idr"``, ``"ir"``, ``"minres"``, ``"gcr"``, ``"chebyshev"``, ``"pipecg"``, ``"cb_gmres"``,
-        ``"multigrid"``, ... or ``"direct"`` (gk.solver.Direct, a sparse LU: no M, tolerances or
+        ``"multigrid"``, ``"qmr"``, ``"tfqmr"``, ... or ``"direct"`` (gk.solver.Direct, a sparse LU: no M, tolerances or
         iterations; info 0, or -2 where x is not finite; ``result`` None).
     M : default None
         The preconditioner, as the functions take it: a name (``"jacobi"``, ``"ilu"``, ``"amg"``,
@@ -79,7 +79,8 @@ class Solver:
     **options
         The method's own keywords: ``subspace_dim`` (idr), ``relaxation_factor`` (ir),
         ``storage_precision`` (gmres: its basis stored in ``"reduce1"`` float32 or ``"reduce2"``
-        float16, Ginkgo's CbGmres) and ``flexible`` (gmres: flexible GMRES).
+        float16, Ginkgo's CbGmres), ``flexible`` (gmres: flexible GMRES) and
+        ``left_preconditioner`` (qmr: SciPy's M1, in any form M takes; M is its M2).
 
     Attributes
     ----------
@@ -152,6 +153,9 @@ class Solver:
                             f"not of {method}")
         self.preconditioner_value = preconditioner(M, self.matrix, self.executor, self.dtype)
         check_preconditioner(method, M, self.preconditioner_value)
+        if options.get("left_preconditioner") is not None:  # (qmr's M1)
+            options["left_preconditioner"] = preconditioner(options["left_preconditioner"], self.matrix,
+                                                            self.executor, self.dtype)
         self._options = options
         # gmres with a storage precision for its basis: Ginkgo's CbGmres
         kind = "cbgmres" if method == "gmres" and "storage_precision" in options else method
@@ -178,7 +182,8 @@ class Solver:
         -------
         x : ndarray of shape (n,) (a pyopencl array where b is one)
         info : int
-            0 converged, ``maxiter`` at the iteration limit, -1 breakdown, -2 NaN or Inf.
+            0 converged, ``maxiter`` at the iteration limit, -1 breakdown (qmr: -10 to -15, which
+            one, as SciPy's), -2 NaN or Inf.
 
         Examples
         --------
@@ -240,7 +245,10 @@ class Solver:
                     self.solver.remove_logger(logger)
             self.result = result = self._outcome.result
             threshold = max(self.rtol * float(result.rhs_norm[0]) if self.rtol > 0 else 0.0, self.atol)
-            return self._out(X, device), solve_info(self.matrix, B, X, threshold, result, self.maxiter)
+            info = solve_info(self.matrix, B, X, threshold, result, self.maxiter)
+            if info == BREAKDOWN_INFO and hasattr(self.solver, "breakdown_info"):
+                info = int(self.solver.breakdown_info()[0]) or info  # (qmr: which breakdown, as SciPy's)
+            return self._out(X, device), info
 
     def _host_vectors(self) -> tuple[Dense, Dense]:
         """b and x of a solve from the host, made once and kept (no allocation per solve)."""
@@ -423,7 +431,8 @@ def kept_solver(A: Any, exec: Executor, dtype: np.dtype, method: str, M: Any,
     solvers of A take them as :meth:`Solver.update` does (their preconditioners' structure
     kept); any other change builds anew. The matrix is held for the block: another thread's
     call with new values of it waits until this solve is done."""
-    if not (sp.issparse(A) and A.format in ("csr", "csc")) or not _cacheable(M):
+    if not (sp.issparse(A) and A.format in ("csr", "csc")) or not _cacheable(M) \
+            or not _cacheable(arguments.get("left_preconditioner")):
         yield None
         return
     key = (id(A), type(exec).__name__)

@@ -14,7 +14,7 @@ from conftest import solve
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
-SOLVERS = ["Cg", "Bicgstab", "Gmres", "Bicg", "Cgs", "Fcg", "Idr", "Ir"]
+SOLVERS = ["Cg", "Bicgstab", "Gmres", "Bicg", "Cgs", "Fcg", "Idr", "Ir", "Tfqmr", "Qmr"]
 
 
 def _criteria(max_iters=500, reduction=1e-8):
@@ -26,7 +26,7 @@ def _criteria(max_iters=500, reduction=1e-8):
 
 @pytest.mark.parametrize("dtype, scale", [(np.float64, 1e-300), (np.float64, 1e300), (np.float32, 1e-25),
                                           (np.float32, 1e20)])
-@pytest.mark.parametrize("name", ["Cg", "Bicgstab", "Gmres"])
+@pytest.mark.parametrize("name", ["Cg", "Bicgstab", "Gmres", "Tfqmr", "Qmr"])
 def test_tiny_and_huge_right_hand_sides_converge_honestly(exec, name, dtype, scale):
     # the solution of A x = s b is s x: the solve must not conclude "converged" from an
     # underflowed ||b|| (x = 0 has relative residual 1), nor call a finite b NaN or Inf

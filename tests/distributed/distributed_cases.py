@@ -294,6 +294,19 @@ def case_cgs_fcg_ir(ex, comm):
     return out if comm.rank == 0 else None
 
 
+def case_tfqmr_qmr(ex, comm):
+    # Tfqmr (its bound from global dots) and Qmr (A^H over the ranks, with M1 and M2)
+    A = convection_diffusion(12)
+    b = np.random.default_rng(12).standard_normal(A.shape[0])
+    partition = uneven(comm, A.shape[0])
+    out = {}
+    for name, params in [("Tfqmr", gk.solver.Tfqmr.build().with_criteria(*criteria()).with_preconditioner(jacobi())),
+                         ("Qmr", gk.solver.Qmr.build().with_criteria(*criteria()).with_preconditioner(jacobi())
+                          .with_left_preconditioner(jacobi()))]:
+        out[name] = compare(ex, comm, A, b, partition, params)
+    return out if comm.rank == 0 else None
+
+
 def case_several_columns(ex, comm):
     # 3 right-hand sides (one of them zero) from a nonzero initial guess
     A = poisson2d(12)

@@ -147,7 +147,7 @@ def test_solve_matches_serial(runs, ranks, case):
     record = runs(ranks, "reference")[case]
     assert not any(record["errors"]), record["errors"]
     result = record["result"]
-    for solve in (result.values() if case == "cgs_fcg_ir" else [result]):
+    for solve in (result.values() if case in ("cgs_fcg_ir", "tfqmr_qmr") else [result]):
         _check_solve(solve, ranks)
     if case == "one_neighbour":
         # rank r receives one ghost row (the last of rank r - 1) and sends to rank r + 1 only

@@ -53,9 +53,12 @@ def _counted(exec, solver, b, logger):
 
 SYSTEMS = {"Cg": poisson_2d(30), "Bicgstab": convection_diffusion_2d(30), "Gmres": convection_diffusion_2d(30),
            # symmetric indefinite, a positive diagonal (Jacobi is SPD)
-           "Minres": (poisson_2d(30) - 0.5 * sp.identity(900)).tocsr()}
+           "Minres": (poisson_2d(30) - 0.5 * sp.identity(900)).tocsr(),
+           "Tfqmr": convection_diffusion_2d(30), "Qmr": convection_diffusion_2d(30)}
 # launches per iteration in the loop, with scalar Jacobi (issue 8's targets; Gmres per inner iteration)
-LAUNCHES = {"Cg": 3, "Bicgstab": 5, "Gmres": 4, "Minres": 3}
+# (Tfqmr and Qmr apply scalar Jacobi as an operator of its own and compute their dots apart:
+# Tfqmr a half step of 11, Qmr an iteration of 15 with A^H, M1, M1^H, M2 and M2^H)
+LAUNCHES = {"Cg": 3, "Bicgstab": 5, "Gmres": 4, "Minres": 3, "Tfqmr": 11, "Qmr": 15}
 
 
 @pytest.mark.parametrize("name", list(SYSTEMS))
@@ -266,8 +269,9 @@ def test_a_second_apply_replays_the_first(exec, name, monkeypatch):
     per_iteration = (counts[40]["launches"] - counts[10]["launches"]) / 30
     # 16 launches (b and x in, their norms, r = b - A x and its norm, the setup, x out), and 12
     # for the honest end of a solve stopped by its iteration limit (the samples of the best
-    # iterate, the true residuals of x and of the best); Gmres: its restart and last cycle's end
-    extra = 8 if name == "Gmres" else 0
+    # iterate, the true residuals of x and of the best); Gmres: its restart and last cycle's end;
+    # Qmr: its start's M1 r and M2^H r and their norms
+    extra = {"Gmres": 8, "Qmr": 4}.get(name, 0)
     assert counts[10]["launches"] - 10 * per_iteration <= 16 + 12 + extra, (counts, per_iteration)
     # and the same answer as a fresh solver's first apply
     fresh = _apply(_solver(exec, name, S, 40), b)
