@@ -270,18 +270,18 @@ class OpenCLExecutor(Executor):
         device = self._device
         with device.staging_lock:  # one upload at a time writes the staging buffer
             nbytes = out.nbytes
-            if device.staging is None or device.staging[1].nbytes < nbytes:
-                if device.staging is not None and device.staging[2] is not None:
-                    device.staging[2].wait()
-                device.staging = (None, device.host_array((nbytes,), np.uint8), None)
-            _, array, previous = device.staging
+            if device.staging is None or device.staging[0].nbytes < nbytes:
+                if device.staging is not None and device.staging[1] is not None:
+                    device.staging[1].wait()
+                device.staging = (device.host_array((nbytes,), np.uint8), None)
+            array, previous = device.staging
             if previous is not None:
                 previous.wait()  # the last upload's copy has left the staging buffer
             host = array[:nbytes].view(dtype).reshape(shape)
             fill(host)
             with self.lock:
                 event = cl.enqueue_copy(self.queue, out.data, host, is_blocking=False)
-            device.staging = (None, array, event)
+            device.staging = (array, event)
         return out
 
     def adopt(self, array):

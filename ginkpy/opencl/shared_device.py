@@ -59,8 +59,7 @@ class SharedDevice:
     """What the executors of one device share: context, queue, memory pool, device properties
     (``info``: a DeviceInfo), compiled programs and kernels, the lock (see the module's rule),
     the counters and the running capture (per thread); the copies still in flight (``pending``),
-    the page-locked host arrays (``pinned``), the
-    upload's staging buffer; ``forked`` in a child forked from the process that made it."""
+    the page-locked host arrays (``pinned``), the upload's staging array; ``forked`` in a child forked from the process that made it."""
 
     context: Any
     queue: Any
@@ -75,7 +74,7 @@ class SharedDevice:
     forked: bool = False
     pending: Any = attrs.field(factory=collections.deque)  # events of copies in flight, oldest first
     pinned: list = attrs.field(factory=list)  # (raw page-locked uint8 array, its size)
-    staging: Any = None  # upload's page-locked host buffer (GPU): (buffer, mapped array, last copy's event)
+    staging: Any = None  # upload's page-locked host array (GPU) and its last copy's event
     staging_lock: Any = attrs.field(factory=threading.Lock)
 
     def keep(self, event: Any) -> Any:

@@ -107,3 +107,20 @@ def test_reads_and_writes_wait_for_their_own_copies(ocl, rng):
     Y.fill(0.0)
     replay()
     np.testing.assert_array_equal(Y.to_numpy(), 2.0 * values)
+
+
+def test_uploads_through_the_staging_array(ocl, monkeypatch):
+    """The GPU's upload path on any device (its info says GPU): page-locked staging grown to the
+    largest upload, each upload waiting for the previous copy to leave it; every array arrives."""
+    device = ocl._device
+    gpu = attrs.evolve(device.info, is_cpu=False, is_gpu=True)
+    monkeypatch.setattr(device, "info", gpu)
+    monkeypatch.setattr(ocl, "info", gpu)
+    monkeypatch.setattr(device, "staging", None)
+    uploads = []
+    for n in (10, 1000, 50, 5000, 7):
+        data = np.arange(n, dtype=np.float64) * 0.5
+        uploads.append((data, ocl.upload((n,), np.float64, lambda host, data=data: host.__setitem__(Ellipsis, data))))
+    for data, out in uploads:
+        np.testing.assert_array_equal(ocl.to_host(out), data)
+    assert device.staging[0].nbytes == 5000 * 8
