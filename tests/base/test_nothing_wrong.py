@@ -25,7 +25,9 @@ def _criteria(max_iters=500, reduction=1e-8):
 # -- scaled norms: tiny and huge right-hand sides and initial guesses ----------------------------
 
 @pytest.mark.parametrize("dtype, scale", [(np.float64, 1e-300), (np.float64, 1e300), (np.float32, 1e-25),
-                                          (np.float32, 1e20)])
+                                          (np.float32, 1e20),
+                                          # subnormal b: the scale stops at 2^1023 (2^1030 overflowed: a ValueError)
+                                          (np.float64, 1e-310), (np.float32, 1e-42)])
 @pytest.mark.parametrize("name", ["Cg", "Bicgstab", "Gmres", "Tfqmr", "Qmr"])
 def test_tiny_and_huge_right_hand_sides_converge_honestly(exec, name, dtype, scale):
     # the solution of A x = s b is s x: the solve must not conclude "converged" from an

@@ -169,7 +169,7 @@ class IterationMonitor:
         if not np.isfinite(x_norm).all():
             raise ValueError(self._not_finite("the initial guess x", x, "start from a smaller x (or x = 0)"))
         self.zero_rhs = b_norm == 0
-        self.scale = power_of_two_scale(b_norm, x_norm)
+        self.scale = power_of_two_scale(b_norm, x_norm, b.dtype)
         self.rhs_norm = b_norm
         if (self.scale != 1).any():
             if self.out is None:  # the caller's b is not to be changed
