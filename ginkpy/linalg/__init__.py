@@ -80,8 +80,10 @@ context, used where they are (no host copy; x0 is not changed); x then comes bac
 pyopencl array of shape (n,). An array of another context is a ValueError naming both
 devices (``gk.matrix.Dense.from_pyopencl`` describes when a copy is made).
 
-Direct solves: ``spsolve(A, b)`` and ``splu(A)`` (an object with ``.solve(b)``), SciPy's names
-and arguments, by ``gk.solver.Direct`` (:mod:`ginkpy.linalg._dsolve`).
+Direct solves: ``spsolve(A, b)``, ``splu(A)`` (an object with ``.solve(b)``) and ``factorized(A)``
+(a function ``solve(b)``), SciPy's names and arguments, by ``gk.solver.Direct``
+(:mod:`ginkpy.linalg._dsolve`); ``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
+``UpperTrs``' exact substitution (:mod:`ginkpy.linalg._trsolve`).
 
 Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
 ``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system
@@ -96,7 +98,7 @@ from ginkpy.linalg._solver import Solver, clear_cache
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
 _LAZY = {"batched_bicgstab": "_batch", "batched_cg": "_batch", "batched_gmres": "_batch",
-         "splu": "_dsolve", "spsolve": "_dsolve"}
+         "factorized": "_dsolve", "splu": "_dsolve", "spsolve": "_dsolve", "spsolve_triangular": "_trsolve"}
 
 
 def __getattr__(name):
@@ -110,5 +112,5 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "fcg", "gmres", "idr", "ir", "minres", "qmr", "splu", "spsolve",
-           "tfqmr"]
+           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "minres", "qmr", "splu", "spsolve",
+           "spsolve_triangular", "tfqmr"]

@@ -1,4 +1,4 @@
-"""SciPy's direct-solver doors: ``spsolve(A, b)`` and ``splu(A)`` with ``scipy.sparse.linalg``'s
+"""SciPy's direct-solver doors: ``spsolve(A, b)``, ``splu(A)`` and ``factorized(A)`` with ``scipy.sparse.linalg``'s
 signatures, solved by ``gk.solver.Direct`` (gk.factorization.Lu, SuperLU's numeric
 factorization; the triangular solves on the executor).
 
@@ -9,7 +9,7 @@ for a nearly symmetric pattern, else COLAMD); ``diag_pivot_thresh`` is Lu's
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -131,6 +131,38 @@ def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = T
     """
     b = b.toarray() if sp.issparse(b) else np.asarray(b)
     return splu(A, permc_spec, executor=executor).solve(b)
+
+
+def factorized(A: Any, *, executor: Any = None) -> Callable[[Any], np.ndarray]:
+    """A function solving A x = b with A's LU factorization made once, as
+    ``scipy.sparse.linalg.factorized``: ``gk.solver.Direct`` (:func:`splu`) on ``executor``.
+
+    Parameters
+    ----------
+    A : sparse matrix, array or ginkpy Csr
+        The square matrix, factorized at this call.
+    executor : executor or name, optional
+        Where the triangular solves run (default: A's executor or the default one).
+
+    Returns
+    -------
+    solve : callable
+        ``solve(b)`` gives x with A x = b, for b of shape (n,) or (n, k) (x has b's shape).
+
+    Examples
+    --------
+    >>> from ginkpy.linalg import factorized
+    >>> solve = factorized(A)                 # LU once
+    >>> x = solve(b)                          # two triangular solves per call
+    >>> np.allclose(A @ x, b)
+    """
+    lu = splu(A, executor=executor)
+
+    def solve(b: Any) -> np.ndarray:
+        return lu.solve(b)
+
+    solve.__doc__ = "x with A x = b, by the LU factorization of ``factorized(A)`` (b: (n,) or (n, k))."
+    return solve
 
 
 def _direct(A: Any, permc_spec: str | None, diag_pivot_thresh: float | None, executor: Any) -> Direct:
