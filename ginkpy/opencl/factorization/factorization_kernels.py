@@ -9,7 +9,6 @@ first invalid row come back to the host in one read (to allocate the factors, or
 from __future__ import annotations
 
 import numpy as np
-import pyopencl as cl
 
 from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import launch_1d
@@ -19,14 +18,8 @@ _NONE = np.iinfo(np.int32).max  # *bad_row when every row is valid
 
 def _read_ints(exec, *sources) -> list[int]:
     """The ints at (array, index) pairs of device int32 arrays, in one wait."""
-    out = [np.empty(1, np.int32) for _ in sources]
-    with exec.lock:
-        events = [cl.enqueue_copy(exec.queue, host, array.data, src_offset=4 * index, is_blocking=False)
-                  for host, (array, index) in zip(out, sources)]
-    for event in events:  # outside the lock
-        event.wait()
-    exec._note_read()
-    return [int(h[0]) for h in out]
+    values = exec.to_host(*(array[index:index + 1] for array, index in sources))
+    return [int(v[0]) for v in (values if len(sources) > 1 else (values,))]
 
 
 def _patterns(exec, a, positive: bool):
