@@ -5,9 +5,10 @@
 #   scripts/device_check.sh suite    # the whole suite under pytest -n JOBS (default 12), each test
 #                                    # limited by pytest-timeout (TEST_TIMEOUT, default 300 s)
 #   scripts/device_check.sh storm    # the thread storm (scripts/thread_storm.py): 16 threads cold
-#                                    # and warm (STORM_RUNS each, default 5; the warm runs with 2 daemon
-#                                    # threads still solving at exit), 24 threads (STORM24_RUNS,
-#                                    # default 3), two threads cold (TWO_RUNS, default 10)
+#                                    # and warm (STORM_RUNS each, default 20; the warm runs with 2
+#                                    # daemon threads still solving at exit), 24 threads (STORM24_RUNS,
+#                                    # default 10), two threads cold (TWO_RUNS, default 20); PARALLEL
+#                                    # (default 4) fresh processes of each at a time
 #   scripts/device_check.sh all      # both
 #
 # Through the device tool each part fits one call (10 minutes): carry .device and start with
@@ -28,7 +29,7 @@ summary="device check:"
 if [ "$part" = suite ] || [ "$part" = all ]; then
     start=$(date +%s)
     timeout "${SUITE_LIMIT:-540}" "$python" -m pytest -q -p no:cacheprovider -n "${JOBS:-12}" \
-        --timeout "${TEST_TIMEOUT:-300}" -rf > "$logs/suite.log" 2>&1
+        --timeout "${TEST_TIMEOUT:-300}" -rf --durations=40 > "$logs/suite.log" 2>&1
     code=$?
     seconds=$(( $(date +%s) - start ))
     result=$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed).* =+$|[0-9]+ passed" "$logs/suite.log" | tail -n 1 |
@@ -42,14 +43,14 @@ fi
 if [ "$part" = storm ] || [ "$part" = all ]; then
     storm() {  # name, then thread_storm.py's arguments; its log's last line is its summary
         local name=$1; shift
-        "$python" scripts/thread_storm.py "$@" > "$logs/storm_$name.log" 2>&1
+        "$python" scripts/thread_storm.py --parallel "${PARALLEL:-4}" "$@" > "$logs/storm_$name.log" 2>&1
     }
     "$python" scripts/thread_storm.py --threads 1 --runs 1 --rounds 1 > "$logs/storm_fill-caches.log" 2>&1
-    storm 16-cold --threads 16 --runs "${STORM_RUNS:-5}" --cold &
-    storm 16-warm --threads 16 --daemons 2 --runs "${STORM_RUNS:-5}" &
+    storm 16-cold --threads 16 --runs "${STORM_RUNS:-20}" --cold &
+    storm 16-warm --threads 16 --daemons 2 --runs "${STORM_RUNS:-20}" &
     wait
-    storm 24-warm --threads 24 --runs "${STORM24_RUNS:-3}" &
-    storm 2-cold --threads 2 --runs "${TWO_RUNS:-10}" --cold --kinds cg gmres_captured &
+    storm 24-warm --threads 24 --runs "${STORM24_RUNS:-10}" &
+    storm 2-cold --threads 2 --runs "${TWO_RUNS:-20}" --cold --kinds cg gmres_captured &
     wait
     summary="$summary storm"
     worst=0

@@ -16,6 +16,7 @@ is killed; a crash prints every thread's Python stack (faulthandler).
     python scripts/thread_storm.py --threads 24 --runs 10 --cold
     python scripts/thread_storm.py --threads 2 --runs 20 --cold --kinds cg gmres_captured
     python scripts/thread_storm.py --threads 8 --daemons 4 --runs 10
+    python scripts/thread_storm.py --runs 20 --parallel 4     # four fresh processes at a time
 
 ``--cold`` turns pyopencl's, PoCL's and NVIDIA's program caches off in the children, so that
 every program is compiled while the other threads solve. The last line is one summary:
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from concurrent.futures import ThreadPoolExecutor
 import shutil
 import signal
 import subprocess
@@ -159,7 +161,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=16)
     p.add_argument("--rounds", type=int, default=2, help="rounds of every kind in each thread")
-    p.add_argument("--runs", type=int, default=4, help="fresh processes, one after the other")
+    p.add_argument("--runs", type=int, default=4, help="fresh processes")
+    p.add_argument("--parallel", type=int, default=1,
+                   help="runs at once (separate processes, each its own storm; default one after the other)")
     p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     p.add_argument("--cold", action="store_true", help="program caches off in the children")
     p.add_argument("--daemons", type=int, default=0,
@@ -176,17 +180,21 @@ def main() -> None:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
     passed, exits = 0, []
-    for i in range(args.runs):
+
+    def one(i: int) -> tuple[int, str, float | None, str, float]:
         t0 = time.perf_counter()
-        verdict, exit_seconds, output = run_once(args, env)
-        exit_text = "" if exit_seconds is None else f", exit {exit_seconds:.2f} s"
-        print(f"run {i + 1}/{args.runs}: {verdict} in {time.perf_counter() - t0:.1f} s{exit_text}", flush=True)
-        if exit_seconds is not None:
-            exits.append(exit_seconds)
-        if verdict == "ok":
-            passed += 1
-        else:
-            print(output, flush=True)
+        return (i, *run_once(args, env), time.perf_counter() - t0)
+
+    with ThreadPoolExecutor(max(1, args.parallel)) as pool:
+        for i, verdict, exit_seconds, output, seconds in pool.map(one, range(args.runs)):
+            exit_text = "" if exit_seconds is None else f", exit {exit_seconds:.2f} s"
+            print(f"run {i + 1}/{args.runs}: {verdict} in {seconds:.1f} s{exit_text}", flush=True)
+            if exit_seconds is not None:
+                exits.append(exit_seconds)
+            if verdict == "ok":
+                passed += 1
+            else:
+                print(output, flush=True)
     worst = f", exit <= {max(exits):.2f} s" if exits else ""
     print(f"storm: {args.threads} threads x {args.rounds} rounds, {passed}/{args.runs} runs right and exited "
           f"({'cold' if args.cold else 'warm'}){worst}", flush=True)
