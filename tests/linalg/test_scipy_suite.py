@@ -40,12 +40,20 @@ DELIBERATE: dict[str, str] = {
                                                    "at the breakdown, x exact up to rounding (1e-16 where the "
                                                    "test wants exactly 0)",
 }
-# (test id, executor) -> why the verdict differs there: the rounding of one executor
-ROUNDING: dict[tuple[str, str], str] = {
-    ("test_show[case20]", "opencl"): "tfqmr on 'nonsymposdef' (which SciPy's comment says tfqmr does not solve): "
-                                     "r_tld . v sums to exactly 0 at iteration 5 in the device's order (2e-15 on the "
-                                     "host), a breakdown (info -1, nothing shown, as SciPy's tfqmr on a breakdown) "
-                                     "where SciPy runs on to maxiter",
+# (test, SciPy's case name without its solver, executor) -> why the verdict differs there: the
+# rounding of one executor (matched by the case's name: SciPy's test ids show it only in newer versions)
+_TFQMR_F32 = ("tfqmr in float32 on 1D Poisson (40 rows, cond 660): rtol 1e-5 is at float32's limit (x "
+              "rounded to float32 alone leaves a relative residual near 1e-5; the reference meets it after 194 "
+              "iterations at 9.9e-6, PoCL after 95 at 9.96e-6). On an H100 (suite of 2026-12-06) ginkpy's verdict, "
+              "which is the true residual's, was not 'converged'; SciPy's, from its estimate, is (its true "
+              "residual: 1.0e-4)")
+ROUNDING: dict[tuple[str, str, str], str] = {
+    ("test_show", "nonsymposdef", "opencl"):
+        "tfqmr on 'nonsymposdef' (which SciPy's comment says tfqmr does not solve): r_tld . v sums to exactly "
+        "0 at iteration 5 in the device's order (2e-15 on the host), a breakdown (info -1, nothing shown, as "
+        "SciPy's tfqmr on a breakdown) where SciPy runs on to maxiter",
+    ("test_show", "poisson1d-F", "opencl"): _TFQMR_F32,
+    ("test_show", "neg-poisson1d-F", "opencl"): _TFQMR_F32,
 }
 
 
@@ -127,8 +135,12 @@ def _executor(request):
     name = name.replace(f"-{request.param}]", "]").replace(f"[{request.param}-", "[").replace(f"[{request.param}]", "")
     if name in DELIBERATE:
         pytest.skip(DELIBERATE[name])
-    if (name, request.param) in ROUNDING:
-        pytest.skip(ROUNDING[name, request.param])
+    params = getattr(request.node, "callspec", None)
+    case = params.params.get("case") if params else None
+    case = getattr(case, "name", "").removesuffix(f"-{getattr(getattr(case, 'solver', None), '__name__', '')}")
+    rounding = (request.node.originalname, case, request.param)
+    if rounding in ROUNDING:
+        pytest.skip(ROUNDING[rounding])
     exec = gk.ReferenceExecutor() if request.param == "reference" else _opencl()
     _current["executor"] = exec
     yield exec
