@@ -27,6 +27,11 @@ status=0
 summary="device check:"
 
 if [ "$part" = suite ] || [ "$part" = all ]; then
+    # one BLAS/OpenMP/PoCL thread per pytest worker: JOBS workers each with a thread per core
+    # oversubscribe the host (tests that take 1-2 s on a 2-core machine took 80-135 s in the
+    # H100 run of 2026-12-06 without this; set them yourself to compare)
+    export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
+           MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-2}
     start=$(date +%s)
     timeout "${SUITE_LIMIT:-540}" "$python" -m pytest -q -p no:cacheprovider -n "${JOBS:-12}" \
         --timeout "${TEST_TIMEOUT:-300}" -rf --durations=40 > "$logs/suite.log" 2>&1
