@@ -8,9 +8,11 @@ from ginkpy.core.solver.chebyshev import Chebyshev
 from ginkpy.core.solver.direct import Direct
 from ginkpy.core.solver.fcg import Fcg
 from ginkpy.core.solver.gcr import Gcr
+from ginkpy.core.solver.gcrotmk import Gcrotmk
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.idr import Idr
 from ginkpy.core.solver.ir import Ir
+from ginkpy.core.solver.lgmres import Lgmres
 from ginkpy.core.solver.lower_trs import LowerTrs
 from ginkpy.core.solver.minres import Minres
 from ginkpy.core.solver.multigrid import Multigrid
@@ -20,6 +22,6 @@ from ginkpy.core.solver.scaled_reordered import ScaledReordered
 from ginkpy.core.solver.tfqmr import Tfqmr
 from ginkpy.core.solver.upper_trs import UpperTrs
 
-__all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gmres", "Idr", "Ir",
-           "LowerTrs", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered",
+__all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gcrotmk", "Gmres", "Idr", "Ir",
+           "Lgmres", "LowerTrs", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered",
            "Tfqmr", "UpperTrs"]

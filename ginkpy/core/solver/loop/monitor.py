@@ -317,8 +317,10 @@ class IterationMonitor:
             if not self._settle(resume):
                 return
 
-    def run_restarted(self, length: int, step: Callable[[int, bool], None], rotate: Callable[[int], None],
-                      end_cycle: Callable[[int], None], step_key: Callable[[int], Any] | None = None) -> None:
+    def run_restarted(self, length: int | Callable[[], int], step: Callable[[int, bool], None],
+                      rotate: Callable[[int], None], end_cycle: Callable[[int], None],
+                      step_key: Callable[[int], Any] | None = None,
+                      end_key: Callable[[int], Any] | None = None) -> None:
         """Enqueue restart cycles of at most ``length`` inner iterations until every column
         stopped (Gmres). ``step(j, rotate)`` enqueues inner iteration j, first finishing step
         j - 1 (its Givens rotation) where ``rotate``; ``rotate(j)`` finishes step j alone;
@@ -326,14 +328,18 @@ class IterationMonitor:
         residual, the next cycle's start; the device confirms converged columns there).
         Steps and ends are captured and replayed as :meth:`run`'s iterations, a step by
         ``step_key(j)``: what its launches and their buffers depend on (Gmres reads j from the
-        device: (j == 0, j % 2), three captures a solve, not one per j); by j itself where None."""
+        device: (j == 0, j % 2), three captures a solve, not one per j); by j itself where None;
+        an end by ``end_key(j)`` (None: one capture). ``length`` may be a function, called (not
+        captured) once before each cycle for that cycle's length (Lgmres, Gcrotmk: cycles that
+        grow or shrink with their augmentation or recycled vectors)."""
         self._start_solution_reads()
         while True:
             while self.running and self.iteration < self.loop_limit:
-                j = self._cycle(length, step, rotate, step_key or (lambda j: j))
+                cycle_length = length() if callable(length) else length
+                j = self._cycle(cycle_length, step, rotate, step_key or (lambda j: j))
                 # (after a break in the cycle, the rotation of step j ran already: again it does nothing)
-                if j == length - 1:
-                    self._replay("end", lambda: end_cycle(j))
+                if j == cycle_length - 1:
+                    self._replay(("end", end_key(j)) if end_key else "end", lambda: end_cycle(j))
                 else:  # a cycle cut short (once a solve): where depends on when the host read
                     end_cycle(j)
                 self._poll()

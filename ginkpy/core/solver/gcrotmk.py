@@ -1,0 +1,1 @@
+from ginkpy.core.solver.gmres import Gmres as Gcrotmk  # placeholder
