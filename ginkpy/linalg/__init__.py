@@ -42,6 +42,14 @@ tests/linalg/test_scipy_suite.py runs them):
 4. ``tfqmr`` is right-preconditioned (SciPy's applies M on the left of its products and
    stops on its bound, which with M need not bound b - A x); its rtol is relative to ||b||
    (SciPy's tfqmr: to ||b - A x0||, the same for x0 = 0).
+5. ``lgmres`` is right-preconditioned (SciPy's minimizes M (b - A x) within a cycle) and its
+   augmentation vectors live on the device for one solve: ``outer_v`` is neither read nor
+   filled, ``store_outer_Av`` and ``prepend_outer_v`` change nothing (products always kept,
+   augmentation steps after the Krylov steps). ``gcrotmk`` takes ``truncate="oldest"`` only
+   (``"smallest"`` raises NotImplementedError) and neither reads nor fills ``CU``. Both count
+   ``maxiter`` in restart cycles and call ``callback`` with x0 and each cycle's x, as SciPy's;
+   SciPy's tests that count products by A exactly (ginkpy's true-residual checks add some)
+   differ.
 
 ``minres(A, b, x0, *, rtol, shift, maxiter, M, callback, show, check)`` has SciPy's minres
 signature (no ``atol``; ``maxiter`` default 5 n; ``shift`` solves (A - shift I) x = b; ``check``
@@ -92,7 +100,8 @@ and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes 
 import importlib
 
 from ginkpy.linalg._interface import aslinearoperator
-from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres, qmr, tfqmr
+from ginkpy.linalg._isolve import (bicg, bicgstab, cg, cgs, fcg, gcrotmk, gmres, idr, ir, lgmres, minres, qmr,
+                                  tfqmr)
 from ginkpy.linalg._solver import Solver, clear_cache
 
 # imported at first use: the batched and direct solvers need modules an iterative solve does
@@ -112,5 +121,5 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "minres", "qmr", "splu", "spsolve",
-           "spsolve_triangular", "tfqmr"]
+           "cgs", "clear_cache", "factorized", "fcg", "gcrotmk", "gmres", "idr", "ir", "lgmres", "minres", "qmr",
+           "splu", "spsolve", "spsolve_triangular", "tfqmr"]
