@@ -349,17 +349,16 @@ class _CycleCallback(Logger):
 
     def __init__(self, callback: Callable, x: Dense, ends: set) -> None:
         self.callback, self.x, self.ends = callback, x, ends
-        self.reported = 0
-        callback(x.to_numpy()[:, 0])
+        self.reported = -1
 
     def on_iteration_solution(self, solver, iteration, x) -> None:
-        # (x read at step t + 1 is the x of the cycle that ended at step t)
-        if iteration - 1 in self.ends:
+        # (x read at step t + 1 is the x of the cycle that ended at step t; at step 1, x0)
+        if iteration == 1 or iteration - 1 in self.ends:
             self.reported = iteration - 1
             self.callback(x[:, 0])
 
     def on_solve_complete(self, solver, result) -> None:
-        if result.num_iterations > self.reported:
+        if result.num_iterations > self.reported:  # (x0 alone where the solve took no step)
             self.reported = result.num_iterations
             self.callback(self.x.to_numpy()[:, 0])
 

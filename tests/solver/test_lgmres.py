@@ -1,0 +1,120 @@
+"""Lgmres (gk.solver.Lgmres, gk.linalg.lgmres): against SciPy's lgmres on generated and real
+matrices (restart cycles and info), complex systems, several right-hand sides, its relation to
+(flexible) GMRES, a singular system without NaN, bad input, the configuration and the command
+line. Its launches are Gmres's kernels (tests/solver/test_gmres.py holds their twin tests)."""
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import ginkpy as gk
+from conftest import as_scipy, assert_columns_as_alone, criteria, matrix_path, random_values, solve
+from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
+
+
+@pytest.mark.parametrize("problem, kwargs", [("convection_diffusion", {}), ("pde900.mtx", {}),
+                                             ("cage8.mtx", {"inner_m": 10}),
+                                             ("orsirr_1.mtx", {"M": "jacobi"})])
+def test_cycles_and_info_as_scipy(exec, problem, kwargs):
+    # as_scipy: both info 0, ginkpy's callbacks (x0 and one per cycle, as SciPy's) at most 1.5
+    # times SciPy's, the true residual within rtol
+    A = convection_diffusion_2d(15) if problem == "convection_diffusion" else \
+        sp.csr_matrix(scipy.io.mmread(matrix_path(problem)))
+    b = np.random.default_rng(3).standard_normal(A.shape[0])
+    scipy_kwargs = dict(kwargs)
+    if scipy_kwargs.get("M") == "jacobi":
+        scipy_kwargs["M"] = sp.diags(1 / A.diagonal())
+    as_scipy(exec, "lgmres", A, b, scipy_kwargs=scipy_kwargs, **kwargs)
+
+
+def test_complex_system(exec):
+    A = helmholtz_2d(10, wavenumber=8.0).tocsr()
+    x, _ = as_scipy(exec, "lgmres", A, random_values(np.random.default_rng(4), A.shape[0], np.complex128),
+                    inner_m=20, scipy_kwargs={"inner_m": 20})
+    assert x.dtype == np.complex128
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_several_right_hand_sides_through_the_builder(exec, dtype):
+    assert_columns_as_alone(exec, "Lgmres", convection_diffusion_2d(9), dtype)
+
+
+def test_first_cycle_is_gmres_and_no_augmentation_is_flexible_gmres(exec):
+    # SciPy's test_arnoldi: one cycle of LGMRES(m, k) is GMRES(m); with k = 0 every cycle is
+    A = convection_diffusion_2d(12)
+    b = np.random.default_rng(5).standard_normal(A.shape[0])
+    x1, info1 = gk.linalg.lgmres(A, b, inner_m=10, maxiter=1, executor=exec)
+    x2, info2 = gk.linalg.gmres(A, b, restart=10, maxiter=1, executor=exec)
+    assert info1 == info2 == 1
+    np.testing.assert_allclose(x1, x2, rtol=1e-10, atol=1e-12 * np.abs(x2).max())
+    plain, log_g = solve(exec, "Gmres", A, b, criteria=criteria(400, 1e-10), krylov_dim=8)
+    loose, log_l = solve(exec, "Lgmres", A, b, criteria=criteria(400, 1e-10), krylov_dim=8, augmentation_dim=0)
+    assert log_l.has_converged and log_l.num_iterations == log_g.num_iterations
+    np.testing.assert_allclose(loose, plain, rtol=1e-8)
+    # the corrections kept save cycles (a cycle has 8 steps in Gmres, 8 + min(c, 3) here)
+    _, log_a = solve(exec, "Lgmres", A, b, criteria=criteria(400, 1e-10), krylov_dim=8, augmentation_dim=3)
+    ends = np.cumsum([8 + min(c, 3) for c in range(100)])
+    cycles = int(np.searchsorted(ends, log_a.num_iterations)) + 1
+    assert log_a.has_converged and cycles < -(-log_g.num_iterations // 8)
+
+
+def test_preconditioner_and_callback(exec):
+    A = (convection_diffusion_2d(12) + sp.diags(np.linspace(0.0, 20.0, 144))).tocsr()
+    b = np.random.default_rng(6).standard_normal(144)
+    calls = []
+    x, info = gk.linalg.lgmres(A, b, rtol=1e-10, M="ilu", executor=exec, callback=lambda xk: calls.append(xk.copy()))
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
+    # SciPy's: x0 first, then the x of each cycle, the last the solution
+    np.testing.assert_array_equal(calls[0], 0)
+    np.testing.assert_allclose(calls[-1], x)
+    assert len(calls) >= 2
+
+
+def test_maxiter_counts_cycles(exec):
+    A = convection_diffusion_2d(15)
+    b = np.ones(A.shape[0])
+    for maxiter in (1, 3):
+        x, info = gk.linalg.lgmres(A, b, rtol=1e-14, inner_m=5, maxiter=maxiter, executor=exec)
+        assert info == maxiter == spla.lgmres(A, b, rtol=1e-14, inner_m=5, maxiter=maxiter)[1]
+
+
+def test_singular_system_ends_without_nan(exec):
+    # SciPy's test_breakdown_underdetermined: A nilpotent, its Krylov space breaks down; the
+    # x found is finite and no worse than x0 = 0
+    A = np.array([[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=float)
+    b = np.array([1.0, 1.0, 1.0, 1.0])
+    x, info = gk.linalg.lgmres(sp.csr_matrix(A), b, maxiter=1, executor=exec)
+    assert info != 0 and np.isfinite(x).all()
+    assert np.linalg.norm(b - A @ x) <= np.linalg.norm(b)
+
+
+def test_bad_input(ref):
+    A, b = convection_diffusion_2d(4), np.ones(16)
+    for kwargs in ({"inner_m": 0}, {"outer_k": -1}, {"maxiter": 0}, {"inner_m": 2.5}):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            gk.linalg.lgmres(A, b, executor=ref, **kwargs)
+    with pytest.raises(TypeError, match="outer_v must be a list"):
+        gk.linalg.lgmres(A, b, outer_v=(), executor=ref)
+    with pytest.raises(ValueError, match="augmentation_dim"):
+        gk.solver.Lgmres.build().with_augmentation_dim(-1)
+    # accepted for SciPy's signature, left as given (the difference documented in ginkpy.linalg)
+    outer_v = []
+    x, info = gk.linalg.lgmres(A, b, outer_v=outer_v, store_outer_Av=False, prepend_outer_v=True, executor=ref)
+    assert info == 0 and outer_v == []
+
+
+def test_configuration_and_command_line(ref, capsys, tmp_path):
+    config = {"type": "solver::Lgmres", "krylov_dim": 10, "augmentation_dim": 2,
+              "preconditioner": {"type": "preconditioner::Jacobi"},
+              "criteria": {"iteration": 300, "relative_residual_norm": 1e-8}}
+    params = gk.config.parse(config)
+    assert params.product is gk.solver.Lgmres
+    written = gk.config.to_dict(params)
+    assert written["type"] == "solver::Lgmres" and written["augmentation_dim"] == 2
+    path = tmp_path / "A.mtx"
+    scipy.io.mmwrite(path, convection_diffusion_2d(6))
+    from ginkpy.cli import main
+    assert main(["solve", str(path), "--solver", "lgmres", "--executor", "reference"]) == 0
+    assert "Lgmres" in capsys.readouterr().out
+    assert "lgmres" in gk.config.solver_methods()
