@@ -11,7 +11,10 @@ import scipy.sparse.linalg as spla
 
 import ginkpy as gk
 from conftest import as_scipy, assert_columns_as_alone, assert_twins, criteria, matrix_path, random_values, solve, twin
+from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
+
+RUNNING, PENDING, CONVERGED, DIVERGED = StopReason.RUNNING, StopReason.PENDING, StopReason.CONVERGED, StopReason.DIVERGED
 
 
 @pytest.mark.parametrize("problem, kwargs", [("convection_diffusion", {}), ("pde900.mtx", {}),
@@ -125,18 +128,22 @@ def test_configuration_and_command_line(ref, capsys, tmp_path):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 def test_recycle_kernel_against_its_reference_twin(ref, ocl, dtype):
-    """Random data larger than a work-group, odd sizes; per column k = 4: running, cc = 0 (no
-    correction: slots zeroed, x kept), running, cc not finite (the same)."""
+    """Random data larger than a work-group, odd sizes; per column k = 5: running, cc = 0 (no
+    correction: slots zeroed, x kept), pending, cc not finite (the same, and diverged),
+    stopped with cr not finite (the same, still stopped)."""
     rng = np.random.default_rng(7)
-    n, k = 1237, 4
+    n, k = 1237, 5
     vec = lambda: random_values(rng, (n, k), dtype)  # noqa: E731
     cc = (np.abs(random_values(rng, (1, k), np.float64)) + 0.5).astype(dtype)
     cc[0, 1], cc[0, 3] = 0, np.nan
+    cr = random_values(rng, (1, k), dtype)
+    cr[0, 4] = np.nan
+    status = np.array([RUNNING, RUNNING, PENDING, RUNNING, CONVERGED], STATUS_DTYPE)
     x = vec()
-    out = twin(ref, ocl, "solver.gcrotmk.recycle", cc, random_values(rng, (1, k), dtype), vec(), vec(), x, vec(),
-               vec(), dtype=dtype)
+    out = twin(ref, ocl, "solver.gcrotmk.recycle", cc, cr, vec(), vec(), x, vec(), vec(), status, dtype=dtype)
     assert_twins(out, dtype, factor=4)
     for o in out:
-        np.testing.assert_array_equal(o[4][:, [1, 3]], x[:, [1, 3]])
-        np.testing.assert_array_equal(o[5][:, [1, 3]], 0)
-        np.testing.assert_array_equal(o[6][:, [1, 3]], 0)
+        np.testing.assert_array_equal(o[4][:, [1, 3, 4]], x[:, [1, 3, 4]])
+        np.testing.assert_array_equal(o[5][:, [1, 3, 4]], 0)
+        np.testing.assert_array_equal(o[6][:, [1, 3, 4]], 0)
+        assert list(o[7]) == [RUNNING, RUNNING, PENDING, DIVERGED, CONVERGED]

@@ -116,13 +116,14 @@ class Gcrotmk(Gmres):
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  u = Z y;  cx = A u;  c = cx / ||cx||, u = u / ||cx|| into
-            # this cycle's slot;  x = x + (c^H r) u;  r = b - A x and the next cycle's start
+            # this cycle's slot;  x = x + (c^H r) u (a correction that overflowed: the column
+            # diverged);  r = b - A x and the next cycle's start
             cycle.rotate(j)
             u = cycle.update_into(cycle.u)
             A.apply(u, cx)
             cx.compute_conj_dot(cx, cc)
             cx.compute_conj_dot(cycle.r, cr)
-            exec.run("solver.gcrotmk.recycle", cc, cr, cx, u, x, *pairs[state["cycle"] % slots])
+            exec.run("solver.gcrotmk.recycle", cc, cr, cx, u, x, *pairs[state["cycle"] % slots], monitor.stop.status)
             monitor.residual(cycle.r)
             cycle.restart()
 

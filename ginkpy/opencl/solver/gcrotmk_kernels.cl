@@ -4,13 +4,18 @@
 
 // per column, with cc = cx^H cx and cr = cx^H r: where cc > 0 (and both finite):
 // c_slot = cx / sqrt(cc), u_slot = u / sqrt(cc), x = x + (cr / cc) u; elsewhere c_slot =
-// u_slot = 0 and x as it is
+// u_slot = 0 and x as it is; a running or pending column whose cc or cr is not finite (the
+// cycle's correction overflowed) diverged (written by work-item c < k)
 __kernel void recycle(const int size, const int k, __global const value_type* cc,
                       __global const value_type* cr, __global const value_type* cx,
                       __global const value_type* u, __global value_type* x,
-                      __global value_type* c_slot, __global value_type* u_slot)
+                      __global value_type* c_slot, __global value_type* u_slot,
+                      __global uchar* status)
 {
     const int i = get_global_id(0);
+    if (i < k && !(isfinite(real_part(cc[i])) && is_finite_value(cr[i]))
+        && (status[i] == STATUS_RUNNING || status[i] == STATUS_PENDING))
+        status[i] = STATUS_DIVERGED;
     if (i >= size) return;
     const int c = COLUMN(i, k);
     const real_type norm2 = real_part(cc[c]);

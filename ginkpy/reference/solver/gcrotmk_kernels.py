@@ -3,13 +3,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.stop.stopping_status import StopReason
 
-def recycle(exec, cc, cr, cx, u, x, c_slot, u_slot):
+
+def recycle(exec, cc, cr, cx, u, x, c_slot, u_slot, status):
     # per column, with cc = cx^H cx and cr = cx^H r:  where cc > 0:  c_slot = cx / sqrt(cc),
     # u_slot = u / sqrt(cc), x = x + (cr / cc) u (the step gamma u_slot, gamma = c_slot^H r);
-    # elsewhere (no correction, or not finite) c_slot = u_slot = 0 and x as it is
+    # elsewhere (no correction, or not finite) c_slot = u_slot = 0 and x as it is;  a running
+    # or pending column whose cc or cr is not finite (the cycle's correction overflowed) diverged
     norm2 = cc.values[0].real
-    ok = np.isfinite(norm2) & (norm2 > 0) & np.isfinite(cr.values[0])
+    finite = np.isfinite(norm2) & np.isfinite(cr.values[0])
+    ok = finite & (norm2 > 0)
+    live = (status == StopReason.RUNNING) | (status == StopReason.PENDING)
+    status[live & ~finite] = StopReason.DIVERGED
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = np.where(ok, 1 / np.sqrt(np.where(ok, norm2, 1)), 0).astype(x.dtype)
         gamma = np.where(ok, cr.values[0] / np.where(ok, norm2, 1), 0).astype(x.dtype)
