@@ -161,7 +161,8 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
                           "try --solver gmres",
                     "PipeCg": "a zero or negative (u, A u) - beta gamma / alpha: the matrix or the preconditioner is "
                               "not positive definite (or the recurrence lost its accuracy); try --solver cg or gmres",
-                    "Gmres": f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}",
+                    **{gmres: f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}"
+                       for gmres in ("Gmres", "Lgmres", "Gcrotmk")},
                     "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
                               "not positive definite; try --solver gmres"}.get(
                 name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs, Idr, Qmr and Tfqmr can break "
@@ -176,7 +177,7 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
         elif reason == StopReason.DIVERGED:
             text = ("the residual became NaN or infinite: the matrix may be singular or badly scaled, or the "
                     f"preconditioner unstable; {zeros}try {stronger}" +
-                    ("" if name == "Gmres" else " or --solver gmres"))
+                    ("" if name in ("Gmres", "Lgmres", "Gcrotmk") else " or --solver gmres"))
         elif reason == StopReason.TIME_LIMIT:
             text = "the time limit of the configuration came before the tolerance"
         elif relative[worst] < 100 * eps:

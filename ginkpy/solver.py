@@ -22,6 +22,5 @@ from ginkpy.core.solver.scaled_reordered import ScaledReordered
 from ginkpy.core.solver.tfqmr import Tfqmr
 from ginkpy.core.solver.upper_trs import UpperTrs
 
-__all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gcrotmk", "Gmres", "Idr", "Ir",
-           "Lgmres", "LowerTrs", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered",
-           "Tfqmr", "UpperTrs"]
+__all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gcrotmk", "Gmres", "Idr",
+           "Ir", "Lgmres", "LowerTrs", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered", "Tfqmr", "UpperTrs"]

@@ -47,7 +47,9 @@ tests/linalg/test_scipy_suite.py runs them):
    filled, ``store_outer_Av`` and ``prepend_outer_v`` change nothing (products always kept,
    augmentation steps after the Krylov steps). ``gcrotmk`` takes ``truncate="oldest"`` only
    (``"smallest"`` raises NotImplementedError) and neither reads nor fills ``CU``. Both count
-   ``maxiter`` in restart cycles and call ``callback`` with x0 and each cycle's x, as SciPy's.
+   ``maxiter`` in restart cycles and call ``callback`` at the start of each cycle, as SciPy's,
+   but check the residual after the last cycle too: a solve that converges there has info 0
+   and a last callback with the solution (SciPy's: info ``maxiter``, no callback).
 
 ``minres(A, b, x0, *, rtol, shift, maxiter, M, callback, show, check)`` has SciPy's minres
 signature (no ``atol``; ``maxiter`` default 5 n; ``shift`` solves (A - shift I) x = b; ``check``

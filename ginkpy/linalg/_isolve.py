@@ -267,8 +267,9 @@ def _check_count(value: Any, what: str, least: int) -> int:
     The limit of restart cycles (outer iterations), as SciPy's; info is maxiter where the
     solve ends there unconverged.""",
          "callback": """callback : callable, default None
-    Called as ``callback(xk)`` with x0 and with x after each restart cycle, as SciPy's
-    (x is read once a cycle, so the solve reads the device each step while one is given).""",
+    Called as ``callback(xk)`` at the start of each restart cycle (x0, then the x of each
+    cycle) and with the solution where the solve converged, as SciPy's (the solve reads x from
+    the device each step while a callback is given).""",
          "inner_m": """inner_m : int, default 30
     The Krylov steps of each cycle (at most n).""",
          "outer_k": """outer_k : int, default 3
@@ -311,7 +312,8 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
     The limit of restart cycles (outer iterations), as SciPy's; info is maxiter where the
     solve ends there unconverged.""",
          "callback": """callback : callable, default None
-    Called as ``callback(xk)`` with x0 and with x after each restart cycle, as SciPy's.""",
+    Called as ``callback(xk)`` at the start of each restart cycle (x0, then the x of each
+    cycle) and with the solution where the solve converged, as SciPy's.""",
          "m": """m : int, default 20
     The Krylov steps of a cycle once k pairs are kept (m + k in the first cycle).""",
          "k": """k : int, default None
@@ -341,8 +343,9 @@ def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float =
 
 
 class _CycleCallback(Logger):
-    """Calls ``callback(xk)`` with x0 at once and with x after each restart cycle (the steps
-    ``ends`` end one), and with the final x: SciPy's lgmres and gcrotmk callback."""
+    """Calls ``callback(xk)`` with x0 and with x after each restart cycle (the steps ``ends``
+    end one) but the last, and with the final x where the solve converged: SciPy's lgmres and
+    gcrotmk callback, called at the start of each cycle and where the check passes."""
 
     wants_solution = True
     wants_iterations = False
@@ -358,7 +361,9 @@ class _CycleCallback(Logger):
             self.callback(x[:, 0])
 
     def on_solve_complete(self, solver, result) -> None:
-        if result.num_iterations > self.reported:  # (x0 alone where the solve took no step)
+        # the solution, where the solve converged (x0 alone where it took no step); SciPy calls
+        # the callback at the start of each cycle, so not with the x of an unconverged last cycle
+        if result.num_iterations > self.reported and result.stop_reasons[0] == StopReason.CONVERGED:
             self.reported = result.num_iterations
             self.callback(self.x.to_numpy()[:, 0])
 

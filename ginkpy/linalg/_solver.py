@@ -60,7 +60,8 @@ class Solver:
         Any solver of the command line's ``--solver`` (``gk.config.solver_methods()``, one
         table for both): ``"cg"``, ``"fcg"``, ``"bicg"``, ``"bicgstab"``, ``"cgs"``, ``"gmres"``,
         ``"idr"``, ``"ir"``, ``"minres"``, ``"gcr"``, ``"chebyshev"``, ``"pipecg"``, ``"cb_gmres"``,
-        ``"multigrid"``, ``"qmr"``, ``"tfqmr"``, ... or ``"direct"`` (gk.solver.Direct, a sparse LU: no M, tolerances or
+        ``"multigrid"``, ``"qmr"``, ``"tfqmr"``, ``"lgmres"``, ``"gcrotmk"``, ...
+        or ``"direct"`` (gk.solver.Direct, a sparse LU: no M, tolerances or
         iterations; info 0, or -2 where x is not finite; ``result`` None).
     M : default None
         The preconditioner, as the functions take it: a name (``"jacobi"``, ``"ilu"``, ``"amg"``,
@@ -71,7 +72,8 @@ class Solver:
         Iteration limit per solve (default 10 n; ``gmres``: restart cycles).
     restart : int, optional
         The Krylov dimension of a method that has one (``gmres``, ``cb_gmres``, ``gcr``; default
-        20). ``maxiter`` counts restart cycles of ``gmres`` and ``cb_gmres``, iterations of ``gcr``.
+        20). ``maxiter`` counts restart cycles of ``gmres`` and ``cb_gmres``, iterations of ``gcr``;
+        of ``lgmres`` and ``gcrotmk`` (whose cycles grow or shrink) ``maxiter * restart`` steps.
     executor : executor or name, optional
         Where to run (default: A's executor for a ginkpy LinOp, else the default executor).
     dtype : dtype, optional
