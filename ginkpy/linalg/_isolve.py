@@ -300,8 +300,7 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
     """Use it for a general square A where restarted :func:`gmres` stalls and memory for k
     more vector pairs is at hand: each cycle works orthogonally to the k directions that
     reduced the residual in earlier cycles. Runs ``gk.solver.Gcrotmk`` (flexible GMRES cycles
-    on the device), right-preconditioned as SciPy's. ``truncate="oldest"`` only; ``CU`` and
-    ``discard_C`` are accepted for SciPy's signature, but the recycled space lives on the
+    on the device), right-preconditioned as SciPy's. ``CU`` and ``discard_C`` are accepted for SciPy's signature, but the recycled space lives on the
     device for one solve: ginkpy neither starts from the pairs in ``CU`` nor appends this
     solve's to it.""",
     """
@@ -322,24 +321,22 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
     Accepted, not used (SciPy starts from its pairs and appends this solve's).""",
          "discard_C": """discard_C : bool, default False
     Accepted; it changes only what SciPy leaves in ``CU``.""",
-         "truncate": """truncate : {"oldest"}, default "oldest"
-    The pair dropped once k are kept; SciPy's "smallest" raises NotImplementedError."""})
+         "truncate": """truncate : {"oldest", "smallest"}, default "oldest"
+    How a full recycled space makes room: drop the oldest pair, or keep the k - 1
+    combinations the last cycle used most (an SVD on the host once a cycle), as SciPy's."""})
 def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int = 1000,
             M: Any = None, callback: Callable | None = None, m: int = 20, k: int | None = None, CU: list | None = None,
             discard_C: bool = False, truncate: str = "oldest", executor: Any = None) -> tuple[np.ndarray, int]:
     maxiter = _check_count(maxiter, "maxiter", 1)
     if truncate not in ("oldest", "smallest"):
-        raise ValueError(f"Invalid value for 'truncate': {truncate!r}: use 'oldest'")
-    if truncate == "smallest":
-        raise NotImplementedError("gcrotmk's truncate='smallest' is not implemented in ginkpy (it needs the cycle's "
-                                  "projections and an SVD on the host): use truncate='oldest'")
+        raise ValueError(f"Invalid value for 'truncate': {truncate!r}: use 'oldest' or 'smallest'")
     if CU is not None and not isinstance(CU, list):
         raise TypeError(f"CU must be a list (or None), got {type(CU).__name__}")
     m = min(_check_count(m, "m", 1), max(getattr(A, "shape", (m,))[0], 1))
     k = m if k is None else _check_count(k, "k", 0)
     lengths = [m + max(k - min(c, max(k, 1)), 0) for c in range(maxiter)]
     return _cycles_solve("gcrotmk", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M, callback=callback,
-                         executor=executor, restart=m, recycle_dim=k)
+                         executor=executor, restart=m, recycle_dim=k, truncate=truncate)
 
 
 class _CycleCallback(Logger):

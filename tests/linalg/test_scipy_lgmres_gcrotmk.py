@@ -36,9 +36,6 @@ DELIBERATE: dict[str, str] = {
     "TestGCROTMK::test_nans": _NANS,
     "TestGCROTMK::test_CU": "ginkpy.linalg difference 5: CU is neither read nor filled (the recycled space "
                             "lives on the device for one solve)",
-    "TestGCROTMK::test_truncate": "ginkpy.linalg difference 5: truncate='smallest' is not implemented (it "
-                                  "raises NotImplementedError); tests/solver/test_gcrotmk.py runs this test's "
-                                  "'oldest' half",
 }
 
 

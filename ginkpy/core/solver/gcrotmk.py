@@ -8,7 +8,8 @@ w = w - C (C^H w) and z = z - U (C^H w) (so that still A z = w). Since A Z = V H
 projected vectors, the cycle's least-squares problem on the device gives the correction
 u = Z y (SciPy's Z y - U B y) whose product c = A u lies in span(V): it is normalized, x takes the
 step gamma u along it (gamma = c^H r, as SciPy's), and (c, u) joins the recycled space, the oldest
-pair leaving once k are kept (``truncate="oldest"``). The cycle's true residual r = b - A x is then
+pair leaving once k are kept (``truncate="oldest"``), or the k pairs replaced by the k - 1
+combinations the cycle used most (``"smallest"``: an SVD of B R^-1 on the host once a cycle). The cycle's true residual r = b - A x is then
 orthogonal to C up to rounding. A cycle has m steps plus one per recycled pair it lacks: m + k
 in the first, m once k pairs are kept.
 
@@ -19,6 +20,7 @@ Gram-Schmidt through Dense's launches); the end of a cycle is one product and th
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.matrix.identity import Identity
@@ -43,10 +45,11 @@ class Gcrotmk(Gmres):
         m, the Krylov steps of a cycle once the recycled space is full (at most n).
     recycle_dim : int, default None (m)
         k, the recycled directions kept (SciPy: 0 still keeps the last cycle's one).
-    truncate : {"oldest"}, default "oldest"
-        Which pair leaves the full recycled space: the oldest. (SciPy's "smallest", the ones
-        the last cycle used least, needs the cycle's B matrix and an SVD on the host: not
-        implemented; it raises.)
+    truncate : {"oldest", "smallest"}, default "oldest"
+        How the full recycled space makes room: drop the oldest pair, or keep the k - 1
+        combinations the last cycle used most (SciPy's "smallest": an SVD of a k x m matrix per
+        column on the host at the end of each cycle, so that its solve reads the device once a
+        cycle and each step keeps its projections).
     criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
         Iterations count the Arnoldi steps of the cycles.
     preconditioner : factory or LinOp, default None (none)
@@ -68,10 +71,6 @@ class Gcrotmk(Gmres):
 
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
-        if self.parameters.truncate != "oldest":
-            raise NotImplementedError(
-                f"Gcrotmk's truncate={self.parameters.truncate!r} is not implemented (it needs the cycle's "
-                f"projections B and an SVD on the host): use truncate='oldest'")
         k = self.parameters.recycle_dim
         self.recycle_dim = self.krylov_dim if k is None else int(k)
         self.slots = max(self.recycle_dim, 1)  # (SciPy keeps the last cycle's pair even with k = 0)
@@ -91,6 +90,12 @@ class Gcrotmk(Gmres):
         pairs = [ws.vectors(f"rec_c{i}", f"rec_u{i}") for i in range(slots)]
         cx = ws.vector("cx")
         beta, cc, cr = ws.scalars("beta", "cc", "cr")
+        # truncate="smallest" (k >= 2): the projections beta_ij = c_i^H w of each step j and its
+        # ||v_j|| kept for the host's SVD at the end of the cycle
+        smallest = self.parameters.truncate == "smallest" and k >= 2
+        steps = m + k
+        betas = [[ws.scalars(f"beta{i}_{j}")[0] for j in range(steps)] for i in range(slots)] if smallest else None
+        norms = [ws.scalars(f"nrm{j}")[0] for j in range(steps)] if smallest else None
         identity = isinstance(self.preconditioner, Identity)
         monitor.start(cycle.r)
         # cycle: the cycle running (from 0); kept: the pairs it projects against (slots 0 .. kept - 1)
@@ -107,12 +112,15 @@ class Gcrotmk(Gmres):
             if state["kept"] and identity:
                 z = cycle.z.copy_from(cycle.v)  # (z is projected below: not v itself)
             A.apply(z, cycle.w)
-            for c, u in pairs[:state["kept"]]:
+            for i, (c, u) in enumerate(pairs[:state["kept"]]):
                 # beta = c_i^H w;  w = w - beta c_i;  z = z - beta u_i
-                c.compute_conj_dot(cycle.w, beta)
-                cycle.w.sub_scaled(beta, c)
-                z.sub_scaled(beta, u)
+                b = betas[i][j] if smallest else beta
+                c.compute_conj_dot(cycle.w, b)
+                cycle.w.sub_scaled(b, c)
+                z.sub_scaled(b, u)
             cycle.arnoldi(j, givens_first, z, cycle.w)
+            if smallest:
+                norms[j].copy_from(cycle.nrm)
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  u = Z y;  cx = A u;  c = cx / ||cx||, u = u / ||cx|| into
@@ -123,11 +131,63 @@ class Gcrotmk(Gmres):
             A.apply(u, cx)
             cx.compute_conj_dot(cx, cc)
             cx.compute_conj_dot(cycle.r, cr)
-            exec.run("solver.gcrotmk.recycle", cc, cr, cx, u, x, *pairs[state["cycle"] % slots], monitor.stop.status)
+            if smallest:
+                slot = min(state["cycle"], slots - 1)
+                if state["kept"] == slots:
+                    self._keep_largest(pairs, betas, norms, cycle, beta)
+            else:
+                slot = state["cycle"] % slots
+            exec.run("solver.gcrotmk.recycle", cc, cr, cx, u, x, *pairs[slot], monitor.stop.status)
             monitor.residual(cycle.r)
             cycle.restart()
 
         cycle.restart()
         monitor.run_restarted(length, step, cycle.rotate, end_cycle,
-                              step_key=lambda j: (j == 0, j % 2, state["kept"]),
-                              end_key=lambda j: (j, state["cycle"] % slots))
+                              step_key=lambda j: (j == 0, j % 2, state["kept"], j if smallest else None),
+                              end_key=lambda j: (j, state["cycle"] % slots, state["kept"]))
+
+    def _keep_largest(self, pairs, betas, norms, cycle, scratch) -> None:
+        """truncate="smallest" (SciPy's, after de Sturler): the k - 1 combinations C W, U W of the
+        k pairs that the last cycle used most, W the leading left singular vectors of
+        D = B R^-1 (B = C^H A Z, the cycle's projections, R its triangular factor), orthonormalized
+        (modified Gram-Schmidt), into slots 0 .. k - 2. The small problem is solved on the host
+        (one read of B, R and the steps per column a cycle); the k - 1 combinations on the device."""
+        exec, ws = self.executor, cycle.monitor.ws
+        kcols, slots = cycle.inner.shape[0], len(pairs)
+        # the cycle's projections, ||v_j|| and R per column, and the steps each column took
+        inner = np.asarray(exec.to_host(cycle.inner))
+        steps = int(inner.max(initial=0))
+        hessenberg = cycle.hessenberg.to_numpy()
+        B = np.array([[betas[i][j].to_numpy()[0] for j in range(steps)] for i in range(slots)]).reshape(
+            slots, steps, kcols)
+        nrm = np.array([norms[j].to_numpy()[0] for j in range(steps)]).reshape(steps, kcols)
+        weights = np.zeros((slots, slots - 1, kcols), self.dtype)
+        for c in range(kcols):
+            L = int(inner[c])
+            R = hessenberg[:L, c::kcols][:, :L]
+            Bc = B[:, :L, c] / np.where(nrm[:L, c] != 0, nrm[:L, c], 1)
+            D = np.linalg.lstsq(R.T, Bc.T, rcond=None)[0].T if L else np.zeros((slots, 0))
+            if L and np.isfinite(D).all():
+                weights[:, :, c] = np.linalg.svd(D)[0][:, :slots - 1]
+            else:  # (a column that took no step, or a singular R: the newest pairs kept)
+                weights[1:, :, c] = np.eye(slots - 1)
+        coef = [[ws.scalars(f"weight{i}_{l}")[0] for l in range(slots - 1)] for i in range(slots)]
+        spare = [ws.vectors(f"new_c{l}", f"new_u{l}") for l in range(slots - 1)]
+        zero = ws.scalars("zero")[0].fill(0.0)
+        for l, (c_new, u_new) in enumerate(spare):
+            # c_new = C W[:, l];  u_new = U W[:, l]
+            c_new.fill(0.0)
+            u_new.fill(0.0)
+            for i, (c, u) in enumerate(pairs):
+                exec.write(coef[i][l].values, weights[i, l].reshape(1, kcols))
+                c_new.add_scaled(coef[i][l], c)
+                u_new.add_scaled(coef[i][l], u)
+        for l, (c_new, u_new) in enumerate(spare):
+            # orthogonal to the ones before (MGS), then normalized into slot l (cr = 0: x as it is)
+            for c_p, u_p in pairs[:l]:
+                c_p.compute_conj_dot(c_new, scratch)
+                c_new.sub_scaled(scratch, c_p)
+                u_new.sub_scaled(scratch, u_p)
+            c_new.compute_conj_dot(c_new, scratch)
+            exec.run("solver.gcrotmk.recycle", scratch, zero, c_new, u_new, cycle.w, *pairs[l],
+                     cycle.monitor.stop.status)

@@ -16,9 +16,9 @@ def recycle(exec, cc, cr, cx, u, x, c_slot, u_slot, status):
     ok = finite & (norm2 > 0)
     live = (status == StopReason.RUNNING) | (status == StopReason.PENDING)
     status[live & ~finite] = StopReason.DIVERGED
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         inv = np.where(ok, 1 / np.sqrt(np.where(ok, norm2, 1)), 0).astype(x.dtype)
         gamma = np.where(ok, cr.values[0] / np.where(ok, norm2, 1), 0).astype(x.dtype)
-    c_slot.values[...] = np.where(ok, cx.values * inv, 0)
-    u_slot.values[...] = np.where(ok, u.values * inv, 0)
-    x.values[:, ok] += gamma[ok] * u.values[:, ok]
+        c_slot.values[...] = np.where(ok, cx.values * inv, 0)
+        u_slot.values[...] = np.where(ok, u.values * inv, 0)
+        x.values[:, ok] += gamma[ok] * u.values[:, ok]
