@@ -100,8 +100,8 @@ and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes 
 import importlib
 
 from ginkpy.linalg._interface import aslinearoperator
-from ginkpy.linalg._isolve import (bicg, bicgstab, cg, cgs, fcg, gcrotmk, gmres, idr, ir, lgmres, minres, qmr,
-                                  tfqmr)
+from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres, qmr, tfqmr
+from ginkpy.linalg._isolve_cycles import gcrotmk, lgmres
 from ginkpy.linalg._solver import Solver, clear_cache
 
 # imported at first use: the batched and direct solvers need modules an iterative solve does

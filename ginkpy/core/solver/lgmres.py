@@ -74,7 +74,7 @@ class Lgmres(Gmres):
         return [m + min(c, k) for c in range(cycles)]
 
     def _solve(self, monitor: IterationMonitor) -> None:
-        exec, A, x = self.executor, self.system_matrix, monitor.x
+        A, x = self.system_matrix, monitor.x
         m, slots = self.krylov_dim, self.augmentation_dim
         cycle = RestartedCycle(self, monitor, m + slots, flexible=True)
         ws = monitor.ws

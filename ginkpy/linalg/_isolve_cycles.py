@@ -1,0 +1,151 @@
+"""ginkpy.linalg's lgmres and gcrotmk: SciPy's restarted methods whose ``maxiter`` counts
+restart cycles of varying length (``gk.solver.Lgmres``, ``gk.solver.Gcrotmk``)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ginkpy.core.log.logger import Logger
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.linalg._docs import scipy_door
+from ginkpy.linalg._isolve import _check_callable, _solve
+
+
+def _cycles_solve(name: str, A: Any, b: Any, x0: Any, lengths: list[int], *, rtol: float, atol: float, maxiter: int,
+                  M: Any, callback: Callable | None, executor: Any, **parameters: Any) -> tuple[Any, int]:
+    """SciPy's lgmres and gcrotmk count restart cycles: the solve's limit is the steps of
+    ``maxiter`` cycles (``lengths``), its info ``maxiter`` where it ends unconverged, and the
+    callback sees x0 and the x of each cycle's end."""
+    if callback is not None:
+        _check_callable(callback)
+    steps = int(sum(lengths))
+    ends = set(np.cumsum(lengths).tolist())
+    observer = None if callback is None else (lambda x, b_norm: _CycleCallback(callback, x, ends))
+    x, info = _solve(name, A, b, x0, rtol=rtol, atol=atol, maxiter=steps, M=M, executor=executor,
+                     observer=observer, iterations_per_maxiter=1, **parameters)
+    return x, maxiter if info == steps else info
+
+
+def _check_count(value: Any, what: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{what} must be an integer >= {least}, got {value!r}")
+    return int(value)
+
+
+@scipy_door(
+    "Solve A x = b with the loose GMRES method LGMRES(m, k), as ``scipy.sparse.linalg.lgmres``.",
+    """Use it for a general square A where restarted :func:`gmres` stalls after each restart:
+    each cycle searches along the corrections of the last ``outer_k`` cycles too, which often
+    saves many cycles. Runs ``gk.solver.Lgmres`` (flexible GMRES cycles on the device),
+    right-preconditioned (SciPy's lgmres preconditions from the left). ``outer_v``,
+    ``store_outer_Av`` and ``prepend_outer_v`` are accepted for SciPy's signature, but the
+    augmentation vectors live on the device for one solve: ginkpy neither takes vectors from
+    ``outer_v`` nor appends this solve's to it, always keeps their products, and puts the
+    augmentation steps after the Krylov steps (SciPy's default).""",
+    """
+    >>> from ginkpy.linalg import lgmres
+    >>> x, info = lgmres(A, b, rtol=1e-8, inner_m=20, outer_k=3)
+    >>> x, info = lgmres(A, b, M="ilu", callback=lambda xk: print(np.linalg.norm(b - A @ xk)))
+    """,
+    own={"maxiter": """maxiter : int, default 1000
+    The limit of restart cycles (outer iterations), as SciPy's; info is maxiter where the
+    solve ends there unconverged.""",
+         "callback": """callback : callable, default None
+    Called as ``callback(xk)`` at the start of each restart cycle (x0, then the x of each
+    cycle) and with the solution where the solve converged, as SciPy's (the solve reads x from
+    the device each step while a callback is given).""",
+         "inner_m": """inner_m : int, default 30
+    The Krylov steps of each cycle (at most n).""",
+         "outer_k": """outer_k : int, default 3
+    The corrections of earlier cycles kept and searched along (0: flexible GMRES(inner_m)).""",
+         "outer_v": """outer_v : list, default None
+    Accepted, not used: ginkpy keeps the augmentation vectors on the device for the solve
+    (SciPy reads earlier ones from the list and appends this solve's).""",
+         "store_outer_Av": """store_outer_Av : bool, default True
+    Accepted; ginkpy always keeps the augmentation vectors' products.""",
+         "prepend_outer_v": """prepend_outer_v : bool, default False
+    Accepted; ginkpy always takes the augmentation steps after the Krylov steps."""})
+def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int = 1000,
+           M: Any = None, callback: Callable | None = None, inner_m: int = 30, outer_k: int = 3,
+           outer_v: list | None = None, store_outer_Av: bool = True, prepend_outer_v: bool = False,
+           executor: Any = None) -> tuple[np.ndarray, int]:
+    maxiter = _check_count(maxiter, "maxiter", 1)
+    inner_m = min(_check_count(inner_m, "inner_m", 1), max(getattr(A, "shape", (inner_m,))[0], 1))
+    outer_k = _check_count(outer_k, "outer_k", 0)
+    if outer_v is not None and not isinstance(outer_v, list):
+        raise TypeError(f"outer_v must be a list (or None), got {type(outer_v).__name__}")
+    lengths = [inner_m + min(c, outer_k) for c in range(maxiter)]
+    return _cycles_solve("lgmres", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M, callback=callback,
+                         executor=executor, restart=inner_m, augmentation_dim=outer_k)
+
+
+@scipy_door(
+    "Solve A x = b with the GCROT(m, k) method, as ``scipy.sparse.linalg.gcrotmk``.",
+    """Use it for a general square A where restarted :func:`gmres` stalls and memory for k
+    more vector pairs is at hand: each cycle works orthogonally to the k directions that
+    reduced the residual in earlier cycles. Runs ``gk.solver.Gcrotmk`` (flexible GMRES cycles
+    on the device), right-preconditioned as SciPy's. ``CU`` and ``discard_C`` are accepted for SciPy's signature, but the recycled space lives on the
+    device for one solve: ginkpy neither starts from the pairs in ``CU`` nor appends this
+    solve's to it.""",
+    """
+    >>> from ginkpy.linalg import gcrotmk
+    >>> x, info = gcrotmk(A, b, rtol=1e-8, m=20, k=10)
+    """,
+    own={"maxiter": """maxiter : int, default 1000
+    The limit of restart cycles (outer iterations), as SciPy's; info is maxiter where the
+    solve ends there unconverged.""",
+         "callback": """callback : callable, default None
+    Called as ``callback(xk)`` at the start of each restart cycle (x0, then the x of each
+    cycle) and with the solution where the solve converged, as SciPy's.""",
+         "m": """m : int, default 20
+    The Krylov steps of a cycle once k pairs are kept (m + k in the first cycle).""",
+         "k": """k : int, default None
+    The recycled pairs kept (None: m).""",
+         "CU": """CU : list, default None
+    Accepted, not used (SciPy starts from its pairs and appends this solve's).""",
+         "discard_C": """discard_C : bool, default False
+    Accepted; it changes only what SciPy leaves in ``CU``.""",
+         "truncate": """truncate : {"oldest", "smallest"}, default "oldest"
+    How a full recycled space makes room: drop the oldest pair, or keep the k - 1
+    combinations the last cycle used most (an SVD on the host once a cycle), as SciPy's."""})
+def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int = 1000,
+            M: Any = None, callback: Callable | None = None, m: int = 20, k: int | None = None, CU: list | None = None,
+            discard_C: bool = False, truncate: str = "oldest", executor: Any = None) -> tuple[np.ndarray, int]:
+    maxiter = _check_count(maxiter, "maxiter", 1)
+    if truncate not in ("oldest", "smallest"):
+        raise ValueError(f"Invalid value for 'truncate': {truncate!r}: use 'oldest' or 'smallest'")
+    if CU is not None and not isinstance(CU, list):
+        raise TypeError(f"CU must be a list (or None), got {type(CU).__name__}")
+    m = min(_check_count(m, "m", 1), max(getattr(A, "shape", (m,))[0], 1))
+    k = m if k is None else _check_count(k, "k", 0)
+    lengths = [m + max(k - min(c, max(k, 1)), 0) for c in range(maxiter)]
+    return _cycles_solve("gcrotmk", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M, callback=callback,
+                         executor=executor, restart=m, recycle_dim=k, truncate=truncate)
+
+
+class _CycleCallback(Logger):
+    """Calls ``callback(xk)`` with x0 and with x after each restart cycle (the steps ``ends``
+    end one) but the last, and with the final x where the solve converged: SciPy's lgmres and
+    gcrotmk callback, called at the start of each cycle and where the check passes."""
+
+    wants_solution = True
+    wants_iterations = False
+
+    def __init__(self, callback: Callable, x: Dense, ends: set) -> None:
+        self.callback, self.x, self.ends = callback, x, ends
+        self.reported = -1
+
+    def on_iteration_solution(self, solver, iteration, x) -> None:
+        # (x read at step t + 1 is the x of the cycle that ended at step t; at step 1, x0)
+        if iteration == 1 or iteration - 1 in self.ends:
+            self.reported = iteration - 1
+            self.callback(x[:, 0])
+
+    def on_solve_complete(self, solver, result) -> None:
+        # the solution, where the solve converged (x0 alone where it took no step); SciPy calls
+        # the callback at the start of each cycle, so not with the x of an unconverged last cycle
+        if result.num_iterations > self.reported and result.stop_reasons[0] == StopReason.CONVERGED:
+            self.reported = result.num_iterations
+            self.callback(self.x.to_numpy()[:, 0])
