@@ -45,8 +45,8 @@ tests/linalg/test_scipy_suite.py runs them):
 5. ``lgmres`` is right-preconditioned (SciPy's minimizes M (b - A x) within a cycle) and its
    augmentation vectors live on the device for one solve: ``outer_v`` is neither read nor
    filled, ``store_outer_Av`` and ``prepend_outer_v`` change nothing (products always kept,
-   augmentation steps after the Krylov steps). ``gcrotmk`` neither reads nor fills ``CU``
-   (``discard_C`` changes nothing). Both count
+   augmentation steps after the Krylov steps). ``gcrotmk``'s ``CU`` is SciPy's (the pairs are
+   read from and written to the host once a solve). Both count
    ``maxiter`` in restart cycles and call ``callback`` at the start of each cycle, as SciPy's,
    but check the residual after the last cycle too: a solve that converges there has info 0
    and a last callback with the solution (SciPy's: info ``maxiter``, no callback).

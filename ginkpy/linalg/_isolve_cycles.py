@@ -14,7 +14,8 @@ from ginkpy.linalg._isolve import _check_callable, _solve
 
 
 def _cycles_solve(name: str, A: Any, b: Any, x0: Any, lengths: list[int], *, rtol: float, atol: float, maxiter: int,
-                  M: Any, callback: Callable | None, executor: Any, **parameters: Any) -> tuple[Any, int]:
+                  M: Any, callback: Callable | None, executor: Any, loggers: tuple = (), before: Callable | None = None,
+                  **parameters: Any) -> tuple[Any, int]:
     """SciPy's lgmres and gcrotmk count restart cycles: the solve's limit is the steps of
     ``maxiter`` cycles (``lengths``), its info ``maxiter`` where it ends unconverged, and the
     callback sees x0 and the x of each cycle's end."""
@@ -24,7 +25,7 @@ def _cycles_solve(name: str, A: Any, b: Any, x0: Any, lengths: list[int], *, rto
     ends = set(np.cumsum(lengths).tolist())
     observer = None if callback is None else (lambda x, b_norm: _CycleCallback(callback, x, ends))
     x, info = _solve(name, A, b, x0, rtol=rtol, atol=atol, maxiter=steps, M=M, executor=executor,
-                     observer=observer, iterations_per_maxiter=1, **parameters)
+                     observer=observer, iterations_per_maxiter=1, loggers=loggers, before=before, **parameters)
     return x, maxiter if info == steps else info
 
 
@@ -86,9 +87,8 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
     """Use it for a general square A where restarted :func:`gmres` stalls and memory for k
     more vector pairs is at hand: each cycle works orthogonally to the k directions that
     reduced the residual in earlier cycles. Runs ``gk.solver.Gcrotmk`` (flexible GMRES cycles
-    on the device), right-preconditioned as SciPy's. ``CU`` and ``discard_C`` are accepted for SciPy's signature, but the recycled space lives on the
-    device for one solve: ginkpy neither starts from the pairs in ``CU`` nor appends this
-    solve's to it.""",
+    on the device), right-preconditioned as SciPy's; ``CU`` carries the recycled space from one
+    solve to the next, as SciPy's.""",
     """
     >>> from ginkpy.linalg import gcrotmk
     >>> x, info = gcrotmk(A, b, rtol=1e-8, m=20, k=10)
@@ -104,9 +104,13 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
          "k": """k : int, default None
     The recycled pairs kept (None: m).""",
          "CU": """CU : list, default None
-    Accepted, not used (SciPy starts from its pairs and appends this solve's).""",
+    Recycled pairs (c, u) (c None: A u computed), as SciPy's: the solve starts from them
+    (orthonormalized as SciPy's, x0 first stepping along them) and on return the list holds
+    the pairs kept, oldest first, and (None, x), so that passing it to the next solve with the
+    same matrix recycles the space (the pairs are read from and written to the host once a
+    solve).""",
          "discard_C": """discard_C : bool, default False
-    Accepted; it changes only what SciPy leaves in ``CU``.""",
+    As SciPy's: leave c out of the pairs returned in ``CU`` (A u is computed again next time).""",
          "truncate": """truncate : {"oldest", "smallest"}, default "oldest"
     How a full recycled space makes room: drop the oldest pair, or keep the k - 1
     combinations the last cycle used most (an SVD on the host once a cycle), as SciPy's."""})
@@ -120,9 +124,35 @@ def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float =
         raise TypeError(f"CU must be a list (or None), got {type(CU).__name__}")
     m = min(_check_count(m, "m", 1), max(getattr(A, "shape", (m,))[0], 1))
     k = m if k is None else _check_count(k, "k", 0)
-    lengths = [m + max(k - min(c, max(k, 1)), 0) for c in range(maxiter)]
-    return _cycles_solve("gcrotmk", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M, callback=callback,
-                         executor=executor, restart=m, recycle_dim=k, truncate=truncate)
+    seeded = 0
+    before = None
+    if CU:
+        # SciPy's pairs: C where every c is given (and not discard_C), else A u computed for all
+        U = np.stack([np.asarray(u).ravel() for _, u in CU], axis=1)
+        given = [None if discard_C else c for c, _ in CU]
+        C = None if any(c is None for c in given) else np.stack([np.asarray(c).ravel() for c in given], axis=1)
+        seeded = min(U.shape[1], max(k, 1))
+        before = lambda solver, b: solver.set_recycled_space(U, C)  # noqa: E731
+    kept = _KeptPairs() if CU is not None else None
+    lengths = [m + max(k - min(c, max(k, 1)), 0) for c in range(seeded, seeded + maxiter)]
+    x, info = _cycles_solve("gcrotmk", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M,
+                            callback=callback, executor=executor, loggers=(kept,) if kept else (), before=before,
+                            restart=m, recycle_dim=k, truncate=truncate)
+    if CU is not None:  # SciPy's: the pairs kept, oldest first, and the solution
+        C, U = kept.space
+        CU[:] = [(None if discard_C else C[:, i].copy(), U[:, i].copy()) for i in range(U.shape[1])]
+        CU.append((None, x.copy()))
+    return x, info
+
+
+class _KeptPairs(Logger):
+    """Takes the solver's recycled pairs at the end of a solve (gcrotmk's ``CU``)."""
+
+    wants_iterations = False
+    space = None
+
+    def on_solve_complete(self, solver, result) -> None:
+        self.space = solver.recycled_space()
 
 
 class _CycleCallback(Logger):

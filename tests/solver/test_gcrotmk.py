@@ -110,10 +110,61 @@ def test_bad_input(ref):
         gk.solver.Gcrotmk.build().with_truncate("newest")
     with pytest.raises(TypeError, match="CU must be a list"):
         gk.linalg.gcrotmk(A, b, CU=(), executor=ref)
-    # accepted for SciPy's signature, left as given (the difference documented in ginkpy.linalg)
+    solver = gk.solver.Gcrotmk.build().on(ref).generate(gk.matrix.Csr.from_scipy(ref, A))
+    with pytest.raises(ValueError, match="n x s arrays with n = 16"):
+        solver.set_recycled_space(np.ones((15, 2)))
+
+
+@pytest.mark.parametrize("discard_C", [False, True])
+def test_cu_recycles_the_space_as_scipy(exec, discard_C):
+    # SciPy's CU: filled with the pairs kept (oldest first) and (None, x); given to the next solve
+    # of the same system, it converges at once (one callback: x0 is the solution's projection)
+    A = convection_diffusion_2d(12)
+    b = np.random.default_rng(8).standard_normal(A.shape[0])
     CU = []
-    x, info = gk.linalg.gcrotmk(A, b, CU=CU, discard_C=True, executor=ref)
-    assert info == 0 and CU == []
+    x, info = gk.linalg.gcrotmk(A, b, rtol=1e-10, m=6, k=3, CU=CU, discard_C=discard_C, executor=exec)
+    assert info == 0 and len(CU) == 4
+    assert CU[-1][0] is None
+    np.testing.assert_array_equal(CU[-1][1], x)
+    for c, u in CU[:-1]:
+        if discard_C:
+            assert c is None
+        else:  # c = A u, orthonormal
+            np.testing.assert_allclose(A @ u, c, atol=1e-8)
+            assert abs(np.linalg.norm(c) - 1) < 1e-10
+    calls = []
+    x2, info = gk.linalg.gcrotmk(A, b, rtol=1e-10, m=6, k=3, CU=CU, discard_C=discard_C, executor=exec,
+                                 callback=lambda xk: calls.append(1))
+    assert info == 0 and len(calls) == 1
+    np.testing.assert_allclose(x2, x, rtol=1e-7, atol=1e-9 * np.abs(x).max())
+    # a nearby right-hand side starts from the recycled space too
+    b3 = b + 0.1 * np.random.default_rng(9).standard_normal(A.shape[0])
+    x3, info = gk.linalg.gcrotmk(A, b3, rtol=1e-10, m=6, k=3, CU=CU, executor=exec)
+    assert info == 0 and np.linalg.norm(b3 - A @ x3) <= 1e-10 * np.linalg.norm(b3)
+
+
+def test_recycled_space_through_the_builder(exec):
+    A = convection_diffusion_2d(10)
+    S = gk.matrix.Csr.from_scipy(exec, A)
+    b = np.random.default_rng(10).standard_normal((A.shape[0], 1))
+    solver = gk.solver.Gcrotmk.build().with_krylov_dim(5).with_recycle_dim(3).with_criteria(
+        *criteria(500, 1e-10)).on(exec).generate(S)
+    C0, U0 = solver.recycled_space()
+    assert C0.shape == (A.shape[0], 0)
+    x = gk.matrix.Dense.zeros(exec, b.shape)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b), x)
+    C, U = solver.recycled_space()
+    assert C.shape == U.shape == (A.shape[0], 3)
+    np.testing.assert_allclose(C.T @ C, np.eye(3), atol=1e-10)
+    np.testing.assert_allclose(A @ U, C, atol=1e-8)
+    # seeded with (U, x): the next solve starts at the solution
+    solver.set_recycled_space(np.column_stack([U, x.to_numpy()]))
+    log = gk.log.Convergence()
+    solver.add_logger(log)
+    y = gk.matrix.Dense.zeros(exec, b.shape)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b), y)
+    assert log.has_converged and log.num_iterations <= 1
+    np.testing.assert_allclose(y.to_numpy(), x.to_numpy(), rtol=1e-7, atol=1e-9)
 
 
 def test_configuration_and_command_line(ref, capsys, tmp_path):
@@ -136,7 +187,7 @@ def test_configuration_and_command_line(ref, capsys, tmp_path):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
 def test_recycle_kernel_against_its_reference_twin(ref, ocl, dtype):
     """Random data larger than a work-group, odd sizes; per column k = 5: running, cc = 0 (no
-    correction: slots zeroed, x kept), pending, cc not finite (the same, and diverged),
+    correction: the slots and x kept), pending, cc not finite (the same, and diverged),
     stopped with cr not finite (the same, still stopped)."""
     rng = np.random.default_rng(7)
     n, k = 1237, 5
@@ -146,11 +197,10 @@ def test_recycle_kernel_against_its_reference_twin(ref, ocl, dtype):
     cr = random_values(rng, (1, k), dtype)
     cr[0, 4] = np.nan
     status = np.array([RUNNING, RUNNING, PENDING, RUNNING, CONVERGED], STATUS_DTYPE)
-    x = vec()
-    out = twin(ref, ocl, "solver.gcrotmk.recycle", cc, cr, vec(), vec(), x, vec(), vec(), status, dtype=dtype)
+    x, c_slot, u_slot = vec(), vec(), vec()
+    out = twin(ref, ocl, "solver.gcrotmk.recycle", cc, cr, vec(), vec(), x, c_slot, u_slot, status, dtype=dtype)
     assert_twins(out, dtype, factor=4)
     for o in out:
-        np.testing.assert_array_equal(o[4][:, [1, 3, 4]], x[:, [1, 3, 4]])
-        np.testing.assert_array_equal(o[5][:, [1, 3, 4]], 0)
-        np.testing.assert_array_equal(o[6][:, [1, 3, 4]], 0)
+        for got, before in zip(o[4:7], (x, c_slot, u_slot)):
+            np.testing.assert_array_equal(got[:, [1, 3, 4]], before[:, [1, 3, 4]])
         assert list(o[7]) == [RUNNING, RUNNING, PENDING, DIVERGED, CONVERGED]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+import scipy.linalg
 
 from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.matrix.identity import Identity
@@ -98,8 +99,15 @@ class Gcrotmk(Gmres):
         norms = [ws.scalars(f"nrm{j}")[0] for j in range(steps)] if smallest else None
         identity = isinstance(self.preconditioner, Identity)
         monitor.start(cycle.r)
-        # cycle: the cycle running (from 0); kept: the pairs it projects against (slots 0 .. kept - 1)
-        state = {"cycle": -1, "kept": 0}
+        seeded = self._take_seed(pairs, cycle)
+        for c, u in pairs[:seeded]:
+            # (pairs given by set_recycled_space)  beta = c_i^H r;  x = x + beta u_i;  r = r - beta c_i
+            c.compute_conj_dot(cycle.r, beta)
+            x.add_scaled(beta, u)
+            cycle.r.sub_scaled(beta, c)
+        # cycle: the cycle running (from 0, given pairs counting as cycles before); kept: the pairs it
+        # projects against (slots 0 .. kept - 1)
+        state = {"cycle": seeded - 1, "kept": 0}
 
         def length() -> int:
             state["cycle"] += 1
@@ -145,6 +153,61 @@ class Gcrotmk(Gmres):
         monitor.run_restarted(length, step, cycle.rotate, end_cycle,
                               step_key=lambda j: (j == 0, j % 2, state["kept"], j if smallest else None),
                               end_key=lambda j: (j, state["cycle"] % slots, state["kept"]))
+        # the pairs kept, oldest first (for recycled_space)
+        last = state["cycle"]
+        count = min(last + 1, slots)
+        self._recycled = [pairs[i] for i in (range(count) if smallest else
+                                             [t % slots for t in range(last + 1 - count, last + 1)])]
+
+    def set_recycled_space(self, U, C=None) -> None:
+        """Start the next apply from the recycled pairs (c_i, u_i) of an earlier solve with the
+        same matrix (SciPy's ``CU``): the columns of U (n x s, the same for every right-hand
+        side), and of C = A U where given (else computed). They are made orthonormal as SciPy's
+        (QR with column pivoting of C, U = U P R^-1, dropping the columns after the first with
+        |r_jj| < 1e-12 |r_00|), the first k kept, and x0 first takes the step U C^H r0."""
+        U = np.asarray(U)
+        n = self.system_matrix.global_shape[0]
+        if U.ndim != 2 or U.shape[0] != n or (C is not None and np.shape(C) != U.shape):
+            raise ValueError(f"set_recycled_space: U (and C) must be n x s arrays with n = {n}, got U {U.shape}"
+                             f"{'' if C is None else f' and C {np.shape(C)}'}")
+        self._seed = (U, None if C is None else np.asarray(C))
+
+    def recycled_space(self) -> tuple[np.ndarray, np.ndarray]:
+        """(C, U): the recycled pairs after the last apply, as the columns of two n x s arrays
+        (those of the first right-hand side): C orthonormal, A U = C; oldest first, as far as the
+        host knows (cycles it enqueued after the column converged leave the pairs as they were)."""
+        pairs = getattr(self, "_recycled", [])
+        n = self.system_matrix.global_shape[0]
+        if not pairs:
+            return np.zeros((n, 0), self.dtype), np.zeros((n, 0), self.dtype)
+        return tuple(np.stack([pair[i].to_numpy()[:, 0] for pair in pairs], axis=1) for i in (0, 1))
+
+    def _take_seed(self, pairs, cycle) -> int:
+        """The pairs of set_recycled_space into slots 0, 1, ... (C = A U computed on the device
+        where not given; orthonormalized on the host, once a solve); how many."""
+        seed, self._seed = getattr(self, "_seed", None), None
+        if seed is None or seed[0].shape[1] == 0:
+            return 0
+        U, C = seed
+        exec, A, k = self.executor, self.system_matrix, cycle.r.shape[1]
+        if C is None:  # c_i = A u_i
+            C = np.empty(U.shape, self.dtype)
+            for i in range(U.shape[1]):
+                exec.write(cycle.u.values, np.repeat(U[:, i:i + 1].astype(self.dtype), k, axis=1))
+                A.apply(cycle.u, cycle.w)
+                C[:, i] = cycle.w.to_numpy()[:, 0]
+        Q, R, P = scipy.linalg.qr(C.astype(self.dtype), mode="economic", pivoting=True)
+        kept = []
+        for j in range(min(R.shape[1], len(pairs))):
+            if abs(R[j, j]) < 1e-12 * abs(R[0, 0]) or not np.isfinite(R[j, j]):
+                break  # (dependent on the ones before: dropped with the rest)
+            # u_j = (u_P[j] - sum_{i<j} r_ij u_new_i) / r_jj
+            u = U[:, P[j]].astype(self.dtype) - sum((R[i, j] * kept[i] for i in range(j)), np.zeros(U.shape[0]))
+            kept.append(u / R[j, j])
+        for j, u in enumerate(kept):
+            exec.write(pairs[j][0].values, np.repeat(Q[:, j:j + 1], k, axis=1))
+            exec.write(pairs[j][1].values, np.repeat(u.reshape(-1, 1), k, axis=1))
+        return len(kept)
 
     def _keep_largest(self, pairs, betas, norms, cycle, scratch) -> None:
         """truncate="smallest" (SciPy's, after de Sturler): the k - 1 combinations C W, U W of the

@@ -3,8 +3,8 @@
 #include "common.cl"
 
 // per column, with cc = cx^H cx and cr = cx^H r: where cc > 0 (and both finite):
-// c_slot = cx / sqrt(cc), u_slot = u / sqrt(cc), x = x + (cr / cc) u; elsewhere c_slot =
-// u_slot = 0 and x as it is; a running or pending column whose cc or cr is not finite (the
+// c_slot = cx / sqrt(cc), u_slot = u / sqrt(cc), x = x + (cr / cc) u; elsewhere (a column
+// that took no step in the cycle, or not finite) the slots and x as they are; a running or pending column whose cc or cr is not finite (the
 // cycle's correction overflowed) diverged (written by work-item c < k)
 __kernel void recycle(const int size, const int k, __global const value_type* cc,
                       __global const value_type* cr, __global const value_type* cx,
@@ -19,11 +19,7 @@ __kernel void recycle(const int size, const int k, __global const value_type* cc
     if (i >= size) return;
     const int c = COLUMN(i, k);
     const real_type norm2 = real_part(cc[c]);
-    if (!(isfinite(norm2) && norm2 > 0 && is_finite_value(cr[c]))) {
-        c_slot[i] = 0;
-        u_slot[i] = 0;
-        return;
-    }
+    if (!(isfinite(norm2) && norm2 > 0 && is_finite_value(cr[c]))) return;
     const real_type inv = 1 / sqrt(norm2);
     const value_type u_i = u[i];
     c_slot[i] = cx[i] * inv;
