@@ -42,14 +42,12 @@ tests/linalg/test_scipy_suite.py runs them):
 4. ``tfqmr`` is right-preconditioned (SciPy's applies M on the left of its products and
    stops on its bound, which with M need not bound b - A x); its rtol is relative to ||b||
    (SciPy's tfqmr: to ||b - A x0||, the same for x0 = 0).
-5. ``lgmres`` is right-preconditioned (SciPy's minimizes M (b - A x) within a cycle) and its
-   augmentation vectors live on the device for one solve: ``outer_v`` is neither read nor
-   filled, ``store_outer_Av`` and ``prepend_outer_v`` change nothing (products always kept,
-   augmentation steps after the Krylov steps). ``gcrotmk``'s ``CU`` is SciPy's (the pairs are
-   read from and written to the host once a solve). Both count
-   ``maxiter`` in restart cycles and call ``callback`` at the start of each cycle, as SciPy's,
-   but check the residual after the last cycle too: a solve that converges there has info 0
-   and a last callback with the solution (SciPy's: info ``maxiter``, no callback).
+5. ``lgmres`` is right-preconditioned (SciPy's minimizes M (b - A x) within a cycle); its
+   ``outer_v`` and ``gcrotmk``'s ``CU`` are SciPy's (read from and written to the host once a
+   solve). Both count ``maxiter`` in restart cycles and call ``callback`` at the start of each
+   cycle, as SciPy's, but check the residual after the last cycle too: a solve that converges
+   there has info 0 and a last callback with the solution (SciPy's: info ``maxiter``, no
+   callback).
 
 ``minres(A, b, x0, *, rtol, shift, maxiter, M, callback, show, check)`` has SciPy's minres
 signature (no ``atol``; ``maxiter`` default 5 n; ``shift`` solves (A - shift I) x = b; ``check``

@@ -40,11 +40,8 @@ def _check_count(value: Any, what: str, least: int) -> int:
     """Use it for a general square A where restarted :func:`gmres` stalls after each restart:
     each cycle searches along the corrections of the last ``outer_k`` cycles too, which often
     saves many cycles. Runs ``gk.solver.Lgmres`` (flexible GMRES cycles on the device),
-    right-preconditioned (SciPy's lgmres preconditions from the left). ``outer_v``,
-    ``store_outer_Av`` and ``prepend_outer_v`` are accepted for SciPy's signature, but the
-    augmentation vectors live on the device for one solve: ginkpy neither takes vectors from
-    ``outer_v`` nor appends this solve's to it, always keeps their products, and puts the
-    augmentation steps after the Krylov steps (SciPy's default).""",
+    right-preconditioned (SciPy's lgmres preconditions from the left); ``outer_v`` carries the
+    augmentation vectors from one solve to the next, as SciPy's.""",
     """
     >>> from ginkpy.linalg import lgmres
     >>> x, info = lgmres(A, b, rtol=1e-8, inner_m=20, outer_k=3)
@@ -62,12 +59,15 @@ def _check_count(value: Any, what: str, least: int) -> int:
          "outer_k": """outer_k : int, default 3
     The corrections of earlier cycles kept and searched along (0: flexible GMRES(inner_m)).""",
          "outer_v": """outer_v : list, default None
-    Accepted, not used: ginkpy keeps the augmentation vectors on the device for the solve
-    (SciPy reads earlier ones from the list and appends this solve's).""",
+    Augmentation vectors (v, A v or None), as SciPy's: the solve starts with them (the newest
+    ``outer_k``; A v computed where None) and on return the list holds the ones kept, oldest
+    first, normalized (read from and written to the host once a solve).""",
          "store_outer_Av": """store_outer_Av : bool, default True
-    Accepted; ginkpy always keeps the augmentation vectors' products.""",
+    As SciPy's, whether ``outer_v`` gets the products A v too (else None: computed again next
+    time); the solve itself always keeps them on the device.""",
          "prepend_outer_v": """prepend_outer_v : bool, default False
-    Accepted; ginkpy always takes the augmentation steps after the Krylov steps."""})
+    As SciPy's: the augmentation steps first in each cycle (``gk.solver.Lgmres``'s
+    ``prepend_augmentation``), else after the Krylov steps."""})
 def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int = 1000,
            M: Any = None, callback: Callable | None = None, inner_m: int = 30, outer_k: int = 3,
            outer_v: list | None = None, store_outer_Av: bool = True, prepend_outer_v: bool = False,
@@ -77,9 +77,26 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
     outer_k = _check_count(outer_k, "outer_k", 0)
     if outer_v is not None and not isinstance(outer_v, list):
         raise TypeError(f"outer_v must be a list (or None), got {type(outer_v).__name__}")
-    lengths = [inner_m + min(c, outer_k) for c in range(maxiter)]
-    return _cycles_solve("lgmres", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M, callback=callback,
-                         executor=executor, restart=inner_m, augmentation_dim=outer_k)
+    if not isinstance(prepend_outer_v, (bool, np.bool_)):
+        raise ValueError(f"prepend_outer_v must be True or False, got {prepend_outer_v!r}")
+    seeded, before = 0, None
+    if outer_v and outer_k:
+        # SciPy's vectors: W where every A v is given, else A v computed for all
+        Z = np.stack([np.asarray(v).ravel() for v, _ in outer_v], axis=1)
+        W = None if any(w is None for _, w in outer_v) else np.stack([np.asarray(w).ravel() for _, w in outer_v],
+                                                                     axis=1)
+        seeded = min(Z.shape[1], outer_k)
+        before = lambda solver, b: solver.set_augmentation(Z, W)  # noqa: E731
+    kept = _Kept("augmentation") if outer_v is not None else None
+    lengths = [inner_m + min(c, outer_k) for c in range(seeded, seeded + maxiter)]
+    x, info = _cycles_solve("lgmres", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M,
+                            callback=callback, executor=executor, loggers=(kept,) if kept else (), before=before,
+                            restart=inner_m, augmentation_dim=outer_k, prepend_augmentation=prepend_outer_v)
+    if outer_v is not None:  # SciPy's: the vectors kept, oldest first, each normalized
+        Z, W = kept.space
+        nz = np.linalg.norm(Z, axis=0)
+        outer_v[:] = [(Z[:, i] / nz[i], W[:, i] / nz[i] if store_outer_Av else None) for i in range(Z.shape[1])]
+    return x, info
 
 
 @scipy_door(
@@ -133,7 +150,7 @@ def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float =
         C = None if any(c is None for c in given) else np.stack([np.asarray(c).ravel() for c in given], axis=1)
         seeded = min(U.shape[1], max(k, 1))
         before = lambda solver, b: solver.set_recycled_space(U, C)  # noqa: E731
-    kept = _KeptPairs() if CU is not None else None
+    kept = _Kept("recycled_space") if CU is not None else None
     lengths = [m + max(k - min(c, max(k, 1)), 0) for c in range(seeded, seeded + maxiter)]
     x, info = _cycles_solve("gcrotmk", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M,
                             callback=callback, executor=executor, loggers=(kept,) if kept else (), before=before,
@@ -145,14 +162,18 @@ def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float =
     return x, info
 
 
-class _KeptPairs(Logger):
-    """Takes the solver's recycled pairs at the end of a solve (gcrotmk's ``CU``)."""
+class _Kept(Logger):
+    """Takes the solver's kept vectors at the end of a solve: ``solver.<what>()`` (lgmres'
+    ``outer_v``: "augmentation", gcrotmk's ``CU``: "recycled_space")."""
 
     wants_iterations = False
     space = None
 
+    def __init__(self, what: str) -> None:
+        self.what = what
+
     def on_solve_complete(self, solver, result) -> None:
-        self.space = solver.recycled_space()
+        self.space = getattr(solver, self.what)()
 
 
 class _CycleCallback(Logger):

@@ -98,10 +98,58 @@ def test_bad_input(ref):
         gk.linalg.lgmres(A, b, outer_v=(), executor=ref)
     with pytest.raises(ValueError, match="augmentation_dim"):
         gk.solver.Lgmres.build().with_augmentation_dim(-1)
-    # accepted for SciPy's signature, left as given (the difference documented in ginkpy.linalg)
+    with pytest.raises(ValueError, match="prepend_outer_v"):
+        gk.linalg.lgmres(A, b, prepend_outer_v=1, executor=ref)
+    solver = gk.solver.Lgmres.build().on(ref).generate(gk.matrix.Csr.from_scipy(ref, A))
+    with pytest.raises(ValueError, match="n x s arrays with n = 16"):
+        solver.set_augmentation(np.ones((16, 2)), np.ones((16, 3)))
+
+
+@pytest.mark.parametrize("store_outer_Av", [True, False])
+@pytest.mark.parametrize("prepend", [False, True])
+def test_outer_v_carries_the_augmentation_as_scipy(exec, store_outer_Av, prepend):
+    # SciPy's outer_v: filled with the kept corrections (normalized, oldest first, their products
+    # or None); given to the next solve, it saves cycles (prepended or appended)
+    A = convection_diffusion_2d(12)
+    b = np.random.default_rng(11).standard_normal(A.shape[0])
     outer_v = []
-    x, info = gk.linalg.lgmres(A, b, outer_v=outer_v, store_outer_Av=False, prepend_outer_v=True, executor=ref)
-    assert info == 0 and outer_v == []
+    x, info = gk.linalg.lgmres(A, b, rtol=1e-10, inner_m=6, outer_k=3, outer_v=outer_v, store_outer_Av=store_outer_Av,
+                               executor=exec)
+    assert info == 0 and len(outer_v) == 3
+    for v, av in outer_v:
+        assert abs(np.linalg.norm(v) - 1) < 1e-12
+        if store_outer_Av:
+            np.testing.assert_allclose(av, A @ v, atol=1e-8)
+        else:
+            assert av is None
+    b2 = b + 0.01 * np.random.default_rng(12).standard_normal(A.shape[0])
+    fresh, again = [], []
+    gk.linalg.lgmres(A, b2, rtol=1e-10, inner_m=6, outer_k=3, executor=exec, callback=lambda xk: fresh.append(1))
+    x2, info = gk.linalg.lgmres(A, b2, rtol=1e-10, inner_m=6, outer_k=3, outer_v=outer_v, prepend_outer_v=prepend,
+                                executor=exec, callback=lambda xk: again.append(1))
+    assert info == 0 and np.linalg.norm(b2 - A @ x2) <= 1e-10 * np.linalg.norm(b2)
+    assert len(again) <= len(fresh) and len(outer_v) == 3
+
+
+def test_augmentation_through_the_builder(exec):
+    # one cycle with the solution as its augmentation vector (prepended) converges at once
+    A = convection_diffusion_2d(10)
+    S = gk.matrix.Csr.from_scipy(exec, A)
+    b = np.random.default_rng(13).standard_normal((A.shape[0], 1))
+    solver = gk.solver.Lgmres.build().with_krylov_dim(4).with_augmentation_dim(2).with_prepend_augmentation(
+        True).with_criteria(*criteria(400, 1e-10)).on(exec).generate(S)
+    x = gk.matrix.Dense.zeros(exec, b.shape)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b), x)
+    Z, W = solver.augmentation()
+    assert Z.shape == W.shape == (A.shape[0], 2)
+    np.testing.assert_allclose(A @ Z, W, atol=1e-8 * np.abs(W).max())
+    solver.set_augmentation(x.to_numpy())
+    log = gk.log.Convergence()
+    solver.add_logger(log)
+    y = gk.matrix.Dense.zeros(exec, b.shape)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b), y)
+    assert log.has_converged and log.num_iterations <= 2
+    np.testing.assert_allclose(y.to_numpy(), x.to_numpy(), rtol=1e-7, atol=1e-9)
 
 
 def test_configuration_and_command_line(ref, capsys, tmp_path):

@@ -6,11 +6,13 @@ one step per kept correction dx_i of an earlier cycle, z = dx_i and w = A dx_i (
 kept beside it, so that an augmentation step costs no product), orthogonalized against the
 basis V as any w. Since A Z = V H holds for the whole cycle, the least-squares problem
 min ||beta e_1 - H y|| on the device (Gmres's Givens rotations) gives x = x + Z y, and
-dx = Z y is kept with A dx as the next augmentation vector, the oldest dropped after k. The
+dx = Z y is kept with A dx as the next augmentation vector (both scaled by 1 / ||A dx||), the
+oldest dropped after k. The
 corrections of successive cycles tend to alternate in direction, which plain restarting
 forgets; keeping them damps that and often saves many cycles.
 
-Every launch is Gmres's (``solver.gmres.*``): the augmentation steps pass the kept vectors in
+Every launch of a step is Gmres's (``solver.gmres.*``; a cycle's end adds Gcrotmk's
+``solver.gcrotmk.recycle``, which keeps a correction): the augmentation steps pass the kept vectors in
 place of the product, so that the device orthogonalizes, rotates and checks as in Gmres, and the
 cycle's length (m plus the corrections kept so far) is known to the host. The kept vectors are a
 ring of k slots, the correction of cycle t in slot t mod k.
@@ -21,8 +23,9 @@ within a cycle): the estimates are those of the system's own residual.
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
-from ginkpy.core.base.factory import integer, parameters
+from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.restarted_cycle import RestartedCycle
@@ -45,6 +48,9 @@ class Lgmres(Gmres):
     augmentation_dim : int, default 3
         k (SciPy's ``outer_k``), the corrections of earlier cycles kept and searched along;
         0 makes it flexible GMRES(m).
+    prepend_augmentation : bool, default False
+        SciPy's ``prepend_outer_v``: the augmentation steps first in each cycle (the first
+        Krylov step then starts from v_0), else after the Krylov steps.
     criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
         Iterations count the steps of the cycles (Krylov and augmentation steps).
     preconditioner : factory or LinOp, default None (none)
@@ -62,6 +68,7 @@ class Lgmres(Gmres):
     @parameters
     class Parameters(Gmres.Parameters):
         augmentation_dim: int = attrs.field(default=3, validator=integer(min=0))
+        prepend_augmentation: bool = attrs.field(default=False, validator=one_of(True, False))
 
     def __init__(self, factory, system_matrix) -> None:
         super().__init__(factory, system_matrix)
@@ -74,15 +81,20 @@ class Lgmres(Gmres):
         return [m + min(c, k) for c in range(cycles)]
 
     def _solve(self, monitor: IterationMonitor) -> None:
-        A, x = self.system_matrix, monitor.x
+        exec, A, x = self.executor, self.system_matrix, monitor.x
         m, slots = self.krylov_dim, self.augmentation_dim
         cycle = RestartedCycle(self, monitor, m + slots, flexible=True)
         ws = monitor.ws
         # the kept corrections dz_i and their products A dz_i, a ring: cycle t's in slot t mod k
         kept = [ws.vectors(f"aug_z{i}", f"aug_w{i}") for i in range(slots)]
+        prepend = self.parameters.prepend_augmentation
+        v0 = ws.vector("v0") if prepend else None
+        cc = ws.scalars("cc")[0]
         monitor.start(cycle.r)
-        # cycle: the cycle running (from 0); active: the corrections its augmentation steps take
-        state = {"cycle": -1, "active": 0}
+        seeded = self._take_seed(kept, cycle)
+        # cycle: the cycle running (from 0, given corrections counting as cycles before); active:
+        # the corrections its augmentation steps take
+        state = {"cycle": seeded - 1, "active": 0}
 
         def length() -> int:
             state["cycle"] += 1
@@ -91,15 +103,20 @@ class Lgmres(Gmres):
 
         def slot(j: int) -> int | None:
             # the ring slot of augmentation step j (the oldest correction first), None for a Krylov step
-            if j < m:
+            i = j if prepend else j - m
+            if not 0 <= i < state["active"]:
                 return None
-            return (state["cycle"] - state["active"] + j - m) % slots
+            return (state["cycle"] - state["active"] + i) % slots
+
+        def first_after(j: int) -> bool:
+            # the first Krylov step after prepended augmentation steps: it starts from v_0
+            return prepend and j == state["active"] > 0
 
         def step(j: int, givens_first: bool) -> None:
             i = slot(j)
             if i is None:
-                # z = M v;  w = A z
-                z = self._precondition(cycle.v, cycle.z)
+                # z = M v (v_0 after prepended augmentation steps);  w = A z
+                z = self._precondition(v0 if first_after(j) else cycle.v, cycle.z)
                 A.apply(z, cycle.w)
                 cycle.arnoldi(j, givens_first, z, cycle.w)
             else:
@@ -111,17 +128,71 @@ class Lgmres(Gmres):
             # its product A dx kept;  r = b - A x and the next cycle's start
             cycle.rotate(j)
             if slots:
+                # (Gcrotmk's recycle kernel with cr = cc: dz = dx / ||A dx||, dw = A dz, x = x + dx,
+                # where the column took a step: a cycle the host enqueued after the column stopped
+                # leaves its slot as it was; an overflowed correction stops the column as diverged)
+                u = cycle.update_into(cycle.u)
+                A.apply(u, cycle.w)
+                cycle.w.compute_conj_dot(cycle.w, cc)
                 dz, dw = kept[state["cycle"] % slots]
-                cycle.update_into(dz)
-                x.add_scaled(1.0, dz)
-                A.apply(dz, dw)
+                exec.run("solver.gcrotmk.recycle", cc, cc, cycle.w, u, x, dw, dz, monitor.stop.status)
             else:
                 cycle.update_into(cycle.u)
                 x.add_scaled(1.0, cycle.u)
             monitor.residual(cycle.r)
-            cycle.restart()
+            restart()
 
-        cycle.restart()
+        def restart() -> None:
+            cycle.restart()
+            if prepend:
+                v0.copy_from(cycle.v)
+
+        restart()
         monitor.run_restarted(length, step, cycle.rotate, end_cycle,
-                              step_key=lambda j: (j == 0, j % 2, slot(j)),
+                              step_key=lambda j: (j == 0, j % 2, slot(j), first_after(j)),
                               end_key=lambda j: (j, state["cycle"] % slots if slots else None))
+        # the corrections kept, oldest first (for augmentation)
+        last = state["cycle"]
+        count = min(last + 1, slots)
+        self._kept = [kept[t % slots] for t in range(last + 1 - count, last + 1)]
+
+    def set_augmentation(self, Z, W=None) -> None:
+        """Start the next apply with the corrections of an earlier solve with the same matrix
+        (SciPy's ``outer_v``): the columns of Z (n x s, oldest first, the same for every
+        right-hand side) and of W = A Z where given (else computed on the device); the newest k
+        are kept, as cycles before the first."""
+        Z = np.asarray(Z)
+        n = self.system_matrix.global_shape[0]
+        if Z.ndim != 2 or Z.shape[0] != n or (W is not None and np.shape(W) != Z.shape):
+            raise ValueError(f"set_augmentation: Z (and W) must be n x s arrays with n = {n}, got Z {Z.shape}"
+                             f"{'' if W is None else f' and W {np.shape(W)}'}")
+        self._seed = (Z, None if W is None else np.asarray(W))
+
+    def augmentation(self) -> tuple[np.ndarray, np.ndarray]:
+        """(Z, W): the corrections kept after the last apply, oldest first, and their products
+        W = A Z, as the columns of two n x s arrays (those of the first right-hand side; a zero
+        correction, of a cycle enqueued after the column converged, left out)."""
+        n = self.system_matrix.global_shape[0]
+        pairs = [(z.to_numpy()[:, 0], w.to_numpy()[:, 0]) for z, w in getattr(self, "_kept", [])]
+        pairs = [(z, w) for z, w in pairs if np.any(z != 0)]
+        if not pairs:
+            return np.zeros((n, 0), self.dtype), np.zeros((n, 0), self.dtype)
+        return np.stack([z for z, _ in pairs], axis=1), np.stack([w for _, w in pairs], axis=1)
+
+    def _take_seed(self, kept, cycle) -> int:
+        """The corrections of set_augmentation (the newest k) into slots 0, 1, ... with their
+        products (computed on the device where not given); how many."""
+        seed, self._seed = getattr(self, "_seed", None), None
+        if seed is None or not kept or seed[0].shape[1] == 0:
+            return 0
+        Z, W = seed
+        Z, W = Z[:, -len(kept):], None if W is None else W[:, -len(kept):]
+        exec, k = self.executor, cycle.r.shape[1]
+        for i in range(Z.shape[1]):
+            z, w = kept[i]
+            exec.write(z.values, np.repeat(Z[:, i:i + 1].astype(self.dtype), k, axis=1))
+            if W is None:
+                self.system_matrix.apply(z, w)
+            else:
+                exec.write(w.values, np.repeat(W[:, i:i + 1].astype(self.dtype), k, axis=1))
+        return Z.shape[1]
