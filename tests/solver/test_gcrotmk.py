@@ -14,7 +14,8 @@ from conftest import as_scipy, assert_columns_as_alone, assert_twins, criteria, 
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
 
-RUNNING, PENDING, CONVERGED, DIVERGED = StopReason.RUNNING, StopReason.PENDING, StopReason.CONVERGED, StopReason.DIVERGED
+RUNNING, PENDING, CONVERGED = StopReason.RUNNING, StopReason.PENDING, StopReason.CONVERGED
+DIVERGED = StopReason.DIVERGED
 
 
 @pytest.mark.parametrize("problem, kwargs", [("convection_diffusion", {}), ("pde900.mtx", {}),

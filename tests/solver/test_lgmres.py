@@ -166,3 +166,15 @@ def test_configuration_and_command_line(ref, capsys, tmp_path):
     assert main(["solve", str(path), "--solver", "lgmres", "--executor", "reference"]) == 0
     assert "Lgmres" in capsys.readouterr().out
     assert "lgmres" in gk.config.solver_methods()
+
+
+@pytest.mark.parametrize("method", ["lgmres", "gcrotmk"])
+def test_solver_door(exec, method):
+    # gk.linalg.Solver(A, method): restart is the Krylov dimension, solved again with the kept solver
+    A = convection_diffusion_2d(10)
+    solver = gk.linalg.Solver(A, method, restart=8, rtol=1e-9, executor=exec)
+    assert solver.solver.parameters.krylov_dim == 8
+    for seed in (14, 15):
+        b = np.random.default_rng(seed).standard_normal(A.shape[0])
+        x, info = solver.solve(b)
+        assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-9 * np.linalg.norm(b)

@@ -7,11 +7,13 @@ orthogonal to C: a step takes z = M v and w = A z, and before the Arnoldi step p
 w = w - C (C^H w) and z = z - U (C^H w) (so that still A z = w). Since A Z = V H holds for the
 projected vectors, the cycle's least-squares problem on the device gives the correction
 u = Z y (SciPy's Z y - U B y) whose product c = A u lies in span(V): it is normalized, x takes the
-step gamma u along it (gamma = c^H r, as SciPy's), and (c, u) joins the recycled space, the oldest
-pair leaving once k are kept (``truncate="oldest"``), or the k pairs replaced by the k - 1
-combinations the cycle used most (``"smallest"``: an SVD of B R^-1 on the host once a cycle). The cycle's true residual r = b - A x is then
-orthogonal to C up to rounding. A cycle has m steps plus one per recycled pair it lacks: m + k
-in the first, m once k pairs are kept.
+step gamma u along it (gamma = c^H r, as SciPy's), and (c, u) joins the recycled space, the
+oldest pair leaving once k are kept (``truncate="oldest"``), or the k pairs replaced by the
+k - 1 combinations the cycle used most (``"smallest"``: an SVD of B R^-1 on the host once a
+cycle). The cycle's true residual r = b - A x is then orthogonal to C up to rounding. A cycle
+has m steps plus one per recycled pair it lacks: m + k in the first, m once k pairs are kept.
+``set_recycled_space`` / ``recycled_space`` carry the pairs from one solve to the next
+(SciPy's ``CU``).
 
 The projection is one dot product and two updates per recycled pair and step (modified
 Gram-Schmidt through Dense's launches); the end of a cycle is one product and the kernel
