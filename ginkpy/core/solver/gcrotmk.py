@@ -58,6 +58,9 @@ class Gcrotmk(Gmres):
     preconditioner : factory or LinOp, default None (none)
         M, applied from the right (it may change between applications: the cycle keeps M v).
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
+    flexible, ortho_method
+        Gmres's, accepted for its configurations: the cycles are always flexible, and
+        orthogonalize as Gmres's.
 
     Examples
     --------

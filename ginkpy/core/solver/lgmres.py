@@ -57,6 +57,9 @@ class Lgmres(Gmres):
         M, applied from the right (it may change between applications: the cycle keeps M v).
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
+    flexible, ortho_method
+        Gmres's, accepted for its configurations: the cycles are always flexible, and
+        orthogonalize as Gmres's.
 
     Examples
     --------
