@@ -67,6 +67,8 @@ def device_form(M: Any, exec: Executor, dtype: np.dtype) -> LinOp:
     each form runs)."""
     if sp.issparse(M) and M.ndim == 2 and M.shape[0] == M.shape[1] and _is_diagonal(M):
         check_convertible(value_dtype(M.dtype, "M"), dtype, "the values of M")
+        if not np.isfinite(M.data).all():
+            raise ValueError("M contains NaN or Inf values")
         # x = M b = diag(M) .* b: scalar Jacobi whose D^-1 is M's diagonal (fused into the solver's kernels)
         return Jacobi.from_inverse_diagonal(exec, M.diagonal().astype(dtype))
     lu = superlu_of(M)
