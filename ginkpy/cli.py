@@ -38,6 +38,7 @@ from ginkpy.core.factorization.cholesky import Cholesky
 from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.log.convergence import Convergence
 from ginkpy.core.log.logger import Logger
+from ginkpy.core.log.solver_progress import SolverProgress
 from ginkpy.core.log.profiler_hook import ProfilerHook
 from ginkpy.core.log.plot import require_matplotlib
 from ginkpy.core.matrix.csr import Csr
@@ -55,35 +56,23 @@ DEFAULT_RTOL = 1e-8
 WARM_UP_ITERATIONS = 2  # enough to run every kernel of an iteration and of the solve's end once
 
 
-class Progress(Logger):
-    """A live progress line (iteration, largest relative residual) rewritten in place with ``\\r``.
+class Progress(SolverProgress):
+    """A live progress line (iteration, largest relative residual) rewritten in place with ``\\r``:
+    gk.log.SolverProgress with ``in_place``, relative to ||b||.
 
     Writes only when ``stream`` is a terminal, at most every ``interval`` seconds, and clears
-    the line when the solve completes.
+    the line when the solve completes; like SolverProgress it prints only what the solve loop
+    reads back anyway (no wait for the device).
     """
 
     def __init__(self, b_norm: np.ndarray, stream: TextIO | None = None, interval: float = 0.1) -> None:
-        self.stream = sys.stdout if stream is None else stream
-        self.active = self.stream.isatty()
-        self.b_norm = np.where(b_norm > 0, b_norm, 1.0)
-        self.interval = interval
-        self._last = -np.inf
-        self._width = 0
+        stream = sys.stdout if stream is None else stream
+        super().__init__(stream, min_interval=interval, relative_to=b_norm, in_place=True)
+        self.active = stream.isatty()
 
     def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
-        now = time.perf_counter()
-        if not self.active or now - self._last < self.interval:
-            return
-        self._last = now
-        line = f"\riteration {iteration:>8d}   relative residual {np.max(residual_norm / self.b_norm):.3e}"
-        self._width = max(self._width, len(line))
-        self.stream.write(line)
-        self.stream.flush()
-
-    def on_solve_complete(self, solver, result) -> None:
-        if self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self.stream.flush()
+        if self.active:
+            super().on_iteration_complete(solver, iteration, residual_norm, status)
 
 
 def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
