@@ -185,15 +185,17 @@ def _choose_preconditioner(product: type, S: sp.csr_matrix, suits_cg: bool, kind
     scalar Jacobi, the cheapest that rarely hurts; and why, for the summary."""
     name = product.__name__
     fields = attrs.fields_dict(product.Parameters)
-    if "preconditioner" not in fields and "solver" not in fields:
-        return "none", f"auto: {name} takes no preconditioner"
+    if name == "Multigrid" or ("preconditioner" not in fields and "solver" not in fields):
+        return "none", f"auto: {name} takes no preconditioner" + (": its smoothers play that part"
+                                                                  if name == "Multigrid" else "")
     if name == "Chebyshev":
         return "jacobi", "auto: Chebyshev takes scalar Jacobi or none"
     if suits_cg:
         why = pde_like(S)
         if why is not None and name not in ("Bicg", "Qmr"):  # (these apply M^H, which amg has not)
             return "amg", f"auto: the matrix is {kind} and {why}: algebraic multigrid"
-        return "jacobi", (f"auto: the matrix is {kind}" + ("" if why else ", but not PDE-like (amg's case)") +
+        return "jacobi", (f"auto: the matrix is {kind}" + (f" (amg's case, but {name} applies M^H, which amg "
+                                                           f"lacks)" if why else ", but not PDE-like (amg's case)") +
                           ": scalar Jacobi")
     zeros = int(np.count_nonzero(S.diagonal() == 0)) if S.shape[0] == S.shape[1] else 0
     if name in _SPD_PRECONDITIONED:

@@ -199,6 +199,11 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
             text = ("the residual became NaN or infinite: the matrix may be singular or badly scaled, or the "
                     f"preconditioner unstable; {zeros}try {stronger}" +
                     ("" if name == "Gmres" else " or --solver gmres"))
+        elif name == "Chebyshev" and reason != StopReason.TIME_LIMIT and relative[worst] >= 100 * eps:
+            # (its preconditioner is scalar Jacobi or none: stronger ones need a Krylov solver)
+            text = ("Chebyshev converges only as fast as the bounds of its spectrum allow, and takes only scalar "
+                    f"Jacobi or no preconditioner: use --solver {'cg' if suits_cg else 'gmres'} (leave --solver out "
+                    f"for auto's choice), which takes {_either(_stronger(params, suits_cg, zero_diagonal.size > 0))}")
         elif reason == StopReason.TIME_LIMIT:
             text = ("the time limit of the configuration came before the tolerance: raise the Time criterion's "
                     "time_limit in the --config file (or remove it)")

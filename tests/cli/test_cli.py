@@ -667,7 +667,11 @@ def test_auto_preconditioner_ilu_jacobi_or_none_by_the_matrix_and_solver(capsys,
                                                            "diagonal is not one)"),
         (poisson_2d(6), ["--solver", "chebyshev"], "Chebyshev, preconditioner Jacobi (scalar)",
          "jacobi (auto: Chebyshev takes scalar Jacobi or none)"),
-        (poisson_2d(6), ["--solver", "bicg"], "Bicg, preconditioner Jacobi (scalar)", None),
+        (poisson_2d(6), ["--solver", "bicg"], "Bicg, preconditioner Jacobi (scalar)",
+         "jacobi (auto: the matrix is symmetric with a positive diagonal (amg's case, but Bicg applies M^H, which amg "
+         "lacks): scalar Jacobi)"),
+        (poisson_2d(6), ["--solver", "multigrid"], "Multigrid", "none (auto: Multigrid takes no preconditioner: its "
+                                                               "smoothers play that part)"),
         (convection_diffusion_2d(8), ["--solver", "cg", "--max-iters", "5"], "Cg, preconditioner Jacobi (scalar)",
          "jacobi (auto: Cg needs a symmetric preconditioner: scalar Jacobi (the matrix is nonsymmetric))"),
     ]
@@ -723,7 +727,7 @@ def test_every_hint_names_an_option(capsys, tmp_path, spd_file):
             [spd_file, "--max-iters", "0"], [spd_file, "--max-iters", "2", "--preconditioner", "none"],
             [nonsymmetric, "--solver", "cg", "--max-iters", "5"],
             [spd_file, "--solver", "cg", "--preconditioner", "gauss_seidel", "--max-iters", "3"],
-            [spd_file, "--config", timed]]
+            [spd_file, "--config", timed], [spd_file, "--solver", "chebyshev", "--max-iters", "2"]]
     seen = 0
     for args in runs:
         with np.errstate(over="ignore", invalid="ignore"):
