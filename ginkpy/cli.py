@@ -259,42 +259,27 @@ def solve(args: argparse.Namespace) -> int:
     suits_cg, kind = matrix_kind(S)
     if args.solver == "direct" or (params is not None and params.product is Direct):
         return _solve_direct(args, params, exec, S, A, B, times, suits_cg)
-    why = chosen = chosen_why = None
+    why = chosen = chosen_why = solver = None
     if params is None:
         solver, why = (args.solver, None) if args.solver not in (None, "auto") else \
             _choose_solver(suits_cg, kind, args.krylov_dim)
         if args.preconditioner in (None, "auto"):
             chosen, chosen_why = _choose_preconditioner(_iterative_solvers()[solver], S, suits_cg, kind)
         params = _solver_parameters(args, solver, chosen)
-    rtol, eps = _relative_tolerance(params), float(np.finfo(dtype).eps)
-    if rtol is not None and rtol < 10 * eps:
-        print(f"ginkpy solve: warning: the tolerance {rtol:g} is below what {dtype} resolves (about "
-              f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
-              f"{10 * eps:.0e} or more{wider(dtype, ', or ')}", file=sys.stderr)
-    convergence = Convergence()
-    try:
-        X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
-    except ValueError as err:
-        if chosen in (None, "none", "jacobi"):
-            raise
-        # the default never fails where a weaker preconditioner works: scalar Jacobi then
-        chosen_why += f"; it could not be set up ({err}), so scalar Jacobi"
-        chosen = "jacobi"
-        params = _solver_parameters(args, solver, chosen)
-        convergence = Convergence()
-        X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
+    _warn_tolerance(params, dtype)
+    X, op, convergence, params, chosen, chosen_why = _solve_with_default(args, exec, A, B, times, params, solver,
+                                                                         chosen, chosen_why)
     failed = {StopReason.BREAKDOWN, StopReason.DIVERGED}
     if why and params.product.__name__ == "Bicgstab" and failed & set(convergence.result.stop_reasons):
         # auto: where Bicgstab breaks down, Gmres (which does not) solves instead
         reason = next(r for r in convergence.result.stop_reasons if r in failed).describe()
         if chosen is not None:
             chosen, chosen_why = _choose_preconditioner(_iterative_solvers()["gmres"], S, suits_cg, kind)
-        params = _solver_parameters(args, "gmres", chosen)
         count = convergence.result.num_iterations
         why = why.split("; Bicgstab")[0] + f"; Bicgstab stopped with {reason} after {count} " \
                                            f"iteration{'' if count == 1 else 's'}, so Gmres"
-        convergence = Convergence()
-        X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
+        X, op, convergence, params, chosen, chosen_why = _solve_with_default(
+            args, exec, A, B, times, _solver_parameters(args, "gmres", chosen), "gmres", chosen, chosen_why)
 
     result = convergence.result
     rows = [
@@ -308,7 +293,7 @@ def solve(args: argparse.Namespace) -> int:
         *[("hint", text) for text in hints(result, convergence.residual_norm_history, params, suits_cg, kind, dtype,
                                             np.flatnonzero(S.diagonal() == 0), _empty_rows(S))],
     ]
-    hierarchy = _multigrid(solver)
+    hierarchy = _multigrid(op)
     if hierarchy is not None:
         rows.append(("multigrid", f"{hierarchy.num_levels} levels, operator complexity "
                                   f"{hierarchy.operator_complexity:.3f}, grid complexity {hierarchy.grid_complexity:.3f}"))
@@ -325,6 +310,36 @@ def solve(args: argparse.Namespace) -> int:
     if args.profile:
         print(f"\n{_profiled(params, exec, A, B)}")
     return 0 if convergence.has_converged else 1
+
+
+def _warn_tolerance(params: Any, dtype: np.dtype) -> None:
+    """A warning on stderr where --rtol is below what the value type resolves."""
+    rtol, eps = _relative_tolerance(params), float(np.finfo(dtype).eps)
+    if rtol is not None and rtol < 10 * eps:
+        print(f"ginkpy solve: warning: the tolerance {rtol:g} is below what {dtype} resolves (about "
+              f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
+              f"{10 * eps:.0e} or more{wider(dtype, ', or ')}", file=sys.stderr)
+
+
+def _solve_with_default(args: argparse.Namespace, exec: Executor, A: Any, B: Dense, times: dict[str, float],
+                        params: Any, solver: str | None, chosen: str | None,
+                        chosen_why: str | None) -> tuple[Dense, Any, Convergence, Any, str | None, str | None]:
+    """:func:`_timed_solve` with a progress line; where the preconditioner that --preconditioner
+    auto ``chosen`` cannot be set up, again with scalar Jacobi (a default never fails where a
+    weaker method works), said in ``chosen_why``. Returns x, the solver, its Convergence, the
+    parameters and the preconditioner's name and reason."""
+    b_norm = np.asarray(B.compute_norm2().to_numpy()).ravel()
+    convergence = Convergence()
+    try:
+        X, op = _timed_solve(params, exec, A, B, times, convergence, Progress(b_norm))
+    except ValueError as err:
+        if chosen in (None, "none", "jacobi"):
+            raise
+        chosen, chosen_why = "jacobi", f"{chosen_why}; it could not be set up ({err}), so scalar Jacobi"
+        params = _solver_parameters(args, solver, chosen)
+        convergence = Convergence()
+        X, op = _timed_solve(params, exec, A, B, times, convergence, Progress(b_norm))
+    return X, op, convergence, params, chosen, chosen_why
 
 
 def _empty_rows(S: sp.csr_matrix) -> np.ndarray:

@@ -155,20 +155,11 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
     spd = suits_cg and name in ("Cg", "Fcg", "PipeCg")
     stronger = _either(_stronger(params, spd, zero_diagonal.size > 0))
     # zero diagonal entries defeat Jacobi (it cannot invert them) and an unpreconditioned start
-    zeros = ""
-    if zero_diagonal.size and used in ("none", "jacobi", "block_jacobi"):
-        count = "1 diagonal entry is" if zero_diagonal.size == 1 else f"{zero_diagonal.size} diagonal entries are"
-        zeros = (f"{count} zero or not stored (the first in row {int(zero_diagonal[0])}), "
-                 f"{'which Jacobi cannot invert' if used != 'none' else 'which --preconditioner ilu handles'}: ")
+    zeros = _zeros(zero_diagonal, used)
     found = []
-    unsymmetric = _nonsymmetric_preconditioner(params) if name in ("Cg", "PipeCg", "Minres") else None
-    if unsymmetric is not None and suits_cg and not all(r == StopReason.CONVERGED for r in result.stop_reasons):
-        # a solver for SPD systems with a nonsymmetric M stalls or breaks down whatever else is done
-        why, instead = unsymmetric
-        found.append(f"{name} needs a symmetric positive definite preconditioner and {used} is not symmetric "
-                     f"({why}): use --preconditioner {instead} (its symmetric twin), or --solver fcg, which takes "
-                     f"a nonsymmetric one")
-        return found
+    unsymmetric = _unsymmetric_hint(params, suits_cg, result)
+    if unsymmetric is not None:
+        return [unsymmetric]
     for reason in sorted(set(result.stop_reasons) - {StopReason.CONVERGED}):
         columns = [j for j in range(k) if result.stop_reasons[j] == reason]
         where = "" if k == 1 else f"column{'s' if len(columns) > 1 else ''} {', '.join(map(str, columns[:8]))}" \
@@ -226,11 +217,32 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
     return found
 
 
-def _nonsymmetric_preconditioner(params: Any) -> tuple[str, str] | None:
-    """Why the preconditioner of ``params`` is not symmetric and the symmetric one to use instead
-    (gk.linalg's rule, ``cg(M="gauss_seidel")`` refused there); None where it is symmetric."""
+def _zeros(zero_diagonal: np.ndarray, used: str) -> str:
+    """What zero diagonal entries do to no preconditioner or Jacobi, as a hint's first clause."""
+    if not (zero_diagonal.size and used in ("none", "jacobi", "block_jacobi")):
+        return ""
+    count = "1 diagonal entry is" if zero_diagonal.size == 1 else f"{zero_diagonal.size} diagonal entries are"
+    return (f"{count} zero or not stored (the first in row {int(zero_diagonal[0])}), "
+            f"{'which Jacobi cannot invert' if used != 'none' else 'which --preconditioner ilu handles'}: ")
+
+
+def _unsymmetric_hint(params: Any, suits_cg: bool, result: SolveResult) -> str | None:
+    """The one hint where a solver for SPD systems (Cg, PipeCg, Minres) that fell short of the
+    tolerance on an SPD-like matrix applies a nonsymmetric preconditioner (a forward sweep, a
+    general ISAI, ILUT), which stalls or breaks it down whatever else is done: its symmetric
+    twin (gk.linalg's rule: ``cg(M="gauss_seidel")`` is refused there); None otherwise."""
     from ginkpy.linalg._spd import nonsymmetric_preconditioner
-    return nonsymmetric_preconditioner(getattr(params, preconditioner_key(params)))
+    name = params.product.__name__
+    if name not in ("Cg", "PipeCg", "Minres") or not suits_cg or \
+            all(r == StopReason.CONVERGED for r in result.stop_reasons):
+        return None
+    found = nonsymmetric_preconditioner(getattr(params, preconditioner_key(params)))
+    if found is None:
+        return None
+    why, instead = found
+    return (f"{name} needs a symmetric positive definite preconditioner and {_preconditioner_name(params)} is not "
+            f"symmetric ({why}): use --preconditioner {instead} (its symmetric twin), or --solver fcg, which takes a "
+            f"nonsymmetric one")
 
 
 def _singular(empty_rows: np.ndarray) -> str:

@@ -25,7 +25,8 @@ from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg._interface import as_linop, square_operator
-from ginkpy.linalg._preconditioner import preconditioner, superlu_of
+from ginkpy.linalg._kept_operators import KeptOperator, host_kept
+from ginkpy.linalg._preconditioner import preconditioner
 from ginkpy.linalg._spd import SYMMETRIC_METHODS, check_preconditioner, nonsymmetry, warn_nonsymmetric
 
 BREAKDOWN_INFO = -1
@@ -403,7 +404,7 @@ class _CachedMatrix:
             solver = self.solvers[key] = Solver(self.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple)
                                                 else M, executor=self.exec, **arguments)
             # the host operators the key names by identity, held (their ids stay theirs) with their contents
-            solver._kept_operators = (_KeptOperator(M), _KeptOperator(arguments.get("left_preconditioner")))
+            solver._kept_operators = (KeptOperator(M), KeptOperator(arguments.get("left_preconditioner")))
             while len(self.solvers) > SOLVERS_PER_MATRIX:
                 self.solvers.popitem(last=False)
         else:
@@ -497,62 +498,13 @@ def _arrays(A: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return A.indptr, A.indices, A.data
 
 
-class _KeptOperator:
-    """A host operator a kept solver was built with (a SciPy sparse M, a SuperLU or a
-    LinearOperator around its ``solve``), held so that its id names it while the solver is
-    kept, with a snapshot of a sparse matrix's arrays: a later call with the same object whose
-    arrays changed (``M.data[:] = ...``) builds anew (:meth:`holds` is False)."""
-
-    def __init__(self, operator: Any) -> None:
-        self.operator = operator if _host_kept(operator) else None
-        self.arrays = _sparse_arrays(operator) if sp.issparse(operator) else None
-        if self.arrays is not None:
-            self.arrays = [np.array(a, copy=True) for a in self.arrays]
-
-    def holds(self, operator: Any) -> bool:
-        if self.arrays is None:
-            return True
-        arrays = _sparse_arrays(operator)
-        return arrays is not None and len(arrays) == len(self.arrays) and all(
-            a.shape == b.shape and a.dtype == b.dtype and same_contents(a, b) for a, b in zip(arrays, self.arrays))
-
-
-_SPARSE_ARRAYS = ("data", "indices", "indptr", "offsets", "row", "col", "coords")
-
-
-def _sparse_arrays(M: Any) -> list | None:
-    """The arrays that hold a SciPy sparse matrix (csr, csc, bsr, coo, dia), None for the
-    formats held otherwise (dok, lil: not kept)."""
-    if not sp.issparse(M) or M.format in ("dok", "lil"):
-        return None
-    arrays = []
-    for name in _SPARSE_ARRAYS:
-        value = getattr(M, name, None)
-        if isinstance(value, tuple):
-            arrays.extend(np.asarray(v) for v in value)
-        elif isinstance(value, np.ndarray):
-            arrays.append(value)
-    return arrays
-
-
-def _host_kept(M: Any) -> bool:
-    """Whether M is a host operator that a kept solver may be keyed on by identity: a SciPy
-    sparse matrix whose arrays can be compared, or a SuperLU (its factors do not change) or a
-    LinearOperator around its ``solve``."""
-    if M is None or isinstance(M, (str, tuple, LinOp, Parameters)):
-        return False
-    if sp.issparse(M):
-        return _sparse_arrays(M) is not None
-    return superlu_of(M) is not None
-
-
 def _cacheable(M: Any) -> bool:
     """Whether a solver with this M may be kept: M None, a name, (name, options) with plain
     options (numbers, strings), a ginkpy LinOp (the caller's object, applied as it is), a SciPy
     sparse M (compared with its snapshot at each call) or a SuperLU (or a LinearOperator around
     its ``solve``). Parameters, factories and other host operators are the caller's to change
     between calls: not kept."""
-    if M is None or isinstance(M, (str, LinOp)) or _host_kept(M):
+    if M is None or isinstance(M, (str, LinOp)) or host_kept(M):
         return True
     return (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str) and isinstance(M[1], dict)
             and all(isinstance(v, (int, float, str, bool, type(None))) for v in M[1].values()))
@@ -561,7 +513,7 @@ def _cacheable(M: Any) -> bool:
 def _key(value: Any) -> Any:
     """A comparable key for an argument: a LinOp by identity (the solver keeps it), (name,
     options) by their contents."""
-    if isinstance(value, LinOp) or _host_kept(value):
+    if isinstance(value, LinOp) or host_kept(value):
         return ("object", id(value))
     if isinstance(value, tuple):
         return ("options", value[0].lower(), tuple(sorted(value[1].items())))
