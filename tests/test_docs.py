@@ -29,7 +29,8 @@ def blocks(path: Path) -> list[tuple[int, str, str, str | None]]:
         if opening is None:
             i += 1
             continue
-        end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"), None)
+        assert end is not None, f"{page_id(path)}:{i + 1}: a block that is never closed"
         before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         reason = NOT_RUN.search(before)
         found.append((i + 2, opening.group(1), "\n".join(lines[i + 1:end]) + "\n",
