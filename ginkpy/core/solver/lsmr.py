@@ -1,0 +1,1 @@
+from ginkpy.core.solver.least_squares import LeastSquaresSolver as Lsmr
