@@ -43,7 +43,7 @@ __kernel void initialize(const int size, const int k, const int rows, __global v
         S(NORMR) = beta;
         S(NORMA2) = alpha * alpha;
         S(NORMA) = alpha;
-        S(MINRBAR) = sizeof(real_type) == 8 ? (real_type)1e100 : INFINITY;
+        S(MINRBAR) = sizeof(real_type) == 8 ? (real_type)1e100 : FLT_MAX;  // (SciPy: 1e100)
         S(NORMB) = normb;
         status[c] = exact || normb == 0 ? 1 : 0;
     }

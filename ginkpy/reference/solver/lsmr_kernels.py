@@ -29,7 +29,7 @@ def initialize(exec, v, h, hbar, x, bb, uu, vv, state, status):
     s[R["betadd"]] = s[R["normr"]] = beta
     s[R["norma2"]] = alpha * alpha
     s[R["norma"]] = alpha
-    s[R["minrbar"]] = np.array(1e100).astype(s.dtype) if s.dtype == np.float64 else np.inf
+    s[R["minrbar"]] = 1e100 if s.dtype == np.float64 else np.finfo(s.dtype).max  # (SciPy: 1e100)
     s[R["normb"]] = normb
     exact = alpha * beta == 0
     zero_b = ~exact & (normb == 0)
