@@ -35,7 +35,8 @@ MESSAGES = ("The exact solution is  x = 0                              ",
 
 
 def _operands(A: Any, b: Any, x0: Any, executor: Any) -> tuple:
-    """(exec, A as a LinOp, b and x0 as Dense, the value type) after SciPy's checks of shapes."""
+    """(exec, A as a LinOp, b and x0 as Dense in the value type of A, b and x0) after SciPy's checks
+    of shapes."""
     if len(getattr(A, "shape", (0, 0))) != 2:
         raise ValueError(f"A has shape {getattr(A, 'shape', None)}: expected 2-D, an m x n matrix or operator")
     exec, operator = as_executor(executor, A), host_operator(A)
@@ -64,7 +65,7 @@ def _operands(A: Any, b: Any, x0: Any, executor: Any) -> tuple:
     op = as_linop(operator, exec, dtype)
     b_d = Dense.from_numpy(exec, np.ascontiguousarray(b, dtype=dtype))
     x_d = Dense.zeros(exec, (n, 1), dtype) if x0 is None else Dense.from_numpy(exec, x0.astype(dtype))
-    return exec, op, b_d, x_d, dtype
+    return exec, op, b_d, x_d
 
 
 def _show_header(name: str, shape: tuple, lines: list) -> None:
@@ -93,8 +94,8 @@ def lsqr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     Minimizes ||b - A x||^2 + damp^2 ||x - x0||^2 (LSQR, Paige and Saunders) for an m x n A,
     overdetermined, underdetermined (the minimum-norm solution from x0 = 0) or square, real or
     complex, with ``gk.solver.Lsqr`` on the executor: one product by A and one by A^H per
-    iteration, the scalar recurrences and the stopping tests on the device. Not a CLI solver
-    nor a JSON configuration's (those solve square systems).
+    iteration, the scalar recurrences and the stopping tests on the device. Not a method of
+    the CLI's ``--solver`` nor of :class:`ginkpy.linalg.Solver` (those solve square systems).
 
     Parameters
     ----------
@@ -136,7 +137,7 @@ def lsqr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     >>> x, istop, itn, r1norm = lsqr(A, b, damp=0.1, atol=1e-10, btol=1e-10)[:4]
     >>> x = lsqr(A, b, executor="opencl")[0]
     """
-    exec, op, b_d, x_d, dtype = _operands(A, b, x0, executor)
+    exec, op, b_d, x_d = _operands(A, b, x0, executor)
     m, n = op.shape
     params = Lsqr.build().with_damp(float(damp)).with_atol(float(atol)).with_btol(float(btol)) \
         .with_conlim(float(conlim)).with_calc_var(bool(calc_var))
@@ -168,8 +169,8 @@ def lsmr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     Minimizes ||b - A x||^2 + damp^2 ||x - x0||^2 (LSMR, Fong and Saunders: ||A^H r| decreases
     monotonically, so it may stop earlier than :func:`lsqr`) for an m x n A, real or complex,
     with ``gk.solver.Lsmr`` on the executor: one product by A and one by A^H per iteration,
-    the scalar recurrences and the stopping tests on the device. Not a CLI solver nor a JSON
-    configuration's (those solve square systems).
+    the scalar recurrences and the stopping tests on the device. Not a method of the CLI's
+    ``--solver`` nor of :class:`ginkpy.linalg.Solver` (those solve square systems).
 
     Parameters
     ----------
@@ -200,7 +201,7 @@ def lsmr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     >>> from ginkpy.linalg import lsmr
     >>> x, istop, itn, normr, normar = lsmr(A, b, atol=1e-10, btol=1e-10)[:5]
     """
-    exec, op, b_d, x_d, dtype = _operands(A, b, x0, executor)
+    exec, op, b_d, x_d = _operands(A, b, x0, executor)
     m, n = op.shape
     params = Lsmr.build().with_damp(float(damp)).with_atol(float(atol)).with_btol(float(btol)) \
         .with_conlim(float(conlim))

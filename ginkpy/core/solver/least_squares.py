@@ -17,13 +17,15 @@ on the device (rows x k: one row per quantity, see ``LSQR_ROWS`` / ``LSMR_ROWS``
 status (0 running, 1 stopped) is read back every few iterations without waiting, and the
 state once at the end (:meth:`LeastSquaresSolver.result`).
 
-The square-system machinery (residual norm criteria confirmed with the true residual, the
-CLI's ``--solver``, the JSON configuration) does not apply: these solvers are reached
-through ``gk.solver`` and ``gk.linalg.lsqr`` / ``lsmr`` only.
+The square-system machinery (residual norm criteria confirmed with the true residual,
+loggers, the CLI's ``--solver`` and ``gk.linalg.Solver``, whose systems are square) does not
+apply: these solvers are reached through ``gk.solver`` (and so Ginkgo's JSON configuration can
+name them, ``solver::Lsqr``, as any gk.solver type) and ``gk.linalg.lsqr`` / ``lsmr``.
 """
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import attrs
@@ -42,7 +44,8 @@ from ginkpy.core.stop.iteration import Iteration
 # rows of the state both methods share: the bidiagonalization's alpha (A^H u - beta v = alpha v),
 # then istop and the iteration count of each column
 ALPHA, ISTOP, ITN = 0, 1, 2
-MAX_INTERVAL = 32  # iterations between two reads of the stop status at most
+MAX_INTERVAL = 32   # iterations between two reads of the stop status at most
+READ_PERIOD = 1e-3  # seconds of iterations between two reads at most
 
 
 def adjoint(A: LinOp, who: str) -> LinOp:
@@ -209,15 +212,20 @@ class LeastSquaresSolver(EnableBuild, LinOp):
 
     def _loop(self, ws: Workspace, iteration, status: Any) -> None:
         """Enqueue iterations until every column stopped: the device stops each column itself
-        (at the latest at its iteration limit); the host reads the status every few iterations
-        without waiting for it, and takes the read in at the next one."""
+        (at the latest at its iteration limit). The host reads the status without waiting,
+        every few iterations (the interval doubles up to MAX_INTERVAL, or what READ_PERIOD
+        seconds of iterations take), and takes a read in at the next one; on the host the
+        status is known at once."""
         exec = self.executor
         host = ws.get("status_host", lambda: exec.host_array(status.shape, np.uint8))
         replays = ws.get("replays", lambda: Replays(exec))
         pending, interval, next_read = None, 1, 1
+        last = (time.perf_counter(), 0)
         for it in range(1, self.max_iters + 1):
+            if exec.none_running(status):
+                return
             replays.enqueue("body", iteration)
-            if it < next_read and it < self.max_iters:
+            if it < next_read:
                 continue
             exec.flush()
             if pending is not None:
@@ -227,7 +235,10 @@ class LeastSquaresSolver(EnableBuild, LinOp):
                     return
             # the status after iteration it, on its way to the host
             pending = exec.read_async([status], [host]) or True
-            interval = min(2 * interval, MAX_INTERVAL)
+            now = time.perf_counter()
+            per_iteration = (now - last[0]) / max(it - last[1], 1)
+            last = (now, it)
+            interval = min(2 * interval, MAX_INTERVAL, max(1, int(READ_PERIOD / max(per_iteration, 1e-9))))
             next_read = it + interval
 
     def _finish(self, x_ws: Dense, x: Dense) -> None:

@@ -34,8 +34,9 @@ class Lsmr(LeastSquaresSolver):
     generate) and nine launches, the scalar recurrences and SciPy's stopping tests on the
     device. Generated as a LinOp of shape n x m: ``apply(b, x)`` writes the solution into x
     (x is the initial guess), ``result()`` gives SciPy's diagnostics (istop, itn, normr,
-    normar, norma, conda, normx). Not reachable from the CLI or the JSON configuration, whose
-    solves are square.
+    normar, norma, conda, normx). The CLI's ``--solver`` and ``gk.linalg.Solver`` do not offer
+    it (their systems are square; the JSON configuration can name it, ``solver::Lsmr``);
+    loggers get no events from it.
 
     Parameters
     ----------

@@ -36,8 +36,9 @@ class Lsqr(LeastSquaresSolver):
     ``conj_transpose()``) and eight launches; the scalar recurrences and SciPy's stopping
     tests run on the device. Generated as a LinOp of shape n x m: ``apply(b, x)`` writes the
     solution into x (x is the initial guess), ``result()`` gives SciPy's diagnostics (istop,
-    itn, r1norm, r2norm, anorm, acond, arnorm, xnorm, var). Not reachable from the CLI or the
-    JSON configuration, whose solves are square.
+    itn, r1norm, r2norm, anorm, acond, arnorm, xnorm, var). The CLI's ``--solver`` and
+    ``gk.linalg.Solver`` do not offer it (their systems are square; the JSON configuration
+    can name it, ``solver::Lsqr``); loggers get no events from it.
 
     Parameters
     ----------
