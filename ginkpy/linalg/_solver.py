@@ -23,14 +23,12 @@ from ginkpy.core.matrix.csr import Csr, same_contents
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
-from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.linalg._info import BREAKDOWN_INFO, DIVERGED_INFO, check_magnitude, solve_info
 from ginkpy.linalg._interface import as_linop, square_operator
 from ginkpy.linalg._kept_operators import KeptOperator, host_kept
 from ginkpy.linalg._preconditioner import preconditioner
 from ginkpy.linalg._spd import SYMMETRIC_METHODS, check_preconditioner, nonsymmetry, warn_nonsymmetric
 
-BREAKDOWN_INFO = -1
-DIVERGED_INFO = -2
 # where M goes: the preconditioner, or Ir's inner solver
 _PRECONDITIONER_PARAMETER = {"ir": "solver"}
 _log = logging.getLogger("ginkpy")
@@ -247,6 +245,8 @@ class Solver:
             self.result = result = self._outcome.result
             threshold = max(self.rtol * float(result.rhs_norm[0]) if self.rtol > 0 else 0.0, self.atol)
             info = solve_info(self.matrix, B, X, threshold, result, self.maxiter)
+            if info in (BREAKDOWN_INFO, DIVERGED_INFO):
+                check_magnitude(self.matrix, self.method)  # (after a failure only: no cost on success)
             if info == BREAKDOWN_INFO and hasattr(self.solver, "breakdown_info"):
                 info = int(self.solver.breakdown_info()[0]) or info  # (qmr: which breakdown, as SciPy's)
             return self._out(X, device), info
@@ -530,25 +530,6 @@ class _Result(Logger):
 
     def on_solve_complete(self, solver, result) -> None:
         self.result = result
-
-
-def solve_info(A: LinOp, b: Dense, x: Dense, threshold: float, result, maxiter: int) -> int:
-    """SciPy's info from how the solver stopped: 0 when it converged (the solver confirmed that
-    with the true residual b - A x), else from the true residual, computed here."""
-    reason = result.stop_reasons[0]
-    if reason == StopReason.CONVERGED:
-        return 0
-    # r = b - A x
-    r = b.clone()
-    A.apply(-1.0, x, 1.0, r)
-    r_norm = float(r.compute_norm2().to_numpy()[0, 0])
-    if r_norm <= threshold:
-        return 0
-    if reason == StopReason.BREAKDOWN:
-        return BREAKDOWN_INFO
-    if reason == StopReason.DIVERGED or not np.isfinite(r_norm):
-        return DIVERGED_INFO
-    return maxiter
 
 
 def host_norm(v: np.ndarray) -> float:
