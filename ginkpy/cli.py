@@ -174,7 +174,7 @@ def _choose_solver(suits_cg: bool, kind: str, krylov_dim: int | None = None) -> 
 
 
 # the solvers whose preconditioner must be symmetric positive definite (as their matrix)
-_SPD_PRECONDITIONED = ("Cg", "Fcg", "PipeCg", "Minres")
+_SPD_PRECONDITIONED = ("Cg", "PipeCg", "Minres")  # (Fcg takes a nonsymmetric one)
 
 
 def _choose_preconditioner(product: type, S: sp.csr_matrix, suits_cg: bool, kind: str) -> tuple[str, str]:
