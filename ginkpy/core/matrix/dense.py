@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.lin_op import LinOp, register_dense
 from ginkpy.core.base.types import VALUE_TYPES, real_dtype
 
 
@@ -295,6 +295,10 @@ def as_scalar(exec: Executor, value: Any, dtype: Any) -> Dense:
             constants[key] = Dense(exec, exec.from_host(arr.reshape(1, 1)))
         return constants[key]
     return Dense(exec, exec.from_host(arr.reshape(1, -1)))
+
+
+# the vector type of applies, for the operators of base (core/base/lin_op.py's register_dense)
+register_dense(Dense.zeros, as_scalar)
 
 
 def _shape2(shape: Any) -> tuple[int, int]:
