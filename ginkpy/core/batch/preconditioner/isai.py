@@ -24,7 +24,7 @@ from ginkpy.core.batch.multi_vector import MultiVector
 from ginkpy.core.batch.preconditioner.ilu import Ilu
 from ginkpy.core.matrix.csr import INDEX_DTYPE
 from ginkpy.core.matrix.csr import Csr as SingleCsr
-from ginkpy.core.preconditioner.isai import ROW_LIMIT
+from ginkpy.core.preconditioner.isai_limits import ROW_LIMIT
 
 
 class Isai(EnableBuild, BatchLinOp):
