@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.checks import system_csr
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, boolean, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization
 from ginkpy.core.factorization.ilu import Ilu as ExactIlu
 from ginkpy.core.factorization.par_ilu import ParIlu
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.preconditioner.isai import LowerIsai, UpperIsai

@@ -38,7 +38,7 @@ from ginkpy.core.base.factory import (EnableBuild, Factory, Parameters, as_facto
                                       parameters)
 from ginkpy.core.base.lazy import sp
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.base.checks import system_csr
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.preconditioner.isai_limits import ROW_LIMIT
