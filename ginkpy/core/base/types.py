@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 VALUE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+INDEX_DTYPE = np.dtype(np.int32)  # the index type of every sparse format, permutation and partition
 
 
 def is_complex(dtype: Any) -> bool:
