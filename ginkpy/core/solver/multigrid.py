@@ -172,11 +172,22 @@ class Multigrid(IterativeSolver):
         merged_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
         gather_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
 
+    # the variant a distributed system matrix gets: core/distributed/multigrid.py declares itself
+    # with ``class Multigrid(SerialMultigrid, variant="distributed")`` (it builds on this module)
+    _variants: dict[str, type] = {}
+
+    def __init_subclass__(cls, variant: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if variant is not None:
+            Multigrid._variants[variant] = cls
+
     def __new__(cls, factory: Factory, system_matrix: LinOp) -> "Multigrid":
-        # a gk.distributed.Matrix: the hierarchy over the ranks (core/distributed/multigrid.py)
+        # a gk.distributed.Matrix: the hierarchy over the ranks
         if cls is Multigrid and getattr(system_matrix, "distributed", False):
-            from ginkpy.core.distributed.multigrid import Multigrid as DistributedMultigrid
-            cls = DistributedMultigrid
+            if "distributed" not in Multigrid._variants:
+                raise RuntimeError("Multigrid on a distributed matrix needs gk.distributed loaded: import "
+                                   "ginkpy.distributed (gk.distributed) before generating it")
+            cls = Multigrid._variants["distributed"]
         return super().__new__(cls)
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
