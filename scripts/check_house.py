@@ -28,10 +28,10 @@ The rules on the graph:
 ``DEFERRED_FOR_STARTUP`` lists the imports that are deferred only to keep ``import ginkpy``
 fast and that point against the floors or close a circle: each entry says why it is there.
 They are left out of both rules. ``LONG_MODULES`` and ``LONG_FUNCTIONS`` list the current
-offenders of the length limits with their length at the time they were listed: an entry holds
-while the module or function does not grow past that length; a new offender, or a listed one
-that grew, is a finding. Shorten them by splitting concepts apart, never by trimming
-docstrings; delete the entry once it is under the limit (a stale entry is a finding too).
+offenders of the length limits, each with the length it may not grow past (the old limits,
+600 and 80); a new offender, or a listed one past its cap, is a finding. Shorten them by
+splitting concepts apart, never by trimming docstrings; delete the entry once it is under the
+limit (a stale entry is a finding too).
 """
 import argparse
 import ast
@@ -49,12 +49,27 @@ BACKENDS = ("ginkpy.reference", "ginkpy.opencl")
 DEFERRED_FOR_STARTUP = {
 }
 
-# module path (relative to the package's parent): its length when listed
+# The current offenders of the limits (issue 33), each capped at the old house limit (600 lines
+# a module, 80 a function) so that it does not grow further while it waits for its split; the
+# comment gives its length when listed and the concept to split it by.
 LONG_MODULES = {
+    "ginkpy/cli.py": 600,                 # 521: the CLI's subcommands as ginkpy/cli/ (one module each)
+    "ginkpy/core/solver/loop/monitor.py": 600,  # 545: its modes as strategy objects (host-synchronous,
+                                                # asynchronous, collective), issue 33 deliverable 1
+    "ginkpy/core/solver/multigrid.py": 600,     # 585: the cycle and the hierarchy apart from the solver
+    "ginkpy/linalg/_solver.py": 600,      # 589: the Solver object apart from its option checks
 }
 
-# "module path:qualified name": its length when listed
 LONG_FUNCTIONS = {
+    "ginkpy/cli.py:solve": 80,                                # 78: options to a solver, the solve, the report
+    "ginkpy/cli_summary.py:hints": 80,                        # 74: one hint function per finding
+    "ginkpy/core/solver/gmres.py:Gmres._solve": 80,           # 79: the Arnoldi step, the cycle end
+    "ginkpy/core/solver/minres.py:Minres._solve": 80,         # 62: the Lanczos step apart
+    "ginkpy/core/solver/multigrid.py:Multigrid._cycle": 80,   # 79: the V/W/F recursions apart
+    "ginkpy/core/solver/qmr.py:Qmr._solve": 80,               # 63: the Lanczos step apart
+    "ginkpy/opencl/matrix/csr_strategy.py:select_strategy": 80,  # 64: one rule per strategy
+    "ginkpy/reference/batch/solver/bicgstab_kernels.py:_solve": 80,  # 80: the item step apart
+    "ginkpy/reference/batch/solver/gmres_kernels.py:_solve": 80,     # 73: the item's cycle apart
 }
 
 
@@ -302,7 +317,7 @@ def main(argv=None):
         print(finding)
     print(f"{len(findings)} finding(s)" if findings else "house rules hold: no module over "
           f"{args.max_module} lines, no function over {args.max_function}, no import circle of more "
-          f"than {MAX_CIRCLE} modules, core/base and core on their floors")
+          f"than {MAX_CIRCLE} modules, core/base and core on their floors (allowlisted offenders aside)")
     return 1 if findings else 0
 
 
