@@ -38,6 +38,8 @@ class Ilu(EnableBuild, BatchLinOp):
     >>> solver = gk.batch.solver.Bicgstab.build().with_preconditioner(M).with_tolerance(1e-8).on(exe).generate(A)
     """
 
+    kind = "ilu"  # what the backends' batched kernels dispatch on (a batch preconditioner), not its type
+
     @parameters
     class Parameters(Parameters):
         """No parameters: ILU(0) on the items' own pattern."""

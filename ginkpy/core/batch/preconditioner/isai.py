@@ -47,6 +47,8 @@ class Isai(EnableBuild, BatchLinOp):
     >>> X, info = gk.linalg.batched_gmres(matrices, B, M="isai")
     """
 
+    kind = "isai"  # what the backends' batched kernels dispatch on (a batch preconditioner), not its type
+
     @parameters
     class Parameters(Parameters):
         sparsity_power: int = attrs.field(default=1, validator=integer(min=1))
