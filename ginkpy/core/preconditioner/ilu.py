@@ -75,17 +75,17 @@ def solve_error(solver: LinOp, factor: Csr) -> float:
     return error if np.isfinite(error) else np.inf
 
 
-def is_gpu(exec) -> bool:
-    """Whether ``exec`` runs on a GPU (where launches and substitution levels cost most)."""
-    info = getattr(exec, "info", None)
-    return bool(info is not None and info.is_gpu)
+def tries_approximate_solves(exec) -> bool:
+    """Whether the default tries approximate triangular solves on ``exec`` (its device's choice:
+    a GPU, where launches and substitution levels cost most)."""
+    return exec.device_choices().approximate_triangular_solves
 
 
 def candidates(exec) -> list[tuple[str, Any, Any]]:
     """The default's approximate triangular solves for ``exec``, cheapest first, as (name,
     lower solver parameters, upper solver parameters); exact substitution comes after them
     (alone on a CPU device)."""
-    if not is_gpu(exec):
+    if not tries_approximate_solves(exec):
         return []
     return ([(f"ISAI (sparsity power {p})", LowerIsai.build().with_sparsity_power(p),
               UpperIsai.build().with_sparsity_power(p)) for p in (1, 2, 3)]
