@@ -168,3 +168,15 @@ def stop_args(stop) -> tuple:
     """The kernel arguments of STOP_PARAMS (common.cl) for a StopState."""
     return (stop.status.data, stop.checks.data, stop.history.values.data, np.int32(stop.history_rows),
             stop.threshold.values.data, np.int32(stop.max_iters))
+
+
+def sum_rows(exec, partial, result) -> None:
+    """result[j] = sum over g of partial[g, j] (device arrays of parts x count and count entries):
+    the second pass of a reduction whose partial sums the host or a plain kernel needs summed;
+    one work-group per column (``sum_rows`` in components/reduction_kernels.cl)."""
+    from ginkpy.opencl.components import reduction_kernels
+    parts, count = partial.shape
+    group = min(pow2_at_most(exec.info.max_work_group_size), 256, 1 << max(parts - 1, 0).bit_length())
+    exec.kernel(reduction_kernels.__file__, partial.dtype, "sum_rows", TWO=0)(
+        exec.queue, (count * group,), (group,), np.int32(parts), np.int32(count), partial.data,
+        result.data, local_buffer(group, partial.dtype))

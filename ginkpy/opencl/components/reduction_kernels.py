@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginkpy.opencl.launch import ceil_div, check_int32, local_buffer, pow2_at_most, reduction_shape, resize
+from ginkpy.opencl.launch import ceil_div, check_int32, local_buffer, pow2_at_most, reduction_shape, resize, sum_rows
 
 
 def dots(exec, x, u, w, partials):
@@ -51,14 +51,3 @@ def multi_dot(exec, basis, w, num, h):
         np.int32(rows), basis.values.data, w.values.data, out.data, local_buffer(size, dtype))
     if groups > 1:
         sum_rows(exec, out, h.values)
-
-
-def sum_rows(exec, partial, result) -> None:
-    """result[j] = sum over g of partial[g, j] (device arrays of parts x count and count entries):
-    the second pass of a reduction whose partial sums the host or a plain kernel needs summed;
-    one work-group per column (``sum_rows`` in components/reduction_kernels.cl)."""
-    parts, count = partial.shape
-    group = min(pow2_at_most(exec.info.max_work_group_size), 256, 1 << max(parts - 1, 0).bit_length())
-    exec.kernel(__file__, partial.dtype, "sum_rows", TWO=0)(
-        exec.queue, (count * group,), (group,), np.int32(parts), np.int32(count), partial.data,
-        result.data, local_buffer(group, partial.dtype))

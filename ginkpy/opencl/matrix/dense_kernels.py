@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.base.types import real_dtype
-from ginkpy.opencl.components.reduction_kernels import sum_rows
 from ginkpy.opencl.launch import (check_int32, launch_1d, local_buffer, pow2_at_most, reduction_shape, round_up,
-                                  scalar_arg)
+                                  scalar_arg, sum_rows)
 
 
 def _kernel(exec, dtype, name, **defines):
