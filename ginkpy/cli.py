@@ -33,7 +33,7 @@ from ginkpy import config
 from ginkpy.cli_info import info, matrix_info, matrix_kind, pde_like, symmetric_kind
 from ginkpy.cli_summary import describe, hints, outcome_rows, preconditioner_key, time_rows, wider
 from ginkpy.core.base.executor import Executor, executor
-from ginkpy.core.base.mtx_io import read, write
+from ginkpy.core.matrix.mtx_io import read, write
 from ginkpy.core.factorization.cholesky import Cholesky
 from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.log.convergence import Convergence

@@ -8,7 +8,7 @@ import argparse
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.core.base.mtx_io import read
+from ginkpy.core.matrix.mtx_io import read
 from ginkpy.reference.executor import ReferenceExecutor
 
 

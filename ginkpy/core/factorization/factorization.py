@@ -24,11 +24,11 @@ from typing import Callable
 
 import numpy as np
 
-from ginkpy.core.base.checks import system_csr
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, boolean, csr_strategy, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.permutation import Permutation
