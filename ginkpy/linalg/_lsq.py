@@ -86,6 +86,31 @@ def _show_end(name: str, istop: int, lines: list) -> None:
     print(" ")
 
 
+def _solve(params: Any, A: Any, b: Any, x0: Any, executor: Any, show: bool, name: str,
+           header: Any, names: tuple, summary: Any) -> tuple:
+    """Generate ``params`` on A, solve from x0 (zeros where None) and read the result: x (n,),
+    istop, itn, the estimates ``names`` and the solver's result; with ``show``, SciPy's header
+    (``header(solver)``'s lines) and summary (``summary(istop, itn, *estimates)``'s lines)."""
+    exec, op, b_d, x_d = _operands(A, b, x0, executor)
+    solver = params.on(exec).generate(op)
+    if show:
+        _show_header(name, op.shape, header(solver))
+    solver.apply_with_initial_guess(b_d, x_d, zero_guess=x0 is None)
+    r = solver.result()
+    istop, itn = int(r["istop"][0]), int(r["itn"][0])
+    out = [float(r[n][0]) for n in names]
+    if show:
+        _show_end(name, istop, summary(istop, itn, *out))
+    return x_d.to_numpy()[:, 0], istop, itn, out, r
+
+
+def _lsqr_summary(istop: int, itn: int, r1norm: float, r2norm: float, anorm: float, acond: float,
+                  arnorm: float, xnorm: float) -> list:
+    """The closing lines of SciPy's lsqr with ``show``."""
+    return [f"istop ={istop:8g}   r1norm ={r1norm:8.1e}   anorm ={anorm:8.1e}   arnorm ={arnorm:8.1e}",
+            f"itn   ={itn:8g}   r2norm ={r2norm:8.1e}   acond ={acond:8.1e}   xnorm  ={xnorm:8.1e}"]
+
+
 def lsqr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e-6, conlim: float = 1e8,
          iter_lim: int | None = None, show: bool = False, calc_var: bool = False, x0: Any = None,
          executor: Any = None) -> tuple:
@@ -137,28 +162,14 @@ def lsqr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     >>> x, istop, itn, r1norm = lsqr(A, b, damp=0.1, atol=1e-10, btol=1e-10)[:4]
     >>> x = lsqr(A, b, executor="opencl")[0]
     """
-    exec, op, b_d, x_d = _operands(A, b, x0, executor)
-    m, n = op.shape
     params = Lsqr.build().with_damp(float(damp)).with_atol(float(atol)).with_btol(float(btol)) \
         .with_conlim(float(conlim)).with_calc_var(bool(calc_var))
-    if iter_lim is not None:
-        params = params.with_max_iters(int(iter_lim))
-    solver = params.on(exec).generate(op)
-    if show:
-        _show_header("LSQR", (m, n), [f"damp = {damp:20.14e}   calc_var = {calc_var:8g}",
-                                      f"atol = {atol:8.2e}                 conlim = {conlim:8.2e}",
-                                      f"btol = {btol:8.2e}               iter_lim = {solver.max_iters:8g}"])
-    solver.apply_with_initial_guess(b_d, x_d, zero_guess=x0 is None)
-    r = solver.result()
-    x = x_d.to_numpy()[:, 0]
-    istop, itn = int(r["istop"][0]), int(r["itn"][0])
-    out = [float(r[name][0]) for name in ("r1norm", "r2norm", "anorm", "acond", "arnorm", "xnorm")]
-    if show:
-        r1norm, r2norm, anorm, acond, arnorm, xnorm = out
-        _show_end("LSQR", istop, [f"istop ={istop:8g}   r1norm ={r1norm:8.1e}   anorm ={anorm:8.1e}   "
-                                  f"arnorm ={arnorm:8.1e}",
-                                  f"itn   ={itn:8g}   r2norm ={r2norm:8.1e}   acond ={acond:8.1e}   "
-                                  f"xnorm  ={xnorm:8.1e}"])
+    params = params if iter_lim is None else params.with_max_iters(int(iter_lim))
+    header = (lambda solver: [f"damp = {damp:20.14e}   calc_var = {calc_var:8g}",
+                              f"atol = {atol:8.2e}                 conlim = {conlim:8.2e}",
+                              f"btol = {btol:8.2e}               iter_lim = {solver.max_iters:8g}"])
+    x, istop, itn, out, r = _solve(params, A, b, x0, executor, show, "LSQR", header,
+                                   ("r1norm", "r2norm", "anorm", "acond", "arnorm", "xnorm"), _lsqr_summary)
     return (x, istop, itn, *out, r["var"][:, 0])
 
 
@@ -201,25 +212,16 @@ def lsmr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     >>> from ginkpy.linalg import lsmr
     >>> x, istop, itn, normr, normar = lsmr(A, b, atol=1e-10, btol=1e-10)[:5]
     """
-    exec, op, b_d, x_d = _operands(A, b, x0, executor)
-    m, n = op.shape
     params = Lsmr.build().with_damp(float(damp)).with_atol(float(atol)).with_btol(float(btol)) \
         .with_conlim(float(conlim))
     if maxiter is not None:
         params = params.with_max_iters(int(maxiter))
-    solver = params.on(exec).generate(op)
-    if show:
-        _show_header("LSMR", (m, n), [f"damp = {damp:20.14e}", f"atol = {atol:8.2e}                 "
-                                      f"conlim = {conlim:8.2e}", f"btol = {btol:8.2e}             "
-                                      f"maxiter = {solver.max_iters:8g}"])
-    solver.apply_with_initial_guess(b_d, x_d, zero_guess=x0 is None)
-    r = solver.result()
-    x = x_d.to_numpy()[:, 0]
-    istop, itn = int(r["istop"][0]), int(r["itn"][0])
-    out = [float(r[name][0]) for name in ("normr", "normar", "norma", "conda", "normx")]
-    if show:
-        normr, normar, norma, conda, normx = out
-        _show_end("LSMR", istop, [f"istop ={istop:8g}    normr ={normr:8.1e}", f"    normA ={norma:8.1e}    "
-                                  f"normAr ={normar:8.1e}", f"itn   ={itn:8g}    condA ={conda:8.1e}",
-                                  f"    normx ={normx:8.1e}"])
+    x, istop, itn, out, _ = _solve(
+        params, A, b, x0, executor, show, "LSMR",
+        lambda solver: [f"damp = {damp:20.14e}", f"atol = {atol:8.2e}                 conlim = {conlim:8.2e}",
+                        f"btol = {btol:8.2e}             maxiter = {solver.max_iters:8g}"],
+        ("normr", "normar", "norma", "conda", "normx"),
+        lambda istop, itn, normr, normar, norma, conda, normx: [
+            f"istop ={istop:8g}    normr ={normr:8.1e}", f"    normA ={norma:8.1e}    normAr ={normar:8.1e}",
+            f"itn   ={itn:8g}    condA ={conda:8.1e}", f"    normx ={normx:8.1e}"])
     return (x, istop, itn, *out)
