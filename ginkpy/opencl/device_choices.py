@@ -2,7 +2,7 @@
 ``ginkpy/core/base/device_choices.py``): the choices of a CPU device and of a GPU, measured.
 
 Multigrid (``python benchmarks/bench_amg.py --tune``: AMG-CG whole solves of 2D and 3D Poisson
-for each cycle, sweep count and merge size; see the README's multigrid section). The GPU's, on
+for each cycle, sweep count and merge size; see docs/multigrid.md and docs/performance.md). The GPU's, on
 an H100 (V-cycle, 2 sweeps, <= 2048 rows merged / 2 sweeps, 8192 / 1 sweep, 8192, the previous
 choice / the best W-cycle): 2D Poisson 1000^2 72 / 78 / 81 / 98 ms (39 / 40 / 56 / 20 it.), 2D
 Poisson 2.1e6 rows 103 / 106 / 113 / 122 ms, 3D Poisson 128^3 104 / 115 / 130 / 160 ms (25 / 25 /

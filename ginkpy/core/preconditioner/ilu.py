@@ -7,7 +7,7 @@ the two solvers on the executor.
 
 Unset parameters (None) choose, so that the default never raises where an incomplete
 factorization exists and needs at most about the iterations of exact ILU(0) with exact
-triangular solves (README, benchmarks/bench_ilu.py):
+triangular solves (docs/preconditioners.md, benchmarks/bench_ilu.py):
 
 - the factorization: exact ILU(0) on the host (level-scheduled; see gk.factorization.Ilu) for
   matrices of at most :data:`EXACT_ENTRIES` entries and where a sweep would cost more than
