@@ -91,6 +91,11 @@ Direct solves: ``spsolve(A, b)``, ``splu(A)`` (an object with ``.solve(b)``) and
 (:mod:`ginkpy.linalg._dsolve`); ``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
 ``UpperTrs``' exact substitution (:mod:`ginkpy.linalg._trsolve`).
 
+Least squares: ``lsqr(A, b, damp, atol, btol, conlim, iter_lim, show, calc_var, x0)`` and
+``lsmr(A, b, damp, atol, btol, conlim, maxiter, show, x0)``, SciPy's signatures and result
+tuples, for rectangular (m > n, m < n) or square, damped, real or complex A, by
+``gk.solver.Lsqr`` / ``Lsmr`` (:mod:`ginkpy.linalg._lsq` lists the differences from SciPy).
+
 Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
 ``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system
 and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes them.
@@ -105,7 +110,8 @@ from ginkpy.linalg._solver import Solver, clear_cache
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
 _LAZY = {"batched_bicgstab": "_batch", "batched_cg": "_batch", "batched_gmres": "_batch",
-         "factorized": "_dsolve", "splu": "_dsolve", "spsolve": "_dsolve", "spsolve_triangular": "_trsolve"}
+         "factorized": "_dsolve", "lsmr": "_lsq", "lsqr": "_lsq", "splu": "_dsolve", "spsolve": "_dsolve",
+         "spsolve_triangular": "_trsolve"}
 
 
 def __getattr__(name):
@@ -119,5 +125,5 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "factorized", "fcg", "gcrotmk", "gmres", "idr", "ir", "lgmres", "minres", "qmr",
-           "splu", "spsolve", "spsolve_triangular", "tfqmr"]
+           "cgs", "clear_cache", "factorized", "fcg", "gcrotmk", "gmres", "idr", "ir", "lgmres", "lsmr", "lsqr",
+           "minres", "qmr", "splu", "spsolve", "spsolve_triangular", "tfqmr"]
