@@ -79,14 +79,7 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
         raise TypeError(f"outer_v must be a list (or None), got {type(outer_v).__name__}")
     if not isinstance(prepend_outer_v, (bool, np.bool_)):
         raise ValueError(f"prepend_outer_v must be True or False, got {prepend_outer_v!r}")
-    seeded, before = 0, None
-    if outer_v and outer_k:
-        # SciPy's vectors: W where every A v is given, else A v computed for all
-        Z = np.stack([np.asarray(v).ravel() for v, _ in outer_v], axis=1)
-        W = None if any(w is None for _, w in outer_v) else np.stack([np.asarray(w).ravel() for _, w in outer_v],
-                                                                     axis=1)
-        seeded = min(Z.shape[1], outer_k)
-        before = lambda solver, b: solver.set_augmentation(Z, W)  # noqa: E731
+    seeded, before = _given(outer_v if outer_k else None, outer_k, "set_augmentation")
     kept = _Kept("augmentation") if outer_v is not None else None
     lengths = [inner_m + min(c, outer_k) for c in range(seeded, seeded + maxiter)]
     x, info = _cycles_solve("lgmres", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M,
@@ -141,15 +134,8 @@ def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float =
         raise TypeError(f"CU must be a list (or None), got {type(CU).__name__}")
     m = min(_check_count(m, "m", 1), max(getattr(A, "shape", (m,))[0], 1))
     k = m if k is None else _check_count(k, "k", 0)
-    seeded = 0
-    before = None
-    if CU:
-        # SciPy's pairs: C where every c is given (and not discard_C), else A u computed for all
-        U = np.stack([np.asarray(u).ravel() for _, u in CU], axis=1)
-        given = [None if discard_C else c for c, _ in CU]
-        C = None if any(c is None for c in given) else np.stack([np.asarray(c).ravel() for c in given], axis=1)
-        seeded = min(U.shape[1], max(k, 1))
-        before = lambda solver, b: solver.set_recycled_space(U, C)  # noqa: E731
+    seeded, before = _given([(u, None if discard_C else c) for c, u in CU] if CU else None, max(k, 1),
+                            "set_recycled_space")
     kept = _Kept("recycled_space") if CU is not None else None
     lengths = [m + max(k - min(c, max(k, 1)), 0) for c in range(seeded, seeded + maxiter)]
     x, info = _cycles_solve("gcrotmk", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M,
@@ -160,6 +146,19 @@ def gcrotmk(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float =
         CU[:] = [(None if discard_C else C[:, i].copy(), U[:, i].copy()) for i in range(U.shape[1])]
         CU.append((None, x.copy()))
     return x, info
+
+
+def _given(vectors: list | None, most: int, method: str) -> tuple[int, Callable | None]:
+    """SciPy's vectors given to a solve, pairs (v, A v or None) (lgmres' outer_v; gcrotmk's CU as
+    (u, c)): how many the solve starts with (the newest ``most``), and what hands them to the
+    solver before it runs, ``solver.<method>(V, AV)`` (AV where every A v is given, else None:
+    computed on the device)."""
+    if not vectors:
+        return 0, None
+    V = np.stack([np.asarray(v).ravel() for v, _ in vectors], axis=1)
+    AV = None if any(av is None for _, av in vectors) else np.stack([np.asarray(av).ravel() for _, av in vectors],
+                                                                     axis=1)
+    return min(V.shape[1], most), lambda solver, b: getattr(solver, method)(V, AV)
 
 
 class _Kept(Logger):

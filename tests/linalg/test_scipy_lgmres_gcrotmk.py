@@ -27,6 +27,9 @@ _current = {"executor": None}  # the executor of the running test
 
 _NANS = ("A with a NaN entry: ginkpy refuses it before solving (ValueError 'the system matrix contains NaN or "
          "Inf values', as every ginkpy.linalg function), where SciPy runs a cycle and returns info 1")
+_DENORMALS = ("A scaled by 100 times the smallest denormal: the products with A underflow, the solve breaks down or "
+              "diverges, and ginkpy.linalg then raises a ValueError that says how to scale A and b exactly "
+              "(ginkpy/linalg/_info.py's check_magnitude, for every method), where SciPy returns an info")
 # test ids (as pytest names them in SciPy's module, without the executor) -> why they differ
 DELIBERATE: dict[str, str] = {
     "TestLGMRES::test_outer_v": "counts products by A: outer_v is honoured (filled, then the solve with the "
@@ -36,6 +39,8 @@ DELIBERATE: dict[str, str] = {
                                 "converged, the correction's product A dx (SciPy combines it from its basis) and "
                                 "the true residual at the cycle's end",
     "TestLGMRES::test_nans": _NANS,
+    "TestLGMRES::test_denormals": _DENORMALS,
+    "TestGCROTMK::test_denormals": _DENORMALS,
     "TestGCROTMK::test_nans": _NANS,
     "TestGCROTMK::test_CU": "counts products by A: CU is honoured (the second solve converges at once, x equal), "
                             "but that solve makes 5 products where SciPy's makes 3 (4 with discard_C): A u for "

@@ -29,7 +29,7 @@ from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.restarted_cycle import RestartedCycle
+from ginkpy.core.solver.restarted_cycle import RestartedCycle, ring_order
 
 
 class Gcrotmk(Gmres):
@@ -88,7 +88,7 @@ class Gcrotmk(Gmres):
         return [m + max(k - min(c, self.slots), 0) for c in range(cycles)]
 
     def _solve(self, monitor: IterationMonitor) -> None:
-        exec, A, x = self.executor, self.system_matrix, monitor.x
+        A, x = self.system_matrix, monitor.x
         m, k, slots = self.krylov_dim, self.recycle_dim, self.slots
         cycle = RestartedCycle(self, monitor, m + k)
         ws = monitor.ws
@@ -99,17 +99,10 @@ class Gcrotmk(Gmres):
         # truncate="smallest" (k >= 2): the projections beta_ij = c_i^H w of each step j and its
         # ||v_j|| kept for the host's SVD at the end of the cycle
         smallest = self.parameters.truncate == "smallest" and k >= 2
-        steps = m + k
-        betas = [[ws.scalars(f"beta{i}_{j}")[0] for j in range(steps)] for i in range(slots)] if smallest else None
-        norms = [ws.scalars(f"nrm{j}")[0] for j in range(steps)] if smallest else None
-        identity = isinstance(self.preconditioner, Identity)
+        betas = [[ws.scalars(f"beta{i}_{j}")[0] for j in range(m + k)] for i in range(slots)] if smallest else None
+        norms = [ws.scalars(f"nrm{j}")[0] for j in range(m + k)] if smallest else None
         monitor.start(cycle.r)
-        seeded = self._take_seed(pairs, cycle)
-        for c, u in pairs[:seeded]:
-            # (pairs given by set_recycled_space)  beta = c_i^H r;  x = x + beta u_i;  r = r - beta c_i
-            c.compute_conj_dot(cycle.r, beta)
-            x.add_scaled(beta, u)
-            cycle.r.sub_scaled(beta, c)
+        seeded = self._take_seed(pairs, cycle, beta)
         # cycle: the cycle running (from 0, given pairs counting as cycles before); kept: the pairs it
         # projects against (slots 0 .. kept - 1)
         state = {"cycle": seeded - 1, "kept": 0}
@@ -122,15 +115,11 @@ class Gcrotmk(Gmres):
         def step(j: int, givens_first: bool) -> None:
             # z = M v;  w = A z
             z = self._precondition(cycle.v, cycle.z)
-            if state["kept"] and identity:
+            if state["kept"] and isinstance(self.preconditioner, Identity):
                 z = cycle.z.copy_from(cycle.v)  # (z is projected below: not v itself)
             A.apply(z, cycle.w)
-            for i, (c, u) in enumerate(pairs[:state["kept"]]):
-                # beta = c_i^H w;  w = w - beta c_i;  z = z - beta u_i
-                b = betas[i][j] if smallest else beta
-                c.compute_conj_dot(cycle.w, b)
-                cycle.w.sub_scaled(b, c)
-                z.sub_scaled(b, u)
+            # (each kept pair in turn)  beta = c_i^H w;  w = w - beta c_i;  z = z - beta u_i
+            self._project(pairs[:state["kept"]], [b[j] for b in betas] if smallest else None, beta, z, cycle.w)
             cycle.arnoldi(j, givens_first, z, cycle.w)
             if smallest:
                 norms[j].copy_from(cycle.nrm)
@@ -140,17 +129,14 @@ class Gcrotmk(Gmres):
             # this cycle's slot;  x = x + (c^H r) u (a correction that overflowed: the column
             # diverged);  r = b - A x and the next cycle's start
             cycle.rotate(j)
-            u = cycle.update_into(cycle.u)
-            A.apply(u, cx)
-            cx.compute_conj_dot(cx, cc)
-            cx.compute_conj_dot(cycle.r, cr)
+            u = cycle.correction(cx, cc, cr)
             if smallest:
                 slot = min(state["cycle"], slots - 1)
                 if state["kept"] == slots:
                     self._keep_largest(pairs, betas, norms, cycle, beta)
             else:
                 slot = state["cycle"] % slots
-            exec.run("solver.gcrotmk.recycle", cc, cr, cx, u, x, *pairs[slot], monitor.stop.status)
+            cycle.keep(cc, cr, cx, u, x, *pairs[slot])
             monitor.residual(cycle.r)
             cycle.restart()
 
@@ -159,10 +145,18 @@ class Gcrotmk(Gmres):
                               step_key=lambda j: (j == 0, j % 2, state["kept"], j if smallest else None),
                               end_key=lambda j: (j, state["cycle"] % slots, state["kept"]))
         # the pairs kept, oldest first (for recycled_space)
-        last = state["cycle"]
-        count = min(last + 1, slots)
-        self._recycled = [pairs[i] for i in (range(count) if smallest else
-                                             [t % slots for t in range(last + 1 - count, last + 1)])]
+        order = range(min(state["cycle"] + 1, slots)) if smallest else ring_order(state["cycle"], slots)
+        self._recycled = [pairs[i] for i in order]
+
+    @staticmethod
+    def _project(pairs, betas, beta, z, w) -> None:
+        """For each pair (c_i, u_i) in turn (modified Gram-Schmidt): beta_i = c_i^H w;
+        w = w - beta_i c_i;  z = z - beta_i u_i (beta_i into ``betas[i]`` where given, else ``beta``)."""
+        for i, (c, u) in enumerate(pairs):
+            b = beta if betas is None else betas[i]
+            c.compute_conj_dot(w, b)
+            w.sub_scaled(b, c)
+            z.sub_scaled(b, u)
 
     def set_recycled_space(self, U, C=None) -> None:
         """Start the next apply from the recycled pairs (c_i, u_i) of an earlier solve with the
@@ -187,9 +181,10 @@ class Gcrotmk(Gmres):
             return np.zeros((n, 0), self.dtype), np.zeros((n, 0), self.dtype)
         return tuple(np.stack([pair[i].to_numpy()[:, 0] for pair in pairs], axis=1) for i in (0, 1))
 
-    def _take_seed(self, pairs, cycle) -> int:
+    def _take_seed(self, pairs, cycle, beta) -> int:
         """The pairs of set_recycled_space into slots 0, 1, ... (C = A U computed on the device
-        where not given; orthonormalized on the host, once a solve); how many."""
+        where not given; orthonormalized on the host, once a solve), and x0's step along them
+        (beta = c_i^H r;  x = x + beta u_i;  r = r - beta c_i); how many."""
         seed, self._seed = getattr(self, "_seed", None), None
         if seed is None or seed[0].shape[1] == 0:
             return 0
@@ -212,6 +207,10 @@ class Gcrotmk(Gmres):
         for j, u in enumerate(kept):
             exec.write(pairs[j][0].values, np.repeat(Q[:, j:j + 1], k, axis=1))
             exec.write(pairs[j][1].values, np.repeat(u.reshape(-1, 1), k, axis=1))
+        for c, u in pairs[:len(kept)]:
+            c.compute_conj_dot(cycle.r, beta)
+            cycle.monitor.x.add_scaled(beta, u)
+            cycle.r.sub_scaled(beta, c)
         return len(kept)
 
     def _keep_largest(self, pairs, betas, norms, cycle, scratch) -> None:

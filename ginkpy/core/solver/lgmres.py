@@ -28,7 +28,7 @@ import numpy as np
 from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.restarted_cycle import RestartedCycle
+from ginkpy.core.solver.restarted_cycle import RestartedCycle, ring_order
 
 
 class Lgmres(Gmres):
@@ -84,7 +84,7 @@ class Lgmres(Gmres):
         return [m + min(c, k) for c in range(cycles)]
 
     def _solve(self, monitor: IterationMonitor) -> None:
-        exec, A, x = self.executor, self.system_matrix, monitor.x
+        A, x = self.system_matrix, monitor.x
         m, slots = self.krylov_dim, self.augmentation_dim
         cycle = RestartedCycle(self, monitor, m + slots, flexible=True)
         ws = monitor.ws
@@ -104,22 +104,11 @@ class Lgmres(Gmres):
             state["active"] = min(state["cycle"], slots)
             return m + state["active"]
 
-        def slot(j: int) -> int | None:
-            # the ring slot of augmentation step j (the oldest correction first), None for a Krylov step
-            i = j if prepend else j - m
-            if not 0 <= i < state["active"]:
-                return None
-            return (state["cycle"] - state["active"] + i) % slots
-
-        def first_after(j: int) -> bool:
-            # the first Krylov step after prepended augmentation steps: it starts from v_0
-            return prepend and j == state["active"] > 0
-
         def step(j: int, givens_first: bool) -> None:
-            i = slot(j)
+            i = self._slot(j, state)
             if i is None:
                 # z = M v (v_0 after prepended augmentation steps);  w = A z
-                z = self._precondition(v0 if first_after(j) else cycle.v, cycle.z)
+                z = self._precondition(v0 if self._first_after(j, state) else cycle.v, cycle.z)
                 A.apply(z, cycle.w)
                 cycle.arnoldi(j, givens_first, z, cycle.w)
             else:
@@ -131,14 +120,10 @@ class Lgmres(Gmres):
             # its product A dx kept;  r = b - A x and the next cycle's start
             cycle.rotate(j)
             if slots:
-                # (Gcrotmk's recycle kernel with cr = cc: dz = dx / ||A dx||, dw = A dz, x = x + dx,
-                # where the column took a step: a cycle the host enqueued after the column stopped
-                # leaves its slot as it was; an overflowed correction stops the column as diverged)
-                u = cycle.update_into(cycle.u)
-                A.apply(u, cycle.w)
-                cycle.w.compute_conj_dot(cycle.w, cc)
+                # (with cr = cc: dz = dx / ||A dx||, dw = A dz, x = x + dx, where the column took a
+                # step: a cycle enqueued after the column stopped leaves its slot as it was)
                 dz, dw = kept[state["cycle"] % slots]
-                exec.run("solver.gcrotmk.recycle", cc, cc, cycle.w, u, x, dw, dz, monitor.stop.status)
+                cycle.keep(cc, cc, cycle.w, cycle.correction(cycle.w, cc), x, dw, dz)
             else:
                 cycle.update_into(cycle.u)
                 x.add_scaled(1.0, cycle.u)
@@ -152,12 +137,20 @@ class Lgmres(Gmres):
 
         restart()
         monitor.run_restarted(length, step, cycle.rotate, end_cycle,
-                              step_key=lambda j: (j == 0, j % 2, slot(j), first_after(j)),
+                              step_key=lambda j: (j == 0, j % 2, self._slot(j, state), self._first_after(j, state)),
                               end_key=lambda j: (j, state["cycle"] % slots if slots else None))
-        # the corrections kept, oldest first (for augmentation)
-        last = state["cycle"]
-        count = min(last + 1, slots)
-        self._kept = [kept[t % slots] for t in range(last + 1 - count, last + 1)]
+        self._kept = [kept[i] for i in ring_order(state["cycle"], slots)] if slots else []  # (oldest first)
+
+    def _slot(self, j: int, state: dict) -> int | None:
+        """The ring slot of augmentation step j (the oldest correction first), None for a Krylov step."""
+        i = j if self.parameters.prepend_augmentation else j - self.krylov_dim
+        if not 0 <= i < state["active"]:
+            return None
+        return (state["cycle"] - state["active"] + i) % self.augmentation_dim
+
+    def _first_after(self, j: int, state: dict) -> bool:
+        """Whether step j is the first Krylov step after prepended augmentation steps (it starts from v_0)."""
+        return self.parameters.prepend_augmentation and j == state["active"] > 0
 
     def set_augmentation(self, Z, W=None) -> None:
         """Start the next apply with the corrections of an earlier solve with the same matrix

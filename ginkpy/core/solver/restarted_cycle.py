@@ -79,3 +79,26 @@ class RestartedCycle:
         target.fill(0.0)
         self.exec.run("solver.gmres.update", self.zbasis, self.hessenberg, self.g, self.inner, None, target)
         return target
+
+    def correction(self, cx: Dense, cc: Dense, cr: Dense | None = None) -> Dense:
+        """The cycle's correction u = Z y (returned, in ``u``), its product cx = A u, cc = cx^H cx and
+        (unless ``cr`` is None) cr = cx^H r."""
+        u = self.update_into(self.u)
+        self.A.apply(u, cx)
+        cx.compute_conj_dot(cx, cc)
+        if cr is not None:
+            cx.compute_conj_dot(self.r, cr)
+        return u
+
+    def keep(self, cc: Dense, cr: Dense, cx: Dense, u: Dense, x: Dense, c_slot: Dense, u_slot: Dense) -> None:
+        """Where a column took a step (cc > 0): c_slot = cx / sqrt(cc), u_slot = u / sqrt(cc),
+        x = x + (cr / cc) u; a correction that overflowed stops its column as diverged
+        (``solver.gcrotmk.recycle``)."""
+        self.exec.run("solver.gcrotmk.recycle", cc, cr, cx, u, x, c_slot, u_slot, self.monitor.stop.status)
+
+
+def ring_order(last: int, slots: int) -> list[int]:
+    """The slots of a ring of ``slots`` vectors written by cycles 0 .. last (cycle t's in slot
+    t mod slots), oldest first."""
+    count = min(last + 1, slots)
+    return [t % slots for t in range(last + 1 - count, last + 1)]
