@@ -82,7 +82,10 @@ devices (``gk.matrix.Dense.from_pyopencl`` describes when a copy is made).
 
 Direct solves: ``spsolve(A, b)``, ``splu(A)`` (an object with ``.solve(b)``) and ``factorized(A)``
 (a function ``solve(b)``), SciPy's names and arguments, by ``gk.solver.Direct``
-(:mod:`ginkpy.linalg._dsolve`); ``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
+(:mod:`ginkpy.linalg._dsolve`); ``spilu(A, drop_tol, fill_factor, ...)``, SciPy's threshold ILU
+(gk.factorization.Ilut, the factors of SciPy's spilu) with ``solve(b, trans)`` on the executor,
+also usable as ``M`` (``gmres(A, b, M=spilu(A))``, applied on the device);
+``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
 ``UpperTrs``' exact substitution (:mod:`ginkpy.linalg._trsolve`).
 
 Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
@@ -98,7 +101,8 @@ from ginkpy.linalg._solver import Solver, clear_cache
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
 _LAZY = {"batched_bicgstab": "_batch", "batched_cg": "_batch", "batched_gmres": "_batch",
-         "factorized": "_dsolve", "splu": "_dsolve", "spsolve": "_dsolve", "spsolve_triangular": "_trsolve"}
+         "factorized": "_dsolve", "spilu": "_dsolve", "splu": "_dsolve", "spsolve": "_dsolve",
+         "spsolve_triangular": "_trsolve"}
 
 
 def __getattr__(name):
@@ -112,5 +116,5 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "minres", "qmr", "splu", "spsolve",
+           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "minres", "qmr", "spilu", "splu", "spsolve",
            "spsolve_triangular", "tfqmr"]
