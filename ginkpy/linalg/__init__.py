@@ -101,7 +101,7 @@ from ginkpy.linalg._solver import Solver, clear_cache
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
 _LAZY = {"batched_bicgstab": "_batch", "batched_cg": "_batch", "batched_gmres": "_batch",
-         "factorized": "_dsolve", "spilu": "_dsolve", "splu": "_dsolve", "spsolve": "_dsolve",
+         "factorized": "_dsolve", "lobpcg": "_lobpcg", "spilu": "_dsolve", "splu": "_dsolve", "spsolve": "_dsolve",
          "spsolve_triangular": "_trsolve"}
 
 
@@ -116,5 +116,5 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "minres", "qmr", "spilu", "splu", "spsolve",
+           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "lobpcg", "minres", "qmr", "spilu", "splu", "spsolve",
            "spsolve_triangular", "tfqmr"]

@@ -89,6 +89,25 @@ __kernel void compute_dot(REDUCTION_PARAMS, __global const value_type* a,
     if (IS_LANE_ROOT) partial[group * k + col] = s;
 }
 
+// Block inner product a^H b (a: n x k, b: n x m) split over chunks of rows: work-item
+// (j, i, g) sums rows [g chunk, (g + 1) chunk) of conj(a[:, i]) b[:, j] into partial[g][i][j]
+// (the work-items of a group share the rows they read, through the cache); sum_rows adds the
+// partials of the chunks.
+__kernel void gram_partials(const int n, const int k, const int m, const int chunk,
+                            __global const value_type* a, __global const value_type* b,
+                            __global value_type* partial)
+{
+    const int j = get_global_id(0);
+    const int i = get_global_id(1);
+    const int g = get_global_id(2);
+    if (i >= k || j >= m) return;
+    const int begin = g * chunk;
+    const int end = min(n, begin + chunk);
+    value_type s = 0;
+    for (int r = begin; r < end; ++r) s += mul_conj(a[r * k + i], b[r * m + j]);
+    partial[(g * k + i) * m + j] = s;
+}
+
 // ---- robust norms (LAPACK's nrm2): a norm is scale * sqrt(ssq), ssq = sum of (a_i / scale)^2 ---
 // In the real type; the real and imaginary parts of a complex entry count as two entries (as
 // LAPACK's zlassq).

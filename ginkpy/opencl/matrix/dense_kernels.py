@@ -112,6 +112,34 @@ def _partials_group_size(info, parts: int) -> int:
     return min(pow2_at_most(info.max_work_group_size), 256, 1 << (parts - 1).bit_length())
 
 
+GRAM_TILE = 8  # work-group edge of gram_partials (TILE x TILE pairs of columns)
+
+
+def compute_gram(exec, a, b, result):
+    """result (k x m) = a^H b for a (n x k), b (n x m): one partial k x m block per chunk of
+    rows (a GPU takes about 8 chunks per compute unit, a CPU device one per unit), then
+    sum_rows over the chunks (none where one chunk covers the rows)."""
+    n, k = a.shape
+    m = b.shape[1]
+    if k == 0 or m == 0:
+        return
+    if n == 0:
+        fill(exec, result, 0.0)
+        return
+    check_int32(max(a.values.size, b.values.size))
+    wanted = exec.info.compute_units * (8 if exec.info.is_gpu else 1)
+    chunk = max(-(-n // wanted), 64)
+    groups = -(-n // chunk)
+    check_int32(groups * k * m)
+    out = result.values if groups == 1 else exec.scratch("gram", (groups, k * m), a.dtype)
+    ti, tj = min(GRAM_TILE, k), min(GRAM_TILE, m)
+    _kernel(exec, a.dtype, "gram_partials")(
+        exec.queue, (round_up(m, tj), round_up(k, ti), groups), (tj, ti, 1), np.int32(n), np.int32(k),
+        np.int32(m), np.int32(chunk), a.values.data, b.values.data, out.data)
+    if groups > 1:
+        sum_rows(exec, out, result.values)
+
+
 def compute_norm2(exec, a, result):
     """result (1 x k, real type) = per-column Euclidean norms of a (n x k), without underflow or
     overflow where the norm is representable (LAPACK's nrm2: each work-item keeps a scale, its
