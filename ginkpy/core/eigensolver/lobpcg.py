@@ -53,6 +53,16 @@ def _inverse_cholesky(gram: np.ndarray) -> np.ndarray | None:
         return None
 
 
+def report_nonhermitian(matrix: np.ndarray, name: str) -> None:
+    """Warn (UserWarning) where ``matrix`` is not Hermitian to about 10 machine epsilons."""
+    difference = np.linalg.norm(matrix - matrix.conj().T, 1)
+    tol = 10 * np.finfo(matrix.dtype).eps
+    tol = max(tol, tol * np.linalg.norm(matrix, 1))
+    if difference > tol:
+        warnings.warn(f"Matrix {name} of the type {matrix.dtype} is not Hermitian: condition: {difference} < {tol} "
+                      f"fails.", UserWarning, stacklevel=5)
+
+
 class Lobpcg:
     """LOBPCG for the ``k`` extreme eigenpairs of A x = lambda B x (k the columns of the
     initial block X), with optional preconditioner M (approximating A^-1 on the wanted
@@ -282,6 +292,9 @@ class Lobpcg:
         return values[ii], vectors[:k], cw, cp
 
     def _eigh(self, gram_a: np.ndarray, gram_b: np.ndarray, iteration: int, warn: bool):
+        if self.verbosity:
+            report_nonhermitian(gram_a, "gramA")
+            report_nonhermitian(gram_b, "gramB")
         try:
             return sla.eigh(gram_a, gram_b, check_finite=False)
         except (sla.LinAlgError, ValueError) as err:
@@ -315,6 +328,12 @@ class Lobpcg:
         """The k = X.shape[1] extreme eigenpairs, from the initial block X (n x k, full rank;
         not changed)."""
         k = X.shape[1]
+        if self.verbosity:
+            constraints = "No constraints" if self.Y is None else \
+                f"{self.Y.shape[1]} constraint{'s' if self.Y.shape[1] > 1 else ''}"
+            print(f"Solving {'standard' if self.B is None else 'generalized'} eigenvalue problem with"
+                  f"{'out' if self.M is None else ''} preconditioning\n\nmatrix size {self.n}\nblock size {k}\n\n"
+                  f"{constraints}\n\n")
         lam = self._start(X)
         lam_hist = np.zeros((self.maxiter + 3, k), dtype=lam.dtype)
         res_hist = np.zeros((self.maxiter + 3, k), dtype=real_dtype(self.dtype))
@@ -396,6 +415,9 @@ class Lobpcg:
         self.A.apply(v["X"], v["AX"])
         self._apply(self.B, v["X"], self._b("X"))
         g = self._grams({"xax": (v["X"], v["AX"]), "xbx": (v["X"], self._b("X"))})
+        if self.verbosity:
+            report_nonhermitian(g["xax"], "gramA")
+            report_nonhermitian(g["xbx"], "gramB")
         try:
             values, vectors = sla.eigh((g["xax"] + g["xax"].conj().T) / 2, (g["xbx"] + g["xbx"].conj().T) / 2,
                                        check_finite=False)
