@@ -60,7 +60,7 @@ def report_nonhermitian(matrix: np.ndarray, name: str) -> None:
     tol = max(tol, tol * np.linalg.norm(matrix, 1))
     if difference > tol:
         warnings.warn(f"Matrix {name} of the type {matrix.dtype} is not Hermitian: condition: {difference} < {tol} "
-                      f"fails.", UserWarning, stacklevel=5)
+                      f"fails.", UserWarning, stacklevel=6)
 
 
 class Lobpcg:
@@ -299,7 +299,7 @@ class Lobpcg:
             return sla.eigh(gram_a, gram_b, check_finite=False)
         except (sla.LinAlgError, ValueError) as err:
             if warn:
-                warnings.warn(f"eigh failed at iteration {iteration} with error\n{err}\n", UserWarning, stacklevel=4)
+                warnings.warn(f"eigh failed at iteration {iteration} with error\n{err}\n", UserWarning, stacklevel=6)
             return None
 
     def _update(self, cx: np.ndarray, cw: np.ndarray, cp: np.ndarray | None) -> None:
@@ -383,7 +383,7 @@ class Lobpcg:
         inverse = _inverse_cholesky(wbw[np.ix_(a, a)])
         if inverse is None:
             warnings.warn(f"Failed at iteration {iteration} with accuracies {norms}\n not reaching the requested "
-                          f"tolerance {self.tol}.", UserWarning, stacklevel=3)
+                          f"tolerance {self.tol}.", UserWarning, stacklevel=5)
             return False
         self._normalize("W", a, inverse, ("", "B") if self.B is not None else ("",))
         self.A.apply(self.v["W"], self.v["AW"])
@@ -408,7 +408,7 @@ class Lobpcg:
         if np.max(np.abs(norms)) > self.tol:
             warnings.warn(f"Exited at iteration {iteration} with accuracies \n{norms}\nnot reaching the requested "
                           f"tolerance {self.tol}.\nUse iteration {best} instead with accuracy \n{smallest}.\n",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=5)
         v["X"].copy_from(v["best"])
         if self.Y is not None:
             self._constrain(v["X"])
@@ -431,7 +431,7 @@ class Lobpcg:
         lam_hist[best + 1], res_hist[best + 1] = lam, norms
         if np.max(np.abs(norms)) > self.tol:
             warnings.warn(f"Exited postprocessing with accuracies \n{norms}\nnot reaching the requested tolerance "
-                          f"{self.tol}.", UserWarning, stacklevel=3)
+                          f"{self.tol}.", UserWarning, stacklevel=5)
         if self.verbosity:
             print(f"Final postprocessing eigenvalue(s):\n{lam}\nFinal residual norm(s):\n{norms}")
         return LobpcgResult(lam, v["X"], norms, iteration, bool(np.max(np.abs(norms)) <= self.tol),
