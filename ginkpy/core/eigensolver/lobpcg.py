@@ -188,20 +188,19 @@ class Lobpcg:
         if inverse is None:
             raise ValueError("Linearly dependent initial approximations: X^H B X is not positive definite "
                              "(give X of full column rank, e.g. random columns)")
-        for f in ("", "B") if self.B is not None else ("",):
-            self._times(v[f + "X"], inverse)
+        self._times([v[f + "X"] for f in (("", "B") if self.B is not None else ("",))], inverse)
         self.A.apply(v["X"], v["AX"])
         lam, vectors = sla.eigh(self._grams({"xax": (v["X"], v["AX"])})["xax"], check_finite=False)
         ii = _indices(lam, X.shape[1], self.largest)
-        for f in self._families():
-            self._times(v[f + "X"], vectors[:, ii])
+        self._times([v[f + "X"] for f in self._families()], vectors[:, ii])
         return lam[ii]
 
-    def _times(self, block: Dense, c: np.ndarray) -> None:
-        """block = block C (C small, from the host), through tmp1."""
+    def _times(self, blocks: list[Dense], c: np.ndarray) -> None:
+        """block = block C for each block (C small, uploaded once), through tmp1."""
         coef = self._upload("coef", c)
-        block.apply(coef, self.v["tmp1"])
-        block.copy_from(self.v["tmp1"])
+        for block in blocks:
+            block.apply(coef, self.v["tmp1"])
+            block.copy_from(self.v["tmp1"])
 
     def _residuals(self, lam: np.ndarray, with_p: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """R = A X - B X diag(lam) and W = M R made B-orthogonal to X (and to Y), on the device;
@@ -235,8 +234,7 @@ class Lobpcg:
         k = self.v["X"].shape[1]
         t = np.zeros((k, k), dtype=inverse.dtype)
         t[np.ix_(active, active)] = inverse
-        for f in families:
-            self._times(self.v[f + name], t)
+        self._times([self.v[f + name] for f in families], t)
 
     def _gram_pairs(self, restart: bool, explicit: bool) -> dict[str, tuple[Dense, Dense]]:
         v = self.v
@@ -425,8 +423,7 @@ class Lobpcg:
             raise ValueError("eigh has failed in lobpcg postprocessing") from err
         ii = _indices(values, k, self.largest)
         lam = values[ii]
-        for f in self._families():
-            self._times(v[f + "X"], vectors[:, ii])
+        self._times([v[f + "X"] for f in self._families()], vectors[:, ii])
         norms = self._residual_norms(lam)
         lam_hist[best + 1], res_hist[best + 1] = lam, norms
         if np.max(np.abs(norms)) > self.tol:
