@@ -178,7 +178,8 @@ def test_transpose(ref, ocl, rng, dtype, shape):
 
 # (n, m, k): matrix-vector, thin and wider than a 16-column tile, inner dimension not a
 # multiple of the tile
-PRODUCT_SHAPES = [(1237, 263, 1), (301, 277, 3), (67, 45, 19), (5, 1, 2)]
+# (the narrow kernel takes inner dimensions up to 32: block vectors times small matrices)
+PRODUCT_SHAPES = [(1237, 263, 1), (301, 277, 3), (67, 45, 19), (5, 1, 2), (40003, 10, 10), (1237, 32, 7), (301, 33, 5)]
 
 
 @pytest.mark.parametrize("nmk", PRODUCT_SHAPES, ids=str)

@@ -293,6 +293,24 @@ __kernel void gemm(const int n, const int m, const int k, const int inner,
     }
 }
 
+// Narrow product (an inner dimension m of at most NARROW_INNER, as a block of vectors times
+// a small coefficient matrix): one work-item per entry of x, no local memory or barriers
+// (which cost most on a CPU device), the row of a and b read through the cache.
+__kernel void gemm_narrow(const int n, const int m, const int k,
+                          __global const value_type* a, __global const value_type* b,
+                          __global value_type* x, const int advanced,
+                          __global const value_type* alpha, const int alpha_stride,
+                          __global const value_type* beta, const int beta_stride)
+{
+    const int col = get_global_id(0);
+    const int row = get_global_id(1);
+    if (row >= n || col >= k) return;
+    value_type sum = 0;
+    for (int q = 0; q < m; ++q) sum += mul(a[row * m + q], b[q * k + col]);
+    const int i = row * k + col;
+    x[i] = apply_result(sum, advanced, col, alpha, alpha_stride, beta, beta_stride, x[i]);
+}
+
 // Matrix-vector product (b has one column). A work-group is `rows` rows of `lanes`
 // work-items (a one-dimensional local size: PoCL runs the tail of a kernel twice for local
 // sizes (1, r) when a barrier loop has no trips). The lanes of a row read it contiguously

@@ -215,6 +215,9 @@ def _gemm_shape(info, k: int) -> tuple[int, int, int]:
     return cols, group // cols, 16
 
 
+NARROW_INNER = 32  # products with an inner dimension up to this take gemm_narrow (no tiles)
+
+
 def _gemv_shape(info) -> tuple[int, int]:
     """(lanes per row, rows per group) of the matrix-vector product: a GPU reads each row of A
     with 32 work-items, a CPU device with one (rows are long contiguous streams there)."""
@@ -240,6 +243,11 @@ def _product(exec, a, b, x, alpha=None, beta=None) -> None:
             exec.queue, (round_up(n, rows) * lanes,), (rows * lanes,), np.int32(n), np.int32(m),
             np.int32(lanes), a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
             local_buffer(lanes * rows, dtype))
+        return
+    if m <= NARROW_INNER:  # (block vectors times a small matrix: LOBPCG's updates, Krylov bases' combinations)
+        _kernel(exec, dtype, "gemm_narrow")(
+            exec.queue, (k, n), None, np.int32(n), np.int32(m), np.int32(k), a.values.data, b.values.data,
+            x.values.data, np.int32(advanced), *scalars)
         return
     cols, rows, inner = _gemm_shape(exec.info, k)
     _kernel(exec, dtype, "gemm")(
