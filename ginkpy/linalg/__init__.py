@@ -88,6 +88,13 @@ also usable as ``M`` (``gmres(A, b, M=spilu(A))``, applied on the device);
 ``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
 ``UpperTrs``' exact substitution (:mod:`ginkpy.linalg._trsolve`).
 
+Eigenpairs: ``lobpcg(A, X, B, M, Y, tol, maxiter, largest, ...)``, SciPy's signature and
+returns, by gk.eigensolver.Lobpcg (:mod:`ginkpy.linalg._lobpcg`): the block vectors on the
+executor, ``M`` any preconditioner the solvers take (``M="amg"``); per iteration two small
+downloads (residual norms with two k x k Gram matrices; the Rayleigh-Ritz Gram matrices, whose
+eigenproblem of size at most 3k is solved on the host). SciPy's test_lobpcg.py passes against
+it but for extended precision (refused, as everywhere) and SciPy's in-place-update warning.
+
 Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
 ``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system
 and X (N, n) and an info array (N,) back; :mod:`ginkpy.linalg._batch` describes them.
