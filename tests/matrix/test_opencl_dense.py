@@ -258,7 +258,9 @@ def test_too_large_for_int32_indices_is_a_clear_error():
 # -- block inner products (Gram matrices) --------------------------------------------------------
 
 @pytest.mark.parametrize("complex_values", [False, True], ids=["real", "complex"])
-@pytest.mark.parametrize("n, k, m", [(1, 1, 1), (37, 3, 5), (5001, 7, 9), (40003, 30, 30), (1237, 1, 17)])
+# (b of more than 32 columns: the tiled kernel on a CPU device too)
+@pytest.mark.parametrize("n, k, m", [(1, 1, 1), (37, 3, 5), (5001, 7, 9), (40003, 30, 30), (1237, 1, 17),
+                                     (1237, 3, 40), (3001, 33, 33)])
 def test_compute_gram(ref, ocl, rng, dtype, complex_values, n, k, m):
     """a^H b on the device against the reference, relative to |a|^T |b| (one row chunk, several,
     tiles wider than the block, and sizes not a multiple of the tile)."""

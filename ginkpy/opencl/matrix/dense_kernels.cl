@@ -108,6 +108,28 @@ __kernel void gram_partials(const int n, const int k, const int m, const int chu
     partial[(g * k + i) * m + j] = s;
 }
 
+// The same partials with one work-item per (column i of a, chunk g) summing all m columns of
+// b at once (m <= GRAM_COLUMNS): a[r, i] is read once per row and b's row is shared by the
+// group's work-items through the cache (a CPU device's choice).
+#define GRAM_COLUMNS 32
+__kernel void gram_partials_rows(const int n, const int k, const int m, const int chunk,
+                                 __global const value_type* a, __global const value_type* b,
+                                 __global value_type* partial)
+{
+    const int i = get_global_id(0);
+    const int g = get_global_id(1);
+    if (i >= k) return;
+    const int begin = g * chunk;
+    const int end = min(n, begin + chunk);
+    value_type s[GRAM_COLUMNS];
+    for (int j = 0; j < m; ++j) s[j] = 0;
+    for (int r = begin; r < end; ++r) {
+        const value_type ai = conj_value(a[r * k + i]);
+        for (int j = 0; j < m; ++j) s[j] += mul(ai, b[r * m + j]);
+    }
+    for (int j = 0; j < m; ++j) partial[(g * k + i) * m + j] = s[j];
+}
+
 // ---- robust norms (LAPACK's nrm2): a norm is scale * sqrt(ssq), ssq = sum of (a_i / scale)^2 ---
 // In the real type; the real and imaginary parts of a complex entry count as two entries (as
 // LAPACK's zlassq).
