@@ -277,13 +277,12 @@ def compare(args, exec) -> int:
 
 def tune(args, exec) -> int:
     """Whole AMG-CG solves for each cycle, sweep count and merge size: the measurements behind
-    DEVICE_CHOICES in ginkpy/core/solver/multigrid.py."""
-    from ginkpy.core.solver.multigrid_choice import DEVICE_CHOICES, device_kind
+    the backends' multigrid choices (ginkpy/opencl/device_choices.py, ginkpy/reference/device_choices.py)."""
     configs = list(itertools.product(args.cycles, args.sweeps, args.merged))
     runs = {c: ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle(c[0]).with_smoother_iters(c[1])
                             .with_merged_rows(c[2]), args.maxiter) for c in configs}
-    kind = device_kind(exec)
-    print(f"ginkpy executor: {bc.device_name(exec)} (kind '{kind}', chosen now: {DEVICE_CHOICES[kind]}); "
+    choices = exec.device_choices()
+    print(f"ginkpy executor: {bc.device_name(exec)} (kind '{choices.kind}', chosen now: {choices.multigrid}); "
           f"whole AMG-CG solves, medians of {args.reps} rounds\n")
     _warm(runs)
     for problem in args.problems:

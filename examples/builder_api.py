@@ -1,4 +1,5 @@
-"""The builder-API example of the README (its "Use" section), as written, on an executor chosen by name.
+"""The README's first solve (its "A first solve" section) with the matrix read from a Matrix Market
+file, as the comment there shows (`gk.read("A.mtx", exe)`), on an executor chosen by name.
 
     python examples/builder_api.py [reference|opencl|default] [A.mtx]
 

@@ -5,7 +5,7 @@ import importlib
 from ginkpy import factorization, log, matrix, multigrid, preconditioner, solver, stop
 from ginkpy.core.base.executor import Executor, ForkedProcessError, KernelNotFoundError, default_executor, executor
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.base.mtx_io import read, write
+from ginkpy.core.matrix.mtx_io import read, write
 from ginkpy.reference.executor import ReferenceExecutor
 
 __version__ = "0.1.0"

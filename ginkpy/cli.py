@@ -1,6 +1,6 @@
 """The ``ginkpy`` command line, also run as ``python -m ginkpy``:
 
-    ginkpy solve A.mtx [--rhs b.mtx] [--solver auto] [--preconditioner jacobi] [--executor opencl]
+    ginkpy solve A.mtx [--rhs b.mtx] [--solver auto] [--preconditioner auto] [--executor opencl]
                        [--dtype float64] [--rtol 1e-8] [--max-iters N] [--krylov-dim K]
                        [--config solver.json] [--out x.mtx] [--plot c.png] [--profile]
                        (--preconditioner amg: algebraic multigrid; its hierarchy is printed;
@@ -11,7 +11,7 @@
     ginkpy devices
 
 ``solve`` exits with 0 when every right-hand side converged, 1 when not, 2 on bad input. Its
-summary says which solver ran and why, how each right-hand side ended and, when one did not
+summary says which solver and preconditioner ran and why, how each right-hand side ended and, when one did not
 converge, the likely cause and what to try. On an OpenCL device the kernels are compiled (or
 loaded from the disk cache) in a short warm-up solve first, so that the setup and solve times
 are those of the work alone; the compile time is reported apart.
@@ -30,14 +30,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ginkpy import config
-from ginkpy.cli_info import info, matrix_info, matrix_kind, symmetric_kind
+from ginkpy.cli_info import info, matrix_info, matrix_kind, pde_like, symmetric_kind
 from ginkpy.cli_summary import describe, hints, outcome_rows, preconditioner_key, time_rows, wider
 from ginkpy.core.base.executor import Executor, executor
-from ginkpy.core.base.mtx_io import read, write
+from ginkpy.core.matrix.mtx_io import read, write
 from ginkpy.core.factorization.cholesky import Cholesky
 from ginkpy.core.factorization.lu import Lu
 from ginkpy.core.log.convergence import Convergence
 from ginkpy.core.log.logger import Logger
+from ginkpy.core.log.solver_progress import SolverProgress
 from ginkpy.core.log.profiler_hook import ProfilerHook
 from ginkpy.core.log.plot import require_matplotlib
 from ginkpy.core.matrix.csr import Csr
@@ -55,40 +56,28 @@ DEFAULT_RTOL = 1e-8
 WARM_UP_ITERATIONS = 2  # enough to run every kernel of an iteration and of the solve's end once
 
 
-class Progress(Logger):
-    """A live progress line (iteration, largest relative residual) rewritten in place with ``\\r``.
+class Progress(SolverProgress):
+    """A live progress line (iteration, largest relative residual) rewritten in place with ``\\r``:
+    gk.log.SolverProgress with ``in_place``, relative to ||b||.
 
     Writes only when ``stream`` is a terminal, at most every ``interval`` seconds, and clears
-    the line when the solve completes.
+    the line when the solve completes; like SolverProgress it prints only what the solve loop
+    reads back anyway (no wait for the device).
     """
 
     def __init__(self, b_norm: np.ndarray, stream: TextIO | None = None, interval: float = 0.1) -> None:
-        self.stream = sys.stdout if stream is None else stream
-        self.active = self.stream.isatty()
-        self.b_norm = np.where(b_norm > 0, b_norm, 1.0)
-        self.interval = interval
-        self._last = -np.inf
-        self._width = 0
+        stream = sys.stdout if stream is None else stream
+        super().__init__(stream, min_interval=interval, relative_to=b_norm, in_place=True)
+        self.active = stream.isatty()
 
     def on_iteration_complete(self, solver, iteration, residual_norm, status) -> None:
-        now = time.perf_counter()
-        if not self.active or now - self._last < self.interval:
-            return
-        self._last = now
-        line = f"\riteration {iteration:>8d}   relative residual {np.max(residual_norm / self.b_norm):.3e}"
-        self._width = max(self._width, len(line))
-        self.stream.write(line)
-        self.stream.flush()
-
-    def on_solve_complete(self, solver, result) -> None:
-        if self._width:
-            self.stream.write("\r" + " " * self._width + "\r")
-            self.stream.flush()
+        if self.active:
+            super().on_iteration_complete(solver, iteration, residual_norm, status)
 
 
-def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
-    """The solver's parameters from --config, or from ``solver`` and --preconditioner, with the
-    criteria of --rtol and --max-iters replacing those of the same kind."""
+def _solver_parameters(args: argparse.Namespace, solver: str, preconditioner: str | None = None) -> Any:
+    """The solver's parameters from --config, or from ``solver`` and ``preconditioner`` (default
+    --preconditioner's), with the criteria of --rtol and --max-iters replacing those of the same kind."""
     if args.config:
         params = config.parse(args.config)
         if params.product is Direct:
@@ -98,9 +87,9 @@ def _solver_parameters(args: argparse.Namespace, solver: str) -> Any:
                              f"not an iterative solver (solver::Cg, solver::Gmres, ...)")
     else:
         params = _iterative_solvers()[solver].build()
-        if args.preconditioner not in (None, "none"):
-            setattr(params, preconditioner_key(params),
-                    config.short_names("preconditioner")[args.preconditioner].build())
+        preconditioner = args.preconditioner if preconditioner is None else preconditioner
+        if preconditioner not in (None, "none", "auto"):
+            setattr(params, preconditioner_key(params), config.short_names("preconditioner")[preconditioner].build())
     storage = getattr(args, "storage_precision", None)
     if storage is not None:
         if "storage_precision" not in attrs.fields_dict(type(params)):
@@ -184,6 +173,42 @@ def _choose_solver(suits_cg: bool, kind: str, krylov_dim: int | None = None) -> 
                         f"fastest then, and Gmres takes over if it breaks down")
 
 
+# the solvers whose preconditioner must be symmetric positive definite (as their matrix)
+_SPD_PRECONDITIONED = ("Cg", "PipeCg", "Minres")  # (Fcg takes a nonsymmetric one)
+
+
+def _choose_preconditioner(product: type, S: sp.csr_matrix, suits_cg: bool, kind: str) -> tuple[str, str]:
+    """--preconditioner auto (the default) for the solver ``product``: algebraic multigrid for a
+    symmetric matrix with a positive diagonal that looks like a PDE's (:func:`pde_like`: an
+    M-matrix's sign pattern or diagonal dominance; nos6: 84 Jacobi-Cg iterations, 11 with amg),
+    ILU for a nonsymmetric one (where the solver takes a nonsymmetric preconditioner), else
+    scalar Jacobi, the cheapest that rarely hurts; and why, for the summary."""
+    name = product.__name__
+    fields = attrs.fields_dict(product.Parameters)
+    if name == "Multigrid" or ("preconditioner" not in fields and "solver" not in fields):
+        return "none", f"auto: {name} takes no preconditioner" + (": its smoothers play that part"
+                                                                  if name == "Multigrid" else "")
+    if name == "Chebyshev":
+        return "jacobi", "auto: Chebyshev takes scalar Jacobi or none"
+    if suits_cg:
+        why = pde_like(S)
+        if why is not None and name not in ("Bicg", "Qmr"):  # (these apply M^H, which amg has not)
+            return "amg", f"auto: the matrix is {kind} and {why}: algebraic multigrid"
+        return "jacobi", (f"auto: the matrix is {kind}" + (f" (amg's case, but {name} applies M^H, which amg "
+                                                           f"lacks)" if why else ", but not PDE-like (amg's case)") +
+                          ": scalar Jacobi")
+    zeros = int(np.count_nonzero(S.diagonal() == 0)) if S.shape[0] == S.shape[1] else 0
+    if name in _SPD_PRECONDITIONED:
+        if symmetric_kind(kind):
+            return "none", (f"auto: the matrix is {kind}: {name} needs a symmetric positive definite "
+                            f"preconditioner, and Jacobi of this diagonal is not one")
+        return "jacobi", f"auto: {name} needs a symmetric preconditioner: scalar Jacobi (the matrix is {kind})"
+    if symmetric_kind(kind) and not zeros:
+        return "jacobi", f"auto: the matrix is {kind}: scalar Jacobi"
+    return "ilu", (f"auto: the matrix is {kind}" + (f", with {zeros} zero diagonal entries" if zeros else "") +
+                   ": incomplete LU")
+
+
 def _relative_tolerance(params: Any) -> float | None:
     """The reduction factor of a ResidualNorm criterion relative to ||b|| or ||r0||, if any."""
     factors = [c.reduction_factor for c in params.criteria
@@ -212,7 +237,7 @@ def solve(args: argparse.Namespace) -> int:
     if args.plot:
         require_matplotlib()  # before the solve, not after it
     _check_paths(args)
-    if args.config and (args.solver not in (None, "auto") or args.preconditioner):
+    if args.config and (args.solver not in (None, "auto") or args.preconditioner not in (None, "auto")):
         raise ValueError("--config describes the solver and its preconditioner: leave out --solver "
                          "and --preconditioner, or --config")
     if args.rtol is not None and not args.rtol >= 0:
@@ -234,41 +259,41 @@ def solve(args: argparse.Namespace) -> int:
     suits_cg, kind = matrix_kind(S)
     if args.solver == "direct" or (params is not None and params.product is Direct):
         return _solve_direct(args, params, exec, S, A, B, times, suits_cg)
-    why = None
+    why = chosen = chosen_why = solver = None
     if params is None:
         solver, why = (args.solver, None) if args.solver not in (None, "auto") else \
             _choose_solver(suits_cg, kind, args.krylov_dim)
-        params = _solver_parameters(args, solver)
-    rtol, eps = _relative_tolerance(params), float(np.finfo(dtype).eps)
-    if rtol is not None and rtol < 10 * eps:
-        print(f"ginkpy solve: warning: the tolerance {rtol:g} is below what {dtype} resolves (about "
-              f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
-              f"{10 * eps:.0e} or more{wider(dtype, ', or ')}", file=sys.stderr)
-    convergence = Convergence()
-    X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
+        if args.preconditioner in (None, "auto"):
+            chosen, chosen_why = _choose_preconditioner(_iterative_solvers()[solver], S, suits_cg, kind)
+        params = _solver_parameters(args, solver, chosen)
+    _warn_tolerance(params, dtype)
+    X, op, convergence, params, chosen, chosen_why = _solve_with_default(args, exec, A, B, times, params, solver,
+                                                                         chosen, chosen_why)
     failed = {StopReason.BREAKDOWN, StopReason.DIVERGED}
     if why and params.product.__name__ == "Bicgstab" and failed & set(convergence.result.stop_reasons):
         # auto: where Bicgstab breaks down, Gmres (which does not) solves instead
         reason = next(r for r in convergence.result.stop_reasons if r in failed).describe()
-        params = _solver_parameters(args, "gmres")
+        if chosen is not None:
+            chosen, chosen_why = _choose_preconditioner(_iterative_solvers()["gmres"], S, suits_cg, kind)
         count = convergence.result.num_iterations
         why = why.split("; Bicgstab")[0] + f"; Bicgstab stopped with {reason} after {count} " \
                                            f"iteration{'' if count == 1 else 's'}, so Gmres"
-        convergence = Convergence()
-        X, solver = _timed_solve(params, exec, A, B, times, convergence, Progress(np.linalg.norm(B_host, axis=0)))
+        X, op, convergence, params, chosen, chosen_why = _solve_with_default(
+            args, exec, A, B, times, _solver_parameters(args, "gmres", chosen), "gmres", chosen, chosen_why)
 
     result = convergence.result
     rows = [
         ("matrix", f"{args.matrix}: {S.shape[0]} x {S.shape[1]}, {S.nnz} nonzeros, {dtype}, "
                    f"{B.shape[1]} right-hand side{'s' if B.shape[1] != 1 else ''}"),
         ("solver", describe(params) + (f" ({why})" if why else "")),
+        *([("preconditioner", f"{chosen} ({chosen_why})")] if chosen_why else []),
         ("executor", f"{exec.backend} on {_device(exec)}"),
         *outcome_rows(result),
         *time_rows(times, result.num_iterations, args.profile, WARM_UP_ITERATIONS),
         *[("hint", text) for text in hints(result, convergence.residual_norm_history, params, suits_cg, kind, dtype,
                                             np.flatnonzero(S.diagonal() == 0), _empty_rows(S))],
     ]
-    hierarchy = _multigrid(solver)
+    hierarchy = _multigrid(op)
     if hierarchy is not None:
         rows.append(("multigrid", f"{hierarchy.num_levels} levels, operator complexity "
                                   f"{hierarchy.operator_complexity:.3f}, grid complexity {hierarchy.grid_complexity:.3f}"))
@@ -285,6 +310,36 @@ def solve(args: argparse.Namespace) -> int:
     if args.profile:
         print(f"\n{_profiled(params, exec, A, B)}")
     return 0 if convergence.has_converged else 1
+
+
+def _warn_tolerance(params: Any, dtype: np.dtype) -> None:
+    """A warning on stderr where --rtol is below what the value type resolves."""
+    rtol, eps = _relative_tolerance(params), float(np.finfo(dtype).eps)
+    if rtol is not None and rtol < 10 * eps:
+        print(f"ginkpy solve: warning: the tolerance {rtol:g} is below what {dtype} resolves (about "
+              f"{10 * eps:.0e} ||b||): the solve will likely run to its iteration limit; use --rtol "
+              f"{10 * eps:.0e} or more{wider(dtype, ', or ')}", file=sys.stderr)
+
+
+def _solve_with_default(args: argparse.Namespace, exec: Executor, A: Any, B: Dense, times: dict[str, float],
+                        params: Any, solver: str | None, chosen: str | None,
+                        chosen_why: str | None) -> tuple[Dense, Any, Convergence, Any, str | None, str | None]:
+    """:func:`_timed_solve` with a progress line; where the preconditioner that --preconditioner
+    auto ``chosen`` cannot be set up, again with scalar Jacobi (a default never fails where a
+    weaker method works), said in ``chosen_why``. Returns x, the solver, its Convergence, the
+    parameters and the preconditioner's name and reason."""
+    b_norm = np.asarray(B.compute_norm2().to_numpy()).ravel()
+    convergence = Convergence()
+    try:
+        X, op = _timed_solve(params, exec, A, B, times, convergence, Progress(b_norm))
+    except ValueError as err:
+        if chosen in (None, "none", "jacobi"):
+            raise
+        chosen, chosen_why = "jacobi", f"{chosen_why}; it could not be set up ({err}), so scalar Jacobi"
+        params = _solver_parameters(args, solver, chosen)
+        convergence = Convergence()
+        X, op = _timed_solve(params, exec, A, B, times, convergence, Progress(b_norm))
+    return X, op, convergence, params, chosen, chosen_why
 
 
 def _empty_rows(S: sp.csr_matrix) -> np.ndarray:
@@ -470,10 +525,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="the Krylov solver (default auto: cg for a symmetric matrix with a positive diagonal, "
                         "minres for another symmetric one, else bicgstab, or gmres where bicgstab breaks down or --krylov-dim is given), or direct: a sparse LU (Cholesky for a symmetric matrix with a positive "
                         "diagonal, falling back to LU if it is not positive definite)")
-    s.add_argument("--preconditioner", choices=[*sorted(config.short_names("preconditioner")), "none"],
-                   help="the preconditioner (default none): jacobi is scalar Jacobi, block_jacobi "
-                        "block-Jacobi; ilu / ic never fail where an incomplete factorization exists; ilut is "
-                        "SciPy spilu's threshold ILU; amg algebraic multigrid")
+    s.add_argument("--preconditioner", choices=["auto", *sorted(config.short_names("preconditioner")), "none"],
+                   help="the preconditioner (default auto: amg for a symmetric matrix with a positive diagonal "
+                        "that looks like a PDE's (an M-matrix's signs or diagonal dominance), ilu for a "
+                        "nonsymmetric one, else jacobi; the summary says which and why); none: no "
+                        "preconditioner; jacobi is scalar Jacobi, block_jacobi block-Jacobi; ilu / ic never fail "
+                        "where an incomplete factorization exists; ilut is SciPy spilu's threshold ILU; amg "
+                        "algebraic multigrid; ssor / symmetric_gauss_seidel the symmetric sweeps Cg needs")
     s.add_argument("--storage-precision", choices=["keep", "reduce1", "reduce2"],
                    help="--solver cb_gmres: the Krylov basis stored in float32 (reduce1, the default for float64) "
                         "or float16 (reduce2), the arithmetic in the value type")

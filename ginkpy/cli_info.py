@@ -8,7 +8,7 @@ import argparse
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.core.base.mtx_io import read
+from ginkpy.core.matrix.mtx_io import read
 from ginkpy.reference.executor import ReferenceExecutor
 
 
@@ -28,6 +28,34 @@ def matrix_kind(S: sp.csr_matrix) -> tuple[bool, str]:
         entries = "1 diagonal entry is" if nonpositive == 1 else f"{nonpositive} diagonal entries are"
         return False, f"{word}, but {entries} zero or negative"
     return True, f"{word} with a positive diagonal"
+
+
+# what makes a symmetric matrix with a positive diagonal look like a PDE's (where algebraic
+# multigrid pays): the sign pattern of an M-matrix (off-diagonal entries not positive) in all but
+# this fraction of its off-diagonal entries, or weak diagonal dominance in at least this fraction
+# of its rows
+M_MATRIX_POSITIVE = 0.01
+DOMINANT_ROWS = 0.9
+
+
+def pde_like(S: sp.csr_matrix) -> str | None:
+    """Why a real symmetric matrix with a positive diagonal looks like a discretized elliptic PDE
+    (a stencil or FEM Laplacian: where algebraic multigrid beats Jacobi): the sign pattern of an
+    M-matrix, or weak diagonal dominance in most rows; None where it looks like neither."""
+    if S.dtype.kind != "f" or S.shape[0] == 0:
+        return None
+    S = sp.csr_matrix(S)
+    diag = S.diagonal()
+    rows = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
+    off = (rows != S.indices) & (S.data != 0)
+    positive = float(np.count_nonzero(S.data[off] > 0)) / max(int(np.count_nonzero(off)), 1)
+    if np.count_nonzero(off) and positive <= M_MATRIX_POSITIVE:
+        return "its off-diagonal entries are not positive (an M-matrix's sign pattern, as a Laplacian's)"
+    sums = np.bincount(rows[off], weights=np.abs(S.data[off]), minlength=S.shape[0])
+    dominant = float(np.count_nonzero(np.abs(diag) >= sums)) / S.shape[0]
+    if dominant >= DOMINANT_ROWS:
+        return f"{100 * dominant:.0f}% of its rows are diagonally dominant (as a PDE stencil's)"
+    return None
 
 
 def symmetric_kind(kind: str) -> bool:

@@ -42,7 +42,19 @@ def _preconditioner_name(params: Any) -> str:
     factorization = getattr(getattr(value, "factorization", None), "product", None)
     if product.__name__ == "Ilu" and factorization is not None and factorization.__name__ == "Ilut":
         return "ilut"
-    return {"Multigrid": "amg"}.get(product.__name__, product.__name__.lower())
+    if product.__name__ == "Multigrid":
+        return "amg"
+    # the command line's name of these parameters (gauss_seidel, ssor, isai, ...), the spelled-out one first
+    from ginkpy.config import short_names
+    named = [name for name, known in short_names("preconditioner").items() if _same(known.build(), value)]
+    return min(named, key=lambda name: ("_" not in name, name)) if named else product.__name__.lower()
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # (parameters holding arrays)
+        return False
 
 
 # what to try after a preconditioner that did not do: stronger ones the command line has (ILU-type
@@ -52,6 +64,7 @@ _STRONGER = {"none": ("ilu", "amg"), "jacobi": ("ilu", "amg"), "block_jacobi": (
              "ilut": ("amg",), "amg": ("ilut",)}
 _STRONGER_SPD = {"none": ("ic", "amg"), "jacobi": ("ic", "amg"), "block_jacobi": ("ic", "amg"),
                  "ic": ("amg",), "ic0_exact": ("amg",), "amg": ("ic",)}
+_STRONGER_SPD_DEFAULT = ("ic", "amg")  # (after the symmetric sweeps, SPD ISAI, ...)
 
 
 def _stronger(params: Any, spd: bool, zero_diagonal: bool) -> list[str]:
@@ -59,7 +72,8 @@ def _stronger(params: Any, spd: bool, zero_diagonal: bool) -> list[str]:
     from it; ILU-type ones first where the diagonal has zeros (they add the missing entries)."""
     used = _preconditioner_name(params)
     table = _STRONGER_SPD if spd and not zero_diagonal else _STRONGER
-    options = [name for name in table.get(used, ("ilu", "amg")) if name != used]
+    default = _STRONGER_SPD_DEFAULT if table is _STRONGER_SPD else ("ilu", "amg")
+    options = [name for name in table.get(used, default) if name != used]
     return options or ["amg" if used != "amg" else "ilut"]
 
 
@@ -141,12 +155,11 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
     spd = suits_cg and name in ("Cg", "Fcg", "PipeCg")
     stronger = _either(_stronger(params, spd, zero_diagonal.size > 0))
     # zero diagonal entries defeat Jacobi (it cannot invert them) and an unpreconditioned start
-    zeros = ""
-    if zero_diagonal.size and used in ("none", "jacobi", "block_jacobi"):
-        count = "1 diagonal entry is" if zero_diagonal.size == 1 else f"{zero_diagonal.size} diagonal entries are"
-        zeros = (f"{count} zero or not stored (the first in row {int(zero_diagonal[0])}), "
-                 f"{'which Jacobi cannot invert' if used != 'none' else 'which an ILU handles'}: ")
+    zeros = _zeros(zero_diagonal, used)
     found = []
+    unsymmetric = _unsymmetric_hint(params, suits_cg, result)
+    if unsymmetric is not None:
+        return [unsymmetric]
     for reason in sorted(set(result.stop_reasons) - {StopReason.CONVERGED}):
         columns = [j for j in range(k) if result.stop_reasons[j] == reason]
         where = "" if k == 1 else f"column{'s' if len(columns) > 1 else ''} {', '.join(map(str, columns[:8]))}" \
@@ -177,8 +190,14 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
             text = ("the residual became NaN or infinite: the matrix may be singular or badly scaled, or the "
                     f"preconditioner unstable; {zeros}try {stronger}" +
                     ("" if name == "Gmres" else " or --solver gmres"))
+        elif name == "Chebyshev" and reason != StopReason.TIME_LIMIT and relative[worst] >= 100 * eps:
+            # (its preconditioner is scalar Jacobi or none: stronger ones need a Krylov solver)
+            text = ("Chebyshev converges only as fast as the bounds of its spectrum allow, and takes only scalar "
+                    f"Jacobi or no preconditioner: use --solver {'cg' if suits_cg else 'gmres'} (leave --solver out "
+                    f"for auto's choice), which takes {_either(_stronger(params, suits_cg, zero_diagonal.size > 0))}")
         elif reason == StopReason.TIME_LIMIT:
-            text = "the time limit of the configuration came before the tolerance"
+            text = ("the time limit of the configuration came before the tolerance: raise the Time criterion's "
+                    "time_limit in the --config file (or remove it)")
         elif relative[worst] < 100 * eps:
             text = (f"the residual reached {dtype}'s precision ({relative[worst]:.1e} ||b||) above the "
                     f"tolerance: use a larger --rtol" + wider(dtype, " or "))
@@ -196,6 +215,34 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
                     f"--max-iters {2 * int(result.iterations[worst])}; {zeros}add {stronger} to need fewer")
         found.append(where + text)
     return found
+
+
+def _zeros(zero_diagonal: np.ndarray, used: str) -> str:
+    """What zero diagonal entries do to no preconditioner or Jacobi, as a hint's first clause."""
+    if not (zero_diagonal.size and used in ("none", "jacobi", "block_jacobi")):
+        return ""
+    count = "1 diagonal entry is" if zero_diagonal.size == 1 else f"{zero_diagonal.size} diagonal entries are"
+    return (f"{count} zero or not stored (the first in row {int(zero_diagonal[0])}), "
+            f"{'which Jacobi cannot invert' if used != 'none' else 'which --preconditioner ilu handles'}: ")
+
+
+def _unsymmetric_hint(params: Any, suits_cg: bool, result: SolveResult) -> str | None:
+    """The one hint where a solver for SPD systems (Cg, PipeCg, Minres) that fell short of the
+    tolerance on an SPD-like matrix applies a nonsymmetric preconditioner (a forward sweep, a
+    general ISAI, ILUT), which stalls or breaks it down whatever else is done: its symmetric
+    twin (gk.linalg's rule: ``cg(M="gauss_seidel")`` is refused there); None otherwise."""
+    from ginkpy.linalg._spd import nonsymmetric_preconditioner
+    name = params.product.__name__
+    if name not in ("Cg", "PipeCg", "Minres") or not suits_cg or \
+            all(r == StopReason.CONVERGED for r in result.stop_reasons):
+        return None
+    found = nonsymmetric_preconditioner(getattr(params, preconditioner_key(params)))
+    if found is None:
+        return None
+    why, instead = found
+    return (f"{name} needs a symmetric positive definite preconditioner and {_preconditioner_name(params)} is not "
+            f"symmetric ({why}): use --preconditioner {instead} (its symmetric twin), or --solver fcg, which takes a "
+            f"nonsymmetric one")
 
 
 def _singular(empty_rows: np.ndarray) -> str:

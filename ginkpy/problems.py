@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ginkpy.core.base.mtx_io import read
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.mtx_io import read
 
 
 def _laplacian_1d(n: int) -> sp.csr_matrix:

@@ -12,6 +12,8 @@ from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.idr import Idr
 from ginkpy.core.solver.ir import Ir
 from ginkpy.core.solver.lower_trs import LowerTrs
+from ginkpy.core.solver.lsmr import Lsmr
+from ginkpy.core.solver.lsqr import Lsqr
 from ginkpy.core.solver.minres import Minres
 from ginkpy.core.solver.multigrid import Multigrid
 from ginkpy.core.solver.qmr import Qmr
@@ -21,5 +23,5 @@ from ginkpy.core.solver.tfqmr import Tfqmr
 from ginkpy.core.solver.upper_trs import UpperTrs
 
 __all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gmres", "Idr", "Ir",
-           "LowerTrs", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered",
+           "LowerTrs", "Lsmr", "Lsqr", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered",
            "Tfqmr", "UpperTrs"]

@@ -88,6 +88,11 @@ also usable as ``M`` (``gmres(A, b, M=spilu(A))``, applied on the device);
 ``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
 ``UpperTrs``' exact substitution (:mod:`ginkpy.linalg._trsolve`).
 
+Least squares: ``lsqr(A, b, damp, atol, btol, conlim, iter_lim, show, calc_var, x0)`` and
+``lsmr(A, b, damp, atol, btol, conlim, maxiter, show, x0)``, SciPy's signatures and result
+tuples, for rectangular (m > n, m < n) or square, damped, real or complex A, by
+``gk.solver.Lsqr`` / ``Lsmr`` (:mod:`ginkpy.linalg._lsq` lists the differences from SciPy).
+
 Eigenpairs: ``lobpcg(A, X, B, M, Y, tol, maxiter, largest, ...)``, SciPy's signature and
 returns, by gk.eigensolver.Lobpcg (:mod:`ginkpy.linalg._lobpcg`): the block vectors on the
 executor, ``M`` any preconditioner the solvers take (``M="amg"``); per iteration two small
@@ -108,7 +113,8 @@ from ginkpy.linalg._solver import Solver, clear_cache
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
 _LAZY = {"batched_bicgstab": "_batch", "batched_cg": "_batch", "batched_gmres": "_batch",
-         "factorized": "_dsolve", "lobpcg": "_lobpcg", "spilu": "_dsolve", "splu": "_dsolve", "spsolve": "_dsolve",
+         "factorized": "_dsolve", "lobpcg": "_lobpcg", "lsmr": "_lsq", "lsqr": "_lsq", "spilu": "_dsolve",
+         "splu": "_dsolve", "spsolve": "_dsolve",
          "spsolve_triangular": "_trsolve"}
 
 
@@ -123,5 +129,6 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "lobpcg", "minres", "qmr", "spilu", "splu", "spsolve",
+           "cgs", "clear_cache", "factorized", "fcg", "gmres", "idr", "ir", "lobpcg", "lsmr", "lsqr", "minres", "qmr",
+           "spilu", "splu", "spsolve",
            "spsolve_triangular", "tfqmr"]

@@ -26,12 +26,12 @@ from ginkpy.core.batch.solver.gmres import Gmres
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg._docs import BATCHED, BATCHED_NOTES, BATCHED_RETURNS, scipy_door
+from ginkpy.linalg._info import BREAKDOWN_INFO, DIVERGED_INFO
 from ginkpy.linalg._interface import as_executor
 
 # M names: their batched preconditioner's parameters
 PRECONDITIONERS = {"jacobi": lambda: Jacobi.build().with_max_block_size(1), "block_jacobi": Jacobi.build,
                    "ilu": Ilu.build, "isai": Isai.build}
-BREAKDOWN_INFO, DIVERGED_INFO = -1, -2  # as ginkpy.linalg's single-system solvers
 
 
 @scipy_door(

@@ -31,7 +31,13 @@ SHARED = {
     ``gk.config.short_names("preconditioner")``, or ``"none"``; with options as
     ``("ilut", {"drop_tol": 1e-5})`` (``"ilut"`` takes SciPy spilu's ``drop_tol`` or ``droptol``
     and ``fill_factor``; other keys are the type's ``with_`` parameters). Or a ginkpy
-    preconditioner factory or LinOp, or a SciPy operator or matrix applied as M r.""",
+    preconditioner factory or LinOp, or a SciPy operator or matrix applied as M r, all on the
+    executor but the last: a diagonal sparse M (``scipy.sparse.diags(1 / A.diagonal())``) is
+    scalar Jacobi with M's diagonal, fused as ``"jacobi"`` is; another sparse M is copied once
+    and applied by SpMV; ``splu(A)`` / ``spilu(A)`` or ``LinearOperator(A.shape, lu.solve)``
+    solves with its factors there; any other LinearOperator (PyAMG's ``aspreconditioner()``)
+    runs on the host, one round trip per application (the solve then waits each iteration:
+    the string forms are the fast ones).""",
     "callback": """callback : callable, default None
     Called as ``callback(xk)`` after each iteration with the current solution, as SciPy's:
     ``xk`` is the solver's live x, not a copy (a host buffer read one iteration behind the

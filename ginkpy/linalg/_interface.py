@@ -100,7 +100,7 @@ class ScipyOperator(LinOp):
                               and type(op)._adjoint is base._adjoint):
             raise NotImplementedError(
                 f"the LinearOperator {self.what} has no rmatvec, but the method needs {self.what}{mark} "
-                f"(bicg and qmr apply the adjoints of A and M): make it LinearOperator(..., matvec=..., "
+                f"(bicg and qmr apply the adjoints of A and M, lsqr and lsmr that of A): make it LinearOperator(..., matvec=..., "
                 f"rmatvec=lambda v: {self.what}^H v), or use a method without adjoints (bicgstab, cgs, gmres, tfqmr)")
 
 

@@ -23,13 +23,12 @@ from ginkpy.core.matrix.csr import Csr, same_contents
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
-from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.linalg._info import BREAKDOWN_INFO, DIVERGED_INFO, check_magnitude, solve_info
 from ginkpy.linalg._interface import as_linop, square_operator
+from ginkpy.linalg._kept_operators import KeptOperator, host_kept
 from ginkpy.linalg._preconditioner import preconditioner
 from ginkpy.linalg._spd import SYMMETRIC_METHODS, check_preconditioner, nonsymmetry, warn_nonsymmetric
 
-BREAKDOWN_INFO = -1
-DIVERGED_INFO = -2
 # where M goes: the preconditioner, or Ir's inner solver
 _PRECONDITIONER_PARAMETER = {"ir": "solver"}
 _log = logging.getLogger("ginkpy")
@@ -246,6 +245,8 @@ class Solver:
             self.result = result = self._outcome.result
             threshold = max(self.rtol * float(result.rhs_norm[0]) if self.rtol > 0 else 0.0, self.atol)
             info = solve_info(self.matrix, B, X, threshold, result, self.maxiter)
+            if info in (BREAKDOWN_INFO, DIVERGED_INFO):
+                check_magnitude(self.matrix, self.method)  # (after a failure only: no cost on success)
             if info == BREAKDOWN_INFO and hasattr(self.solver, "breakdown_info"):
                 info = int(self.solver.breakdown_info()[0]) or info  # (qmr: which breakdown, as SciPy's)
             return self._out(X, device), info
@@ -390,6 +391,9 @@ class _CachedMatrix:
         """The kept Solver of these arguments, built at its first use (the caller holds the lock)."""
         key = (method, _key(M), tuple(sorted((k, _key(v)) for k, v in arguments.items())))
         solver = self.solvers.get(key)
+        if solver is not None and not all(kept.holds(value) for kept, value in
+                                          zip(solver._kept_operators, (M, arguments.get("left_preconditioner")))):
+            solver = None  # (a sparse M changed since: built anew)
         if solver is None:
             if method in SYMMETRIC_METHODS:
                 if self.nonsymmetry is ...:
@@ -399,6 +403,8 @@ class _CachedMatrix:
                 warn_nonsymmetric(method, None, self.nonsymmetry)
             solver = self.solvers[key] = Solver(self.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple)
                                                 else M, executor=self.exec, **arguments)
+            # the host operators the key names by identity, held (their ids stay theirs) with their contents
+            solver._kept_operators = (KeptOperator(M), KeptOperator(arguments.get("left_preconditioner")))
             while len(self.solvers) > SOLVERS_PER_MATRIX:
                 self.solvers.popitem(last=False)
         else:
@@ -494,9 +500,11 @@ def _arrays(A: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _cacheable(M: Any) -> bool:
     """Whether a solver with this M may be kept: M None, a name, (name, options) with plain
-    options (numbers, strings), or a ginkpy LinOp (the caller's object, applied as it is).
-    Parameters and factories are the caller's to change between calls: not kept."""
-    if M is None or isinstance(M, (str, LinOp)):
+    options (numbers, strings), a ginkpy LinOp (the caller's object, applied as it is), a SciPy
+    sparse M (compared with its snapshot at each call) or a SuperLU (or a LinearOperator around
+    its ``solve``). Parameters, factories and other host operators are the caller's to change
+    between calls: not kept."""
+    if M is None or isinstance(M, (str, LinOp)) or host_kept(M):
         return True
     return (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str) and isinstance(M[1], dict)
             and all(isinstance(v, (int, float, str, bool, type(None))) for v in M[1].values()))
@@ -505,7 +513,7 @@ def _cacheable(M: Any) -> bool:
 def _key(value: Any) -> Any:
     """A comparable key for an argument: a LinOp by identity (the solver keeps it), (name,
     options) by their contents."""
-    if isinstance(value, LinOp):
+    if isinstance(value, LinOp) or host_kept(value):
         return ("object", id(value))
     if isinstance(value, tuple):
         return ("options", value[0].lower(), tuple(sorted(value[1].items())))
@@ -522,25 +530,6 @@ class _Result(Logger):
 
     def on_solve_complete(self, solver, result) -> None:
         self.result = result
-
-
-def solve_info(A: LinOp, b: Dense, x: Dense, threshold: float, result, maxiter: int) -> int:
-    """SciPy's info from how the solver stopped: 0 when it converged (the solver confirmed that
-    with the true residual b - A x), else from the true residual, computed here."""
-    reason = result.stop_reasons[0]
-    if reason == StopReason.CONVERGED:
-        return 0
-    # r = b - A x
-    r = b.clone()
-    A.apply(-1.0, x, 1.0, r)
-    r_norm = float(r.compute_norm2().to_numpy()[0, 0])
-    if r_norm <= threshold:
-        return 0
-    if reason == StopReason.BREAKDOWN:
-        return BREAKDOWN_INFO
-    if reason == StopReason.DIVERGED or not np.isfinite(r_norm):
-        return DIVERGED_INFO
-    return maxiter
 
 
 def host_norm(v: np.ndarray) -> float:

@@ -19,9 +19,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ginkpy.core.base.device_choices import DeviceChoices
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.stop.stopping_status import status_defines
 from ginkpy.opencl import shared_device as shared
+from ginkpy.opencl.device_choices import device_choices
 from ginkpy.opencl.kernel import Kernel
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
@@ -420,9 +422,8 @@ class OpenCLExecutor(Executor):
         self._check_process()
         self.queue.finish()  # a wait: outside the lock
 
-    def small_system_rows(self, method: str, dtype: Any) -> int:
-        from ginkpy.opencl.small_systems import small_system_rows
-        return small_system_rows(self.info, method, dtype)
+    def device_choices(self) -> DeviceChoices:
+        return device_choices(self.info)
 
     def kernel_times(self) -> dict[str, tuple[int, float]]:
         """With GINKPY_OPENCL_PROFILE=1: per kernel name, the launches and their device seconds

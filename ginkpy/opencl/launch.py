@@ -7,6 +7,7 @@ past the end; sizes 0 launch nothing. Kernels index with int32, so larger arrays
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -170,13 +171,16 @@ def stop_args(stop) -> tuple:
             stop.threshold.values.data, np.int32(stop.max_iters))
 
 
+# the module beside which reduction_kernels.cl lies, named by its path: that module builds on this one
+REDUCTION_KERNELS = str(Path(__file__).parent / "components" / "reduction_kernels.py")
+
+
 def sum_rows(exec, partial, result) -> None:
     """result[j] = sum over g of partial[g, j] (device arrays of parts x count and count entries):
     the second pass of a reduction whose partial sums the host or a plain kernel needs summed;
     one work-group per column (``sum_rows`` in components/reduction_kernels.cl)."""
-    from ginkpy.opencl.components import reduction_kernels
     parts, count = partial.shape
     group = min(pow2_at_most(exec.info.max_work_group_size), 256, 1 << max(parts - 1, 0).bit_length())
-    exec.kernel(reduction_kernels.__file__, partial.dtype, "sum_rows", TWO=0)(
+    exec.kernel(REDUCTION_KERNELS, partial.dtype, "sum_rows", TWO=0)(
         exec.queue, (count * group,), (group,), np.int32(parts), np.int32(count), partial.data,
         result.data, local_buffer(group, partial.dtype))

@@ -1,5 +1,6 @@
 """Where a single small system runs as a batch of one on an OpenCL device: the crossovers of
-the device kind, method and value kind (``OpenCLExecutor.small_system_rows``).
+the device kind, method and value kind (``exec.device_choices().small_system_rows``, see
+``device_choices.py``).
 
 Below these sizes the normal loop is bound by its launches and its per-solve costs (the
 capture of its launches). GINKPY_SMALL_SYSTEMS=0 turns the batch of one off.
@@ -25,11 +26,11 @@ SMALL_SYSTEM_ROWS = {("gpu", "short", False): 16384, ("gpu", "short", True): 163
                      ("cpu", "gmres", False): 32768, ("cpu", "gmres", True): 16384}
 
 
-def small_system_rows(info, method: str, dtype: Any) -> int:
+def small_system_rows(kind: str, method: str, dtype: Any) -> int:
     """The most rows a system solved by ``method`` ("cg", "bicgstab", "gmres") in value type
-    ``dtype`` may have to run as a batch of one on the device ``info`` describes; 0 when
-    GINKPY_SMALL_SYSTEMS=0."""
+    ``dtype`` may have to run as a batch of one on a device of ``kind`` ("cpu" or "gpu"); 0
+    when GINKPY_SMALL_SYSTEMS=0."""
     if os.environ.get("GINKPY_SMALL_SYSTEMS") == "0":
         return 0
-    key = ("cpu" if info.is_cpu else "gpu", "gmres" if method == "gmres" else "short", np.dtype(dtype).kind == "c")
+    key = (kind, "gmres" if method == "gmres" else "short", np.dtype(dtype).kind == "c")
     return SMALL_SYSTEM_ROWS[key]

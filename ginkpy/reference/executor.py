@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ginkpy.core.base.device_choices import DeviceChoices
 from ginkpy.core.base.executor import Executor, new_counters
+from ginkpy.reference.device_choices import REFERENCE_CHOICES
 
 
 class ReferenceExecutor(Executor):
@@ -97,3 +99,6 @@ class ReferenceExecutor(Executor):
 
     def same_memory(self, other: Executor) -> bool:
         return isinstance(other, ReferenceExecutor)
+
+    def device_choices(self) -> DeviceChoices:
+        return REFERENCE_CHOICES

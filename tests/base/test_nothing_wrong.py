@@ -4,6 +4,7 @@ errors for devices and configurations."""
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -38,6 +39,31 @@ def test_tiny_and_huge_right_hand_sides_converge_honestly(exec, name, dtype, sca
     assert log.has_converged
     x_unit = np.linalg.solve(S.toarray(), b)
     np.testing.assert_allclose(x[:, 0] / scale, x_unit, rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1e-310), (np.float64, 1e200), (np.float32, 1e-25)])
+@pytest.mark.parametrize("method, M", [("bicgstab", None), ("cg", "jacobi"), ("gmres", "jacobi")])
+def test_a_whole_system_too_small_or_too_large_is_solved_or_says_how_to_scale(exec, dtype, scale, method, M):
+    # issue 33's fuzz: A and b scaled by 1e-310 were reported as diverged (reference) or broken
+    # down (OpenCL); now the right answer or a clear error whose recipe solves the system
+    S = (poisson_2d(8) * scale).astype(dtype).tocsr()
+    x_true = np.linspace(1.0, 2.0, S.shape[0])
+    b = ((poisson_2d(8) @ x_true) * scale).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (Jacobi's warning of diagonal entries too small to invert)
+        try:
+            x, info = getattr(gk.linalg, method)(S, b, M=M, executor=exec, rtol=1e-4)
+        except ValueError as err:
+            assert "scale A and b by 2**" in str(err)
+        else:  # the right answer, where the method copes (Jacobi-preconditioned CG often does)
+            assert info == 0 and np.allclose(x, x_true, rtol=1e-2)
+            return
+    gk.linalg.clear_cache()
+    k = -int(np.round(np.log2(np.abs(S.data).max())))
+    S.data, b = np.ldexp(S.data, k), np.ldexp(b, k)
+    x, info = getattr(gk.linalg, method)(S, b, M=M, executor=exec, rtol=1e-4)
+    assert info == 0 and np.allclose(x, x_true, rtol=1e-2)
+    gk.linalg.clear_cache()
 
 
 @pytest.mark.parametrize("dtype, scale", [(np.float64, 1e307), (np.float32, 1e37)])

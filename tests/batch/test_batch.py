@@ -7,7 +7,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from ginkpy.core.batch.solver.single_system import solve_single
+from ginkpy.core.solver.small_system import solve_single
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
 from ginkpy.problems import convection_diffusion_2d, poisson_2d

@@ -156,7 +156,7 @@ def test_float32_and_linalg_on_the_device(ref, ocl, rng):
 
 def test_single_system_door_in_the_gpu_layout(ocl):
     # a batch of one on a GPU takes up to 1024 work-items: here 512 for 300 rows, some without a row
-    from ginkpy.core.batch.solver.single_system import solve_single
+    from ginkpy.core.solver.small_system import solve_single
     dev = device(ocl, "gpu")
     S = poisson_2d(18)[:300, :300].tocsr()  # SPD: a principal submatrix
     A = gk.matrix.Csr.from_scipy(dev, S)

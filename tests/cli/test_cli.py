@@ -33,8 +33,9 @@ def _solve(capsys, *args):
 
 
 def _summary(out):
-    """The "key  value" rows that solve and info print."""
-    return dict(re.split(r"\s{2,}", line, maxsplit=1) for line in out.strip().splitlines())
+    """The "key  value" rows that solve and info print (up to the first blank line, after which
+    a multigrid's hierarchy or the profile may follow)."""
+    return dict(re.split(r"\s{2,}", line, maxsplit=1) for line in out.strip().split("\n\n")[0].splitlines())
 
 
 def test_solve_writes_solution_and_plot(capsys, tmp_path, spd_file):
@@ -238,15 +239,17 @@ AUTO = "; Bicgstab is the fastest then, and Gmres takes over if it breaks down"
 
 
 def test_auto_picks_cg_minres_or_bicgstab_and_says_why(capsys, tmp_path, spd_file):
-    rc, out, err = _solve(capsys, spd_file, "--executor", "reference")
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--preconditioner", "none")
     assert rc == 0, err
     assert _summary(out)["solver"] == "Cg, preconditioner none (auto: the matrix is symmetric with a positive diagonal)"
+    assert "preconditioner" not in _summary(out)  # (chosen by the user: no note)
     cases = [(convection_diffusion_2d(6), "Bicgstab", "the matrix is nonsymmetric; Cg needs a symmetric positive "
                                                       f"definite one{AUTO}"),
              (-poisson_2d(6), "Minres", "the matrix is symmetric, but 36 diagonal entries are zero or negative; "
                                         "Minres takes a symmetric indefinite one")]
     for matrix, solver, why in cases:
-        rc, out, err = _solve(capsys, _write(tmp_path, "A.mtx", matrix), "--solver", "auto", "--executor", "reference")
+        rc, out, err = _solve(capsys, _write(tmp_path, "A.mtx", matrix), "--solver", "auto", "--executor", "reference",
+                              "--preconditioner", "none")
         assert rc == 0, err
         summary = _summary(out)
         assert summary["solver"] == f"{solver}, preconditioner none (auto: {why})"
@@ -255,7 +258,8 @@ def test_auto_picks_cg_minres_or_bicgstab_and_says_why(capsys, tmp_path, spd_fil
 
 def test_cg_on_a_matrix_it_does_not_suit_is_explained(capsys, tmp_path):
     nonsymmetric = _write(tmp_path, "cd.mtx", convection_diffusion_2d(6))
-    rc, out, err = _solve(capsys, nonsymmetric, "--solver", "cg", "--max-iters", "20", "--executor", "reference")
+    rc, out, err = _solve(capsys, nonsymmetric, "--solver", "cg", "--max-iters", "20", "--executor", "reference",
+                          "--preconditioner", "none")
     assert rc == 1
     summary = _summary(out)
     assert summary["solver"] == "Cg, preconditioner none"  # chosen by the user: no "auto" note
@@ -264,7 +268,8 @@ def test_cg_on_a_matrix_it_does_not_suit_is_explained(capsys, tmp_path):
     # an indefinite diagonal: Cg breaks down on p^T A p = 0
     indefinite = _write(tmp_path, "indef.mtx", sp.diags([1.0, -1.0]).tocsr())
     rhs = _write(tmp_path, "b.mtx", np.ones((2, 1)))
-    rc, out, err = _solve(capsys, indefinite, "--rhs", rhs, "--solver", "cg", "--executor", "reference")
+    rc, out, err = _solve(capsys, indefinite, "--rhs", rhs, "--solver", "cg", "--executor", "reference",
+                          "--preconditioner", "none")
     summary = _summary(out)
     assert rc == 1 and summary["stopped"] == "breakdown"
     assert "this one is symmetric, but 1 diagonal entry is zero or negative" in summary["hint"]
@@ -278,19 +283,21 @@ def test_breakdown_stagnation_divergence_and_the_limit_are_explained(capsys, tmp
     gmres1.write_text(json.dumps({"type": "solver::Gmres", "krylov_dim": 1}))
     cases = [
         # Bicgstab: r_hat^T A r = 0 at once
-        ([swap, "--rhs", e0, "--solver", "bicgstab"], "breakdown",
+        ([swap, "--rhs", e0, "--solver", "bicgstab", "--preconditioner", "none"], "breakdown",
          "Bicgstab broke down: a zero divisor (such as rho = r_hat^T r)"),
         # GMRES(1) on a rotation: no step ever reduces the residual; its diagonal is zero
         ([rotation, "--rhs", e0, "--config", gmres1, "--max-iters", "20"], "iteration limit",
          "stagnating (less than 2x smaller over the last quarter of the iterations): 2 diagonal entries are zero "
-         "or not stored (the first in row 0), which an ILU handles: try a larger Krylov dimension (--krylov-dim 2), "
+         "or not stored (the first in row 0), which --preconditioner ilu handles: try a larger Krylov dimension "
+         "(--krylov-dim 2), "
          "--preconditioner ilu or --preconditioner amg"),
-        ([rotation, "--rhs", e0, "--solver", "gmres", "--krylov-dim", "1", "--max-iters", "20"], "iteration limit",
+        ([rotation, "--rhs", e0, "--solver", "gmres", "--krylov-dim", "1", "--max-iters", "20", "--preconditioner",
+          "none"], "iteration limit",
          "try a larger Krylov dimension (--krylov-dim 2)"),
         # Richardson without a preconditioner on a matrix of norm 8
-        ([spd_file, "--solver", "ir", "--max-iters", "400"], "diverged",
+        ([spd_file, "--solver", "ir", "--max-iters", "400", "--preconditioner", "none"], "diverged",
          "Ir (a Richardson iteration) converges only where its inner solver approximates A^-1 well"),
-        ([spd_file, "--max-iters", "3"], "iteration limit",
+        ([spd_file, "--max-iters", "3", "--preconditioner", "none"], "iteration limit",
          "still falling: allow more with --max-iters 6; add --preconditioner ic or --preconditioner amg to need "
          "fewer"),
     ]
@@ -308,7 +315,7 @@ def test_float32_with_an_unreachable_tolerance_warns(capsys, tmp_path):
     spd_file = tmp_path / "S.mtx"
     scipy.io.mmwrite(spd_file, poisson_2d(6) + scipy.sparse.diags(np.linspace(0.1, 0.7, 36)))
     rc, out, err = _solve(capsys, spd_file, "--dtype", "float32", "--rtol", "1e-10", "--max-iters", "200",
-                          "--executor", "reference")
+                          "--executor", "reference", "--preconditioner", "none")
     assert err.startswith("ginkpy solve: warning: the tolerance 1e-10 is below what float32 resolves")
     assert "--rtol 1e-06 or more, or --dtype float64" in err
     summary = _summary(out)
@@ -322,7 +329,7 @@ def test_several_right_hand_sides_are_summarised_per_column(capsys, tmp_path, sp
     # b = A 1 (6 iterations), b = 0 (converged at once), a random b (not in 8 iterations)
     b = np.c_[A @ np.ones(36), np.zeros(36), np.random.default_rng(0).standard_normal(36)]
     rc, out, err = _solve(capsys, spd_file, "--rhs", _write(tmp_path, "b.mtx", b), "--max-iters", "8",
-                          "--executor", "reference")
+                          "--executor", "reference", "--preconditioner", "none")
     assert rc == 1
     summary = _summary(out)
     assert summary["iterations"] == "8 (the most of any column; fewest 0)"
@@ -334,7 +341,7 @@ def test_several_right_hand_sides_are_summarised_per_column(capsys, tmp_path, sp
     # many columns: only those that did not converge are listed
     many = np.c_[np.tile(A @ np.ones((36, 1)), 12), b[:, 2:]]
     rc, out, err = _solve(capsys, spd_file, "--rhs", _write(tmp_path, "b13.mtx", many), "--max-iters", "8",
-                          "--executor", "reference")
+                          "--executor", "reference", "--preconditioner", "none")
     summary = _summary(out)
     assert summary["stopped"] == "12 converged, 1 iteration limit (of 13 columns)"
     assert [key for key in summary if key.startswith("column")] == ["column 12"]
@@ -351,7 +358,7 @@ def test_a_missing_device_lists_the_devices_there_are(capsys, ocl, spd_file):
 
 
 def test_profile_rows(capsys, exec, spd_file):
-    rc, out, err = _solve(capsys, spd_file, "--profile", "--executor", exec.backend)
+    rc, out, err = _solve(capsys, spd_file, "--profile", "--executor", exec.backend, "--preconditioner", "none")
     assert rc == 0, err
     out, profile = out.split("\n\nprofile: ")  # then gk.log.ProfilerHook's table of every operation
     assert "| apply(Cg) " in profile  # its iterations' kernels, or one launch for a small system on a device:
@@ -492,16 +499,17 @@ def test_complex_matrix_files(capsys, tmp_path, exec):
     """A complex file is solved in complex128 unless --dtype says otherwise: Cg for a Hermitian
     matrix with a positive diagonal, Gmres for a complex symmetric one, the solution written as
     a complex file that SciPy reads back."""
-    cases = [(magnetic_laplacian_2d(8, shift=0.1), "Cg", "Hermitian with a positive diagonal"),
-             (helmholtz_2d(8), "Bicgstab",
+    # (auto's preconditioner: amg takes real matrices only, Jacobi for a Hermitian one, ILU otherwise)
+    cases = [(magnetic_laplacian_2d(8, shift=0.1), "Cg", "Jacobi (scalar)", "Hermitian with a positive diagonal"),
+             (helmholtz_2d(8), "Bicgstab", "Ilu",
               "complex symmetric, not Hermitian; Cg needs a Hermitian positive definite one" + AUTO)]
-    for matrix, solver, why in cases:
+    for matrix, solver, pname, why in cases:
         path, out_path = _write(tmp_path, "Z.mtx", matrix), tmp_path / "x.mtx"
         rc, out, err = _solve(capsys, path, "--executor", exec.backend, "--out", out_path)
         assert rc == 0, err
         summary = _summary(out)
         assert "complex128" in summary["matrix"] and summary["stopped"] == "converged"
-        assert summary["solver"] == f"{solver}, preconditioner none (auto: the matrix is {why})"
+        assert summary["solver"] == f"{solver}, preconditioner {pname} (auto: the matrix is {why})"
         x = scipy.io.mmread(out_path).ravel()
         np.testing.assert_allclose(x, np.ones(matrix.shape[0]), rtol=1e-5)
     rc, out, err = _solve(capsys, path, "--executor", exec.backend, "--dtype", "complex64", "--rtol", "1e-5")
@@ -531,13 +539,13 @@ def test_nonsymmetric_systems_auto_krylov_dim_and_hints(capsys, tmp_path):
     rotation = _write(tmp_path, "rotation.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [-1.0, 0.0]])))
     e0 = _write(tmp_path, "e0.mtx", np.array([[1.0], [0.0]]))
     rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--krylov-dim", "1", "--max-iters", "20",
-                          "--executor", "reference")
+                          "--executor", "reference", "--preconditioner", "none")
     summary = _summary(out)
     assert summary["solver"].startswith("Gmres (1), preconditioner none (auto: the matrix is nonsymmetric")
     assert "--krylov-dim: Gmres" in summary["solver"] and "--krylov-dim 2" in summary["hint"]
     # Bicgstab breaks down at once on the rotation (r_hat . A r = 0): auto solves with Gmres
     swap = _write(tmp_path, "swap.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])))
-    rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--executor", "reference")
+    rc, out, err = _solve(capsys, rotation, "--rhs", e0, "--executor", "reference", "--preconditioner", "none")
     summary = _summary(out)
     assert rc == 0 and summary["stopped"] == "converged"
     assert summary["solver"].startswith("Gmres (30), preconditioner none (auto:")
@@ -556,11 +564,11 @@ def _hints(out):
 
 
 def test_max_iters_0_hints_a_limit_that_allows_iterations(capsys, spd_file, exec):
-    rc, out, err = _solve(capsys, spd_file, "--max-iters", "0", "--executor", exec.backend)
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "0", "--executor", exec.backend, "--preconditioner", "none")
     hint, = _hints(out)
     assert rc == 1 and "--max-iters 0 allows" not in hint and "with --max-iters 0" not in hint
     assert "the iteration limit is 0 (--max-iters 0), so no iteration ran: allow some with --max-iters 1000" in hint
-    rc, out, err = _solve(capsys, spd_file, "--max-iters", "3", "--executor", exec.backend)
+    rc, out, err = _solve(capsys, spd_file, "--max-iters", "3", "--executor", exec.backend, "--preconditioner", "none")
     assert "allow more with --max-iters 6;" in _hints(out)[0]
 
 
@@ -623,3 +631,111 @@ def test_complex_vs_scipy_times_second_calls(exec):
     lines = result.stdout.splitlines()
     assert lines[0].startswith("times: the second call of each solve")
     assert len(lines) == 1 + 2 * 13 and all(line.count("info   0") == 2 for line in lines[1:]), result.stdout
+
+
+# -- --preconditioner auto (the default) ---------------------------------------------------------
+
+def _auto_row(out):
+    return _summary(out)["preconditioner"]
+
+
+def test_auto_preconditioner_amg_for_an_spd_pde_matrix(capsys):
+    """nos6 (Poisson on an L-shape, an M-matrix): amg, far fewer iterations than Jacobi's."""
+    path = matrix_path("nos6.mtx")
+    rc, out, err = _solve(capsys, path, "--executor", "reference")
+    assert rc == 0, err
+    summary = _summary(out)
+    assert summary["solver"].startswith("Cg, preconditioner Multigrid (auto:")
+    assert _auto_row(out).startswith("amg (auto: the matrix is symmetric with a positive diagonal and its "
+                                     "off-diagonal entries are not positive (an M-matrix's sign pattern")
+    rc, out, err = _solve(capsys, path, "--executor", "reference", "--preconditioner", "jacobi")
+    assert rc == 0 and int(summary["iterations"]) * 3 < int(_summary(out)["iterations"])
+    assert "preconditioner" not in _summary(out)  # (chosen by the user: no note)
+
+
+def test_auto_preconditioner_ilu_jacobi_or_none_by_the_matrix_and_solver(capsys, tmp_path):
+    B = sp.random(40, 40, density=0.2, random_state=np.random.default_rng(0), format="csr")
+    not_pde = B @ B.T + 0.1 * sp.identity(40)  # SPD, positive off-diagonal entries, not diagonally dominant
+    cases = [
+        (convection_diffusion_2d(8), [], "Bicgstab, preconditioner Ilu", "ilu (auto: the matrix is nonsymmetric: "
+                                                                        "incomplete LU)"),
+        (not_pde, [], "Cg, preconditioner Jacobi (scalar)", "jacobi (auto: the matrix is symmetric with a positive "
+                                                            "diagonal, but not PDE-like (amg's case): scalar Jacobi)"),
+        (-poisson_2d(6), [], "Minres, preconditioner none", "none (auto: the matrix is symmetric, but 36 diagonal "
+                                                           "entries are zero or negative: Minres needs a symmetric "
+                                                           "positive definite preconditioner, and Jacobi of this "
+                                                           "diagonal is not one)"),
+        (poisson_2d(6), ["--solver", "chebyshev"], "Chebyshev, preconditioner Jacobi (scalar)",
+         "jacobi (auto: Chebyshev takes scalar Jacobi or none)"),
+        (poisson_2d(6), ["--solver", "bicg"], "Bicg, preconditioner Jacobi (scalar)",
+         "jacobi (auto: the matrix is symmetric with a positive diagonal (amg's case, but Bicg applies M^H, which amg "
+         "lacks): scalar Jacobi)"),
+        (poisson_2d(6), ["--solver", "multigrid"], "Multigrid", "none (auto: Multigrid takes no preconditioner: its "
+                                                               "smoothers play that part)"),
+        (convection_diffusion_2d(8), ["--solver", "cg", "--max-iters", "5"], "Cg, preconditioner Jacobi (scalar)",
+         "jacobi (auto: Cg needs a symmetric preconditioner: scalar Jacobi (the matrix is nonsymmetric))"),
+    ]
+    for matrix, args, solver, row in cases:
+        rc, out, err = _solve(capsys, _write(tmp_path, "A.mtx", matrix), "--executor", "reference", *args)
+        summary = _summary(out)
+        assert summary["solver"].startswith(solver), out
+        if row is not None:
+            assert _auto_row(out) == row
+        if "--max-iters" not in args:
+            assert rc == 0 and summary["stopped"] == "converged", out
+
+
+def test_auto_preconditioner_falls_back_to_jacobi_where_it_cannot_be_set_up(capsys, monkeypatch, spd_file):
+    from ginkpy.core.solver.multigrid import Multigrid
+
+    def refuse(self, *args, **kwargs):
+        raise ValueError("no hierarchy today")
+    monkeypatch.setattr(Multigrid, "__init__", refuse)
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference")
+    assert rc == 0, err
+    assert _summary(out)["solver"].startswith("Cg, preconditioner Jacobi (scalar)")
+    assert _auto_row(out).endswith("it could not be set up (no hierarchy today), so scalar Jacobi)")
+    # chosen by the user, the error stands
+    rc, out, err = _solve(capsys, spd_file, "--executor", "reference", "--preconditioner", "amg")
+    assert rc == 2 and "no hierarchy today" in err
+
+
+@pytest.mark.parametrize("name, twin", [("gauss_seidel", "symmetric_gauss_seidel"), ("sor", "ssor"),
+                                        ("isai", "spdisai")])
+def test_a_nonsymmetric_preconditioner_under_cg_hints_its_symmetric_twin(capsys, name, twin):
+    path = matrix_path("nos6.mtx")
+    rc, out, err = _solve(capsys, path, "--executor", "reference", "--solver", "cg", "--preconditioner", name,
+                          "--max-iters", "5")
+    hint, = _hints(out)
+    assert rc == 1 and f"and {name} is not symmetric" in hint and f"use --preconditioner {twin} " in hint
+    assert "--solver fcg" in hint
+
+
+def test_every_hint_names_an_option(capsys, tmp_path, spd_file):
+    """Each hint (but the empty row's, which only a fixed matrix cures) names a command-line option."""
+    choices = {*gk.config.short_names("preconditioner"), "none", "auto"}
+    rotation = _write(tmp_path, "rotation.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [-1.0, 0.0]])))
+    swap = _write(tmp_path, "swap.mtx", sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])))
+    e0 = _write(tmp_path, "e0.mtx", np.array([[1.0], [0.0]]))
+    nonsymmetric = _write(tmp_path, "cd.mtx", convection_diffusion_2d(6))
+    timed = tmp_path / "timed.json"
+    timed.write_text(json.dumps({"type": "solver::Cg", "criteria": {"time": 0}}))
+    runs = [[swap, "--rhs", e0, "--solver", "bicgstab", "--preconditioner", "none"],
+            [rotation, "--rhs", e0, "--solver", "gmres", "--krylov-dim", "1", "--max-iters", "20",
+             "--preconditioner", "none"],
+            [spd_file, "--solver", "ir", "--max-iters", "400", "--preconditioner", "none"],
+            [spd_file, "--max-iters", "0"], [spd_file, "--max-iters", "2", "--preconditioner", "none"],
+            [nonsymmetric, "--solver", "cg", "--max-iters", "5"],
+            [spd_file, "--solver", "cg", "--preconditioner", "gauss_seidel", "--max-iters", "3"],
+            [spd_file, "--config", timed], [spd_file, "--solver", "chebyshev", "--max-iters", "2"]]
+    seen = 0
+    for args in runs:
+        with np.errstate(over="ignore", invalid="ignore"):
+            rc, out, err = _solve(capsys, *args, "--executor", "reference")
+        assert rc == 1, (args, out, err)
+        for hint in _hints(out):
+            seen += 1
+            assert re.search(r"--[a-z-]+", hint), hint
+            for named in re.findall(r"--preconditioner (\w+)", hint):
+                assert named in choices, hint
+    assert seen >= len(runs)

@@ -8,14 +8,15 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from conftest import assert_twins, matrix_path, taken_for, tol, twin
-from ginkpy.core.solver.multigrid_choice import DEVICE_CHOICES, device_kind
 from ginkpy.problems import poisson_2d, poisson_3d
+
+DEVICE_KINDS = ["reference", "cpu", "gpu"]  # the kinds of executor the backends' device_choices serve
 
 Multigrid, Pgm, Chebyshev = gk.solver.Multigrid, gk.multigrid.Pgm, gk.solver.Chebyshev
 Iteration, ResidualNorm = gk.stop.Iteration, gk.stop.ResidualNorm
 SCALAR_JACOBI = gk.preconditioner.Jacobi.build().with_max_block_size(1)
 # The iterations allowed on 2D Poisson 40^2 to 1e-8 (b = A 1) per cycle and smoother sweeps of
-# DEVICE_CHOICES, as a solver and as CG's preconditioner: measured on the reference executor,
+# the backends' device_choices, as a solver and as CG's preconditioner: measured on the reference executor,
 # PoCL and an H100 (W, 1 sweep: 43-45 and 17-18; V, 2 sweeps: 41 and 15; V, 1 sweep, the GPU's
 # choice before: 60 and 21), and 10-15% more for the hierarchies that Pgm's matching, not
 # deterministic by default, makes on other devices
@@ -37,9 +38,9 @@ def _solve(exec, A, b, params, dtype=np.float64):
     return X.to_numpy(), log, solver
 
 
-@pytest.fixture(params=list(DEVICE_CHOICES))
+@pytest.fixture(params=DEVICE_KINDS)
 def each_kind(request):
-    """An executor of each kind that DEVICE_CHOICES chooses for: the reference executor, and the
+    """An executor of each kind the backends choose for: the reference executor, and the
     device taken for a CPU and for a GPU (whatever it is: PoCL also runs a GPU's choice)."""
     if request.param == "reference":
         return request.getfixturevalue("ref")
@@ -49,7 +50,7 @@ def each_kind(request):
 def _allowed_iterations(mg) -> tuple[int, int]:
     """ITERATIONS of the cycle and sweeps that ``mg`` chose (as a solver, as CG's preconditioner)."""
     key = (mg.cycle, mg.smoother_iters)
-    assert key in ITERATIONS, f"a new choice in DEVICE_CHOICES, {key}: measure its iterations and add them to ITERATIONS"
+    assert key in ITERATIONS, f"a new choice in a backend's device_choices, {key}: measure its iterations and add them to ITERATIONS"
     return ITERATIONS[key]
 
 
@@ -94,8 +95,8 @@ def test_coarsening_limits(ref):
 
 def test_the_printed_hierarchy_shows_the_choice_of_the_executor(each_kind):
     exec = each_kind
-    kind = device_kind(exec)
-    choice = DEVICE_CHOICES[kind]
+    kind = exec.device_choices().kind
+    choice = exec.device_choices().multigrid
     A = gk.matrix.Csr.from_scipy(exec, poisson_2d(100))
     mg = Multigrid.build().on(exec).generate(A)
     assert kind == ("reference" if exec.backend == "reference" else "cpu" if exec.info.is_cpu else "gpu")
@@ -215,7 +216,7 @@ def test_multigrid_as_a_solver(each_kind):
     A = poisson_2d(40)
     b = A @ np.ones(A.shape[0])
     x, log, mg = _solve(each_kind, A, b, Multigrid.build().with_criteria(*_criteria()))
-    choice = DEVICE_CHOICES[mg.device_kind]
+    choice = each_kind.device_choices().multigrid
     assert (mg.cycle, mg.smoother_iters) == (choice.cycle, choice.smoother_iters)
     assert log.has_converged and log.num_iterations <= _allowed_iterations(mg)[0]
     assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)

@@ -44,7 +44,7 @@ def _iterations(exec, A, precond, solver="Gmres", rtol=1e-8, max_iters=2000):
 @pytest.fixture
 def gpu(ocl, monkeypatch):
     """The OpenCL executor taken for a GPU by the default's choices (whatever the device is)."""
-    monkeypatch.setattr(ilu_module, "is_gpu", lambda exec: True)
+    monkeypatch.setattr(ilu_module, "tries_approximate_solves", lambda exec: True)
     return ocl
 
 
@@ -77,8 +77,8 @@ def test_a_row_beyond_isais_limit_is_passed_over(gpu, caplog):
 def test_cpu_devices_substitute_exactly(exec, caplog, monkeypatch):
     # on a CPU (and the reference executor) the factors are solved exactly, with no fallback line;
     # the device taken for a CPU whatever it is (a GPU's choice: the next test)
-    assert ilu_module.is_gpu(exec) == (exec.backend == "opencl" and exec.info.is_gpu)
-    monkeypatch.setattr(ilu_module, "is_gpu", lambda exec: False)
+    assert ilu_module.tries_approximate_solves(exec) == (exec.backend == "opencl" and exec.info.is_gpu)
+    monkeypatch.setattr(ilu_module, "tries_approximate_solves", lambda exec: False)
     caplog.set_level(logging.INFO, "ginkpy")
     for A in (dense_row(), convection_diffusion_2d(30, peclet=3)):
         M = P.Ilu.build().on(exec).generate(gk.matrix.Csr.from_scipy(exec, A))

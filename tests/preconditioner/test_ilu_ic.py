@@ -180,7 +180,7 @@ def test_approximate_solves_of_a_gpus_default_within_their_quality(ocl, rng, dty
     # on a GPU the default applies the factors by 8 Jacobi sweeps here (the first candidate that
     # solves within SOLVE_QUALITY): x = U~^-1 L~^-1 b, each solve's residual within that bound
     # (0.012 and 0.0024 measured) where exact substitution's is at rounding
-    monkeypatch.setattr(ilu_module, "is_gpu", lambda exec: True)
+    monkeypatch.setattr(ilu_module, "tries_approximate_solves", lambda exec: True)
     m = convection_diffusion_2d(23)
     b = rng.standard_normal((m.shape[0], 3))
     M = gk.preconditioner.Ilu.build().on(ocl).generate(_csr(ocl, m, dtype))
@@ -213,7 +213,7 @@ def test_given_factorization_and_solver_parameters(exec, rng):
 def test_default_components(exec, rng, monkeypatch):
     # exact ILU(0) for small matrices; on a GPU ISAI where it solves with the factors within 5%
     # (a strongly diagonally dominant matrix) ...
-    monkeypatch.setattr(ilu_module, "is_gpu", lambda exec: True)
+    monkeypatch.setattr(ilu_module, "tries_approximate_solves", lambda exec: True)
     dominant = (convection_diffusion_2d(10) + 20 * sp.identity(100)).tocsr()
     cd = gk.preconditioner.Ilu.build().on(exec).generate(_csr(exec, dominant))
     assert isinstance(cd.factorization, gk.factorization.Ilu)

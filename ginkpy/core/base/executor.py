@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ginkpy.core.base.device_choices import DeviceChoices
+
 
 class KernelNotFoundError(NotImplementedError):
     """A core algorithm asked for a kernel that this executor's backend does not provide (a
@@ -363,12 +365,21 @@ class Executor:
     def synchronize(self) -> None:
         """Wait until all work queued on this executor is done (Ginkgo's ``exec->synchronize()``)."""
 
+    def device_choices(self) -> DeviceChoices:
+        """What this executor's device chooses where core leaves a choice to it (Multigrid's
+        cycle, Ilu's triangular solves, a collective's waits, the batch of one): the one query
+        core asks, answered by each backend from its own measured tables
+        (:mod:`ginkpy.core.base.device_choices`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say what its device chooses: "
+                                  f"implement device_choices()")
+
     def small_system_rows(self, method: str, dtype: Any) -> int:
         """The most rows a single system may have to be solved as a batch of one (one launch for
         the whole solve, ``gk.batch``'s kernel) rather than by the loop of ``method`` ("cg",
         "bicgstab", "gmres") in value type ``dtype``: the crossover measured on this
-        executor's device. 0 (never) on the host, where the loop costs no launches."""
-        return 0
+        executor's device (``device_choices().small_system_rows``). 0 (never) on the host,
+        where the loop costs no launches."""
+        return self.device_choices().small_system_rows(method, dtype)
 
     def check_dtype(self, dtype: np.dtype) -> np.dtype:
         """Return ``dtype`` as a numpy dtype if this executor can compute in it, else raise TypeError."""

@@ -18,6 +18,7 @@ import attrs
 from ginkpy.core.base.docs import parameter_doc
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import value_type_name
 
 
 # -- validators: parameters are checked where they are declared, at every with_<name> call ------
@@ -135,7 +136,6 @@ def _add_setters(cls: type, documented_by: tuple = ()) -> None:
 
 
 def _value_type(value: Any) -> Any:
-    from ginkpy.core.base.precision import value_type_name
     return value_type_name(value)
 
 

@@ -90,7 +90,6 @@ class LinOp(PolymorphicObject):
         return self._apply_args(args)
 
     def _apply_args(self, args: tuple) -> Any:
-        from ginkpy.core.matrix.dense import as_scalar
         if len(args) == 2:
             b, x = args
             alpha = beta = None
@@ -102,7 +101,7 @@ class LinOp(PolymorphicObject):
             return self._apply_checked(b, x, self._apply_impl)
         exec = self.executor
         return self._apply_checked(b, x, lambda b_, x_: self._apply_advanced_impl(
-            as_scalar(exec, alpha, self.dtype), b_, as_scalar(exec, beta, self.dtype), x_))
+            dense_scalar(exec, alpha, self.dtype), b_, dense_scalar(exec, beta, self.dtype), x_))
 
     def _check_operands(self, b: "LinOp", x: "LinOp") -> None:
         n, m = self.shape
@@ -171,6 +170,38 @@ class LinOp(PolymorphicObject):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.shape[0]} x {self.shape[1]}, {self.dtype}, {self.executor!r})"
+
+
+# gk.matrix.Dense's zeros and as_scalar, registered by ginkpy.core.matrix.dense when it is
+# imported (see register_dense)
+_DENSE: dict = {}
+
+
+def register_dense(zeros: Any, as_scalar: Any) -> None:
+    """Name how work vectors (``zeros(exec, shape, dtype)``) and scalars (``as_scalar(exec,
+    value, dtype)``) of applies are made; called by :mod:`ginkpy.core.matrix.dense` when it is
+    imported. Base does not import the formats above it: every operand of an apply is a Dense
+    or made of them, so both are registered before any apply needs them."""
+    _DENSE.update(zeros=zeros, as_scalar=as_scalar)
+
+
+def _dense(what: str) -> Any:
+    try:
+        return _DENSE[what]
+    except KeyError:
+        raise RuntimeError("no vector type registered: import ginkpy (or ginkpy.core.matrix.dense) "
+                           "before applying an operator") from None
+
+
+def dense_zeros(exec: Executor, shape: tuple[int, int], dtype: Any) -> Any:
+    """A ``gk.matrix.Dense`` of zeros (see :func:`register_dense`)."""
+    return _dense("zeros")(exec, shape, dtype)
+
+
+def dense_scalar(exec: Executor, value: Any, dtype: Any) -> Any:
+    """``value`` as a 1 x 1 (or 1 x k) ``gk.matrix.Dense`` on ``exec`` (see
+    :func:`register_dense`)."""
+    return _dense("as_scalar")(exec, value, dtype)
 
 
 def improve(op: LinOp, b: Any, x: Any, zero_guess: bool) -> None:

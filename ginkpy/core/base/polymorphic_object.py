@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.log.enable_logging import EnableLogging
+from ginkpy.core.base.enable_logging import EnableLogging
 
 
 class PolymorphicObject(EnableLogging):

@@ -16,51 +16,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.lin_op import LinOp, improve
+from ginkpy.core.base.lin_op import LinOp, dense_zeros, improve
+from ginkpy.core.base.types import VALUE_TYPE_NAMES, dtype_in, value_type_name
 
-# accepted names -> (real precision, complex): Ginkgo's configuration names and numpy's
-VALUE_TYPE_NAMES = {"float64": ("float64", False), "float32": ("float32", False), "double": ("float64", False),
-                    "float": ("float32", False), "complex<float64>": ("float64", True),
-                    "complex<float32>": ("float32", True), "complex128": ("float64", True),
-                    "complex64": ("float32", True), "complex<double>": ("float64", True),
-                    "complex<float>": ("float32", True)}
-# the canonical names (Ginkgo's) of the stored parameter
-CANONICAL = {("float64", False): "float64", ("float32", False): "float32", ("float64", True): "complex<float64>",
-             ("float32", True): "complex<float32>"}
-
-
-def value_type_name(value: Any) -> str | None:
-    """The canonical value type name (Ginkgo's: ``"float64"``, ``"float32"``,
-    ``"complex<float64>"``, ``"complex<float32>"``) of a name or numpy dtype; None stays None.
-    The converter of every factory's ``value_type`` parameter."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        key = VALUE_TYPE_NAMES.get(value.strip())
-    else:
-        try:
-            dtype = np.dtype(value)
-        except TypeError:
-            key = None
-        else:
-            key = VALUE_TYPE_NAMES.get(dtype.name)
-    if key is None:
-        raise ValueError(f"value_type {value!r} is not a value type ginkpy computes in: use 'float64', 'float32', "
-                         f"'complex<float64>' or 'complex<float32>' (or numpy's float64, float32, complex128, complex64)")
-    return CANONICAL[key]
-
-
-def dtype_in(value_type: str, system_dtype: Any) -> np.dtype:
-    """The numpy dtype of ``value_type`` (canonical) for a system of ``system_dtype``: the
-    precision of the value type, complex where the system is."""
-    precision, complex_ = VALUE_TYPE_NAMES[value_type]
-    system = np.dtype(system_dtype)
-    if complex_ and system.kind != "c":
-        raise ValueError(f"value_type {value_type!r} is complex, the system {system} is real: use "
-                         f"'{precision}' (a real value type) for a real system")
-    return np.dtype({("float64", False): np.float64, ("float32", False): np.float32, ("float64", True): np.complex128,
-                     ("float32", True): np.complex64}[(precision, system.kind == "c")])
-
+__all__ = ["MixedPrecision", "VALUE_TYPE_NAMES", "apply_in", "converted", "dtype_in", "generate_in",
+           "value_type_name"]
 
 def converted(A: LinOp, dtype: np.dtype) -> LinOp:
     """``A`` in value type ``dtype``: a matrix converted on its executor (other formats through
@@ -92,11 +52,10 @@ def generate_in(factory: Any, *args: Any, **kwargs: Any) -> Any:
     on it (by the factory's parameters without a value type), and a solver or preconditioner
     wrapped in a :class:`MixedPrecision` operator of A's type. Products that are no operators
     (a multigrid level, a reordering) are returned as they are, in the value type."""
-    from ginkpy.core.base.factory import Factory
     params = factory.parameters
     A = args[0]
     dtype = factory.executor.check_dtype(dtype_in(params.value_type, A.dtype))
-    plain = Factory(factory.executor, attrs.evolve(params, value_type=None))
+    plain = type(factory)(factory.executor, attrs.evolve(params, value_type=None))
     if dtype == A.dtype:
         return plain.generate(*args, **kwargs)
     product = plain.generate(converted(A, dtype), *args[1:], **kwargs)
@@ -135,12 +94,10 @@ class MixedPrecision(LinOp):
         super().__init__(operator.executor, operator.shape, dtype)
         self.operator = operator
         self._vectors: dict[int, tuple] = {}
-        from ginkpy.core.solver.solver_base import IterativeSolver
-        params = getattr(operator, "parameters", None)
-        # an iterative solver that starts from the x it is given: x goes in converted too
-        self._reads_x = isinstance(operator, IterativeSolver) and \
-            getattr(params, "default_initial_guess", None) in (None, "provided")
-        if hasattr(operator, "apply_with_initial_guess") or isinstance(operator, IterativeSolver):
+        # an operator that starts from the x it is given (an iterative solver applied as given,
+        # ``reads_initial_guess``): x goes in converted too
+        self._reads_x = bool(getattr(operator, "reads_initial_guess", False))
+        if hasattr(operator, "apply_with_initial_guess"):
             self.apply_with_initial_guess = self._apply_with_initial_guess
         if hasattr(operator, "backward"):
             self.backward = lambda: MixedPrecision(operator.backward(), dtype)
@@ -159,9 +116,8 @@ class MixedPrecision(LinOp):
     def _buffers(self, k: int) -> tuple:
         vectors = self._vectors.get(k)
         if vectors is None:
-            from ginkpy.core.matrix.dense import Dense
             exec, (n, m), dtype = self.executor, self.shape, self.operator.dtype
-            vectors = self._vectors[k] = (Dense.zeros(exec, (m, k), dtype), Dense.zeros(exec, (n, k), dtype))
+            vectors = self._vectors[k] = (dense_zeros(exec, (m, k), dtype), dense_zeros(exec, (n, k), dtype))
         return vectors
 
     def _apply_impl(self, b: Any, x: Any) -> None:

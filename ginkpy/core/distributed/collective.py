@@ -220,8 +220,7 @@ def wait_for(exec, event: Any) -> None:
     whose threads the polling would take) it blocks."""
     if event is None:
         return
-    info = getattr(exec, "info", None)
-    if info is None or not info.is_gpu:
+    if not exec.device_choices().polls_waits:
         event.wait()
         return
     exec.flush()

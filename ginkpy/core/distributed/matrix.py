@@ -242,10 +242,24 @@ class Matrix(LinOp):
         factory generates on it; any other (Jacobi, Ilu) is the local solver of additive
         Schwarz, on each rank's local block (so Jacobi is block-Jacobi with the ranks' blocks,
         as Ginkgo's Jacobi on a distributed matrix)."""
-        from ginkpy.core.distributed.preconditioner.schwarz import Schwarz
-        if issubclass(factory.parameters.product, Schwarz):
+        schwarz = Matrix._local_wrapper
+        if schwarz is None:
+            raise RuntimeError("a preconditioner of a distributed matrix needs gk.distributed loaded: import "
+                               "ginkpy.distributed (gk.distributed) before generating it")
+        if issubclass(factory.parameters.product, schwarz):
             return factory.generate(self)
-        return Schwarz.build().with_local_solver(factory).on(self.executor).generate(self)
+        return schwarz.build().with_local_solver(factory).on(self.executor).generate(self)
+
+    # the preconditioner that wraps a local one (additive Schwarz): set by
+    # core/distributed/preconditioner/schwarz.py, which builds on this module
+    _local_wrapper: type | None = None
+
+    @staticmethod
+    def register_local_wrapper(cls: type) -> type:
+        """Name ``cls`` (``gk.distributed.preconditioner.Schwarz``) the preconditioner that
+        :meth:`generate_preconditioner` wraps a local preconditioner in; a class decorator."""
+        Matrix._local_wrapper = cls
+        return cls
 
     def transpose(self) -> "Matrix":
         """A^T, partitioned as A: each entry moves to the owner of its column (collective)."""

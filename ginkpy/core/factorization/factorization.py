@@ -24,11 +24,11 @@ from typing import Callable
 
 import numpy as np
 
-from ginkpy.core.base.checks import system_csr
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, boolean, csr_strategy, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.permutation import Permutation
@@ -202,6 +202,50 @@ class Factorization(EnableBuild, LinOp):
         self.column_permutation: Permutation | None = None
         self._matrix = A if A is system_matrix else None  # (for update(): not a converted copy)
         self._factors = self._factorize(A)
+
+    @classmethod
+    def from_factors(cls, l_factor: Csr, u_factor: Csr, row_permutation: Permutation | None = None,
+                     column_permutation: Permutation | None = None) -> "Factorization":
+        """A factorization of factors computed elsewhere (Ginkgo's ``create_from_composition``):
+        A ~ L U, or A[R][:, C] ~ L U with ``row_permutation`` R and ``column_permutation`` C
+        (both or neither), on L's executor. Preconditioners take it as their matrix
+        (``gk.preconditioner.Ilu.build().on(exec).generate(fact)`` solves with L and U there);
+        it follows no matrix, so :meth:`update` raises.
+
+        Parameters
+        ----------
+        l_factor, u_factor : Csr
+            The lower and the upper triangular factor (n x n, one value type).
+        row_permutation, column_permutation : Permutation, optional
+            R and C: row i of L U approximates row R[i] of A with its columns taken in C's order.
+
+        Examples
+        --------
+        >>> lu = scipy.sparse.linalg.spilu(S)                # SciPy's Pr S Pc ~ L U
+        >>> L, U = (gk.matrix.Csr.from_scipy(exec, F) for F in (lu.L, lu.U))
+        >>> R, C = (gk.matrix.Permutation.from_numpy(exec, np.argsort(p)) for p in (lu.perm_r, lu.perm_c))
+        >>> fact = gk.factorization.Ilu.from_factors(L, U, R, C)
+        >>> M = gk.preconditioner.Ilu.build().on(exec).generate(fact)
+        """
+        if (row_permutation is None) != (column_permutation is None):
+            raise ValueError("give both permutations (A[R][:, C] ~ L U) or neither")
+        n = l_factor.shape[0]
+        if l_factor.shape != (n, n) or u_factor.shape != (n, n):
+            raise ValueError(f"the factors must be square and of one size, got {l_factor.shape} and {u_factor.shape}")
+        if l_factor.dtype != u_factor.dtype:
+            raise TypeError(f"the factors have different value types ({l_factor.dtype}, {u_factor.dtype})")
+        exec = l_factor.executor
+        out = cls.__new__(cls)
+        EnableBuild.__init__(out, cls.build().on(exec))
+        LinOp.__init__(out, exec, (n, n), l_factor.dtype)
+        out._matrix = None
+        out._factors = (l_factor, u_factor.to_executor(exec))
+        for p, what in ((row_permutation, "row"), (column_permutation, "column")):
+            if p is not None and p.size != n:
+                raise ValueError(f"the {what} permutation has {p.size} indices, the factors {n} rows")
+        out.row_permutation = None if row_permutation is None else row_permutation.to_executor(exec)
+        out.column_permutation = None if column_permutation is None else column_permutation.to_executor(exec)
+        return out
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr] | None:
         """The two factors, or None where they are made only when asked (:meth:`_deferred_factors`)."""

@@ -16,9 +16,10 @@ from ginkpy.core.base.lazy import sp
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import INDEX_DTYPE
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
+from ginkpy.core.matrix.permutation import Permutation, permute
 
-INDEX_DTYPE = np.dtype(np.int32)
 _COMPARED_AT_ONCE = 8 << 20  # bytes of two host arrays compared by one thread (larger ones: by a few)
 _compare_threads = None
 
@@ -278,8 +279,15 @@ class Csr(LinOp):
     def permute(self, permutation: Any, mode: str = "symmetric", column_permutation: Any = None) -> "Csr":
         """The permuted matrix P A P^T (or P A, A P^T, P A Q^T, ...: ``mode`` as in Ginkgo's
         permute_mode), a new Csr on this executor: see :func:`ginkpy.matrix.permute`."""
-        from ginkpy.core.matrix.permutation import permute  # permutation.py builds on this module
         return permute(self, permutation, mode, column_permutation)
+
+    def _permuted(self, rows: Permutation | None, cols: Permutation | None) -> "Csr":
+        """A[rows[i], cols[j]] as a new Csr (None: that side as it is); see :func:`permute`."""
+        exec = self.executor
+        # a Csr's columns are renumbered by the inverse: column c of A becomes column cols^-1[c]
+        col_inverse = None if cols is None else cols.compute_inverse().perm
+        arrays = exec.run("matrix.csr.permute", self, None if rows is None else rows.perm, col_inverse)
+        return Csr(exec, self.shape, *arrays)
 
     # -- LinOp: SpMV ------------------------------------------------------------------------------
     def apply_with_dots(self, b: Dense, x: Dense, u: Dense, w: Dense | None, partials: Dense) -> None:

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.lin_op import LinOp, register_dense
 from ginkpy.core.base.types import VALUE_TYPES, real_dtype
+from ginkpy.core.matrix.permutation import Permutation, permute
 
 
 def value_dtype(dtype: Any, what: str = "array") -> np.dtype:
@@ -268,8 +269,14 @@ class Dense(LinOp):
     def permute(self, permutation: Any, mode: str = "symmetric", column_permutation: Any = None) -> "Dense":
         """The permuted matrix P A P^T (or P A, A P^T, P A Q^T, ...: ``mode`` as in Ginkgo's
         permute_mode), a new Dense on this executor: see :func:`ginkpy.matrix.permute`."""
-        from ginkpy.core.matrix.permutation import permute  # permutation.py builds on this module
         return permute(self, permutation, mode, column_permutation)
+
+    def _permuted(self, rows: Permutation | None, cols: Permutation | None) -> "Dense":
+        """A[rows[i], cols[j]] as a new Dense (None: that side as it is); see :func:`permute`."""
+        out = self.empty_like()
+        self.executor.run("matrix.dense.permute", self, None if rows is None else rows.perm,
+                          None if cols is None else cols.perm, out)
+        return out
 
     def is_finite(self) -> bool:
         """True when no entry is NaN or infinite."""
@@ -311,6 +318,10 @@ def as_scalar(exec: Executor, value: Any, dtype: Any) -> Dense:
             constants[key] = Dense(exec, exec.from_host(arr.reshape(1, 1)))
         return constants[key]
     return Dense(exec, exec.from_host(arr.reshape(1, -1)))
+
+
+# the vector type of applies, for the operators of base (core/base/lin_op.py's register_dense)
+register_dense(Dense.zeros, as_scalar)
 
 
 def _shape2(shape: Any) -> tuple[int, int]:

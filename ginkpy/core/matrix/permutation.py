@@ -11,7 +11,8 @@ generate one; matrices take it in :func:`permute`, as Ginkgo's ``permute(P, perm
 - ``"inverse_rows"``, ``"inverse_columns"``, ``"inverse_symmetric"``: the same with P^T.
 
 The permuted Csr or Dense is computed on the matrix's executor (a kernel per format, with its
-reference twin); column indices stay sorted in each row.
+reference twin, run by the format's ``_permuted``); column indices stay sorted in each row.
+This module names no format: the formats build on it.
 """
 from __future__ import annotations
 
@@ -21,8 +22,7 @@ import numpy as np
 
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
-from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.base.types import INDEX_DTYPE
 
 MODES = ("rows", "columns", "symmetric", "inverse_rows", "inverse_columns", "inverse_symmetric")
 
@@ -111,11 +111,11 @@ class Permutation(LinOp):
         if b.dtype != x.dtype:
             raise TypeError(f"value type mismatch: b is {b.dtype} but x is {x.dtype}")
 
-    def _apply_impl(self, b: Dense, x: Dense) -> None:
+    def _apply_impl(self, b: LinOp, x: LinOp) -> None:
         # x = P b: x[i] = b[perm[i]]
         self.executor.run("matrix.dense.permute", b, self.perm, None, x)
 
-    def _apply_advanced_impl(self, alpha: Dense, b: Dense, beta: Dense, x: Dense) -> None:
+    def _apply_advanced_impl(self, alpha: LinOp, b: LinOp, beta: LinOp, x: LinOp) -> None:
         tmp = x.empty_like()
         self._apply_impl(b, tmp)
         x.scale(beta.astype(x.dtype))
@@ -159,9 +159,9 @@ def permute(matrix: LinOp, permutation: Any, mode: str = "symmetric", column_per
     if mode not in MODES:
         raise ValueError(f"permute: unknown mode {mode!r}; use one of {', '.join(MODES)}")
     A = matrix
-    if not isinstance(A, (Csr, Dense)) and hasattr(A, "to_csr"):
+    if not hasattr(A, "_permuted") and hasattr(A, "to_csr"):
         A = A.to_csr()
-    if not isinstance(A, (Csr, Dense)):
+    if not hasattr(A, "_permuted"):
         raise TypeError(f"permute takes a Csr or Dense matrix (or another sparse format), not {type(A).__name__}")
     exec = A.executor
     n, m = A.shape
@@ -180,13 +180,5 @@ def permute(matrix: LinOp, permutation: Any, mode: str = "symmetric", column_per
         P = P.compute_inverse() if inverse else P
         rows = P if kind in ("rows", "symmetric") else None
         cols = P if kind in ("columns", "symmetric") else None
-    # gather form: result[i, j] = A[rows[i], cols[j]]
-    row_idx = None if rows is None else rows.perm
-    if isinstance(A, Dense):
-        out = A.empty_like()
-        exec.run("matrix.dense.permute", A, row_idx, None if cols is None else cols.perm, out)
-        return out
-    # a Csr's columns are renumbered by the inverse: column c of A becomes column cols^-1[c]
-    col_inverse = None if cols is None else cols.compute_inverse().perm
-    arrays = exec.run("matrix.csr.permute", A, row_idx, col_inverse)
-    return Csr(exec, A.shape, *arrays)
+    # gather form: result[i, j] = A[rows[i], cols[j]], by the format's kernel
+    return A._permuted(rows, cols)

@@ -7,7 +7,7 @@ the two solvers on the executor.
 
 Unset parameters (None) choose, so that the default never raises where an incomplete
 factorization exists and needs at most about the iterations of exact ILU(0) with exact
-triangular solves (README, benchmarks/bench_ilu.py):
+triangular solves (docs/preconditioners.md, benchmarks/bench_ilu.py):
 
 - the factorization: exact ILU(0) on the host (level-scheduled; see gk.factorization.Ilu) for
   matrices of at most :data:`EXACT_ENTRIES` entries and where a sweep would cost more than
@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.checks import system_csr
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, boolean, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.factorization.factorization import EliminationTooCostly, Factorization
 from ginkpy.core.factorization.ilu import Ilu as ExactIlu
 from ginkpy.core.factorization.par_ilu import ParIlu
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.preconditioner.isai import LowerIsai, UpperIsai
@@ -75,17 +75,17 @@ def solve_error(solver: LinOp, factor: Csr) -> float:
     return error if np.isfinite(error) else np.inf
 
 
-def is_gpu(exec) -> bool:
-    """Whether ``exec`` runs on a GPU (where launches and substitution levels cost most)."""
-    info = getattr(exec, "info", None)
-    return bool(info is not None and info.is_gpu)
+def tries_approximate_solves(exec) -> bool:
+    """Whether the default tries approximate triangular solves on ``exec`` (its device's choice:
+    a GPU, where launches and substitution levels cost most)."""
+    return exec.device_choices().approximate_triangular_solves
 
 
 def candidates(exec) -> list[tuple[str, Any, Any]]:
     """The default's approximate triangular solves for ``exec``, cheapest first, as (name,
     lower solver parameters, upper solver parameters); exact substitution comes after them
     (alone on a CPU device)."""
-    if not is_gpu(exec):
+    if not tries_approximate_solves(exec):
         return []
     return ([(f"ISAI (sparsity power {p})", LowerIsai.build().with_sparsity_power(p),
               UpperIsai.build().with_sparsity_power(p)) for p in (1, 2, 3)]

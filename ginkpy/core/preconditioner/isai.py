@@ -38,12 +38,12 @@ from ginkpy.core.base.factory import (EnableBuild, Factory, Parameters, as_facto
                                       parameters)
 from ginkpy.core.base.lazy import sp
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.base.checks import system_csr
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.preconditioner.isai_limits import ROW_LIMIT
 
 ISAI_TYPES = ("lower", "upper", "general", "spd")
-ROW_LIMIT = 128  # the most entries a row of the inverse may have (its system is dense: m^2 entries, m^3 work)
 
 
 class Isai(EnableBuild, LinOp):

@@ -144,6 +144,52 @@ class Jacobi(EnableBuild, LinOp):
         shape = self.blocks.shape
         self.blocks = Dense(self.executor, self.blocks.reshape(-1, 1)).astype(single).values.reshape(shape)
 
+    @classmethod
+    def from_inverse_diagonal(cls, exec, inverse_diagonal: Any) -> "Jacobi":
+        """Scalar Jacobi with its D^-1 given: x = d .* b for ``inverse_diagonal`` d (n values),
+        without a matrix to invert; Cg, Bicgstab and Chebyshev fuse it into their kernels as
+        they fuse the Jacobi of a matrix (``inverse_diagonal``).
+
+        Use it where the diagonal preconditioner is at hand already, as SciPy's
+        ``M=scipy.sparse.diags(1 / A.diagonal())`` (``gk.linalg`` takes such an M this way).
+        It follows no matrix: :meth:`update` raises (make a new one).
+
+        Parameters
+        ----------
+        exec : Executor
+            Where it applies.
+        inverse_diagonal : array of n values, or an n x 1 Dense
+            What each row is multiplied by (M's diagonal), finite.
+
+        Examples
+        --------
+        >>> M = gk.preconditioner.Jacobi.from_inverse_diagonal(exec, 1 / S.diagonal())
+        >>> solver = gk.solver.Cg.build().with_preconditioner(M).with_criteria(...).on(exec).generate(A)
+        """
+        if isinstance(inverse_diagonal, Dense):
+            values = inverse_diagonal.to_executor(exec) if inverse_diagonal.executor is not exec else inverse_diagonal
+            if values.shape[1] != 1:
+                raise ValueError(f"inverse_diagonal must be n x 1, got {values.shape}")
+            values = values.clone()
+        else:
+            d = np.asarray(inverse_diagonal)
+            if d.ndim != 1:
+                raise ValueError(f"inverse_diagonal must be a 1-D array of n values, got shape {d.shape}")
+            if not np.isfinite(d).all():
+                raise ValueError("inverse_diagonal contains NaN or Inf values")
+            values = Dense.from_numpy(exec, np.ascontiguousarray(d).reshape(-1, 1), exec.check_dtype(
+                np.promote_types(d.dtype, np.float32) if d.dtype.kind in "fc" else np.float64))
+        out = cls.__new__(cls)
+        EnableBuild.__init__(out, cls.build().with_max_block_size(1).on(exec))
+        LinOp.__init__(out, exec, (values.shape[0], values.shape[0]), values.dtype)
+        out.cache = {}
+        out._matrix = None  # (no matrix: a values update cannot reach it)
+        out.block_stride = 1
+        out.block_ptrs = out.row_blocks = None
+        out.blocks = values.values
+        out._conditioning = None
+        return out
+
     def _generate_scalar(self, exec, system_matrix: LinOp) -> None:
         """D^-1 of scalar Jacobi, on the executor."""
         A = _csr(system_matrix, exec)
@@ -180,8 +226,8 @@ class Jacobi(EnableBuild, LinOp):
         the preconditioner anew)."""
         A, exec = self._matrix, self.executor
         if A is None:
-            raise NotImplementedError("Jacobi was generated on a converted copy of its matrix (not a Csr), which a "
-                                      "values update does not reach: generate it anew")
+            raise NotImplementedError("Jacobi was generated on a converted copy of its matrix (not a Csr) or made "
+                                      "from a given diagonal, which a values update does not reach: generate it anew")
         if self._is_scalar:
             self._invert_diagonal(A, Dense(exec, self.blocks.reshape(self.shape[0], 1)))
             return True

@@ -28,7 +28,7 @@ import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, parameters
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.base.checks import system_csr
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense, as_scalar
 from ginkpy.core.solver.lower_trs import LowerTrs

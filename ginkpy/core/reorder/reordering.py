@@ -15,7 +15,7 @@ import numpy as np
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import EnableBuild, Factory
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.base.checks import system_csr
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.permutation import Permutation
 

@@ -44,6 +44,7 @@ import numpy as np
 
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver
+from ginkpy.core.solver.small_system import solved_small
 
 
 class Bicgstab(IterativeSolver):
@@ -83,7 +84,7 @@ class Bicgstab(IterativeSolver):
         restart_tol = float(100 * np.finfo(self.dtype).eps)
         # r = b - A x
         monitor.start(r)
-        if monitor.solve_small("bicgstab"):
+        if solved_small(monitor, "bicgstab"):
             return
         stop = monitor.stop
         # r_hat = r;  p = v = 0;  prev_rho = alpha = omega = 1;  ||r_hat||^2 = ||r||^2

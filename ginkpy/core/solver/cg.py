@@ -15,6 +15,7 @@ from __future__ import annotations
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver
+from ginkpy.core.solver.small_system import solved_small
 
 
 class Cg(IterativeSolver):
@@ -55,7 +56,7 @@ class Cg(IterativeSolver):
         rz = rr if z is None and diag is None else ws.partials("rz")
         # r = b - A x
         monitor.start(r)
-        if monitor.solve_small("cg"):
+        if solved_small(monitor, "cg"):
             return
         stop = monitor.stop
 

@@ -28,6 +28,7 @@ import numpy as np
 from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
+from ginkpy.core.solver.small_system import solved_small
 
 
 class Gmres(IterativeSolver):
@@ -114,7 +115,7 @@ class Gmres(IterativeSolver):
         reorth = ws.array("reorth", (k,), np.uint8)
         # r = b - A x
         monitor.start(r)
-        if monitor.solve_small("gmres", krylov_dim=m):
+        if solved_small(monitor, "gmres", krylov_dim=m):
             return
         stop = monitor.stop
 

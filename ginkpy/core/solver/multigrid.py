@@ -21,8 +21,9 @@ launch. The cycle is the one of the levels above; within the merged levels, deep
 hierarchy, a W-cycle's visits would be exponentially many steps run one after another in the
 one work-group, and save no iterations there (2D Poisson 400^2: 19 either way). What the parameters leave
 open (``cycle``, ``smoother_iters``, ``min_coarse_rows``, ``merged_rows``) is chosen per kind of
-executor from measurements (DEVICE_CHOICES; ``python benchmarks/bench_amg.py --tune`` makes
-them), and printed with the hierarchy. Ginkgo's defaults are the V-cycle, one sweep, 64 rows.
+executor from measurements (``exec.device_choices().multigrid``, the backends' tables;
+``python benchmarks/bench_amg.py --tune`` makes them), and printed with the hierarchy.
+Ginkgo's defaults are the V-cycle, one sweep, 64 rows.
 
 The default smoother is Ginkgo's, Ir with scalar Jacobi: ``smoother_iters`` sweeps
 x = x + omega D^-1 (b - A x), omega = ``smoother_relax``, before and after; omega is scaled by
@@ -67,6 +68,7 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
+from ginkpy.core.base.device_choices import CycleChoice
 from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp, improve
 from ginkpy.core.base.precision import apply_in
@@ -77,7 +79,6 @@ from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.multigrid_choice import DEVICE_CHOICES, CycleChoice, device_kind
 from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
@@ -172,11 +173,22 @@ class Multigrid(IterativeSolver):
         merged_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
         gather_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
 
+    # the variant a distributed system matrix gets: core/distributed/multigrid.py declares itself
+    # with ``class Multigrid(SerialMultigrid, variant="distributed")`` (it builds on this module)
+    _variants: dict[str, type] = {}
+
+    def __init_subclass__(cls, variant: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if variant is not None:
+            Multigrid._variants[variant] = cls
+
     def __new__(cls, factory: Factory, system_matrix: LinOp) -> "Multigrid":
-        # a gk.distributed.Matrix: the hierarchy over the ranks (core/distributed/multigrid.py)
+        # a gk.distributed.Matrix: the hierarchy over the ranks
         if cls is Multigrid and getattr(system_matrix, "distributed", False):
-            from ginkpy.core.distributed.multigrid import Multigrid as DistributedMultigrid
-            cls = DistributedMultigrid
+            if "distributed" not in Multigrid._variants:
+                raise RuntimeError("Multigrid on a distributed matrix needs gk.distributed loaded: import "
+                                   "ginkpy.distributed (gk.distributed) before generating it")
+            cls = Multigrid._variants["distributed"]
         return super().__new__(cls)
 
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
@@ -206,8 +218,9 @@ class Multigrid(IterativeSolver):
         params = self.parameters
         if not params.criteria:
             self.criteria = [Iteration.build().with_max_iters(1).on(self.executor)]
-        self.device_kind = device_kind(self.executor)
-        choice = DEVICE_CHOICES[self.device_kind]
+        choices = self.executor.device_choices()
+        self.device_kind = choices.kind
+        choice = self._device_choice = choices.multigrid
         self.cycle = params.cycle or choice.cycle
         self.smoother_iters = params.smoother_iters or choice.smoother_iters
         self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
@@ -424,7 +437,7 @@ class Multigrid(IterativeSolver):
         smoother = (f"Jacobi ({self.smoother_iters} sweep(s), relaxation {self.parameters.smoother_relax:g})"
                     if self.pre_smoothers and self.pre_smoothers[0] is None
                     else type(self.pre_smoothers[0]).__name__ if self.pre_smoothers else "none")
-        choice = DEVICE_CHOICES[self.device_kind]
+        choice = self._device_choice
         merged = (f"levels {self.merged_from}-{self.num_levels - 1} (<= {self.merged_rows} rows) in one launch "
                   f"(V-cycles)" if self.merged_from is not None else "one launch per step")
         lines = [f"Multigrid ({self.cycle.upper()}-cycle, smoother {smoother}) on {self.executor!r}",

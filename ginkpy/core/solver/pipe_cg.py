@@ -33,6 +33,7 @@ from __future__ import annotations
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver
+from ginkpy.core.solver.small_system import solved_small
 
 
 class PipeCg(IterativeSolver):
@@ -78,7 +79,7 @@ class PipeCg(IterativeSolver):
         AM = A if diag is None else self._scaled_matrix
         # r = b - A x
         monitor.start(r)
-        if monitor.solve_small("cg"):
+        if solved_small(monitor, "cg"):
             return
         stop = monitor.stop
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factory, parameters
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.base.checks import system_csr
+from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.permutation import Permutation, permute

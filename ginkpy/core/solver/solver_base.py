@@ -174,6 +174,13 @@ class IterativeSolver(EnableBuild, LinOp):
         logger watches it (then no residual is needed and nothing is read back); None otherwise."""
         return None if self.loggers else Combined(self.criteria).fixed_iterations
 
+    @property
+    def reads_initial_guess(self) -> bool:
+        """Whether a plain ``apply(b, x)`` starts from the x it is given (default initial guess
+        "provided", a solver applied directly): an operator applying it in another value type
+        converts x in too (:class:`ginkpy.core.base.precision.MixedPrecision`)."""
+        return getattr(self.parameters, "default_initial_guess", None) in (None, "provided")
+
     # -- apply -------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.global_shape[0] == 0 or b.shape[1] == 0:

@@ -83,8 +83,7 @@ def _factor_arrays(exec, preconditioner) -> tuple:
     row pointers (n + 1), diagonal positions (n), the level pointers (L's levels, then U's), the
     rows by level (L's, then U's)], indices the column indices. Isai: its row pointers and column
     indices (M_L's, then M_U's), stride M_L's entries."""
-    from ginkpy.core.batch.preconditioner.ilu import Ilu
-    if not isinstance(preconditioner, Ilu):
+    if preconditioner.kind != "ilu":
         return PRECOND_ISAI, preconditioner.row_ptrs, preconditioner.col_idxs, preconditioner.lower_nnz
     if "opencl" not in preconditioner.cache:
         ptrs, cols, diag = (a.astype(np.int64) for a in exec.to_host(preconditioner.row_ptrs,
@@ -109,14 +108,12 @@ def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str,
     """Run kernel ``apply`` of the ``.cl`` beside ``module_file`` on every item of the batch:
     ``work`` lists the solver's work arrays (name, entries) in order of priority, ``extra`` the
     kernel's arguments after the shared ones. Returns the plan it launched with."""
-    from ginkpy.core.batch.matrix.csr import Csr
-    from ginkpy.core.batch.matrix.ell import Ell
     N, n = a.num_batch_items, a.common_size[0]
     dtype, real = a.dtype, real_dtype(a.dtype)
     dummy_int = exec.alloc((1,), np.int32)
-    if isinstance(a, Csr):
+    if a.kind == "csr":
         fmt, row_ptrs, col_idxs, width, mat_stride = FORMAT_CSR, a.row_ptrs, a.col_idxs, 0, a.nnz
-    elif isinstance(a, Ell):
+    elif a.kind == "ell":
         width = a.num_stored_elements_per_row
         fmt, row_ptrs, col_idxs, mat_stride = FORMAT_ELL, dummy_int, a.col_idxs, n * width
     else:
@@ -124,7 +121,7 @@ def solve(exec, module_file: str, a, preconditioner, b, x, work: list[tuple[str,
     if preconditioner is None:
         prec, block_ptrs, row_blocks, block_stride, prec_values, prec_stride = \
             PRECOND_NONE, dummy_int, dummy_int, 0, exec.alloc((1,), dtype), 0
-    elif hasattr(preconditioner, "block_stride"):  # Jacobi
+    elif preconditioner.kind == "jacobi":
         block_stride = preconditioner.block_stride
         prec = PRECOND_SCALAR if block_stride == 1 else PRECOND_BLOCK
         block_ptrs, row_blocks, prec_values = preconditioner.block_ptrs, preconditioner.row_blocks, preconditioner.blocks

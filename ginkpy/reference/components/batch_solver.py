@@ -14,9 +14,9 @@ from ginkpy.core.stop.stopping_status import StopReason
 
 def item_matrices(a) -> list:
     """The items of a batch Csr, Ell or Dense (host arrays) as SciPy CSR or NumPy matrices."""
-    if hasattr(a, "row_ptrs"):  # Csr
+    if a.kind == "csr":
         return [sp.csr_matrix((v, a.col_idxs, a.row_ptrs), shape=a.common_size) for v in a.values]
-    if hasattr(a, "num_stored_elements_per_row"):  # Ell: entry k of row r at r + n k
+    if a.kind == "ell":  # entry k of row r at r + n k
         n = a.common_size[0]
         stored = np.flatnonzero(a.col_idxs != PADDING)
         rows, cols = stored % max(n, 1), a.col_idxs[stored]
@@ -27,13 +27,11 @@ def item_matrices(a) -> list:
 def item_preconditioners(preconditioner, num_items: int) -> list[Callable[[np.ndarray], np.ndarray]]:
     """z = M_i r for each item: the batch Jacobi's inverse blocks, the batch ILU's triangular
     solves, the batch ISAI's two products, or a copy without one."""
-    from ginkpy.core.batch.preconditioner.ilu import Ilu
-    from ginkpy.core.batch.preconditioner.isai import Isai
     if preconditioner is None:
         return [np.copy] * num_items
-    if isinstance(preconditioner, Ilu):
+    if preconditioner.kind == "ilu":
         return [_ilu_item(preconditioner, v) for v in preconditioner.values]
-    if isinstance(preconditioner, Isai):
+    if preconditioner.kind == "isai":
         return [_isai_item(preconditioner, v) for v in preconditioner.values]
     n, stride = preconditioner.common_size[0], preconditioner.block_stride
     block = preconditioner.row_blocks

@@ -43,6 +43,8 @@ class Csr(BatchLinOp):
     >>> X = A.apply(B, X)                       # X_i = A_i B_i
     """
 
+    kind = "csr"  # what the backends' batched kernels dispatch on (a batch format), not its type
+
     def __init__(self, exec: Executor, common_size: tuple[int, int], row_ptrs: Any, col_idxs: Any,
                  values: Any) -> None:
         super().__init__(exec, values.shape[0], common_size, values.dtype)

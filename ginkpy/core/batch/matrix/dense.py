@@ -39,6 +39,8 @@ class Dense(BatchLinOp):
     (4, 4)
     """
 
+    kind = "dense"  # what the backends' batched kernels dispatch on (a batch format), not its type
+
     def __init__(self, exec: Executor, values: Any) -> None:
         super().__init__(exec, values.shape[0], values.shape[1:], values.dtype)
         self.values = values

@@ -49,6 +49,8 @@ class Ell(BatchLinOp):
     >>> solver = gk.batch.solver.Cg.build().on(exec).generate(A)
     """
 
+    kind = "ell"  # what the backends' batched kernels dispatch on (a batch format), not its type
+
     def __init__(self, exec: Executor, common_size: tuple[int, int], col_idxs: Any, values: Any,
                  num_stored_elements_per_row: int) -> None:
         super().__init__(exec, values.shape[0], common_size, values.dtype)

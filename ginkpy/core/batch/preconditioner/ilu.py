@@ -18,8 +18,8 @@ import numpy as np
 
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, parameters
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix.checks import check_system_matrix
 from ginkpy.core.batch.multi_vector import MultiVector
-from ginkpy.core.batch.solver.batch_solver import check_system_matrix
 
 
 class Ilu(EnableBuild, BatchLinOp):
@@ -37,6 +37,8 @@ class Ilu(EnableBuild, BatchLinOp):
     >>> M = gk.batch.preconditioner.Ilu.build()
     >>> solver = gk.batch.solver.Bicgstab.build().with_preconditioner(M).with_tolerance(1e-8).on(exe).generate(A)
     """
+
+    kind = "ilu"  # what the backends' batched kernels dispatch on (a batch preconditioner), not its type
 
     @parameters
     class Parameters(Parameters):

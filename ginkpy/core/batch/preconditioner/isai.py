@@ -24,7 +24,7 @@ from ginkpy.core.batch.multi_vector import MultiVector
 from ginkpy.core.batch.preconditioner.ilu import Ilu
 from ginkpy.core.matrix.csr import INDEX_DTYPE
 from ginkpy.core.matrix.csr import Csr as SingleCsr
-from ginkpy.core.preconditioner.isai import ROW_LIMIT
+from ginkpy.core.preconditioner.isai_limits import ROW_LIMIT
 
 
 class Isai(EnableBuild, BatchLinOp):
@@ -46,6 +46,8 @@ class Isai(EnableBuild, BatchLinOp):
     >>> solver = gk.batch.solver.Gmres.build().with_preconditioner(M).with_tolerance(1e-8).on(exe).generate(A)
     >>> X, info = gk.linalg.batched_gmres(matrices, B, M="isai")
     """
+
+    kind = "isai"  # what the backends' batched kernels dispatch on (a batch preconditioner), not its type
 
     @parameters
     class Parameters(Parameters):

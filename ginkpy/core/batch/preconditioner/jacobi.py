@@ -42,6 +42,8 @@ class Jacobi(EnableBuild, BatchLinOp):
     >>> X, info = gk.linalg.batched_cg(matrices, B, M="jacobi")
     """
 
+    kind = "jacobi"  # what the backends' batched kernels dispatch on (a batch preconditioner), not its type
+
     @parameters
     class Parameters(Parameters):
         max_block_size: int = attrs.field(default=MAX_BLOCK_SIZE, validator=integer(min=1, max=MAX_BLOCK_SIZE))

@@ -19,6 +19,9 @@ from ginkpy.core.base.types import real_dtype
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
 from ginkpy.core.batch.matrix.checks import check_system_matrix
 from ginkpy.core.batch.multi_vector import MultiVector
+from ginkpy.core.batch.preconditioner.ilu import Ilu
+from ginkpy.core.batch.preconditioner.isai import Isai
+from ginkpy.core.batch.preconditioner.jacobi import Jacobi
 from ginkpy.core.stop.solve_result import SolveResult
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 
@@ -64,9 +67,6 @@ class BatchSolver(EnableBuild, BatchLinOp):
 
     def _generate_preconditioner(self, value: Any) -> Any:
         """None (no preconditioner) or a generated batch Jacobi, Ilu or Isai for this system."""
-        from ginkpy.core.batch.preconditioner.ilu import Ilu
-        from ginkpy.core.batch.preconditioner.isai import Isai
-        from ginkpy.core.batch.preconditioner.jacobi import Jacobi
         kinds, names = (Jacobi, Ilu, Isai), "gk.batch.preconditioner.Jacobi, Ilu or Isai"
         if value is None:
             return None

@@ -32,11 +32,15 @@ from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, as_factor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.distributed.collective import raise_together
 from ginkpy.core.distributed.matrix import Matrix
+from ginkpy.core.distributed.multigrid import aggregate
 from ginkpy.core.distributed.vector import Vector
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.multigrid.pgm import Pgm
+from ginkpy.core.solver.multigrid import Multigrid
 from ginkpy.core.solver.solver_base import generate_preconditioner
 
 
+@Matrix.register_local_wrapper
 class Schwarz(EnableBuild, LinOp):
     """Additive Schwarz of a ``gk.distributed.Matrix``: a local solver on each rank's block, and
     optionally a coarse correction over the ranks (two-level Schwarz; see the module).
@@ -95,9 +99,6 @@ class Schwarz(EnableBuild, LinOp):
         self.coarse = self.coarse_solver = None
         params = self.parameters
         if params.coarse_level is not None:
-            from ginkpy.core.distributed.multigrid import aggregate
-            from ginkpy.core.multigrid.pgm import Pgm
-            from ginkpy.core.solver.multigrid import Multigrid
             factory = as_factory(params.coarse_level, exec)
             if not issubclass(factory.parameters.product, Pgm):
                 raise TypeError(f"with_coarse_level takes an aggregation (gk.multigrid.Pgm.build()), not "

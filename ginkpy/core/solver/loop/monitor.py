@@ -252,20 +252,13 @@ class IterationMonitor:
         """The last residual norm per column the host knows (after :meth:`start`: ||r_0||)."""
         return self.reader.norms
 
-    def solve_small(self, method: str, krylov_dim: int = 0) -> bool:
-        """Solve the system in one launch as a batch of one, where the executor finds it small
-        enough for ``method`` ("cg", "bicgstab", "gmres") and the solve allows it (see
-        ``gk.batch``'s :func:`~ginkpy.core.batch.solver.single_system.solve_small_system`).
-        True when it did (the solver then returns at once)."""
-        from ginkpy.core.batch.solver.single_system import solve_small_system
-        result = solve_small_system(self, method, krylov_dim)
-        if result is None:
-            return False
+    def adopt(self, result: SolveResult) -> None:
+        """Take the :class:`~ginkpy.core.stop.solve_result.SolveResult` of a solve made another
+        way (the batch of one, :mod:`ginkpy.core.solver.small_system`) as this solve's end."""
         self.method = result.method
         self.reader.checks = result.iterations + 1
         self.reader.norms = result.residual_norm
         self.reader.host_status = result.codes
-        return True
 
     # -- the loop ----------------------------------------------------------------------------
     @property

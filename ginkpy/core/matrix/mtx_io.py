@@ -12,13 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from ginkpy.core.base.lazy import sp
-
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.lazy import sp
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.matrix.coo import Coo
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.ell import Ell
+from ginkpy.core.matrix.hybrid import Hybrid
+from ginkpy.core.matrix.sellp import Sellp
 
+# the formats ``read`` makes by name: Csr, Dense and the sparse formats made from a Csr
+READ_FORMATS = (Coo, Csr, Dense, Ell, Hybrid, Sellp)
 BANNER = "%%MatrixMarket"
 FORMATS = ("coordinate", "array")
 FIELDS = ("real", "double", "complex", "integer", "pattern")
@@ -118,10 +123,7 @@ def write(path: str | os.PathLike, op: LinOp, symmetry: str = "general") -> None
 
 def _format_class(format: Any) -> type:
     """The matrix class for ``format``: Csr, Dense or a class with ``from_csr``."""
-    import ginkpy.matrix as formats
-    classes = [getattr(formats, name) for name in formats.__all__]
-    available = {cls.__name__.lower(): cls for cls in classes
-                 if isinstance(cls, type) and (cls in (Csr, Dense) or hasattr(cls, "from_csr"))}
+    available = {cls.__name__.lower(): cls for cls in READ_FORMATS}
     if isinstance(format, str) and format.lower() in available:
         return available[format.lower()]
     if isinstance(format, type) and issubclass(format, LinOp) and (

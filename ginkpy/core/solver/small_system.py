@@ -1,11 +1,11 @@
-"""One system through the batched kernels: a batch of one, solved in one launch.
+"""One system through the batched kernels: a batch of one, solved in one launch (a way of
+``gk.solver.Cg``, ``Bicgstab``, ``Gmres`` and ``PipeCg`` to solve, beside their loop).
 
 For a system small enough for one work-group (its vectors and matrix in local memory on a GPU,
 a few thousand rows), a solve in one launch saves the per-iteration launches and host round
 trips of the normal loop, and the capture of its launches. Two doors:
 
-- :func:`solve_small_system`: the one ``gk.solver.Cg``, ``Bicgstab`` and ``Gmres`` take
-  (``monitor.solve_small``) where the executor finds the system small enough
+- :func:`solved_small`: the one ``gk.solver.Cg``, ``Bicgstab`` and ``Gmres`` take where the executor finds the system small enough
   (``Executor.small_system_rows``: the measured crossover of its device, method and value
   kind) and the solve allows it;
 - :func:`solve_single`: the batched kernel on a single system, without those checks.
@@ -34,6 +34,17 @@ from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.core.stop.solve_result import SolveResult
 
 SOLVERS = {"cg": Cg, "bicgstab": Bicgstab, "gmres": Gmres}
+
+
+def solved_small(monitor, method: str, krylov_dim: int = 0) -> bool:
+    """Solve the system of a started ``monitor`` in one launch as a batch of one where
+    :func:`solve_small_system` finds it applies, and end the monitor's solve with its result.
+    True when it did (the solver then returns at once)."""
+    result = solve_small_system(monitor, method, krylov_dim)
+    if result is None:
+        return False
+    monitor.adopt(result)
+    return True
 
 
 def solve_small_system(monitor, method: str, krylov_dim: int = 0) -> SolveResult | None:

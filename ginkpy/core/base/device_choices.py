@@ -1,0 +1,54 @@
+"""What core leaves to the device: the one query ``exec.device_choices()`` and the value it
+answers with. Core asks it where a measured, per-device choice decides (the Multigrid cycle,
+whether ILU tries approximate triangular solves, whether a collective wait polls, where a small
+system runs as a batch of one); each backend answers from its own tables
+(``ginkpy/reference/device_choices.py``, ``ginkpy/opencl/device_choices.py``), so no device
+table lives in core."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+
+
+@attrs.frozen
+class CycleChoice:
+    """What Multigrid does where its parameters leave it open, per kind of executor."""
+
+    cycle: str           # "v", "w" or "f"
+    smoother_iters: int  # Jacobi sweeps before and after the coarse correction
+    min_coarse_rows: int
+    merged_rows: int     # levels of at most this many rows cycled through in one launch (0: none)
+    why: str
+
+
+def _never_small(method: str, dtype: Any) -> int:
+    return 0
+
+
+@attrs.frozen
+class DeviceChoices:
+    """The choices of one kind of executor (``exec.device_choices()``).
+
+    Parameters
+    ----------
+    kind : str
+        The kind the choices are made for, as printed: "reference", "cpu" or "gpu".
+    multigrid : CycleChoice
+        Multigrid's cycle, sweeps, coarsest size and merged levels.
+    approximate_triangular_solves : bool
+        Whether Ilu's default tries approximate triangular solves (ISAI, Jacobi sweeps) before
+        exact substitution (where launches and substitution levels cost most: a GPU).
+    polls_waits : bool
+        Whether a wait for a read in a collective polls the event (the host spins, a GPU)
+        rather than blocks (a CPU device, whose threads the polling would take).
+    small_system_rows : callable, default never
+        ``(method, dtype) -> rows``: the most rows a system solved by ``method`` ("cg",
+        "bicgstab", "gmres") may have to run as a batch of one (0: never).
+    """
+
+    kind: str
+    multigrid: CycleChoice
+    approximate_triangular_solves: bool = False
+    polls_waits: bool = False
+    small_system_rows: Callable[[str, Any], int] = _never_small

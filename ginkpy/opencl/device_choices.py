@@ -1,0 +1,48 @@
+"""An OpenCL device's answer to ``exec.device_choices()`` (see
+``ginkpy/core/base/device_choices.py``): the choices of a CPU device and of a GPU, measured.
+
+Multigrid (``python benchmarks/bench_amg.py --tune``: AMG-CG whole solves of 2D and 3D Poisson
+for each cycle, sweep count and merge size; see docs/multigrid.md and docs/performance.md). The GPU's, on
+an H100 (V-cycle, 2 sweeps, <= 2048 rows merged / 2 sweeps, 8192 / 1 sweep, 8192, the previous
+choice / the best W-cycle): 2D Poisson 1000^2 72 / 78 / 81 / 98 ms (39 / 40 / 56 / 20 it.), 2D
+Poisson 2.1e6 rows 103 / 106 / 113 / 122 ms, 3D Poisson 128^3 104 / 115 / 130 / 160 ms (25 / 25 /
+34 / 11 it.); only 3D Poisson 100^3 preferred 8192 rows merged (72 against 85 ms).
+
+The batch of one: ``small_systems.py`` beside this module.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import attrs
+
+from ginkpy.core.base.device_choices import CycleChoice, DeviceChoices
+from ginkpy.opencl.small_systems import small_system_rows
+
+CPU_CHOICES = DeviceChoices(
+    kind="cpu",
+    multigrid=CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
+                                           "more in launches than in work and run in one launch"),
+    approximate_triangular_solves=False,
+    polls_waits=False,
+    small_system_rows=partial(small_system_rows, "cpu"))
+
+GPU_CHOICES = DeviceChoices(
+    kind="gpu",
+    multigrid=CycleChoice("v", 2, 64, 2048, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
+                                            "their launches, or in one launch their serialized steps) with 2 sweeps "
+                                            "(the second costs less than the 30% of iterations it saves), levels of "
+                                            "up to 2048 rows in one launch (one work-group)"),
+    approximate_triangular_solves=True,
+    polls_waits=True,
+    small_system_rows=partial(small_system_rows, "gpu"))
+
+
+# a device neither CPU nor GPU (an accelerator): the GPU's launch-bound choices, but exact
+# triangular solves and blocking waits
+OTHER_CHOICES = attrs.evolve(GPU_CHOICES, approximate_triangular_solves=False, polls_waits=False)
+
+
+def device_choices(info) -> DeviceChoices:
+    """The choices for the device ``info`` describes (an ``OpenCLExecutor.info``)."""
+    return CPU_CHOICES if info.is_cpu else GPU_CHOICES if info.is_gpu else OTHER_CHOICES

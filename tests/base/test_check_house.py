@@ -1,0 +1,94 @@
+"""scripts/check_house.py: deferred imports count, circles of more than two modules and arrows
+against the floors are findings, the allowlists hold only what they list."""
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def house():
+    spec = importlib.util.spec_from_file_location("check_house", ROOT / "scripts" / "check_house.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_package(tmp_path, files):
+    """A package ``ginkpy`` under tmp_path with ``files`` {relative path: source}."""
+    root = tmp_path / "ginkpy"
+    for rel, source in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for parent in path.relative_to(root).parents:
+            init = root / parent / "__init__.py"
+            if not init.exists():
+                init.write_text("")
+        path.write_text(textwrap.dedent(source))
+    return root
+
+
+def findings(house, root):
+    return house.check(root, allowlists=False)
+
+
+def test_ginkpy_keeps_the_house_rules(house):
+    assert house.check(ROOT / "ginkpy") == []
+
+
+def test_a_circle_through_imports_inside_functions_is_found(house, tmp_path):
+    root = make_package(tmp_path, {
+        "core/a.py": "from ginkpy.core import b\n",
+        "core/b.py": "def f():\n    from ginkpy.core.c import g\n    return g\n",
+        "core/c.py": "class C:\n    def m(self):\n        import ginkpy.core.a\n",
+    })
+    found = findings(house, root)
+    assert found == ["import circle of 3 modules: ginkpy.core.a <-> ginkpy.core.b <-> ginkpy.core.c"]
+    assert house.largest_circle(root) == 3
+
+
+def test_a_pair_is_tolerated_and_type_checking_imports_do_not_count(house, tmp_path):
+    root = make_package(tmp_path, {
+        "core/a.py": "from ginkpy.core.b import x\n",
+        "core/b.py": "x = 1\ndef f():\n    from ginkpy.core.a import y\n",
+        "core/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ginkpy.core.a import y\n",
+        "core/d.py": "from ginkpy.core.c import z\n",
+    })
+    root.joinpath("core/a.py").write_text("from ginkpy.core.b import x\nfrom ginkpy.core.d import w\n")
+    # a -> d -> c, and c -> a only under TYPE_CHECKING: no circle of 3; a <-> b is a pair
+    assert findings(house, root) == []
+
+
+def test_imports_against_the_floors_are_found(house, tmp_path):
+    root = make_package(tmp_path, {
+        "core/base/types.py": "def f():\n    from ginkpy.core.matrix import csr\n",
+        "core/matrix/csr.py": "from ginkpy.reference import kernels\n",
+        "core/solver/cg.py": "import ginkpy.matrix\n",
+        "matrix.py": "from ginkpy.core.matrix.csr import Csr\n",
+        "reference/kernels.py": "from ginkpy.core.matrix import csr\n",
+    })
+    found = findings(house, root)
+    assert "floor: ginkpy/core/base/types.py:2 ginkpy.core.base.types -> ginkpy.core.matrix.csr " \
+           "(deferred import): core/base imports nothing above it" in found
+    assert any("ginkpy.core.matrix.csr -> ginkpy.reference.kernels (import): core imports no backend" in f
+               for f in found)
+    assert any("ginkpy.core.solver.cg -> ginkpy.matrix (import): core imports no face" in f for f in found)
+    assert len(found) == 3
+
+
+def test_the_allowlists_hold_what_they_list_and_no_more(house, tmp_path, monkeypatch):
+    root = make_package(tmp_path, {
+        "core/base/a.py": "def f():\n    import ginkpy.core.solver.b\n",
+        "core/solver/b.py": "x = 1\n" * 12,
+        "core/solver/c.py": "def g():\n" + "    pass\n" * 8,
+    })
+    monkeypatch.setattr(house, "DEFERRED_FOR_STARTUP", {("ginkpy.core.base.a", "ginkpy.core.solver.b"): "start-up"})
+    monkeypatch.setattr(house, "LONG_MODULES", {"ginkpy/core/solver/b.py": 12})
+    monkeypatch.setattr(house, "LONG_FUNCTIONS", {"ginkpy/core/solver/c.py:g": 9, "ginkpy/core/solver/c.py:h": 9})
+    found = house.check(root, max_module=10, max_function=5)
+    assert found == ["stale allowlist entry LONG_FUNCTIONS['ginkpy/core/solver/c.py:h']: no longer over 5 lines"]
+    monkeypatch.setattr(house, "LONG_MODULES", {"ginkpy/core/solver/b.py": 11})
+    assert "module ginkpy/core/solver/b.py: 12 lines (> 11)" in house.check(root, max_module=10, max_function=5)
