@@ -178,31 +178,24 @@ def spilu(A: Any, drop_tol: float | None = None, fill_factor: float | None = Non
     diag_pivot_thresh : float, optional
         Threshold partial pivoting in [0, 1] (SuperLU's default 0.1).
     relax, panel_size
-        SuperLU's supernode sizes: accepted and ignored, SuperLU's defaults are used (SciPy
-        passes them on; a relax other than the default can change which entries are dropped).
+        Ignored: SuperLU's defaults (a relax of SciPy's other than its default can change the drops).
     options : dict, optional
-        SuperLU's options by name: ``ILU_DropTol``, ``ILU_FillFactor``, ``ILU_DropRule``,
-        ``ColPerm``, ``DiagPivotThresh`` override the keywords; others are ignored.
+        SuperLU's ``ILU_DropTol``, ``ILU_FillFactor``, ``ILU_DropRule``, ``ColPerm``,
+        ``DiagPivotThresh`` override the keywords; other options are ignored.
     executor : executor or name, optional
         Where the triangular solves run (default: A's executor or the default one).
 
     Returns
     -------
     SuperLU
-        ``solve(rhs, trans="N")`` (``"T"``, ``"H"``: with the transposed factors), ``shape``,
-        ``nnz``, ``L``, ``U``, ``perm_r``, ``perm_c``, as SciPy's.
-
-    Raises
-    ------
-    ValueError
-        A not square, or no pivot left in a column (A singular, or too much dropped).
+        ``solve(rhs, trans="N")`` (``"T"``, ``"H"``), ``shape``, ``nnz``, ``L``, ``U``, ``perm_r``,
+        ``perm_c``, as SciPy's. A ValueError where A is not square or a column has no pivot left.
 
     Examples
     --------
-    >>> from ginkpy.linalg import gmres, spilu
-    >>> ilu = spilu(A, drop_tol=1e-5)
+    >>> ilu = ginkpy.linalg.spilu(A, drop_tol=1e-5)
     >>> y = ilu.solve(b)                          # y ~ A^-1 b
-    >>> x, info = gmres(A, b, M=ilu)              # applied on the executor each iteration
+    >>> x, info = ginkpy.linalg.gmres(A, b, M=ilu)   # applied on the executor
     """
     keywords = {"drop_tol": drop_tol, "fill_factor": fill_factor, "drop_rule": drop_rule, "permc_spec": permc_spec,
                 "diag_pivot_thresh": diag_pivot_thresh}
@@ -211,23 +204,24 @@ def spilu(A: Any, drop_tol: float | None = None, fill_factor: float | None = Non
             raise TypeError(f"spilu: options must be a dict of SuperLU's options, not {type(options).__name__}")
         keywords.update({_ILU_OPTIONS[k]: v for k, v in options.items() if k in _ILU_OPTIONS})
     exec, op = _square_operator(A, executor)
-    ilut = Ilut.build()
     try:
-        if keywords["drop_tol"] is not None:
-            ilut = ilut.with_drop_tol(float(keywords["drop_tol"]))
-        if keywords["fill_factor"] is not None:
-            ilut = ilut.with_fill_factor(float(keywords["fill_factor"]))
-        if keywords["drop_rule"] is not None:
-            ilut = ilut.with_drop_rule(str(keywords["drop_rule"]))
-        if keywords["permc_spec"] is not None:
-            ilut = ilut.with_ordering(str(keywords["permc_spec"]).lower())
-        if keywords["diag_pivot_thresh"] is not None:
-            ilut = ilut.with_pivot_threshold(float(keywords["diag_pivot_thresh"]))
-        fact = ilut.on(exec).generate(op)
+        fact = _ilut(keywords).on(exec).generate(op)
     except ValueError as err:
         raise ValueError(f"spilu: {err}") from None
     return SuperLU(Ilu.build().with_l_solver(LowerTrs.build()).with_u_solver(UpperTrs.build()).on(exec)
                    .generate(fact))
+
+
+def _ilut(keywords: dict) -> Any:
+    """gk.factorization.Ilut's parameters from spilu's keywords (None: Ilut's default)."""
+    ilut = Ilut.build()
+    setters = {"drop_tol": (ilut.with_drop_tol, float), "fill_factor": (ilut.with_fill_factor, float),
+               "drop_rule": (ilut.with_drop_rule, str), "permc_spec": (ilut.with_ordering, lambda v: str(v).lower()),
+               "diag_pivot_thresh": (ilut.with_pivot_threshold, float)}
+    for key, (setter, convert) in setters.items():
+        if keywords[key] is not None:
+            setter(convert(keywords[key]))
+    return ilut
 
 
 def spsolve(A: Any, b: Any, permc_spec: str | None = None, use_umfpack: bool = True, *,

@@ -60,6 +60,24 @@ def _small(A: Any, B: Any, n: int, k: int, largest: bool) -> tuple[np.ndarray, n
     return (values[::-1], vectors[:, ::-1]) if largest else (values, vectors)
 
 
+def _checked_blocks(X: Any, Y: Any) -> tuple[np.ndarray, Any]:
+    """X as a 2-D inexact array and Y (None where not 2-D), with SciPy's errors and warnings."""
+    if X is None:
+        raise ValueError("The mandatory initial matrix X cannot be None")
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"expected rank-2 array for argument X (n x k), got shape {X.shape}")
+    if not np.issubdtype(X.dtype, np.inexact):
+        warnings.warn(f"Data type for argument X is {X.dtype}, which is not inexact, so casted to np.float32.",
+                      UserWarning, stacklevel=3)
+        X = X.astype(np.float32)
+    if Y is not None and np.ndim(Y) != 2:
+        warnings.warn(f"Expected rank-2 array for argument Y, instead got {np.ndim(Y)}, so ignore it and use no "
+                      f"constraints.", UserWarning, stacklevel=3)
+        Y = None
+    return X, Y
+
+
 def lobpcg(A: Any, X: Any, B: Any = None, M: Any = None, Y: Any = None, tol: float | None = None,
            maxiter: int | None = None, largest: bool = True, verbosityLevel: int = 0,
            retLambdaHistory: bool = False, retResidualNormsHistory: bool = False, restartControl: int = 20,
@@ -81,25 +99,20 @@ def lobpcg(A: Any, X: Any, B: Any = None, M: Any = None, Y: Any = None, tol: flo
         parameters, a factory or a LinOp, a SciPy operator, matrix or callable.
     Y : array (n, c), optional
         Constraints: iterate B-orthogonally to Y's columns.
-    tol : float, optional
-        Residual norm at which a pair has converged (default sqrt(eps) n).
-    maxiter : int, optional
-        Default 20.
+    tol, maxiter : float, int, optional
+        Residual norm at which a pair has converged (default sqrt(eps) n); iterations (20).
     largest : bool, default True
         The largest eigenvalues, else the smallest.
     verbosityLevel, retLambdaHistory, retResidualNormsHistory, restartControl
         As SciPy's.
     executor : executor or name, optional
-        Where the block vectors live (default: A's executor or the default one).
+        Where the block vectors live (default: A's or the default executor).
 
     Returns
     -------
-    lambda : array (k,)
-        The eigenvalues (descending where largest, else ascending).
-    v : array (n, k)
-        The eigenvectors, B-orthonormal.
+    lambda, v : arrays (k,) and (n, k)
+        The eigenvalues (descending where largest, else ascending), the B-orthonormal eigenvectors.
     lambdaHistory, residualNormsHistory : lists of arrays, where asked for
-        Per iteration.
 
     Examples
     --------
@@ -107,19 +120,7 @@ def lobpcg(A: Any, X: Any, B: Any = None, M: Any = None, Y: Any = None, tol: flo
     >>> X = np.random.default_rng(0).standard_normal((A.shape[0], 10))
     >>> w, v = lobpcg(A, X, M="amg", tol=1e-6, maxiter=200, largest=False)   # 10 smallest
     """
-    if X is None:
-        raise ValueError("The mandatory initial matrix X cannot be None")
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"expected rank-2 array for argument X (n x k), got shape {X.shape}")
-    if not np.issubdtype(X.dtype, np.inexact):
-        warnings.warn(f"Data type for argument X is {X.dtype}, which is not inexact, so casted to np.float32.",
-                      UserWarning, stacklevel=2)
-        X = X.astype(np.float32)
-    if Y is not None and np.ndim(Y) != 2:
-        warnings.warn(f"Expected rank-2 array for argument Y, instead got {np.ndim(Y)}, so ignore it and use no "
-                      f"constraints.", UserWarning, stacklevel=2)
-        Y = None
+    X, Y = _checked_blocks(X, Y)
     n, k = X.shape
     size_y = 0 if Y is None else np.shape(Y)[1]
     if n - size_y < 5 * k:
