@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 # loaded when first used: the SciPy doors import SciPy, the OpenCL executor pyopencl, the
 # distributed operators mpi4py
 _LAZY = {"linalg": "ginkpy.linalg", "reorder": "ginkpy.reorder", "config": "ginkpy.config", "batch": "ginkpy.batch",
-         "distributed": "ginkpy.distributed",
+         "distributed": "ginkpy.distributed", "eigensolver": "ginkpy.eigensolver",
          "aslinearoperator": ("ginkpy.linalg", "aslinearoperator"),
          "OpenCLExecutor": ("ginkpy.opencl.executor", "OpenCLExecutor")}
 
@@ -29,6 +29,6 @@ def __getattr__(name):
 
 __all__ = ["Executor", "ForkedProcessError", "KernelNotFoundError", "LinOp", "OpenCLExecutor", "ReferenceExecutor",
            "aslinearoperator", "batch", "config", "linalg",
-           "default_executor", "distributed", "executor", "factorization", "log", "matrix", "multigrid",
+           "default_executor", "distributed", "eigensolver", "executor", "factorization", "log", "matrix", "multigrid",
            "preconditioner", "read", "reorder",
            "solver", "stop", "write"]

@@ -88,13 +88,23 @@ devices (``gk.matrix.Dense.from_pyopencl`` describes when a copy is made).
 
 Direct solves: ``spsolve(A, b)``, ``splu(A)`` (an object with ``.solve(b)``) and ``factorized(A)``
 (a function ``solve(b)``), SciPy's names and arguments, by ``gk.solver.Direct``
-(:mod:`ginkpy.linalg._dsolve`); ``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
+(:mod:`ginkpy.linalg._dsolve`); ``spilu(A, drop_tol, fill_factor, ...)``, SciPy's threshold ILU
+(gk.factorization.Ilut, the factors of SciPy's spilu) with ``solve(b, trans)`` on the executor,
+also usable as ``M`` (``gmres(A, b, M=spilu(A))``, applied on the device);
+``spsolve_triangular(A, b, lower)`` by ``gk.solver.LowerTrs`` /
 ``UpperTrs``' exact substitution (:mod:`ginkpy.linalg._trsolve`).
 
 Least squares: ``lsqr(A, b, damp, atol, btol, conlim, iter_lim, show, calc_var, x0)`` and
 ``lsmr(A, b, damp, atol, btol, conlim, maxiter, show, x0)``, SciPy's signatures and result
 tuples, for rectangular (m > n, m < n) or square, damped, real or complex A, by
 ``gk.solver.Lsqr`` / ``Lsmr`` (:mod:`ginkpy.linalg._lsq` lists the differences from SciPy).
+
+Eigenpairs: ``lobpcg(A, X, B, M, Y, tol, maxiter, largest, ...)``, SciPy's signature and
+returns, by gk.eigensolver.Lobpcg (:mod:`ginkpy.linalg._lobpcg`): the block vectors on the
+executor, ``M`` any preconditioner the solvers take (``M="amg"``); per iteration two small
+downloads (residual norms with two k x k Gram matrices; the Rayleigh-Ritz Gram matrices, whose
+eigenproblem of size at most 3k is solved on the host). SciPy's test_lobpcg.py passes against
+it but for extended precision (refused, as everywhere) and SciPy's in-place-update warning.
 
 Many small systems of one sparsity pattern: ``batched_cg(As, B)``, ``batched_bicgstab`` and
 ``batched_gmres`` solve them all in one launch (``gk.batch``), with SciPy's arguments per system
@@ -110,7 +120,8 @@ from ginkpy.linalg._solver import Solver, clear_cache
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)
 _LAZY = {"batched_bicgstab": "_batch", "batched_cg": "_batch", "batched_gmres": "_batch",
-         "factorized": "_dsolve", "lsmr": "_lsq", "lsqr": "_lsq", "splu": "_dsolve", "spsolve": "_dsolve",
+         "factorized": "_dsolve", "lobpcg": "_lobpcg", "lsmr": "_lsq", "lsqr": "_lsq", "spilu": "_dsolve",
+         "splu": "_dsolve", "spsolve": "_dsolve",
          "spsolve_triangular": "_trsolve"}
 
 
@@ -124,6 +135,7 @@ def __getattr__(name):
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
+
 __all__ = ["Solver", "aslinearoperator", "batched_bicgstab", "batched_cg", "batched_gmres", "bicg", "bicgstab", "cg",
-           "cgs", "clear_cache", "factorized", "fcg", "gcrotmk", "gmres", "idr", "ir", "lgmres", "lsmr", "lsqr",
-           "minres", "qmr", "splu", "spsolve", "spsolve_triangular", "tfqmr"]
+           "cgs", "clear_cache", "factorized", "fcg", "gcrotmk", "gmres", "idr", "ir", "lgmres", "lobpcg", "lsmr",
+           "lsqr", "minres", "qmr", "spilu", "splu", "spsolve", "spsolve_triangular", "tfqmr"]

@@ -178,7 +178,8 @@ def test_transpose(ref, ocl, rng, dtype, shape):
 
 # (n, m, k): matrix-vector, thin and wider than a 16-column tile, inner dimension not a
 # multiple of the tile
-PRODUCT_SHAPES = [(1237, 263, 1), (301, 277, 3), (67, 45, 19), (5, 1, 2)]
+# (the narrow kernel takes inner dimensions up to 32: block vectors times small matrices)
+PRODUCT_SHAPES = [(1237, 263, 1), (301, 277, 3), (67, 45, 19), (5, 1, 2), (40003, 10, 10), (1237, 32, 7), (301, 33, 5)]
 
 
 @pytest.mark.parametrize("nmk", PRODUCT_SHAPES, ids=str)
@@ -252,3 +253,39 @@ def test_convert_to_csr_of_zero_and_empty_matrices(ocl, dtype):
 def test_too_large_for_int32_indices_is_a_clear_error():
     with pytest.raises(ValueError, match="int32"):
         launch.check_int32(2**31)
+
+
+# -- block inner products (Gram matrices) --------------------------------------------------------
+
+@pytest.mark.parametrize("complex_values", [False, True], ids=["real", "complex"])
+# (b of more than 32 columns: the tiled kernel on a CPU device too)
+@pytest.mark.parametrize("n, k, m", [(1, 1, 1), (37, 3, 5), (5001, 7, 9), (40003, 30, 30), (1237, 1, 17),
+                                     (1237, 3, 40), (3001, 33, 33)])
+def test_compute_gram(ref, ocl, rng, dtype, complex_values, n, k, m):
+    """a^H b on the device against the reference, relative to |a|^T |b| (one row chunk, several,
+    tiles wider than the block, and sizes not a multiple of the tile)."""
+    dtype = np.result_type(dtype, np.complex64) if complex_values else dtype
+    a, b = random(rng, (n, k), dtype), random(rng, (n, m), dtype)
+    if complex_values:
+        a, b = a + 1j * random(rng, (n, k), dtype), b - 2j * random(rng, (n, m), dtype)
+    results = [Dense.from_numpy(exec, a).compute_gram(Dense.from_numpy(exec, b)) for exec in (ref, ocl)]
+    expected, device = (r.to_numpy() for r in results)
+    assert device.shape == (k, m) and device.dtype == dtype
+    np.testing.assert_allclose(expected, a.conj().T @ b, rtol=tol(dtype), atol=0)
+    magnitude = np.abs(a).T.astype(np.float64) @ np.abs(b).astype(np.float64)
+    assert_sums_close(device.real, expected.real, magnitude, dtype)
+    assert_sums_close(device.imag, expected.imag, magnitude, dtype)
+
+
+def test_compute_gram_into_result_and_errors(ocl, rng, dtype):
+    a, b = (Dense.from_numpy(ocl, random(rng, (100, c), dtype)) for c in (2, 3))
+    out = Dense.zeros(ocl, (2, 3), dtype)
+    assert a.compute_gram(b, out) is out
+    np.testing.assert_allclose(out.to_numpy(), a.to_numpy().T @ b.to_numpy(), rtol=tol(dtype) * 100)
+    empty = Dense.from_numpy(ocl, np.zeros((0, 2), dtype))
+    np.testing.assert_array_equal(empty.compute_gram(Dense.from_numpy(ocl, np.zeros((0, 3), dtype)),
+                                                     Dense.full(ocl, (2, 3), 7.0, dtype)).to_numpy(), 0)
+    with pytest.raises(ValueError, match="same rows"):
+        a.compute_gram(Dense.from_numpy(ocl, random(rng, (99, 3), dtype)))
+    with pytest.raises(ValueError, match="result must be 2 x 3"):
+        a.compute_gram(b, Dense.zeros(ocl, (3, 2), dtype))

@@ -17,9 +17,22 @@ from __future__ import annotations
 
 import attrs
 
-from ginkpy.core.base.factory import number, parameters
+from ginkpy.core.base.factory import number, one_of, parameters
 from ginkpy.core.factorization.factorization import Factorization
 from ginkpy.core.matrix.csr import Csr
+
+
+# SuperLU's ILU dropping rules (SciPy's spilu drop_rule, comma-separated)
+DROP_RULES = ("basic", "prows", "column", "area", "secondary", "dynamic", "interp")
+
+
+def _check_drop_rule(value: str | None) -> None:
+    if value is None:
+        return
+    words = [w.strip() for w in value.split(",")] if isinstance(value, str) else None
+    if words is None or not all(w in DROP_RULES for w in words):
+        raise ValueError(f"Ilut.with_drop_rule({value!r}): drop_rule must be None or comma-separated rules of "
+                         f"{', '.join(map(repr, DROP_RULES))} (e.g. 'basic,area', SuperLU's default)")
 
 
 class Ilut(Factorization):
@@ -37,6 +50,16 @@ class Ilut(Factorization):
         Entries below drop_tol times their row's norm are dropped (SciPy's spilu default).
     fill_factor : float, default 10
         The factors keep at most about fill_factor times A's entries (SciPy's spilu default).
+    drop_rule : str, optional
+        SuperLU's ILU dropping rules, comma-separated as SciPy's spilu takes them
+        (``"basic"``, ``"prows"``, ``"column"``, ``"area"``, ``"secondary"``, ``"dynamic"``,
+        ``"interp"``); None: SuperLU's default (``"basic,area"``).
+    ordering : str, default "colamd"
+        The column ordering: ``"colamd"`` (SciPy spilu's default), ``"natural"``,
+        ``"mmd_at_plus_a"`` or ``"mmd_ata"`` (SciPy's ``permc_spec``, in lower case).
+    pivot_threshold : float, optional
+        Threshold partial pivoting in [0, 1] (SciPy's ``diag_pivot_thresh``); None: SuperLU's
+        ILU default (0.1).
     skip_sorting, l_strategy, u_strategy
         Ginkgo's: accepted, they change nothing (see Factorization).
 
@@ -50,9 +73,13 @@ class Ilut(Factorization):
     class Parameters(Factorization.Parameters):
         drop_tol: float = attrs.field(default=1e-4, validator=number(min=0))
         fill_factor: float = attrs.field(default=10.0, validator=number(min=1))
+        drop_rule: str | None = attrs.field(default=None, validator=lambda i, a, v: _check_drop_rule(v))
+        ordering: str = attrs.field(default="colamd", validator=one_of("colamd", "natural", "mmd_at_plus_a",
+                                                                       "mmd_ata"))
+        pivot_threshold: float | None = attrs.field(default=None, validator=number(min=0, max=1, optional=True))
 
     def _factorize(self, A: Csr) -> tuple[Csr, Csr]:
         host, p = self.executor.host, self.parameters
         *arrays, rows, cols = host.run("factorization.ilut.factorize", A.to_executor(host), p.drop_tol,
-                                       p.fill_factor)
+                                       p.fill_factor, p.drop_rule, p.ordering, p.pivot_threshold)
         return self._permuted(arrays, rows, cols)

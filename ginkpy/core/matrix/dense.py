@@ -228,6 +228,22 @@ class Dense(LinOp):
             raise TypeError(f"{what}: value types {self.dtype} and {b.dtype} differ")
         return Dense.empty(self.executor, (1, self.shape[1]), self.dtype) if result is None else result
 
+    def compute_gram(self, b: "Dense", result: "Dense | None" = None) -> "Dense":
+        """The block inner product self^H b (k x m for self n x k and b n x m, conjugating self
+        for complex values): every pair of columns' dot product, as the Gram matrices of block
+        eigensolvers (LOBPCG) need. Into ``result`` (k x m, reused) where given."""
+        if b.shape[0] != self.shape[0] or b.dtype != self.dtype:
+            raise ValueError(f"compute_gram: b is {b.shape[0]} x {b.shape[1]} {b.dtype}, but self is "
+                             f"{self.shape[0]} x {self.shape[1]} {self.dtype}: they need the same rows and type")
+        shape = (self.shape[1], b.shape[1])
+        if result is None:
+            result = Dense.empty(self.executor, shape, self.dtype)
+        elif result.shape != shape or result.dtype != self.dtype:
+            raise ValueError(f"compute_gram: result must be {shape[0]} x {shape[1]} {self.dtype}, not "
+                             f"{result.shape[0]} x {result.shape[1]} {result.dtype}")
+        self.executor.run("matrix.dense.compute_gram", self, b, result)
+        return result
+
     def compute_norm2(self, result: "Dense | None" = None) -> "Dense":
         """Per-column Euclidean norms into a 1 x k Dense of the real type (float64 for complex128)."""
         real = real_dtype(self.dtype)

@@ -89,6 +89,47 @@ __kernel void compute_dot(REDUCTION_PARAMS, __global const value_type* a,
     if (IS_LANE_ROOT) partial[group * k + col] = s;
 }
 
+// Block inner product a^H b (a: n x k, b: n x m) split over chunks of rows: work-item
+// (j, i, g) sums rows [g chunk, (g + 1) chunk) of conj(a[:, i]) b[:, j] into partial[g][i][j]
+// (the work-items of a group share the rows they read, through the cache); sum_rows adds the
+// partials of the chunks.
+__kernel void gram_partials(const int n, const int k, const int m, const int chunk,
+                            __global const value_type* a, __global const value_type* b,
+                            __global value_type* partial)
+{
+    const int j = get_global_id(0);
+    const int i = get_global_id(1);
+    const int g = get_global_id(2);
+    if (i >= k || j >= m) return;
+    const int begin = g * chunk;
+    const int end = min(n, begin + chunk);
+    value_type s = 0;
+    for (int r = begin; r < end; ++r) s += mul_conj(a[r * k + i], b[r * m + j]);
+    partial[(g * k + i) * m + j] = s;
+}
+
+// The same partials with one work-item per (column i of a, chunk g) summing all m columns of
+// b at once (m <= GRAM_COLUMNS): a[r, i] is read once per row and b's row is shared by the
+// group's work-items through the cache (a CPU device's choice).
+#define GRAM_COLUMNS 32
+__kernel void gram_partials_rows(const int n, const int k, const int m, const int chunk,
+                                 __global const value_type* a, __global const value_type* b,
+                                 __global value_type* partial)
+{
+    const int i = get_global_id(0);
+    const int g = get_global_id(1);
+    if (i >= k) return;
+    const int begin = g * chunk;
+    const int end = min(n, begin + chunk);
+    value_type s[GRAM_COLUMNS];
+    for (int j = 0; j < m; ++j) s[j] = 0;
+    for (int r = begin; r < end; ++r) {
+        const value_type ai = conj_value(a[r * k + i]);
+        for (int j = 0; j < m; ++j) s[j] += mul(ai, b[r * m + j]);
+    }
+    for (int j = 0; j < m; ++j) partial[(g * k + i) * m + j] = s[j];
+}
+
 // ---- robust norms (LAPACK's nrm2): a norm is scale * sqrt(ssq), ssq = sum of (a_i / scale)^2 ---
 // In the real type; the real and imaginary parts of a complex entry count as two entries (as
 // LAPACK's zlassq).
@@ -272,6 +313,24 @@ __kernel void gemm(const int n, const int m, const int k, const int inner,
         const int i = row * k + col;
         x[i] = apply_result(sum, advanced, col, alpha, alpha_stride, beta, beta_stride, x[i]);
     }
+}
+
+// Narrow product (an inner dimension m of at most NARROW_INNER, as a block of vectors times
+// a small coefficient matrix): one work-item per entry of x, no local memory or barriers
+// (which cost most on a CPU device), the row of a and b read through the cache.
+__kernel void gemm_narrow(const int n, const int m, const int k,
+                          __global const value_type* a, __global const value_type* b,
+                          __global value_type* x, const int advanced,
+                          __global const value_type* alpha, const int alpha_stride,
+                          __global const value_type* beta, const int beta_stride)
+{
+    const int col = get_global_id(0);
+    const int row = get_global_id(1);
+    if (row >= n || col >= k) return;
+    value_type sum = 0;
+    for (int q = 0; q < m; ++q) sum += mul(a[row * m + q], b[q * k + col]);
+    const int i = row * k + col;
+    x[i] = apply_result(sum, advanced, col, alpha, alpha_stride, beta, beta_stride, x[i]);
 }
 
 // Matrix-vector product (b has one column). A work-group is `rows` rows of `lanes`

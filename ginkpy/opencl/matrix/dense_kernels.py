@@ -112,6 +112,42 @@ def _partials_group_size(info, parts: int) -> int:
     return min(pow2_at_most(info.max_work_group_size), 256, 1 << (parts - 1).bit_length())
 
 
+GRAM_TILE = 8  # work-group edge of gram_partials (TILE x TILE pairs of columns)
+GRAM_COLUMNS = 32  # as in dense_kernels.cl: gram_partials_rows takes b of up to this many columns
+
+
+def compute_gram(exec, a, b, result):
+    """result (k x m) = a^H b for a (n x k), b (n x m): one partial k x m block per chunk of
+    rows (a GPU takes about 8 chunks per compute unit, a CPU device one per unit), then
+    sum_rows over the chunks (none where one chunk covers the rows). A CPU device sums each
+    column of a against all of b's (up to GRAM_COLUMNS) in one work-item; otherwise a work-item
+    per pair of columns in TILE x TILE groups (not measured on a GPU yet)."""
+    n, k = a.shape
+    m = b.shape[1]
+    if k == 0 or m == 0:
+        return
+    if n == 0:
+        fill(exec, result, 0.0)
+        return
+    check_int32(max(a.values.size, b.values.size))
+    wanted = exec.info.compute_units * (8 if exec.info.is_gpu else 1)
+    chunk = max(-(-n // wanted), 64)
+    groups = -(-n // chunk)
+    check_int32(groups * k * m)
+    out = result.values if groups == 1 else exec.scratch("gram", (groups, k * m), a.dtype)
+    if exec.info.is_cpu and m <= GRAM_COLUMNS:  # a work-item per column of a: 40000 x 10 x 10 on PoCL 17 -> 2 ms
+        _kernel(exec, a.dtype, "gram_partials_rows")(
+            exec.queue, (k, groups), None, np.int32(n), np.int32(k), np.int32(m), np.int32(chunk), a.values.data,
+            b.values.data, out.data)
+    else:
+        ti, tj = min(GRAM_TILE, k), min(GRAM_TILE, m)
+        _kernel(exec, a.dtype, "gram_partials")(
+            exec.queue, (round_up(m, tj), round_up(k, ti), groups), (tj, ti, 1), np.int32(n), np.int32(k),
+            np.int32(m), np.int32(chunk), a.values.data, b.values.data, out.data)
+    if groups > 1:
+        sum_rows(exec, out, result.values)
+
+
 def compute_norm2(exec, a, result):
     """result (1 x k, real type) = per-column Euclidean norms of a (n x k), without underflow or
     overflow where the norm is representable (LAPACK's nrm2: each work-item keeps a scale, its
@@ -187,6 +223,9 @@ def _gemm_shape(info, k: int) -> tuple[int, int, int]:
     return cols, group // cols, 16
 
 
+NARROW_INNER = 32  # products with an inner dimension up to this take gemm_narrow (no tiles)
+
+
 def _gemv_shape(info) -> tuple[int, int]:
     """(lanes per row, rows per group) of the matrix-vector product: a GPU reads each row of A
     with 32 work-items, a CPU device with one (rows are long contiguous streams there)."""
@@ -212,6 +251,11 @@ def _product(exec, a, b, x, alpha=None, beta=None) -> None:
             exec.queue, (round_up(n, rows) * lanes,), (rows * lanes,), np.int32(n), np.int32(m),
             np.int32(lanes), a.values.data, b.values.data, x.values.data, np.int32(advanced), *scalars,
             local_buffer(lanes * rows, dtype))
+        return
+    if m <= NARROW_INNER:  # (block vectors times a small matrix: LOBPCG's updates, Krylov bases' combinations)
+        _kernel(exec, dtype, "gemm_narrow")(
+            exec.queue, (k, n), None, np.int32(n), np.int32(m), np.int32(k), a.values.data, b.values.data,
+            x.values.data, np.int32(advanced), *scalars)
         return
     cols, rows, inner = _gemm_shape(exec.info, k)
     _kernel(exec, dtype, "gemm")(

@@ -55,6 +55,11 @@ def compute_conj_dot(exec, a, b, result):
     result.values[0] = _column_sums(a.values.conj() * b.values)
 
 
+def compute_gram(exec, a, b, result):
+    """result (k x m) = a^H b for a (n x k) and b (n x m)."""
+    result.values[...] = a.values.conj().T @ b.values
+
+
 def compute_norm2(exec, a, result):
     # ||a|| = s sqrt(sum (|a| / s)^2), s = max |a|: no underflow or overflow where the norm is
     # representable; real for complex a

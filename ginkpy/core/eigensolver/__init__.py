@@ -1,0 +1,1 @@
+"""Eigensolvers: :class:`~ginkpy.core.eigensolver.lobpcg.Lobpcg`."""
