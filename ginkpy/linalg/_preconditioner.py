@@ -72,6 +72,8 @@ def device_form(M: Any, exec: Executor, dtype: np.dtype) -> LinOp:
         # x = M b = diag(M) .* b: scalar Jacobi whose D^-1 is M's diagonal (fused into the solver's kernels)
         return Jacobi.from_inverse_diagonal(exec, M.diagonal().astype(dtype))
     lu = superlu_of(M)
+    if isinstance(lu, LinOp) and lu.executor is exec and np.dtype(lu.dtype) == np.dtype(dtype):
+        return lu  # (ginkpy's splu/spilu: its solves already run on exec, no second copy of the factors)
     if lu is not None:
         return _factors_preconditioner(lu, exec, dtype)
     return as_linop(M, exec, dtype, "M")

@@ -98,6 +98,21 @@ def test_spilu_as_M(exec, name, method):
     assert with_spilu <= 1.5 * scipys + 2
 
 
+def test_spilu_as_M_is_used_as_it_is(exec):
+    """ginkpy's spilu (and a LinearOperator around its solve) is M itself on its own executor:
+    no second copy of its factors; the solve is that of M="ilut" with the same drop_tol."""
+    from ginkpy.linalg._preconditioner import device_form
+    from ginkpy.problems import convection_diffusion_2d
+    A = convection_diffusion_2d(12).tocsc()
+    ilu = gk.linalg.spilu(A, drop_tol=1e-3, executor=exec)
+    assert device_form(ilu, exec, np.dtype(np.float64)) is ilu
+    assert device_form(spla.LinearOperator(A.shape, ilu.solve), exec, np.dtype(np.float64)) is ilu
+    b = np.ones(A.shape[0])
+    x, info = gk.linalg.gmres(A, b, M=ilu, rtol=1e-10, executor=exec)
+    gk.linalg.clear_cache()
+    assert info == 0 and np.linalg.norm(A @ x - b) <= 1e-9 * np.linalg.norm(b)
+
+
 def test_spilu_errors(exec, rng):
     A = _matrix(rng, 50)
     with pytest.raises(ValueError, match="square"):
