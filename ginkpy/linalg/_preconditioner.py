@@ -67,10 +67,11 @@ def device_form(M: Any, exec: Executor, dtype: np.dtype) -> LinOp:
     each form runs)."""
     if sp.issparse(M) and M.ndim == 2 and M.shape[0] == M.shape[1] and _is_diagonal(M):
         check_convertible(value_dtype(M.dtype, "M"), dtype, "the values of M")
-        if not np.isfinite(M.data).all():
+        diagonal = M.diagonal()  # (every sparse format has it; dok and lil have no .data)
+        if not np.isfinite(diagonal).all():
             raise ValueError("M contains NaN or Inf values")
         # x = M b = diag(M) .* b: scalar Jacobi whose D^-1 is M's diagonal (fused into the solver's kernels)
-        return Jacobi.from_inverse_diagonal(exec, M.diagonal().astype(dtype))
+        return Jacobi.from_inverse_diagonal(exec, diagonal.astype(dtype))
     lu = superlu_of(M)
     if isinstance(lu, LinOp) and lu.executor is exec and np.dtype(lu.dtype) == np.dtype(dtype):
         return lu  # (ginkpy's splu/spilu: its solves already run on exec, no second copy of the factors)

@@ -32,7 +32,7 @@ def _preconditioner_of(A, M, exec, method="cg"):
     return gk.linalg.Solver(A, method, M=M, executor=exec).solver.preconditioner
 
 
-@pytest.mark.parametrize("form", ["dia", "csr", "csc"])
+@pytest.mark.parametrize("form", ["dia", "csr", "csc", "dok", "lil", "coo"])
 def test_diagonal_sparse_m_is_fused_scalar_jacobi_like_the_string(exec, form):
     A = _varying_spd()
     b = np.random.default_rng(0).random(A.shape[0])
