@@ -2,6 +2,9 @@
 // nonzero are left untouched. PRECONDITIONER: 0 none (z = r), 1 scalar Jacobi (z = diag r,
 // diag n x 1), 2 an operator of its own (z given).
 #include "common.cl"
+#ifndef PRECONDITIONER
+#define PRECONDITIONER 0  // what #if reads where it is not given
+#endif
 
 inline value_type z_at(const int i, const int row, __global const value_type* r,
                        __global const value_type* z, __global const value_type* diag)
@@ -24,26 +27,6 @@ __kernel void initialize(const int size, const int k, __global value_type* p,
     if (i < k) prev_rho[i] = to_value(1);
 }
 
-// The work-group's partial sums of r^H r and r^H z over its rows of column col, written to
-// rr and rz (rz only with a preconditioner: else r . z is r . r).
-inline void write_partials(const value_type s_rr, const value_type s_rz, const int c_, const int y_,
-                           const int lanes, const int width, const int col, const int k,
-                           const int group, __global value_type* rz, __global value_type* rr,
-                           __local value_type* tmp)
-{
-    const value_type t_rr = local_sum(tmp + c_, s_rr, y_, lanes, width);
-    barrier(CLK_LOCAL_MEM_FENCE);
-#if PRECONDITIONER
-    const value_type t_rz = local_sum(tmp + c_, s_rz, y_, lanes, width);
-#endif
-    if (y_ == 0 && col < k) {
-        rr[group * k + col] = t_rr;
-#if PRECONDITIONER
-        rz[group * k + col] = t_rz;
-#endif
-    }
-}
-
 // partial sums of r . r and r . z (reduction layout)
 __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global const value_type* z,
                       __global const value_type* diag, __global value_type* rz,
@@ -59,7 +42,10 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global c
             s_rz += mul_conj(r_i, z_at(i, row, r, z, diag));
         }
     }
-    write_partials(s_rr, s_rz, c_, y_, lanes, width, col, k, group, rz, rr, tmp);
+    // the work-group's partial sums of r^H r and r^H z (rz only with a preconditioner: else
+    // r . z is r . r)
+    write_partial_pair(s_rr, s_rz, PRECONDITIONER != 0, c_, y_, lanes, width, col, k, group, rr,
+                       rz, tmp);
 }
 
 // The stopping check on ||r|| = sqrt(sum of rr); rho = r . z (sum of rz, written by the first
@@ -135,5 +121,8 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
             }
         }
     }
-    write_partials(s_rr, s_rz, c_, y_, lanes, width, col, k, group, rz, rr, tmp);
+    // the work-group's partial sums of r^H r and r^H z (rz only with a preconditioner: else
+    // r . z is r . r)
+    write_partial_pair(s_rr, s_rz, PRECONDITIONER != 0, c_, y_, lanes, width, col, k, group, rr,
+                       rz, tmp);
 }
