@@ -40,12 +40,12 @@ class Lsmr(LeastSquaresSolver):
 
     Parameters
     ----------
-    (set with ``with_<name>`` on ``Lsmr.build()``)
+    (each set with ``with_<name>`` on ``Lsmr.build()``)
+    max_iters : int, default None
+        The iteration limit (istop 7); None: SciPy's default (min(m, n)).
     damp, atol, btol, conlim, criteria, default_initial_guess
         As on :class:`~ginkpy.core.solver.least_squares.LeastSquaresSolver` (the damping,
         SciPy's stopping tolerances, another iteration limit, where each apply starts).
-    max_iters : int, default None
-        The iteration limit (istop 7); None: SciPy's default (min(m, n)).
 
     Examples
     --------

@@ -42,12 +42,12 @@ class Lsqr(LeastSquaresSolver):
 
     Parameters
     ----------
-    (set with ``with_<name>`` on ``Lsqr.build()``)
+    (each set with ``with_<name>`` on ``Lsqr.build()``)
+    max_iters : int, default None
+        The iteration limit (istop 7); None: SciPy's default (2 n).
     damp, atol, btol, conlim, criteria, default_initial_guess
         As on :class:`~ginkpy.core.solver.least_squares.LeastSquaresSolver` (the damping,
         SciPy's stopping tolerances, another iteration limit, where each apply starts).
-    max_iters : int, default None
-        The iteration limit (istop 7); None: SciPy's default (2 n).
     calc_var : bool, default False
         Estimate the diagonal of (A^H A + damp^2 I)^-1 (SciPy's ``var``; for complex values
         the sum of |d_k|^2, where SciPy's sums d_k^2).

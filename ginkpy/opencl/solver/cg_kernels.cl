@@ -1,22 +1,7 @@
 // Kernels of Cg over n x k vectors (entry i in column i % k). Columns whose stop status is
 // nonzero are left untouched. PRECONDITIONER: 0 none (z = r), 1 scalar Jacobi (z = diag r,
 // diag n x 1), 2 an operator of its own (z given).
-#include "common.cl"
-#ifndef PRECONDITIONER
-#define PRECONDITIONER 0  // what #if reads where it is not given
-#endif
-
-inline value_type z_at(const int i, const int row, __global const value_type* r,
-                       __global const value_type* z, __global const value_type* diag)
-{
-#if PRECONDITIONER == 0
-    return r[i];
-#elif PRECONDITIONER == 1
-    return mul(diag[row], r[i]);
-#else
-    return z[i];
-#endif
-}
+#include "components/preconditioned.cl"
 
 // p = 0, prev_rho = 1 (work-items i < size for p, i < k for prev_rho)
 __kernel void initialize(const int size, const int k, __global value_type* p,
@@ -39,7 +24,7 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global c
             const int i = row * k + col;
             const value_type r_i = r[i];
             s_rr += to_value(abs2(r_i));
-            s_rz += mul_conj(r_i, z_at(i, row, r, z, diag));
+            s_rz += mul_conj(r_i, preconditioned_at(i, row, r, z, diag));
         }
     }
     // the work-group's partial sums of r^H r and r^H z (rz only with a preconditioner: else
@@ -76,7 +61,7 @@ __kernel void step_1(REDUCTION_PARAMS, __global value_type* p, __global const va
     const value_type beta = !is_zero(prev_rho[col]) ? divide(rho_c, prev_rho[col]) : 0;
     for (int row = begin; row < end; row += lanes) {
         const int i = row * k + col;
-        p[i] = z_at(i, row, r, z, diag) + mul(beta, p[i]);
+        p[i] = preconditioned_at(i, row, r, z, diag) + mul(beta, p[i]);
     }
 }
 
@@ -111,7 +96,7 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
                 r[i] = r_i;
             }
             s_rr += to_value(abs2(r_i));
-            s_rz += mul_conj(r_i, z_at(i, row, r, r, diag));
+            s_rz += mul_conj(r_i, preconditioned_at(i, row, r, r, diag));
         }
         if (group == 0 && y_ == 0 && running) {
             if (ok) {
