@@ -134,6 +134,24 @@ inline int find_column(__global const int* cols, int begin, int end, const int c
 #define REDUCE_LANES(v, tmp) local_sum((tmp) + c_, (v), y_, lanes, width)
 // The work-item that writes its column's partial sum of the group.
 #define IS_LANE_ROOT (y_ == 0 && col < k)
+// The work-group's partial sums of a and (where with_b, the same in every work-item) of b over
+// its lanes, for the column of the work-item, written to sums_a and sums_b at group * k + col
+// (every work-item must call it).
+inline void write_partial_pair(const value_type a, const value_type b, const bool with_b,
+                               const int c_, const int y_, const int lanes, const int width,
+                               const int col, const int k, const int group,
+                               __global value_type* sums_a, __global value_type* sums_b,
+                               __local value_type* tmp)
+{
+    const value_type t_a = local_sum(tmp + c_, a, y_, lanes, width);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    value_type t_b = 0;
+    if (with_b) t_b = local_sum(tmp + c_, b, y_, lanes, width);
+    if (y_ == 0 && col < k) {
+        sums_a[group * k + col] = t_a;
+        if (with_b) sums_b[group * k + col] = t_b;
+    }
+}
 
 // The sum of conj(a[i]) b[i] (a[i] b[i] where `conjugate` is false: Dense.compute_dot) over the
 // rows begin, begin + lanes, ... below end of column col, with four independent partial sums

@@ -42,21 +42,12 @@ class Lsqr(LeastSquaresSolver):
 
     Parameters
     ----------
-    (set with ``with_<name>`` on ``Lsqr.build()``)
-    damp : float, default 0.0
-        The damping: minimize ||b - A x||^2 + damp^2 ||x - x0||^2 (Tikhonov regularization).
-    atol, btol : float, default 1e-6
-        SciPy's stopping tolerances: stop where ||r|| <= btol ||b|| + atol ||A|| ||x|| (istop 1)
-        or ||A^H r|| <= atol ||A|| ||r|| (istop 2); 0 stops on machine precision (4, 5).
-    conlim : float, default 1e8
-        Stop where the estimate of cond(A) exceeds it (istop 3); 0: 1/eps (istop 6).
+    (each set with ``with_<name>`` on ``Lsqr.build()``)
     max_iters : int, default None
         The iteration limit (istop 7); None: SciPy's default (2 n).
-    criteria : gk.stop.Iteration, default none
-        Another way to give the iteration limit (Ginkgo style); the smallest limit wins.
-        Residual norm criteria do not apply (use atol and btol).
-    default_initial_guess : {"provided", "zero"}, default "provided"
-        Where each apply starts: the given x (SciPy's x0) or 0.
+    damp, atol, btol, conlim, criteria, default_initial_guess
+        As on :class:`~ginkpy.core.solver.least_squares.LeastSquaresSolver` (the damping,
+        SciPy's stopping tolerances, another iteration limit, where each apply starts).
     calc_var : bool, default False
         Estimate the diagonal of (A^H A + damp^2 I)^-1 (SciPy's ``var``; for complex values
         the sum of |d_k|^2, where SciPy's sums d_k^2).

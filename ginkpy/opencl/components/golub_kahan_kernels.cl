@@ -1,5 +1,5 @@
 // Kernels of the Golub-Kahan bidiagonalization that Lsqr and Lsmr share, and SciPy's stable
-// Givens rotation for their per-column kernels (included by lsqr_kernels.cl and
+// Givens rotation and stopping tests for their per-column kernels (included by lsqr_kernels.cl and
 // lsmr_kernels.cl). u is m x k, v and Atu n x k (entry (row, c) at row * k + c); alpha is
 // row 0 of the real state (rows x k); uu is 1 x k. Columns with a nonzero status are left
 // untouched.
@@ -27,6 +27,27 @@ inline void sym_ortho(const real_type a, const real_type b, real_type* c, real_t
         *s = *c * tau;
         *r = a / *c;
     }
+}
+
+// SciPy's stopping tests of lsqr and lsmr on their estimates (test1 = ||r|| / ||b||, test2
+// ~ ||A^H r|| / (||A|| ||r||), test3 ~ 1 / cond(A)), the later ones taking precedence: istop
+// 1 to 7 (0: none holds)
+inline int least_squares_istop(const real_type itn, const int iter_lim, const real_type test1,
+                               const real_type test2, const real_type test3, const real_type anorm,
+                               const real_type xnorm, const real_type bnorm, const real_type atol,
+                               const real_type btol, const real_type ctol)
+{
+    const real_type t1 = test1 / (1 + anorm * xnorm / bnorm);
+    const real_type rtol = btol + atol * anorm * xnorm / bnorm;
+    int istop = 0;
+    if (itn >= iter_lim) istop = 7;
+    if (1 + test3 <= 1) istop = 6;
+    if (1 + test2 <= 1) istop = 5;
+    if (1 + t1 <= 1) istop = 4;
+    if (test3 <= ctol) istop = 3;
+    if (test2 <= atol) istop = 2;
+    if (test1 <= rtol) istop = 1;
+    return istop;
 }
 
 // u = Av - alpha u (one work-item per entry of u)

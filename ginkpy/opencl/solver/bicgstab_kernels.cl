@@ -22,21 +22,6 @@ __kernel void initialize(const int size, const int k, __global const value_type*
     }
 }
 
-// The work-group's partial sums of r_hat^H r and r^H r over its rows of column col.
-inline void write_partials(const value_type s_rho, const value_type s_rr, const int c_, const int y_,
-                           const int lanes, const int width, const int col, const int k,
-                           const int group, __global value_type* rho_new, __global value_type* rr,
-                           __local value_type* tmp)
-{
-    const value_type t_rho = local_sum(tmp + c_, s_rho, y_, lanes, width);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const value_type t_rr = local_sum(tmp + c_, s_rr, y_, lanes, width);
-    if (y_ == 0 && col < k) {
-        rho_new[group * k + col] = t_rho;
-        rr[group * k + col] = t_rr;
-    }
-}
-
 // partial sums of r_hat . r and r . r (reduction layout)
 __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r,
                       __global const value_type* r_hat, __global value_type* rho_new,
@@ -48,7 +33,8 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r,
         s_rho = column_dot(r_hat, r, begin, end, lanes, k, col, true);
         s_rr = column_dot(r, r, begin, end, lanes, k, col, true);
     }
-    write_partials(s_rho, s_rr, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);
+    // the work-group's partial sums of r_hat^H r and r^H r
+    write_partial_pair(s_rho, s_rr, true, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);
 }
 
 // The stopping check on ||r||, then in running columns: a restart where |r_hat . r| <=
@@ -161,5 +147,6 @@ __kernel void step_3(REDUCTION_PARAMS, __global value_type* x, __global value_ty
             s_rr += to_value(abs2(r_i));
         }
     }
-    write_partials(s_rho, s_rr, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);
+    // the work-group's partial sums of r_hat^H r and r^H r
+    write_partial_pair(s_rho, s_rr, true, c_, y_, lanes, width, col, k, group, rho_new, rr, tmp);
 }

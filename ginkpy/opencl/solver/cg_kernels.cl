@@ -1,19 +1,7 @@
 // Kernels of Cg over n x k vectors (entry i in column i % k). Columns whose stop status is
 // nonzero are left untouched. PRECONDITIONER: 0 none (z = r), 1 scalar Jacobi (z = diag r,
 // diag n x 1), 2 an operator of its own (z given).
-#include "common.cl"
-
-inline value_type z_at(const int i, const int row, __global const value_type* r,
-                       __global const value_type* z, __global const value_type* diag)
-{
-#if PRECONDITIONER == 0
-    return r[i];
-#elif PRECONDITIONER == 1
-    return mul(diag[row], r[i]);
-#else
-    return z[i];
-#endif
-}
+#include "components/preconditioned.cl"
 
 // p = 0, prev_rho = 1 (work-items i < size for p, i < k for prev_rho)
 __kernel void initialize(const int size, const int k, __global value_type* p,
@@ -22,26 +10,6 @@ __kernel void initialize(const int size, const int k, __global value_type* p,
     const int i = get_global_id(0);
     if (i < size) p[i] = 0;
     if (i < k) prev_rho[i] = to_value(1);
-}
-
-// The work-group's partial sums of r^H r and r^H z over its rows of column col, written to
-// rr and rz (rz only with a preconditioner: else r . z is r . r).
-inline void write_partials(const value_type s_rr, const value_type s_rz, const int c_, const int y_,
-                           const int lanes, const int width, const int col, const int k,
-                           const int group, __global value_type* rz, __global value_type* rr,
-                           __local value_type* tmp)
-{
-    const value_type t_rr = local_sum(tmp + c_, s_rr, y_, lanes, width);
-    barrier(CLK_LOCAL_MEM_FENCE);
-#if PRECONDITIONER
-    const value_type t_rz = local_sum(tmp + c_, s_rz, y_, lanes, width);
-#endif
-    if (y_ == 0 && col < k) {
-        rr[group * k + col] = t_rr;
-#if PRECONDITIONER
-        rz[group * k + col] = t_rz;
-#endif
-    }
 }
 
 // partial sums of r . r and r . z (reduction layout)
@@ -56,10 +24,13 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global c
             const int i = row * k + col;
             const value_type r_i = r[i];
             s_rr += to_value(abs2(r_i));
-            s_rz += mul_conj(r_i, z_at(i, row, r, z, diag));
+            s_rz += mul_conj(r_i, preconditioned_at(i, row, r, z, diag));
         }
     }
-    write_partials(s_rr, s_rz, c_, y_, lanes, width, col, k, group, rz, rr, tmp);
+    // the work-group's partial sums of r^H r and r^H z (rz only with a preconditioner: else
+    // r . z is r . r)
+    write_partial_pair(s_rr, s_rz, PRECONDITIONER != 0, c_, y_, lanes, width, col, k, group, rr,
+                       rz, tmp);
 }
 
 // The stopping check on ||r|| = sqrt(sum of rr); rho = r . z (sum of rz, written by the first
@@ -90,7 +61,7 @@ __kernel void step_1(REDUCTION_PARAMS, __global value_type* p, __global const va
     const value_type beta = !is_zero(prev_rho[col]) ? divide(rho_c, prev_rho[col]) : 0;
     for (int row = begin; row < end; row += lanes) {
         const int i = row * k + col;
-        p[i] = z_at(i, row, r, z, diag) + mul(beta, p[i]);
+        p[i] = preconditioned_at(i, row, r, z, diag) + mul(beta, p[i]);
     }
 }
 
@@ -125,7 +96,7 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
                 r[i] = r_i;
             }
             s_rr += to_value(abs2(r_i));
-            s_rz += mul_conj(r_i, z_at(i, row, r, r, diag));
+            s_rz += mul_conj(r_i, preconditioned_at(i, row, r, r, diag));
         }
         if (group == 0 && y_ == 0 && running) {
             if (ok) {
@@ -135,5 +106,8 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
             }
         }
     }
-    write_partials(s_rr, s_rz, c_, y_, lanes, width, col, k, group, rz, rr, tmp);
+    // the work-group's partial sums of r^H r and r^H z (rz only with a preconditioner: else
+    // r . z is r . r)
+    write_partial_pair(s_rr, s_rz, PRECONDITIONER != 0, c_, y_, lanes, width, col, k, group, rr,
+                       rz, tmp);
 }

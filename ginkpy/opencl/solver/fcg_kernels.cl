@@ -2,6 +2,7 @@
 // row * k + c); scalars are 1 x k. Columns with a nonzero stop status are left untouched; a
 // zero or negative divisor makes the work-item of row 0 write STATUS_BREAKDOWN and every
 // work-item of the column skip it. A scalar that a kernel writes is never read by it.
+// initialize (t = r;  p = q = 0;  prev_rho = 1) runs Bicg's kernel.
 #include "common.cl"
 
 // p = z + (rho_t / prev_rho) p, where rho_t / prev_rho is 0 if prev_rho is 0
@@ -15,19 +16,6 @@ __kernel void step_1(const int size, const int k, __global value_type* p,
     if (status[c] != STATUS_RUNNING) return;
     const value_type tmp = !is_zero(prev_rho[c]) ? divide(rho_t[c], prev_rho[c]) : 0;
     p[i] = z[i] + mul(tmp, p[i]);
-}
-
-__kernel void initialize(const int size, const int k, __global const value_type* r,
-                         __global value_type* t, __global value_type* p,
-                         __global value_type* q, __global value_type* prev_rho)
-{
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    // t = r;  p = q = 0;  prev_rho = 1
-    t[i] = r[i];
-    p[i] = 0;
-    q[i] = 0;
-    if (i < k) prev_rho[i] = to_value(1);
 }
 
 __kernel void step_2(const int size, const int k, __global value_type* x,

@@ -1,11 +1,14 @@
-"""OpenCL kernels of Fcg (sources in fcg_kernels.cl): one work-item per vector entry."""
+"""OpenCL kernels of Fcg (sources in fcg_kernels.cl): one work-item per vector entry.
+initialize is Bicg's."""
 from __future__ import annotations
 
 from ginkpy.opencl.launch import launch
+from ginkpy.opencl.solver import bicg_kernels
 
 
 def initialize(exec, r, t, p, q, prev_rho):
-    launch(exec, __file__, "initialize", r.dtype, r.shape, r, t, p, q, prev_rho)
+    # t = r;  p = q = 0;  prev_rho = 1: Bicg's initialize (r2 = r;  p = p2 = 0;  prev_rho = 1)
+    bicg_kernels.initialize(exec, r, t, p, q, prev_rho)
 
 
 def step_1(exec, p, z, rho_t, prev_rho, status):

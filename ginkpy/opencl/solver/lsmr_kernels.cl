@@ -154,16 +154,8 @@ __kernel void step_2(const int k, __global const value_type* xx, __global real_t
     const real_type test1 = normr / normb;
     const real_type test2 = norma * normr != 0 ? S(NORMAR) / (norma * normr) : INFINITY;
     const real_type test3 = 1 / S(CONDA);
-    const real_type t1 = test1 / (1 + norma * normx / normb);
-    const real_type rtol = btol + atol * norma * normx / normb;
-    int istop = 0;
-    if (S(ITN) >= iter_lim) istop = 7;
-    if (1 + test3 <= 1) istop = 6;
-    if (1 + test2 <= 1) istop = 5;
-    if (1 + t1 <= 1) istop = 4;
-    if (test3 <= ctol) istop = 3;
-    if (test2 <= atol) istop = 2;
-    if (test1 <= rtol) istop = 1;
+    const int istop = least_squares_istop(S(ITN), iter_lim, test1, test2, test3, norma, normx,
+                                          normb, atol, btol, ctol);
     S(NORMX) = normx;
     S(ISTOP) = istop;
     if (istop != 0) status[c] = 1;

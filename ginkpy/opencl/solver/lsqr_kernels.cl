@@ -37,28 +37,6 @@ __kernel void initialize(const int size, const int k, const int rows, __global v
     }
 }
 
-// SciPy's tests on the estimates, the later ones taking precedence: istop 1 to 7
-inline int lsqr_istop(const real_type itn, const real_type rnorm, const real_type anorm,
-                      const real_type acond, const real_type arnorm, const real_type xnorm,
-                      const real_type bnorm, const real_type atol, const real_type btol,
-                      const real_type ctol, const int iter_lim)
-{
-    const real_type test1 = rnorm / bnorm;
-    const real_type test2 = arnorm / (anorm * rnorm + EPSILON);
-    const real_type test3 = 1 / (acond + EPSILON);
-    const real_type t1 = test1 / (1 + anorm * xnorm / bnorm);
-    const real_type rtol = btol + atol * anorm * xnorm / bnorm;
-    int istop = 0;
-    if (itn >= iter_lim) istop = 7;
-    if (1 + test3 <= 1) istop = 6;
-    if (1 + test2 <= 1) istop = 5;
-    if (1 + t1 <= 1) istop = 4;
-    if (test3 <= ctol) istop = 3;
-    if (test2 <= atol) istop = 2;
-    if (test1 <= rtol) istop = 1;
-    return istop;
-}
-
 // step (lsqr_step: OpenCL has a builtin step): one work-item per column, SciPy's lsqr
 // iteration after the bidiagonalization: beta, alpha,
 // anorm;  the rotations of the damping and of beta;  t1 = phi / rho, t2 = -theta / rho;  the
@@ -130,8 +108,11 @@ __kernel void lsqr_step(const int k, __global const value_type* uu, __global con
     S(RES2) = res2;
     S(ARNORM) = arnorm;
     S(ITN) = itn;
-    const int istop = lsqr_istop(itn, rnorm, anorm, acond, arnorm, xnorm, S(BNORM), atol, btol, ctol,
-                                 iter_lim);
+    // SciPy's tests
+    const real_type test2 = arnorm / (anorm * rnorm + EPSILON);
+    const int istop = least_squares_istop(itn, iter_lim, rnorm / S(BNORM), test2,
+                                          1 / (acond + EPSILON), anorm, xnorm, S(BNORM), atol,
+                                          btol, ctol);
     S(ISTOP) = istop;
     if (istop != 0) status[c] = 1;
 }

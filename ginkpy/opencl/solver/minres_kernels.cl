@@ -5,7 +5,7 @@
 // The state (STATE_ROWS x k, row-major) holds per column the scalars of the Lanczos process and
 // of its Givens rotations; step_2 reads state_old and writes state, step_1 copies state to
 // state_old: no launch reads a value that it writes.
-#include "common.cl"
+#include "components/preconditioned.cl"
 
 #define GAMMA 0     // beta_k: T(k, k - 1)
 #define DELTA 1     // T(k - 2, k) after the rotations
@@ -17,19 +17,6 @@
 #define STATE_ROWS 7
 // v . M v below 0 by at most this many epsilons of |alpha|^2 + |beta|^2 is rounding: taken as 0
 #define ROUNDING 100
-
-// M v at entry i (row `row`)
-inline value_type m_at(const int i, const int row, __global const value_type* v,
-                       __global const value_type* z_tilde, __global const value_type* diag)
-{
-#if PRECONDITIONER == 0
-    return v[i];
-#elif PRECONDITIONER == 1
-    return mul(diag[row], v[i]);
-#else
-    return z_tilde[i];
-#endif
-}
 
 // In the running columns of `mask` (every column where `masked` is 0): beta = sqrt(r . M r) (sum
 // of rz; < 0 or not finite: breakdown, written by the column's first work-item); q = r / beta,
@@ -62,7 +49,7 @@ __kernel void initialize(REDUCTION_PARAMS, __global const value_type* r, __globa
         const int i = row * k + col;
         q[i] = r[i] * inv;
 #if PRECONDITIONER
-        z[i] = m_at(i, row, r, zr, diag) * inv;
+        z[i] = preconditioned_at(i, row, r, zr, diag) * inv;
 #endif
         q_prev[i] = 0;
         p[i] = 0;
@@ -204,7 +191,7 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
                 q_prev[i] = q[i];
                 q[i] = q_new;
 #if PRECONDITIONER
-                z[i] = m_at(i, row, v, z_tilde, diag) * inv_beta;
+                z[i] = preconditioned_at(i, row, v, z_tilde, diag) * inv_beta;
                 const value_type r_i = s2 * r[i] + mul(r_coef, q_new);
                 r[i] = r_i;
                 s_rr += to_value(abs2(r_i));

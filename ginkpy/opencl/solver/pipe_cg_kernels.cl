@@ -2,19 +2,7 @@
 // nonzero are left untouched. PRECONDITIONER: 0 none (m = w), 1 scalar Jacobi (m = diag w,
 // diag n x 1), 2 an operator of its own (m given). The partial sums `dots` are (r, u), (u, w)
 // and (r, r) side by side: groups x 3k.
-#include "common.cl"
-
-inline value_type m_at(const int i, const int row, __global const value_type* w,
-                       __global const value_type* m, __global const value_type* diag)
-{
-#if PRECONDITIONER == 0
-    return w[i];
-#elif PRECONDITIONER == 1
-    return mul(diag[row], w[i]);
-#else
-    return m[i];
-#endif
-}
+#include "components/preconditioned.cl"
 
 // The work-group's partial sums of (r, u), (u, w), (r, r) of column col into dots.
 inline void write_dots(const value_type s_ru, const value_type s_uw, const value_type s_rr, const int c_,
@@ -108,7 +96,7 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
             value_type r_i = r[i], u_i = u[i], w_i = w[i];
             if (go) {
                 const value_type z_i = am[i] + mul(b, z[i]);
-                const value_type q_i = m_at(i, row, w, m, diag) + mul(b, q[i]);
+                const value_type q_i = preconditioned_at(i, row, w, m, diag) + mul(b, q[i]);
                 const value_type s_i = w_i + mul(b, s[i]);
                 const value_type p_i = u_i + mul(b, p[i]);
                 z[i] = z_i;

@@ -1,5 +1,5 @@
 """What the reference kernels of Lsqr and Lsmr share: one column of the real state as named
-scalars, and SciPy's stable Givens rotation."""
+scalars, SciPy's stable Givens rotation and SciPy's stopping tests."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,3 +38,28 @@ def sym_ortho(a, b):
     tau = b / a
     c = np.sign(a) / np.sqrt(1 + tau * tau)
     return c, c * tau, a / c
+
+
+def istop_of(itn, iter_lim: int, test1, test2, test3, anorm, xnorm, bnorm, atol, btol,
+             ctol) -> int:
+    """SciPy's stopping tests of lsqr and lsmr on their estimates (test1 = ||r|| / ||b||, test2
+    ~ ||A^H r|| / (||A|| ||r||), test3 ~ 1 / cond(A)), the later ones taking precedence:
+    istop 1 to 7 (0: none holds)."""
+    t1 = test1 / (1 + anorm * xnorm / bnorm)
+    rtol = btol + atol * anorm * xnorm / bnorm
+    istop = 0
+    if itn >= iter_lim:
+        istop = 7
+    if 1 + test3 <= 1:
+        istop = 6
+    if 1 + test2 <= 1:
+        istop = 5
+    if 1 + t1 <= 1:
+        istop = 4
+    if test3 <= ctol:
+        istop = 3
+    if test2 <= atol:
+        istop = 2
+    if test1 <= rtol:
+        istop = 1
+    return istop

@@ -1,15 +1,14 @@
-"""Reference kernels of Cgs. Columns whose stop status is nonzero are left untouched."""
+"""Reference kernels of Cgs. Columns whose stop status is nonzero are left untouched.
+initialize is Bicg's."""
 from __future__ import annotations
 
 from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.reference.solver import bicg_kernels
 
 
 def initialize(exec, r, r_tld, p, q, prev_rho):
-    # r_tld = r;  p = q = 0;  prev_rho = 1
-    r_tld.values[...] = r.values
-    p.values[...] = 0
-    q.values[...] = 0
-    prev_rho.values[...] = 1
+    # r_tld = r;  p = q = 0;  prev_rho = 1: Bicg's initialize (r2 = r;  p = p2 = 0;  prev_rho = 1)
+    bicg_kernels.initialize(exec, r, r_tld, p, q, prev_rho)
 
 
 def step_1(exec, r, u, p, q, rho, prev_rho, status):

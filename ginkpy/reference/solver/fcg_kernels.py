@@ -1,17 +1,16 @@
-"""Reference kernels of Fcg. Columns whose stop status is nonzero are left untouched."""
+"""Reference kernels of Fcg. Columns whose stop status is nonzero are left untouched.
+initialize is Bicg's."""
 from __future__ import annotations
 
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
+from ginkpy.reference.solver import bicg_kernels
 
 
 def initialize(exec, r, t, p, q, prev_rho):
-    # t = r;  p = q = 0;  prev_rho = 1
-    t.values[...] = r.values
-    p.values[...] = 0
-    q.values[...] = 0
-    prev_rho.values[...] = 1
+    # t = r;  p = q = 0;  prev_rho = 1: Bicg's initialize (r2 = r;  p = p2 = 0;  prev_rho = 1)
+    bicg_kernels.initialize(exec, r, t, p, q, prev_rho)
 
 
 def step_1(exec, p, z, rho_t, prev_rho, status):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.solver.lsmr import LSMR_ROWS
-from ginkpy.reference.components.least_squares import column_state, sym_ortho
+from ginkpy.reference.components.least_squares import column_state, istop_of, sym_ortho
 
 R = {name: i for i, name in enumerate(LSMR_ROWS)}
 
@@ -128,21 +128,5 @@ def _istop(s, atol, btol, ctol, iter_lim):
     test1 = normr / normb
     test2 = s["normar"] / (normA * normr) if normA * normr != 0 else np.inf
     test3 = 1 / s["conda"]
-    t1 = test1 / (1 + normA * normx / normb)
-    rtol = btol + atol * normA * normx / normb
-    istop = 0
-    if s["itn"] >= iter_lim:
-        istop = 7
-    if 1 + test3 <= 1:
-        istop = 6
-    if 1 + test2 <= 1:
-        istop = 5
-    if 1 + t1 <= 1:
-        istop = 4
-    if test3 <= ctol:
-        istop = 3
-    if test2 <= atol:
-        istop = 2
-    if test1 <= rtol:
-        istop = 1
-    return istop
+    return istop_of(s["itn"], iter_lim, test1, test2, test3, normA, normx, normb, atol,
+                    btol, ctol)

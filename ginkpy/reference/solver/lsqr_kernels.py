@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.solver.lsqr import LSQR_ROWS
-from ginkpy.reference.components.least_squares import column_state, sym_ortho
+from ginkpy.reference.components.least_squares import column_state, istop_of, sym_ortho
 
 R = {name: i for i, name in enumerate(LSQR_ROWS)}
 
@@ -97,29 +97,13 @@ def _column(s, uu, vv, ww, damp, atol, btol, ctol, iter_lim):
 
 
 def _tests(s, rnorm, eps, atol, btol, ctol, iter_lim):
-    # SciPy's tests, the later ones taking precedence
+    # SciPy's tests: istop
     anorm, xnorm, bnorm = s["anorm"], s["xnorm"], s["bnorm"]
     test1 = rnorm / bnorm
     test2 = s["arnorm"] / (anorm * rnorm + eps)
     test3 = 1 / (s["acond"] + eps)
-    t1 = test1 / (1 + anorm * xnorm / bnorm)
-    rtol = btol + atol * anorm * xnorm / bnorm
-    istop = 0
-    if s["itn"] >= iter_lim:
-        istop = 7
-    if 1 + test3 <= 1:
-        istop = 6
-    if 1 + test2 <= 1:
-        istop = 5
-    if 1 + t1 <= 1:
-        istop = 4
-    if test3 <= ctol:
-        istop = 3
-    if test2 <= atol:
-        istop = 2
-    if test1 <= rtol:
-        istop = 1
-    s["istop"] = istop
+    s["istop"] = istop_of(s["itn"], iter_lim, test1, test2, test3, anorm, xnorm, bnorm, atol,
+                          btol, ctol)
 
 
 def update(exec, v, w, x, var, state):
