@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from ginkpy.core.stop.stopping_status import STATUS_DTYPE
+from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 
 # The real matrices live beside the checkout; GINKPY_MATRICES points elsewhere (e.g. on another machine).
 PROJECT = Path(__file__).resolve().parents[1]  # the repository root (tests mirror ginkpy/ below tests/)
@@ -391,3 +391,21 @@ def factorization_initialize_twins(ref, ocl, kernel: str, source, dtype, *args) 
         np.testing.assert_array_equal(host[1], r[1])
         np.testing.assert_allclose(host[2], r[2], rtol=tol(dtype))
         assert host[2].dtype == dtype
+
+
+# the stop reasons the kernel twin tests write into the status array
+RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
+                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
+                                                  StopReason.DIVERGED)
+
+
+def batch_systems(rng, N, grid=4, kind="spd"):
+    """N diffusion (or convection-diffusion) systems on a grid x grid mesh: one pattern,
+    random coefficients per system."""
+    from ginkpy.problems import convection_diffusion_2d, poisson_2d
+    P = (poisson_2d(grid) if kind == "spd" else convection_diffusion_2d(grid)).tocsr()
+    out = []
+    for _ in range(N):
+        d = sp.diags(np.sqrt(rng.uniform(0.5, 2.0, P.shape[0])))
+        out.append((d @ P @ d).tocsr())
+    return out

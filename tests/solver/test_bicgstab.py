@@ -7,8 +7,8 @@ import scipy.io
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_sums, assert_twins,
-                      criteria as _criteria, matrix_path, random_partials, solve, tol, twin)
+from conftest import (BREAKDOWN, CONVERGED, DIVERGED, LIMIT, PARTIAL_GROUPS as G, RUNNING, Same, Stop, assert_sums,
+                      assert_twins, criteria as _criteria, matrix_path, random_partials, solve, tol, twin)
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 import krylov_cases
@@ -156,9 +156,6 @@ N = 1237  # more rows than a work-group, odd
 # more columns than a work-group (consumers add the partial sums of the columns in turns)
 SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
 MAX_ITERS = 300
-RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
-                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
-                                                  StopReason.DIVERGED)
 
 
 dtype = krylov_cases.dtype  # the kernel tests' fixture: float64, float32
