@@ -237,8 +237,7 @@ def compare(args, exec) -> int:
           f"rtol {RTOL:g}; times in seconds, medians of {args.reps} interleaved rounds after a warm-up\n")
     _warm(runs)
     header = f"{'method':<16}{'setup':>9}{'solve':>9}{'total':>9}{'iters':>7}{'rel. res':>10}{'x amg':>8}"
-    print(header)
-    print("-" * len(header))
+    bc.print_header(header)
     failures = 0
     for problem in args.problems:
         for rows in args.sizes:

@@ -132,10 +132,9 @@ def main() -> int:
         args.problems = (["helmholtz_2d" if complex_type else "poisson_2d"] if gmres else
                          ["magnetic_2d"] if complex_type else ["poisson_2d", "poisson_3d"])
     restart = args.restart if gmres else None
-    exec = gk.executor(args.executor)
-    cupy = bc.import_cupy(args.no_cupy)
+    exec, cupy = bc.executor_and_cupy(args)
     print(f"ginkpy executor: {bc.device_name(exec)}; SciPy on the host"
-          + (f"; CuPy on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}" if cupy else ""))
+          + (f"; CuPy on {bc.cupy_device(cupy)}" if cupy else ""))
     what = f"GMRES({args.restart})" if gmres else "CG"
     if storage is not None:
         what += f" (ginkpy: CbGmres, basis {storage})"
@@ -145,8 +144,7 @@ def main() -> int:
     print(f"copy bandwidth of the ginkpy executor: {bandwidth / 1e9:.0f} GB/s\n")
     header = (f"{'matrix':<22}{'rows':>10}{'nnz':>11}{'ginkpy':>10}{'res':>10}{'scipy':>10}{'res':>10}"
               f"{'cupy':>10}{'res':>10}{'x scipy':>9}{'x cupy':>8}{'x roof':>8}")
-    print(header)
-    print("-" * len(header))
+    bc.print_header(header)
     failures = 0
     keep = (lambda S: S.shape[0] == S.shape[1]) if gmres else is_hermitian
     for name, S in bc.matrices(args, exec, keep=keep):

@@ -138,6 +138,23 @@ def import_cupy(skip: bool):
         return None
 
 
+def executor_and_cupy(args):
+    """The ginkpy executor of ``--executor`` and the cupy module (None with ``--no-cupy`` or
+    without CuPy and a GPU)."""
+    return gk.executor(args.executor), import_cupy(args.no_cupy)
+
+
+def cupy_device(cupy) -> str:
+    """The name of the GPU CuPy runs on."""
+    return cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+
+
+def print_header(header: str) -> None:
+    """A table's header line, underlined."""
+    print(header)
+    print("-" * len(header))
+
+
 def cupy_copy_bandwidth(cupy, reps: int) -> float:
     nbytes = 256 << 20
     src, dst = cupy.ones(nbytes // 8), cupy.empty(nbytes // 8)

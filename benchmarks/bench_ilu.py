@@ -217,8 +217,7 @@ def bench_matrix(args, exec, cupy, name, S_host) -> None:
     skip = set(args.skip)
     print(generate_times(exec, A, symmetric, skip))
     header = f"{'solve':<26}{'iters':>7}{'conv':>6}{'setup':>10}{'solve':>10}{'total':>10}"
-    print(header)
-    print("-" * len(header))
+    bc.print_header(header)
     rows = []
     solver_types = [t for t in ([S.Cg] if symmetric else [S.Bicgstab, S.Gmres]) if t.__name__.lower() in args.solvers]
     for solver_type in solver_types:

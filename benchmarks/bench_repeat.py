@@ -274,9 +274,8 @@ def main() -> None:
     p.add_argument("--no-cupy", action="store_true")
     p.add_argument("--profile-capture", action="store_true", help="also: capture's share of a one-shot AMG call")
     args = p.parse_args()
-    exec = gk.executor(args.executor)
-    cupy = bc.import_cupy(args.no_cupy)
-    print(f"{bc.device_name(exec)}; CuPy {'on ' + cupy.cuda.runtime.getDeviceProperties(0)['name'].decode() if cupy else 'not run'}; "
+    exec, cupy = bc.executor_and_cupy(args)
+    print(f"{bc.device_name(exec)}; CuPy {'on ' + bc.cupy_device(cupy) if cupy else 'not run'}; "
           f"load {os.getloadavg()[0]:.2f} (1 min), OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
     rng = np.random.default_rng(0)
     for n in args.grids:

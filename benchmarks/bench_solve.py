@@ -138,8 +138,7 @@ def main() -> None:
     if args.cases is None:
         args.cases = list(COMPLEX_CASES if dtype.kind == "c" else CASES)
     rtol = 1e-8 if dtype in (np.float64, np.complex128) else 1e-5
-    exec = gk.executor(args.executor)
-    cupy = bc.import_cupy(args.no_cupy)
+    exec, cupy = bc.executor_and_cupy(args)
     print(f"ginkpy on {bc.device_name(exec)}; CuPy: {'yes' if cupy else 'no'}; rtol {rtol}, {args.dtype}")
     print(f"{'case':<28}{'who':<16}{'total ms':>10}{'iters':>7}{'us/iter':>9}{'res':>10}{'launch/it':>10}{'reads':>7}"
           f"{'x scipy':>9}{'x cupy':>8}  ok")

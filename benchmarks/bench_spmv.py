@@ -44,13 +44,12 @@ def main() -> int:
     print(f"SciPy on the host: copy bandwidth {host_copy / 1e9:.1f} GB/s")
     if cupy is not None:
         cupy_copy = bc.cupy_copy_bandwidth(cupy, args.reps)
-        print(f"CuPy (cuSPARSE) on {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()}: "
+        print(f"CuPy (cuSPARSE) on {bc.cupy_device(cupy)}: "
               f"copy bandwidth {cupy_copy / 1e9:.1f} GB/s")
     print(f"value type {args.dtype}; times are the median of {args.reps} repetitions, ms per SpMV\n")
     header = (f"{'matrix':<22}{'rows':>10}{'nnz':>11}  {'strategy':<11}{'ginkpy':>9}{'GB/s':>8}{'%copy':>7}"
               f"{'scipy':>9}{'GB/s':>8}{'cupy':>9}{'GB/s':>8}{'%copy':>7}{'x scipy':>9}{'x cupy':>8}")
-    print(header)
-    print("-" * len(header))
+    bc.print_header(header)
     failures = 0
     for name, S in bc.matrices(args, exec):
         n, m = S.shape

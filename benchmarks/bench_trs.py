@@ -39,8 +39,7 @@ def bench_triangles(args, exec, cupy) -> int:
     header = (f"{'matrix':<22}{'tri':>4}{'rows':>10}{'nnz':>10}{'levels':>8}{'launches':>10}"
               f"{'analyse':>10}{'ginkpy':>10}{'scipy':>10}{'cupy':>10}{'x scipy':>9}{'x cupy':>8}")
     print("Triangular solves (ms; launches = chained thin-level runs + wide levels)")
-    print(header)
-    print("-" * len(header))
+    bc.print_header(header)
     failures = 0
     for name, S in bc.matrices(args, exec, keep=lambda S: S.shape[0] == S.shape[1]):
         n = S.shape[0]
@@ -110,8 +109,7 @@ def bench_preconditioners(args, exec) -> None:
               f"{'generate':>10}{'solve':>10}{'total':>10}")
     print(f"\nPreconditioned solves (s; b = A * ones, ||r|| <= {reduction:g} ||b||, generate includes the "
           f"factorization)")
-    print(header)
-    print("-" * len(header))
+    bc.print_header(header)
     for name, S in bc.matrices(args, exec, keep=lambda S: S.shape[0] == S.shape[1]):
         A = gk.matrix.Csr.from_scipy(exec, S)
         b = gk.matrix.Dense.from_numpy(exec, S @ np.ones(S.shape[0], S.dtype))
@@ -134,8 +132,7 @@ def main() -> int:
     p = bc.parser(__doc__.split("\n")[0], [10_000, 250_000], ["poisson_2d", "poisson_3d"])
     p.add_argument("--no-precond", action="store_true", help="only the triangular solves")
     args = p.parse_args()
-    exec = gk.executor(args.executor)
-    cupy = bc.import_cupy(args.no_cupy)
+    exec, cupy = bc.executor_and_cupy(args)
     print(f"ginkpy executor: {bc.device_name(exec)}; value type {args.dtype}; "
           f"times are the median of {args.reps} repetitions\n")
     failures = bench_triangles(args, exec, cupy)

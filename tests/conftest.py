@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from ginkpy.core.stop.stopping_status import STATUS_DTYPE
+from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 
 # The real matrices live beside the checkout; GINKPY_MATRICES points elsewhere (e.g. on another machine).
 PROJECT = Path(__file__).resolve().parents[1]  # the repository root (tests mirror ginkpy/ below tests/)
@@ -357,3 +357,55 @@ def raised_pivot_floors(exec, A):
     values[::7] = 1e6
     values[3] = 0
     return gk.matrix.Dense.from_numpy(exec, values, floors.dtype)
+
+
+def isai_inverse_twins(ref, ocl, m, dtype, kind: str):
+    """ISAI's ``generate_inverse`` on the systems of ``m``'s pattern (power 2, ``kind``: lower, upper,
+    general, spd) on both executors: the twins agree, no system failed, and the systems have several
+    sizes. Returns the systems' CSR arrays, the inverse's (ptrs, cols) and both inverses (dense)."""
+    from ginkpy.core.matrix.csr import Csr
+    host = ref.host
+    system, (ptrs, cols), _ = host.run("preconditioner.isai.pattern", Csr.from_scipy(host, sp.csr_matrix(m), dtype),
+                                       kind, 2)
+    out = []
+    for e in (ref, ocl):
+        S = Csr(e, m.shape, *(e.from_host(a) for a in system))
+        M = Csr(e, m.shape, e.from_host(ptrs), e.from_host(cols), e.alloc((cols.size,), dtype))
+        assert e.run("preconditioner.isai.generate_inverse", S, M, kind == "spd") == -1
+        out.append([M.to_scipy().toarray()])
+    assert_twins(out, dtype, factor=10)
+    assert np.diff(ptrs).max() > 4  # systems of several sizes
+    return system, (ptrs, cols), out
+
+
+def factorization_initialize_twins(ref, ocl, kernel: str, source, dtype, *args) -> None:
+    """The fixed-point factorizations' ``kernel`` (initialize_l_u, or initialize_l with ``args``) on
+    ``source`` on both executors: no row failed, the patterns equal, the values within tol and of
+    ``dtype``."""
+    from ginkpy.core.matrix.csr import Csr
+    outs = [e.run(kernel, Csr.from_scipy(e, sp.csr_matrix(source), dtype), *args) for e in (ref, ocl)]
+    assert outs[0][-1] == outs[1][-1] == -1
+    for r, d in zip(outs[0][:-1], outs[1][:-1]):
+        host = [ocl.to_host(a) for a in d]
+        np.testing.assert_array_equal(host[0], r[0])
+        np.testing.assert_array_equal(host[1], r[1])
+        np.testing.assert_allclose(host[2], r[2], rtol=tol(dtype))
+        assert host[2].dtype == dtype
+
+
+# the stop reasons the kernel twin tests write into the status array
+RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
+                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
+                                                  StopReason.DIVERGED)
+
+
+def batch_systems(rng, N, grid=4, kind="spd"):
+    """N diffusion (or convection-diffusion) systems on a grid x grid mesh: one pattern,
+    random coefficients per system."""
+    from ginkpy.problems import convection_diffusion_2d, poisson_2d
+    P = (poisson_2d(grid) if kind == "spd" else convection_diffusion_2d(grid)).tocsr()
+    out = []
+    for _ in range(N):
+        d = sp.diags(np.sqrt(rng.uniform(0.5, 2.0, P.shape[0])))
+        out.append((d @ P @ d).tocsr())
+    return out

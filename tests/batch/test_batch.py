@@ -10,6 +10,7 @@ import ginkpy as gk
 from ginkpy.core.solver.small_system import solve_single
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
+from conftest import batch_systems
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
@@ -17,15 +18,7 @@ CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.CONVERGED, StopReason.ITERAT
 SOLVERS = ["Cg", "Bicgstab", "Gmres"]
 
 
-def cells(rng, N, grid=4, kind="spd"):
-    """N diffusion (or convection-diffusion) systems on a grid x grid mesh: one pattern,
-    random coefficients per system."""
-    P = (poisson_2d(grid) if kind == "spd" else convection_diffusion_2d(grid)).tocsr()
-    out = []
-    for _ in range(N):
-        d = sp.diags(np.sqrt(rng.uniform(0.5, 2.0, P.shape[0])))
-        out.append((d @ P @ d).tocsr())
-    return out
+cells = batch_systems
 
 
 def batch_solve(exec, name, matrices, B, X0=None, tolerance=1e-10, tolerance_type="relative", max_iterations=200,

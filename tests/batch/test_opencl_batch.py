@@ -11,9 +11,9 @@ import ginkpy as gk
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg import batched_cg
 from ginkpy.opencl.components import batch_solver
-from ginkpy.problems import convection_diffusion_2d, poisson_2d
+from ginkpy.problems import poisson_2d
 
-from conftest import tol
+from conftest import batch_systems, tol
 
 CONVERGED, BREAKDOWN = StopReason.CONVERGED, StopReason.BREAKDOWN
 
@@ -34,13 +34,7 @@ def device(ocl, layout, n=None, arrays=0):
     return exe
 
 
-def items(rng, N, grid, kind):
-    P = (poisson_2d(grid) if kind == "spd" else convection_diffusion_2d(grid)).tocsr()
-    out = []
-    for _ in range(N):
-        d = sp.diags(np.sqrt(rng.uniform(0.5, 2.0, P.shape[0])))
-        out.append((d @ P @ d).tocsr())
-    return out
+items = batch_systems
 
 
 def run(exec, name, matrices, fmt, B, block_size, tolerance_type, max_iterations=400):

@@ -96,6 +96,20 @@ def compare(ex, comm, A, b, partition, params, x0=None, serial_preconditioner=No
             "preconditioner": type(solver.preconditioner).__name__}
 
 
+def compare_schwarz(ex, comm, A, b, partition, local_solver, solver, from_zero=False, dtype=np.float64):
+    """``compare`` for ``solver`` (a builder) preconditioned by Schwarz whose local solver is
+    ``local_solver()`` (a function that builds its parameters); serially that local solver on A's
+    block-diagonal part (``from_zero``: an inner solver started from x = 0, as Schwarz's)."""
+    local = block_diagonal(A, partition)
+    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(local_solver())
+
+    def serial_preconditioner(As):
+        params = local_solver().with_default_initial_guess("zero") if from_zero else local_solver()
+        return params.on(ex).generate(gk.matrix.Csr.from_scipy(ex, local, dtype))
+    return compare(ex, comm, A, b, partition, solver.with_preconditioner(schwarz),
+                   serial_preconditioner=serial_preconditioner, dtype=dtype)
+
+
 def uneven(comm, n: int, zero_rank: int | None = None):
     """Rank r owns a share of the rows proportional to r + 1 (none on ``zero_rank``)."""
     weights = np.arange(1, comm.size + 1, dtype=float)
@@ -190,58 +204,41 @@ def case_bicgstab_jacobi_uneven(ex, comm):
 def case_gmres_schwarz_ilu(ex, comm):
     A = convection_diffusion(16)
     b = np.random.default_rng(3).standard_normal(A.shape[0])
-    partition = uneven(comm, A.shape[0])
-    local = block_diagonal(A, partition)
-    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(gk.preconditioner.Ilu.build())
-    return compare(ex, comm, A, b, partition,
-                   gk.solver.Gmres.build().with_krylov_dim(20).with_criteria(*criteria()).with_preconditioner(schwarz),
-                   serial_preconditioner=lambda As: gk.preconditioner.Ilu.build().on(ex).generate(
-                       gk.matrix.Csr.from_scipy(ex, local)))
+    return compare_schwarz(ex, comm, A, b, uneven(comm, A.shape[0]), gk.preconditioner.Ilu.build,
+                           gk.solver.Gmres.build().with_krylov_dim(20).with_criteria(*criteria()))
 
 
 def case_gmres_schwarz_direct(ex, comm):
     # a sparse direct solver per rank: Schwarz is then exact block-Jacobi over the ranks' blocks
     A = convection_diffusion(16)
     b = np.random.default_rng(5).standard_normal(A.shape[0])
-    partition = uneven(comm, A.shape[0])
-    local = block_diagonal(A, partition)
-    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(gk.solver.Direct.build())
-    return compare(ex, comm, A, b, partition,
-                   gk.solver.Gmres.build().with_krylov_dim(20).with_criteria(*criteria()).with_preconditioner(schwarz),
-                   serial_preconditioner=lambda As: gk.solver.Direct.build().on(ex).generate(
-                       gk.matrix.Csr.from_scipy(ex, local)))
+    return compare_schwarz(ex, comm, A, b, uneven(comm, A.shape[0]), gk.solver.Direct.build,
+                           gk.solver.Gmres.build().with_krylov_dim(20).with_criteria(*criteria()))
 
 
 def case_cg_schwarz_ir(ex, comm):
     # an inner solver as the local solver: 3 Jacobi sweeps (Ir), a fixed SPD operator per block
     A = poisson2d(14)
     b = np.random.default_rng(13).standard_normal(A.shape[0])
-    partition = uneven(comm, A.shape[0])
-    local = block_diagonal(A, partition)
+
     def inner():
         return gk.solver.Ir.build().with_solver(jacobi()).with_criteria(gk.stop.Iteration.build().with_max_iters(3))
-    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(inner())
     # serially: the same inner solver on the block-diagonal matrix, from x = 0 as Schwarz's
-    return compare(ex, comm, A, b, partition, gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(schwarz),
-                   serial_preconditioner=lambda As: inner().with_default_initial_guess("zero").on(ex).generate(
-                       gk.matrix.Csr.from_scipy(ex, local)))
+    return compare_schwarz(ex, comm, A, b, uneven(comm, A.shape[0]), inner,
+                           gk.solver.Cg.build().with_criteria(*criteria()), from_zero=True)
 
 
 def case_fcg_schwarz_cg(ex, comm):
     # an inner solver as the local solver (a few Cg iterations: a nonlinear M, hence flexible Cg)
     A = poisson2d(14)
     b = np.random.default_rng(4).standard_normal(A.shape[0])
-    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
-    local = block_diagonal(A, partition)
+
     def inner():
         return gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(4))
-    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(inner())
     # Cg on each block is not Cg on the block-diagonal matrix (its coefficients are per block):
     # the iteration counts differ, the solutions agree
-    result = compare(ex, comm, A, b, partition,
-                     gk.solver.Fcg.build().with_criteria(*criteria()).with_preconditioner(schwarz),
-                     serial_preconditioner=lambda As: inner().with_default_initial_guess("zero").on(ex).generate(
-                         gk.matrix.Csr.from_scipy(ex, local)))
+    result = compare_schwarz(ex, comm, A, b, gk.distributed.Partition.uniform(A.shape[0], comm), inner,
+                             gk.solver.Fcg.build().with_criteria(*criteria()), from_zero=True)
     return None if result is None else result | {"iterations_differ": True}
 
 
@@ -406,14 +403,19 @@ def _errors(comm, fn) -> list:
     return comm.gather(mine)
 
 
+def rank_rows(comm, A):
+    """A's rows by a uniform partition: n, this rank, the last rank, the partition, this rank's
+    row range (first, end) and its rows."""
+    n = A.shape[0]
+    partition = gk.distributed.Partition.uniform(n, comm)
+    first, end = partition.range(comm.rank)
+    return n, comm.rank, comm.size - 1, partition, first, end, A[first:end]
+
+
 def case_bad_input(ex, comm):
     # every rank raises the same error, none hangs
     A = poisson2d(8)
-    n = A.shape[0]
-    rank, last = comm.rank, comm.size - 1
-    partition = gk.distributed.Partition.uniform(n, comm)
-    first, end = partition.range(rank)
-    rows = A[first:end]
+    n, rank, last, partition, first, end, rows = rank_rows(comm, A)
     out = {}
 
     def not_covering():

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 import ginkpy.problems
-from distributed_cases import _errors, block_diagonal, compare, criteria, jacobi, main, uneven
+from distributed_cases import _errors, compare, compare_schwarz, criteria, jacobi, main, rank_rows, uneven
 
 
 def hpd(n: int = 12) -> sp.csr_matrix:
@@ -74,41 +74,28 @@ def case_bicg_helmholtz(ex, comm):
 def case_cg_schwarz_block_jacobi(ex, comm):
     # Schwarz with complex block-Jacobi on each rank's block (an HPD M: Cg applies)
     A = hpd(10)
-    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
-    local = block_diagonal(A, partition)
-    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(jacobi(4))
-    return compare(ex, comm, A, rhs(A.shape[0], 4), partition,
-                   gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(schwarz),
-                   serial_preconditioner=lambda As: jacobi(4).on(ex).generate(
-                       gk.matrix.Csr.from_scipy(ex, local, np.complex128)), dtype=np.complex128)
+    return compare_schwarz(ex, comm, A, rhs(A.shape[0], 4), gk.distributed.Partition.uniform(A.shape[0], comm),
+                           lambda: jacobi(4), gk.solver.Cg.build().with_criteria(*criteria()), dtype=np.complex128)
 
 
 def case_fcg_schwarz_cg(ex, comm):
     # an inner complex solver as the local solver (4 Cg iterations per block: flexible Cg)
     A = hpd(10)
-    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
-    local = block_diagonal(A, partition)
 
     def inner():
         return gk.solver.Cg.build().with_criteria(gk.stop.Iteration.build().with_max_iters(4))
-    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(inner())
-    result = compare(ex, comm, A, rhs(A.shape[0], 5), partition,
-                     gk.solver.Fcg.build().with_criteria(*criteria()).with_preconditioner(schwarz),
-                     serial_preconditioner=lambda As: inner().with_default_initial_guess("zero").on(ex).generate(
-                         gk.matrix.Csr.from_scipy(ex, local, np.complex128)), dtype=np.complex128)
+    result = compare_schwarz(ex, comm, A, rhs(A.shape[0], 5), gk.distributed.Partition.uniform(A.shape[0], comm),
+                             inner, gk.solver.Fcg.build().with_criteria(*criteria()), from_zero=True,
+                             dtype=np.complex128)
     # Cg on each block is not Cg on the block-diagonal matrix: the counts differ, the solutions agree
     return None if result is None else result | {"iterations_differ": True}
 
 
 def case_gmres_schwarz_ilu_helmholtz(ex, comm):
     A = helmholtz(10)
-    partition = uneven(comm, A.shape[0])
-    local = block_diagonal(A, partition)
-    schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(gk.preconditioner.Ilu.build())
-    return compare(ex, comm, A, rhs(A.shape[0], 6), partition,
-                   gk.solver.Gmres.build().with_krylov_dim(20).with_criteria(*criteria()).with_preconditioner(schwarz),
-                   serial_preconditioner=lambda As: gk.preconditioner.Ilu.build().on(ex).generate(
-                       gk.matrix.Csr.from_scipy(ex, local, np.complex128)), dtype=np.complex128)
+    return compare_schwarz(ex, comm, A, rhs(A.shape[0], 6), uneven(comm, A.shape[0]), gk.preconditioner.Ilu.build,
+                           gk.solver.Gmres.build().with_krylov_dim(20).with_criteria(*criteria()),
+                           dtype=np.complex128)
 
 
 def case_several_columns_zero_rows(ex, comm):
@@ -190,11 +177,7 @@ def _conj_transpose_exact(ex, comm) -> bool:
 def case_bad_input(ex, comm):
     # real and complex mixed across the ranks or between A and b: the same error on every rank
     A = hpd(6)
-    n = A.shape[0]
-    rank, last = comm.rank, comm.size - 1
-    partition = gk.distributed.Partition.uniform(n, comm)
-    first, end = partition.range(rank)
-    rows = A[first:end]
+    n, rank, last, partition, first, end, rows = rank_rows(comm, A)
     out = {}
 
     def matrix_real_on_one_rank():

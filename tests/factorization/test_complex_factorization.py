@@ -14,7 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins, criteria, raised_pivot_floors, solve, sum_tol, tol, twin
+from conftest import (assert_twins, criteria, factorization_initialize_twins, isai_inverse_twins, raised_pivot_floors,
+                      solve, tol, twin)
 from ginkpy.core.factorization.factorization import like, row_indices
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
@@ -185,14 +186,7 @@ def test_initialize_twins(ref, ocl, rng, dtype):
     h = _random(N, rng, hermitian=True)
     for kernel, source in (("factorization.factorization.initialize_l_u", m),
                            ("factorization.factorization.initialize_l", h)):
-        outs = [e.run(kernel, _csr(e, source, dtype), *([] if kernel.endswith("l_u") else [0.25])) for e in (ref, ocl)]
-        assert outs[0][-1] == outs[1][-1] == -1
-        for r, d in zip(outs[0][:-1], outs[1][:-1]):
-            host = [ocl.to_host(a) for a in d]
-            np.testing.assert_array_equal(host[0], r[0])
-            np.testing.assert_array_equal(host[1], r[1])
-            np.testing.assert_allclose(host[2], r[2], rtol=tol(dtype))
-            assert host[2].dtype == dtype
+        factorization_initialize_twins(ref, ocl, kernel, source, dtype, *([] if kernel.endswith("l_u") else [0.25]))
     # IC's initial diagonal is real: sqrt(a_ii)
     (ptrs, _, vals), _ = ref.run("factorization.factorization.initialize_l", _csr(ref, h, dtype), 0.25)
     np.testing.assert_allclose(vals[ptrs[1:] - 1], np.sqrt(1.25 * h.diagonal().real), rtol=tol(dtype))
@@ -278,16 +272,7 @@ def test_par_factorizations_reference_vs_device(ref, ocl, rng, dtype):
 @pytest.mark.parametrize("kind", ["lower", "upper", "general", "spd"])
 def test_isai_generate_inverse_twins(ref, ocl, rng, dtype, kind):
     m = _random(601, rng, hermitian=kind == "spd")
-    host = ref.host
-    system, (ptrs, cols), _ = host.run("preconditioner.isai.pattern", _csr(host, m, dtype), kind, 2)
-    out = []
-    for e in (ref, ocl):
-        S = Csr(e, m.shape, *(e.from_host(a) for a in system))
-        M = Csr(e, m.shape, e.from_host(ptrs), e.from_host(cols), e.alloc((cols.size,), dtype))
-        assert e.run("preconditioner.isai.generate_inverse", S, M, kind == "spd") == -1
-        out.append([M.to_scipy().toarray()])
-    assert_twins(out, dtype, factor=10)
-    assert np.diff(ptrs).max() > 4  # systems of several sizes
+    system, (ptrs, cols), out = isai_inverse_twins(ref, ocl, m, dtype, kind)
     # the defining property on the pattern: (M S)_ij = delta_ij (spd: (G A)_ij = delta_ij / sqrt(m_i))
     s = sp.csr_matrix((system[2], system[1], system[0]), shape=m.shape)
     inverse = sp.csr_matrix(out[0][0])

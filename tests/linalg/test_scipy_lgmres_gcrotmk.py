@@ -10,20 +10,17 @@ a count of products by A) and skipped by name; nothing else is skipped here.
 """
 from __future__ import annotations
 
-import functools
-import importlib.util
 import sys
-import warnings
 
 import pytest
 
-import ginkpy as gk
 import ginkpy.linalg as gl
+from scipy_harness import Current, executor_fixture, ginkpy_function, load_patched, scipy_test_id
 
 scipy_isolve = pytest.importorskip("scipy.sparse.linalg._isolve")
 SOLVERS = ("gcrotmk", "gmres", "lgmres")
 EXECUTORS = ("reference", "opencl")
-_current = {"executor": None}  # the executor of the running test
+_current = Current()  # the executor of the running test
 
 _NANS = ("A with a NaN entry: ginkpy refuses it before solving (ValueError 'the system matrix contains NaN or "
          "Inf values', as every ginkpy.linalg function), where SciPy runs a cycle and returns info 1")
@@ -50,56 +47,17 @@ DELIBERATE: dict[str, str] = {
 }
 
 
-def _ginkpy_solver(name: str):
-    """ginkpy.linalg's solver ``name`` on the executor of the running test, named as SciPy's."""
-    solve = getattr(gl, name)
-
-    @functools.wraps(solve)
-    def solver(*args, **kwargs):
-        return solve(*args, executor=_current["executor"], **kwargs)
-    return solver
-
-
 def _load_scipy_tests(module_name: str):
     """SciPy's test module ``module_name``, built with ginkpy's solvers in place of SciPy's."""
     import scipy.sparse.linalg._isolve.tests as tests
-    path = f"{tests.__path__[0]}/{module_name}.py"
-    saved = {name: getattr(scipy_isolve, name) for name in SOLVERS}
-    try:
-        for name in SOLVERS:
-            setattr(scipy_isolve, name, _ginkpy_solver(name))
-        spec = importlib.util.spec_from_file_location(f"ginkpy_scipy_{module_name}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        with warnings.catch_warnings():  # SciPy's own marks, unknown outside SciPy's test setup
-            warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-            spec.loader.exec_module(module)
-    finally:
-        for name, fn in saved.items():
-            setattr(scipy_isolve, name, fn)
-    return module
+    return load_patched(f"{tests.__path__[0]}/{module_name}.py", f"ginkpy_scipy_{module_name}", scipy_isolve,
+                        {name: ginkpy_function(_current, name) for name in SOLVERS})
 
 
 TestLGMRES = _load_scipy_tests("test_lgmres").TestLGMRES
 TestGCROTMK = _load_scipy_tests("test_gcrotmk").TestGCROTMK
-
-
-@pytest.fixture(autouse=True, params=EXECUTORS)
-def _executor(request):
-    """Every SciPy test once per executor; the deliberate differences skipped with their reason."""
-    name = request.node.nodeid.partition("::")[2].replace(f"[{request.param}]", "")
-    if name in DELIBERATE:
-        pytest.skip(DELIBERATE[name])
-    if request.param == "reference":
-        exec = gk.ReferenceExecutor()
-    else:
-        try:
-            exec = gk.OpenCLExecutor()
-        except Exception as err:
-            pytest.skip(f"no OpenCL device: {err}")
-    _current["executor"] = exec
-    yield exec
-    _current["executor"] = None
+# every SciPy test once per executor; the deliberate differences skipped with their reason
+_executor = executor_fixture(_current, EXECUTORS, lambda request: DELIBERATE.get(scipy_test_id(request)))
 
 
 def test_the_solvers_under_test_are_ginkpys():

@@ -9,22 +9,18 @@ here (SciPy's own marks, ``xslow`` and its platform xfails, stay as SciPy sets t
 """
 from __future__ import annotations
 
-import functools
-import importlib.util
 import sys
-import warnings
 
 import pytest
 
-import ginkpy as gk
-import ginkpy.linalg as gl
+from scipy_harness import Current, executor_fixture, export_tests, ginkpy_function, load_patched, scipy_test_id
 
 pytest.importorskip("scipy.sparse.linalg._eigen.lobpcg")
 # the package (its attribute ``lobpcg``, the function, shadows it on scipy.sparse.linalg._eigen)
 scipy_lobpcg = sys.modules["scipy.sparse.linalg._eigen.lobpcg"]
 # SciPy's tests on the OpenCL executor are a slow test: the fast tier runs them on the reference
 EXECUTORS = ("reference", pytest.param("opencl", marks=pytest.mark.slow))
-_current = {"executor": None}
+_current = Current()
 
 # test ids (without the executor) -> why they differ
 DIFFERENT: dict[str, str] = {
@@ -41,50 +37,25 @@ WHY_EXTENDED = ("extended precision (long double, np.float128 / np.complex256) i
 PRIVATE = ("test_b_orthonormalize",)
 
 
-def _ginkpy_lobpcg(*args, **kwargs):
-    return gl.lobpcg(*args, executor=_current["executor"], **kwargs)
-
-
 def _load():
-    path = f"{scipy_lobpcg.__path__[0]}/tests/test_lobpcg.py"
-    saved = scipy_lobpcg.lobpcg
-    wrapper = functools.wraps(saved)(_ginkpy_lobpcg)
-    try:
-        scipy_lobpcg.lobpcg = wrapper
-        spec = importlib.util.spec_from_file_location("ginkpy_scipy_test_lobpcg", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-            spec.loader.exec_module(module)
-    finally:
-        scipy_lobpcg.lobpcg = saved
+    wrapper = ginkpy_function(_current, "lobpcg", like=scipy_lobpcg.lobpcg)
+    module = load_patched(f"{scipy_lobpcg.__path__[0]}/tests/test_lobpcg.py", "ginkpy_scipy_test_lobpcg",
+                          scipy_lobpcg, {"lobpcg": wrapper})
     assert module.lobpcg is wrapper
     return module
 
 
-_scipy = _load()
-for _name in dir(_scipy):
-    if _name.startswith(("test_", "Test")) and _name not in PRIVATE:
-        globals()[_name] = getattr(_scipy, _name)
-
-
-@pytest.fixture(autouse=True, params=EXECUTORS)
-def _executor(request):
-    """Every SciPy test once per executor; the deliberate differences skipped with their reason."""
-    name = request.node.nodeid.partition("::")[2]
-    name = name.replace(f"-{request.param}]", "]").replace(f"[{request.param}-", "[").replace(f"[{request.param}]", "")
+def _skip_reason(request) -> str | None:
+    """Why the running test is skipped (DIFFERENT, EXTENDED), or None."""
+    name = scipy_test_id(request)
     if name in DIFFERENT or name.partition("[")[0] in DIFFERENT:
-        pytest.skip(DIFFERENT.get(name) or DIFFERENT[name.partition("[")[0]])
+        return DIFFERENT.get(name) or DIFFERENT[name.partition("[")[0]]
     if any(part in EXTENDED for part in name.partition("[")[2].rstrip("]").split("-")):
-        pytest.skip(WHY_EXTENDED)
-    if request.param == "reference":
-        exec = gk.ReferenceExecutor()
-    else:
-        try:
-            exec = gk.OpenCLExecutor()
-        except Exception as err:
-            pytest.skip(f"no OpenCL device: {err}")
-    _current["executor"] = exec
-    yield exec
-    _current["executor"] = None
+        return WHY_EXTENDED
+    return None
+
+
+_scipy = _load()
+export_tests(globals(), (_scipy,), lambda name, obj: name.startswith(("test_", "Test")) and name not in PRIVATE)
+# every SciPy test once per executor; the deliberate differences skipped with their reason
+_executor = executor_fixture(_current, EXECUTORS, _skip_reason)

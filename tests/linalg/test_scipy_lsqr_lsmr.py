@@ -18,87 +18,35 @@ asked for, SpMV's rounding order against SciPy's dense products).
 """
 from __future__ import annotations
 
-import functools
-import importlib.util
-import sys
-import warnings
-
 import numpy as np
 import pytest
 
-import ginkpy as gk
 import ginkpy.linalg as gl
+from scipy_harness import Current, executor_fixture, export_tests, ginkpy_function, load_patched, scipy_test_id
 
 spla = pytest.importorskip("scipy.sparse.linalg")
 SOLVERS = ("lsqr", "lsmr")
 EXECUTORS = ("reference", "opencl")
 SEED = 0  # NumPy's global seed while SciPy's modules draw their systems
-_current = {"executor": None}  # the executor of the running test
+_current = Current()  # the executor of the running test
 
 # test ids (as pytest names them in SciPy's module, without the executor) -> why they differ
 DELIBERATE: dict[str, str] = {}
-
-
-def _ginkpy_solver(name: str):
-    """ginkpy.linalg's ``name`` on the executor of the running test, named as SciPy's."""
-    solve = getattr(gl, name)
-
-    @functools.wraps(solve)
-    def solver(*args, **kwargs):
-        return solve(*args, executor=_current["executor"], **kwargs)
-    return solver
 
 
 def _load_scipy_tests(module_name: str):
     """SciPy's test module ``module_name`` built with ginkpy's lsqr and lsmr in place of SciPy's
     (loaded inside SciPy's test package, so that test_lsmr's ``from .test_lsqr import G, b`` works)."""
     import scipy.sparse.linalg._isolve.tests as tests
-    path = f"{tests.__path__[0]}/{module_name}.py"
-    saved = {name: getattr(spla, name) for name in SOLVERS}
-    random_state = np.random.get_state()
-    np.random.seed(SEED)
-    try:
-        for name in SOLVERS:
-            setattr(spla, name, _ginkpy_solver(name))
-        spec = importlib.util.spec_from_file_location(f"{tests.__name__}.ginkpy_{module_name}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        with warnings.catch_warnings():  # SciPy's own marks, unknown outside SciPy's test setup
-            warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-            spec.loader.exec_module(module)
-    finally:
-        for name, fn in saved.items():
-            setattr(spla, name, fn)
-        np.random.set_state(random_state)
-    return module
+    return load_patched(f"{tests.__path__[0]}/{module_name}.py", f"{tests.__name__}.ginkpy_{module_name}", spla,
+                        {name: ginkpy_function(_current, name) for name in SOLVERS}, seed=SEED)
 
 
 _scipy_lsqr = _load_scipy_tests("test_lsqr")
 _scipy_lsmr = _load_scipy_tests("test_lsmr")
-
-for _module in (_scipy_lsqr, _scipy_lsmr):
-    for _name in dir(_module):
-        if _name.startswith(("test_", "Test")):
-            globals()[_name] = getattr(_module, _name)
-
-
-@pytest.fixture(autouse=True, params=EXECUTORS)
-def _executor(request):
-    """Every SciPy test once per executor; the deliberate differences skipped with their reason."""
-    name = request.node.nodeid.partition("::")[2]
-    name = name.replace(f"-{request.param}]", "]").replace(f"[{request.param}-", "[").replace(f"[{request.param}]", "")
-    if name in DELIBERATE:
-        pytest.skip(DELIBERATE[name])
-    if request.param == "reference":
-        exec = gk.ReferenceExecutor()
-    else:
-        try:
-            exec = gk.OpenCLExecutor()
-        except Exception as err:
-            pytest.skip(f"no OpenCL device: {err}")
-    _current["executor"] = exec
-    yield exec
-    _current["executor"] = None
+export_tests(globals(), (_scipy_lsqr, _scipy_lsmr))
+# every SciPy test once per executor; the deliberate differences skipped with their reason
+_executor = executor_fixture(_current, EXECUTORS, lambda request: DELIBERATE.get(scipy_test_id(request)))
 
 
 def test_scipy_modules_use_ginkpy():

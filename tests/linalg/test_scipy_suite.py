@@ -13,16 +13,10 @@ there only); nothing else is skipped here.
 """
 from __future__ import annotations
 
-import functools
-import importlib.util
-import sys
-import warnings
-
 import numpy as np
 import pytest
 
-import ginkpy as gk
-import ginkpy.linalg as gl
+from scipy_harness import Current, executor_fixture, export_tests, ginkpy_function, load_patched, scipy_test_id
 
 scipy_isolve = pytest.importorskip("scipy.sparse.linalg._isolve")
 SOLVERS = ("bicg", "bicgstab", "cg", "cgs", "gcrotmk", "gmres", "lgmres", "minres", "qmr", "tfqmr")
@@ -30,7 +24,7 @@ LACKING = ()
 # SciPy's ~500 tests on the OpenCL executor are a slow test (half a minute in all): the fast tier
 # runs them on the reference executor (tests/linalg/test_linalg.py runs the doors on both)
 EXECUTORS = ("reference", pytest.param("opencl", marks=pytest.mark.slow))
-_current = {"executor": None}  # the executor of the running test
+_current = Current()  # the executor of the running test
 
 # test ids (as pytest names them in SciPy's module, without the executor) -> why they differ;
 # the numbers are those of the deliberate differences in ginkpy.linalg's docstring
@@ -65,42 +59,12 @@ ROUNDING: dict[tuple[str, str, str], str] = {
 }
 
 
-def _ginkpy_solver(name: str):
-    """ginkpy.linalg's solver ``name`` on the executor of the running test, named as SciPy's."""
-    solve = getattr(gl, name)
-
-    @functools.wraps(solve)
-    def solver(*args, **kwargs):
-        return solve(*args, executor=_current["executor"], **kwargs)
-    return solver
-
-
 def _load_scipy_tests(module_name: str):
     """SciPy's test module ``module_name`` of its iterative solvers, built with ginkpy's solvers
     in place of SciPy's."""
     import scipy.sparse.linalg._isolve.tests as tests
-    path = f"{tests.__path__[0]}/{module_name}.py"
-    saved = {name: getattr(scipy_isolve, name) for name in SOLVERS}
-    try:  # newer SciPy marks its tests by the capabilities of the function under test
-        from scipy._lib._array_api import xp_capabilities_table as capabilities
-    except ImportError:
-        capabilities = {}
-    try:
-        for name in SOLVERS:
-            wrapper = _ginkpy_solver(name)
-            setattr(scipy_isolve, name, wrapper)
-            if saved[name] in capabilities:
-                capabilities[wrapper] = capabilities[saved[name]]
-        spec = importlib.util.spec_from_file_location(f"ginkpy_scipy_{module_name}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        with warnings.catch_warnings():  # SciPy's own marks (fail_slow), unknown outside SciPy's test setup
-            warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-            spec.loader.exec_module(module)
-    finally:
-        for name, fn in saved.items():
-            setattr(scipy_isolve, name, fn)
-    return module
+    return load_patched(f"{tests.__path__[0]}/{module_name}.py", f"ginkpy_scipy_{module_name}", scipy_isolve,
+                        {name: ginkpy_function(_current, name) for name in SOLVERS}, capabilities=True)
 
 
 _scipy = _load_scipy_tests("test_iterative")
@@ -127,39 +91,26 @@ def _is_fixture(obj) -> bool:
     return hasattr(obj, "_pytestfixturefunction") or type(obj).__name__ == "FixtureFunctionDefinition"
 
 
-for _module in (_scipy, _scipy_minres):
-    for _name in dir(_module):
-        if _name.startswith(("test_", "Test")) or _is_fixture(getattr(_module, _name)):
-            # (test_minres.py's names differ from test_iterative.py's)
-            globals()[_name] = getattr(_module, _name)
+# (test_minres.py's names differ from test_iterative.py's)
+export_tests(globals(), (_scipy, _scipy_minres),
+             lambda name, obj: name.startswith(("test_", "Test")) or _is_fixture(obj))
 # test_precond_inverse loops over the module's solvers itself
 _scipy._SOLVERS = [s for s in _scipy._SOLVERS if s.__name__ not in LACKING]
 
 
-@pytest.fixture(autouse=True, params=EXECUTORS)
-def _executor(request):
-    """Every SciPy test once per executor; the deliberate differences skipped with their reason."""
-    name = request.node.nodeid.partition("::")[2]
-    name = name.replace(f"-{request.param}]", "]").replace(f"[{request.param}-", "[").replace(f"[{request.param}]", "")
+def _skip_reason(request) -> str | None:
+    """Why the running test is skipped on its executor (DELIBERATE, DELIBERATE_BY_SOLVER, ROUNDING), or None."""
+    name = scipy_test_id(request)
     if name in DELIBERATE:
-        pytest.skip(DELIBERATE[name])
+        return DELIBERATE[name]
     params = getattr(request.node, "callspec", None)
     case = params.params.get("case") if params else None
     solver = getattr(getattr(case, "solver", None), "__name__", None)
     if (request.node.originalname, solver) in DELIBERATE_BY_SOLVER:
-        pytest.skip(DELIBERATE_BY_SOLVER[request.node.originalname, solver])
+        return DELIBERATE_BY_SOLVER[request.node.originalname, solver]
     case = getattr(case, "name", "").removesuffix(f"-{getattr(getattr(case, 'solver', None), '__name__', '')}")
-    rounding = (request.node.originalname, case, request.param)
-    if rounding in ROUNDING:
-        pytest.skip(ROUNDING[rounding])
-    exec = gk.ReferenceExecutor() if request.param == "reference" else _opencl()
-    _current["executor"] = exec
-    yield exec
-    _current["executor"] = None
+    return ROUNDING.get((request.node.originalname, case, request.param))
 
 
-def _opencl():
-    try:
-        return gk.OpenCLExecutor()
-    except Exception as err:
-        pytest.skip(f"no OpenCL device: {err}")
+# every SciPy test once per executor; the deliberate differences skipped with their reason
+_executor = executor_fixture(_current, EXECUTORS, _skip_reason)

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import assert_twins
+from conftest import isai_inverse_twins
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
@@ -106,16 +106,7 @@ def test_generate_inverse_twins(ref, ocl, rng, kind, dtype):
     m.data = rng.uniform(-1, 1, m.nnz)
     m = m + m.T if kind == "spd" else m
     m = (m + sp.diags(abs(m).sum(axis=1).A.ravel() + 1)).tocsr()
-    host = ref.host
-    system, (ptrs, cols), _ = host.run("preconditioner.isai.pattern", _csr(host, m, dtype), kind, 2)
-    out = []
-    for e in (ref, ocl):
-        S = Csr(e, m.shape, *(e.from_host(a) for a in system))
-        M = Csr(e, m.shape, e.from_host(ptrs), e.from_host(cols), e.alloc((cols.size,), dtype))
-        assert e.run("preconditioner.isai.generate_inverse", S, M, kind == "spd") == -1
-        out.append([M.to_scipy().toarray()])
-    assert_twins(out, dtype, factor=10)
-    assert np.diff(ptrs).max() > 4  # systems of several sizes
+    isai_inverse_twins(ref, ocl, m, dtype, kind)
 
 
 def test_singular_row_twins(ref, ocl):

@@ -7,11 +7,11 @@ import scipy.io
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-import ginkpy as gk
-from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_sums, assert_twins,
-                      criteria as _criteria, matrix_path, random_partials, solve, tol, twin)
+from conftest import (BREAKDOWN, CONVERGED, DIVERGED, LIMIT, PARTIAL_GROUPS as G, RUNNING, Same, Stop, assert_sums,
+                      assert_twins, criteria as _criteria, matrix_path, random_partials, solve, tol, twin)
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
+import krylov_cases
 
 
 def _solve(exec, A, b, **kwargs):
@@ -109,38 +109,15 @@ def test_watt_2_restarts_and_converges(exec):
 
 @pytest.mark.parametrize("problem", [convection_diffusion_2d, poisson_2d])
 def test_generated_problems_agree_with_spsolve(exec, problem):
-    A = problem(15)
-    b = np.random.default_rng(0).standard_normal(A.shape[0])
-    x, log = _solve(exec, A, b)
-    assert log.has_converged
-    assert np.linalg.norm(b - A @ x[:, 0]) <= 1e-12 * np.linalg.norm(b)
-    np.testing.assert_allclose(x[:, 0], spla.spsolve(A.tocsc(), b), rtol=1e-9, atol=1e-10)
+    krylov_cases.agree_with_spsolve(exec, _solve, problem)
 
 
 def test_float32(exec):
-    A = convection_diffusion_2d(10)
-    b = np.random.default_rng(2).standard_normal(A.shape[0])
-    x, log = _solve(exec, A, b, criteria=_criteria(100, 1e-5), dtype=np.float32)
-    assert x.dtype == np.float32 and log.has_converged
-    assert np.linalg.norm(b - A @ x[:, 0].astype(np.float64)) <= 2e-5 * np.linalg.norm(b)
+    krylov_cases.float32_converges(exec, _solve, convection_diffusion_2d(10), max_iters=100)
 
 
 def test_columns_stop_on_their_own(exec):
-    A = convection_diffusion_2d(10)
-    n = A.shape[0]
-    rng = np.random.default_rng(3)
-    exact = rng.standard_normal(n)
-    b = np.column_stack([rng.standard_normal(n), np.zeros(n), A @ exact, A @ np.ones(n)])
-    x0 = np.column_stack([np.zeros(n), np.zeros(n), exact, np.zeros(n)])
-    x, log = _solve(exec, A, b, x0=x0)
-    assert log.has_converged
-    # b = 0 and an exact initial guess stop before the first iteration, untouched
-    assert log.iterations[1] == 0 and log.iterations[2] == 0
-    assert log.iterations[0] > 5 and log.iterations[3] > 5
-    np.testing.assert_array_equal(x[:, 1], 0.0)
-    np.testing.assert_array_equal(x[:, 2], exact)
-    for j in (0, 3):
-        assert np.linalg.norm(b[:, j] - A @ x[:, j]) <= 1e-12 * np.linalg.norm(b[:, j])
+    krylov_cases.columns_stop_on_their_own(exec, _solve, first_iterations=5)
 
 
 def test_columns_are_independent(ref):
@@ -158,44 +135,18 @@ def test_columns_are_independent(ref):
 
 def test_right_preconditioning_with_the_exact_inverse_takes_one_iteration(exec):
     # y = M p = A^-1 r, v = A y = r: alpha = 1 and s = r - v = 0 up to rounding
-    A = convection_diffusion_2d(4)
-    inverse = gk.matrix.Dense.from_numpy(exec, np.linalg.inv(A.toarray()))
-    b = np.random.default_rng(5).standard_normal(A.shape[0])
-    x, log = _solve(exec, A, b, preconditioner=inverse, criteria=_criteria(10, 1e-12))
-    assert log.has_converged and log.num_iterations == 1
-    np.testing.assert_allclose(x[:, 0], np.linalg.solve(A.toarray(), b), rtol=1e-12)
+    krylov_cases.exact_inverse_takes_one_iteration(exec, _solve)
 
 
 def test_preconditioned_residual_is_the_true_residual(ref):
-    # badly row-scaled system, scalar Jacobi as a LinOp: fewer iterations, and the criterion holds
-    # for b - A x, not for a preconditioned residual
-    base = convection_diffusion_2d(12)
-    scale = sp.diags(np.logspace(0, 4, base.shape[0]))
-    A = (scale @ base).tocsr()
-    b = A @ np.random.default_rng(6).standard_normal(A.shape[0])
-    jacobi = gk.matrix.Csr.from_scipy(ref, sp.diags(1 / A.diagonal()))
-    x, log = _solve(ref, A, b, preconditioner=jacobi, criteria=_criteria(500, 1e-10))
-    _, plain = _solve(ref, A, b, criteria=_criteria(500, 1e-10))
-    assert log.has_converged and log.num_iterations < plain.num_iterations
-    true_norm = np.linalg.norm(b - A @ x[:, 0])
-    assert true_norm <= 1e-10 * np.linalg.norm(b)
-    # the solver's b - A x sums the rows of this unsorted matrix in another order than SciPy
-    from conftest import residual_rounding
-    np.testing.assert_allclose(log.residual_norm, [true_norm], rtol=0, atol=residual_rounding(A, x, b)[0])
+    krylov_cases.preconditioned_residual_is_the_true_residual(ref, _solve)
 
 
 @pytest.mark.parametrize("name", ["pde900.mtx", "cage8.mtx"])
 def test_iterations_comparable_to_scipy(ref, name):
-    S = scipy.io.mmread(matrix_path(name)).tocsr()
-    b = S @ np.ones(S.shape[0])
-    count = [0]
-    _, info = spla.bicgstab(S, b, rtol=1e-8, atol=0.0, maxiter=2000,
-                            callback=lambda _: count.__setitem__(0, count[0] + 1))
-    assert info == 0
-    x, log = _solve(ref, S, b, criteria=_criteria(2000, 1e-8))
-    assert log.has_converged
-    assert np.linalg.norm(b - S @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)
-    assert log.num_iterations <= 1.5 * count[0] + 2, (log.num_iterations, count[0])
+    krylov_cases.iterations_comparable_to_scipy(
+        ref, _solve, name, lambda S, b, callback: spla.bicgstab(S, b, rtol=1e-8, atol=0.0, maxiter=2000,
+                                                               callback=callback)[1], max_iters=2000)
 
 
 # -- OpenCL kernels against their reference twin -----------------------------------------------
@@ -205,18 +156,10 @@ N = 1237  # more rows than a work-group, odd
 # more columns than a work-group (consumers add the partial sums of the columns in turns)
 SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
 MAX_ITERS = 300
-RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
-                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
-                                                  StopReason.DIVERGED)
 
 
-@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
-def dtype(request):
-    return np.dtype(request.param)
-
-
-def _random(rng, shape, dtype):
-    return rng.standard_normal(shape).astype(dtype)
+dtype = krylov_cases.dtype  # the kernel tests' fixture: float64, float32
+_random = krylov_cases.random_values
 
 
 

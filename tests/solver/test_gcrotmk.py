@@ -5,14 +5,13 @@ configuration and the command line, and its kernel against the reference twin (i
 launches are Gmres's kernels and Dense's, tested with them)."""
 import numpy as np
 import pytest
-import scipy.io
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import as_scipy, assert_columns_as_alone, assert_twins, criteria, matrix_path, random_values, solve, twin
+from conftest import as_scipy, assert_columns_as_alone, assert_twins, criteria, random_values, solve, twin
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
+import restarted_cases
 
 RUNNING, PENDING, CONVERGED = StopReason.RUNNING, StopReason.PENDING, StopReason.CONVERGED
 DIVERGED = StopReason.DIVERGED
@@ -22,15 +21,7 @@ DIVERGED = StopReason.DIVERGED
                                              ("cage8.mtx", {"m": 10, "k": 5}),
                                              ("orsirr_1.mtx", {"M": "jacobi"})])
 def test_cycles_and_info_as_scipy(exec, problem, kwargs):
-    # as_scipy: both info 0, ginkpy's callbacks (x0 and one per cycle, as SciPy's) at most 1.5
-    # times SciPy's, the true residual within rtol
-    A = convection_diffusion_2d(15) if problem == "convection_diffusion" else \
-        sp.csr_matrix(scipy.io.mmread(matrix_path(problem)))
-    b = np.random.default_rng(3).standard_normal(A.shape[0])
-    scipy_kwargs = dict(kwargs)
-    if scipy_kwargs.get("M") == "jacobi":
-        scipy_kwargs["M"] = sp.diags(1 / A.diagonal())
-    as_scipy(exec, "gcrotmk", A, b, scipy_kwargs=scipy_kwargs, **kwargs)
+    restarted_cases.cycles_and_info_as_scipy(exec, "gcrotmk", problem, kwargs)
 
 
 def test_complex_system(exec):
@@ -75,29 +66,15 @@ def test_truncate_as_scipy(exec, truncate):
 
 
 def test_preconditioner_and_callback(exec):
-    A = (convection_diffusion_2d(12) + sp.diags(np.linspace(0.0, 20.0, 144))).tocsr()
-    b = np.random.default_rng(6).standard_normal(144)
-    calls = []
-    x, info = gk.linalg.gcrotmk(A, b, rtol=1e-10, M="ilu", executor=exec, callback=lambda xk: calls.append(xk.copy()))
-    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
-    np.testing.assert_array_equal(calls[0], 0)
-    np.testing.assert_allclose(calls[-1], x)
+    restarted_cases.preconditioner_and_callback(exec, "gcrotmk")
 
 
 def test_maxiter_counts_cycles(exec):
-    A = convection_diffusion_2d(15)
-    b = np.ones(A.shape[0])
-    for maxiter in (1, 3):
-        x, info = gk.linalg.gcrotmk(A, b, rtol=1e-14, m=5, k=2, maxiter=maxiter, executor=exec)
-        assert info == maxiter == spla.gcrotmk(A, b, rtol=1e-14, m=5, k=2, maxiter=maxiter)[1]
+    restarted_cases.maxiter_counts_cycles(exec, "gcrotmk", m=5, k=2)
 
 
 def test_singular_system_ends_without_nan(exec):
-    A = np.array([[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=float)
-    b = np.array([1.0, 1.0, 1.0, 1.0])
-    x, info = gk.linalg.gcrotmk(sp.csr_matrix(A), b, maxiter=3, executor=exec)
-    assert info != 0 and np.isfinite(x).all()
-    assert np.linalg.norm(b - A @ x) <= np.linalg.norm(b)
+    restarted_cases.singular_system_ends_without_nan(exec, "gcrotmk", maxiter=3)
 
 
 def test_bad_input(ref):
@@ -160,27 +137,12 @@ def test_recycled_space_through_the_builder(exec):
     np.testing.assert_allclose(A @ U, C, atol=1e-8)
     # seeded with (U, x): the next solve starts at the solution
     solver.set_recycled_space(np.column_stack([U, x.to_numpy()]))
-    log = gk.log.Convergence()
-    solver.add_logger(log)
-    y = gk.matrix.Dense.zeros(exec, b.shape)
-    solver.apply(gk.matrix.Dense.from_numpy(exec, b), y)
-    assert log.has_converged and log.num_iterations <= 1
-    np.testing.assert_allclose(y.to_numpy(), x.to_numpy(), rtol=1e-7, atol=1e-9)
+    restarted_cases.next_solve_starts_at(exec, solver, b, x, max_iterations=1)
 
 
 def test_configuration_and_command_line(ref, capsys, tmp_path):
-    config = {"type": "solver::Gcrotmk", "krylov_dim": 10, "recycle_dim": 4,
-              "preconditioner": {"type": "preconditioner::Jacobi"},
-              "criteria": {"iteration": 300, "relative_residual_norm": 1e-8}}
-    params = gk.config.parse(config)
-    assert params.product is gk.solver.Gcrotmk
-    written = gk.config.to_dict(params)
-    assert written["type"] == "solver::Gcrotmk" and written["recycle_dim"] == 4
-    path = tmp_path / "A.mtx"
-    scipy.io.mmwrite(path, convection_diffusion_2d(6))
-    from ginkpy.cli import main
-    assert main(["solve", str(path), "--solver", "gcrotmk", "--executor", "reference"]) == 0
-    assert "Gcrotmk" in capsys.readouterr().out
+    restarted_cases.configuration_and_command_line(capsys, tmp_path, "Gcrotmk", "gcrotmk",
+                                                   {"krylov_dim": 10, "recycle_dim": 4})
 
 
 # -- the kernel ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from conftest import (PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins,
 from ginkpy.core.solver.cb_gmres import storage_dtype
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import convection_diffusion_2d, helmholtz_2d, poisson_2d
+import krylov_cases
 
 
 def _solve(exec, A, b, name="Gmres", **kwargs):
@@ -89,15 +90,9 @@ def test_krylov_dim_default_and_validation(ref):
 
 @pytest.mark.parametrize("problem", [convection_diffusion_2d, poisson_2d])
 def test_generated_problems_agree_with_spsolve(exec, problem):
-    A = problem(15)
-    b = np.random.default_rng(0).standard_normal(A.shape[0])
-    x, log = _solve(exec, A, b)
-    assert log.has_converged
-    true_norm = np.linalg.norm(b - A @ x[:, 0])
-    assert true_norm <= 1e-12 * np.linalg.norm(b)
+    A, b, x, log, true_norm = krylov_cases.agree_with_spsolve(exec, _solve, problem)
     # converged columns report the true residual of the updated x (up to its rounding), not the Givens estimate
     np.testing.assert_allclose(log.residual_norm, [true_norm], atol=residual_rounding(A, x, b)[0])
-    np.testing.assert_allclose(x[:, 0], spla.spsolve(A.tocsc(), b), rtol=1e-9, atol=1e-10)
 
 
 def test_estimate_below_an_unreachable_tolerance_is_not_convergence(ref):
@@ -121,33 +116,17 @@ def test_estimate_below_an_unreachable_tolerance_is_not_convergence(ref):
 
 
 def test_float32(exec):
-    A = convection_diffusion_2d(10)
-    b = np.random.default_rng(2).standard_normal(A.shape[0])
-    x, log = _solve(exec, A, b, criteria=_criteria(200, 1e-5), dtype=np.float32)
-    assert x.dtype == np.float32 and log.has_converged
-    assert np.linalg.norm(b - A @ x[:, 0].astype(np.float64)) <= 2e-5 * np.linalg.norm(b)
+    krylov_cases.float32_converges(exec, _solve, convection_diffusion_2d(10), max_iters=200)
 
 
-def _four_columns(A, rng):
-    n = A.shape[0]
-    exact = rng.standard_normal(n)
-    b = np.column_stack([rng.standard_normal(n), np.zeros(n), A @ exact, A @ np.ones(n)])
-    x0 = np.column_stack([np.zeros(n), np.zeros(n), exact, np.zeros(n)])
-    return b, x0, exact
+_four_columns = krylov_cases.four_columns
 
 
 @pytest.mark.parametrize("name, params", SOLVERS, ids=["Gmres", "CbGmres"])
 def test_columns_stop_on_their_own(exec, name, params):
-    A = convection_diffusion_2d(10)
-    b, x0, exact = _four_columns(A, np.random.default_rng(3))
-    x, log = _solve(exec, A, b, name, x0=x0, krylov_dim=20, **params)
-    assert log.has_converged
-    assert log.iterations[1] == 0 and log.iterations[2] == 0
-    assert log.iterations[0] > 20 and log.iterations[3] > 5  # column 0 restarts
-    np.testing.assert_array_equal(x[:, 1], 0.0)
-    np.testing.assert_array_equal(x[:, 2], exact)
-    for j in (0, 3):
-        assert np.linalg.norm(b[:, j] - A @ x[:, j]) <= 1e-12 * np.linalg.norm(b[:, j])
+    # column 0 restarts
+    krylov_cases.columns_stop_on_their_own(exec, lambda *args, **kwargs: _solve(*args, name=name, **kwargs),
+                                           first_iterations=20, krylov_dim=20, **params)
 
 
 def test_columns_are_independent(ref):
@@ -164,39 +143,19 @@ def test_columns_are_independent(ref):
 
 def test_right_preconditioning_with_the_exact_inverse_takes_one_iteration(exec):
     # A M = I: w = v_0 and h_10 = 0 up to rounding
-    A = convection_diffusion_2d(4)
-    inverse = gk.matrix.Dense.from_numpy(exec, np.linalg.inv(A.toarray()))
-    b = np.random.default_rng(5).standard_normal(A.shape[0])
-    x, log = _solve(exec, A, b, preconditioner=inverse, criteria=_criteria(10, 1e-12))
-    assert log.has_converged and log.num_iterations == 1
-    np.testing.assert_allclose(x[:, 0], np.linalg.solve(A.toarray(), b), rtol=1e-12)
+    krylov_cases.exact_inverse_takes_one_iteration(exec, _solve)
 
 
 def test_preconditioned_residual_is_the_true_residual(ref):
-    base = convection_diffusion_2d(12)
-    A = (sp.diags(np.logspace(0, 4, base.shape[0])) @ base).tocsr()
-    b = A @ np.random.default_rng(6).standard_normal(A.shape[0])
-    jacobi = gk.matrix.Csr.from_scipy(ref, sp.diags(1 / A.diagonal()))
-    x, log = _solve(ref, A, b, preconditioner=jacobi, criteria=_criteria(500, 1e-10))
-    _, plain = _solve(ref, A, b, criteria=_criteria(500, 1e-10))
-    assert log.has_converged and log.num_iterations < plain.num_iterations
-    true_norm = np.linalg.norm(b - A @ x[:, 0])
-    assert true_norm <= 1e-10 * np.linalg.norm(b)
-    np.testing.assert_allclose(log.residual_norm, [true_norm], rtol=0, atol=residual_rounding(A, x, b)[0])
+    krylov_cases.preconditioned_residual_is_the_true_residual(ref, _solve)
 
 
 @pytest.mark.parametrize("name", ["pde900.mtx", "cage8.mtx"])
 def test_iterations_comparable_to_scipy(ref, name):
-    S = scipy.io.mmread(matrix_path(name)).tocsr()
-    b = S @ np.ones(S.shape[0])
-    count = [0]
-    _, info = spla.gmres(S, b, rtol=1e-8, atol=0.0, restart=30, maxiter=100, callback_type="pr_norm",
-                         callback=lambda _: count.__setitem__(0, count[0] + 1))
-    assert info == 0
-    x, log = _solve(ref, S, b, criteria=_criteria(3000, 1e-8))
-    assert log.has_converged
-    assert np.linalg.norm(b - S @ x[:, 0]) <= 1e-8 * np.linalg.norm(b)
-    assert log.num_iterations <= 1.5 * count[0] + 2, (log.num_iterations, count[0])
+    krylov_cases.iterations_comparable_to_scipy(
+        ref, _solve, name, lambda S, b, callback: spla.gmres(S, b, rtol=1e-8, atol=0.0, restart=30, maxiter=100,
+                                                            callback_type="pr_norm", callback=callback)[1],
+        max_iters=3000)
 
 
 # -- CbGmres: the Krylov basis stored in a lower precision ---------------------------------------
@@ -335,10 +294,8 @@ RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED, PENDING = (
     StopReason.DIVERGED, StopReason.PENDING)
 
 
-@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
-def dtype(request):
-    return np.dtype(request.param)
 
+dtype = krylov_cases.dtype  # the kernel tests' fixture: float64, float32
 
 # (n, k) and the basis's storage precision (CbGmres's; keep: Gmres's): every shape with the
 # value type, the reduced precisions on fewer
@@ -346,8 +303,7 @@ STORED_SHAPES = [(shape, "keep") for shape in SHAPES] + [((N, 3), "reduce1"), ((
                                                           ((7, 301), "reduce2")]
 
 
-def _random(rng, shape, dtype):
-    return rng.standard_normal(shape).astype(dtype)
+_random = krylov_cases.random_values
 
 
 def _basis(rng, n, k, storage, count=M + 1):

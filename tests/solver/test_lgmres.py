@@ -4,28 +4,18 @@ matrices (restart cycles and info), complex systems, several right-hand sides, i
 line. Its launches are Gmres's kernels (tests/solver/test_gmres.py holds their twin tests)."""
 import numpy as np
 import pytest
-import scipy.io
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import as_scipy, assert_columns_as_alone, criteria, matrix_path, random_values, solve
+from conftest import as_scipy, assert_columns_as_alone, criteria, random_values, solve
 from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
+import restarted_cases
 
 
 @pytest.mark.parametrize("problem, kwargs", [("convection_diffusion", {}), ("pde900.mtx", {}),
                                              ("cage8.mtx", {"inner_m": 10}),
                                              ("orsirr_1.mtx", {"M": "jacobi"})])
 def test_cycles_and_info_as_scipy(exec, problem, kwargs):
-    # as_scipy: both info 0, ginkpy's callbacks (x0 and one per cycle, as SciPy's) at most 1.5
-    # times SciPy's, the true residual within rtol
-    A = convection_diffusion_2d(15) if problem == "convection_diffusion" else \
-        sp.csr_matrix(scipy.io.mmread(matrix_path(problem)))
-    b = np.random.default_rng(3).standard_normal(A.shape[0])
-    scipy_kwargs = dict(kwargs)
-    if scipy_kwargs.get("M") == "jacobi":
-        scipy_kwargs["M"] = sp.diags(1 / A.diagonal())
-    as_scipy(exec, "lgmres", A, b, scipy_kwargs=scipy_kwargs, **kwargs)
+    restarted_cases.cycles_and_info_as_scipy(exec, "lgmres", problem, kwargs)
 
 
 def test_complex_system(exec):
@@ -60,33 +50,17 @@ def test_first_cycle_is_gmres_and_no_augmentation_is_flexible_gmres(exec):
 
 
 def test_preconditioner_and_callback(exec):
-    A = (convection_diffusion_2d(12) + sp.diags(np.linspace(0.0, 20.0, 144))).tocsr()
-    b = np.random.default_rng(6).standard_normal(144)
-    calls = []
-    x, info = gk.linalg.lgmres(A, b, rtol=1e-10, M="ilu", executor=exec, callback=lambda xk: calls.append(xk.copy()))
-    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
     # SciPy's: x0 first, then the x of each cycle, the last the solution
-    np.testing.assert_array_equal(calls[0], 0)
-    np.testing.assert_allclose(calls[-1], x)
-    assert len(calls) >= 2
+    assert len(restarted_cases.preconditioner_and_callback(exec, "lgmres")) >= 2
 
 
 def test_maxiter_counts_cycles(exec):
-    A = convection_diffusion_2d(15)
-    b = np.ones(A.shape[0])
-    for maxiter in (1, 3):
-        x, info = gk.linalg.lgmres(A, b, rtol=1e-14, inner_m=5, maxiter=maxiter, executor=exec)
-        assert info == maxiter == spla.lgmres(A, b, rtol=1e-14, inner_m=5, maxiter=maxiter)[1]
+    restarted_cases.maxiter_counts_cycles(exec, "lgmres", inner_m=5)
 
 
 def test_singular_system_ends_without_nan(exec):
-    # SciPy's test_breakdown_underdetermined: A nilpotent, its Krylov space breaks down; the
-    # x found is finite and no worse than x0 = 0
-    A = np.array([[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=float)
-    b = np.array([1.0, 1.0, 1.0, 1.0])
-    x, info = gk.linalg.lgmres(sp.csr_matrix(A), b, maxiter=1, executor=exec)
-    assert info != 0 and np.isfinite(x).all()
-    assert np.linalg.norm(b - A @ x) <= np.linalg.norm(b)
+    # SciPy's test_breakdown_underdetermined
+    restarted_cases.singular_system_ends_without_nan(exec, "lgmres", maxiter=1)
 
 
 def test_bad_input(ref):
@@ -144,27 +118,12 @@ def test_augmentation_through_the_builder(exec):
     assert Z.shape == W.shape == (A.shape[0], 2)
     np.testing.assert_allclose(A @ Z, W, atol=1e-8 * np.abs(W).max())
     solver.set_augmentation(x.to_numpy())
-    log = gk.log.Convergence()
-    solver.add_logger(log)
-    y = gk.matrix.Dense.zeros(exec, b.shape)
-    solver.apply(gk.matrix.Dense.from_numpy(exec, b), y)
-    assert log.has_converged and log.num_iterations <= 2
-    np.testing.assert_allclose(y.to_numpy(), x.to_numpy(), rtol=1e-7, atol=1e-9)
+    restarted_cases.next_solve_starts_at(exec, solver, b, x, max_iterations=2)
 
 
 def test_configuration_and_command_line(ref, capsys, tmp_path):
-    config = {"type": "solver::Lgmres", "krylov_dim": 10, "augmentation_dim": 2,
-              "preconditioner": {"type": "preconditioner::Jacobi"},
-              "criteria": {"iteration": 300, "relative_residual_norm": 1e-8}}
-    params = gk.config.parse(config)
-    assert params.product is gk.solver.Lgmres
-    written = gk.config.to_dict(params)
-    assert written["type"] == "solver::Lgmres" and written["augmentation_dim"] == 2
-    path = tmp_path / "A.mtx"
-    scipy.io.mmwrite(path, convection_diffusion_2d(6))
-    from ginkpy.cli import main
-    assert main(["solve", str(path), "--solver", "lgmres", "--executor", "reference"]) == 0
-    assert "Lgmres" in capsys.readouterr().out
+    restarted_cases.configuration_and_command_line(capsys, tmp_path, "Lgmres", "lgmres",
+                                                   {"krylov_dim": 10, "augmentation_dim": 2})
     assert "lgmres" in gk.config.solver_methods()
 
 

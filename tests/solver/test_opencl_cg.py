@@ -4,17 +4,13 @@ import pytest
 
 import ginkpy as gk
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import poisson_2d
 
-from conftest import (PARTIAL_GROUPS as G, Same, Stop, assert_sums, assert_twins, random_partials,
-                      tol, twin)
+from conftest import (BREAKDOWN, CONVERGED, DIVERGED, LIMIT, PARTIAL_GROUPS as G, RUNNING, Same, Stop,
+                      assert_sums, assert_twins, random_partials, tol, twin)
 
 N = 1237  # more than a work-group, odd
 MAX_ITERS = 300
-RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
-                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
-                                                  StopReason.DIVERGED)
 # the preconditioner of the kernels: none (z = r: r . z is r . r, the same partial sums), scalar
 # Jacobi (diag = D^-1, z = diag r computed where it is used), an operator of its own (z given)
 MODES = ["none", "jacobi", "operator"]

@@ -9,16 +9,13 @@ import scipy.sparse
 import ginkpy as gk
 from ginkpy.cli import main
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import magnetic_laplacian_2d, poisson_2d
 
-from conftest import PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins, random_partials, twin
+from conftest import (BREAKDOWN, CONVERGED, DIVERGED, LIMIT, PARTIAL_GROUPS as G, RUNNING, Stop, assert_sums,
+                      assert_twins, random_partials, twin)
 
 N = 1237  # more than a work-group, odd
 MAX_ITERS = 300
-RUNNING, CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.RUNNING, StopReason.CONVERGED,
-                                                  StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
-                                                  StopReason.DIVERGED)
 # m of the kernels: none (m = w), scalar Jacobi (m = diag w inside), an operator of its own (m given)
 MODES = ["none", "jacobi", "operator"]
 
