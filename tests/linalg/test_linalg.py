@@ -526,7 +526,9 @@ def test_cg_warns_once_on_a_matrix_seen_to_be_nonsymmetric(exec, monkeypatch):
         gk.linalg.cg(C, c, maxiter=5, executor=exec)
         gk.linalg.cg(C, c, maxiter=5, executor=exec)  # the kept solver: no second warning
         gk.linalg.cg(C, c, maxiter=5, M="amg", executor=exec)
-    assert len(seen) == 2 and {w.filename for w in seen} == {__file__}  # pointing at the caller
+    # (only the symmetry warnings: a device may add its own, e.g. a compiler's notes on a first build)
+    ours = [w for w in seen if "is not symmetric" in str(w.message)]
+    assert len(ours) == 2 and {w.filename for w in ours} == {__file__}, [str(w.message) for w in seen]
     for solve in (lambda: gk.linalg.cg(C.toarray(), c, maxiter=5, executor=exec),
                   lambda: gk.linalg.Solver(C.tocoo(), "cg", executor=exec),
                   lambda: gk.linalg.minres(C, c, maxiter=5, executor=exec)):
