@@ -54,8 +54,6 @@ DEFERRED_FOR_STARTUP = {
 # comment gives its length when listed and the concept to split it by.
 LONG_MODULES = {
     "ginkpy/cli.py": 600,                 # 521: the CLI's subcommands as ginkpy/cli/ (one module each)
-    "ginkpy/core/solver/loop/monitor.py": 600,  # 545: its modes as strategy objects (host-synchronous,
-                                                # asynchronous, collective), issue 33 deliverable 1
     "ginkpy/core/solver/multigrid.py": 600,     # 585: the cycle and the hierarchy apart from the solver
     "ginkpy/linalg/_solver.py": 600,      # 589: the Solver object apart from its option checks
 }

@@ -17,6 +17,7 @@ import numpy as np
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.loop.best_iterate import BestIterate
+from ginkpy.core.solver.loop.read_modes import read_mode
 from ginkpy.core.solver.loop.replays import Replays, kept_replays
 from ginkpy.core.solver.loop.scaling import host_norms, power_of_two_scale
 from ginkpy.core.solver.loop.solution_reads import SolutionReads
@@ -48,13 +49,8 @@ class IterationMonitor:
     b - A x (and, if that fails, resumed with it as its residual). Loggers get every
     iteration's residual norms, in order, at each read.
 
-    How it reads: ``blind`` (an inner solver with only an iteration limit and no logger:
-    nothing is read, so the solver around it can capture it), ``sync`` (a logger that needs
-    the live solution after every iteration, as SciPy's ``callback(xk)``: a read after every
-    iteration, waited for), else asynchronous (a system over several ranks: ``collective``,
-    the same reads at the same iterations on every rank); an iteration that
-    reads from the device itself (a host operator) makes every read immediate
-    (``reads_each_iteration``).
+    How it reads the stop state is its read mode (``read_modes.py``), chosen at the start:
+    blind, every iteration, iterates, host, asynchronous or collective.
 
     What a solve keeps in the solver's workspace for the next apply of the same shape and
     value type: its vectors, its stop state and its captured iterations (keyed by the vectors
@@ -129,6 +125,7 @@ class IterationMonitor:
         self._take_system(b, x, guess)
         if not self.blind:
             self._scale_system()
+        self.reads = read_mode(self)  # how the loop reads its stop state (read_modes.py)
 
     def _take_system(self, b: Dense, x: Dense, guess: str | None) -> None:
         """The b and x the loop runs on (the workspace's for a solver applied by its user, the
@@ -295,7 +292,7 @@ class IterationMonitor:
         ``resume(columns)`` restarts the columns (a uint8 device mask) that got the true
         residual as their r after a failed confirmation (without it only r is replaced).
         """
-        self._start_solution_reads(resume)
+        self.reads.start(resume)
         while True:
             while self.running and self.iteration < self.loop_limit:
                 if steps is None:
@@ -325,7 +322,7 @@ class IterationMonitor:
         an end by ``end_key(j)`` (None: one capture). ``length`` may be a function, called (not
         captured) once before each cycle for that cycle's length (Lgmres, Gcrotmk: cycles that
         grow or shrink with their augmentation or recycled vectors)."""
-        self._start_solution_reads()
+        self.reads.start()
         while True:
             while self.running and self.iteration < self.loop_limit:
                 cycle_length = length() if callable(length) else length
@@ -369,74 +366,23 @@ class IterationMonitor:
         replays.enqueue(key, part)
         self.reads_each_iteration = replays.reads
 
-    # -- reading the stop state ----------------------------------------------------------------
+    # -- reading the stop state (how: the read mode, read_modes.py) --------------------------
     def _next(self, resume: Resume | None = None) -> None:
-        """After enqueueing an iteration: take in the last read of the stop state once it has
-        arrived, and start the next read when due, so that the host never runs more than two
-        read intervals ahead of what it knows. Synchronous: a read after every iteration."""
-        if self.blind:
-            return
-        reader = self.reader
-        if self.solution_loggers and not self.sync:
-            # x and the stop state of this iteration read without waiting; those of the one before taken in
-            if self.solutions is None:
-                self.solutions = SolutionReads(self.exec, self.ws, self.x, self.solution_loggers)
-            self._take_solution(self.solutions.issue(reader, self.iteration), resume)
-            return
-        if self.sync:
-            self._absorb(reader.issue(self.iteration, final=True), resume)
-            return
-        exec = self.exec
-        if exec.all_running(self.stop.status) and not (self.log_iterations or self.reads_each_iteration) \
-                and self.time_limit == np.inf:
-            return  # on the host, where no column stopped since the last read there is nothing to take in
-        exec.flush()
-        pending = reader.pending
-        due = reader.due(self.iteration) or self.reads_each_iteration or exec.none_running(self.stop.status)
-        arrived = exec.asynchronous and not self.collective and exec.read_done(pending.event) if pending else False
-        if pending is not None and (due or arrived):
-            reader.pending = None
-            self._absorb(pending, resume)
-        if due and reader.pending is None and self.running:
-            if not exec.asynchronous or self.reads_each_iteration:  # the read is there at once
-                self._absorb(reader.issue(self.iteration), resume)
-                reader.schedule(self.iteration)  # on the host too, not every iteration (loggers get theirs in order)
-                return
-            reader.pending = reader.issue(self.iteration)
-            reader.schedule(self.iteration)
+        """After enqueueing an iteration: the read mode takes in what arrived and reads when due."""
+        self.reads.after_iteration(resume)
 
     def _poll(self) -> None:
-        """Read the stop state now where that costs nothing extra (on the host, or where each
-        iteration reads from the device anyway); elsewhere the reads of :meth:`_next` suffice."""
-        if self.blind or not (self.sync or self.reads_each_iteration or not self.exec.asynchronous):
-            return
-        self._take_solution(self.solutions and self.solutions.take(), None)
-        reader = self.reader
-        if reader.pending is not None:
-            self._absorb(reader.pending, None)
-            reader.pending = None
-        self._absorb(reader.issue(self.iteration, final=self.sync), None)
+        """At a cycle's end: the read mode reads now where that costs nothing extra."""
+        self.reads.poll()
 
     def _settle(self, resume: Resume | None = None) -> bool:
-        """Read the final stop state (waiting for it). True when a column was resumed by a failed
-        confirmation and the loop must go on."""
-        reader = self.reader
-        if self.blind:
-            reader.host_status = np.full(self.k, LIMIT)
-            reader.checks[:] = self.iteration + 1
-            return False
-        self._take_solution(self.solutions and self.solutions.take(), resume)
-        if reader.pending is not None:
-            self._absorb(reader.pending, resume)
-            reader.pending = None
-        self._absorb(reader.issue(self.iteration, final=True), resume)
-        return self.running and self.iteration < self.loop_limit
+        """The final read (waited for). True when a column was resumed by a failed confirmation
+        and the loop must go on."""
+        return self.reads.settle(resume)
 
-    def _start_solution_reads(self, resume: Resume | None = None) -> None:
-        """With loggers of every iterate: the stop state after the setup read first (one read per
-        solve), so that an iteration is known to have run when a column ran before it."""
-        if self.solution_loggers and not (self.sync or self.blind):
-            self._absorb(self.reader.issue(self.iteration, final=True), resume)
+    def make_solution_reads(self) -> SolutionReads:
+        """The reads of x for the loggers of every iterate (at the first iteration)."""
+        return SolutionReads(self.exec, self.ws, self.x, self.solution_loggers)
 
     def _take_solution(self, read: tuple | None, resume: Resume | None) -> None:
         """Take in a solution read (``SolutionReads``): the stop state, then x to its loggers."""
