@@ -15,6 +15,7 @@ from scipy.sparse.linalg import spsolve_triangular
 import ginkpy as gk
 from conftest import assert_twins, matrix_path, tol, twin
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.triangular import contraction_bound
 from ginkpy.opencl.solver import triangular_kernels as ocl_trs
 
 L3 = np.array([[2.0, 0, 0], [1, 4, 0], [0, 3, 5]])
@@ -326,12 +327,30 @@ def test_jacobi_kernel_twins(ref, ocl, rng, lower, dtype):
     assert_twins(twin(ref, ocl, "solver.triangular.jacobi_initialize", inv, b, out, dtype=dtype), dtype)
     assert_twins(twin(ref, ocl, "solver.triangular.jacobi_sweep", m, lower, inv, b, x, out, dtype=dtype), dtype,
                  factor=2)
+    assert_twins(twin(ref, ocl, "solver.triangular.jacobi_two_sweeps", m, lower, inv, b, out, dtype=dtype), dtype,
+                 factor=4)
+    for unit in (False, True):
+        bounds = [o[-1] for o in twin(ref, ocl, "solver.triangular.jacobi_bound", m, lower, unit, dtype=dtype)]
+        assert np.isfinite(bounds[0]) and bounds[1] == pytest.approx(bounds[0], rel=float(tol(dtype)))
     # a zero diagonal entry: the first such row
     broken = m.tolil()
     broken[123, 123] = 0
     broken[456, 456] = 0
     outs = twin(ref, ocl, "solver.triangular.jacobi_generate", broken.tocsr(), False, np.zeros((n, 1)), dtype=dtype)
     assert outs[0][-1] == outs[1][-1] == 123
+    outs = twin(ref, ocl, "solver.triangular.jacobi_bound", broken.tocsr(), lower, False, dtype=dtype)
+    assert outs[0][-1] == outs[1][-1] == np.inf
+
+
+def test_contraction_bound_by_hand(exec):
+    # q = max_i |t_ii|^-1 sum_{j in N_i} |t_ij|: L3's rows 1/4 and 3/5; with a unit diagonal 1 and 3;
+    # U3's 1/2 and 3/4; no rows: 0
+    bound = contraction_bound
+    csr = gk.matrix.Csr.from_scipy
+    assert bound(csr(exec, sp.csr_matrix(-L3)), True) == pytest.approx(0.6, rel=1e-15)
+    assert bound(csr(exec, sp.csr_matrix(L3)), True, unit_diagonal=True) == pytest.approx(3, rel=1e-15)
+    assert bound(csr(exec, sp.csr_matrix(L3 + np.triu(U3, 1))), False) == pytest.approx(0.75, rel=1e-15)
+    assert bound(csr(exec, sp.csr_matrix((0, 0))), True) == 0
 
 
 @pytest.mark.parametrize("algorithm", ["sparselib", "jacobi"])

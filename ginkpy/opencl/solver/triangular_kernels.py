@@ -23,7 +23,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.launch import check_int32, launch, launch_1d, round_up
+from ginkpy.opencl.launch import ceil_div, check_int32, launch, launch_1d, local_buffer, pow2_at_most, round_up
 from ginkpy.reference.solver.triangle import first_zero, split_triangle
 
 WORK_GROUP = 256  # work-group size of the wide-level launches
@@ -193,3 +193,30 @@ def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
         exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(x.shape[1]),
         a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, x.values.data,
         out.values.data)
+
+
+def jacobi_two_sweeps(exec, a, lower, inv_diag, b, out):
+    # out = D^-1 (b - N D^-1 b)
+    size = out.shape[0] * out.shape[1]
+    if size == 0:
+        return
+    check_int32(size)
+    wg = min(WORK_GROUP, exec.info.max_work_group_size)
+    exec.kernel(__file__, out.dtype, "jacobi_two_sweeps", LOWER=int(bool(lower)))(
+        exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(out.shape[1]),
+        a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, out.values.data)
+
+
+def jacobi_bound(exec, a, lower, unit_diagonal) -> float:
+    # max_i |d_i|^-1 sum_{j in N_i} |a_ij|: one launch, the work-groups' maxima read back
+    n = a.shape[0]
+    if n == 0:
+        return 0.0
+    check_int32(n)
+    wg = pow2_at_most(min(WORK_GROUP, exec.info.max_work_group_size))
+    real = np.finfo(a.dtype).dtype
+    partial = exec.alloc((ceil_div(n, wg),), real)
+    exec.kernel(__file__, a.dtype, "jacobi_bound", LOWER=int(bool(lower)))(
+        exec.queue, (round_up(n, wg),), (wg,), np.int32(n), np.int32(bool(unit_diagonal)), a.row_ptrs.data,
+        a.col_idxs.data, a.values.data, partial.data, local_buffer(wg, real))
+    return float(np.max(exec.to_host(partial)))

@@ -117,3 +117,21 @@ def jacobi_initialize(exec, inv_diag, b, x):
 def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
     # out = D^-1 (b - N x)
     out.values[...] = inv_diag.values * (b.values - _strict(a, lower) @ x.values)
+
+
+def jacobi_two_sweeps(exec, a, lower, inv_diag, b, out):
+    # out = D^-1 (b - N D^-1 b): the first two sweeps from x = 0
+    out.values[...] = inv_diag.values * (b.values - _strict(a, lower) @ (inv_diag.values * b.values))
+
+
+def jacobi_bound(exec, a, lower, unit_diagonal) -> float:
+    """max_i |d_i|^-1 sum_{j in N_i} |a_ij| (N_i: the strict triangle's columns of row i; d_i = 1
+    with ``unit_diagonal``): a bound on the contraction of a Jacobi sweep in the max-norm, inf
+    where a diagonal entry is zero or not stored; 0 for no rows."""
+    if a.shape[0] == 0:
+        return 0.0
+    off = abs(_strict(a, lower)) @ np.ones(a.shape[0])
+    diag = np.ones(a.shape[0]) if unit_diagonal else \
+        np.abs(sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape).diagonal())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.max(np.where(diag != 0, off / np.where(diag != 0, diag, 1), np.inf)))
