@@ -23,11 +23,13 @@ triangular solves (docs/preconditioners.md, benchmarks/bench_ilu.py):
   few matrices). On a GPU, where each level of a substitution costs a barrier and each launch
   microseconds: where the factors are dominant, Jacobi sweeps decided without a trial
   (:func:`decided_sweeps`: the fewest s <= :data:`MAX_DECIDED_SWEEPS` with q^s <=
-  :data:`SWEEP_BOUND` for q the factors' contraction bound, one launch and one small read each;
-  2D convection-diffusion: q = 0.65, 3 sweeps, 1.34x exact ILU(0)'s BiCGStab iterations at
-  500^2, 2 launches per factor). Else the first of the :func:`candidates` that solves both factors well enough,
-  ||v - T y|| <= :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI
-  with sparsity power 1, 2, 3, then 2, 4, 8 or 16 Jacobi sweeps), else exact level-scheduled
+  :data:`SWEEP_BOUND` for q the larger of the factors' contraction bounds, one launch and one
+  small read each; 2D convection-diffusion: q = 0.65 (L) and 0.52 (U), 3 sweeps of each, 2
+  launches per factor, 1.34x exact ILU(0)'s BiCGStab iterations at 500^2; 3 sweeps of L and 2
+  of U, which each one's bound would allow, needed 1.76x: the same count for both). Else the
+  first of the :func:`candidates` that solves both factors well enough, ||v - T y|| <=
+  :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI with sparsity
+  power 1, 2, 3, then 2, 4, 8 or 16 Jacobi sweeps), else exact level-scheduled
   substitution. On the test matrices a solve error of 5% kept GMRES's iterations within 1.35x
   of exact ILU(0)'s, 2% within 1.05x and BiCGStab's within 1.05x but on watt_2 (ISAI's errors
   are 0.05-0.6 on 2D convection-diffusion, where exact ILU(0) needs 2.8x fewer iterations than
