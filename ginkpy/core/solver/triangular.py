@@ -13,9 +13,11 @@ says the diagonal is 1 (the stored one is then ignored).
   in order; the level structure is analysed at generate()).
 - ``"jacobi"``: ``num_jacobi_sweeps`` Jacobi sweeps x <- D^-1 (b - N x) from x = 0 (D the
   diagonal, N the strict triangle): an approximate solve of fixed cost, each sweep one fused
-  SpMV over all rows at once, with no host read per apply. Exact once the sweeps reach the
+  SpMV over all rows at once (the first two together: x_2 = D^-1 (b - N D^-1 b), so s sweeps
+  are s - 1 launches), with no host read per apply. Exact once the sweeps reach the
   triangle's level count; as the triangular solver of an ILU preconditioner a few sweeps
-  usually do (Ginkgo's Ir with Jacobi on the factors).
+  usually do (Ginkgo's Ir with Jacobi on the factors). :func:`contraction_bound` q bounds the
+  error of s sweeps by q^s (max-norm), which Ilu's default decides the count by on a GPU.
 
 ``num_rhs`` (Ginkgo's hint of the right-hand sides to prepare for) is accepted for its
 configurations; ginkpy sizes its work per apply.

@@ -13,7 +13,9 @@ a millisecond, where stepping work-items through its 1000 levels with barriers t
 no level analysis and no copy to the host are needed.
 
 The "jacobi" algorithm: ``jacobi_generate`` inverts the diagonal on the device,
-``jacobi_initialize`` and ``jacobi_sweep`` are one launch each, one work-item per (row, column).
+``jacobi_initialize``, ``jacobi_two_sweeps`` (the first two sweeps from 0) and ``jacobi_sweep``
+are one launch each, one work-item per (row, column); ``jacobi_bound`` (the contraction bound
+max_i |d_i|^-1 sum_j |n_ij|) one launch, one work-item per row, a work-group max each, read back.
 """
 from __future__ import annotations
 
