@@ -363,3 +363,13 @@ def test_transpose(exec, rng, algorithm):
     b = rng.standard_normal(301)
     x = upper.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, (301, 1))).to_numpy()[:, 0]
     np.testing.assert_allclose(x, spsolve_triangular(m.T.tocsr(), b, lower=False), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_contraction_bound_complex_twins(ref, ocl, dtype):
+    # |t_ij| of complex entries (hypot on the device); more rows than a work-group
+    n = 701
+    m = (sp.random(n, n, 3 / n, random_state=1) + 1j * sp.random(n, n, 3 / n, random_state=2) + sp.eye(n)).tocsr()
+    for lower in (True, False):
+        bounds = [contraction_bound(gk.matrix.Csr.from_scipy(e, m, dtype), lower) for e in (ref, ocl)]
+        assert bounds[1] == pytest.approx(bounds[0], rel=float(tol(dtype)))
