@@ -24,8 +24,8 @@ triangular solves (docs/preconditioners.md, benchmarks/bench_ilu.py):
   microseconds: where the factors are dominant, Jacobi sweeps decided without a trial
   (:func:`decided_sweeps`: the fewest s <= :data:`MAX_DECIDED_SWEEPS` with q^s <=
   :data:`SWEEP_BOUND` for q the larger of the factors' contraction bounds, one launch and one
-  small read each; 2D convection-diffusion: q = 0.65 (L) and 0.52 (U), 3 sweeps of each, 2
-  launches per factor, 1.34x exact ILU(0)'s BiCGStab iterations at 500^2; 3 sweeps of L and 2
+  small read each; 2D convection-diffusion: q = 0.65 (L) and 0.52 (U), 3 sweeps of each, 1
+  launch per factor, 1.34x exact ILU(0)'s BiCGStab iterations at 500^2; 3 sweeps of L and 2
   of U, which each one's bound would allow, needed 1.76x: the same count for both). Else the
   first of the :func:`candidates` that solves both factors well enough, ||v - T y|| <=
   :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI with sparsity
