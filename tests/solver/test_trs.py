@@ -15,6 +15,8 @@ from scipy.sparse.linalg import spsolve_triangular
 import ginkpy as gk
 from conftest import assert_twins, matrix_path, tol, twin
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver import triangular as triangular_module
+from ginkpy.core.solver.triangular import contraction_bound
 from ginkpy.opencl.solver import triangular_kernels as ocl_trs
 
 L3 = np.array([[2.0, 0, 0], [1, 4, 0], [0, 3, 5]])
@@ -286,6 +288,23 @@ def test_jacobi_sweeps_by_hand(exec):
                                rtol=1e-15)
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_three_sweeps_in_one_launch_or_not(exec, rng, monkeypatch, fused):
+    # the first three sweeps in one launch (short rows) or in two (FUSED_WORK 0): the same x
+    monkeypatch.setattr(triangular_module, "FUSED_WORK", 64 if fused else 0)
+    m = _random_triangle(777, rng, True, per_row=3, reach=3)
+    b = rng.standard_normal((777, 2))
+    A = gk.matrix.Csr.from_scipy(exec, m)
+    D, N = m.diagonal()[:, None], sp.tril(m, -1)
+    x = b / D
+    for sweeps in range(1, 6):
+        solver = gk.solver.LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(sweeps).on(exec).generate(A)
+        assert solver._three_in_one == (fused and sweeps >= 3)
+        got = solver.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, b.shape)).to_numpy()
+        assert _rel_err(got, x) <= tol(np.float64)
+        x = (b - N @ x) / D  # the next sweep
+
+
 @pytest.mark.parametrize("lower", [True, False])
 def test_jacobi_converges_to_the_exact_solve(exec, rng, lower):
     m = _random_triangle(777, rng, lower, per_row=3, reach=3)
@@ -326,12 +345,33 @@ def test_jacobi_kernel_twins(ref, ocl, rng, lower, dtype):
     assert_twins(twin(ref, ocl, "solver.triangular.jacobi_initialize", inv, b, out, dtype=dtype), dtype)
     assert_twins(twin(ref, ocl, "solver.triangular.jacobi_sweep", m, lower, inv, b, x, out, dtype=dtype), dtype,
                  factor=2)
+    assert_twins(twin(ref, ocl, "solver.triangular.jacobi_two_sweeps", m, lower, inv, b, out, dtype=dtype), dtype,
+                 factor=4)
+    assert_twins(twin(ref, ocl, "solver.triangular.jacobi_three_sweeps", m, lower, inv, b, out, dtype=dtype), dtype,
+                 factor=8)
+    for unit in (False, True):
+        bounds = [o[-1] for o in twin(ref, ocl, "solver.triangular.jacobi_bound", m, lower, unit, dtype=dtype)]
+        assert np.isfinite(bounds[0][0]) and bounds[1][0] == pytest.approx(bounds[0][0], rel=float(tol(dtype)))
+        assert bounds[0][1] == bounds[1][1] > 0  # the work of jacobi_three_sweeps' longest row
     # a zero diagonal entry: the first such row
     broken = m.tolil()
     broken[123, 123] = 0
     broken[456, 456] = 0
     outs = twin(ref, ocl, "solver.triangular.jacobi_generate", broken.tocsr(), False, np.zeros((n, 1)), dtype=dtype)
     assert outs[0][-1] == outs[1][-1] == 123
+    outs = twin(ref, ocl, "solver.triangular.jacobi_bound", broken.tocsr(), lower, False, dtype=dtype)
+    assert outs[0][-1][0] == outs[1][-1][0] == np.inf
+
+
+def test_contraction_bound_by_hand(exec):
+    # q = max_i |t_ii|^-1 sum_{j in N_i} |t_ij|: L3's rows 1/4 and 3/5; with a unit diagonal 1 and 3;
+    # U3's 1/2 and 3/4; no rows: 0
+    bound = contraction_bound
+    csr = gk.matrix.Csr.from_scipy
+    assert bound(csr(exec, sp.csr_matrix(-L3)), True) == pytest.approx(0.6, rel=1e-15)
+    assert bound(csr(exec, sp.csr_matrix(L3)), True, unit_diagonal=True) == pytest.approx(3, rel=1e-15)
+    assert bound(csr(exec, sp.csr_matrix(L3 + np.triu(U3, 1))), False) == pytest.approx(0.75, rel=1e-15)
+    assert bound(csr(exec, sp.csr_matrix((0, 0))), True) == 0
 
 
 @pytest.mark.parametrize("algorithm", ["sparselib", "jacobi"])
@@ -344,3 +384,13 @@ def test_transpose(exec, rng, algorithm):
     b = rng.standard_normal(301)
     x = upper.apply(Dense.from_numpy(exec, b), Dense.zeros(exec, (301, 1))).to_numpy()[:, 0]
     np.testing.assert_allclose(x, spsolve_triangular(m.T.tocsr(), b, lower=False), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_contraction_bound_complex_twins(ref, ocl, dtype):
+    # |t_ij| of complex entries (hypot on the device); more rows than a work-group
+    n = 701
+    m = (sp.random(n, n, 3 / n, random_state=1) + 1j * sp.random(n, n, 3 / n, random_state=2) + sp.eye(n)).tocsr()
+    for lower in (True, False):
+        bounds = [contraction_bound(gk.matrix.Csr.from_scipy(e, m, dtype), lower) for e in (ref, ocl)]
+        assert bounds[1] == pytest.approx(bounds[0], rel=float(tol(dtype)))

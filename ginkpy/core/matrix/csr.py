@@ -78,6 +78,7 @@ class Csr(LinOp):
         self.values = values
         self.cache: dict[str, Any] = {}
         self._host_pattern: tuple[np.ndarray, np.ndarray] | None = None  # (row_ptrs, col_idxs), at first need
+        self._host_row_ptrs: np.ndarray | None = None  # (row_ptrs alone, at first need)
 
     @property
     def nnz(self) -> int:
@@ -194,6 +195,15 @@ class Csr(LinOp):
             exec = self.executor
             self._host_pattern = tuple(np.asarray(a) for a in exec.to_host(self.row_ptrs, self.col_idxs))
         return self._host_pattern
+
+    def host_row_ptrs(self) -> np.ndarray:
+        """The row pointers as a host array (read once, then kept, as :meth:`host_pattern`'s:
+        an SpMV strategy and Ilu's default both look at the row lengths)."""
+        if self._host_pattern is not None:
+            return self._host_pattern[0]
+        if self._host_row_ptrs is None:
+            self._host_row_ptrs = np.asarray(self.executor.to_host(self.row_ptrs))
+        return self._host_row_ptrs
 
     def check_pattern(self, shape: tuple[int, int], row_ptrs: np.ndarray, col_idxs: np.ndarray) -> None:
         """Raise a ValueError unless (shape, row_ptrs, col_idxs) is this matrix's sparsity

@@ -21,9 +21,15 @@ triangular solves (docs/preconditioners.md, benchmarks/bench_ilu.py):
   row order on one core about as fast as an SpMV runs on all (ISAI, the cheapest
   approximation, costs about as much per apply and more to set up, and solves within 2% on
   few matrices). On a GPU, where each level of a substitution costs a barrier and each launch
-  microseconds: the first of the :func:`candidates` that solves both factors well enough,
-  ||v - T y|| <= :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI
-  with sparsity power 1, 2, 3, then 2, 4, 8 or 16 Jacobi sweeps), else exact level-scheduled
+  microseconds: where the factors are dominant, Jacobi sweeps decided without a trial
+  (:func:`decided_sweeps`: the fewest s <= :data:`MAX_DECIDED_SWEEPS` with q^s <=
+  :data:`SWEEP_BOUND` for q the larger of the factors' contraction bounds, one launch and one
+  small read each; 2D convection-diffusion: q = 0.65 (L) and 0.52 (U), 3 sweeps of each, 1
+  launch per factor, 1.34x exact ILU(0)'s BiCGStab iterations at 500^2; 3 sweeps of L and 2
+  of U, which each one's bound would allow, needed 1.76x: the same count for both). Else the
+  first of the :func:`candidates` that solves both factors well enough, ||v - T y|| <=
+  :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI with sparsity
+  power 1, 2, 3, then 2, 4, 8 or 16 Jacobi sweeps), else exact level-scheduled
   substitution. On the test matrices a solve error of 5% kept GMRES's iterations within 1.35x
   of exact ILU(0)'s, 2% within 1.05x and BiCGStab's within 1.05x but on watt_2 (ISAI's errors
   are 0.05-0.6 on 2D convection-diffusion, where exact ILU(0) needs 2.8x fewer iterations than
@@ -53,10 +59,13 @@ from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.preconditioner.isai import LowerIsai, UpperIsai
 from ginkpy.core.solver.lower_trs import LowerTrs
+from ginkpy.core.solver.triangular import contraction_bound
 from ginkpy.core.solver.upper_trs import UpperTrs
 
 SOLVE_QUALITY = 0.02  # a triangular solve is kept while ||v - T y|| / ||v|| is at most this
 EXACT_ENTRIES = 100_000  # up to this many entries the default factorization is exact on every device
+SWEEP_BOUND = 0.3  # a GPU's default takes Jacobi sweeps without trying where the factors' q^s is at most this ...
+MAX_DECIDED_SWEEPS = 4  # ... for some s up to this many
 SWEEP_WORK = 64  # above this many operations per entry in a sweep (long rows) the factorization is exact
 _log = logging.getLogger("ginkpy")
 
@@ -89,8 +98,24 @@ def candidates(exec) -> list[tuple[str, Any, Any]]:
         return []
     return ([(f"ISAI (sparsity power {p})", LowerIsai.build().with_sparsity_power(p),
               UpperIsai.build().with_sparsity_power(p)) for p in (1, 2, 3)]
-            + [(f"{s} Jacobi sweeps", LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s),
-                UpperTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(s)) for s in (2, 4, 8, 16)])
+            + [(f"{s} Jacobi sweeps", *_jacobi_sweeps(s)) for s in (2, 4, 8, 16)])
+
+
+def _jacobi_sweeps(sweeps: int) -> tuple[Any, Any]:
+    return (LowerTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(sweeps),
+            UpperTrs.build().with_algorithm("jacobi").with_num_jacobi_sweeps(sweeps))
+
+
+def decided_sweeps(first: Csr, second: Csr) -> int | None:
+    """The fewest Jacobi sweeps s <= :data:`MAX_DECIDED_SWEEPS` (at least 2) with q^s <=
+    :data:`SWEEP_BOUND` for q the larger contraction bound of the two factors (the max-norm of
+    D^-1 N, gk.core.solver.triangular.contraction_bound: a solve error of at most q^s); None where
+    none is (factors not dominant enough to decide without trying)."""
+    q = max(contraction_bound(first, True), contraction_bound(second, False))
+    for sweeps in range(2, MAX_DECIDED_SWEEPS + 1):
+        if q ** sweeps <= SWEEP_BOUND:
+            return sweeps
+    return None
 
 
 class Ilu(EnableBuild, LinOp):
@@ -186,7 +211,7 @@ class Ilu(EnableBuild, LinOp):
                              name, factory.parameters.product.__name__, err)
         A = system_csr(system_matrix, exec, name)
         exact = self.exact_factorization.build().on(exec)
-        lengths = np.diff(exec.to_host(A.row_ptrs)).astype(np.float64)
+        lengths = np.diff(A.host_row_ptrs()).astype(np.float64)  # (kept: the SpMV strategy reads them too)
         if A.nnz <= EXACT_ENTRIES or lengths @ lengths > SWEEP_WORK * A.nnz:
             try:
                 return exact.generate(A)
@@ -215,6 +240,11 @@ class Ilu(EnableBuild, LinOp):
         if params.l_solver is not None and params.u_solver is not None:
             return (as_factory(params.l_solver, exec).generate(first),
                     as_factory(params.u_solver, exec).generate(second))
+        sweeps = decided_sweeps(first, second) if tries_approximate_solves(exec) else None
+        if sweeps is not None:  # dominant factors: Jacobi sweeps, no trial solves
+            _log.debug("%s: the factors are applied by %d Jacobi sweeps (decided by their contraction bound)",
+                       type(self).__name__, sweeps)
+            return self._pair(*_jacobi_sweeps(sweeps), first, second)
         rejected = []
         for name, l_params, u_params in candidates(exec):
             try:

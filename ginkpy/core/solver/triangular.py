@@ -13,9 +13,13 @@ says the diagonal is 1 (the stored one is then ignored).
   in order; the level structure is analysed at generate()).
 - ``"jacobi"``: ``num_jacobi_sweeps`` Jacobi sweeps x <- D^-1 (b - N x) from x = 0 (D the
   diagonal, N the strict triangle): an approximate solve of fixed cost, each sweep one fused
-  SpMV over all rows at once, with no host read per apply. Exact once the sweeps reach the
+  SpMV over all rows at once (the first two together, x_2 = D^-1 (b - N D^-1 b), or three
+  where no row's strict neighbours hold more than FUSED_WORK entries, each row recomputing the
+  second sweep at its neighbours: s sweeps are s - 1 or s - 2 launches), with no host read per
+  apply. Exact once the sweeps reach the
   triangle's level count; as the triangular solver of an ILU preconditioner a few sweeps
-  usually do (Ginkgo's Ir with Jacobi on the factors).
+  usually do (Ginkgo's Ir with Jacobi on the factors). :func:`contraction_bound` q bounds the
+  error of s sweeps by q^s (max-norm), which Ilu's default decides the count by on a GPU.
 
 ``num_rhs`` (Ginkgo's hint of the right-hand sides to prepare for) is accepted for its
 configurations; ginkpy sizes its work per apply.
@@ -33,6 +37,7 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 
+FUSED_WORK = 64  # the first three Jacobi sweeps run in one launch where no row reads more entries than this
 ALGORITHMS = ("sparselib", "syncfree", "jacobi")  # "syncfree" (Ginkgo's): exact substitution, as "sparselib"
 
 
@@ -122,10 +127,14 @@ class TriangularSolver(EnableBuild, LinOp):
         self.system_matrix = A
         self.unit_diagonal = bool(self.parameters.unit_diagonal)
         self.jacobi = self.parameters.algorithm == "jacobi" and isinstance(A, Csr)
+        self._three_in_one = False
         if self.jacobi:
             # D^-1, the inverse diagonal of the triangle
             self.plan = Dense.empty(exec, (A.shape[0], 1), A.dtype)
             zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
+            # the first three sweeps in one launch where a row's neighbours' rows are short
+            self._three_in_one = self.parameters.num_jacobi_sweeps >= 3 and zero_row < 0 and \
+                exec.run("solver.triangular.jacobi_bound", A, self.lower, self.unit_diagonal)[1] <= FUSED_WORK
         else:
             # analyse the triangle once (level structure on OpenCL)
             self.plan, zero_row = exec.run("solver.triangular.generate", A, self.lower, self.unit_diagonal)
@@ -199,14 +208,32 @@ class TriangularSolver(EnableBuild, LinOp):
 
     def _jacobi(self, b: Dense, x: Dense) -> None:
         sweeps = self.parameters.num_jacobi_sweeps
-        if self._work is None or self._work.shape != x.shape:
+        exec = self.executor
+        if sweeps == 1:
+            # x = D^-1 b (one sweep from x = 0)
+            exec.run("solver.triangular.jacobi_initialize", self.plan, b, x)
+            return
+        first = 3 if self._three_in_one else 2  # sweeps of the first launch
+        if sweeps > first and (self._work is None or self._work.shape != x.shape):
             self._work = x.empty_like()
         # the sweeps alternate between x and the work vector and end in x
-        current, other = (x, self._work) if sweeps % 2 == 1 else (self._work, x)
-        # x_1 = D^-1 b (the first sweep from x = 0)
-        self.executor.run("solver.triangular.jacobi_initialize", self.plan, b, current)
-        for _ in range(sweeps - 1):
+        current, other = (x, self._work) if (sweeps - first) % 2 == 0 else (self._work, x)
+        if first == 3:
+            # x_3 = D^-1 (b - N D^-1 (b - N D^-1 b)) (the first three sweeps from x = 0, one launch)
+            exec.run("solver.triangular.jacobi_three_sweeps", self.system_matrix, self.lower, self.plan, b, current)
+        else:
+            # x_2 = D^-1 (b - N D^-1 b) (the first two sweeps from x = 0, one launch)
+            exec.run("solver.triangular.jacobi_two_sweeps", self.system_matrix, self.lower, self.plan, b, current)
+        for _ in range(sweeps - first):
             # x_{s+1} = D^-1 (b - N x_s)
-            self.executor.run("solver.triangular.jacobi_sweep", self.system_matrix, self.lower, self.plan, b,
-                              current, other)
+            exec.run("solver.triangular.jacobi_sweep", self.system_matrix, self.lower, self.plan, b, current, other)
             current, other = other, current
+
+
+def contraction_bound(T: Csr, lower: bool, unit_diagonal: bool = False) -> float:
+    """q = max_i |t_ii|^-1 sum_{j in N_i} |t_ij| for the triangle T (N_i: the columns of row i
+    left of the diagonal with ``lower``, else right of it; t_ii = 1 with ``unit_diagonal``): the
+    max-norm of D^-1 N, so that s Jacobi sweeps from 0 solve T x = b with an error of at most
+    q^s ||x||_inf. inf where a diagonal entry is zero or not stored. One launch and one read of
+    the work-groups' maxima on a device."""
+    return T.executor.run("solver.triangular.jacobi_bound", T, lower, unit_diagonal)[0]

@@ -69,7 +69,7 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
         raise ValueError(f"unknown SpMV strategy {name!r}: use one of {', '.join(STRATEGIES)}")
     n, nnz = a.shape[0], a.nnz
     with exec.cached_setup():  # (kept in a.cache: a capture around the first SpMV stays valid)
-        row_ptrs = exec.to_host(a.row_ptrs)
+        row_ptrs = a.host_row_ptrs() if hasattr(a, "host_row_ptrs") else exec.to_host(a.row_ptrs)
     lengths = np.diff(row_ptrs)
     info = exec.info
     name = name or _choose(info, n, nnz, lengths)

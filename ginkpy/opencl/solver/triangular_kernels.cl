@@ -136,3 +136,110 @@ __kernel void jacobi_sweep(const int size, const int k, __global const int* row_
         out[id] = mul(inv_diag[i], b[id] - sum);
     }
 }
+
+// out = D^-1 (b - N D^-1 b): the first two sweeps from x = 0 in one launch (row i reads D^-1 b
+// at its columns instead of a first sweep's output), one work-item per (row, column)
+__kernel void jacobi_two_sweeps(const int size, const int k, __global const int* row_ptrs,
+                                __global const int* col_idxs, __global const value_type* values,
+                                __global const value_type* inv_diag, __global const value_type* b,
+                                __global value_type* out)
+{
+    const int id = get_global_id(0);
+    if (id < size) {
+        const int i = k == 1 ? id : id / k;
+        const int c = COLUMN(id, k);
+        value_type sum = 0;
+        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
+            const int j = col_idxs[p];
+#if LOWER
+            const value_type v = j < i ? values[p] : 0;
+#else
+            const value_type v = j > i ? values[p] : 0;
+#endif
+            sum += mul(v, mul(inv_diag[j], b[j * k + c]));
+        }
+        out[id] = mul(inv_diag[i], b[id] - sum);
+    }
+}
+
+// out = D^-1 (b - N D^-1 (b - N D^-1 b)): the first three sweeps from x = 0 in one launch (row i
+// recomputes the second sweep at its columns j from b at theirs), one work-item per (row, column)
+__kernel void jacobi_three_sweeps(const int size, const int k, __global const int* row_ptrs,
+                                  __global const int* col_idxs, __global const value_type* values,
+                                  __global const value_type* inv_diag, __global const value_type* b,
+                                  __global value_type* out)
+{
+    const int id = get_global_id(0);
+    if (id < size) {
+        const int i = k == 1 ? id : id / k;
+        const int c = COLUMN(id, k);
+        value_type sum = 0;
+        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
+            const int j = col_idxs[p];
+#if LOWER
+            if (j >= i) continue;
+#else
+            if (j <= i) continue;
+#endif
+            // x2_j = D^-1 (b - N D^-1 b) at row j
+            value_type inner = 0;
+            for (int q = row_ptrs[j]; q < row_ptrs[j + 1]; ++q) {
+                const int m = col_idxs[q];
+#if LOWER
+                const value_type v = m < j ? values[q] : 0;
+#else
+                const value_type v = m > j ? values[q] : 0;
+#endif
+                inner += mul(v, mul(inv_diag[m], b[m * k + c]));
+            }
+            sum += mul(values[p], mul(inv_diag[j], b[j * k + c] - inner));
+        }
+        out[id] = mul(inv_diag[i], b[id] - sum);
+    }
+}
+
+// partial[2 g] = max over the rows i of work-group g of q_i = |d_i|^-1 sum_{j in N_i} |a_ij|, the
+// row's bound on the contraction of a Jacobi sweep (N_i: the strict triangle's columns, left of
+// the diagonal with LOWER, else right; d_i = 1 with unit_diagonal, INFINITY where it is zero or
+// not stored); partial[2 g + 1] the max of sum_{j in N_i} (entries of row j), the work of row i
+// in jacobi_three_sweeps. One work-item per row, max-reductions in local memory.
+__kernel void jacobi_bound(const int n, const int unit_diagonal, __global const int* row_ptrs,
+                           __global const int* col_idxs, __global const value_type* values,
+                           __global real_type* partial, __local real_type* slot)
+{
+    const int i = get_global_id(0);
+    const int t = get_local_id(0);
+    const int wg = get_local_size(0);
+    real_type q = 0, work = 0;
+    if (i < n) {
+        real_type off = 0, diag = unit_diagonal ? 1 : 0;
+        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
+            const int j = col_idxs[p];
+#if LOWER
+            const bool strict = j < i;
+#else
+            const bool strict = j > i;
+#endif
+            if (strict) {
+                off += abs_value(values[p]);
+                work += row_ptrs[j + 1] - row_ptrs[j];
+            }
+            if (j == i && !unit_diagonal) diag = abs_value(values[p]);
+        }
+        q = diag == 0 ? INFINITY : off / diag;
+    }
+    slot[t] = q;
+    slot[wg + t] = work;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = wg / 2; s > 0; s /= 2) {
+        if (t < s) {
+            slot[t] = fmax(slot[t], slot[t + s]);
+            slot[wg + t] = fmax(slot[wg + t], slot[wg + t + s]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0) {
+        partial[2 * get_group_id(0)] = slot[0];
+        partial[2 * get_group_id(0) + 1] = slot[wg];
+    }
+}

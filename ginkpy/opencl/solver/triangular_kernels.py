@@ -13,7 +13,11 @@ a millisecond, where stepping work-items through its 1000 levels with barriers t
 no level analysis and no copy to the host are needed.
 
 The "jacobi" algorithm: ``jacobi_generate`` inverts the diagonal on the device,
-``jacobi_initialize`` and ``jacobi_sweep`` are one launch each, one work-item per (row, column).
+``jacobi_initialize``, ``jacobi_two_sweeps`` and ``jacobi_three_sweeps`` (the first two or three
+sweeps from 0, the earlier ones recomputed at the neighbours) and ``jacobi_sweep`` are one launch
+each, one work-item per (row, column); ``jacobi_bound`` (the contraction bound max_i |d_i|^-1
+sum_j |n_ij| and the work of a row of jacobi_three_sweeps) one launch, one work-item per row, a
+work-group max each, read back.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ import pyopencl as cl
 import scipy.sparse as sp
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.launch import check_int32, launch, launch_1d, round_up
+from ginkpy.opencl.launch import ceil_div, check_int32, launch, launch_1d, local_buffer, pow2_at_most, round_up
 from ginkpy.reference.solver.triangle import first_zero, split_triangle
 
 WORK_GROUP = 256  # work-group size of the wide-level launches
@@ -193,3 +197,41 @@ def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
         exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(x.shape[1]),
         a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, x.values.data,
         out.values.data)
+
+
+def _fused_sweeps(exec, name, a, lower, inv_diag, b, out):
+    size = out.shape[0] * out.shape[1]
+    if size == 0:
+        return
+    check_int32(size)
+    wg = min(WORK_GROUP, exec.info.max_work_group_size)
+    exec.kernel(__file__, out.dtype, name, LOWER=int(bool(lower)))(
+        exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(out.shape[1]),
+        a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, out.values.data)
+
+
+def jacobi_two_sweeps(exec, a, lower, inv_diag, b, out):
+    # out = D^-1 (b - N D^-1 b)
+    _fused_sweeps(exec, "jacobi_two_sweeps", a, lower, inv_diag, b, out)
+
+
+def jacobi_three_sweeps(exec, a, lower, inv_diag, b, out):
+    # out = D^-1 (b - N D^-1 (b - N D^-1 b))
+    _fused_sweeps(exec, "jacobi_three_sweeps", a, lower, inv_diag, b, out)
+
+
+def jacobi_bound(exec, a, lower, unit_diagonal) -> tuple[float, int]:
+    # (max_i |d_i|^-1 sum_{j in N_i} |a_ij|, max_i sum_{j in N_i} entries of row j): one launch,
+    # the work-groups' maxima read back
+    n = a.shape[0]
+    if n == 0:
+        return 0.0, 0
+    check_int32(n)
+    wg = pow2_at_most(min(WORK_GROUP, exec.info.max_work_group_size))
+    real = np.finfo(a.dtype).dtype
+    partial = exec.alloc((2 * ceil_div(n, wg),), real)
+    exec.kernel(__file__, a.dtype, "jacobi_bound", LOWER=int(bool(lower)))(
+        exec.queue, (round_up(n, wg),), (wg,), np.int32(n), np.int32(bool(unit_diagonal)), a.row_ptrs.data,
+        a.col_idxs.data, a.values.data, partial.data, local_buffer(2 * wg, real))
+    maxima = exec.to_host(partial).reshape(-1, 2).max(axis=0)
+    return float(maxima[0]), int(maxima[1])

@@ -117,3 +117,34 @@ def jacobi_initialize(exec, inv_diag, b, x):
 def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
     # out = D^-1 (b - N x)
     out.values[...] = inv_diag.values * (b.values - _strict(a, lower) @ x.values)
+
+
+def jacobi_two_sweeps(exec, a, lower, inv_diag, b, out):
+    # out = D^-1 (b - N D^-1 b): the first two sweeps from x = 0
+    out.values[...] = inv_diag.values * (b.values - _strict(a, lower) @ (inv_diag.values * b.values))
+
+
+def jacobi_three_sweeps(exec, a, lower, inv_diag, b, out):
+    # out = D^-1 (b - N D^-1 (b - N D^-1 b)): the first three sweeps from x = 0
+    strict = _strict(a, lower)
+    second = inv_diag.values * (b.values - strict @ (inv_diag.values * b.values))
+    out.values[...] = inv_diag.values * (b.values - strict @ second)
+
+
+def jacobi_bound(exec, a, lower, unit_diagonal) -> tuple[float, int]:
+    """(q, work): q = max_i |d_i|^-1 sum_{j in N_i} |a_ij| (N_i: the strict triangle's columns of
+    row i; d_i = 1 with ``unit_diagonal``), a bound on the contraction of a Jacobi sweep in the
+    max-norm, inf where a diagonal entry is zero or not stored; work = max_i sum_{j in N_i}
+    (entries of row j), what a row of jacobi_three_sweeps reads. (0, 0) for no rows."""
+    n = a.shape[0]
+    if n == 0:
+        return 0.0, 0
+    strict = _strict(a, lower)
+    off = abs(strict) @ np.ones(n)
+    full = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
+    diag = np.ones(n) if unit_diagonal else np.abs(full.diagonal())
+    work = sp.csr_matrix((np.ones(strict.nnz), strict.indices, strict.indptr), shape=a.shape) @ \
+        np.diff(a.row_ptrs).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = float(np.max(np.where(diag != 0, off / np.where(diag != 0, diag, 1), np.inf)))
+    return q, int(work.max())
