@@ -128,19 +128,22 @@ def _preconditioner(S, name):
     return None, lambda v: v
 
 
-# (matrix, M, rtol): where SciPy's gmres(restart=30) converges (see ../shared/matrices/INDEX.md)
+# (matrix, M, rtol): where SciPy's gmres(restart=30) converges (see ../shared/matrices/INDEX.md),
+# and generated problems
 SCIPY_CONVERGES = [("gr_900_900_crg.mtx", "gauss_seidel", 1e-8), ("ani4.mtx", "gauss_seidel", 1e-8),
                    ("pde900.mtx", "jacobi", 1e-8), ("orsirr_1.mtx", "jacobi", 1e-8),
                    ("orsirr_1.mtx", "gauss_seidel", 1e-8), ("add32.mtx", "jacobi", 1e-8),
                    ("watt_2.mtx", "gauss_seidel", 1e-8), ("lap3D_7pt_n20.mtx", None, 1e-8),
-                   ("nos6.mtx", "gauss_seidel", 1e-5)]
+                   ("nos6.mtx", "gauss_seidel", 1e-5), ("poisson_2d(40)", "gauss_seidel", 1e-8),
+                   ("convection_diffusion_2d(40)", None, 1e-8), ("convection_diffusion_2d(40)", "gauss_seidel", 1e-8)]
+GENERATED = {"poisson_2d(40)": lambda: poisson_2d(40), "convection_diffusion_2d(40)": lambda: convection_diffusion_2d(40)}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, M, rtol", SCIPY_CONVERGES, ids=str)
 def test_default_converges_where_scipy_does(ref, name, M, rtol):
     # b = A 1, restart 30: the default Gmres in at most 1.5 times SciPy's inner iterations
-    S = sp.csr_matrix(scipy.io.mmread(matrix_path(name)))
+    S = sp.csr_matrix(GENERATED[name]() if name in GENERATED else scipy.io.mmread(matrix_path(name)))
     b = S @ np.ones(S.shape[0])
     M_name, Minv = _preconditioner(S, M)
     theirs, ours = [], []
