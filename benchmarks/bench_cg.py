@@ -20,7 +20,8 @@ is a lower bound: the bytes a GMRES(m) with one fused Gram-Schmidt pass must mov
 iteration j (the matrix once, v_j read and w written by the product, the j + 1 basis vectors
 and w read for the dot products, read again with w read and written for the update), averaged
 over a cycle with the update of x at its end: (v + 4) nnz + 4 n + (m + 7 + 2 / m) v n. ginkpy's
-DGKS second pass (only where the first left little of w) is not in it. ``--solver cb_gmres``
+DGKS second pass (only where the first left little of w) is not in it (``--ortho-method``: cgs
+never takes it, cgs2 always, mgs the default's DGKS test). ``--solver cb_gmres``
 runs ginkpy's CbGmres (the basis stored in ``--storage-precision``, default reduce1) beside the
 same baselines; its roofline counts the basis in s bytes per entry: (v + 4) nnz + 4 n + (5 +
 2 / m) v n + (m + 2) s n.
@@ -28,6 +29,7 @@ same baselines; its roofline counts the basis in s bytes per entry: (v + 4) nnz 
     python benchmarks/bench_cg.py [--sizes ROWS ...] [--iters N] [--mtx-dir DIR]
                                   [--executor opencl|reference] [--dtype complex128]
                                   [--solver cg|gmres|cb_gmres] [--storage-precision reduce1]
+                                  [--ortho-method mgs|cgs|cgs2]
 """
 from __future__ import annotations
 
@@ -51,16 +53,18 @@ def is_hermitian(S) -> bool:
     return S.shape[0] == S.shape[1] and abs(S - S.conj().T).max() <= 1e-12 * abs(S).max()
 
 
-def ginkpy_solver(exec, S, b_host, iters, restart=None, storage=None):
+def ginkpy_solver(exec, S, b_host, iters, restart=None, storage=None, ortho_method="mgs"):
     """(solve function, x, iterations run) of ginkpy's Cg (or Gmres with krylov_dim
-    ``restart``, or CbGmres with the basis in ``storage``) with only an Iteration criterion."""
+    ``restart`` and ``ortho_method``, or CbGmres with the basis in ``storage``) with only an
+    Iteration criterion."""
     A = gk.matrix.Csr.from_scipy(exec, S)
     if restart is None:
         params = gk.solver.Cg.build()
     elif storage is None:
-        params = gk.solver.Gmres.build().with_krylov_dim(restart)
+        params = gk.solver.Gmres.build().with_krylov_dim(restart).with_ortho_method(ortho_method)
     else:
-        params = gk.solver.CbGmres.build().with_krylov_dim(restart).with_storage_precision(storage)
+        params = (gk.solver.CbGmres.build().with_krylov_dim(restart).with_storage_precision(storage)
+                  .with_ortho_method(ortho_method))
     solver = (params.with_criteria(gk.stop.Iteration.build().with_max_iters(iters))
               .on(exec).generate(A))
     b = gk.matrix.Dense.from_numpy(exec, b_host)
@@ -120,6 +124,8 @@ def main() -> int:
     p.add_argument("--storage-precision", default="reduce1", choices=["keep", "reduce1", "reduce2"],
                    help="CbGmres's basis storage (--solver cb_gmres)")
     p.add_argument("--restart", type=int, default=30, help="GMRES's restart (Krylov dimension)")
+    p.add_argument("--ortho-method", default="mgs", choices=["mgs", "cgs", "cgs2"],
+                   help="GMRES's Gram-Schmidt (gk.solver.Gmres's ortho_method)")
     p.add_argument("--no-scipy", action="store_true", help="skip SciPy (slow at the largest sizes)")
     p.set_defaults(reps=3)
     args = p.parse_args()
@@ -153,7 +159,7 @@ def main() -> int:
         relres = lambda x: float(np.linalg.norm(b_host - S @ x) / np.linalg.norm(b_host))  # noqa: E731
         notes = []
 
-        solve, x, done = ginkpy_solver(exec, S, b_host, args.iters, restart, storage)
+        solve, x, done = ginkpy_solver(exec, S, b_host, args.iters, restart, storage, args.ortho_method)
         if done != args.iters:
             notes.append(f"ginkpy stopped after {done} iterations")
         t_gk = bc.measure(solve, exec.synchronize, args.reps, warmup=1) / args.iters

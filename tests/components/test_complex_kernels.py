@@ -452,7 +452,7 @@ def test_gmres_orthogonalize(ref, dev, ocl, rng, dtype, precision):
     h = np.pad(partials(rng, np.concatenate([dots.ravel(), before]), dtype), [(0, 0), (0, (M - j) * k)])
     out = twin(ref, dev, "solver.gmres.orthogonalize", np.array([j, 0], np.int32), 0, basis, w,
                rng.uniform(1, 2, (1, k)), h, hessenberg, np.zeros((n, k)), np.zeros((1, k)),
-               np.zeros((1, (M + 1) * k)), np.zeros(k, np.uint8), Stop([RUNNING] * k, np.ones(k), MAX_ITERS),
+               np.zeros((1, (M + 1) * k)), np.zeros(k, np.uint8), 0.05, Stop([RUNNING] * k, np.ones(k), MAX_ITERS),
                dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
     assert list(out[1][10]) == [0, 1, 0]

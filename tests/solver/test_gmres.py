@@ -547,9 +547,9 @@ def test_opencl_givens_many_columns(ref, ocl, rng, dtype):
 
 # -- the second pass (the update) and the DGKS correction ---------------------------------------
 
-def _orthogonalize_args(rng, n, k, j, dtype, storage, nrm, status, parity=0):
+def _orthogonalize_args(rng, n, k, j, dtype, storage, nrm, status, parity=0, eta2=0.05):
     # step, parity, basis, w, nrm, h (V^H w and w . w), hessenberg, v (out), ww (out), h2 (out),
-    # reorth (out), stop. w . w is chosen far from the DGKS threshold, so that both executors
+    # reorth (out), eta2 (the DGKS test), stop. w . w is chosen far from the DGKS threshold, so that both executors
     # decide alike: even columns lose little of their norm (no second pass), odd columns nearly
     # all of it (a second pass)
     dots = rng.uniform(-2, 2, (j + 1, k))
@@ -558,7 +558,7 @@ def _orthogonalize_args(rng, n, k, j, dtype, storage, nrm, status, parity=0):
     h = _padded(random_partials(rng, np.concatenate([dots.ravel(), before]), dtype), (M + 2) * k)
     return [_step(j, parity), parity, _on(_basis(rng, n, k, storage)), _random(rng, (n, k), dtype),
             np.asarray(nrm, np.float64)[None], _dot_partials(h), _random(rng, (M + 1, M * k), dtype),
-            np.zeros((n, k)), np.zeros((1, k)), np.zeros((1, (M + 1) * k)), np.zeros(k, np.uint8),
+            np.zeros((n, k)), np.zeros((1, k)), np.zeros((1, (M + 1) * k)), np.zeros(k, np.uint8), eta2,
             Stop(status, np.ones(k), MAX_ITERS)]
 
 

@@ -64,7 +64,7 @@ class CbGmres(Gmres):
         Flexible GMRES, as :class:`Gmres`'s: for a preconditioner that changes between
         applications.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
-        Ginkgo's choice of Gram-Schmidt, as :class:`Gmres`'s: accepted, it changes nothing.
+        Ginkgo's choice of Gram-Schmidt, as :class:`Gmres`'s.
     criteria, preconditioner, default_initial_guess
         As for every iterative solver.
 

@@ -3,15 +3,16 @@
 Right-preconditioned as in Ginkgo: the Krylov space is built from A M, and x = x0 + M V y at
 the end of each cycle (with scalar Jacobi, A M is the system matrix with scaled columns, made
 once). The Arnoldi step orthogonalises with classical Gram-Schmidt: the dot products with all
-basis vectors in one pass over the basis, the update in a second, and a second Gram-Schmidt pass
-(DGKS) only in columns where the first left little of w (its test: ||w'||^2 <= ||w||^2 / 20,
-rare outside nearly dependent bases). Givens rotations keep the Hessenberg matrix triangular, so
-|g_{j+1}| is the residual norm estimate that the device checks every inner iteration. An inner
-iteration is four launches: the product, the dot products (normalizing the new basis vector,
-whose norm the last update summed, and with the Givens step of the previous Hessenberg column),
-the update (w' into the next product's input, with ||w'||^2), and the second pass (nothing where
-no column needs it). The kernels read j from the device, so the launches of inner iteration j > 0
-depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
+basis vectors in one pass over the basis, the update in a second, and by ``ortho_method`` a
+second Gram-Schmidt pass: "cgs" never, "cgs2" always, "mgs" (the default) only in columns where
+the first left little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20, rare outside nearly dependent
+bases; ORTHO_ETA2). Givens rotations keep the Hessenberg matrix triangular, so |g_{j+1}| is the
+residual norm estimate that the device checks every inner iteration. An inner iteration is four
+launches besides the product and M ("cgs": three): the dot products (normalizing the new basis
+vector, whose norm the last update summed, and with the Givens step of the previous Hessenberg
+column), the update (w' into the next product's input, with ||w'||^2), and the second pass
+(nothing where no column needs it). The kernels read j from the device, so the launches of inner
+iteration j > 0 depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
 the end of the cycle x is updated and the true residual b - A x decides: converged, or on with
@@ -29,6 +30,10 @@ from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
 from ginkpy.core.solver.small_system import solved_small
+
+# the DGKS test of each ortho_method: a second Gram-Schmidt pass where ||w'||^2 <= eta2 ||w||^2
+# (w' = w - V V^H w): "cgs" never, "cgs2" always, "mgs" where w lost 95% of its squared norm
+ORTHO_ETA2 = {"cgs": -np.inf, "cgs2": np.inf, "mgs": 0.05}
 
 
 class Gmres(IterativeSolver):
@@ -60,9 +65,13 @@ class Gmres(IterativeSolver):
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
-        Ginkgo's choice of Gram-Schmidt: accepted for its configurations; ginkpy orthogonalizes
-        by classical Gram-Schmidt with a second pass where the first left little (DGKS)
-        whatever is given (as stable as modified Gram-Schmidt, with fewer reductions).
+        Ginkgo's choice of Gram-Schmidt. "cgs": classical Gram-Schmidt, one pass (one launch
+        fewer per inner iteration; it may lose orthogonality on ill-conditioned systems, and
+        with it convergence). "cgs2": classical Gram-Schmidt twice (the second pass in every
+        inner iteration: one more read of the basis). "mgs": ginkpy's stand-in for modified
+        Gram-Schmidt (whose j + 1 dependent reductions a device cannot afford), as stable at
+        the cost of CGS: classical Gram-Schmidt with the second pass only where the first left
+        little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20).
 
     Examples
     --------
@@ -106,13 +115,12 @@ class Gmres(IterativeSolver):
         g, nrm = ws.vector("g", rows=m + 1), ws.vector("nrm", rows=1)
         cos, sin = ws.vector("cos", rows=m), ws.vector("sin", rows=m)
         inner = ws.array("inner", (k,), np.int32)
-        # the inner iteration j of the cycle at js[j % 2] (the kernels read it: the launches of
-        # an iteration are the same for every j of its parity)
+        # the inner iteration j of the cycle at js[j % 2] (read by the kernels: an iteration's launches depend on j % 2)
         js = ws.array("step", (2,), np.int32)
         # partial sums of ||r||^2, ||w'||^2 and of the dot products with the basis
         rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 2), ws.partials("h2", m + 1)
-        # per column: whether the Gram-Schmidt step needs its second pass
-        reorth = ws.array("reorth", (k,), np.uint8)
+        # per column: whether the Gram-Schmidt step needs its second pass (the DGKS test with eta2)
+        reorth, eta2 = ws.array("reorth", (k,), np.uint8), ORTHO_ETA2[self.parameters.ortho_method]
         # r = b - A x
         monitor.start(r)
         if solved_small(monitor, "gmres", krylov_dim=m):
@@ -141,12 +149,14 @@ class Gmres(IterativeSolver):
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
                      w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop)
             A.reduce_sums(h)
-            # v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2;  where w lost most of its norm
-            # (DGKS), the second pass's h2 = V^H w'
-            exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop)
-            A.reduce_sums(h2)
-            # there: v = v - V h2, H[0:j+1, j] += h2, ||v||^2
-            exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
+            # v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2;  where the DGKS test with eta2
+            # asks, the second pass's h2 = V^H w'
+            exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth,
+                     eta2, stop)
+            if eta2 != -np.inf:  # ("cgs": no second pass)
+                A.reduce_sums(h2)
+                # there: v = v - V h2, H[0:j+1, j] += h2, ||v||^2
+                exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
             A.reduce_sums(ww)
 
         def end_cycle(j: int) -> None:

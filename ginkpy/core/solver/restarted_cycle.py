@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.gmres import ORTHO_ETA2
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 
 
@@ -46,6 +47,7 @@ class RestartedCycle:
         self.rr, self.ww = ws.partials("rr"), ws.partials("ww")
         self.h, self.h2 = ws.partials("h", steps + 2), ws.partials("h2", steps + 1)
         self.reorth = ws.array("reorth", (k,), np.uint8)
+        self.eta2 = ORTHO_ETA2[solver.parameters.ortho_method]
 
     def restart(self) -> None:
         """||r|| (the check of the true residual);  v = r / ||r||;  g = ||r|| e_1;  j = 0."""
@@ -68,10 +70,11 @@ class RestartedCycle:
                  self.ww, self.nrm, self.h, self.hessenberg, self.g, self.cos, self.sin, self.inner, stop)
         A.reduce_sums(self.h)
         exec.run("solver.gmres.orthogonalize", self.js, parity, self.basis, w, self.nrm, self.h, self.hessenberg,
-                 self.v, self.ww, self.h2, self.reorth, stop)
-        A.reduce_sums(self.h2)
-        exec.run("solver.gmres.reorthogonalize", self.js, parity, self.basis, self.v, self.h2, self.hessenberg,
-                 self.reorth, self.ww, stop)
+                 self.v, self.ww, self.h2, self.reorth, self.eta2, stop)
+        if self.eta2 != -np.inf:
+            A.reduce_sums(self.h2)
+            exec.run("solver.gmres.reorthogonalize", self.js, parity, self.basis, self.v, self.h2,
+                     self.hessenberg, self.reorth, self.ww, stop)
         A.reduce_sums(self.ww)
 
     def update_into(self, target: Dense) -> Dense:

@@ -16,12 +16,10 @@
 #define SINGULAR 100  // a rotated diagonal below SINGULAR eps of its column's norm: H is rank-deficient
 
 // The DGKS test (Daniel, Gragg, Kaufman, Stewart): the second pass runs where the first left
-// ||w'||^2 = ||w||^2 - ||h||^2 <= REORTH_ETA2 ||w||^2 (w lost most of its norm to the basis, so
-// rounding may have left w' far from orthogonal to it). Ginkgo's 1/2 (eta = 1/sqrt 2) asks for it
-// in 97% of the inner iterations of Jacobi-preconditioned PDE systems, whose w = A v_j is mostly
-// v_j itself; 1/20 keeps every measured iteration count (the real matrices of ../shared, Poisson,
-// convection-diffusion, Helmholtz, float32 to complex128) and asks in 0-10% of them there.
-#define REORTH_ETA2 0.05
+// ||w'||^2 = ||w||^2 - ||h||^2 <= eta2 ||w||^2 (w lost most of its norm to the basis, so rounding
+// may have left w' far from orthogonal to it). eta2 is the launch's (core/solver/gmres.py,
+// ORTHO_ETA2 by ortho_method): -INFINITY never (classical Gram-Schmidt), INFINITY always (CGS2),
+// 0.05 the default's.
 
 // The Givens step of Hessenberg column j of column c (running): h_{j+1,j} = nrm; rotations
 // 0..j-1 applied; rotation j zeroes h_{j+1,j}; g_{j+1} = -conj(sin_j) g_j, g_j = cos_j g_j;
@@ -108,8 +106,8 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
 }
 
 // The first pass over the basis, inner iteration j = step[parity] (w = A v): nrm = ||v|| (the sum
-// of ww, the partial sums of ||w'||^2 of the last orthogonalization; 1 for j = 0, v_0 being
-// normalized), into nrm_out; v_j = v / nrm into the basis (in its storage type), with FLEXIBLE
+// of ww, the partial sums of ||w'||^2 of the last orthogonalization; for j = 0 1, v_0 being
+// normalized, and 0 in stopped columns), into nrm_out; v_j = v / nrm into the basis (in its storage type), with FLEXIBLE
 // (flexible GMRES) also z_j = z / nrm, z = M v, into zbasis (in the value type); then the partial
 // sums of conj(v_l) . w, l = 0..j (v_j as stored), and of w . w, partial[group, l k + c] for l <=
 // j + 1 (rows of (m + 2) k); step[1 - parity] = j + 1. With `rotate` (and j > 0) the work-groups
@@ -138,7 +136,9 @@ __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, 
     }
     REDUCTION_LAYOUT;
     if (col < k) {
-        const real_type nrm = j > 0 ? sqrt(real_part(sums[col])) : 1;
+        // (j = 0: v_0 normalized by the restart in running columns; a stopped column's v is its
+        // last w', which it would otherwise carry on as v_0, growing by ||A|| each cycle: 0 there)
+        const real_type nrm = j > 0 ? sqrt(real_part(sums[col])) : (status[col] == STATUS_RUNNING ? 1 : 0);
         const real_type inv = nrm > 0 ? 1 / nrm : 0;
         if (group == 0 && y_ == 0) nrm_out[col] = to_value(nrm);
         for (int row = begin; row < end; row += lanes) {
@@ -161,13 +161,14 @@ __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, 
 }
 
 // Whether column c needs the second pass, from the sums of multi_dot (dots[l k + c], l <= j + 1):
-// ||w||^2 - ||h||^2 <= REORTH_ETA2 ||w||^2 (both sides scaled by 1 / nrm^2, which cancels).
-inline bool second_pass(__local const value_type* dots, const int k, const int j, const int c)
+// ||w||^2 - ||h||^2 <= eta2 ||w||^2 (both sides scaled by 1 / nrm^2, which cancels).
+inline bool second_pass(__local const value_type* dots, const int k, const int j, const int c,
+                        const real_type eta2)
 {
     const real_type before = real_part(dots[(j + 1) * k + c]);
     real_type h_sq = 0;
     for (int l = 0; l <= j; ++l) h_sq += abs2(dots[l * k + c]);
-    return !(before - h_sq > REORTH_ETA2 * before);
+    return !(before - h_sq > eta2 * before);
 }
 
 // The second pass over the basis, inner iteration j = step[parity]: with h_l = (conj(v_l) . w) /
@@ -181,7 +182,7 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
                             __global const value_type* nrm, __global const value_type* h,
                             const int h_parts, __global value_type* hessenberg,
                             __global value_type* v, __global value_type* ww,
-                            __global value_type* h2, __global uchar* reorth,
+                            __global value_type* h2, __global uchar* reorth, const real_type eta2,
                             __global const uchar* status, __local value_type* sums,
                             __local value_type* red)
 {
@@ -192,7 +193,7 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
     const int c = col < k ? col : 0;
     const real_type norm = real_part(nrm[c]);
     const real_type inv = norm > 0 ? 1 / norm : 0;
-    const bool again = col < k && second_pass(sums, k, j, c);
+    const bool again = col < k && second_pass(sums, k, j, c, eta2);
     // whether a column of this work-group needs the second pass's dot products (the same for
     // all its work-items: barriers follow)
     const bool group_again = local_sum_int((__local int*)red, again, get_local_id(0), get_local_size(0), 1) > 0;

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.components.krylov_basis import defines, dot_scratch, dot_shape
 from ginkpy.opencl.launch import (check_int32, consumer_buffers, local_buffer, pow2_at_most, reduction_shape, resize,
                                   stop_args)
@@ -52,9 +53,10 @@ def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, he
             FLEXIBLE=int(z is not None))
 
 
-def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop):
+def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop):
     """Inner iteration j = step[parity]: w' = w / nrm - V h into v, H[0:j+1, j] = h, partial sums
-    of ||w'||^2 into ww; the DGKS test into reorth, and where it asks the partial sums h2 of V^H w'."""
+    of ||w'||^2 into ww; the DGKS test with eta2 into reorth, and where it asks the partial sums h2
+    of V^H w'."""
     n, k = w.shape
     m = hessenberg.shape[1] // k
     shape = reduction_shape(exec.info, n, k)
@@ -63,7 +65,8 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
     size = shape.local_size[0]
     _launch(exec, "orthogonalize", basis, w, shape, step.data, np.int32(parity), np.int32(hessenberg.shape[1]),
             np.int32(n * k), basis.data, w.values.data, nrm.values.data, h.values.data, np.int32(h.shape[0]),
-            hessenberg.values.data, v.values.data, ww.values.data, h2.values.data, reorth.data, stop.status.data,
+            hessenberg.values.data, v.values.data, ww.values.data, h2.values.data, reorth.data,
+            real_dtype(w.dtype).type(eta2), stop.status.data,
             local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size))
 
 

@@ -28,7 +28,6 @@ from ginkpy.reference.components.reduction_kernels import _column_sums, _set
 from ginkpy.reference.components.stopping import stop_check, stop_confirm
 
 SINGULAR = 100  # a rotated diagonal below SINGULAR eps times its column's norm: rank-deficient H
-REORTH_ETA2 = 0.05  # the DGKS test: a second pass where ||w'||^2 <= REORTH_ETA2 ||w||^2 (gmres_kernels.cl)
 
 
 def _stored(basis, n):
@@ -117,7 +116,7 @@ def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
 
 def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
     # inner iteration j = step[parity]: with rotate (and j > 0) the Givens step of column j - 1
-    # first;  nrm = ||v|| (1 for j = 0);  v_j = v / nrm into the basis (and z_j = z / nrm into
+    # first;  nrm = ||v|| (for j = 0: 1, 0 in stopped columns);  v_j = v / nrm into the basis (and z_j = z / nrm into
     # zbasis unless z is None: flexible GMRES);  h = [V_{0..j}^H w, w^H w] (partial sums);
     # step[1 - parity] = j + 1
     j = int(step[parity])
@@ -125,7 +124,9 @@ def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, he
     if rotate and j > 0:
         givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
     n, k = w.shape
-    norms = _norms(ww) if j > 0 else np.ones(k)
+    # (j = 0: v_0 normalized by the restart in running columns; a stopped column's v is its last
+    # w', which it would otherwise carry on as v_0, growing by ||A|| each cycle: 0 there)
+    norms = _norms(ww) if j > 0 else np.where(stop.status == 0, 1.0, 0.0)
     nrm.values[0] = norms
     with np.errstate(divide="ignore"):
         inv = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
@@ -144,16 +145,18 @@ def _row(sums, length):
     return row
 
 
-def _second_pass(sums, j, k):
-    """The DGKS test per column from multi_dot's sums: ||w||^2 - ||h||^2 <= REORTH_ETA2 ||w||^2."""
+def _second_pass(sums, j, k, eta2):
+    """The DGKS test per column from multi_dot's sums: ||w||^2 - ||h||^2 <= eta2 ||w||^2 (eta2 =
+    -inf: never, classical Gram-Schmidt; +inf: always, CGS2)."""
     before = sums[(j + 1) * k:(j + 2) * k].real
     h_sq = (np.abs(sums[: (j + 1) * k].reshape(j + 1, k)) ** 2).sum(axis=0)
-    return ~(before - h_sq > REORTH_ETA2 * before)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return ~(before - h_sq > eta2 * before)
 
 
-def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, stop):
+def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop):
     # inner iteration j = step[parity]:  h = (V^H w) / nrm;  w' = w / nrm - V h into v;
-    # H[0:j+1, j] = h in running columns;  ww: ||w'||^2;  reorth: the DGKS test;
+    # H[0:j+1, j] = h in running columns;  ww: ||w'||^2;  reorth: the DGKS test with eta2;
     # h2 = V^H w' (partial sums, used where reorth is set)
     j = int(step[parity])
     n, k = w.shape
@@ -162,7 +165,7 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
         inv = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
     sums = h.values.sum(axis=0)
     dots = sums[: (j + 1) * k].reshape(j + 1, k)
-    reorth[...] = _second_pass(sums, j, k)
+    reorth[...] = _second_pass(sums, j, k, eta2)
     vectors = _load(basis, n, j + 1, w.dtype)
     v.values[...] = (w.values - np.einsum("ic,inc->nc", dots, vectors)) * inv
     go = stop.status == 0
