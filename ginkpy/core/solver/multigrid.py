@@ -73,7 +73,7 @@ from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_o
 from ginkpy.core.base.lin_op import LinOp, improve
 from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.dense import Dense, as_scalar
 from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
@@ -372,8 +372,9 @@ class Multigrid(IterativeSolver):
         first = last
         # (one value type in the launch: the merged levels' and that of the level above them)
         dtype = self.matrices[last].dtype
-        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and \
-                self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
+        # (the levels of one launch have piecewise constant transfers: not a smoothed aggregation)
+        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and not self.levels[first - 1].smoothed \
+                and self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
             first -= 1
         if first == last:
             return  # only the coarsest level: its dense product is one launch already
@@ -423,7 +424,8 @@ class Multigrid(IterativeSolver):
                 return 1 if isinstance(self.coarsest_solver, Dense) else 0
             if self.pre_smoothers[l] is not None or self.post_smoothers[l] is not None:
                 return 0  # not counted: the smoothers' own launches
-            own = 2 * self.smoother_iters + (0 if zero and self.smoother_iters == 1 else 1)
+            own = 2 * self.smoother_iters + (3 if self.levels[l].smoothed else
+                                             0 if zero and self.smoother_iters == 1 else 1)
             second = kind in ("w", "f") and l + 1 < len(self.levels)
             if l + 1 == self.merged_from:
                 return own + 1
@@ -517,6 +519,23 @@ class Multigrid(IterativeSolver):
             key, tuple(Dense.zeros(self.executor, (n, b.shape[1]), dtype) for _ in range(2)))
         apply_in(vectors, b, x, not zero_guess, lambda b_l, x_l: self._cycle(l, b_l, x_l, zero_guess, kind, first, last))
 
+    def _residual(self, l: int, k: int) -> Dense:
+        """Level l's residual vector for k columns (a level with smoothed aggregation)."""
+        key = ("residual", l, k)
+        if key not in self._work:
+            self._work[key] = Dense.empty(self.executor, (self.matrices[l].shape[0], k), self.matrices[l].dtype)
+        return self._work[key]
+
+    def _prolong(self, level: Any, e: Dense, x: Dense) -> None:
+        """x = x + P e: one gather per aggregate, or an SpMV with a smoothed P."""
+        if not level.smoothed:
+            self.executor.run("solver.multigrid.prolong", level.agg, e, x)
+            return
+        one = self._work.get(("one", x.dtype))
+        if one is None:
+            one = self._work[("one", x.dtype)] = as_scalar(self.executor, 1.0, x.dtype)
+        level.prolong_op.apply(one, e, one, x)
+
     def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str = "pre",
                last: bool = True) -> None:
         """One cycle of ``kind`` on level l for A_l x = b, from x (or from 0 where ``zero_guess``:
@@ -547,7 +566,7 @@ class Multigrid(IterativeSolver):
             if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
                 current.copy_from(x)
             improve(pre, b, current, zero_guess)
-        elif zero_guess and pre_sweeps == 0:
+        elif zero_guess and pre_sweeps == 0 and not level.smoothed:
             # x = omega D^-1 b and the restriction of its residual in one pass
             exec.run("solver.multigrid.relax_first_restrict", omega, A, inv_diag, level.agg_ptrs, level.agg_rows, b,
                      current, coarse_b)
@@ -561,7 +580,12 @@ class Multigrid(IterativeSolver):
                 # x_new = x + omega D^-1 (b - A x)
                 exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
                 current, other = other, current
-        if (pre is not None and first != "skip") or not (zero_guess and pre_sweeps == 0):
+        if level.smoothed:
+            # b_c = R (b - A x), R a general sparse matrix (smoothed aggregation)
+            residual = self._residual(l, b.shape[1])
+            exec.run("components.relaxation.residual", A, b, current, residual)
+            level.restrict_op.apply(residual, coarse_b)
+        elif (pre is not None and first != "skip") or not (zero_guess and pre_sweeps == 0):
             exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, current, coarse_b)
         # coarse correction: a cycle on A_c e = b_c from 0 (twice for W and F, the second from
         # the first's result); the levels cycled through in one launch take both in it
@@ -580,13 +604,15 @@ class Multigrid(IterativeSolver):
         else:
             self._cycle(l + 1, coarse_b, coarse_x, True, kind)
         # post-smoothing
-        if not last:
+        if not last or post is not None or level.smoothed:
             # x = x + P e
-            exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
-        elif post is not None:
-            # x = x + P e
-            exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
-            improve(post, b, current, False)
+            self._prolong(level, coarse_x, current)
+            if post is not None and last:
+                improve(post, b, current, False)
+            elif last:
+                for _ in range(iters):
+                    exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
+                    current, other = other, current
         else:
             # y = x + P e;  x_new = y + omega D^-1 (b - A y)
             exec.run("solver.multigrid.prolong_relax", omega, A, inv_diag, level.agg, coarse_x, b, current, other)
