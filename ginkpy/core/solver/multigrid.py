@@ -79,7 +79,7 @@ from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
+from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -202,6 +202,11 @@ class Multigrid(IterativeSolver):
                             f"not {type(self.system_matrix).__name__}")
         if self.system_matrix.shape[0] == 0:
             raise ValueError("Multigrid: the system matrix is empty (0 x 0)")
+        self._build()
+
+    def _build(self) -> None:
+        """The hierarchy, its smoothers, coarsest solver and merged levels from the system matrix."""
+        params = self.parameters
         choice = self._choose()
         self.mid_case = params.mid_case or "both"
         self.levels = self._coarsen(self.system_matrix)
@@ -393,8 +398,15 @@ class Multigrid(IterativeSolver):
         place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
         kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
         the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
-        Returns whether the launches recorded with this solver stay valid."""
+        Returns whether the launches recorded with this solver stay valid. A hierarchy with
+        smoothed aggregation (Pgm's ``prolongation_relax``) is made anew, aggregates included
+        (the pattern of its R A P depends on the values where entries cancel exactly)."""
         from ginkpy.core.solver.multigrid_update import update_hierarchy
+        if any(getattr(level, "smoothed", False) for level in self.levels):
+            check_values(self.system_matrix)
+            self._build()
+            self._forget_captures()
+            return False
         valid = update_hierarchy(self)
         if not valid:
             self._forget_captures()
@@ -450,9 +462,11 @@ class Multigrid(IterativeSolver):
                  f"Operator Complexity: {self.operator_complexity:6.3f}",
                  f"Grid Complexity:     {self.grid_complexity:6.3f}",
                  f"Coarse Solver:        '{coarse_name}'",
-                 "  level   unknowns     nonzeros"]
+                 "  level   unknowns     nonzeros           prolongation"]
         for l, m in enumerate(self.matrices):
-            lines.append(f"  {l:>4d} {m.shape[0]:>10d} {m.nnz:>12d} [{100 * m.nnz / total:5.2f}%]")
+            transfer = "" if l == len(self.levels) else (
+                "  smoothed aggregation" if getattr(self.levels[l], "smoothed", False) else "  aggregation")
+            lines.append(f"  {l:>4d} {m.shape[0]:>10d} {m.nnz:>12d} [{100 * m.nnz / total:5.2f}%]{transfer}")
         return "\n".join(lines)
 
     # -- apply ------------------------------------------------------------------------------------
