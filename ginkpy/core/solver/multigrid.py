@@ -73,12 +73,14 @@ from ginkpy.core.base.factory import Factory, as_factory, integer, number, one_o
 from ginkpy.core.base.lin_op import LinOp, improve
 from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.dense import Dense, as_scalar
+from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.multigrid.pgm import Pgm, as_csr
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.multigrid_report import describe, launches_per_cycle
+from ginkpy.core.solver.multigrid_steps import prolong, restrict, sweeps
 from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
@@ -431,43 +433,10 @@ class Multigrid(IterativeSolver):
     @property
     def launches_per_cycle(self) -> int:
         """Kernel launches of one cycle from x = 0 (the preconditioner's apply), one column."""
-        def visit(l: int, zero: bool, kind: str) -> int:
-            if l == len(self.levels):
-                return 1 if isinstance(self.coarsest_solver, Dense) else 0
-            if self.pre_smoothers[l] is not None or self.post_smoothers[l] is not None:
-                return 0  # not counted: the smoothers' own launches
-            own = 2 * self.smoother_iters + (3 if self.levels[l].smoothed else
-                                             0 if zero and self.smoother_iters == 1 else 1)
-            second = kind in ("w", "f") and l + 1 < len(self.levels)
-            if l + 1 == self.merged_from:
-                return own + 1
-            return own + visit(l + 1, True, kind) + (visit(l + 1, False, "w" if kind == "w" else "v") if second else 0)
-        return visit(0, True, self.cycle)
+        return launches_per_cycle(self)
 
     def __repr__(self) -> str:
-        total = sum(m.nnz for m in self.matrices) or 1
-        coarsest = self.coarsest_solver
-        coarse_name = "dense inverse" if isinstance(coarsest, Dense) else type(coarsest).__name__
-        smoother = (f"Jacobi ({self.smoother_iters} sweep(s), relaxation {self.parameters.smoother_relax:g})"
-                    if self.pre_smoothers and self.pre_smoothers[0] is None
-                    else type(self.pre_smoothers[0]).__name__ if self.pre_smoothers else "none")
-        choice = self._device_choice
-        merged = (f"levels {self.merged_from}-{self.num_levels - 1} (<= {self.merged_rows} rows) in one launch "
-                  f"(V-cycles)" if self.merged_from is not None else "one launch per step")
-        lines = [f"Multigrid ({self.cycle.upper()}-cycle, smoother {smoother}) on {self.executor!r}",
-                 f"Chosen for a {self.device_kind} executor: {choice.why}" if self.device_kind != "reference"
-                 else f"Chosen for the reference executor: {choice.why}",
-                 f"Cycle:                {self.cycle.upper()}, {merged}, {self.launches_per_cycle} launches",
-                 f"Number of Levels:     {self.num_levels}",
-                 f"Operator Complexity: {self.operator_complexity:6.3f}",
-                 f"Grid Complexity:     {self.grid_complexity:6.3f}",
-                 f"Coarse Solver:        '{coarse_name}'",
-                 "  level   unknowns     nonzeros           prolongation"]
-        for l, m in enumerate(self.matrices):
-            transfer = "" if l == len(self.levels) else (
-                "  smoothed aggregation" if getattr(self.levels[l], "smoothed", False) else "  aggregation")
-            lines.append(f"  {l:>4d} {m.shape[0]:>10d} {m.nnz:>12d} [{100 * m.nnz / total:5.2f}%]{transfer}")
-        return "\n".join(lines)
+        return describe(self)
 
     # -- apply ------------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:
@@ -533,23 +502,6 @@ class Multigrid(IterativeSolver):
             key, tuple(Dense.zeros(self.executor, (n, b.shape[1]), dtype) for _ in range(2)))
         apply_in(vectors, b, x, not zero_guess, lambda b_l, x_l: self._cycle(l, b_l, x_l, zero_guess, kind, first, last))
 
-    def _residual(self, l: int, k: int) -> Dense:
-        """Level l's residual vector for k columns (a level with smoothed aggregation)."""
-        key = ("residual", l, k)
-        if key not in self._work:
-            self._work[key] = Dense.empty(self.executor, (self.matrices[l].shape[0], k), self.matrices[l].dtype)
-        return self._work[key]
-
-    def _prolong(self, level: Any, e: Dense, x: Dense) -> None:
-        """x = x + P e: one gather per aggregate, or an SpMV with a smoothed P."""
-        if not level.smoothed:
-            self.executor.run("solver.multigrid.prolong", level.agg, e, x)
-            return
-        one = self._work.get(("one", x.dtype))
-        if one is None:
-            one = self._work[("one", x.dtype)] = as_scalar(self.executor, 1.0, x.dtype)
-        level.prolong_op.apply(one, e, one, x)
-
     def _cycle(self, l: int, b: Dense, x: Dense, zero_guess: bool, kind: str, first: str = "pre",
                last: bool = True) -> None:
         """One cycle of ``kind`` on level l for A_l x = b, from x (or from 0 where ``zero_guess``:
@@ -575,13 +527,14 @@ class Multigrid(IterativeSolver):
         pre_sweeps = 0 if pre is not None or first == "skip" else iters - 1 if zero_guess else iters
         writes = pre_sweeps + (iters if post is None and last else 0)
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
-        # pre-smoothing, then b_c = P^T (b - A x)
+        # pre-smoothing, then b_c = P^T (b - A x); from 0 with one sweep of an aggregation's
+        # level both in one pass (x = omega D^-1 b and the restriction of its residual)
+        fused = (pre is None or first == "skip") and zero_guess and pre_sweeps == 0 and not level.smoothed
         if pre is not None and first != "skip":
             if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
                 current.copy_from(x)
             improve(pre, b, current, zero_guess)
-        elif zero_guess and pre_sweeps == 0 and not level.smoothed:
-            # x = omega D^-1 b and the restriction of its residual in one pass
+        elif fused:
             exec.run("solver.multigrid.relax_first_restrict", omega, A, inv_diag, level.agg_ptrs, level.agg_rows, b,
                      current, coarse_b)
         else:
@@ -590,17 +543,9 @@ class Multigrid(IterativeSolver):
                 exec.run("components.relaxation.relax_first", omega, inv_diag, b, current, None)
             elif current is not x:
                 current.copy_from(x)
-            for _ in range(pre_sweeps):
-                # x_new = x + omega D^-1 (b - A x)
-                exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
-                current, other = other, current
-        if level.smoothed:
-            # b_c = R (b - A x), R a general sparse matrix (smoothed aggregation)
-            residual = self._residual(l, b.shape[1])
-            exec.run("components.relaxation.residual", A, b, current, residual)
-            level.restrict_op.apply(residual, coarse_b)
-        elif (pre is not None and first != "skip") or not (zero_guess and pre_sweeps == 0):
-            exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, current, coarse_b)
+            current, other = sweeps(self, l, pre_sweeps, b, current, other)
+        if not fused:
+            restrict(self, l, b, current, coarse_b)
         # coarse correction: a cycle on A_c e = b_c from 0 (twice for W and F, the second from
         # the first's result); the levels cycled through in one launch take both in it
         second = kind in ("w", "f") and l + 1 < len(self.levels)
@@ -620,19 +565,14 @@ class Multigrid(IterativeSolver):
         # post-smoothing
         if not last or post is not None or level.smoothed:
             # x = x + P e
-            self._prolong(level, coarse_x, current)
+            prolong(self, level, coarse_x, current)
             if post is not None and last:
                 improve(post, b, current, False)
             elif last:
-                for _ in range(iters):
-                    exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
-                    current, other = other, current
+                current, other = sweeps(self, l, iters, b, current, other)
         else:
             # y = x + P e;  x_new = y + omega D^-1 (b - A y)
             exec.run("solver.multigrid.prolong_relax", omega, A, inv_diag, level.agg, coarse_x, b, current, other)
-            current, other = other, current
-            for _ in range(iters - 1):
-                exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
-                current, other = other, current
+            current, other = sweeps(self, l, iters - 1, b, other, current)
         if current is not x:
             x.copy_from(current)
