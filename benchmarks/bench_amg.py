@@ -180,6 +180,28 @@ def smoothed_aggregation(name: str):
         sa.with_aggregation_passes(passes))
 
 
+def level_setup_times(exec, S, name: str) -> str:
+    """The hierarchy of the method ``name`` made again, each level's coarsening timed (a
+    level_selector that synchronizes and reads the clock before each level; the last with the
+    smoothers, coarsest solver and merged levels)."""
+    params = smoothed_aggregation(name) if name.startswith("ginkpy-amg-sa") else gk.solver.Multigrid.build()
+    count = max(1, len(params.mg_level))
+    stamps = []
+
+    def selector(level, A):
+        exec.synchronize()
+        stamps.append(time.perf_counter())
+        return min(level, count - 1)
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    exec.synchronize()
+    params.with_level_selector(selector).on(exec).generate(A)
+    exec.synchronize()
+    stamps.append(time.perf_counter())
+    steps = [f"{l}: {1e3 * (b - a):.0f}" for l, (a, b) in enumerate(zip(stamps[:-1], stamps[1:]))]
+    # (the last interval: the last coarsening and smoothers, coarsest solver, merged levels)
+    return ", ".join(steps[:-1] + [steps[-1].replace(":", " and the rest:", 1)])
+
+
 def methods(args, exec) -> dict:
     """The methods asked for that can run here, by name."""
     out = {}
@@ -281,6 +303,7 @@ def compare(args, exec) -> int:
                 for name, run in runs.items():
                     if name.startswith("ginkpy-amg"):
                         print(f"{name}: {run.solver.preconditioner!r}")
+                        print(f"  setup per level (ms): {level_setup_times(exec, S, name)}")
             pyamg = {n: r[2] for n, r in results.items() if n.startswith("pyamg")}
             if pyamg and base is not None:
                 best = min(pyamg, key=pyamg.get)

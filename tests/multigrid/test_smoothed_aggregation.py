@@ -171,3 +171,12 @@ def test_update_follows_new_values(exec):
         np.testing.assert_allclose(level.fine_op.to_scipy().toarray(), fine, rtol=1e-13, atol=1e-13)
         fine = P.T @ fine @ P
         np.testing.assert_allclose(level.coarse_op.to_scipy().toarray(), fine, rtol=1e-12, atol=1e-12)
+
+
+def test_not_on_a_distributed_matrix(ref):
+    # the distributed levels aggregate on each rank with piecewise constant transfers only
+    from types import SimpleNamespace
+
+    from ginkpy.core.distributed.multigrid import aggregate
+    with pytest.raises(ValueError, match="prolongation_relax"):
+        aggregate(SimpleNamespace(executor=ref, comm=None, shape=(4, 4)), _sa().on(ref))

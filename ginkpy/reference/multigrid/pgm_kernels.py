@@ -248,8 +248,11 @@ def smoothed_prolongation(exec, a, agg, num_agg, relax):
     # rho <= max_i sum_j |a_ij| / |a_ii|
     rho = float(np.max(np.abs(inv_diag) * np.asarray(abs(s).sum(axis=1)).ravel(), initial=0.0)) or 1.0
     tentative = sp.csr_matrix((np.ones(n, a.dtype), agg, np.arange(n + 1)), shape=(n, num_agg))
-    # P = P_t - w D^-1 (A P_t)
-    p = (tentative - sp.diags(inv_diag * a.dtype.type(relax / rho)) @ (s @ tentative)).tocsr()
+    # P = P_t - w D^-1 (A P_t): A P_t sums each row's entries by the aggregate of their column
+    smoothing = sp.csr_matrix((a.values.copy(), agg[a.col_idxs], a.row_ptrs.copy()), shape=(n, num_agg))
+    smoothing.sum_duplicates()
+    smoothing.data *= np.repeat(inv_diag * (-relax / rho), np.diff(smoothing.indptr)).astype(a.dtype, copy=False)
+    p = (tentative + smoothing).tocsr()
     r = p.T.tocsr()
     coarse = (r @ (s @ p)).tocsr()
     out = []
