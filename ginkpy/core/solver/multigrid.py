@@ -33,7 +33,9 @@ Laplacian among them, keep omega); D^-1 and rho of every level are computed on t
 read at once. The sweeps run as fused kernels with no host round trip: from x = 0 the first
 sweep is x = omega D^-1 b, computed with the restriction of the residual after it in one
 kernel (per aggregate), and the prolongation is read on the fly by the first sweep after it,
-so that a V-cycle takes two launches a level (``launches_per_cycle`` counts them). ``pre_smoother`` and ``post_smoother``
+so that a V-cycle takes two launches a level (``launches_per_cycle`` counts them). A level
+of smoothed aggregation (Pgm's ``prolongation_relax``) applies R and P as sparse products
+instead (core/solver/multigrid_steps.py) and is not merged into the one launch below. ``pre_smoother`` and ``post_smoother``
 (default: the pre-smoother) take any solver that improves the x it is given instead
 (``gk.solver.Chebyshev``, ``gk.solver.Ir``); Chebyshev with only Iteration criteria also runs
 without host round trips. ``gk.preconditioner.GaussSeidel`` and ``Sor`` smooth too (one sweep
