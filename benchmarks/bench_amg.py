@@ -164,8 +164,42 @@ def cupy_jacobi_cg(cupy, maxiter):
 
 
 MIXED = ["ginkpy-amg", "ginkpy-amg-f32", "ginkpy-amg-f32-levels"]
-METHODS = ["ginkpy-amg", "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
+METHODS = ["ginkpy-amg", "ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
            "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
+
+
+def smoothed_aggregation(name: str):
+    """Smoothed aggregation (Pgm's prolongation_relax 4/3, PyAMG's): "ginkpy-amg-sa" V(1,1) on
+    every level with 2 pairwise passes (aggregates of ~4.7 rows, for 2D), "-sa3" with 3 (~10
+    rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below."""
+    sa = gk.multigrid.Pgm.build().with_prolongation_relax(4 / 3)
+    if name == "ginkpy-amg-sa-top":
+        return gk.solver.Multigrid.build().with_mg_level(sa, gk.multigrid.Pgm.build())
+    passes = 3 if name == "ginkpy-amg-sa3" else 2
+    return gk.solver.Multigrid.build().with_cycle("v").with_smoother_iters(1).with_mg_level(
+        sa.with_aggregation_passes(passes))
+
+
+def level_setup_times(exec, S, name: str) -> str:
+    """The hierarchy of the method ``name`` made again, each level's coarsening timed (a
+    level_selector that synchronizes and reads the clock before each level; the last with the
+    smoothers, coarsest solver and merged levels)."""
+    params = smoothed_aggregation(name) if name.startswith("ginkpy-amg-sa") else gk.solver.Multigrid.build()
+    count = max(1, len(params.mg_level))
+    stamps = []
+
+    def selector(level, A):
+        exec.synchronize()
+        stamps.append(time.perf_counter())
+        return min(level, count - 1)
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    exec.synchronize()
+    params.with_level_selector(selector).on(exec).generate(A)
+    exec.synchronize()
+    stamps.append(time.perf_counter())
+    steps = [f"{l}: {1e3 * (b - a):.0f}" for l, (a, b) in enumerate(zip(stamps[:-1], stamps[1:]))]
+    # (the last interval: the last coarsening and smoothers, coarsest solver, merged levels)
+    return ", ".join(steps[:-1] + [steps[-1].replace(":", " and the rest:", 1)])
 
 
 def methods(args, exec) -> dict:
@@ -179,6 +213,8 @@ def methods(args, exec) -> dict:
         elif name == "ginkpy-amg-f32-levels":
             out[name] = ginkpy_solve(exec, gk.solver.Multigrid.build().with_mg_level(
                 gk.multigrid.Pgm.build(), gk.multigrid.Pgm.build().with_value_type("float32")), args.maxiter)
+        elif name.startswith("ginkpy-amg-sa"):
+            out[name] = ginkpy_solve(exec, smoothed_aggregation(name), args.maxiter)
         elif name == "ginkpy-linalg":
             out[name] = ginkpy_linalg(exec, args.maxiter)
         elif name == "ginkpy-amg-v":
@@ -263,6 +299,11 @@ def compare(args, exec) -> int:
                     iterations = mixed[3] / max(f64[3], 1)
                     print(f"{name}: {iterations:.2f}x the iterations (target <= 1.2), solve {f64[1] / mixed[1]:.2f}x "
                           f"and total {f64[2] / mixed[2]:.2f}x as fast as float64 (target >= 1.3 on a GPU)")
+            if args.hierarchy:
+                for name, run in runs.items():
+                    if name.startswith("ginkpy-amg"):
+                        print(f"{name}: {run.solver.preconditioner!r}")
+                        print(f"  setup per level (ms): {level_setup_times(exec, S, name)}")
             pyamg = {n: r[2] for n, r in results.items() if n.startswith("pyamg")}
             if pyamg and base is not None:
                 best = min(pyamg, key=pyamg.get)
@@ -359,12 +400,15 @@ def main() -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=[160_000, 490_000],
                    help="rows (a grid side is the square or cube root): 1e4 to 8e6")
     p.add_argument("--problems", nargs="+", default=["poisson_2d"], choices=list(GENERATORS))
-    p.add_argument("--methods", nargs="+", default=[m for m in METHODS if "-v" not in m and "-gs" not in m and "-f32" not in m],
+    p.add_argument("--methods", nargs="+", default=[m for m in METHODS if "-v" not in m and "-gs" not in m and "-f32" not in m
+                            and not m.startswith("ginkpy-amg-sa")],
                    choices=METHODS)
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
     p.add_argument("--maxiter", type=int, default=20_000, help="iteration limit of every CG")
     p.add_argument("--reps", type=int, default=3, help="interleaved rounds (the median is reported)")
     p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
+    p.add_argument("--hierarchy", action="store_true", help="print each AMG method's hierarchy (rows, nonzeros "
+                   "and transfers per level)")
     p.add_argument("--tune", action="store_true", help="measure the cycle, sweep and merge choices instead")
     p.add_argument("--cycles", nargs="+", default=["v", "w"], choices=["v", "w", "f"], help="with --tune")
     p.add_argument("--sweeps", type=int, nargs="+", default=[1, 2], help="with --tune")

@@ -67,6 +67,9 @@ def aggregate(A: Matrix, factory: Factory) -> Coarsening:
     """A's rows aggregated on each rank by the Pgm ``factory``, and the coarse matrix R A P over
     the ranks (see the module). Collective."""
     exec, comm = A.executor, A.comm
+    if factory.parameters.prolongation_relax > 0:
+        raise ValueError("Pgm's prolongation_relax (smoothed aggregation) is not available on a gk.distributed "
+                         "Matrix: leave it at 0 there (the gathered levels take any mg_level)")
     n = A.shape[0]
     pgm = None
     if n:

@@ -98,7 +98,11 @@ class Pgm(EnableBuild):
         Pairwise passes, each on the coarse matrix of the one before: aggregates of up to
         2^passes rows (Ginkgo's pgm: 1).
     over_interp : float, default 1.5
-        The coarse matrix is divided by it (over-interpolation; Ginkgo's pgm: 1).
+        The coarse matrix is divided by it (over-interpolation; Ginkgo's pgm: 1); not used
+        with ``prolongation_relax``.
+    prolongation_relax : float, default 0 (piecewise constant P)
+        w > 0: smoothed aggregation, P = (I - w / rho D^-1 A) P_t (PyAMG's SA: 4/3), R = P^T
+        and the coarse matrix R A P made on the host (see ``smoothed``).
     skip_sorting : bool, default False
         Ginkgo's (ginkpy's Csr is always sorted): accepted, it changes nothing.
 
@@ -116,6 +120,7 @@ class Pgm(EnableBuild):
         deterministic: bool = attrs.field(default=False, validator=one_of(True, False))
         aggregation_passes: int = attrs.field(default=2, validator=integer(min=1, max=4))
         over_interp: float = attrs.field(default=1.5, validator=number(min=0, max=2, min_open=True))
+        prolongation_relax: float = attrs.field(default=0.0, validator=number(min=0, max=2))
         skip_sorting: bool = boolean()
 
     def __init__(self, factory: Factory, system_matrix: LinOp, checked: bool = False) -> None:
@@ -139,7 +144,25 @@ class Pgm(EnableBuild):
         self.num_aggregates = coarse.shape[0]
         self.coarse_op = coarse
         self._restrict_op = self._prolong_op = None
+        #: whether P is smoothed (prolong_op and restrict_op general sparse matrices, which the
+        #: multigrid cycle applies as such) rather than piecewise constant
+        self.smoothed = self.parameters.prolongation_relax > 0 and self.num_aggregates > 1
+        if self.smoothed:
+            self._smooth()
         self._product_plan = None  # where R A P writes each aggregate's row, for update()
+
+    def _smooth(self) -> None:
+        """Smoothed aggregation: P = (I - w / rho D^-1 A) P_t, R = P^T and R A P, made on the
+        host with SciPy (``multigrid.pgm.smoothed_prolongation``), replacing the piecewise
+        constant coarse matrix of the passes."""
+        exec, A = self.executor, self.fine_op
+        host = exec.host
+        triples = host.run("multigrid.pgm.smoothed_prolongation", A.clone(host), exec.to_host(self.agg),
+                           self.num_aggregates, self.parameters.prolongation_relax)
+        n, m = A.shape[0], self.num_aggregates
+        self._prolong_op, self._restrict_op, self.coarse_op = (
+            Csr(exec, shape, *(exec.from_host(v) for v in arrays))
+            for shape, arrays in zip(((n, m), (m, n), (m, m)), triples))
 
     def update(self) -> None:
         """The coarse matrix R A P again from new values of the fine matrix on the same
@@ -149,6 +172,9 @@ class Pgm(EnableBuild):
         The first update finds where each aggregate's coarse row is made (one read of the
         aggregates; later ones read nothing)."""
         exec, A, m = self.executor, self.fine_op, self.num_aggregates
+        if self.smoothed:
+            self._update_smoothed()
+            return
         if self._product_plan is None:
             # the entries of A in the rows of the aggregates before each (the product's slots)
             agg, row_ptrs = exec.to_host(self.agg, A.row_ptrs)
@@ -161,6 +187,18 @@ class Pgm(EnableBuild):
         _, _, values = exec.run("multigrid.pgm.pack", *product[:-1], m, self.coarse_op.nnz,
                                 1 / self.parameters.over_interp)
         overwrite(exec, self.coarse_op.values, values)
+
+    def _update_smoothed(self) -> None:
+        """update() of a smoothed aggregation: P, R and R A P made again on the host, their
+        values written into the arrays the cycle reads (a ValueError where a pattern changed)."""
+        old = (self._prolong_op, self._restrict_op, self.coarse_op)
+        self._smooth()
+        for before, after in zip(old, (self._prolong_op, self._restrict_op, self.coarse_op)):
+            if before.nnz != after.nnz:
+                raise ValueError("Pgm with prolongation_relax: the new values give another pattern of P or of "
+                                 "R A P (an entry became exactly zero); generate the Multigrid anew")
+            overwrite(self.executor, before.values, after.values)
+        self._prolong_op, self._restrict_op, self.coarse_op = old
 
     def _pass(self, A: Csr, before: tuple | None, last: bool) -> tuple[tuple, Csr]:
         """One aggregation pass on A (the fine matrix, or the coarse matrix of the passes

@@ -33,7 +33,9 @@ Laplacian among them, keep omega); D^-1 and rho of every level are computed on t
 read at once. The sweeps run as fused kernels with no host round trip: from x = 0 the first
 sweep is x = omega D^-1 b, computed with the restriction of the residual after it in one
 kernel (per aggregate), and the prolongation is read on the fly by the first sweep after it,
-so that a V-cycle takes two launches a level (``launches_per_cycle`` counts them). ``pre_smoother`` and ``post_smoother``
+so that a V-cycle takes two launches a level (``launches_per_cycle`` counts them). A level
+of smoothed aggregation (Pgm's ``prolongation_relax``) applies R and P as sparse products
+instead (core/solver/multigrid_steps.py) and is not merged into the one launch below. ``pre_smoother`` and ``post_smoother``
 (default: the pre-smoother) take any solver that improves the x it is given instead
 (``gk.solver.Chebyshev``, ``gk.solver.Ir``); Chebyshev with only Iteration criteria also runs
 without host round trips. ``gk.preconditioner.GaussSeidel`` and ``Sor`` smooth too (one sweep
@@ -79,7 +81,9 @@ from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
+from ginkpy.core.solver.multigrid_report import describe, launches_per_cycle
+from ginkpy.core.solver.multigrid_steps import prolong, restrict, sweeps
+from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -202,6 +206,11 @@ class Multigrid(IterativeSolver):
                             f"not {type(self.system_matrix).__name__}")
         if self.system_matrix.shape[0] == 0:
             raise ValueError("Multigrid: the system matrix is empty (0 x 0)")
+        self._build()
+
+    def _build(self) -> None:
+        """The hierarchy, its smoothers, coarsest solver and merged levels from the system matrix."""
+        params = self.parameters
         choice = self._choose()
         self.mid_case = params.mid_case or "both"
         self.levels = self._coarsen(self.system_matrix)
@@ -372,8 +381,9 @@ class Multigrid(IterativeSolver):
         first = last
         # (one value type in the launch: the merged levels' and that of the level above them)
         dtype = self.matrices[last].dtype
-        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and \
-                self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
+        # (the levels of one launch have piecewise constant transfers: not a smoothed aggregation)
+        while first > 1 and self.matrices[first - 1].shape[0] <= merged_rows and not self.levels[first - 1].smoothed \
+                and self.matrices[first - 2].dtype == self.matrices[first - 1].dtype == dtype:
             first -= 1
         if first == last:
             return  # only the coarsest level: its dense product is one launch already
@@ -392,8 +402,15 @@ class Multigrid(IterativeSolver):
         place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
         kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
         the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
-        Returns whether the launches recorded with this solver stay valid."""
+        Returns whether the launches recorded with this solver stay valid. A hierarchy with
+        smoothed aggregation (Pgm's ``prolongation_relax``) is made anew, aggregates included
+        (the pattern of its R A P depends on the values where entries cancel exactly)."""
         from ginkpy.core.solver.multigrid_update import update_hierarchy
+        if any(getattr(level, "smoothed", False) for level in self.levels):
+            check_values(self.system_matrix)
+            self._build()
+            self._forget_captures()
+            return False
         valid = update_hierarchy(self)
         if not valid:
             self._forget_captures()
@@ -418,40 +435,10 @@ class Multigrid(IterativeSolver):
     @property
     def launches_per_cycle(self) -> int:
         """Kernel launches of one cycle from x = 0 (the preconditioner's apply), one column."""
-        def visit(l: int, zero: bool, kind: str) -> int:
-            if l == len(self.levels):
-                return 1 if isinstance(self.coarsest_solver, Dense) else 0
-            if self.pre_smoothers[l] is not None or self.post_smoothers[l] is not None:
-                return 0  # not counted: the smoothers' own launches
-            own = 2 * self.smoother_iters + (0 if zero and self.smoother_iters == 1 else 1)
-            second = kind in ("w", "f") and l + 1 < len(self.levels)
-            if l + 1 == self.merged_from:
-                return own + 1
-            return own + visit(l + 1, True, kind) + (visit(l + 1, False, "w" if kind == "w" else "v") if second else 0)
-        return visit(0, True, self.cycle)
+        return launches_per_cycle(self)
 
     def __repr__(self) -> str:
-        total = sum(m.nnz for m in self.matrices) or 1
-        coarsest = self.coarsest_solver
-        coarse_name = "dense inverse" if isinstance(coarsest, Dense) else type(coarsest).__name__
-        smoother = (f"Jacobi ({self.smoother_iters} sweep(s), relaxation {self.parameters.smoother_relax:g})"
-                    if self.pre_smoothers and self.pre_smoothers[0] is None
-                    else type(self.pre_smoothers[0]).__name__ if self.pre_smoothers else "none")
-        choice = self._device_choice
-        merged = (f"levels {self.merged_from}-{self.num_levels - 1} (<= {self.merged_rows} rows) in one launch "
-                  f"(V-cycles)" if self.merged_from is not None else "one launch per step")
-        lines = [f"Multigrid ({self.cycle.upper()}-cycle, smoother {smoother}) on {self.executor!r}",
-                 f"Chosen for a {self.device_kind} executor: {choice.why}" if self.device_kind != "reference"
-                 else f"Chosen for the reference executor: {choice.why}",
-                 f"Cycle:                {self.cycle.upper()}, {merged}, {self.launches_per_cycle} launches",
-                 f"Number of Levels:     {self.num_levels}",
-                 f"Operator Complexity: {self.operator_complexity:6.3f}",
-                 f"Grid Complexity:     {self.grid_complexity:6.3f}",
-                 f"Coarse Solver:        '{coarse_name}'",
-                 "  level   unknowns     nonzeros"]
-        for l, m in enumerate(self.matrices):
-            lines.append(f"  {l:>4d} {m.shape[0]:>10d} {m.nnz:>12d} [{100 * m.nnz / total:5.2f}%]")
-        return "\n".join(lines)
+        return describe(self)
 
     # -- apply ------------------------------------------------------------------------------------
     def _apply_impl(self, b: Dense, x: Dense) -> None:
@@ -542,13 +529,14 @@ class Multigrid(IterativeSolver):
         pre_sweeps = 0 if pre is not None or first == "skip" else iters - 1 if zero_guess else iters
         writes = pre_sweeps + (iters if post is None and last else 0)
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
-        # pre-smoothing, then b_c = P^T (b - A x)
+        # pre-smoothing, then b_c = P^T (b - A x); from 0 with one sweep of an aggregation's
+        # level both in one pass (x = omega D^-1 b and the restriction of its residual)
+        fused = (pre is None or first == "skip") and zero_guess and pre_sweeps == 0 and not level.smoothed
         if pre is not None and first != "skip":
             if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
                 current.copy_from(x)
             improve(pre, b, current, zero_guess)
-        elif zero_guess and pre_sweeps == 0:
-            # x = omega D^-1 b and the restriction of its residual in one pass
+        elif fused:
             exec.run("solver.multigrid.relax_first_restrict", omega, A, inv_diag, level.agg_ptrs, level.agg_rows, b,
                      current, coarse_b)
         else:
@@ -557,12 +545,9 @@ class Multigrid(IterativeSolver):
                 exec.run("components.relaxation.relax_first", omega, inv_diag, b, current, None)
             elif current is not x:
                 current.copy_from(x)
-            for _ in range(pre_sweeps):
-                # x_new = x + omega D^-1 (b - A x)
-                exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
-                current, other = other, current
-        if (pre is not None and first != "skip") or not (zero_guess and pre_sweeps == 0):
-            exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, current, coarse_b)
+            current, other = sweeps(self, l, pre_sweeps, b, current, other)
+        if not fused:
+            restrict(self, l, b, current, coarse_b)
         # coarse correction: a cycle on A_c e = b_c from 0 (twice for W and F, the second from
         # the first's result); the levels cycled through in one launch take both in it
         second = kind in ("w", "f") and l + 1 < len(self.levels)
@@ -580,19 +565,16 @@ class Multigrid(IterativeSolver):
         else:
             self._cycle(l + 1, coarse_b, coarse_x, True, kind)
         # post-smoothing
-        if not last:
+        if not last or post is not None or level.smoothed:
             # x = x + P e
-            exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
-        elif post is not None:
-            # x = x + P e
-            exec.run("solver.multigrid.prolong", level.agg, coarse_x, current)
-            improve(post, b, current, False)
+            prolong(self, level, coarse_x, current)
+            if post is not None and last:
+                improve(post, b, current, False)
+            elif last:
+                current, other = sweeps(self, l, iters, b, current, other)
         else:
             # y = x + P e;  x_new = y + omega D^-1 (b - A y)
             exec.run("solver.multigrid.prolong_relax", omega, A, inv_diag, level.agg, coarse_x, b, current, other)
-            current, other = other, current
-            for _ in range(iters - 1):
-                exec.run("components.relaxation.relax", 0.0, omega, A, inv_diag, b, current, None, other)
-                current, other = other, current
+            current, other = sweeps(self, l, iters - 1, b, other, current)
         if current is not x:
             x.copy_from(current)
