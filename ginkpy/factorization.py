@@ -1,13 +1,19 @@
 """Factorizations: incomplete (Ilu, Ic, ParIlu, ... for the Ilu and Ic preconditioners) and complete
 (Lu, Cholesky for gk.solver.Direct)."""
-from ginkpy.core.factorization.cholesky import Cholesky
-from ginkpy.core.factorization.ic import Ic
-from ginkpy.core.factorization.ilu import Ilu
-from ginkpy.core.factorization.ilut import Ilut
-from ginkpy.core.factorization.lu import Lu
-from ginkpy.core.factorization.par_ic import ParIc
-from ginkpy.core.factorization.par_ict import ParIct
-from ginkpy.core.factorization.par_ilu import ParIlu
-from ginkpy.core.factorization.par_ilut import ParIlut
+from ginkpy.core.base.lazy import lazy_attributes as _lazy_attributes
 
-__all__ = ["Cholesky", "Ic", "Ilu", "Ilut", "Lu", "ParIc", "ParIct", "ParIlu", "ParIlut"]
+# each name's module is imported at its first use (``import ginkpy`` stays fast)
+_EXPORTS = {
+    "Cholesky": "ginkpy.core.factorization.cholesky",
+    "Ic": "ginkpy.core.factorization.ic",
+    "Ilu": "ginkpy.core.factorization.ilu",
+    "Ilut": "ginkpy.core.factorization.ilut",
+    "Lu": "ginkpy.core.factorization.lu",
+    "ParIc": "ginkpy.core.factorization.par_ic",
+    "ParIct": "ginkpy.core.factorization.par_ict",
+    "ParIlu": "ginkpy.core.factorization.par_ilu",
+    "ParIlut": "ginkpy.core.factorization.par_ilut",
+}
+__getattr__, __dir__ = _lazy_attributes(globals(), _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

@@ -1,11 +1,18 @@
 """Matrix formats."""
-from ginkpy.core.matrix.coo import Coo
-from ginkpy.core.matrix.csr import Csr
-from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.matrix.ell import Ell
-from ginkpy.core.matrix.hybrid import Hybrid
-from ginkpy.core.matrix.identity import Identity
-from ginkpy.core.matrix.permutation import Permutation, permute
-from ginkpy.core.matrix.sellp import Sellp
+from ginkpy.core.base.lazy import lazy_attributes as _lazy_attributes
 
-__all__ = ["Coo", "Csr", "Dense", "Ell", "Hybrid", "Identity", "Permutation", "Sellp", "permute"]
+# each name's module is imported at its first use (``import ginkpy`` stays fast)
+_EXPORTS = {
+    "Coo": "ginkpy.core.matrix.coo",
+    "Csr": "ginkpy.core.matrix.csr",
+    "Dense": "ginkpy.core.matrix.dense",
+    "Ell": "ginkpy.core.matrix.ell",
+    "Hybrid": "ginkpy.core.matrix.hybrid",
+    "Identity": "ginkpy.core.matrix.identity",
+    "Permutation": "ginkpy.core.matrix.permutation",
+    "permute": "ginkpy.core.matrix.permutation",
+    "Sellp": "ginkpy.core.matrix.sellp",
+}
+__getattr__, __dir__ = _lazy_attributes(globals(), _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

@@ -1,10 +1,19 @@
 """Preconditioners, given to a solver with ``with_preconditioner``."""
-from ginkpy.core.preconditioner.gauss_seidel import GaussSeidel
-from ginkpy.core.preconditioner.ic import Ic
-from ginkpy.core.preconditioner.ilu import Ilu
-from ginkpy.core.preconditioner.isai import GeneralIsai, Isai, LowerIsai, SpdIsai, UpperIsai
-from ginkpy.core.preconditioner.jacobi import Jacobi
-from ginkpy.core.preconditioner.sor import Sor
+from ginkpy.core.base.lazy import lazy_attributes as _lazy_attributes
 
-__all__: list[str] = ["GaussSeidel", "GeneralIsai", "Ic", "Ilu", "Isai", "Jacobi", "LowerIsai", "Sor", "SpdIsai",
-                      "UpperIsai"]
+# each name's module is imported at its first use (``import ginkpy`` stays fast)
+_EXPORTS = {
+    "GaussSeidel": "ginkpy.core.preconditioner.gauss_seidel",
+    "Ic": "ginkpy.core.preconditioner.ic",
+    "Ilu": "ginkpy.core.preconditioner.ilu",
+    "GeneralIsai": "ginkpy.core.preconditioner.isai",
+    "Isai": "ginkpy.core.preconditioner.isai",
+    "LowerIsai": "ginkpy.core.preconditioner.isai",
+    "SpdIsai": "ginkpy.core.preconditioner.isai",
+    "UpperIsai": "ginkpy.core.preconditioner.isai",
+    "Jacobi": "ginkpy.core.preconditioner.jacobi",
+    "Sor": "ginkpy.core.preconditioner.sor",
+}
+__getattr__, __dir__ = _lazy_attributes(globals(), _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

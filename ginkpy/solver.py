@@ -1,29 +1,33 @@
 """Solvers: ``gk.solver.Cg.build().with_criteria(...).on(exec).generate(A)``."""
-from ginkpy.core.solver.bicg import Bicg
-from ginkpy.core.solver.bicgstab import Bicgstab
-from ginkpy.core.solver.cb_gmres import CbGmres
-from ginkpy.core.solver.cg import Cg
-from ginkpy.core.solver.cgs import Cgs
-from ginkpy.core.solver.chebyshev import Chebyshev
-from ginkpy.core.solver.direct import Direct
-from ginkpy.core.solver.fcg import Fcg
-from ginkpy.core.solver.gcr import Gcr
-from ginkpy.core.solver.gcrotmk import Gcrotmk
-from ginkpy.core.solver.gmres import Gmres
-from ginkpy.core.solver.idr import Idr
-from ginkpy.core.solver.ir import Ir
-from ginkpy.core.solver.lgmres import Lgmres
-from ginkpy.core.solver.lower_trs import LowerTrs
-from ginkpy.core.solver.lsmr import Lsmr
-from ginkpy.core.solver.lsqr import Lsqr
-from ginkpy.core.solver.minres import Minres
-from ginkpy.core.solver.multigrid import Multigrid
-from ginkpy.core.solver.qmr import Qmr
-from ginkpy.core.solver.pipe_cg import PipeCg
-from ginkpy.core.solver.scaled_reordered import ScaledReordered
-from ginkpy.core.solver.tfqmr import Tfqmr
-from ginkpy.core.solver.upper_trs import UpperTrs
+from ginkpy.core.base.lazy import lazy_attributes as _lazy_attributes
 
-__all__ = ["Bicg", "Bicgstab", "CbGmres", "Cg", "Cgs", "Chebyshev", "Direct", "Fcg", "Gcr", "Gcrotmk", "Gmres", "Idr",
-           "Ir", "Lgmres", "LowerTrs", "Lsmr", "Lsqr", "Minres", "Multigrid", "PipeCg", "Qmr", "ScaledReordered",
-           "Tfqmr", "UpperTrs"]
+# each name's module is imported at its first use (``import ginkpy`` stays fast)
+_EXPORTS = {
+    "Bicg": "ginkpy.core.solver.bicg",
+    "Bicgstab": "ginkpy.core.solver.bicgstab",
+    "CbGmres": "ginkpy.core.solver.cb_gmres",
+    "Cg": "ginkpy.core.solver.cg",
+    "Cgs": "ginkpy.core.solver.cgs",
+    "Chebyshev": "ginkpy.core.solver.chebyshev",
+    "Direct": "ginkpy.core.solver.direct",
+    "Fcg": "ginkpy.core.solver.fcg",
+    "Gcr": "ginkpy.core.solver.gcr",
+    "Gcrotmk": "ginkpy.core.solver.gcrotmk",
+    "Gmres": "ginkpy.core.solver.gmres",
+    "Idr": "ginkpy.core.solver.idr",
+    "Ir": "ginkpy.core.solver.ir",
+    "Lgmres": "ginkpy.core.solver.lgmres",
+    "LowerTrs": "ginkpy.core.solver.lower_trs",
+    "Lsmr": "ginkpy.core.solver.lsmr",
+    "Lsqr": "ginkpy.core.solver.lsqr",
+    "Minres": "ginkpy.core.solver.minres",
+    "Multigrid": "ginkpy.core.solver.multigrid",
+    "Qmr": "ginkpy.core.solver.qmr",
+    "PipeCg": "ginkpy.core.solver.pipe_cg",
+    "ScaledReordered": "ginkpy.core.solver.scaled_reordered",
+    "Tfqmr": "ginkpy.core.solver.tfqmr",
+    "UpperTrs": "ginkpy.core.solver.upper_trs",
+}
+__getattr__, __dir__ = _lazy_attributes(globals(), _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

@@ -11,7 +11,8 @@ Prints one line per finding and exits 1 when there is any, 0 otherwise.
 
 Every ``import`` and ``from ... import`` counts, wherever it is: at module level, in a class
 body, in a ``try``/``if`` block and inside a function (a deferred import is still an arrow
-between two modules: it runs later, it does not go away). Only the body of an
+between two modules: it runs later, it does not go away), and so do the names a namespace
+imports at first use (``_EXPORTS`` and ``_SUBMODULES`` of ``core/base/lazy.lazy_attributes``). Only the body of an
 ``if TYPE_CHECKING:`` block is left out (it never runs). ``from pkg import name`` counts as an
 import of the module ``pkg.name`` where that module exists, else of ``pkg``; importing a module
 also imports its parent packages, but those arrows are not drawn (a package's ``__init__``
@@ -53,14 +54,12 @@ DEFERRED_FOR_STARTUP = {
 # a module, 80 a function) so that it does not grow further while it waits for its split; the
 # comment gives its length when listed and the concept to split it by.
 LONG_MODULES = {
-    "ginkpy/cli.py": 600,                 # 521: the CLI's subcommands as ginkpy/cli/ (one module each)
     "ginkpy/core/solver/multigrid.py": 600,     # 585: the cycle and the hierarchy apart from the solver
     "ginkpy/linalg/_solver.py": 600,      # 589: the Solver object apart from its option checks
 }
 
 LONG_FUNCTIONS = {
-    "ginkpy/cli.py:solve": 80,                                # 78: options to a solver, the solve, the report
-    "ginkpy/cli_summary.py:hints": 80,                        # 74: one hint function per finding
+    "ginkpy/cli/summary.py:hints": 80,                        # 74: one hint function per finding
     "ginkpy/core/solver/gmres.py:Gmres._solve": 80,           # 79: the Arnoldi step, the cycle end
     "ginkpy/core/solver/minres.py:Minres._solve": 80,         # 62: the Lanczos step apart
     "ginkpy/core/solver/multigrid.py:Multigrid._cycle": 80,   # 79: the V/W/F recursions apart
@@ -132,7 +131,28 @@ def import_edges(tree, name, is_package, modules):
                 add(sub, node, deferred)
             elif target in modules:
                 add(target, node, deferred)
+    for node, target in _lazy_exports(tree, name if is_package else None):
+        if target in modules:
+            add(target, node, True)
     return found
+
+
+def _lazy_exports(tree, package):
+    """(node, module) for each module a namespace imports at first use through
+    ``core/base/lazy.lazy_attributes``: the values of a module-level ``_EXPORTS`` dict
+    (``"module"`` or ``"module:attr"``) and, in a package, its ``_SUBMODULES``. Such an import is
+    deferred (to keep ``import ginkpy`` fast) and counts like one inside a function."""
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        if node.targets[0].id == "_EXPORTS" and isinstance(node.value, ast.Dict):
+            for value in node.value.values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    yield node, value.value.partition(":")[0]
+        elif node.targets[0].id == "_SUBMODULES" and package and isinstance(node.value, (ast.Tuple, ast.List)):
+            for item in node.value.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    yield node, f"{package}.{item.value}"
 
 
 def imports(tree, name, is_package, modules):

@@ -12,9 +12,8 @@ The batch of one: ``small_systems.py`` beside this module.
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
-
-import attrs
 
 from ginkpy.core.base.device_choices import CycleChoice, DeviceChoices
 from ginkpy.opencl.small_systems import small_system_rows
@@ -40,7 +39,7 @@ GPU_CHOICES = DeviceChoices(
 
 # a device neither CPU nor GPU (an accelerator): the GPU's launch-bound choices, but exact
 # triangular solves and blocking waits
-OTHER_CHOICES = attrs.evolve(GPU_CHOICES, approximate_triangular_solves=False, polls_waits=False)
+OTHER_CHOICES = dataclasses.replace(GPU_CHOICES, approximate_triangular_solves=False, polls_waits=False)
 
 
 def device_choices(info) -> DeviceChoices:

@@ -50,6 +50,21 @@ def test_a_circle_through_imports_inside_functions_is_found(house, tmp_path):
     assert house.largest_circle(root) == 3
 
 
+def test_names_imported_at_first_use_count_as_deferred_imports(house, tmp_path):
+    # a namespace's _EXPORTS (and a package's _SUBMODULES) of core/base/lazy.lazy_attributes
+    root = make_package(tmp_path, {
+        "solver.py": "_EXPORTS = {'Cg': 'ginkpy.core.cg', 'Ir': 'ginkpy.core.ir:Ir'}\n",
+        "core/cg.py": "def f():\n    from ginkpy.core import ir\n",
+        "core/ir.py": "import ginkpy.solver\n",
+        "__init__.py": "_SUBMODULES = ('solver',)\n",
+    })
+    assert findings(house, root) == [
+        "floor: ginkpy/core/ir.py:1 ginkpy.core.ir -> ginkpy.solver (import): core imports no face",
+        "import circle of 3 modules: ginkpy.core.cg <-> ginkpy.core.ir <-> ginkpy.solver"]
+    names, trees = house.load(root)
+    assert "ginkpy.solver" in house.imports(trees["ginkpy"], "ginkpy", True, names)
+
+
 def test_a_pair_is_tolerated_and_type_checking_imports_do_not_count(house, tmp_path):
     root = make_package(tmp_path, {
         "core/a.py": "from ginkpy.core.b import x\n",

@@ -156,3 +156,27 @@ def test_b_and_x_must_differ(ref):
     b = gk.matrix.Dense.from_numpy(ref, np.ones(9))
     with pytest.raises(ValueError, match="same matrix"):
         A.apply(b, b)
+
+
+def test_parameters_are_checked_where_they_are_given():
+    cases = [
+        (lambda: gk.stop.ResidualNorm.build().with_reduction_factor("1e-8"), "reduction_factor"),
+        (lambda: gk.stop.Iteration.build().with_max_iters(float("nan")), "max_iters"),
+        (lambda: gk.stop.Iteration.build().with_max_iters(float("inf")), "max_iters"),
+        (lambda: gk.solver.Gmres.build().with_krylov_dim(0), "krylov_dim"),
+        (lambda: gk.solver.Idr.build().with_subspace_dim(0), "subspace_dim"),
+        (lambda: gk.solver.Idr.build().with_kappa(2.0), "kappa"),
+        (lambda: gk.solver.Ir.build().with_relaxation_factor(float("nan")), "relaxation_factor"),
+        (lambda: gk.solver.Cg.build().with_default_initial_guess("guess"), "default_initial_guess"),
+        (lambda: gk.preconditioner.Jacobi.build().with_max_block_size(64), "max_block_size"),
+    ]
+    for make, name in cases:
+        with pytest.raises(ValueError, match=name):
+            make()
+
+
+def test_executor_names_are_checked():
+    with pytest.raises(TypeError, match="string"):
+        gk.executor(None)
+    with pytest.raises(ValueError, match="unknown executor"):
+        gk.executor("cuda")

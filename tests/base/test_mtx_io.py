@@ -66,7 +66,7 @@ def test_dtype_and_dense_class(exec, tmp_path):
 
 def _formats():
     """Csr, Dense and every class of gk.matrix that converts from Csr."""
-    return [gk.matrix.Csr, gk.matrix.Dense] + [cls for cls in map(gk.matrix.__dict__.get, gk.matrix.__all__)
+    return [gk.matrix.Csr, gk.matrix.Dense] + [cls for cls in (getattr(gk.matrix, name) for name in gk.matrix.__all__)
                                                if hasattr(cls, "from_csr")]
 
 

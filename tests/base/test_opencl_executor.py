@@ -124,3 +124,23 @@ def test_uploads_through_the_staging_array(ocl, monkeypatch):
     for data, out in uploads:
         np.testing.assert_array_equal(ocl.to_host(out), data)
     assert device.staging[0].nbytes == 5000 * 8
+
+
+def test_a_requested_device_that_does_not_exist_is_an_error(ocl, monkeypatch):
+    monkeypatch.setenv("GINKPY_OPENCL_DEVICE", "no such device 1234")
+    for make in (lambda: gk.executor("opencl"), gk.default_executor, lambda: gk.executor("default")):
+        with pytest.raises(RuntimeError, match="no OpenCL device matches .*the devices are"):
+            make()
+    with pytest.raises(RuntimeError, match="no OpenCL device 9:9.*the devices are"):
+        gk.executor("opencl:9:9")
+
+
+def test_a_launch_needing_more_local_memory_than_the_device_has_is_an_error(ocl):
+    # (Gmres with many right-hand sides and a large krylov_dim on a GPU's 48 KiB, for example)
+    import pyopencl as cl
+    from ginkpy.opencl.components import reduction_kernels
+    kernel = ocl.kernel(reduction_kernels.__file__, np.float64, "sum_rows", TWO=0)
+    too_much = cl.LocalMemory(ocl.info.local_mem_size + 8)
+    partial, result = ocl.alloc((4, 1), np.float64), ocl.alloc((1,), np.float64)
+    with pytest.raises(ValueError, match="local memory"):
+        kernel(ocl.queue, (64,), (64,), np.int32(4), np.int32(1), partial.data, result.data, too_much)

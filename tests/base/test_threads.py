@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import ginkpy as gk
-from ginkpy.problems import poisson_2d
+from ginkpy.problems import convection_diffusion_2d, poisson_2d
 from conftest import PROJECT
 
 ROOT = PROJECT
@@ -387,3 +387,48 @@ def test_spawned_workers_solve(ocl, tmp_path):
     """After a parent solve, spawn pools (multiprocessing, concurrent.futures) and joblib's
     default backend solve right."""
     assert "ok" in _run(tmp_path, SPAWN, timeout=180)
+
+
+# -- concurrent solves (formerly tests/base/test_nothing_wrong.py) -------------------------------
+
+def test_concurrent_solves_on_one_executor(exec):
+    # threads solving with their own solvers, sharing one solver, and through a second executor
+    # object on the same device: every result equal to the serial one
+    S = convection_diffusion_2d(12)
+    rng = np.random.default_rng(7)
+    rhs = [rng.standard_normal(S.shape[0]) for _ in range(6)]
+    A = gk.matrix.Csr.from_scipy(exec, S)
+
+    def make(e=exec):
+        return (gk.solver.Bicgstab.build().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1))
+                .with_criteria(gk.stop.Iteration.build().with_max_iters(400),
+                               gk.stop.ResidualNorm.build().with_reduction_factor(1e-10)).on(e).generate(A))
+
+    def run(solver, b):
+        e = solver.executor
+        X = gk.matrix.Dense.zeros(e, (S.shape[0], 1))
+        solver.apply(gk.matrix.Dense.from_numpy(e, b), X)
+        return X.to_numpy()[:, 0]
+
+    serial = [run(make(), b) for b in rhs]
+    other = gk.executor("opencl") if exec.backend == "opencl" else gk.ReferenceExecutor()
+    shared = make()
+    errors, results = [], {}
+
+    def worker(t):
+        try:
+            for rep in range(4):
+                for i, b in enumerate(rhs):
+                    solver = shared if t == 0 else make(other if t == 2 else exec)
+                    results.setdefault((t, rep, i), run(solver, b))
+        except Exception as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for (t, rep, i), x in results.items():
+        np.testing.assert_allclose(x, serial[i], rtol=1e-12, atol=1e-14)

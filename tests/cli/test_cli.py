@@ -380,7 +380,8 @@ def test_warm_up_runs_every_kernel_of_the_solve(ocl, monkeypatch, tmp_path):
     # a compiled program is made at once; the end of a solve that did not converge may launch
     # kernels of the programs the warm-up compiled that the warm-up did not need)
     import argparse
-    from ginkpy import cli
+    from ginkpy.cli.solver_options import solver_parameters
+    from ginkpy.cli.timed_solve import WARM_UP_ITERATIONS, warm_up
     from ginkpy.opencl.executor import OpenCLExecutor
     A = gk.matrix.Csr.from_scipy(ocl, convection_diffusion_2d(12))
     B = gk.matrix.Dense.from_numpy(ocl, np.random.default_rng(3).standard_normal((144, 2)))
@@ -398,15 +399,15 @@ def test_warm_up_runs_every_kernel_of_the_solve(ocl, monkeypatch, tmp_path):
                                            ("", None, restarted)):
         args = argparse.Namespace(config=config, preconditioner=preconditioner, rtol=1e-8, max_iters=None,
                                   krylov_dim=None)
-        params = cli._solver_parameters(args, solver)
+        params = solver_parameters(args, solver)
         launched.append(set())
-        cli._warm_up(params, ocl, A, B)
+        warm_up(params, ocl, A, B)
         launched.append(set())
         s = params.on(ocl).generate(A)
         logger = gk.log.Convergence()
         s.add_logger(logger)
         s.apply(B, gk.matrix.Dense.zeros(ocl, B.shape))
-        assert logger.num_iterations > 2 * cli.WARM_UP_ITERATIONS
+        assert logger.num_iterations > 2 * WARM_UP_ITERATIONS
         assert launched[-1] <= launched[-2], (solver, launched[-1] - launched[-2])
 
 

@@ -156,3 +156,10 @@ def test_to_dict_errors(ref):
         gk.config.to_dict(generated)
     with pytest.raises(TypeError, match="takes parameters"):
         gk.config.to_dict({"type": "solver::Cg"})
+
+
+def test_the_configuration_checks_the_kind_of_each_nested_type(ref):
+    with pytest.raises((ValueError, TypeError), match="preconditioner"):
+        gk.config.parse({"type": "solver::Cg", "preconditioner": {"type": "stop::Iteration", "max_iters": 3}})
+    with pytest.raises((ValueError, TypeError), match="criteria"):
+        gk.config.parse({"type": "solver::Cg", "criteria": [{"type": "solver::Cg"}]})

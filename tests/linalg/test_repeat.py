@@ -126,8 +126,8 @@ def test_solver_as_scipys_preconditioner(exec):
 
 def _cli_solvers() -> list[str]:
     """The --solver choices of ``ginkpy solve`` but "auto"."""
-    from ginkpy.cli import _parser
-    commands = next(a for a in _parser()._actions if a.dest == "command")
+    from ginkpy.cli.command_line import parser
+    commands = next(a for a in parser()._actions if a.dest == "command")
     solver = next(a for a in commands.choices["solve"]._actions if a.dest == "solver")
     return [name for name in solver.choices if name != "auto"]
 

@@ -315,3 +315,19 @@ def test_solver_rejects_non_finite_format(ref):
     for fmt in FORMATS:
         with pytest.raises(ValueError, match="NaN"):
             gk.solver.Cg.build().with_criteria(crit).on(ref).generate(fmt.from_scipy(ref, values))
+
+
+def test_csr_transpose(exec):
+    # rectangular, with empty rows and columns and an explicitly stored zero
+    S = sp.random(37, 23, density=0.15, format="lil", random_state=np.random.default_rng(3))
+    S[4, :] = 0
+    S[:, 7] = 0
+    S = S.tocsr()
+    S.data[0] = 0.0  # stored
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    T = A.transpose()
+    assert T.shape == (23, 37) and T.nnz == A.nnz and T.executor is exec
+    t = T.to_scipy()
+    assert t.has_sorted_indices
+    np.testing.assert_array_equal(t.toarray(), S.toarray().T)
+    np.testing.assert_array_equal(T.transpose().to_scipy().indices, A.to_scipy().indices)

@@ -3,15 +3,17 @@ answers with. Core asks it where a measured, per-device choice decides (the Mult
 whether ILU tries approximate triangular solves, whether a collective wait polls, where a small
 system runs as a batch of one); each backend answers from its own tables
 (``ginkpy/reference/device_choices.py``, ``ginkpy/opencl/device_choices.py``), so no device
-table lives in core."""
+table lives in core.
+
+Plain frozen dataclasses rather than attrs classes: ``import ginkpy`` loads this module, and
+attrs, which every solver's parameters use, need not load before the first solver does."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
-import attrs
 
-
-@attrs.frozen
+@dataclasses.dataclass(frozen=True)
 class CycleChoice:
     """What Multigrid does where its parameters leave it open, per kind of executor."""
 
@@ -26,7 +28,7 @@ def _never_small(method: str, dtype: Any) -> int:
     return 0
 
 
-@attrs.frozen
+@dataclasses.dataclass(frozen=True)
 class DeviceChoices:
     """The choices of one kind of executor (``exec.device_choices()``).
 

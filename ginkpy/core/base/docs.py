@@ -3,6 +3,7 @@ the builder's ``with_<name>`` setters can carry the description their type's doc
 (:func:`parameter_doc`)."""
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import textwrap
@@ -73,9 +74,14 @@ def parameter_doc(classes, name: str) -> str | None:
         for cls in classes:
             for klass in inspect.getmro(cls):
                 doc = klass.__dict__.get("__doc__")
-                if doc:
-                    section = numpydoc_sections(doc).get("Parameters", "")
-                    entry = parameter_entries(section, grouped).get(name)
-                    if entry:
-                        return entry
+                entry = _documented_parameters(doc, grouped).get(name) if doc else None
+                if entry:
+                    return entry
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def _documented_parameters(doc: str, grouped: bool) -> dict[str, str]:
+    # each class's docstring is read once, not once per setter of every subclass (import time);
+    # callers only read the dict
+    return parameter_entries(numpydoc_sections(doc).get("Parameters", ""), grouped)

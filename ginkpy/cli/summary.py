@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.cli_info import symmetric_kind
+from ginkpy.cli.info_command import symmetric_kind
 from ginkpy.core.stop.solve_result import SolveResult
 from ginkpy.core.stop.stopping_status import StopReason
 
