@@ -89,6 +89,16 @@ def test_different_patterns_name_the_item_and_how(ref):
         gk.batch.matrix.Csr.from_scipy(ref, [sp.csr_matrix([[1.0, 0], [0, 1.0]]), sp.csr_matrix([[1.0, 0], [1.0, 0]])])
 
 
+def test_a_list_compares_index_arrays_by_value(ref):
+    # item 1: int64 index arrays, its indices a strided view; item 2: each row's columns in reverse order
+    a = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    b = sp.csr_matrix(3 * a)
+    b.indices, b.indptr = np.repeat(a.indices.astype(np.int64), 2)[::2], a.indptr.astype(np.int64)
+    c = sp.csr_matrix((np.array([5.0, 4.0, 7.0, 6.0]), np.array([1, 0, 1, 0], np.int32), a.indptr), shape=(2, 2))
+    got = [m.toarray() for m in gk.batch.matrix.Csr.from_scipy(ref, [a, b, c]).to_scipy()]
+    np.testing.assert_allclose(np.stack(got), [a.toarray(), 3 * a.toarray(), [[4.0, 5.0], [6.0, 7.0]]], rtol=1e-15)
+
+
 def test_nan_names_the_item(ref):
     a = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
     bad = a.copy()

@@ -14,7 +14,7 @@ the same entries in another order are accepted, any other is an error naming it.
 """
 from __future__ import annotations
 
-from operator import attrgetter
+from operator import attrgetter, methodcaller
 from typing import Any, Callable
 
 import attrs
@@ -28,6 +28,7 @@ from ginkpy.core.matrix.dense import Dense, value_dtype
 # the index arrays that define the stored positions of each sparse format taken without conversion
 STRUCTURE = {"csr": ("indptr", "indices"), "csc": ("indptr", "indices"), "coo": ("row", "col")}
 CHUNK_BYTES = 1 << 20  # values gathered and reordered this much at a time (cache-sized)
+_TOBYTES = methodcaller("tobytes")
 
 
 @attrs.frozen
@@ -86,7 +87,10 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
                 raise ValueError(f"item {i} has shape {a.shape} where item 0 has {arrays[0].shape}: every item "
                                  f"of a batch must be a 2-D array of one shape")
         return from_dense(np.stack(arrays), dtype)
-    kinds = {(getattr(m, "format", None), getattr(m, "shape", None)) for m in items}  # one pass over the items
+    if len(set(map(type, items))) == 1:  # one SciPy class, so one format: the shapes read in C (map)
+        kinds = {(items[0].format, shape) for shape in set(map(attrgetter("shape"), items))}
+    else:
+        kinds = {(getattr(m, "format", None), getattr(m, "shape", None)) for m in items}  # one pass over the items
     fmt = getattr(items[0], "format", None)
     if fmt not in STRUCTURE or len({kind[0] for kind in kinds}) > 1:
         # another format, or several: each item converted (a loop over the items, in SciPy)
@@ -239,9 +243,21 @@ def _canonical_order(shape, rows: np.ndarray, cols: np.ndarray):
 
 
 def _same_arrays(arrays: list, first: np.ndarray) -> np.ndarray:
-    """Whether each array holds the bytes of ``first`` (the same object, or a memcmp)."""
-    ref = first.tobytes()
-    return np.fromiter((a is first or a.tobytes() == ref for a in arrays), dtype=bool, count=len(arrays))
+    """Whether each array holds the elements of ``first``: the same dtype and length, and a
+    memcmp each against ``first``'s bytes, read in place through the buffer protocol
+    (bytes.startswith) with the loop over the items in C (map). This reads every item's array
+    once, at memory speed. Concatenating all items' arrays into one (N, len) array and
+    comparing it with ``first`` in one NumPy operation was timed and is slower: the
+    concatenation alone costs what the memcmps cost."""
+    count = len(arrays)
+    same = np.fromiter(map(len, arrays), np.int64, count) == len(first)
+    if len(set(map(attrgetter("dtype"), arrays))) > 1:
+        same &= np.fromiter(map(first.dtype.__eq__, map(attrgetter("dtype"), arrays)), bool, count)
+    try:  # C-contiguous arrays (SciPy's): compared in place
+        same &= np.fromiter(map(first.tobytes().startswith, arrays), dtype=bool, count=count)
+    except (BufferError, ValueError, TypeError):  # a strided view somewhere: a contiguous copy of each
+        same &= np.fromiter(map(first.tobytes().__eq__, map(_TOBYTES, arrays)), dtype=bool, count=count)
+    return same
 
 
 def _gather(data: list, reorder, out: np.ndarray) -> None:
