@@ -343,8 +343,14 @@ def test_combinations_converge_on_both_executors(ref, ocl, name):
            for e in (ref, ocl)]
     (its_ref, conv_ref, x_ref), (its_ocl, conv_ocl, x_ocl) = out
     assert conv_ref and conv_ocl
-    assert abs(its_ref - its_ocl) <= 1
-    np.testing.assert_allclose(x_ocl, x_ref, rtol=1e-7)
+    if name == "default":
+        # the default is chosen per device: a GPU applies the factors by a few Jacobi sweeps where
+        # the reference substitutes exactly (H100: 22 iterations against 19), within ILU's 1.5x rule
+        assert its_ocl <= 1.5 * its_ref + 1
+        np.testing.assert_allclose(x_ocl, x_ref, rtol=1e-6)
+    else:
+        assert abs(its_ref - its_ocl) <= 1
+        np.testing.assert_allclose(x_ocl, x_ref, rtol=1e-7)
 
 
 @pytest.mark.parametrize("name", ["orsirr_1.mtx", "pde900.mtx", "cage8.mtx", "watt_2.mtx", "add32.mtx"])
