@@ -112,6 +112,17 @@ __kernel void jacobi_initialize(const int size, const int k, __global const valu
     if (id < size) x[id] = mul(inv_diag[k == 1 ? id : id / k], b[id]);
 }
 
+// the entry at position p of row i where it lies on the solved side of the diagonal (LOWER: left
+// of it, else right of it), else 0
+inline value_type solved_side(__global const value_type* values, const int p, const int i, const int j)
+{
+#if LOWER
+    return j < i ? values[p] : 0;
+#else
+    return j > i ? values[p] : 0;
+#endif
+}
+
 // out = D^-1 (b - N x): the entries of row i on the solved side of the diagonal (LOWER: left
 // of it, else right of it; a compile-time switch), one work-item per (row, column)
 __kernel void jacobi_sweep(const int size, const int k, __global const int* row_ptrs,
@@ -126,15 +137,23 @@ __kernel void jacobi_sweep(const int size, const int k, __global const int* row_
         value_type sum = 0;
         for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
             const int j = col_idxs[p];
-#if LOWER
-            const value_type v = j < i ? values[p] : 0;
-#else
-            const value_type v = j > i ? values[p] : 0;
-#endif
-            sum += mul(v, x[j * k + c]);
+            sum += mul(solved_side(values, p, i, j), x[j * k + c]);
         }
         out[id] = mul(inv_diag[i], b[id] - sum);
     }
+}
+
+// (N D^-1 b)_i, column c: row i's solved side against D^-1 b
+inline value_type off_diagonal_of_scaled_b(const int i, const int k, const int c, __global const int* row_ptrs,
+                                           __global const int* col_idxs, __global const value_type* values,
+                                           __global const value_type* inv_diag, __global const value_type* b)
+{
+    value_type sum = 0;
+    for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
+        const int j = col_idxs[p];
+        sum += mul(solved_side(values, p, i, j), mul(inv_diag[j], b[j * k + c]));
+    }
+    return sum;
 }
 
 // out = D^-1 (b - N D^-1 b): the first two sweeps from x = 0 in one launch (row i reads D^-1 b
@@ -148,17 +167,7 @@ __kernel void jacobi_two_sweeps(const int size, const int k, __global const int*
     if (id < size) {
         const int i = k == 1 ? id : id / k;
         const int c = COLUMN(id, k);
-        value_type sum = 0;
-        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
-            const int j = col_idxs[p];
-#if LOWER
-            const value_type v = j < i ? values[p] : 0;
-#else
-            const value_type v = j > i ? values[p] : 0;
-#endif
-            sum += mul(v, mul(inv_diag[j], b[j * k + c]));
-        }
-        out[id] = mul(inv_diag[i], b[id] - sum);
+        out[id] = mul(inv_diag[i], b[id] - off_diagonal_of_scaled_b(i, k, c, row_ptrs, col_idxs, values, inv_diag, b));
     }
 }
 
@@ -176,23 +185,11 @@ __kernel void jacobi_three_sweeps(const int size, const int k, __global const in
         value_type sum = 0;
         for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
             const int j = col_idxs[p];
-#if LOWER
-            if (j >= i) continue;
-#else
-            if (j <= i) continue;
-#endif
+            const value_type v = solved_side(values, p, i, j);
+            if (is_zero(v)) continue;  // (the diagonal and the other side: no second sweep to recompute)
             // x2_j = D^-1 (b - N D^-1 b) at row j
-            value_type inner = 0;
-            for (int q = row_ptrs[j]; q < row_ptrs[j + 1]; ++q) {
-                const int m = col_idxs[q];
-#if LOWER
-                const value_type v = m < j ? values[q] : 0;
-#else
-                const value_type v = m > j ? values[q] : 0;
-#endif
-                inner += mul(v, mul(inv_diag[m], b[m * k + c]));
-            }
-            sum += mul(values[p], mul(inv_diag[j], b[j * k + c] - inner));
+            const value_type inner = off_diagonal_of_scaled_b(j, k, c, row_ptrs, col_idxs, values, inv_diag, b);
+            sum += mul(v, mul(inv_diag[j], b[j * k + c] - inner));
         }
         out[id] = mul(inv_diag[i], b[id] - sum);
     }
