@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
 
     i = commands.add_parser("info", help="size, nonzeros, row lengths, symmetry, diagonal dominance of a matrix")
     i.add_argument("matrix", help="the matrix (Matrix Market .mtx)")
+    i.add_argument("--executor", help="also say how the matrix's SpMV runs there: reference | opencl | "
+                                      "opencl:<platform>:<device> | default (the strategy chosen from its row lengths)")
     i.set_defaults(run=info)
 
     d = commands.add_parser("devices", help="list the OpenCL platforms and devices")

@@ -138,9 +138,23 @@ def matrix_info(A: sp.csr_matrix) -> list[tuple[str, str]]:
     return rows + [("symmetry", matrix_symmetry(A)), ("dominance", dominance), ("diagonal", diagonal)]
 
 
+def spmv_row(S: sp.csr_matrix, executor_name: str) -> tuple[str, str]:
+    """``ginkpy info --executor``'s row: how the SpMV of ``S`` runs on that executor (the
+    strategy the OpenCL backend chose from its row lengths and the device)."""
+    from ginkpy.cli.devices_command import open_executor
+    from ginkpy.core.matrix.csr import Csr
+    exec = open_executor(executor_name)
+    name = getattr(getattr(exec, "info", None), "name", None) or type(exec).__name__
+    return "SpMV", f"{exec.run('matrix.csr.spmv_strategy', Csr.from_scipy(exec, S))} (on {name.strip()})"
+
+
 def info(args: argparse.Namespace) -> int:
-    """``ginkpy info``: print what :func:`matrix_info` finds in a Matrix Market file."""
-    rows = [("matrix", args.matrix)] + matrix_info(read(args.matrix, ReferenceExecutor()).to_scipy())
+    """``ginkpy info``: print what :func:`matrix_info` finds in a Matrix Market file, and with
+    ``--executor`` how its SpMV runs there."""
+    S = read(args.matrix, ReferenceExecutor()).to_scipy()
+    rows = [("matrix", args.matrix)] + matrix_info(S)
+    if getattr(args, "executor", None):
+        rows.append(spmv_row(sp.csr_matrix(S), args.executor))
     width = max(len(key) for key, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")

@@ -15,7 +15,7 @@ import ginkpy as gk
 from ginkpy.cli import Progress, main, matrix_info
 from ginkpy.core.log.plot import plot_residual_history
 from ginkpy.problems import circuit_mna, convection_diffusion_2d, helmholtz_2d, magnetic_laplacian_2d, poisson_2d
-from conftest import PROJECT, matrix_path
+from conftest import PROJECT, _opencl, matrix_path
 
 
 @pytest.fixture
@@ -149,6 +149,17 @@ def test_info(capsys, spd_file, tmp_path):
     assert info["row lengths"].startswith("min 3, mean 4.33, max 5")
     assert info["symmetry"] == "symmetric"
     assert info["dominance"].startswith("weakly diagonally dominant")
+
+
+@pytest.mark.parametrize("executor", ["reference", "opencl"])
+def test_info_says_how_the_spmv_runs(capsys, spd_file, executor):
+    if executor == "opencl":
+        _opencl()  # skips without a device
+    assert main(["info", str(spd_file), "--executor", executor]) == 0
+    spmv = _summary(capsys.readouterr().out)["SpMV"]
+    expected = "SciPy's sequential CSR product" if executor == "reference" else \
+        ("row_blocks: ", "classical: ", "vector: ", "long_rows: ", "merge_path: ")
+    assert spmv.startswith(expected), spmv
 
 
 def test_matrix_info_cases():

@@ -341,3 +341,13 @@ def test_long_row_pieces_by_hand():
     np.testing.assert_array_equal(runs, [0, 3, 1, 3, 2, 3])  # (first piece, pieces, row)
     bounds, runs = csr_strategy._long_row_pieces(row_ptrs, np.array([], int), 4)
     assert bounds.size == runs.size == 0
+
+
+@pytest.mark.parametrize("name", csr_strategy.STRATEGIES)
+def test_spmv_strategy_is_described(ocl, name):
+    """`ginkpy info --executor` says which strategy a matrix's SpMV got, with its sizes."""
+    S = sp.random(300, 300, density=0.02, format="csr", random_state=1) + sp.eye(300, format="csr")
+    A = gk.matrix.Csr.from_scipy(ocl, S)
+    csr_strategy.select_strategy(ocl, A, name=name)
+    line = ocl.run("matrix.csr.spmv_strategy", A)
+    assert line.startswith(f"{name}: ") and "work-group" in line

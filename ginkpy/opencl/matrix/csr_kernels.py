@@ -29,7 +29,7 @@ import numpy as np
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.opencl.launch import MAX_PARTIALS, ceil_div, check_int32, local_buffer, resize, round_up, scalar_arg
 from ginkpy.opencl.matrix.csr_strategy import (DOTS_GROUPS_PER_UNIT, GPU_PARTS, _fixup_wg, default_work_group,
-                                              select_strategy)
+                                              describe, select_strategy)
 
 def _kernel(exec, a, name: str):
     return exec.kernel(__file__, a.dtype, name)
@@ -249,3 +249,8 @@ def scale_rows(exec, a, diag, out) -> None:
     wg = default_work_group(exec)
     _kernel(exec, a, "scale_rows")(exec.queue, (round_up(n, wg),), (wg,), np.int32(n), a.row_ptrs.data,
                                    a.values.data, diag.values.data, out.data)
+
+
+def spmv_strategy(exec, a) -> str:
+    """How the SpMV of ``a`` runs on this device (the strategy chosen from its row lengths)."""
+    return describe(select_strategy(exec, a))

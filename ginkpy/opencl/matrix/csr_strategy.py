@@ -233,3 +233,17 @@ def _merge_path_bounds(row_ptrs: np.ndarray, part: int,
 def default_work_group(exec) -> int:
     """The default work-group size: GPU_WORK_GROUP or the largest power of two the device allows."""
     return min(GPU_WORK_GROUP, pow2_at_most(exec.info.max_work_group_size))
+
+
+def describe(strategy: SpmvStrategy) -> str:
+    """A line on the SpMV strategy a matrix got, for ``ginkpy info`` and the profiler."""
+    why = {"classical": "one work-item per row (short, regular rows)",
+           "vector": f"{strategy.lanes} work-items per row (long, regular rows)",
+           "long_rows": f"rows longer than {strategy.long_min} cut into {strategy.parts} pieces of "
+                        f"{strategy.work_group * strategy.items} entries, the others {strategy.lanes} "
+                        f"work-items per row (a few very long rows)",
+           "merge_path": f"merge-path load balancing, {strategy.parts} parts of "
+                         f"{strategy.work_group * strategy.items} steps (irregular rows)",
+           "row_blocks": f"{strategy.parts} blocks of about {strategy.items} merge-path steps (rows + entries) "
+                         f"each (a CPU)"}
+    return f"{strategy.name}: {why[strategy.name]}, work-group {strategy.work_group}"

@@ -96,3 +96,8 @@ def permute(exec, a, rows, col_inverse):
 def scale_rows(exec, a, diag, out):
     # out = the values of D A, D = diag(diag)
     out[...] = a.values * np.repeat(diag.values[:, 0], np.diff(a.row_ptrs))
+
+
+def spmv_strategy(exec, a) -> str:
+    """How the SpMV of ``a`` runs on the reference executor."""
+    return "SciPy's sequential CSR product (the reference executor)"
