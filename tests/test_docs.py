@@ -17,7 +17,7 @@ MAX_NOT_RUN = 4          # blocks that need mpiexec, an OpenCL device or worker 
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(\S.*?)\s*-->")
 FENCE = re.compile(r"^```(\S*)\s*$")
 MAIN_JOB = 'python3 -m venv .venv && . .venv/bin/activate && pip install ".[pocl]" && python examples/solve.py'
-TEST_JOB = 'python3 -m venv .venv && . .venv/bin/activate && pip install ".[pocl,test]" && python -m pytest -q'
+TEST_JOB = 'python3 -m venv .venv && . .venv/bin/activate && pip install ".[pocl,test]" && python -m pytest -q -n auto'
 
 
 def blocks(path: Path) -> list[tuple[int, str, str, str | None]]:
