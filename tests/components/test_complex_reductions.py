@@ -1,24 +1,19 @@
 """The reductions and the stopping check (ginkpy/*/components/) in complex values against their
 reference twins.
 
-Complex values (complex64, complex128) in the kernels, as every complex twin test (see
-tests/complex_cases.py): random complex data larger than a work-group, odd sizes and
-column counts, stopped columns and zero divisors where the kernel has them; dot products
-conjugate their first argument, norms are real.
+Complex twins as tests/complex_cases.py describes them.
 """
 import numpy as np
 import pytest
 
 from ginkpy.core.base.types import real_dtype
 
-from complex_cases import (BREAKDOWN, COMPLEX, CONVERGED, DIVERGED, G, LIMIT, M, MAX_ITERS, RUNNING, SHAPES,
+from complex_cases import (BREAKDOWN, CONVERGED, DIVERGED, G, LIMIT, M, MAX_ITERS, RUNNING, SHAPES,
                            assert_summed, complex_dtype, crandom, partials)
 from conftest import Stop, assert_stop_twins, assert_twins, sum_tol, twin
 
 
-@pytest.fixture(**COMPLEX)
-def dtype(request, ocl):
-    return complex_dtype(request, ocl)
+dtype = complex_dtype  # complex128 and complex64
 
 
 # -- reductions and the stopping check -----------------------------------------------------------
