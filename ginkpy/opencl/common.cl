@@ -92,6 +92,13 @@ DEFINE_LOCAL_SUM(local_sum_int, int)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))
 
+// Whether work-item i of an element-wise step kernel over size entries has work: i inside the
+// vectors and its column c (COLUMN(i, k)) still running; a stopped column stays untouched.
+inline bool running_entry(const int i, const int c, const int size, __global const uchar* status)
+{
+    return i < size && status[c] == STATUS_RUNNING;
+}
+
 // The item, row and column of entry e of N batch items of n x k each (row-major, item after
 // item): work-item e of a batched element-wise kernel. Declares the three names given.
 #define BATCH_ENTRY(e, n, k, item, row, col)                                             \
