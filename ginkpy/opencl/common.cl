@@ -88,6 +88,19 @@ DEFINE_LOCAL_SUM(local_sum_real, real_type)
 #endif
 DEFINE_LOCAL_SUM(local_sum_int, int)
 
+// Inclusive prefix sum (Hillis-Steele) of tmp[0], ..., tmp[width - 1] in local memory, where
+// each of the width work-items has written tmp[lid]; every work-item of the group calls it.
+inline void local_scan_int(__local int* tmp, const int lid, const int width)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int d = 1; d < width; d *= 2) {
+        const int left = lid >= d ? tmp[lid - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        tmp[lid] += left;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 // The column of entry i of a row-major n x k matrix. The k == 1 case (one right-hand side)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))
