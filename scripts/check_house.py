@@ -12,7 +12,8 @@ Prints one line per finding and exits 1 when there is any, 0 otherwise.
 Every ``import`` and ``from ... import`` counts, wherever it is: at module level, in a class
 body, in a ``try``/``if`` block and inside a function (a deferred import is still an arrow
 between two modules: it runs later, it does not go away), and so do the names a namespace
-imports at first use (``_EXPORTS`` and ``_SUBMODULES`` of ``core/base/lazy.lazy_attributes``). Only the body of an
+imports at first use (``_EXPORTS`` and ``_SUBMODULES`` of ``core/base/lazy.lazy_attributes``, and the
+table ``FACES``/``ELSEWHERE`` of ``ginkpy/_exports.py``, whose modules it imports). Only the body of an
 ``if TYPE_CHECKING:`` block is left out (it never runs). ``from pkg import name`` counts as an
 import of the module ``pkg.name`` where that module exists, else of ``pkg``; importing a module
 also imports its parent packages, but those arrows are not drawn (a package's ``__init__``
@@ -36,6 +37,7 @@ limit (a stale entry is a finding too).
 """
 import argparse
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -131,7 +133,7 @@ def import_edges(tree, name, is_package, modules):
                 add(sub, node, deferred)
             elif target in modules:
                 add(target, node, deferred)
-    for node, target in _lazy_exports(tree, name if is_package else None):
+    for node, target in [*_lazy_exports(tree, name if is_package else None), *_face_table(tree, name)]:
         if target in modules:
             add(target, node, True)
     return found
@@ -153,6 +155,32 @@ def _lazy_exports(tree, package):
             for item in node.value.elts:
                 if isinstance(item, ast.Constant) and isinstance(item.value, str):
                     yield node, f"{package}.{item.value}"
+
+
+def _literal(tree, target):
+    """The module-level ``target = <literal dict>`` of ``tree`` as (node, dict), else (None, {})."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == target):
+            try:
+                return node, ast.literal_eval(node.value)
+            except ValueError:
+                break
+    return None, {}
+
+
+def _face_table(tree, name):
+    """(node, module) for each module named by the table of ``ginkpy/_exports.py``: ``FACES``
+    (``{face: "Name Name ..."}``, a name defined in ``<package>.core.<face>.<name in snake case>``)
+    and ``ELSEWHERE`` (``{"face.Name": module}`` for a name defined in another module). The
+    module holding the table imports them at first use."""
+    node, faces = _literal(tree, "FACES")
+    _, elsewhere = _literal(tree, "ELSEWHERE")
+    package = name.partition(".")[0]
+    for face, names in faces.items():
+        for item in names.split():
+            module = elsewhere.get(f"{face}.{item}", re.sub(r"(?<!^)(?=[A-Z])", "_", item).lower())
+            yield node, f"{package}.core.{face}.{module}"
 
 
 def imports(tree, name, is_package, modules):

@@ -1,7 +1,12 @@
 """Shared pieces of the complex kernels' twin tests (tests/matrix/test_complex_dense.py,
 test_complex_formats.py, tests/components/test_complex_reductions.py, test_complex_relaxation.py,
 test_complex_batch_solver.py, tests/solver/test_complex_solver_kernels.py): random complex data,
-partial sums, the complex value types."""
+partial sums, the complex value types.
+
+Complex values (complex64, complex128) in the kernels, as every complex twin test: random
+complex data larger than a work-group, odd sizes and column counts, stopped columns and zero
+divisors where the kernel has them; dot products conjugate their first argument, norms are real.
+"""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -24,9 +29,10 @@ MAX_ITERS = 300
 COMPLEX = dict(params=[np.complex128, np.complex64], ids=["complex128", "complex64"])
 
 
+@pytest.fixture(**COMPLEX)
 def complex_dtype(request, ocl):
-    """The ``dtype`` fixture's value (``@pytest.fixture(**COMPLEX)`` in each test file): complex128
-    skips on a device without fp64."""
+    """The complex value type of a twin test: each test file takes it as its ``dtype`` fixture
+    (``dtype = complex_dtype``); complex128 skips on a device without fp64."""
     if request.param == np.complex128 and not ocl.info.fp64:
         pytest.skip("complex128 needs fp64")
     return np.dtype(request.param)

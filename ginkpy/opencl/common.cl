@@ -88,9 +88,29 @@ DEFINE_LOCAL_SUM(local_sum_real, real_type)
 #endif
 DEFINE_LOCAL_SUM(local_sum_int, int)
 
+// Inclusive prefix sum (Hillis-Steele) of tmp[0], ..., tmp[width - 1] in local memory, where
+// each of the width work-items has written tmp[lid]; every work-item of the group calls it.
+inline void local_scan_int(__local int* tmp, const int lid, const int width)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int d = 1; d < width; d *= 2) {
+        const int left = lid >= d ? tmp[lid - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        tmp[lid] += left;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 // The column of entry i of a row-major n x k matrix. The k == 1 case (one right-hand side)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))
+
+// Whether work-item i of an element-wise step kernel over size entries has work: i inside the
+// vectors and its column c (COLUMN(i, k)) still running; a stopped column stays untouched.
+inline bool running_entry(const int i, const int c, const int size, __global const uchar* status)
+{
+    return i < size && status[c] == STATUS_RUNNING;
+}
 
 // The item, row and column of entry e of N batch items of n x k each (row-major, item after
 // item): work-item e of a batched element-wise kernel. Declares the three names given.

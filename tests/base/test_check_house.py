@@ -65,6 +65,23 @@ def test_names_imported_at_first_use_count_as_deferred_imports(house, tmp_path):
     assert "ginkpy.solver" in house.imports(trees["ginkpy"], "ginkpy", True, names)
 
 
+def test_the_table_of_public_names_counts_as_deferred_imports(house, tmp_path):
+    # ginkpy/_exports.py: a name of FACES lives in core.<face>.<name in snake case> or ELSEWHERE
+    root = make_package(tmp_path, {
+        "_exports.py": "FACES = {'solver': 'LowerTrs Cg'}\nELSEWHERE = {'solver.Cg': 'krylov'}\n",
+        "core/solver/lower_trs.py": "x = 1\n",
+        "core/solver/krylov.py": "from ginkpy.core.solver.lower_trs import x\n",
+    })
+    names, trees = house.load(root)
+    assert house.imports(trees["ginkpy._exports"], "ginkpy._exports", False, names) == {
+        "ginkpy.core.solver.lower_trs", "ginkpy.core.solver.krylov"}
+    root.joinpath("core/solver/lower_trs.py").write_text("def f():\n    import ginkpy._exports\n")
+    assert findings(house, root) == [
+        "floor: ginkpy/core/solver/lower_trs.py:2 ginkpy.core.solver.lower_trs -> ginkpy._exports (deferred import): "
+        "core imports no face",
+        "import circle of 3 modules: ginkpy._exports <-> ginkpy.core.solver.krylov <-> ginkpy.core.solver.lower_trs"]
+
+
 def test_a_pair_is_tolerated_and_type_checking_imports_do_not_count(house, tmp_path):
     root = make_package(tmp_path, {
         "core/a.py": "from ginkpy.core.b import x\n",

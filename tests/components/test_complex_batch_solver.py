@@ -1,10 +1,7 @@
 """The batched solvers' kernels (ginkpy/opencl/components/batch_solver.py) in complex values: many
 small complex systems in one launch on both executors.
 
-Complex values (complex64, complex128) in the kernels, as every complex twin test (see
-tests/complex_cases.py): random complex data larger than a work-group, odd sizes and
-column counts, stopped columns and zero divisors where the kernel has them; dot products
-conjugate their first argument, norms are real.
+Complex twins as tests/complex_cases.py describes them.
 """
 import numpy as np
 import pytest
@@ -12,12 +9,10 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 
-from complex_cases import COMPLEX, CONVERGED, complex_dtype, crandom
+from complex_cases import CONVERGED, complex_dtype, crandom
 
 
-@pytest.fixture(**COMPLEX)
-def dtype(request, ocl):
-    return complex_dtype(request, ocl)
+dtype = complex_dtype  # complex128 and complex64
 
 
 # -- the batched solvers' kernels ---------------------------------------------------------------------

@@ -1,41 +1,23 @@
 """The reductions and the stopping check (ginkpy/*/components/) in complex values against their
 reference twins.
 
-Complex values (complex64, complex128) in the kernels, as every complex twin test (see
-tests/complex_cases.py): random complex data larger than a work-group, odd sizes and
-column counts, stopped columns and zero divisors where the kernel has them; dot products
-conjugate their first argument, norms are real.
+Complex twins as tests/complex_cases.py describes them.
 """
 import numpy as np
-import pytest
 
 from ginkpy.core.base.types import real_dtype
 
-from complex_cases import (BREAKDOWN, COMPLEX, CONVERGED, DIVERGED, G, LIMIT, M, MAX_ITERS, RUNNING, SHAPES,
-                           assert_summed, complex_dtype, crandom, partials)
-from conftest import Stop, assert_stop_twins, assert_twins, sum_tol, twin
+from complex_cases import (BREAKDOWN, CONVERGED, DIVERGED, G, LIMIT, M, MAX_ITERS, RUNNING, complex_dtype, crandom,
+                           partials)
+from conftest import Stop, assert_stop_twins, sum_tol, twin
 
 
-@pytest.fixture(**COMPLEX)
-def dtype(request, ocl):
-    return complex_dtype(request, ocl)
+dtype = complex_dtype  # complex128 and complex64
 
 
 # -- reductions and the stopping check -----------------------------------------------------------
 
-@pytest.mark.parametrize("two", [False, True], ids=["one", "two"])
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_dots(ref, dev, rng, dtype, shape, two):
-    n, k = shape
-    x, u, w = (crandom(rng, shape, dtype) for _ in range(3))
-    out = twin(ref, dev, "components.reduction.dots", x, u, w if two else None, np.zeros((1, k)), dtype=dtype)
-    assert_twins(out, dtype, skip=(3,))
-    # u^H x (and w^H x): conjugated
-    x64 = x.astype(np.complex128)
-    expected = [(u.conj() * x64).sum(axis=0)] + ([(w.conj() * x64).sum(axis=0)] if two else [])
-    magnitude = np.concatenate([(np.abs(v) * np.abs(x64)).sum(axis=0) for v in ([u, w] if two else [u])])
-    assert_summed(out[1][3], np.concatenate(expected)[None], magnitude, n, dtype)
-    assert_summed(out[0][3], np.concatenate(expected)[None], magnitude, n, dtype)
+# the dots in complex values: test_components.py::test_dots (every value type)
 
 
 def test_multi_dot(ref, dev, rng, dtype):

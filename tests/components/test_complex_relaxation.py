@@ -1,25 +1,19 @@
 """Jacobi's and the relaxation steps' kernels (preconditioner/jacobi_kernels,
 components/relaxation_kernels) in complex values against their reference twins.
 
-Complex values (complex64, complex128) in the kernels, as every complex twin test (see
-tests/complex_cases.py): random complex data larger than a work-group, odd sizes and
-column counts, stopped columns and zero divisors where the kernel has them; dot products
-conjugate their first argument, norms are real.
+Complex twins as tests/complex_cases.py describes them.
 """
 import numpy as np
-import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.core.matrix.dense import Dense
 
-from complex_cases import COMPLEX, complex_dtype, complex_matrix, crandom
+from complex_cases import complex_dtype, complex_matrix, crandom
 from conftest import assert_twins, tol, twin
 
 
-@pytest.fixture(**COMPLEX)
-def dtype(request, ocl):
-    return complex_dtype(request, ocl)
+dtype = complex_dtype  # complex128 and complex64
 
 
 # -- Jacobi and the relaxation steps --------------------------------------------------------------

@@ -12,7 +12,8 @@ from ginkpy.core.base.types import real_dtype
 from ginkpy.core.stop.stop_state import StopState
 from ginkpy.core.stop.stopping_status import StopReason
 
-from conftest import (PARTIAL_GROUPS as G, Stop, assert_stop_twins, assert_sums, assert_twins, random_partials, sum_tol,
+from complex_cases import assert_summed
+from conftest import (PARTIAL_GROUPS as G, Stop, assert_stop_twins, assert_twins, random_partials, sum_tol,
                       tol, twin)
 
 RUNNING, CONVERGED, LIMIT, TIME, BREAKDOWN, DIVERGED, PENDING = (
@@ -31,23 +32,27 @@ def dtype(request):
 
 
 def _random(rng, shape, dtype):
-    return rng.standard_normal(shape).astype(dtype)
+    values = rng.standard_normal(shape)
+    return (values + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else values).astype(dtype)
 
 
 # -- reductions --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("two", [False, True], ids=["one", "two"])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64],
+                         ids=["float64", "float32", "complex128", "complex64"])
 def test_dots(ref, dev, rng, dtype, shape, two):
     n, k = shape
     x, u, w = (_random(rng, shape, dtype) for _ in range(3))
     out = twin(ref, dev, "components.reduction.dots", x, u, w if two else None, np.zeros((1, k)), dtype=dtype)
     assert_twins(out, dtype, skip=(3,))
-    x64 = np.abs(x.astype(np.float64))
-    magnitude = (np.abs(u) * x64).sum(axis=0)
-    if two:
-        magnitude = np.concatenate([magnitude, (np.abs(w) * x64).sum(axis=0)])
-    assert_sums(out[1][3], out[0][3], magnitude, n, dtype)
+    # u^H x (and w^H x): conjugated in complex values
+    x64 = x.astype(np.complex128)
+    expected = np.concatenate([(v.conj() * x64).sum(axis=0) for v in ([u, w] if two else [u])])
+    magnitude = np.concatenate([(np.abs(v) * np.abs(x64)).sum(axis=0) for v in ([u, w] if two else [u])])
+    for partial_sums in (out[1][3], out[0][3]):
+        assert_summed(partial_sums, expected[None], magnitude, n, dtype)
     if n == 5001:
         assert out[1][3].shape[0] > 1  # several work-groups: the consumer adds their partial sums
 

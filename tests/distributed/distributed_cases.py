@@ -58,6 +58,14 @@ def block_diagonal(A: sp.csr_matrix, partition) -> sp.csr_matrix:
 
 # -- a distributed solve beside the serial one ------------------------------------------------------
 
+def ones_system(ex, comm, A):
+    """A (given on rank 0) over uniformly shared rows, b = 1 and x = 0: (partition, A, b, x)."""
+    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
+    Ad = gk.distributed.Matrix.from_global(ex, comm, A if comm.rank == 0 else None, partition)
+    return (partition, Ad, gk.distributed.Vector.full(ex, comm, partition, 1.0),
+            gk.distributed.Vector.zeros(ex, comm, partition))
+
+
 def compare(ex, comm, A, b, partition, params, x0=None, serial_preconditioner=None, dtype=np.float64, tol=1e-7):
     """Solve A x = b distributed (``params``: solver parameters) and, on rank 0, serially with the
     same parameters (the preconditioner replaced by ``serial_preconditioner(A)`` where given)."""
@@ -194,11 +202,16 @@ def case_cg_block_jacobi(ex, comm):
                    serial_preconditioner=lambda As: jacobi(4).on(ex).generate(gk.matrix.Csr.from_scipy(ex, local)))
 
 
+def compare_with_jacobi(ex, comm, A, seed: int, solver, zero_rank: int | None = None):
+    """:func:`compare` of ``solver`` with the default criteria and scalar Jacobi on A, b random from
+    ``seed``, the rows shared unevenly (none on ``zero_rank``)."""
+    b = np.random.default_rng(seed).standard_normal(A.shape[0])
+    return compare(ex, comm, A, b, uneven(comm, A.shape[0], zero_rank=zero_rank),
+                   solver.build().with_criteria(*criteria()).with_preconditioner(jacobi()))
+
+
 def case_bicgstab_jacobi_uneven(ex, comm):
-    A = convection_diffusion(18)
-    b = np.random.default_rng(2).standard_normal(A.shape[0])
-    return compare(ex, comm, A, b, uneven(comm, A.shape[0]),
-                   gk.solver.Bicgstab.build().with_criteria(*criteria()).with_preconditioner(jacobi()))
+    return compare_with_jacobi(ex, comm, convection_diffusion(18), 2, gk.solver.Bicgstab)
 
 
 def case_gmres_schwarz_ilu(ex, comm):
@@ -244,17 +257,11 @@ def case_fcg_schwarz_cg(ex, comm):
 
 def case_zero_rows(ex, comm):
     # one rank owns no rows
-    A = poisson2d(12)
-    b = np.random.default_rng(5).standard_normal(A.shape[0])
-    return compare(ex, comm, A, b, uneven(comm, A.shape[0], zero_rank=comm.size - 2),
-                   gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(jacobi()))
+    return compare_with_jacobi(ex, comm, poisson2d(12), 5, gk.solver.Cg, zero_rank=comm.size - 2)
 
 
 def case_zero_rows_bicgstab(ex, comm):
-    A = convection_diffusion(12)
-    b = np.random.default_rng(6).standard_normal(A.shape[0])
-    return compare(ex, comm, A, b, uneven(comm, A.shape[0], zero_rank=comm.size - 1),
-                   gk.solver.Bicgstab.build().with_criteria(*criteria()).with_preconditioner(jacobi()))
+    return compare_with_jacobi(ex, comm, convection_diffusion(12), 6, gk.solver.Bicgstab, zero_rank=comm.size - 1)
 
 
 def case_one_neighbour(ex, comm):
@@ -272,10 +279,7 @@ def case_one_neighbour(ex, comm):
 
 def case_bicg(ex, comm):
     # Bicg needs A^T: the entries move to the owners of their columns
-    A = convection_diffusion(14)
-    b = np.random.default_rng(8).standard_normal(A.shape[0])
-    return compare(ex, comm, A, b, uneven(comm, A.shape[0]),
-                   gk.solver.Bicg.build().with_criteria(*criteria()).with_preconditioner(jacobi()))
+    return compare_with_jacobi(ex, comm, convection_diffusion(14), 8, gk.solver.Bicg)
 
 
 def case_cgs_fcg_ir(ex, comm):
@@ -325,11 +329,7 @@ def case_float32(ex, comm):
 
 def case_time_limit(ex, comm):
     # a time limit stops every rank at the same iteration (the ranks agree on it)
-    A = poisson2d(30)
-    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
-    Ad = gk.distributed.Matrix.from_global(ex, comm, A if comm.rank == 0 else None, partition)
-    b = gk.distributed.Vector.full(ex, comm, partition, 1.0)
-    x = gk.distributed.Vector.zeros(ex, comm, partition)
+    _, Ad, b, x = ones_system(ex, comm, poisson2d(30))
     logger = gk.log.Convergence()
     solver = (gk.solver.Cg.build().with_criteria(gk.stop.Time.build().with_time_limit(0.05 * (1 + comm.rank)),
                                                  gk.stop.ResidualNorm.build().with_reduction_factor(1e-300))
@@ -373,11 +373,7 @@ def case_loop_counts(ex, comm):
     # (one non-blocking allgather each) and halo exchanges, from the difference of 34 and 62
     # iterations (well before the solve converges; the same best iterates kept, at 4, 8, 16 and
     # 32, so that the ends cost the same); Cg and PipeCg with scalar Jacobi
-    A = poisson2d(40)
-    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
-    Ad = gk.distributed.Matrix.from_global(ex, comm, A if comm.rank == 0 else None, partition)
-    b = gk.distributed.Vector.full(ex, comm, partition, 1.0)
-    x = gk.distributed.Vector.zeros(ex, comm, partition)
+    _, Ad, b, x = ones_system(ex, comm, poisson2d(40))
     out = {}
     for name in ("Cg", "PipeCg"):
         counts = []
@@ -496,13 +492,9 @@ def case_error_on_one_rank(ex, comm):
     # the last rank's local solver raises in the middle of a solve: every rank raises (the
     # others naming that rank), none waits forever. The last case of a launch: after it the
     # ranks' exchanges are out of step
-    A = poisson2d(16)
-    partition = gk.distributed.Partition.uniform(A.shape[0], comm)
-    Ad = gk.distributed.Matrix.from_global(ex, comm, A if comm.rank == 0 else None, partition)
+    partition, Ad, b, x = ones_system(ex, comm, poisson2d(16))
     local = _FailingSolver(ex, partition.local_size(comm.rank), comm.rank == comm.size - 1, 5)
     schwarz = gk.distributed.preconditioner.Schwarz.build().with_local_solver(local)
-    b = gk.distributed.Vector.full(ex, comm, partition, 1.0)
-    x = gk.distributed.Vector.zeros(ex, comm, partition)
     solver = gk.solver.Cg.build().with_criteria(*criteria()).with_preconditioner(schwarz).on(ex).generate(Ad)
     raised = _errors(comm, lambda: solver.apply(b, x))
     return {"raised": raised} if comm.rank == 0 else None

@@ -14,9 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from conftest import (assert_twins, criteria, factorization_initialize_twins, isai_inverse_twins, raised_pivot_floors,
-                      solve, tol, twin)
-from ginkpy.core.factorization.factorization import like, row_indices
+from conftest import (assert_twins, criteria, factorization_initialize_twins, isai_inverse_twins, solve, tol,
+                      twin)
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.linalg import bicgstab, cg, gmres
@@ -203,46 +202,7 @@ def test_initialize_twins(ref, ocl, rng, dtype):
         assert e.run("factorization.factorization.initialize_l", _csr(e, not_positive.tocsr(), dtype), 0.0)[-1] == 200
 
 
-def _factors(exec, m, dtype, ic=False):
-    A = _csr(exec, m, dtype)
-    if ic:
-        arrays, _ = exec.run("factorization.factorization.initialize_l", A, 0.25)
-        L = Csr(exec, A.shape, *arrays)
-        return A, L, row_indices(L)
-    l_arrays, u_arrays, _ = exec.run("factorization.factorization.initialize_l_u", A)
-    L, U = Csr(exec, A.shape, *l_arrays), Csr(exec, A.shape, *u_arrays)
-    return A, L, U, row_indices(L), row_indices(U)
-
-
-def test_par_ilu_sweep_twins(ref, ocl, rng, dtype):
-    m = _random(N, rng, density=6)
-    out = []
-    for e in (ref, ocl):
-        A, L, U, l_rows, u_rows = _factors(e, m, dtype)
-        U_new, L_new = like(U), like(L)
-        e.run("factorization.par_ilu.sweep_u", A, L, U, u_rows, raised_pivot_floors(e, A), U_new)
-        e.run("factorization.par_ilu.sweep_l", A, L, l_rows, U_new, L_new)
-        out.append([U_new.to_scipy().toarray(), L_new.to_scipy().toarray()])
-    assert_twins(out, dtype, factor=4)
-
-
-def test_par_ic_sweep_twins(ref, ocl, rng, dtype):
-    m = _random(N, rng, density=3, hermitian=True)
-    out = []
-    for e in (ref, ocl):
-        A, L, l_rows = _factors(e, m, dtype, ic=True)
-        e.run("factorization.par_ic.sweep_diagonal", A, L, l_rows, 0.25)
-        L_new = like(L)
-        e.run("factorization.par_ic.sweep_off_diagonal", A, L, l_rows, L_new)
-        out.append([L.to_scipy().toarray(), L_new.to_scipy().toarray()])
-    assert_twins(out, dtype, factor=4)
-    # the diagonal stays real and positive; the sums conjugate: l_ij = (a_ij - sum l_ik conj(l_jk)) / l_jj
-    L = out[0][0]
-    assert (np.diag(L).imag == 0).all() and (np.diag(L).real > 0).all()
-    strict = np.tril(L, -1)
-    expected = np.tril(m.toarray() - strict @ strict.conj().T, -1) / np.diag(L).real[None, :]
-    mask = np.tril(m.toarray(), -1) != 0
-    np.testing.assert_allclose(out[0][1][mask], expected[mask], rtol=100 * tol(dtype), atol=100 * tol(dtype))
+# ParIlu's and ParIc's sweeps in complex values: test_par_ilu.py's sweep twins (every value type)
 
 
 def test_find_invalid_pivot_twins(ref, ocl, rng, dtype):

@@ -28,13 +28,18 @@ def _dense(factor):
     return factor.to_scipy().toarray()
 
 
-def _random(n, rng, density=4, symmetric=False):
-    """A random diagonally dominant sparse matrix with a nonsymmetric (or symmetric) pattern."""
+def _random(n, rng, density=4, symmetric=False, complex_values=False):
+    """A random diagonally dominant sparse matrix with a nonsymmetric (or symmetric) pattern, real
+    or complex (a complex diagonal where nonsymmetric); symmetric: Hermitian with a real positive
+    diagonal (positive definite)."""
     m = sp.random(n, n, density / n, random_state=np.random.RandomState(rng.integers(1 << 31)), format="csr")
-    m.data = rng.uniform(-1, 1, m.nnz)
+    m.data = rng.uniform(-1, 1, m.nnz) + (1j * rng.uniform(-1, 1, m.nnz) if complex_values else 0)
     if symmetric:
-        m = m + m.T
-    m = m + sp.diags(abs(m).sum(axis=1).A.ravel() + 1 + rng.random(n))
+        m = m + m.conj().T
+    diag = abs(m).sum(axis=1).A.ravel() + 1 + rng.random(n)
+    if complex_values and not symmetric:
+        diag = diag * np.exp(2j * np.pi * rng.random(n))
+    m = m + sp.diags(diag)
     m = m.tocsr()
     m.sort_indices()
     return m
@@ -183,9 +188,12 @@ def _factors(exec, m, dtype, ic=False):
     return A, L, U, rows(L), rows(U)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+SWEEP_DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
+
+
+@pytest.mark.parametrize("dtype", SWEEP_DTYPES)
 def test_par_ilu_sweep_twins(ref, ocl, rng, dtype):
-    m = _random(N, rng, density=6)
+    m = _random(N, rng, density=6, complex_values=np.dtype(dtype).kind == "c")
     out = []
     for e in (ref, ocl):
         A, L, U, l_rows, u_rows = _factors(e, m, dtype)
@@ -197,9 +205,9 @@ def test_par_ilu_sweep_twins(ref, ocl, rng, dtype):
     assert_twins(out, dtype, factor=4)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dtype", SWEEP_DTYPES)
 def test_par_ic_sweep_twins(ref, ocl, rng, dtype):
-    m = _random(N, rng, density=3, symmetric=True)
+    m = _random(N, rng, density=3, symmetric=True, complex_values=np.dtype(dtype).kind == "c")
     out = []
     for e in (ref, ocl):
         A, L, l_rows = _factors(e, m, dtype, ic=True)
@@ -208,6 +216,13 @@ def test_par_ic_sweep_twins(ref, ocl, rng, dtype):
         e.run("factorization.par_ic.sweep_off_diagonal", A, L, l_rows, L_new)
         out.append([_dense(L), _dense(L_new)])
     assert_twins(out, dtype, factor=4)
+    # the diagonal stays real and positive; the sums conjugate: l_ij = (a_ij - sum l_ik conj(l_jk)) / l_jj
+    L = out[0][0]
+    assert (np.diag(L).imag == 0).all() and (np.diag(L).real > 0).all()
+    strict = np.tril(L, -1)
+    expected = np.tril(m.toarray() - strict @ strict.conj().T, -1) / np.diag(L).real[None, :]
+    mask = np.tril(m.toarray(), -1) != 0
+    np.testing.assert_allclose(out[0][1][mask], expected[mask], rtol=100 * tol(dtype), atol=100 * tol(dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])

@@ -1,9 +1,6 @@
 """Dense's kernels (ginkpy/*/matrix/dense_kernels.py) in complex values against their reference twins.
 
-Complex values (complex64, complex128) in the kernels, as every complex twin test (see
-tests/complex_cases.py): random complex data larger than a work-group, odd sizes and
-column counts, stopped columns and zero divisors where the kernel has them; dot products
-conjugate their first argument, norms are real.
+Complex twins as tests/complex_cases.py describes them.
 """
 import numpy as np
 import pytest
@@ -11,13 +8,11 @@ import pytest
 import ginkpy as gk
 from ginkpy.core.base.types import real_dtype
 
-from complex_cases import COMPLEX, SHAPES, complex_dtype, crandom, real
+from complex_cases import SHAPES, complex_dtype, crandom, real
 from conftest import assert_twins, sum_tol, twin
 
 
-@pytest.fixture(**COMPLEX)
-def dtype(request, ocl):
-    return complex_dtype(request, ocl)
+dtype = complex_dtype  # complex128 and complex64
 
 
 # -- Dense -------------------------------------------------------------------------------------

@@ -1,10 +1,7 @@
 """The solvers' step kernels (Cg, Bicgstab, Gmres with its orthogonalization and Givens
 rotations, the element-wise steps, Multigrid's) in complex values against their reference twins.
 
-Complex values (complex64, complex128) in the kernels, as every complex twin test (see
-tests/complex_cases.py): random complex data larger than a work-group, odd sizes and
-column counts, stopped columns and zero divisors where the kernel has them; dot products
-conjugate their first argument, norms are real.
+Complex twins as tests/complex_cases.py describes them.
 """
 import numpy as np
 import pytest
@@ -12,14 +9,12 @@ import pytest
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.cb_gmres import storage_dtype
 
-from complex_cases import (BREAKDOWN, COMPLEX, CONVERGED, G, M, MAX_ITERS, RUNNING, assert_summed, complex_dtype,
+from complex_cases import (BREAKDOWN, CONVERGED, G, M, MAX_ITERS, RUNNING, assert_summed, complex_dtype,
                            complex_matrix, crandom, partials, real)
 from conftest import Stop, assert_twins, tol, twin
 
 
-@pytest.fixture(**COMPLEX)
-def dtype(request, ocl):
-    return complex_dtype(request, ocl)
+dtype = complex_dtype  # complex128 and complex64
 
 
 # -- solver steps ----------------------------------------------------------------------------------

@@ -3,12 +3,8 @@ SOR with the relaxation factor 1: M = D + L, or M = (D + L) D^-1 (D + U) where `
 (see :mod:`ginkpy.core.preconditioner.sor`)."""
 from __future__ import annotations
 
-from typing import Any
-
-import attrs
-
-from ginkpy.core.base.factory import Parameters, parameters
-from ginkpy.core.preconditioner.sor import Sor, _check_bool
+from ginkpy.core.base.factory import parameters
+from ginkpy.core.preconditioner.sor import Sor, SweepParameters
 
 
 class GaussSeidel(Sor):
@@ -34,11 +30,8 @@ class GaussSeidel(Sor):
     """
 
     @parameters
-    class Parameters(Parameters):
-        skip_sorting: bool = attrs.field(default=False, validator=_check_bool)
-        symmetric: bool = attrs.field(default=False, validator=_check_bool)
-        l_solver: Any = None
-        u_solver: Any = None
+    class Parameters(SweepParameters):
+        """SOR's parameters but the relaxation factor (1 here)."""
 
     def _omega(self) -> float:
         return 1.0

@@ -49,6 +49,17 @@ def _check_relaxation_factor(instance: Any, attribute: attrs.Attribute, value: A
                          f"strictly between 0 and 2 (SOR diverges outside); 1 is Gauss-Seidel")
 
 
+@parameters
+class SweepParameters(Parameters):
+    """What SOR and Gauss-Seidel take: whether to sweep back as well (``symmetric``), the solvers of
+    the triangular factors, and Ginkgo's ``skip_sorting``."""
+
+    skip_sorting: bool = attrs.field(default=False, validator=_check_bool)
+    symmetric: bool = attrs.field(default=False, validator=_check_bool)
+    l_solver: Any = None
+    u_solver: Any = None
+
+
 class Sor(EnableBuild, LinOp):
     """(S)SOR preconditioner: x = M^-1 b with M = (D + omega L) / omega, or SSOR's symmetric M.
 
@@ -75,12 +86,8 @@ class Sor(EnableBuild, LinOp):
     """
 
     @parameters
-    class Parameters(Parameters):
-        skip_sorting: bool = attrs.field(default=False, validator=_check_bool)
-        symmetric: bool = attrs.field(default=False, validator=_check_bool)
+    class Parameters(SweepParameters):
         relaxation_factor: float = attrs.field(default=DEFAULT_RELAXATION_FACTOR, validator=_check_relaxation_factor)
-        l_solver: Any = None
-        u_solver: Any = None
 
     def __init__(self, factory: Factory, system_matrix: LinOp, backward: bool = False) -> None:
         EnableBuild.__init__(self, factory)

@@ -50,15 +50,28 @@ inline int least_squares_istop(const real_type itn, const int iter_lim, const re
     return istop;
 }
 
+// The start of the bidiagonalization in column c from uu = u . u and vv = v . v (v = A^H u):
+// beta = ||u||, alpha = ||v|| (0 where beta = 0); work-item i < size scales v_i = v_i / alpha
+// (where alpha > 0) and returns it (0 past size). Lsqr's and Lsmr's initialize.
+inline value_type start_bidiagonalization(const int i, const int size, const int c, __global const value_type* uu,
+                                          __global const value_type* vv, __global value_type* v,
+                                          real_type* alpha, real_type* beta)
+{
+    *beta = sqrt(fabs(real_part(uu[c])));
+    *alpha = *beta > 0 ? sqrt(fabs(real_part(vv[c]))) : 0;
+    if (i >= size) return 0;
+    const value_type v_i = *alpha > 0 ? v[i] / *alpha : v[i];
+    v[i] = v_i;
+    return v_i;
+}
+
 // u = Av - alpha u (one work-item per entry of u)
 __kernel void bidiagonalize_u(const int size, const int k, __global const value_type* Av,
                               __global value_type* u, __global const real_type* state,
                               __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != 0) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     u[i] = Av[i] - state[c] * u[i];
 }
 

@@ -28,13 +28,7 @@ __kernel void scan_sums(const int count, __global int* sums, __local int* tmp)
     int own = 0;
     for (int i = begin; i < end; ++i) own += sums[i];
     tmp[lid] = own;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int d = 1; d < width; d *= 2) {
-        const int left = lid >= d ? tmp[lid - d] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        tmp[lid] += left;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    local_scan_int(tmp, lid, width);
     int offset = tmp[lid] - own;
     for (int i = begin; i < end; ++i) {
         const int c = sums[i];

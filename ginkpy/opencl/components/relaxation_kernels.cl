@@ -33,6 +33,18 @@ __kernel void relax_first(const int size, const int k, const real_type beta,
     if (keep_d) d[idx] = v;
 }
 
+// (A x) at entry idx of the n x k x (row-major): row idx / k of the CSR matrix A against column
+// idx % k of x
+inline value_type product_entry(const int idx, const int k, __global const index_type* row_ptrs,
+                                __global const index_type* col_idxs, __global const value_type* values,
+                                __global const value_type* x)
+{
+    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
+    value_type ax = 0;
+    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += mul(values[e], x[col_idxs[e] * k + c]);
+    return ax;
+}
+
 // r = b - A x
 __kernel void residual(const int size, const int k, __global const index_type* restrict row_ptrs,
                        __global const index_type* restrict col_idxs,
@@ -42,10 +54,7 @@ __kernel void residual(const int size, const int k, __global const index_type* r
 {
     const int idx = get_global_id(0);
     if (idx >= size) return;
-    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
-    value_type ax = 0;
-    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += mul(values[e], x[col_idxs[e] * k + c]);
-    r[idx] = b[idx] - ax;
+    r[idx] = b[idx] - product_entry(idx, k, row_ptrs, col_idxs, values, x);
 }
 
 // d = alpha d + beta D^-1 (b - A x) (without alpha d unless keep_d and alpha != 0: d is not
@@ -61,10 +70,8 @@ __kernel void relax(const int size, const int k, const real_type alpha, const re
 {
     const int idx = get_global_id(0);
     if (idx >= size) return;
-    const int row = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
-    value_type ax = 0;
-    for (int e = row_ptrs[row]; e < row_ptrs[row + 1]; e++) ax += mul(values[e], x[col_idxs[e] * k + c]);
-    value_type update = beta * mul(inv_diag[row], b[idx] - ax);
+    const value_type ax = product_entry(idx, k, row_ptrs, col_idxs, values, x);
+    value_type update = beta * mul(inv_diag[k == 1 ? idx : idx / k], b[idx] - ax);
     if (keep_d) {
         if (alpha != 0) update = alpha * d[idx] + update;
         d[idx] = update;

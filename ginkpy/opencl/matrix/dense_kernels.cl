@@ -401,13 +401,7 @@ __kernel void scan_blocks(const int size, const int per_group, __global int* v,
     for (int base = begin; base < end; base += width) {
         const int i = base + lid;
         tmp[lid] = i < end ? v[i] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int s = 1; s < width; s *= 2) {
-            const int left = lid >= s ? tmp[lid - s] : 0;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            tmp[lid] += left;
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        local_scan_int(tmp, lid, width);
         if (i < end) v[i] = offset + tmp[lid];
         offset += tmp[width - 1];
         barrier(CLK_LOCAL_MEM_FENCE);

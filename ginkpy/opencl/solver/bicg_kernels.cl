@@ -22,10 +22,8 @@ __kernel void step_1(const int size, const int k, __global value_type* p,
                      __global const value_type* z2, __global const value_type* rho,
                      __global const value_type* prev_rho, __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     // p = z + (rho / prev_rho) p;  p2 = z2 + conj(rho / prev_rho) p2  (tmp = 0 where prev_rho == 0)
     const value_type tmp = !is_zero(prev_rho[c]) ? divide(rho[c], prev_rho[c]) : 0;
     p[i] = z[i] + mul(tmp, p[i]);
@@ -39,10 +37,8 @@ __kernel void step_2(const int size, const int k, __global value_type* x,
                      __global const value_type* rho, __global value_type* prev_rho,
                      __global uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     if (is_zero(beta[c]) || is_zero(rho[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;

@@ -10,10 +10,8 @@ __kernel void step_1(const int size, const int k, __global const value_type* r,
                      __global const value_type* q, __global const value_type* rho,
                      __global const value_type* prev_rho, __global uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     if (is_zero(rho[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;
@@ -31,10 +29,8 @@ __kernel void step_2(const int size, const int k, __global const value_type* u,
                      __global const value_type* rho, __global const value_type* gamma,
                      __global uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     if (is_zero(gamma[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;
@@ -52,10 +48,8 @@ __kernel void step_3(const int size, const int k, __global const value_type* u_h
                      __global const value_type* rho, __global value_type* prev_rho,
                      __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     // x += alpha u_hat;  prev_rho = rho
     x[i] += mul(alpha[c], u_hat[i]);
     if (i < k) prev_rho[c] = rho[c];

@@ -10,10 +10,8 @@ __kernel void step_1(const int size, const int k, __global value_type* p,
                      __global const value_type* z, __global const value_type* rho_t,
                      __global const value_type* prev_rho, __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     const value_type tmp = !is_zero(prev_rho[c]) ? divide(rho_t[c], prev_rho[c]) : 0;
     p[i] = z[i] + mul(tmp, p[i]);
 }
@@ -24,10 +22,8 @@ __kernel void step_2(const int size, const int k, __global value_type* x,
                      __global const value_type* beta, __global const value_type* rho,
                      __global value_type* prev_rho, __global uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     if (!(real_part(beta[c]) > 0) || is_zero(rho[c])) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
         return;

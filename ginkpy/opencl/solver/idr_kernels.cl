@@ -33,10 +33,8 @@ __kernel void step_1(const int size, const int k, const int j, const int s,
                      __global const value_type* c, __global value_type* v,
                      __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int q = COLUMN(i, k);
-    if (status[q] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), q = COLUMN(i, k);
+    if (!running_entry(i, q, size, status)) return;
     value_type value = r[i];
     for (int l = j; l < s; ++l) value -= mul(c[l * k + q], g[l * size + i]);
     v[i] = value;
@@ -48,10 +46,8 @@ __kernel void step_2(const int size, const int k, const int j, const int s,
                      __global const value_type* c, __global const value_type* u,
                      __global value_type* u_j, __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int q = COLUMN(i, k);
-    if (status[q] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), q = COLUMN(i, k);
+    if (!running_entry(i, q, size, status)) return;
     value_type value = mul(omega[q], z[i]);
     for (int l = j; l < s; ++l) value += mul(c[l * k + q], u[l * size + i]);
     u_j[i] = value;
@@ -100,10 +96,8 @@ __kernel void step_3(const int size, const int k, const int j,
                      __global value_type* u, __global value_type* r, __global value_type* x,
                      __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int q = COLUMN(i, k);
-    if (status[q] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), q = COLUMN(i, k);
+    if (!running_entry(i, q, size, status)) return;
     value_type g_value = g_j[i];
     value_type u_value = u_j[i];
     for (int l = 0; l < j; ++l) {
@@ -127,10 +121,8 @@ __kernel void step_4(const int size, const int k, const real_type kappa,
                      __global value_type* r, __global value_type* x,
                      __global uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int q = COLUMN(i, k);
-    if (status[q] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), q = COLUMN(i, k);
+    if (!running_entry(i, q, size, status)) return;
     const value_type tr_q = tr[q];
     const real_type tt_q = real_part(tt[q]);
     const real_type r_q = r_norm[q];

@@ -15,15 +15,12 @@ __kernel void initialize(const int size, const int k, const int rows, __global v
                          __global const value_type* uu, __global const value_type* vv,
                          __global real_type* state, __global uchar* status)
 {
-    const int i = get_global_id(0);
-    const int c = COLUMN(i, k);
-    const real_type beta = sqrt(fabs(real_part(uu[c])));
-    const real_type alpha = beta > 0 ? sqrt(fabs(real_part(vv[c]))) : 0;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    real_type alpha, beta;
+    const value_type v_i = start_bidiagonalization(i, size, c, uu, vv, v, &alpha, &beta);
     const real_type normb = sqrt(fabs(real_part(bb[c])));
     const bool exact = alpha * beta == 0;
     if (i < size) {
-        const value_type v_i = alpha > 0 ? v[i] / alpha : v[i];
-        v[i] = v_i;
         h[i] = v_i;
         hbar[i] = 0;
         if (!exact && normb == 0) x[i] = 0;
@@ -128,10 +125,8 @@ __kernel void update(const int size, const int k, __global value_type* v, __glob
                      __global value_type* hbar, __global value_type* x,
                      __global const real_type* state, __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != 0) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     const value_type v_i = S(VSCALE) * v[i];
     const value_type h_i = h[i];
     const value_type hbar_i = h_i + S(HBAR_SCALE) * hbar[i];

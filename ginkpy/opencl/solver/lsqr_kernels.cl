@@ -14,15 +14,10 @@ __kernel void initialize(const int size, const int k, const int rows, __global v
                          __global const value_type* uu, __global const value_type* vv,
                          __global real_type* state, __global uchar* status)
 {
-    const int i = get_global_id(0);
-    const int c = COLUMN(i, k);
-    const real_type beta = sqrt(fabs(real_part(uu[c])));
-    const real_type alpha = beta > 0 ? sqrt(fabs(real_part(vv[c]))) : 0;
-    if (i < size) {
-        const value_type v_i = alpha > 0 ? v[i] / alpha : v[i];
-        v[i] = v_i;
-        w[i] = v_i;
-    }
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    real_type alpha, beta;
+    const value_type v_i = start_bidiagonalization(i, size, c, uu, vv, v, &alpha, &beta);
+    if (i < size) w[i] = v_i;
     if (i < k) {
         for (int r = 0; r < rows; ++r) state[r * k + c] = 0;
         S(ALPHA) = alpha;

@@ -159,10 +159,8 @@ __kernel void step_5(const int size, const int k, __global const value_type* p,
                      __global const value_type* coef, __global const value_type* eta,
                      __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     const value_type d_i = mul(coef[c], d[i]) + mul(eta[c], p[i]);
     const value_type s_i = mul(coef[c], s[i]) + mul(eta[c], p_tld[i]);
     d[i] = d_i;

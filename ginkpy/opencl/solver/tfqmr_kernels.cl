@@ -41,10 +41,8 @@ __kernel void step_1(const int size, const int k, __global const value_type* u_h
                      __global value_type* v, __global const value_type* phase,
                      __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING || real_part(phase[c]) != 0) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status) || real_part(phase[c]) != 0) return;
     v[i] += u_hat[i];
 }
 
@@ -58,10 +56,8 @@ __kernel void step_2(const int size, const int k, __global value_type* u,
                      __global const value_type* eta, __global const value_type* phase,
                      __global uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= (size > k ? size : k)) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, max(size, k), status)) return;
     const bool even = real_part(phase[c]) == 0;
     if (even && (is_zero(rv[c]) || is_zero(rho[c]))) {
         if (i < k) status[c] = STATUS_BREAKDOWN;
@@ -123,10 +119,8 @@ __kernel void step_4(const int size, const int k, __global const value_type* z,
                      __global const value_type* beta, __global const value_type* phase,
                      __global const uchar* status)
 {
-    const int i = get_global_id(0);
-    if (i >= size) return;
-    const int c = COLUMN(i, k);
-    if (status[c] != STATUS_RUNNING) return;
+    const int i = get_global_id(0), c = COLUMN(i, k);
+    if (!running_entry(i, c, size, status)) return;
     x[i] += mul(eta[c], z[i]);
     if (real_part(phase[c]) == 0) {
         const value_type b = beta[c];

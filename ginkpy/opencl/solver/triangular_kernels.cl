@@ -123,26 +123,6 @@ inline value_type solved_side(__global const value_type* values, const int p, co
 #endif
 }
 
-// out = D^-1 (b - N x): the entries of row i on the solved side of the diagonal (LOWER: left
-// of it, else right of it; a compile-time switch), one work-item per (row, column)
-__kernel void jacobi_sweep(const int size, const int k, __global const int* row_ptrs,
-                           __global const int* col_idxs, __global const value_type* values,
-                           __global const value_type* inv_diag, __global const value_type* b,
-                           __global const value_type* x, __global value_type* out)
-{
-    const int id = get_global_id(0);
-    if (id < size) {
-        const int i = k == 1 ? id : id / k;
-        const int c = COLUMN(id, k);
-        value_type sum = 0;
-        for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
-            const int j = col_idxs[p];
-            sum += mul(solved_side(values, p, i, j), x[j * k + c]);
-        }
-        out[id] = mul(inv_diag[i], b[id] - sum);
-    }
-}
-
 // (N D^-1 b)_i, column c: row i's solved side against D^-1 b
 inline value_type off_diagonal_of_scaled_b(const int i, const int k, const int c, __global const int* row_ptrs,
                                            __global const int* col_idxs, __global const value_type* values,
@@ -156,27 +136,16 @@ inline value_type off_diagonal_of_scaled_b(const int i, const int k, const int c
     return sum;
 }
 
-// out = D^-1 (b - N D^-1 b): the first two sweeps from x = 0 in one launch (row i reads D^-1 b
-// at its columns instead of a first sweep's output), one work-item per (row, column)
-__kernel void jacobi_two_sweeps(const int size, const int k, __global const int* row_ptrs,
-                                __global const int* col_idxs, __global const value_type* values,
-                                __global const value_type* inv_diag, __global const value_type* b,
-                                __global value_type* out)
-{
-    const int id = get_global_id(0);
-    if (id < size) {
-        const int i = k == 1 ? id : id / k;
-        const int c = COLUMN(id, k);
-        out[id] = mul(inv_diag[i], b[id] - off_diagonal_of_scaled_b(i, k, c, row_ptrs, col_idxs, values, inv_diag, b));
-    }
-}
-
-// out = D^-1 (b - N D^-1 (b - N D^-1 b)): the first three sweeps from x = 0 in one launch (row i
-// recomputes the second sweep at its columns j from b at theirs), one work-item per (row, column)
-__kernel void jacobi_three_sweeps(const int size, const int k, __global const int* row_ptrs,
-                                  __global const int* col_idxs, __global const value_type* values,
-                                  __global const value_type* inv_diag, __global const value_type* b,
-                                  __global value_type* out)
+// out = D^-1 (b - N y), one work-item per (row, column): N the entries of row i on the solved side
+// of the diagonal (LOWER: left of it, else right of it; a compile-time switch), y at its columns j
+//   from_zero 0: x_j (a sweep from x)
+//   from_zero 2: D^-1 b at row j, the first sweep from x = 0 (two sweeps in one launch)
+//   from_zero 3: x2_j = D^-1 (b - N D^-1 b) at row j, the second sweep from x = 0 recomputed from
+//                b at row j's columns (three sweeps in one launch)
+__kernel void jacobi_sweep(const int size, const int k, __global const int* row_ptrs,
+                           __global const int* col_idxs, __global const value_type* values,
+                           __global const value_type* inv_diag, __global const value_type* b,
+                           __global const value_type* x, __global value_type* out, const int from_zero)
 {
     const int id = get_global_id(0);
     if (id < size) {
@@ -186,10 +155,10 @@ __kernel void jacobi_three_sweeps(const int size, const int k, __global const in
         for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
             const int j = col_idxs[p];
             const value_type v = solved_side(values, p, i, j);
-            if (is_zero(v)) continue;  // (the diagonal and the other side: no second sweep to recompute)
-            // x2_j = D^-1 (b - N D^-1 b) at row j
-            const value_type inner = off_diagonal_of_scaled_b(j, k, c, row_ptrs, col_idxs, values, inv_diag, b);
-            sum += mul(v, mul(inv_diag[j], b[j * k + c] - inner));
+            if (is_zero(v)) continue;  // (the diagonal and the other side)
+            const value_type inner = from_zero == 3
+                ? off_diagonal_of_scaled_b(j, k, c, row_ptrs, col_idxs, values, inv_diag, b) : 0;
+            sum += mul(v, from_zero ? mul(inv_diag[j], b[j * k + c] - inner) : x[j * k + c]);
         }
         out[id] = mul(inv_diag[i], b[id] - sum);
     }
@@ -199,7 +168,7 @@ __kernel void jacobi_three_sweeps(const int size, const int k, __global const in
 // row's bound on the contraction of a Jacobi sweep (N_i: the strict triangle's columns, left of
 // the diagonal with LOWER, else right; d_i = 1 with unit_diagonal, INFINITY where it is zero or
 // not stored); partial[2 g + 1] the max of sum_{j in N_i} (entries of row j), the work of row i
-// in jacobi_three_sweeps. One work-item per row, max-reductions in local memory.
+// in jacobi_sweep's three sweeps. One work-item per row, max-reductions in local memory.
 __kernel void jacobi_bound(const int n, const int unit_diagonal, __global const int* row_ptrs,
                            __global const int* col_idxs, __global const value_type* values,
                            __global real_type* partial, __local real_type* slot)

@@ -186,38 +186,32 @@ def jacobi_initialize(exec, inv_diag, b, x):
     launch(exec, __file__, "jacobi_initialize", x.dtype, x.shape, inv_diag, b, x)
 
 
-def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
-    # out = D^-1 (b - N x)
-    size = x.shape[0] * x.shape[1]
-    if size == 0:
-        return
-    check_int32(size)
-    wg = min(WORK_GROUP, exec.info.max_work_group_size)
-    exec.kernel(__file__, x.dtype, "jacobi_sweep", LOWER=int(bool(lower)))(
-        exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(x.shape[1]),
-        a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, x.values.data,
-        out.values.data)
-
-
-def _fused_sweeps(exec, name, a, lower, inv_diag, b, out):
+def _sweep(exec, a, lower, inv_diag, b, x, out, from_zero):
+    # out = D^-1 (b - N y): y = x (from_zero 0), or the first (2) or second (3) sweep from x = 0
     size = out.shape[0] * out.shape[1]
     if size == 0:
         return
     check_int32(size)
     wg = min(WORK_GROUP, exec.info.max_work_group_size)
-    exec.kernel(__file__, out.dtype, name, LOWER=int(bool(lower)))(
+    exec.kernel(__file__, out.dtype, "jacobi_sweep", LOWER=int(bool(lower)))(
         exec.queue, (round_up(size, wg),), (wg,), np.int32(size), np.int32(out.shape[1]),
-        a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, out.values.data)
+        a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, b.values.data, x.values.data,
+        out.values.data, np.int32(from_zero))
+
+
+def jacobi_sweep(exec, a, lower, inv_diag, b, x, out):
+    # out = D^-1 (b - N x)
+    _sweep(exec, a, lower, inv_diag, b, x, out, 0)
 
 
 def jacobi_two_sweeps(exec, a, lower, inv_diag, b, out):
-    # out = D^-1 (b - N D^-1 b)
-    _fused_sweeps(exec, "jacobi_two_sweeps", a, lower, inv_diag, b, out)
+    # out = D^-1 (b - N D^-1 b): the first two sweeps from x = 0 in one launch
+    _sweep(exec, a, lower, inv_diag, b, b, out, 2)
 
 
 def jacobi_three_sweeps(exec, a, lower, inv_diag, b, out):
-    # out = D^-1 (b - N D^-1 (b - N D^-1 b))
-    _fused_sweeps(exec, "jacobi_three_sweeps", a, lower, inv_diag, b, out)
+    # out = D^-1 (b - N D^-1 (b - N D^-1 b)): the first three sweeps from x = 0 in one launch
+    _sweep(exec, a, lower, inv_diag, b, b, out, 3)
 
 
 def jacobi_bound(exec, a, lower, unit_diagonal) -> tuple[float, int]:
