@@ -1,0 +1,97 @@
+"""OpenCL kernels of the sparse matrix-matrix product C = A B and of the transpose with its
+entry map (sources in spgemm_kernels.cl; the method is in the .cl's head comment).
+
+The product: row lengths counted by a k-way merge of the rows of B that each row of A selects,
+one prefix sum (components.prefix_sum), one blocking read of the total (to allocate), the
+merge again writing sorted columns and summed values. New values on the same patterns run the
+second merge only (:func:`spgemm_values`, no read). The transpose: the entries of each column
+counted with atomics, one prefix sum, scattered with atomics and each row sorted, keeping the
+source entry of each, so that new values are one gather (:func:`transpose_values`).
+
+Launches: one row (item) per work-item in work-groups of WORK_GROUP on a GPU; on a CPU a few
+work-groups of one work-item each, a contiguous stretch of rows per work-item.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32
+
+CPU_ITEMS_PER_UNIT = 16  # work-items per compute unit on a CPU
+CPU_MIN_CHUNK = 256      # rows a CPU work-item takes at least
+
+
+def _run(exec, name: str, dtype, items: int, *args, **defines) -> None:
+    """Kernel ``name`` over ``items`` items, given (items, chunk, args)."""
+    if items == 0:
+        return
+    if exec.info.is_cpu:
+        chunk = max(CPU_MIN_CHUNK, ceil_div(items, CPU_ITEMS_PER_UNIT * exec.info.compute_units))
+        global_size, local_size = ceil_div(items, chunk), 1
+    else:
+        chunk, local_size = 1, WORK_GROUP
+        global_size = ceil_div(items, WORK_GROUP) * WORK_GROUP
+    exec.kernel(__file__, dtype, name, **defines)(exec.queue, (global_size,), (local_size,), np.int32(items),
+                                                  np.int32(chunk), *args)
+
+
+def _zeros(exec, size: int):
+    out = exec.alloc((size,), np.int32)
+    exec.counters["launches"] += 1
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, out.data, np.int32(0), 0, 4 * size)
+    return out
+
+
+def spgemm(exec, a, b):
+    # C = A B: row lengths, their prefix sum, then columns and values
+    n = a.shape[0]
+    row_ptrs = exec.alloc((n + 1,), np.int32)
+    cursor = exec.alloc((max(a.nnz, 1),), np.int32)
+    _run(exec, "count_rows", a.dtype, n + 1, a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, b.col_idxs.data,
+         cursor.data, row_ptrs.data)
+    exec.run("components.prefix_sum.prefix_sum", row_ptrs)
+    nnz = int(exec.to_host(row_ptrs[n:])[0])
+    check_int32(nnz, "the product's entries")
+    col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
+    if nnz:
+        _fill(exec, a, b, cursor, row_ptrs, col_idxs, values, write_cols=True)
+    return row_ptrs, col_idxs, values
+
+
+def spgemm_values(exec, a, b, c):
+    # c's values = those of A B on c's pattern (that of an earlier product of these patterns)
+    if c.nnz:
+        cursor = exec.alloc((max(a.nnz, 1),), np.int32)
+        _fill(exec, a, b, cursor, c.row_ptrs, c.col_idxs, c.values, write_cols=False)
+
+
+def _fill(exec, a, b, cursor, row_ptrs, col_idxs, values, write_cols: bool) -> None:
+    _run(exec, "fill_rows", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, a.values.data,
+         b.row_ptrs.data, b.col_idxs.data, b.values.data, cursor.data, row_ptrs.data, col_idxs.data, values.data,
+         WRITE_COLS=int(write_cols))
+
+
+def transpose(exec, a, conjugate):
+    # T = A^T (A^H): rows counted per column of A, scattered, each row sorted; source[p] = the entry of A at p
+    n, m = a.shape
+    nnz = a.nnz
+    row_ptrs = _zeros(exec, m + 1)
+    _run(exec, "count_columns", a.dtype, nnz, a.col_idxs.data, row_ptrs.data)
+    exec.run("components.prefix_sum.prefix_sum", row_ptrs)
+    col_idxs, source = exec.alloc((max(nnz, 1),), np.int32), exec.alloc((max(nnz, 1),), np.int32)
+    if nnz:
+        fill = _zeros(exec, m)
+        _run(exec, "scatter_entries", a.dtype, n, a.row_ptrs.data, a.col_idxs.data, row_ptrs.data, fill.data,
+             col_idxs.data, source.data)
+        _run(exec, "sort_transposed", a.dtype, m, row_ptrs.data, col_idxs.data, source.data)
+    values = exec.alloc((nnz,), a.dtype)
+    transpose_values(exec, a, source, values, conjugate)
+    return row_ptrs, col_idxs[:nnz], values, source[:nnz]
+
+
+def transpose_values(exec, a, source, values, conjugate):
+    # values[p] = a's value at source[p] (conjugated for A^H)
+    _run(exec, "gather_values", a.dtype, a.nnz, source.data, a.values.data, values.data,
+         CONJUGATE=int(bool(conjugate)))
