@@ -55,6 +55,7 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense, overwrite
+from ginkpy.core.multigrid.smoothed_aggregation import SmoothedProducts, piecewise_constant
 
 
 FIRST_SWEEPS = 4  # matching sweeps enqueued before the host first reads the state (3-4 usually do)
@@ -102,7 +103,8 @@ class Pgm(EnableBuild):
         with ``prolongation_relax``.
     prolongation_relax : float, default 0 (piecewise constant P)
         w > 0: smoothed aggregation, P = (I - w / rho D^-1 A) P_t (PyAMG's SA: 4/3), R = P^T
-        and the coarse matrix R A P made on the host (see ``smoothed``).
+        and the coarse matrix R A P made on the executor by sparse products (see ``smoothed``
+        and core/multigrid/smoothed_aggregation.py).
     skip_sorting : bool, default False
         Ginkgo's (ginkpy's Csr is always sorted): accepted, it changes nothing.
 
@@ -153,16 +155,12 @@ class Pgm(EnableBuild):
 
     def _smooth(self) -> None:
         """Smoothed aggregation: P = (I - w / rho D^-1 A) P_t, R = P^T and R A P, made on the
-        host with SciPy (``multigrid.pgm.smoothed_prolongation``), replacing the piecewise
-        constant coarse matrix of the passes."""
-        exec, A = self.executor, self.fine_op
-        host = exec.host
-        triples = host.run("multigrid.pgm.smoothed_prolongation", A.clone(host), exec.to_host(self.agg),
-                           self.num_aggregates, self.parameters.prolongation_relax)
-        n, m = A.shape[0], self.num_aggregates
-        self._prolong_op, self._restrict_op, self.coarse_op = (
-            Csr(exec, shape, *(exec.from_host(v) for v in arrays))
-            for shape, arrays in zip(((n, m), (m, n), (m, m)), triples))
+        executor with sparse products (core/multigrid/smoothed_aggregation.py), replacing the
+        piecewise constant coarse matrix of the passes."""
+        self._sa_products = SmoothedProducts(self.fine_op, self.agg, self.num_aggregates,
+                                          self.parameters.prolongation_relax)
+        self._prolong_op, self._restrict_op = self._sa_products.prolong, self._sa_products.restrict
+        self.coarse_op = self._sa_products.coarse
 
     def update(self) -> None:
         """The coarse matrix R A P again from new values of the fine matrix on the same
@@ -170,10 +168,12 @@ class Pgm(EnableBuild):
         structure reuse): only the Galerkin product runs (``multigrid.pgm.compute_coarse`` and
         ``pack``, for all passes at once), and its values go into ``coarse_op``'s own array.
         The first update finds where each aggregate's coarse row is made (one read of the
-        aggregates; later ones read nothing)."""
+        aggregates; later ones read nothing). A smoothed aggregation computes its P, R and
+        R A P again into their arrays (their patterns are structural: kept), reading nothing."""
         exec, A, m = self.executor, self.fine_op, self.num_aggregates
         if self.smoothed:
-            self._update_smoothed()
+            # P, R and R A P: the products' numeric halves into their arrays
+            self._sa_products.update()
             return
         if self._product_plan is None:
             # the entries of A in the rows of the aggregates before each (the product's slots)
@@ -187,18 +187,6 @@ class Pgm(EnableBuild):
         _, _, values = exec.run("multigrid.pgm.pack", *product[:-1], m, self.coarse_op.nnz,
                                 1 / self.parameters.over_interp)
         overwrite(exec, self.coarse_op.values, values)
-
-    def _update_smoothed(self) -> None:
-        """update() of a smoothed aggregation: P, R and R A P made again on the host, their
-        values written into the arrays the cycle reads (a ValueError where a pattern changed)."""
-        old = (self._prolong_op, self._restrict_op, self.coarse_op)
-        self._smooth()
-        for before, after in zip(old, (self._prolong_op, self._restrict_op, self.coarse_op)):
-            if before.nnz != after.nnz:
-                raise ValueError("Pgm with prolongation_relax: the new values give another pattern of P or of "
-                                 "R A P (an entry became exactly zero); generate the Multigrid anew")
-            overwrite(self.executor, before.values, after.values)
-        self._prolong_op, self._restrict_op, self.coarse_op = old
 
     def _pass(self, A: Csr, before: tuple | None, last: bool) -> tuple[tuple, Csr]:
         """One aggregation pass on A (the fine matrix, or the coarse matrix of the passes
@@ -289,9 +277,7 @@ class Pgm(EnableBuild):
     def prolong_op(self) -> Csr:
         """P: n x m, P_iI = 1 where fine row i is in aggregate I."""
         if self._prolong_op is None:
-            exec, n = self.executor, self.fine_op.shape[0]
-            self._prolong_op = Csr(exec, (n, self.num_aggregates), exec.from_host(np.arange(n + 1, dtype=INDEX_DTYPE)),
-                                   exec.copy(self.agg), exec.from_host(np.ones(n, self.fine_op.dtype)))
+            self._prolong_op = piecewise_constant(self.fine_op, self.agg, self.num_aggregates)
         return self._prolong_op
 
     @property
