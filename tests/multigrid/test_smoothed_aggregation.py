@@ -64,6 +64,54 @@ def test_coarse_matrix_is_the_galerkin_product_of_the_smoothed_prolongation(exec
     assert level.coarse_op.shape[0] == np.unique(level.aggregates()).size
 
 
+def test_the_device_hierarchy_is_the_reference_one(ref, ocl):
+    # deterministic aggregates: the same on both executors, so P, R and R A P too (patterns
+    # exactly, values to rounding: the device sums in another order)
+    S = variable_3d(12)
+    levels = [_sa(2).with_deterministic(True).on(e).generate(_csr(e, S)) for e in (ref, ocl)]
+    np.testing.assert_array_equal(levels[0].aggregates(), levels[1].aggregates())
+    for name in ("prolong_op", "restrict_op", "coarse_op"):
+        host, device = (getattr(level, name).to_scipy() for level in levels)
+        np.testing.assert_array_equal(device.indptr, host.indptr)
+        np.testing.assert_array_equal(device.indices, host.indices)
+        scale = np.abs(host).max()
+        np.testing.assert_allclose(device.data, host.data, rtol=0, atol=1e-13 * scale)
+
+
+def test_update_of_a_smoothed_level_writes_its_arrays(exec):
+    # new values on A's pattern: P, R and R A P again into the same arrays, nothing read
+    S = poisson_3d(9).tocsr()
+    A = _csr(exec, S)
+    level = _sa(2).on(exec).generate(A)
+    ops = (level.prolong_op, level.restrict_op, level.coarse_op)
+    arrays = [(op.row_ptrs, op.col_idxs, op.values) for op in ops]
+    S2 = S.copy()
+    S2.data = S2.data * (1 + 0.5 * np.random.default_rng(1).random(S2.nnz))
+    A.update_values(S2.data)
+    reads = exec.counters["reads"]
+    level.update()
+    assert exec.counters["reads"] == reads
+    assert all(all(x is y for x, y in zip((op.row_ptrs, op.col_idxs, op.values), kept))
+               for op, kept in zip((level.prolong_op, level.restrict_op, level.coarse_op), arrays))
+    # P = (I - w / rho D^-1 A) P_t of the new values, rho Gershgorin's bound
+    agg = level.aggregates()
+    tentative = sp.csr_matrix((np.ones(S2.shape[0]), (np.arange(S2.shape[0]), agg)))
+    d = S2.diagonal()
+    rho = np.max(np.asarray(abs(S2).sum(axis=1)).ravel() / np.abs(d))
+    P = (sp.identity(S2.shape[0]) - (SA_RELAX / rho) * sp.diags(1 / d) @ S2) @ tentative
+    np.testing.assert_allclose(level.prolong_op.to_scipy().toarray(), P.toarray(), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(level.restrict_op.to_scipy().toarray(), P.T.toarray(), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(level.coarse_op.to_scipy().toarray(), (P.T @ S2 @ P).toarray(), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_a_zero_diagonal_is_a_clear_error(exec):
+    S = poisson_2d(8).tolil()
+    S[5, 5] = 0
+    with pytest.raises(ValueError, match="diagonal"):
+        _sa(1).on(exec).generate(_csr(exec, S.tocsr()))
+
+
 def test_zero_relax_is_the_piecewise_constant_aggregation(ref):
     A = _csr(ref, poisson_2d(20))
     plain = Pgm.build().with_deterministic(True).on(ref).generate(A)
