@@ -164,20 +164,64 @@ def cupy_jacobi_cg(cupy, maxiter):
 
 
 MIXED = ["ginkpy-amg", "ginkpy-amg-f32", "ginkpy-amg-f32-levels"]
-METHODS = ["ginkpy-amg", "ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
+METHODS = ["ginkpy-amg", "ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-sa-default",
+           "ginkpy-amg-sa-host", "ginkpy-amg-sa3-host", "ginkpy-amg-sa-default-host", "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
            "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
+
+
+class HostSmoothedPgm(gk.multigrid.Pgm):
+    """Pgm whose smoothed aggregation (P, R = P^T, R A P) is made on the host with SciPy and
+    copied to the executor, as before the device SpGEMM: the baseline of the "-host" methods
+    (no update())."""
+
+    def _smooth(self) -> None:
+        exec, A = self.executor, self.fine_op
+        host = exec.host
+        triples = host.run("multigrid.pgm.smoothed_prolongation", A.clone(host), exec.to_host(self.agg),
+                           self.num_aggregates, self.parameters.prolongation_relax)
+        n, m = A.shape[0], self.num_aggregates
+        self._prolong_op, self._restrict_op, self.coarse_op = (
+            gk.matrix.Csr(exec, shape, *(exec.from_host(v) for v in arrays))
+            for shape, arrays in zip(((n, m), (m, n), (m, m)), triples))
 
 
 def smoothed_aggregation(name: str):
     """Smoothed aggregation (Pgm's prolongation_relax 4/3, PyAMG's): "ginkpy-amg-sa" V(1,1) on
     every level with 2 pairwise passes (aggregates of ~4.7 rows, for 2D), "-sa3" with 3 (~10
-    rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below."""
-    sa = gk.multigrid.Pgm.build().with_prolongation_relax(4 / 3)
+    rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below,
+    "-sa-default" every level with the device's cycle and sweeps (what the default Multigrid is
+    where the device choice ``prolongation_relax`` is on); "-host" the same hierarchy with P, R
+    and R A P made on the host with SciPy (the setup before the device SpGEMM)."""
+    pgm = HostSmoothedPgm if name.endswith("-host") else gk.multigrid.Pgm
+    name = name.removesuffix("-host")
+    sa = pgm.build().with_prolongation_relax(4 / 3)
     if name == "ginkpy-amg-sa-top":
         return gk.solver.Multigrid.build().with_mg_level(sa, gk.multigrid.Pgm.build())
+    if name == "ginkpy-amg-sa-default":
+        return gk.solver.Multigrid.build().with_mg_level(sa)
     passes = 3 if name == "ginkpy-amg-sa3" else 2
     return gk.solver.Multigrid.build().with_cycle("v").with_smoother_iters(1).with_mg_level(
         sa.with_aggregation_passes(passes))
+
+
+def smoothed_setup_ratios(results: dict) -> list[str]:
+    """Lines of same-run ratios: each smoothed aggregation's setup made on the device against the
+    host's ("-host") and against the default PGM's, and its whole solve against the default's."""
+    lines = []
+    base = results.get("ginkpy-amg")
+    for name, row in results.items():
+        if not name.startswith("ginkpy-amg-sa") or name.endswith("-host"):
+            continue
+        parts = []
+        host = results.get(name + "-host")
+        if host is not None:
+            parts.append(f"setup {host[0] / row[0]:.2f}x as fast as on the host ({host[0]:.3f} s)")
+        if base is not None:
+            parts.append(f"setup {row[0] / base[0]:.2f}x and total {row[2] / base[2]:.2f}x the default PGM's "
+                         f"({row[3]} against {base[3]} iterations)")
+        if parts:
+            lines.append(f"{name}: " + "; ".join(parts))
+    return lines
 
 
 def level_setup_times(exec, S, name: str) -> str:
@@ -299,6 +343,8 @@ def compare(args, exec) -> int:
                     iterations = mixed[3] / max(f64[3], 1)
                     print(f"{name}: {iterations:.2f}x the iterations (target <= 1.2), solve {f64[1] / mixed[1]:.2f}x "
                           f"and total {f64[2] / mixed[2]:.2f}x as fast as float64 (target >= 1.3 on a GPU)")
+            for line in smoothed_setup_ratios(results):
+                print(line)
             if args.hierarchy:
                 for name, run in runs.items():
                     if name.startswith("ginkpy-amg"):

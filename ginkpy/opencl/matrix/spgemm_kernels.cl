@@ -9,31 +9,65 @@
 
 #define NONE INT_MAX
 
+// (the transpose's program is built without the product's defines)
+#ifndef PRIVATE_LISTS
+#define PRIVATE_LISTS 0
+#endif
+#ifndef SHORT_ROWS
+#define SHORT_ROWS 0
+#endif
+#ifndef WRITE_COLS
+#define WRITE_COLS 0
+#endif
+
 // The items (rows) of a work-item: one on a GPU (chunk 1), a contiguous stretch on a CPU
 #define FOR_ITEMS(i, count) \
     for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
 
-// cursor[e] = the start of row a_cols[e] of B; returns the smallest column among those rows
-inline int start_merge(const int begin, const int end, __global const int* restrict a_cols,
-                       __global const int* restrict b_ptrs, __global const int* restrict b_cols,
-                       __global int* restrict cursor)
-{
-    int next = NONE;
-    for (int e = begin; e < end; ++e) {
-        const int k = a_cols[e];
-        const int p = b_ptrs[k];
-        cursor[e] = p;
-        if (p < b_ptrs[k + 1]) next = min(next, b_cols[p]);
-    }
-    return next;
-}
+// Where a row's lists live: with PRIVATE_LISTS, in private arrays of that many entries (rows of
+// A of at most PRIVATE_LISTS entries; a GPU keeps them interleaved across work-items, coalesced),
+// else in the global arrays cursor and head (nnz(A) each), for the rows of A longer than
+// SHORT_ROWS (0: every row)
+#if PRIVATE_LISTS
+#define LISTS int cursor_[PRIVATE_LISTS], head_[PRIVATE_LISTS];
+#define CURSOR(e) cursor_[(e) - begin]
+#define HEAD(e) head_[(e) - begin]
+#define TAKES(length) ((length) <= PRIVATE_LISTS)
+#else
+#define LISTS
+#define CURSOR(e) cursor[e]
+#define HEAD(e) head[e]
+#define TAKES(length) ((length) > SHORT_ROWS)
+#endif
 
-// counts[i] = the number of distinct columns of row i of C, for the items = n + 1 rows of the
-// row pointers (counts[n] = 0: the prefix sum's total)
+// CURSOR(e) = the start of row a_cols[e] of B, HEAD(e) its column there (NONE: the row is
+// empty); next = the smallest of the heads
+#define START_MERGE(next)                                              \
+    next = NONE;                                                       \
+    for (int e = begin; e < end; ++e) {                                \
+        const int k = a_cols[e];                                       \
+        const int p = b_ptrs[k];                                       \
+        const int col = p < b_ptrs[k + 1] ? b_cols[p] : NONE;          \
+        CURSOR(e) = p;                                                 \
+        HEAD(e) = col;                                                 \
+        next = min(next, col);                                         \
+    }
+
+// The list of entry e past its head: h = its next column, NONE at the end of row a_cols[e] of B
+#define ADVANCE(e, h)                                                  \
+    {                                                                  \
+        const int p = CURSOR(e) + 1;                                   \
+        h = p < b_ptrs[a_cols[e] + 1] ? b_cols[p] : NONE;              \
+        CURSOR(e) = p;                                                 \
+        HEAD(e) = h;                                                   \
+    }
+
+// counts[i] = the number of distinct columns of row i of C for the rows this variant takes
+// (TAKES), for the items = n + 1 rows of the row pointers (counts[n] = 0: the prefix sum's total)
 __kernel void count_rows(const int items, const int chunk, __global const int* restrict a_ptrs,
                          __global const int* restrict a_cols, __global const int* restrict b_ptrs,
                          __global const int* restrict b_cols, __global int* restrict cursor,
-                         __global int* restrict counts)
+                         __global int* restrict head, __global int* restrict counts)
 {
     const int n = items - 1;
     FOR_ITEMS(i, items) {
@@ -42,16 +76,18 @@ __kernel void count_rows(const int items, const int chunk, __global const int* r
             continue;
         }
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
-        int next = start_merge(begin, end, a_cols, b_ptrs, b_cols, cursor);
+        if (!TAKES(end - begin)) continue;
+        LISTS
+        int next;
+        START_MERGE(next)
         int count = 0;
         while (next != NONE) {
             const int col = next;
             next = NONE;
             for (int e = begin; e < end; ++e) {
-                const int stop = b_ptrs[a_cols[e] + 1];
-                int p = cursor[e];
-                if (p < stop && b_cols[p] == col) cursor[e] = ++p;
-                if (p < stop) next = min(next, b_cols[p]);
+                int h = HEAD(e);
+                if (h == col) ADVANCE(e, h)
+                next = min(next, h);
             }
             ++count;
         }
@@ -59,31 +95,33 @@ __kernel void count_rows(const int items, const int chunk, __global const int* r
     }
 }
 
-// Row i of C at c_ptrs[i]: its columns ascending (WRITE_COLS; else only the values, on the
-// pattern an earlier product wrote) and c_ij = sum_k a_ik b_kj
+// Row i of C at c_ptrs[i] (the rows this variant takes): its columns ascending (WRITE_COLS;
+// else only the values, on the pattern an earlier product wrote) and c_ij = sum_k a_ik b_kj
 __kernel void fill_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
                         __global const int* restrict a_cols, __global const value_type* restrict a_vals,
                         __global const int* restrict b_ptrs, __global const int* restrict b_cols,
                         __global const value_type* restrict b_vals, __global int* restrict cursor,
-                        __global const int* restrict c_ptrs, __global int* restrict c_cols,
-                        __global value_type* restrict c_vals)
+                        __global int* restrict head, __global const int* restrict c_ptrs,
+                        __global int* restrict c_cols, __global value_type* restrict c_vals)
 {
     FOR_ITEMS(i, n) {
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
-        int next = start_merge(begin, end, a_cols, b_ptrs, b_cols, cursor);
+        if (!TAKES(end - begin)) continue;
+        LISTS
+        int next;
+        START_MERGE(next)
         int out = c_ptrs[i];
         while (next != NONE) {
             const int col = next;
             value_type sum = 0;
             next = NONE;
             for (int e = begin; e < end; ++e) {
-                const int stop = b_ptrs[a_cols[e] + 1];
-                int p = cursor[e];
-                if (p < stop && b_cols[p] == col) {
-                    sum += mul(a_vals[e], b_vals[p]);  // a_ik b_kj
-                    cursor[e] = ++p;
+                int h = HEAD(e);
+                if (h == col) {
+                    sum += mul(a_vals[e], b_vals[CURSOR(e)]);  // a_ik b_kj
+                    ADVANCE(e, h)
                 }
-                if (p < stop) next = min(next, b_cols[p]);
+                next = min(next, h);
             }
 #if WRITE_COLS
             c_cols[out] = col;
@@ -91,6 +129,96 @@ __kernel void fill_rows(const int n, const int chunk, __global const int* restri
             c_vals[out] = sum;
             ++out;
         }
+    }
+}
+
+// -- a CPU's dense accumulator (Gustavson) ---------------------------------------------------
+// Each work-item has a marker per column of C (marker + t * columns, all -1 at the launch) and
+// takes a contiguous stretch of rows: a column's marker holds the last row that met it (count)
+// or its place in the row of C being written (fill; places grow with the rows). Column j of C
+// sums the products in the order of the entries of A, then of B: the merge's order.
+
+// counts[i] = the number of distinct columns of row i of C (counts[n] = 0)
+__kernel void count_rows_dense(const int items, const int chunk, const int columns,
+                               __global const int* restrict a_ptrs, __global const int* restrict a_cols,
+                               __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                               __global int* restrict markers, __global int* restrict counts)
+{
+    const int n = items - 1;
+    __global int* restrict marker = markers + (size_t)get_global_id(0) * columns;
+    FOR_ITEMS(i, items) {
+        if (i == n) {
+            counts[n] = 0;
+            continue;
+        }
+        int count = 0;
+        for (int e = a_ptrs[i]; e < a_ptrs[i + 1]; ++e) {
+            const int k = a_cols[e];
+            for (int p = b_ptrs[k]; p < b_ptrs[k + 1]; ++p) {
+                const int col = b_cols[p];
+                if (marker[col] != i) {
+                    marker[col] = i;
+                    ++count;
+                }
+            }
+        }
+        counts[i] = count;
+    }
+}
+
+// Row i of C at c_ptrs[i]: with WRITE_COLS its columns as first met, then sorted with the
+// values (shell sort); else the columns known (sorted), only the values
+__kernel void fill_rows_dense(const int n, const int chunk, const int columns, __global const int* restrict a_ptrs,
+                              __global const int* restrict a_cols, __global const value_type* restrict a_vals,
+                              __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                              __global const value_type* restrict b_vals, __global int* restrict markers,
+                              __global const int* restrict c_ptrs, __global int* restrict c_cols,
+                              __global value_type* restrict c_vals)
+{
+    __global int* restrict marker = markers + (size_t)get_global_id(0) * columns;
+    FOR_ITEMS(i, n) {
+        const int start = c_ptrs[i];
+        int end = start;
+#if !WRITE_COLS
+        for (end = start; end < c_ptrs[i + 1]; ++end) {
+            marker[c_cols[end]] = end;
+            c_vals[end] = 0;
+        }
+#endif
+        for (int e = a_ptrs[i]; e < a_ptrs[i + 1]; ++e) {
+            const int k = a_cols[e];
+            const value_type a = a_vals[e];
+            for (int p = b_ptrs[k]; p < b_ptrs[k + 1]; ++p) {
+                const int col = b_cols[p];
+                const int at = marker[col];
+#if WRITE_COLS
+                if (at < start) {
+                    marker[col] = end;
+                    c_cols[end] = col;
+                    c_vals[end++] = mul(a, b_vals[p]);
+                    continue;
+                }
+#endif
+                c_vals[at] += mul(a, b_vals[p]);  // a_ik b_kj
+            }
+        }
+#if WRITE_COLS
+        const int len = end - start;
+        for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
+            for (int s = start + gap; s < end; ++s) {
+                const int col = c_cols[s];
+                const value_type v = c_vals[s];
+                int q = s;
+                while (q - gap >= start && c_cols[q - gap] > col) {
+                    c_cols[q] = c_cols[q - gap];
+                    c_vals[q] = c_vals[q - gap];
+                    q -= gap;
+                }
+                c_cols[q] = col;
+                c_vals[q] = v;
+            }
+        }
+#endif
     }
 }
 

@@ -18,7 +18,10 @@ import pyopencl as cl
 
 from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32
 
+PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays
 CPU_ITEMS_PER_UNIT = 16  # work-items per compute unit on a CPU
+DENSE_ITEMS_PER_UNIT = 4  # ... of a CPU's dense accumulator (each with a marker per column of C)
+DENSE_MARKER_BYTES = 256 << 20  # the markers' memory at most, else a CPU merges as a GPU
 CPU_MIN_CHUNK = 256      # rows a CPU work-item takes at least
 
 
@@ -44,33 +47,86 @@ def _zeros(exec, size: int):
     return out
 
 
+def _dense_items(exec, a, b) -> int:
+    """The work-items of a CPU's dense accumulator for A B (0: merge instead, a GPU, or markers
+    beyond DENSE_MARKER_BYTES)."""
+    if not exec.info.is_cpu:
+        return 0
+    items = min(DENSE_ITEMS_PER_UNIT * exec.info.compute_units, max(1, a.shape[0]))
+    return items if items * max(b.shape[1], 1) * 4 <= DENSE_MARKER_BYTES else 0
+
+
+def _markers(exec, items: int, columns: int):
+    """items x columns markers, all -1."""
+    markers = exec.alloc((items * max(columns, 1),), np.int32)
+    exec.counters["launches"] += 1
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, markers.data, np.int32(-1), 0, 4 * markers.size)
+    return markers
+
+
+def _launch_dense(exec, name: str, dtype, count: int, items: int, *args, **defines) -> None:
+    """Kernel ``name`` on ``items`` work-items (groups of one), each a contiguous stretch of the ``count`` rows."""
+    if count == 0:
+        return
+    chunk = ceil_div(count, items)
+    exec.kernel(__file__, dtype, name, **defines)(exec.queue, (ceil_div(count, chunk),), (1,), np.int32(count),
+                                                  np.int32(chunk), *args)
+
+
 def spgemm(exec, a, b):
     # C = A B: row lengths, their prefix sum, then columns and values
-    n = a.shape[0]
+    n, columns = a.shape[0], b.shape[1]
     row_ptrs = exec.alloc((n + 1,), np.int32)
-    cursor = exec.alloc((max(a.nnz, 1),), np.int32)
-    _run(exec, "count_rows", a.dtype, n + 1, a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, b.col_idxs.data,
-         cursor.data, row_ptrs.data)
+    dense = _dense_items(exec, a, b)
+    pattern = (a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, b.col_idxs.data)
+    if dense:
+        markers = _markers(exec, dense, columns)
+        _launch_dense(exec, "count_rows_dense", a.dtype, n + 1, dense, np.int32(columns), *pattern, markers.data,
+                      row_ptrs.data)
+    else:
+        cursor, head = _merge_state(exec, a)
+        for variant in _VARIANTS:
+            _run(exec, "count_rows", a.dtype, n + 1, *pattern, cursor.data, head.data, row_ptrs.data, **variant)
     exec.run("components.prefix_sum.prefix_sum", row_ptrs)
     nnz = int(exec.to_host(row_ptrs[n:])[0])
     check_int32(nnz, "the product's entries")
     col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
     if nnz:
-        _fill(exec, a, b, cursor, row_ptrs, col_idxs, values, write_cols=True)
+        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True)
     return row_ptrs, col_idxs, values
 
 
 def spgemm_values(exec, a, b, c):
     # c's values = those of A B on c's pattern (that of an earlier product of these patterns)
     if c.nnz:
-        cursor = exec.alloc((max(a.nnz, 1),), np.int32)
-        _fill(exec, a, b, cursor, c.row_ptrs, c.col_idxs, c.values, write_cols=False)
+        _fill(exec, a, b, c.row_ptrs, c.col_idxs, c.values, write_cols=False)
 
 
-def _fill(exec, a, b, cursor, row_ptrs, col_idxs, values, write_cols: bool) -> None:
-    _run(exec, "fill_rows", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, a.values.data,
-         b.row_ptrs.data, b.col_idxs.data, b.values.data, cursor.data, row_ptrs.data, col_idxs.data, values.data,
-         WRITE_COLS=int(write_cols))
+# the two launches of each pass: short rows of A merged in private arrays, long ones in global
+_VARIANTS = (dict(PRIVATE_LISTS=PRIVATE_LISTS, SHORT_ROWS=0), dict(PRIVATE_LISTS=0, SHORT_ROWS=PRIVATE_LISTS))
+
+
+def _merge_state(exec, a):
+    """The merge's cursor and head per entry of A, for the long rows (scratch the kernels
+    initialize): one entry where A has no long row."""
+    long_rows = a.nnz if a.shape[0] and a.nnz > PRIVATE_LISTS else 1
+    return exec.alloc((long_rows,), np.int32), exec.alloc((long_rows,), np.int32)
+
+
+def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool) -> None:
+    factors = (a.row_ptrs.data, a.col_idxs.data, a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data)
+    product = (row_ptrs.data, col_idxs.data, values.data)
+    dense = _dense_items(exec, a, b)
+    if dense:
+        markers = _markers(exec, dense, b.shape[1])
+        _launch_dense(exec, "fill_rows_dense", a.dtype, a.shape[0], dense, np.int32(b.shape[1]), *factors,
+                      markers.data, *product, WRITE_COLS=int(write_cols))
+        return
+    cursor, head = _merge_state(exec, a)
+    for variant in _VARIANTS:
+        _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, cursor.data, head.data, *product,
+             WRITE_COLS=int(write_cols), **variant)
 
 
 def transpose(exec, a, conjugate):
