@@ -137,18 +137,21 @@ class Pgm(EnableBuild):
         self.executor = exec
         self.fine_op = A
         passes = self.parameters.aggregation_passes
+        relax = self.parameters.prolongation_relax
         aggregation, coarse = None, A
         for p in range(passes):
-            aggregation, coarse = self._pass(coarse, aggregation, last=p == passes - 1)
-            if coarse.shape[0] <= 1:
+            # (smoothed aggregation makes its own R A P: the last pass's would be dropped)
+            aggregation, coarse = self._pass(coarse, aggregation, last=p == passes - 1,
+                                             galerkin=not (relax > 0 and p == passes - 1))
+            if coarse is None or coarse.shape[0] <= 1:
                 break
         self.agg, self.agg_ptrs, self.agg_rows = aggregation
-        self.num_aggregates = coarse.shape[0]
+        self.num_aggregates = self.agg_ptrs.shape[0] - 1
         self.coarse_op = coarse
         self._restrict_op = self._prolong_op = None
         #: whether P is smoothed (prolong_op and restrict_op general sparse matrices, which the
         #: multigrid cycle applies as such) rather than piecewise constant
-        self.smoothed = self.parameters.prolongation_relax > 0 and self.num_aggregates > 1
+        self.smoothed = relax > 0 and (coarse is None or self.num_aggregates > 1)
         if self.smoothed:
             self._smooth()
         self._product_plan = None  # where R A P writes each aggregate's row, for update()
@@ -188,11 +191,12 @@ class Pgm(EnableBuild):
                                 1 / self.parameters.over_interp)
         overwrite(exec, self.coarse_op.values, values)
 
-    def _pass(self, A: Csr, before: tuple | None, last: bool) -> tuple[tuple, Csr]:
+    def _pass(self, A: Csr, before: tuple | None, last: bool, galerkin: bool = True) -> tuple[tuple, Csr | None]:
         """One aggregation pass on A (the fine matrix, or the coarse matrix of the passes
         ``before``: their aggregates, pointers and rows): the aggregates of the fine rows (all
-        passes so far as one) and the coarse matrix. Two blocking reads: the matching's state,
-        and the sizes of the aggregates and of the coarse matrix."""
+        passes so far as one) and the coarse matrix (None without ``galerkin``: the aggregates
+        only). Two blocking reads: the matching's state, and the sizes of the aggregates and of
+        the coarse matrix."""
         exec = self.executor
         n = A.shape[0]
         graph, weights, agg, flags, unaggregated = self._match(A)
@@ -204,7 +208,8 @@ class Pgm(EnableBuild):
         member_ptrs = None if before is None else before[1]
         agg_ptrs, agg_rows, bounds, fine_ptrs, sizes = exec.run("multigrid.pgm.find_aggregates", A, agg, member_ptrs,
                                                                 flags)
-        product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
+        product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes) \
+            if galerkin else None
         fine = (agg, agg_ptrs, agg_rows)
         if before is not None:
             # the fine rows' aggregates after the passes so far and this one
@@ -212,19 +217,24 @@ class Pgm(EnableBuild):
             rows = exec.run("multigrid.pgm.compose", fine_agg, before_ptrs, before_rows, agg, agg_ptrs, agg_rows,
                             fine_ptrs, sizes, flags)
             fine = (fine_agg, fine_ptrs, rows)
-        m, _, _, nnz, _, too_large = (int(v) for v in np.concatenate(exec.to_host(sizes, product[-1], flags)))
+        counts = exec.to_host(sizes, flags) if product is None else exec.to_host(sizes, product[-1], flags)
+        m, too_large = int(counts[0][0]), int(counts[-1][1])
+        nnz = None if product is None else int(counts[1][0])
         if too_large:
             # an aggregate too large for a device to sort its rows: they are ordered on the host,
             # and the product made again from them (its sums in their order)
             host = exec.host
             agg_ptrs, agg_rows = (exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
                                                                       exec.to_host(agg), m))
-            product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
-            nnz = int(exec.to_host(product[-1])[0])
+            if product is not None:
+                product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
+                nnz = int(exec.to_host(product[-1])[0])
             fine = (agg, agg_ptrs, agg_rows)
             if before is not None:
                 fine = (before[0], *(exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
                                                               exec.to_host(before[0]), m)))
+        if product is None:
+            return (fine[0], fine[1][:m + 1], fine[2]), None
         # A_c / alpha on the last pass: every correction from this level scaled by alpha
         scale = 1 / self.parameters.over_interp if last or m <= 1 else 1.0
         coarse = Csr(exec, (m, m), *exec.run("multigrid.pgm.pack", *product[:-1], m, nnz, scale))
