@@ -201,6 +201,26 @@ def test_smoothed_aggregation_cuts_iterations(exec, problem):
     assert smoothed < plain
 
 
+# -- the device's choice ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("levels", [None, 1, 0])
+def test_the_device_choice_turns_smoothed_aggregation_on(exec, monkeypatch, levels):
+    # the default mg_level follows exec.device_choices().multigrid: smoothed on the finest
+    # `levels` levels (None: all), piecewise constant below; off (0, the shipped choice) by default
+    import dataclasses
+    A = _csr(exec, poisson_2d(60))
+    assert not any(level.smoothed for level in Multigrid.build().on(exec).generate(A).levels)
+    choices = exec.device_choices()
+    on = dataclasses.replace(choices, multigrid=dataclasses.replace(choices.multigrid, prolongation_relax=SA_RELAX,
+                                                                    smoothed_levels=levels))
+    monkeypatch.setattr(exec, "device_choices", lambda: on)
+    mg = Multigrid.build().on(exec).generate(A)
+    smoothed = [level.smoothed for level in mg.levels]
+    expected = {None: [True] * len(smoothed), 1: [True] + [False] * (len(smoothed) - 1), 0: [False] * len(smoothed)}
+    assert len(smoothed) >= 2 and smoothed == expected[levels]
+    assert _cg_iterations(exec, poisson_2d(60), Multigrid.build()) <= 20
+
+
 # -- new values --------------------------------------------------------------------------------
 
 def test_update_follows_new_values(exec):

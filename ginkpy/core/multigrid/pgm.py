@@ -302,6 +302,17 @@ class Pgm(EnableBuild):
                 f"{self.executor!r})")
 
 
+def default_levels(choice: Any, exec: Any) -> list:
+    """Multigrid's default mg_level factories for the device's ``choice`` (a CycleChoice): Pgm,
+    smoothed (``choice.prolongation_relax`` > 0) on the ``choice.smoothed_levels`` finest levels
+    (None: every level) where the device chose so, piecewise constant below."""
+    plain = Pgm.build().on(exec)
+    if choice.prolongation_relax <= 0 or choice.smoothed_levels == 0:
+        return [plain]
+    smoothed = Pgm.build().with_prolongation_relax(choice.prolongation_relax).on(exec)
+    return [smoothed] if choice.smoothed_levels is None else [smoothed] * choice.smoothed_levels + [plain]
+
+
 def as_csr(A: Any) -> Any:
     """A as a Csr where it is another matrix format (Dense, Ell, ...); anything else as it is,
     for check_system_matrix to judge."""

@@ -76,7 +76,7 @@ from ginkpy.core.base.lin_op import LinOp, improve
 from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.multigrid.pgm import Pgm, as_csr
+from ginkpy.core.multigrid.pgm import Pgm, as_csr, default_levels
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
@@ -236,9 +236,10 @@ class Multigrid(IterativeSolver):
         return choice
 
     def _level_factories(self) -> list:
-        """The mg_level factories (default: Pgm), checked to be aggregations."""
+        """The mg_level factories (default: Pgm, smoothed where the device chose so), checked to be
+        aggregations."""
         exec = self.executor
-        factories = [as_factory(f, exec) for f in self.parameters.mg_level] or [Pgm.build().on(exec)]
+        factories = [as_factory(f, exec) for f in self.parameters.mg_level] or default_levels(self._device_choice, exec)
         for f in factories:
             if not issubclass(f.parameters.product, Pgm):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
