@@ -13,6 +13,17 @@ from ginkpy.core.matrix.spgemm import transpose_values, transpose_with_source
 from conftest import sum_tol
 
 Csr = gk.matrix.Csr
+
+
+@pytest.fixture(params=["dense", "merge"])
+def device(request, dev, monkeypatch):
+    """The device executor (CPU and GPU launch layouts) with each way to make a row of C: the
+    dense accumulator where its markers fit, or the merge everywhere (no markers allowed)."""
+    from ginkpy.opencl.matrix import spgemm_kernels
+    if request.param == "merge":
+        monkeypatch.setattr(spgemm_kernels, "DENSE_MARKER_BYTES", 0)
+        monkeypatch.setattr(spgemm_kernels, "GPU_DENSE_BYTES", 0)
+    return dev
 DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
 
 
@@ -68,10 +79,10 @@ def test_a_product_by_hand_keeps_the_entries_that_cancel(ref):
 # -- the device against its twin --------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_rectangular_product_against_the_reference(ref, dev, rng, dtype):
+def test_rectangular_product_against_the_reference(ref, device, rng, dtype):
     # A 700 x 300 times B 300 x 500: more rows than a work-group, a fifth of them empty
     A, B = _random(rng, 700, 300, dtype), _random(rng, 300, 500, dtype)
-    device = Csr.from_scipy(dev, A).multiply(Csr.from_scipy(dev, B)).to_scipy()
+    device = Csr.from_scipy(device, A).multiply(Csr.from_scipy(device, B)).to_scipy()
     host = Csr.from_scipy(ref, A).multiply(Csr.from_scipy(ref, B)).to_scipy()
     assert device.shape == (700, 500) and device.dtype == dtype
     np.testing.assert_array_equal(device.indptr, host.indptr)
@@ -80,12 +91,12 @@ def test_rectangular_product_against_the_reference(ref, dev, rng, dtype):
     _assert_product(host, A, B, dtype)
 
 
-def test_long_rows(ref, dev, rng):
+def test_long_rows(ref, device, rng):
     # rows of A of 2500 entries (each merging 2500 rows of B: far beyond any work-group's local
     # memory) and rows of B of 1500, beside short ones
     A = _random(rng, 400, 3000, np.float64, per_row=3, long_rows=3, long_length=2500)
     B = _random(rng, 3000, 2000, np.float64, per_row=3, long_rows=4, long_length=1500)
-    device = Csr.from_scipy(dev, A).multiply(Csr.from_scipy(dev, B)).to_scipy()
+    device = Csr.from_scipy(device, A).multiply(Csr.from_scipy(device, B)).to_scipy()
     host = Csr.from_scipy(ref, A).multiply(Csr.from_scipy(ref, B)).to_scipy()
     np.testing.assert_array_equal(device.indptr, host.indptr)
     np.testing.assert_array_equal(device.indices, host.indices)
@@ -101,14 +112,14 @@ def test_empty_factors(exec, shape):
     np.testing.assert_array_equal(C.to_scipy().indptr, np.zeros(n + 1))
 
 
-def test_the_galerkin_product_of_a_poisson_matrix(ref, dev):
+def test_the_galerkin_product_of_a_poisson_matrix(ref, device):
     # R A P with a smoothed prolongation's pattern: what Pgm's smoothed aggregation computes
     from ginkpy.problems import poisson_2d
     S = poisson_2d(30).tocsr()
     agg = np.arange(900) // 5
     P = (sp.identity(900) - 0.2 * S) @ sp.csr_matrix((np.ones(900), (np.arange(900), agg)))
     P = P.tocsr()
-    for exec in (ref, dev):
+    for exec in (ref, device):
         A, Pd = Csr.from_scipy(exec, S), Csr.from_scipy(exec, P)
         R, _ = transpose_with_source(Pd)
         C = R.multiply(A.multiply(Pd)).to_scipy()
@@ -141,9 +152,9 @@ def test_values_update_into_the_same_arrays(exec, rng, dtype):
 # -- the transpose with its entry map ----------------------------------------------------------
 
 @pytest.mark.parametrize("conjugate", [False, True])
-def test_transpose_with_source(ref, dev, rng, conjugate):
+def test_transpose_with_source(ref, device, rng, conjugate):
     A = _random(rng, 500, 320, np.complex128, long_rows=2, long_length=300)
-    for exec in (ref, dev):
+    for exec in (ref, device):
         a = Csr.from_scipy(exec, A)
         T, source = transpose_with_source(a, conjugate)
         expected = (A.conj() if conjugate else A).T.tocsr()

@@ -8,20 +8,24 @@ second merge only (:func:`spgemm_values`, no read). The transpose: the entries o
 counted with atomics, one prefix sum, scattered with atomics and each row sorted, keeping the
 source entry of each, so that new values are one gather (:func:`transpose_values`).
 
-Launches: one row (item) per work-item in work-groups of WORK_GROUP on a GPU; on a CPU a few
-work-groups of one work-item each, a contiguous stretch of rows per work-item.
+Two ways to make a row of C: the merge (a GPU's, one row per work-item in work-groups of
+WORK_GROUP) and a dense accumulator (a marker per column of C per work-item: a CPU's, a few
+work-groups of one work-item each taking a contiguous stretch of rows; a GPU's where C is small
+enough for a marker row per row of A, the coarse levels whose long rows a merge would scan
+slowly). Both sum a_ik b_kj in the same order, the entries of A's row, then of B's.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyopencl as cl
 
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, round_up
 
 PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays
 CPU_ITEMS_PER_UNIT = 16  # work-items per compute unit on a CPU
 DENSE_ITEMS_PER_UNIT = 4  # ... of a CPU's dense accumulator (each with a marker per column of C)
 DENSE_MARKER_BYTES = 256 << 20  # the markers' memory at most, else a CPU merges as a GPU
+GPU_DENSE_BYTES = 64 << 20      # a GPU's markers (a row per work-item) at most: small C with long rows
 CPU_MIN_CHUNK = 256      # rows a CPU work-item takes at least
 
 
@@ -48,12 +52,16 @@ def _zeros(exec, size: int):
 
 
 def _dense_items(exec, a, b) -> int:
-    """The work-items of a CPU's dense accumulator for A B (0: merge instead, a GPU, or markers
-    beyond DENSE_MARKER_BYTES)."""
-    if not exec.info.is_cpu:
-        return 0
-    items = min(DENSE_ITEMS_PER_UNIT * exec.info.compute_units, max(1, a.shape[0]))
-    return items if items * max(b.shape[1], 1) * 4 <= DENSE_MARKER_BYTES else 0
+    """The work-items of a dense accumulator for A B, 0 to merge instead. A CPU: a few, each a
+    stretch of rows, while their markers take at most DENSE_MARKER_BYTES. A GPU: one per row
+    where the markers of all rows take at most GPU_DENSE_BYTES (a coarse level's product, whose
+    rows of A are long and whose columns few: a merge would scan hundreds of lists per entry)."""
+    columns = max(b.shape[1], 1)
+    if exec.info.is_cpu:
+        items = min(DENSE_ITEMS_PER_UNIT * exec.info.compute_units, max(1, a.shape[0]))
+        return items if items * columns * 4 <= DENSE_MARKER_BYTES else 0
+    items = round_up(a.shape[0] + 1, WORK_GROUP)
+    return items if items * columns * 4 <= GPU_DENSE_BYTES else 0
 
 
 def _markers(exec, items: int, columns: int):
@@ -66,11 +74,16 @@ def _markers(exec, items: int, columns: int):
 
 
 def _launch_dense(exec, name: str, dtype, count: int, items: int, *args, **defines) -> None:
-    """Kernel ``name`` on ``items`` work-items (groups of one), each a contiguous stretch of the ``count`` rows."""
+    """Kernel ``name`` over ``count`` rows on at most ``items`` work-items: on a CPU groups of
+    one, each a contiguous stretch of rows; on a GPU one row each, in work-groups."""
     if count == 0:
         return
-    chunk = ceil_div(count, items)
-    exec.kernel(__file__, dtype, name, **defines)(exec.queue, (ceil_div(count, chunk),), (1,), np.int32(count),
+    if exec.info.is_cpu:
+        chunk, local = ceil_div(count, items), 1
+        global_size = ceil_div(count, chunk)
+    else:
+        chunk, local, global_size = 1, WORK_GROUP, round_up(count, WORK_GROUP)
+    exec.kernel(__file__, dtype, name, **defines)(exec.queue, (global_size,), (local,), np.int32(count),
                                                   np.int32(chunk), *args)
 
 
