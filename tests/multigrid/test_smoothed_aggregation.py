@@ -224,8 +224,8 @@ def test_the_device_choice_turns_smoothed_aggregation_on(exec, monkeypatch, leve
 # -- new values --------------------------------------------------------------------------------
 
 def test_update_follows_new_values(exec):
-    # the hierarchy made again from the new values (the aggregates too: R A P's pattern
-    # depends on them where entries cancel exactly, as on a uniform grid)
+    # the aggregates and the patterns kept, P, R and R A P of every level made again from the
+    # new values into their arrays
     S = poisson_3d(10).tocsr()
     A = _csr(exec, S)
     mg = Multigrid.build().with_cycle("v").with_mg_level(_sa(2)).on(exec).generate(A)
@@ -234,8 +234,12 @@ def test_update_follows_new_values(exec):
     S2 = ((S2 + S2.T) / 2).tocsr()
     S2.sort_indices()
     A.update_values(S2.data)
-    assert not mg.update()  # (launches recorded with the old hierarchy are not valid)
+    aggregates = [level.aggregates() for level in mg.levels]
+    arrays = [level.coarse_op.values for level in mg.levels]
+    mg.update()  # (False only where a level's smoother relaxation changed with the values)
     assert mg.levels[0].fine_op is A
+    assert all(np.array_equal(a, level.aggregates()) for a, level in zip(aggregates, mg.levels))
+    assert all(v is level.coarse_op.values for v, level in zip(arrays, mg.levels))
     fine = S2.toarray()
     for level in mg.levels:
         P = level.prolong_op.to_scipy().toarray()

@@ -83,7 +83,7 @@ from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.multigrid_report import describe, launches_per_cycle
 from ginkpy.core.solver.multigrid_steps import prolong, restrict, sweeps
-from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -403,15 +403,10 @@ class Multigrid(IterativeSolver):
         place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
         kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
         the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
-        Returns whether the launches recorded with this solver stay valid. A hierarchy with
-        smoothed aggregation (Pgm's ``prolongation_relax``) is made anew, aggregates included
-        (the pattern of its R A P depends on the values where entries cancel exactly)."""
+        Returns whether the launches recorded with this solver stay valid. Smoothed
+        aggregation (Pgm's ``prolongation_relax``) makes its P, R and R A P again into their
+        arrays too (their patterns are structural, the same for any values)."""
         from ginkpy.core.solver.multigrid_update import update_hierarchy
-        if any(getattr(level, "smoothed", False) for level in self.levels):
-            check_values(self.system_matrix)
-            self._build()
-            self._forget_captures()
-            return False
         valid = update_hierarchy(self)
         if not valid:
             self._forget_captures()
