@@ -164,8 +164,8 @@ def cupy_jacobi_cg(cupy, maxiter):
 
 
 MIXED = ["ginkpy-amg", "ginkpy-amg-f32", "ginkpy-amg-f32-levels"]
-METHODS = ["ginkpy-amg", "ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-sa-default",
-           "ginkpy-amg-sa-host", "ginkpy-amg-sa3-host", "ginkpy-amg-sa-default-host", "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
+SMOOTHED = ["ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-sa-default", "ginkpy-amg-sa3-default"]
+METHODS = ["ginkpy-amg", *SMOOTHED, *(name + "-host" for name in SMOOTHED), "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
            "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
 
 
@@ -209,16 +209,17 @@ def smoothed_aggregation(name: str):
     every level with 2 pairwise passes (aggregates of ~4.7 rows, for 2D), "-sa3" with 3 (~10
     rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below,
     "-sa-default" every level with the device's cycle and sweeps (what the default Multigrid is
-    where the device choice ``prolongation_relax`` is on); "-host" the same hierarchy with P, R
-    and R A P made on the host with SciPy (the setup before the device SpGEMM)."""
+    where the device choice ``prolongation_relax`` is on), "-sa3-default" the same with 3 passes;
+    "-host" the same hierarchy with P, R and R A P made on the host with SciPy (the setup before
+    the device SpGEMM)."""
     pgm = HostSmoothedPgm if name.endswith("-host") else gk.multigrid.Pgm
     name = name.removesuffix("-host")
     sa = pgm.build().with_prolongation_relax(4 / 3)
     if name == "ginkpy-amg-sa-top":
         return gk.solver.Multigrid.build().with_mg_level(sa, gk.multigrid.Pgm.build())
-    if name == "ginkpy-amg-sa-default":
-        return gk.solver.Multigrid.build().with_mg_level(sa)
-    passes = 3 if name == "ginkpy-amg-sa3" else 2
+    passes = 3 if name.startswith("ginkpy-amg-sa3") else 2
+    if name.endswith("-default"):
+        return gk.solver.Multigrid.build().with_mg_level(sa.with_aggregation_passes(passes))
     return gk.solver.Multigrid.build().with_cycle("v").with_smoother_iters(1).with_mg_level(
         sa.with_aggregation_passes(passes))
 
