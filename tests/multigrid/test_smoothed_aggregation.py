@@ -105,6 +105,18 @@ def test_update_of_a_smoothed_level_writes_its_arrays(exec):
                                atol=1e-12)
 
 
+def test_complex_hermitian_levels_stay_hermitian(exec):
+    # R = P^H: the coarse matrix of a Hermitian A is Hermitian (P^T would not keep it so)
+    from ginkpy.problems import magnetic_laplacian_2d
+    S = magnetic_laplacian_2d(16).tocsr()
+    level = _sa(2).on(exec).generate(_csr(exec, S, np.complex128))
+    P, R, C = (op.to_scipy().toarray() for op in (level.prolong_op, level.restrict_op, level.coarse_op))
+    assert np.abs(P.imag).max() > 0
+    np.testing.assert_array_equal(R, P.conj().T)
+    np.testing.assert_allclose(C, P.conj().T @ S.toarray() @ P, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(C, C.conj().T, rtol=1e-13, atol=1e-12)
+
+
 def test_a_zero_diagonal_is_a_clear_error(exec):
     S = poisson_2d(8).tolil()
     S[5, 5] = 0

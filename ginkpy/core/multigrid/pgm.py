@@ -102,7 +102,7 @@ class Pgm(EnableBuild):
         The coarse matrix is divided by it (over-interpolation; Ginkgo's pgm: 1); not used
         with ``prolongation_relax``.
     prolongation_relax : float, default 0 (piecewise constant P)
-        w > 0: smoothed aggregation, P = (I - w / rho D^-1 A) P_t (PyAMG's SA: 4/3), R = P^T
+        w > 0: smoothed aggregation, P = (I - w / rho D^-1 A) P_t (PyAMG's SA: 4/3), R = P^H
         and the coarse matrix R A P made on the executor by sparse products (see ``smoothed``
         and core/multigrid/smoothed_aggregation.py).
     skip_sorting : bool, default False

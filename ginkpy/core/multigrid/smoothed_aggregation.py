@@ -2,7 +2,8 @@
 
 P = S P_t with the smoother S = I - (w / rho) D^-1 A (rho Gershgorin's bound on the
 eigenvalues of D^-1 A; PyAMG's SA with w = 4/3) and P_t the piecewise constant prolongation of
-the aggregates; R = P^T and the coarse matrix R (A P). Each product is a device SpGEMM
+the aggregates; R = P^H (P^T for real values: a Hermitian A keeps a Hermitian coarse matrix)
+and the coarse matrix R (A P). Each product is a device SpGEMM
 (``Csr.multiply``), the transpose keeps the source of each entry: the setup reads only the
 products' sizes (three reads) and whether a diagonal entry is missing, and new values of A on
 the same pattern (:meth:`SmoothedProducts.update`) run the same kernels' numeric halves into
@@ -42,9 +43,9 @@ class SmoothedProducts:
                              "no diagonal entry, and the smoother scales by D^-1; use prolongation_relax 0 (piecewise "
                              "constant aggregation) or store a nonzero diagonal")
         self.tentative = piecewise_constant(A, agg, num_aggregates)
-        # P = S P_t;  R = P^T;  A_c = R (A P)
+        # P = S P_t;  R = P^H;  A_c = R (A P)
         self.prolong = multiply(self.smoother, self.tentative)
-        self.restrict, self.source = transpose_with_source(self.prolong)
+        self.restrict, self.source = transpose_with_source(self.prolong, conjugate=True)
         self.fine_prolonged = multiply(A, self.prolong)
         self.coarse = multiply(self.restrict, self.fine_prolonged)
 
@@ -54,6 +55,6 @@ class SmoothedProducts:
         A.executor.run("multigrid.smoothed_aggregation.smoother_values", A, self.relax, self.smoother.values,
                        self.flags)
         multiply(self.smoother, self.tentative, out=self.prolong)
-        transpose_values(self.prolong, self.restrict, self.source)
+        transpose_values(self.prolong, self.restrict, self.source, conjugate=True)
         multiply(A, self.prolong, out=self.fine_prolonged)
         multiply(self.restrict, self.fine_prolonged, out=self.coarse)
