@@ -124,6 +124,34 @@ def test_a_zero_diagonal_is_a_clear_error(exec):
         _sa(1).on(exec).generate(_csr(exec, S.tocsr()))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_smoother_values_against_the_reference(ref, dev, dtype):
+    # S = I - (w / rho) D^-1 A on A's pattern, rho found on the device (partial maxima over
+    # more rows than a work-group, in the CPU's and the GPU's layouts); one row without a diagonal
+    rng = np.random.default_rng(5)
+    S = (sp.random(3000, 3000, density=0.002, random_state=6) + sp.diags(rng.uniform(1, 3, 3000))).tocsr()
+    S = S.astype(dtype)
+    if dtype == np.complex128:
+        S.data = S.data * np.exp(1j * rng.uniform(0, 1, S.nnz))
+    out = []
+    for e in (ref, dev):
+        A = _csr(e, S, dtype)
+        values, flags = e.alloc((A.nnz,), A.dtype), e.alloc((1,), np.int32)
+        e.run("multigrid.smoothed_aggregation.smoother_values", A, SA_RELAX, values, flags)
+        out.append((e.to_host(values), int(e.to_host(flags)[0])))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-13, atol=1e-15)
+    assert out[0][1] == out[1][1] == 0
+    missing = S.tolil()
+    missing[7, 7] = 0
+    missing = missing.tocsr()
+    missing.eliminate_zeros()
+    for e in (ref, dev):
+        A = _csr(e, missing, dtype)
+        values, flags = e.alloc((A.nnz,), A.dtype), e.alloc((1,), np.int32)
+        e.run("multigrid.smoothed_aggregation.smoother_values", A, SA_RELAX, values, flags)
+        assert int(e.to_host(flags)[0]) == 1
+
+
 def test_zero_relax_is_the_piecewise_constant_aggregation(ref):
     A = _csr(ref, poisson_2d(20))
     plain = Pgm.build().with_deterministic(True).on(ref).generate(A)
