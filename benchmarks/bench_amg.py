@@ -208,8 +208,9 @@ def smoothed_aggregation(name: str):
     """Smoothed aggregation (Pgm's prolongation_relax 4/3, PyAMG's): "ginkpy-amg-sa" V(1,1) on
     every level with 2 pairwise passes (aggregates of ~4.7 rows, for 2D), "-sa3" with 3 (~10
     rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below,
-    "-sa-default" every level with the device's cycle and sweeps (what the default Multigrid is
-    where the device choice ``prolongation_relax`` is on), "-sa3-default" the same with 3 passes;
+    "-sa-default" every level with the device's cycle and sweeps and round(log2(mean row length))
+    passes (what the default Multigrid is where the device choice ``prolongation_relax`` is on:
+    2 in 2D, 3 in 3D), "-sa3-default" the same with 3 passes;
     "-host" the same hierarchy with P, R and R A P made on the host with SciPy (the setup before
     the device SpGEMM)."""
     pgm = HostSmoothedPgm if name.endswith("-host") else gk.multigrid.Pgm
@@ -217,6 +218,16 @@ def smoothed_aggregation(name: str):
     sa = pgm.build().with_prolongation_relax(4 / 3)
     if name == "ginkpy-amg-sa-top":
         return gk.solver.Multigrid.build().with_mg_level(sa, gk.multigrid.Pgm.build())
+    if name == "ginkpy-amg-sa-default":
+        # the passes of the device choice's rule (pgm.default_levels): from the finest matrix
+        factories = [pgm.build().with_prolongation_relax(4 / 3).with_aggregation_passes(p) for p in (1, 2, 3, 4)]
+        chosen = {}
+
+        def passes_of_the_finest(level, A):
+            if level == 0:
+                chosen["passes"] = min(4, max(1, round(np.log2(max(A.nnz / A.shape[0], 1.0)))))
+            return chosen["passes"] - 1
+        return gk.solver.Multigrid.build().with_mg_level(*factories).with_level_selector(passes_of_the_finest)
     passes = 3 if name.startswith("ginkpy-amg-sa3") else 2
     if name.endswith("-default"):
         return gk.solver.Multigrid.build().with_mg_level(sa.with_aggregation_passes(passes))
@@ -252,10 +263,12 @@ def level_setup_times(exec, S, name: str) -> str:
     count = max(1, len(params.mg_level))
     stamps = []
 
+    inner = params.level_selector
+
     def selector(level, A):
         exec.synchronize()
         stamps.append(time.perf_counter())
-        return min(level, count - 1)
+        return min(level, count - 1) if inner is None else inner(level, A)
     A = gk.matrix.Csr.from_scipy(exec, S)
     exec.synchronize()
     params.with_level_selector(selector).on(exec).generate(A)

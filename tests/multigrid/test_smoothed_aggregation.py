@@ -258,6 +258,11 @@ def test_the_device_choice_turns_smoothed_aggregation_on(exec, monkeypatch, leve
     smoothed = [level.smoothed for level in mg.levels]
     expected = {None: [True] * len(smoothed), 1: [True] + [False] * (len(smoothed) - 1), 0: [False] * len(smoothed)}
     assert len(smoothed) >= 2 and smoothed == expected[levels]
+    # (2 pairwise passes on a 2D 5-point stencil: round(log2(5)); 3 on a 3D 7-point one)
+    assert all(level.parameters.aggregation_passes == 2 for level in mg.levels if level.smoothed)
+    if levels is None:
+        mg3 = Multigrid.build().on(exec).generate(_csr(exec, poisson_3d(12)))
+        assert mg3.levels[0].smoothed and mg3.levels[0].parameters.aggregation_passes == 3
     assert _cg_iterations(exec, poisson_2d(60), Multigrid.build()) <= 20
 
 

@@ -235,11 +235,12 @@ class Multigrid(IterativeSolver):
         self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
         return choice
 
-    def _level_factories(self) -> list:
+    def _level_factories(self, A: Csr | None = None) -> list:
         """The mg_level factories (default: Pgm, smoothed where the device chose so), checked to be
         aggregations."""
         exec = self.executor
-        factories = [as_factory(f, exec) for f in self.parameters.mg_level] or default_levels(self._device_choice, exec)
+        factories = [as_factory(f, exec) for f in self.parameters.mg_level] or default_levels(
+            self._device_choice, exec, self.system_matrix if A is None else A)
         for f in factories:
             if not issubclass(f.parameters.product, Pgm):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
@@ -247,7 +248,7 @@ class Multigrid(IterativeSolver):
         return factories
 
     def _coarsen(self, A: Csr) -> list:
-        params, factories = self.parameters, self._level_factories()
+        params, factories = self.parameters, self._level_factories(A)
         levels, self.level_indices = [], []
         while len(levels) + 1 < params.max_levels and A.shape[0] > self.min_coarse_rows:
             # Ginkgo's level selector (default: the l-th factory on level l, the last one beyond);
