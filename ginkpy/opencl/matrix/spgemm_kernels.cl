@@ -1,17 +1,20 @@
 // Sparse matrix-matrix product C = A B of Csr matrices (columns sorted in every row) and the
 // transpose with the map of its entries. Row i of C is a k-way merge of the sorted rows B_k for
-// the entries a_ik of row i of A: cursor[e] walks row col_idxs[e] of B, one cursor per entry of
-// A (global scratch of nnz(A) ints, so that a row of any length needs no local memory and no
-// second kernel). Each output column costs one scan over the row's cursors, which advances those
-// at that column and finds the next smallest one. Column j of C sums a_ik b_kj over the entries
-// of row i of A in their stored order: the same order on every device and run.
+// the entries a_ik of row i of A: a cursor per entry e walks row col_idxs[e] of B, its head the
+// column under it. Each output column costs one scan over the row's heads, which advances those
+// at that column and finds the next smallest one. Rows of A of at most PRIVATE_LISTS entries:
+// one work-item, the lists in private arrays (count_rows, fill_rows); longer rows: a work-group,
+// the lists in global scratch of nnz(A) (merge_long_rows). A CPU (and a GPU where C has few
+// columns) accumulates densely instead (count_rows_dense, fill_rows_dense). Column j of C sums
+// a_ik b_kj over the entries of row i of A in their stored order (a long row's, merged by a
+// work-group: in a tree over its work-items).
 #include "common.cl"
 
 #define NONE INT_MAX
 
 // (the transpose's program is built without the product's defines)
 #ifndef PRIVATE_LISTS
-#define PRIVATE_LISTS 0
+#define PRIVATE_LISTS 1
 #endif
 #ifndef SHORT_ROWS
 #define SHORT_ROWS 0
@@ -19,26 +22,20 @@
 #ifndef WRITE_COLS
 #define WRITE_COLS 0
 #endif
+#ifndef COUNT_ONLY
+#define COUNT_ONLY 0
+#endif
 
 // The items (rows) of a work-item: one on a GPU (chunk 1), a contiguous stretch on a CPU
 #define FOR_ITEMS(i, count) \
     for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
 
-// Where a row's lists live: with PRIVATE_LISTS, in private arrays of that many entries (rows of
-// A of at most PRIVATE_LISTS entries; a GPU keeps them interleaved across work-items, coalesced),
-// else in the global arrays cursor and head (nnz(A) each), for the rows of A longer than
-// SHORT_ROWS (0: every row)
-#if PRIVATE_LISTS
+// The lists of a row of A of at most PRIVATE_LISTS entries live in private arrays (a GPU keeps
+// them interleaved across work-items, coalesced); longer rows are merge_long_rows's
 #define LISTS int cursor_[PRIVATE_LISTS], head_[PRIVATE_LISTS];
 #define CURSOR(e) cursor_[(e) - begin]
 #define HEAD(e) head_[(e) - begin]
 #define TAKES(length) ((length) <= PRIVATE_LISTS)
-#else
-#define LISTS
-#define CURSOR(e) cursor[e]
-#define HEAD(e) head[e]
-#define TAKES(length) ((length) > SHORT_ROWS)
-#endif
 
 // CURSOR(e) = the start of row a_cols[e] of B, HEAD(e) its column there (NONE: the row is
 // empty); next = the smallest of the heads
@@ -66,8 +63,7 @@
 // (TAKES), for the items = n + 1 rows of the row pointers (counts[n] = 0: the prefix sum's total)
 __kernel void count_rows(const int items, const int chunk, __global const int* restrict a_ptrs,
                          __global const int* restrict a_cols, __global const int* restrict b_ptrs,
-                         __global const int* restrict b_cols, __global int* restrict cursor,
-                         __global int* restrict head, __global int* restrict counts)
+                         __global const int* restrict b_cols, __global int* restrict counts)
 {
     const int n = items - 1;
     FOR_ITEMS(i, items) {
@@ -100,8 +96,7 @@ __kernel void count_rows(const int items, const int chunk, __global const int* r
 __kernel void fill_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
                         __global const int* restrict a_cols, __global const value_type* restrict a_vals,
                         __global const int* restrict b_ptrs, __global const int* restrict b_cols,
-                        __global const value_type* restrict b_vals, __global int* restrict cursor,
-                        __global int* restrict head, __global const int* restrict c_ptrs,
+                        __global const value_type* restrict b_vals, __global const int* restrict c_ptrs,
                         __global int* restrict c_cols, __global value_type* restrict c_vals)
 {
     FOR_ITEMS(i, n) {
@@ -129,6 +124,87 @@ __kernel void fill_rows(const int n, const int chunk, __global const int* restri
             c_vals[out] = sum;
             ++out;
         }
+    }
+}
+
+// -- long rows: a work-group per row -------------------------------------------------------
+// A row of A of more than SHORT_ROWS entries is merged by a work-group: each work-item keeps the
+// lists of every lanes-th entry (cursor and head: global, nnz(A) each), the smallest head and
+// the products at it are reduced over the group (a tree in local memory: a fixed order for a
+// work-group size). Rows not that long are skipped by the whole group (loops of no trip, so
+// that every barrier is reached by every work-item). COUNT_ONLY: counts[i] only (counts[n] = 0
+// by the short rows' launch); else columns (WRITE_COLS) and values at c_ptrs[i].
+
+inline int local_min_int(__local int* slot, const int v, const int index, const int count)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    slot[index] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = count / 2; s > 0; s /= 2) {
+        if (index < s) slot[index] = min(slot[index], slot[index + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return slot[0];
+}
+
+__kernel void merge_long_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
+                              __global const int* restrict a_cols, __global const value_type* restrict a_vals,
+                              __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                              __global const value_type* restrict b_vals, __global int* restrict cursor,
+                              __global int* restrict head, __global int* restrict counts,
+                              __global const int* restrict c_ptrs, __global int* restrict c_cols,
+                              __global value_type* restrict c_vals, __local int* mins, __local value_type* sums)
+{
+    const int lid = get_local_id(0), lanes = get_local_size(0);
+    for (int i = get_group_id(0); i < n; i += get_num_groups(0)) {
+        const int begin = a_ptrs[i];
+        const int end = a_ptrs[i + 1] - begin > SHORT_ROWS ? a_ptrs[i + 1] : begin;
+        int own = NONE;
+        for (int e = begin + lid; e < end; e += lanes) {
+            const int k = a_cols[e];
+            const int p = b_ptrs[k];
+            const int col = p < b_ptrs[k + 1] ? b_cols[p] : NONE;
+            cursor[e] = p;
+            head[e] = col;
+            own = min(own, col);
+        }
+        int next = local_min_int(mins, own, lid, lanes);
+        int out = end > begin ? c_ptrs[i] : 0;
+        int count = 0;
+        while (next != NONE) {
+            const int col = next;
+            value_type part = 0;
+            own = NONE;
+            for (int e = begin + lid; e < end; e += lanes) {
+                int h = head[e];
+                if (h == col) {
+#if !COUNT_ONLY
+                    part += mul(a_vals[e], b_vals[cursor[e]]);  // a_ik b_kj
+#endif
+                    const int p = cursor[e] + 1;
+                    h = p < b_ptrs[a_cols[e] + 1] ? b_cols[p] : NONE;
+                    cursor[e] = p;
+                    head[e] = h;
+                }
+                own = min(own, h);
+            }
+#if !COUNT_ONLY
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const value_type sum = local_sum(sums, part, lid, lanes, 1);
+            if (lid == 0) {
+#if WRITE_COLS
+                c_cols[out] = col;
+#endif
+                c_vals[out] = sum;
+            }
+#endif
+            ++out;
+            ++count;
+            next = local_min_int(mins, own, lid, lanes);
+        }
+#if COUNT_ONLY
+        if (lid == 0 && end > begin) counts[i] = count;
+#endif
     }
 }
 

@@ -8,20 +8,23 @@ second merge only (:func:`spgemm_values`, no read). The transpose: the entries o
 counted with atomics, one prefix sum, scattered with atomics and each row sorted, keeping the
 source entry of each, so that new values are one gather (:func:`transpose_values`).
 
-Two ways to make a row of C: the merge (a GPU's, one row per work-item in work-groups of
-WORK_GROUP) and a dense accumulator (a marker per column of C per work-item: a CPU's, a few
-work-groups of one work-item each taking a contiguous stretch of rows; a GPU's where C is small
-enough for a marker row per row of A, the coarse levels whose long rows a merge would scan
-slowly). Both sum a_ik b_kj in the same order, the entries of A's row, then of B's.
+Two ways to make a row of C: the merge (a GPU's: one row per work-item in work-groups of
+WORK_GROUP for rows of A of at most PRIVATE_LISTS entries, their lists in private arrays; a
+work-group of LONG_ROW_LANES per longer row) and a dense accumulator (a marker per column of C
+per work-item: a CPU's, a few work-groups of one work-item each taking a contiguous stretch of
+rows; a GPU's where C is small enough for a marker row per row of A: coarse levels). Both sum
+a_ik b_kj in the order of A's row's entries (a long row's merge: a tree over its work-items).
 """
 from __future__ import annotations
 
 import numpy as np
 import pyopencl as cl
 
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, round_up
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, local_buffer, round_up
 
-PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays
+PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays, longer ones by a work-group
+LONG_ROW_LANES = 64      # work-items merging one long row on a GPU (a power of two)
+LONG_ROW_GROUPS = 32     # work-groups per compute unit taking the long rows (each every so many rows)
 CPU_ITEMS_PER_UNIT = 16  # work-items per compute unit on a CPU
 DENSE_ITEMS_PER_UNIT = 4  # ... of a CPU's dense accumulator (each with a marker per column of C)
 DENSE_MARKER_BYTES = 256 << 20  # the markers' memory at most, else a CPU merges as a GPU
@@ -99,8 +102,8 @@ def spgemm(exec, a, b):
                       row_ptrs.data)
     else:
         cursor, head = _merge_state(exec, a)
-        for variant in _VARIANTS:
-            _run(exec, "count_rows", a.dtype, n + 1, *pattern, cursor.data, head.data, row_ptrs.data, **variant)
+        _run(exec, "count_rows", a.dtype, n + 1, *pattern, row_ptrs.data, **_SHORT)
+        _long_rows(exec, a, b, cursor, head, row_ptrs, None, None, None, count_only=True)
     exec.run("components.prefix_sum.prefix_sum", row_ptrs)
     nnz = int(exec.to_host(row_ptrs[n:])[0])
     check_int32(nnz, "the product's entries")
@@ -116,13 +119,29 @@ def spgemm_values(exec, a, b, c):
         _fill(exec, a, b, c.row_ptrs, c.col_idxs, c.values, write_cols=False)
 
 
-# the two launches of each pass: short rows of A merged in private arrays, long ones in global
-_VARIANTS = (dict(PRIVATE_LISTS=PRIVATE_LISTS, SHORT_ROWS=0), dict(PRIVATE_LISTS=0, SHORT_ROWS=PRIVATE_LISTS))
+# the short rows of A merged in private arrays, one per work-item (the long ones: _long_rows)
+_SHORT = dict(PRIVATE_LISTS=PRIVATE_LISTS)
+
+
+def _long_rows(exec, a, b, cursor, head, counts, row_ptrs, col_idxs, values, count_only=False, write_cols=False):
+    """The rows of A of more than PRIVATE_LISTS entries merged by a work-group each (a CPU: of
+    one work-item): their counts, or their columns and values."""
+    n = a.shape[0]
+    if n == 0:
+        return
+    lanes = 1 if exec.info.is_cpu else min(LONG_ROW_LANES, exec.info.max_work_group_size)
+    groups = min(n, LONG_ROW_GROUPS * exec.info.compute_units)
+    dummy = counts if counts is not None else row_ptrs
+    exec.kernel(__file__, a.dtype, "merge_long_rows", SHORT_ROWS=PRIVATE_LISTS, COUNT_ONLY=int(count_only),
+                WRITE_COLS=int(write_cols))(
+        exec.queue, (groups * lanes,), (lanes,), np.int32(n), np.int32(1), a.row_ptrs.data, a.col_idxs.data,
+        a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data, cursor.data, head.data, dummy.data,
+        (row_ptrs if row_ptrs is not None else dummy).data, (col_idxs if col_idxs is not None else dummy).data,
+        (values if values is not None else a.values).data, local_buffer(lanes, np.int32), local_buffer(lanes, a.dtype))
 
 
 def _merge_state(exec, a):
-    """The merge's cursor and head per entry of A, for the long rows (scratch the kernels
-    initialize): one entry where A has no long row."""
+    """The long rows' merge's cursor and head per entry of A (scratch the kernel initializes)."""
     long_rows = a.nnz if a.shape[0] and a.nnz > PRIVATE_LISTS else 1
     return exec.alloc((long_rows,), np.int32), exec.alloc((long_rows,), np.int32)
 
@@ -137,9 +156,8 @@ def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool) -> None:
                       markers.data, *product, WRITE_COLS=int(write_cols))
         return
     cursor, head = _merge_state(exec, a)
-    for variant in _VARIANTS:
-        _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, cursor.data, head.data, *product,
-             WRITE_COLS=int(write_cols), **variant)
+    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, WRITE_COLS=int(write_cols), **_SHORT)
+    _long_rows(exec, a, b, cursor, head, None, row_ptrs, col_idxs, values, write_cols=write_cols)
 
 
 def transpose(exec, a, conjugate):
