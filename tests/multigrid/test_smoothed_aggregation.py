@@ -64,11 +64,11 @@ def test_coarse_matrix_is_the_galerkin_product_of_the_smoothed_prolongation(exec
     assert level.coarse_op.shape[0] == np.unique(level.aggregates()).size
 
 
-def test_the_device_hierarchy_is_the_reference_one(ref, ocl):
+def test_the_device_hierarchy_is_the_reference_one(ref, dev):
     # deterministic aggregates: the same on both executors, so P, R and R A P too (patterns
     # exactly, values to rounding: the device sums in another order)
     S = variable_3d(12)
-    levels = [_sa(2).with_deterministic(True).on(e).generate(_csr(e, S)) for e in (ref, ocl)]
+    levels = [_sa(2).with_deterministic(True).on(e).generate(_csr(e, S)) for e in (ref, dev)]
     np.testing.assert_array_equal(levels[0].aggregates(), levels[1].aggregates())
     for name in ("prolong_op", "restrict_op", "coarse_op"):
         host, device = (getattr(level, name).to_scipy() for level in levels)
