@@ -40,6 +40,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import bench_common as bc
+from bench_spgemm import HostSmoothedPgm
 import ginkpy as gk
 from ginkpy import problems
 
@@ -167,41 +168,6 @@ MIXED = ["ginkpy-amg", "ginkpy-amg-f32", "ginkpy-amg-f32-levels"]
 SMOOTHED = ["ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-sa-default", "ginkpy-amg-sa3-default"]
 METHODS = ["ginkpy-amg", *SMOOTHED, *(name + "-host" for name in SMOOTHED), "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
            "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
-
-
-def host_smoothed_prolongation(S: sp.csr_matrix, agg: np.ndarray, num_agg: int, relax: float) -> tuple:
-    """Smoothed aggregation on the host with SciPy (ginkpy's Pgm before the device SpGEMM):
-    P = (I - w D^-1 A) P_t, w = relax / rho (Gershgorin), R = P^T and R A P, three (row
-    pointers, column indices, values) triples, sorted."""
-    n = S.shape[0]
-    inv_diag = 1 / S.diagonal()
-    rho = float(np.max(np.abs(inv_diag) * np.asarray(abs(S).sum(axis=1)).ravel(), initial=0.0)) or 1.0
-    tentative = sp.csr_matrix((np.ones(n, S.dtype), agg, np.arange(n + 1)), shape=(n, num_agg))
-    smoothing = sp.csr_matrix((S.data.copy(), agg[S.indices], S.indptr.copy()), shape=(n, num_agg))
-    smoothing.sum_duplicates()
-    smoothing.data *= np.repeat(inv_diag * (-relax / rho), np.diff(smoothing.indptr)).astype(S.dtype, copy=False)
-    p = (tentative + smoothing).tocsr()
-    r = p.T.tocsr()
-    out = []
-    for m in (p, r, (r @ (S @ p)).tocsr()):
-        m.sort_indices()
-        out.append((m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data.astype(S.dtype, copy=False)))
-    return tuple(out)
-
-
-class HostSmoothedPgm(gk.multigrid.Pgm):
-    """Pgm whose smoothed aggregation (P, R = P^T, R A P) is made on the host with SciPy and
-    copied to the executor, as before the device SpGEMM: the baseline of the "-host" methods
-    (no update())."""
-
-    def _smooth(self) -> None:
-        exec, A = self.executor, self.fine_op
-        triples = host_smoothed_prolongation(A.to_scipy(), exec.to_host(self.agg), self.num_aggregates,
-                                             self.parameters.prolongation_relax)
-        n, m = A.shape[0], self.num_aggregates
-        self._prolong_op, self._restrict_op, self.coarse_op = (
-            gk.matrix.Csr(exec, shape, *(exec.from_host(v) for v in arrays))
-            for shape, arrays in zip(((n, m), (m, n), (m, m)), triples))
 
 
 def smoothed_aggregation(name: str):
