@@ -170,13 +170,17 @@ METHODS = ["ginkpy-amg", *SMOOTHED, *(name + "-host" for name in SMOOTHED), "gin
            "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
 
 
+SMOOTHED_LEVELS = None  # "-sa-default": the finest levels smoothed (None: all), from --smoothed-levels
+
+
 def smoothed_aggregation(name: str):
     """Smoothed aggregation (Pgm's prolongation_relax 4/3, PyAMG's): "ginkpy-amg-sa" V(1,1) on
     every level with 2 pairwise passes (aggregates of ~4.7 rows, for 2D), "-sa3" with 3 (~10
     rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below,
     "-sa-default" every level with the device's cycle and sweeps and round(log2(mean row length))
     passes (what the default Multigrid is where the device choice ``prolongation_relax`` is on:
-    2 in 2D, 3 in 3D), "-sa3-default" the same with 3 passes;
+    2 in 2D, 3 in 3D; only the --smoothed-levels finest levels smoothed where given, as the
+    choice's ``smoothed_levels``), "-sa3-default" every level with 3 passes;
     "-host" the same hierarchy with P, R and R A P made on the host with SciPy (the setup before
     the device SpGEMM)."""
     pgm = HostSmoothedPgm if name.endswith("-host") else gk.multigrid.Pgm
@@ -187,12 +191,13 @@ def smoothed_aggregation(name: str):
     if name == "ginkpy-amg-sa-default":
         # the passes of the device choice's rule (pgm.default_levels): from the finest matrix
         factories = [pgm.build().with_prolongation_relax(4 / 3).with_aggregation_passes(p) for p in (1, 2, 3, 4)]
+        factories.append(gk.multigrid.Pgm.build())  # (below the smoothed levels)
         chosen = {}
 
         def passes_of_the_finest(level, A):
             if level == 0:
                 chosen["passes"] = min(4, max(1, round(np.log2(max(A.nnz / A.shape[0], 1.0)))))
-            return chosen["passes"] - 1
+            return 4 if SMOOTHED_LEVELS is not None and level >= SMOOTHED_LEVELS else chosen["passes"] - 1
         return gk.solver.Multigrid.build().with_mg_level(*factories).with_level_selector(passes_of_the_finest)
     passes = 3 if name.startswith("ginkpy-amg-sa3") else 2
     if name.endswith("-default"):
@@ -460,9 +465,13 @@ def main() -> int:
     p.add_argument("--merged", type=int, nargs="+", default=[0, 2048, 8192, 32768, 131072], help="with --tune")
     p.add_argument("--mixed", action="store_true",
                    help=f"float64 AMG-CG beside its float32 hierarchies (the methods {', '.join(MIXED)})")
+    p.add_argument("--smoothed-levels", type=int, default=None,
+                   help="ginkpy-amg-sa-default: smooth only this many finest levels (default: all)")
     p.add_argument("--profile", action="store_true",
                    help="profile the setup instead (kernel times need GINKPY_OPENCL_PROFILE=1)")
     args = p.parse_args()
+    global SMOOTHED_LEVELS
+    SMOOTHED_LEVELS = args.smoothed_levels
     exec = gk.executor(args.executor)
     if args.mixed:
         args.methods = MIXED
