@@ -40,6 +40,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import bench_common as bc
+from bench_spgemm import HostSmoothedPgm
 import ginkpy as gk
 from ginkpy import problems
 
@@ -164,20 +165,65 @@ def cupy_jacobi_cg(cupy, maxiter):
 
 
 MIXED = ["ginkpy-amg", "ginkpy-amg-f32", "ginkpy-amg-f32-levels"]
-METHODS = ["ginkpy-amg", "ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
+SMOOTHED = ["ginkpy-amg-sa", "ginkpy-amg-sa3", "ginkpy-amg-sa-top", "ginkpy-amg-sa-default", "ginkpy-amg-sa3-default"]
+METHODS = ["ginkpy-amg", *SMOOTHED, *(name + "-host" for name in SMOOTHED), "ginkpy-amg-f32", "ginkpy-amg-f32-levels", "ginkpy-linalg", "ginkpy-amg-v", "ginkpy-amg-gs", "ginkpy-amg-v-gs", "ginkpy-jacobi", "scipy-jacobi", "pyamg-sa", "pyamg-rs",
            "pyamg-sa-plain", "pyamg-rs-plain", "cupy-jacobi"]
+
+
+SMOOTHED_LEVELS = None  # "-sa-default": the finest levels smoothed (None: all), from --smoothed-levels
 
 
 def smoothed_aggregation(name: str):
     """Smoothed aggregation (Pgm's prolongation_relax 4/3, PyAMG's): "ginkpy-amg-sa" V(1,1) on
     every level with 2 pairwise passes (aggregates of ~4.7 rows, for 2D), "-sa3" with 3 (~10
-    rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below."""
-    sa = gk.multigrid.Pgm.build().with_prolongation_relax(4 / 3)
+    rows, for 3D), "-sa-top" the finest level only (2 passes), the device's cycle below,
+    "-sa-default" every level with the device's cycle and sweeps and round(log2(mean row length))
+    passes (what the default Multigrid is where the device choice ``prolongation_relax`` is on:
+    2 in 2D, 3 in 3D; only the --smoothed-levels finest levels smoothed where given, as the
+    choice's ``smoothed_levels``), "-sa3-default" every level with 3 passes;
+    "-host" the same hierarchy with P, R and R A P made on the host with SciPy (the setup before
+    the device SpGEMM)."""
+    pgm = HostSmoothedPgm if name.endswith("-host") else gk.multigrid.Pgm
+    name = name.removesuffix("-host")
+    sa = pgm.build().with_prolongation_relax(4 / 3)
     if name == "ginkpy-amg-sa-top":
         return gk.solver.Multigrid.build().with_mg_level(sa, gk.multigrid.Pgm.build())
-    passes = 3 if name == "ginkpy-amg-sa3" else 2
+    if name == "ginkpy-amg-sa-default":
+        # the passes of the device choice's rule (pgm.default_levels): from the finest matrix
+        factories = [pgm.build().with_prolongation_relax(4 / 3).with_aggregation_passes(p) for p in (1, 2, 3, 4)]
+        factories.append(gk.multigrid.Pgm.build())  # (below the smoothed levels)
+        chosen = {}
+
+        def passes_of_the_finest(level, A):
+            if level == 0:
+                chosen["passes"] = min(4, max(1, round(np.log2(max(A.nnz / A.shape[0], 1.0)))))
+            return 4 if SMOOTHED_LEVELS is not None and level >= SMOOTHED_LEVELS else chosen["passes"] - 1
+        return gk.solver.Multigrid.build().with_mg_level(*factories).with_level_selector(passes_of_the_finest)
+    passes = 3 if name.startswith("ginkpy-amg-sa3") else 2
+    if name.endswith("-default"):
+        return gk.solver.Multigrid.build().with_mg_level(sa.with_aggregation_passes(passes))
     return gk.solver.Multigrid.build().with_cycle("v").with_smoother_iters(1).with_mg_level(
         sa.with_aggregation_passes(passes))
+
+
+def smoothed_setup_ratios(results: dict) -> list[str]:
+    """Lines of same-run ratios: each smoothed aggregation's setup made on the device against the
+    host's ("-host") and against the default PGM's, and its whole solve against the default's."""
+    lines = []
+    base = results.get("ginkpy-amg")
+    for name, row in results.items():
+        if not name.startswith("ginkpy-amg-sa") or name.endswith("-host"):
+            continue
+        parts = []
+        host = results.get(name + "-host")
+        if host is not None:
+            parts.append(f"setup {host[0] / row[0]:.2f}x as fast as on the host ({host[0]:.3f} s)")
+        if base is not None:
+            parts.append(f"setup {row[0] / base[0]:.2f}x and total {row[2] / base[2]:.2f}x the default PGM's "
+                         f"({row[3]} against {base[3]} iterations)")
+        if parts:
+            lines.append(f"{name}: " + "; ".join(parts))
+    return lines
 
 
 def level_setup_times(exec, S, name: str) -> str:
@@ -188,10 +234,12 @@ def level_setup_times(exec, S, name: str) -> str:
     count = max(1, len(params.mg_level))
     stamps = []
 
+    inner = params.level_selector
+
     def selector(level, A):
         exec.synchronize()
         stamps.append(time.perf_counter())
-        return min(level, count - 1)
+        return min(level, count - 1) if inner is None else inner(level, A)
     A = gk.matrix.Csr.from_scipy(exec, S)
     exec.synchronize()
     params.with_level_selector(selector).on(exec).generate(A)
@@ -299,6 +347,8 @@ def compare(args, exec) -> int:
                     iterations = mixed[3] / max(f64[3], 1)
                     print(f"{name}: {iterations:.2f}x the iterations (target <= 1.2), solve {f64[1] / mixed[1]:.2f}x "
                           f"and total {f64[2] / mixed[2]:.2f}x as fast as float64 (target >= 1.3 on a GPU)")
+            for line in smoothed_setup_ratios(results):
+                print(line)
             if args.hierarchy:
                 for name, run in runs.items():
                     if name.startswith("ginkpy-amg"):
@@ -415,9 +465,13 @@ def main() -> int:
     p.add_argument("--merged", type=int, nargs="+", default=[0, 2048, 8192, 32768, 131072], help="with --tune")
     p.add_argument("--mixed", action="store_true",
                    help=f"float64 AMG-CG beside its float32 hierarchies (the methods {', '.join(MIXED)})")
+    p.add_argument("--smoothed-levels", type=int, default=None,
+                   help="ginkpy-amg-sa-default: smooth only this many finest levels (default: all)")
     p.add_argument("--profile", action="store_true",
                    help="profile the setup instead (kernel times need GINKPY_OPENCL_PROFILE=1)")
     args = p.parse_args()
+    global SMOOTHED_LEVELS
+    SMOOTHED_LEVELS = args.smoothed_levels
     exec = gk.executor(args.executor)
     if args.mixed:
         args.methods = MIXED

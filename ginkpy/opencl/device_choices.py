@@ -8,6 +8,14 @@ choice / the best W-cycle): 2D Poisson 1000^2 72 / 78 / 81 / 98 ms (39 / 40 / 56
 Poisson 2.1e6 rows 103 / 106 / 113 / 122 ms, 3D Poisson 128^3 104 / 115 / 130 / 160 ms (25 / 25 /
 34 / 11 it.); only 3D Poisson 100^3 preferred 8192 rows merged (72 against 85 ms).
 
+Smoothed aggregation as the default multigrid's levels (``CycleChoice.prolongation_relax``, 0:
+off): measured on PoCL (2 cores, loaded; ``python benchmarks/bench_amg.py --sizes 160000
+--problems poisson_2d --methods ginkpy-amg ginkpy-amg-sa-default ginkpy-amg-sa-default-host
+--reps 3``): 12 against 19 iterations, but its setup (P, R and R A P by the device SpGEMM) is
+3.4x that of the default PGM and the whole solve 1.96x as long: off on a CPU. On a GPU off
+until measured (the same command, with ``--sizes 1000000`` and ``--problems poisson_2d
+poisson_3d``).
+
 The batch of one: ``small_systems.py`` beside this module.
 """
 from __future__ import annotations
@@ -18,10 +26,14 @@ from functools import partial
 from ginkpy.core.base.device_choices import CycleChoice, DeviceChoices
 from ginkpy.opencl.small_systems import small_system_rows
 
+SMOOTHED_RELAX = 4 / 3  # smoothed aggregation's w where a device's choice turns it on (PyAMG's)
+
 CPU_CHOICES = DeviceChoices(
     kind="cpu",
     multigrid=CycleChoice("w", 1, 64, 4096, "the W-cycle needs the fewest iterations; levels of up to 4096 rows cost "
-                                           "more in launches than in work and run in one launch"),
+                                           "more in launches than in work and run in one launch",
+                          # smoothed aggregation off: its setup costs more than its iterations save here
+                          prolongation_relax=0.0),
     approximate_triangular_solves=False,
     polls_waits=False,
     small_system_rows=partial(small_system_rows, "cpu"))
@@ -31,7 +43,9 @@ GPU_CHOICES = DeviceChoices(
     multigrid=CycleChoice("v", 2, 64, 2048, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
                                             "their launches, or in one launch their serialized steps) with 2 sweeps "
                                             "(the second costs less than the 30% of iterations it saves), levels of "
-                                            "up to 2048 rows in one launch (one work-group)"),
+                                            "up to 2048 rows in one launch (one work-group)",
+                          # smoothed aggregation (SMOOTHED_RELAX) off until measured on a GPU
+                          prolongation_relax=0.0, smoothed_levels=None),
     approximate_triangular_solves=True,
     polls_waits=True,
     small_system_rows=partial(small_system_rows, "gpu"))

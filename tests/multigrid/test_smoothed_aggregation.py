@@ -64,6 +64,94 @@ def test_coarse_matrix_is_the_galerkin_product_of_the_smoothed_prolongation(exec
     assert level.coarse_op.shape[0] == np.unique(level.aggregates()).size
 
 
+def test_the_device_hierarchy_is_the_reference_one(ref, dev):
+    # deterministic aggregates: the same on both executors, so P, R and R A P too (patterns
+    # exactly, values to rounding: the device sums in another order)
+    S = variable_3d(12)
+    levels = [_sa(2).with_deterministic(True).on(e).generate(_csr(e, S)) for e in (ref, dev)]
+    np.testing.assert_array_equal(levels[0].aggregates(), levels[1].aggregates())
+    for name in ("prolong_op", "restrict_op", "coarse_op"):
+        host, device = (getattr(level, name).to_scipy() for level in levels)
+        np.testing.assert_array_equal(device.indptr, host.indptr)
+        np.testing.assert_array_equal(device.indices, host.indices)
+        scale = np.abs(host).max()
+        np.testing.assert_allclose(device.data, host.data, rtol=0, atol=1e-13 * scale)
+
+
+def test_update_of_a_smoothed_level_writes_its_arrays(exec):
+    # new values on A's pattern: P, R and R A P again into the same arrays, nothing read
+    S = poisson_3d(9).tocsr()
+    A = _csr(exec, S)
+    level = _sa(2).on(exec).generate(A)
+    ops = (level.prolong_op, level.restrict_op, level.coarse_op)
+    arrays = [(op.row_ptrs, op.col_idxs, op.values) for op in ops]
+    S2 = S.copy()
+    S2.data = S2.data * (1 + 0.5 * np.random.default_rng(1).random(S2.nnz))
+    A.update_values(S2.data)
+    reads = exec.counters["reads"]
+    level.update()
+    assert exec.counters["reads"] == reads
+    assert all(all(x is y for x, y in zip((op.row_ptrs, op.col_idxs, op.values), kept))
+               for op, kept in zip((level.prolong_op, level.restrict_op, level.coarse_op), arrays))
+    # P = (I - w / rho D^-1 A) P_t of the new values, rho Gershgorin's bound
+    agg = level.aggregates()
+    tentative = sp.csr_matrix((np.ones(S2.shape[0]), (np.arange(S2.shape[0]), agg)))
+    d = S2.diagonal()
+    rho = np.max(np.asarray(abs(S2).sum(axis=1)).ravel() / np.abs(d))
+    P = (sp.identity(S2.shape[0]) - (SA_RELAX / rho) * sp.diags(1 / d) @ S2) @ tentative
+    np.testing.assert_allclose(level.prolong_op.to_scipy().toarray(), P.toarray(), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(level.restrict_op.to_scipy().toarray(), P.T.toarray(), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(level.coarse_op.to_scipy().toarray(), (P.T @ S2 @ P).toarray(), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_complex_hermitian_levels_stay_hermitian(exec):
+    # R = P^H: the coarse matrix of a Hermitian A is Hermitian (P^T would not keep it so)
+    from ginkpy.problems import magnetic_laplacian_2d
+    S = magnetic_laplacian_2d(16).tocsr()
+    level = _sa(2).on(exec).generate(_csr(exec, S, np.complex128))
+    P, R, C = (op.to_scipy().toarray() for op in (level.prolong_op, level.restrict_op, level.coarse_op))
+    assert np.abs(P.imag).max() > 0
+    np.testing.assert_array_equal(R, P.conj().T)
+    np.testing.assert_allclose(C, P.conj().T @ S.toarray() @ P, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(C, C.conj().T, rtol=1e-13, atol=1e-12)
+
+
+def test_a_zero_diagonal_is_a_clear_error(exec):
+    S = poisson_2d(8).tolil()
+    S[5, 5] = 0
+    with pytest.raises(ValueError, match="diagonal"):
+        _sa(1).on(exec).generate(_csr(exec, S.tocsr()))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_smoother_values_against_the_reference(ref, dev, dtype):
+    # S = I - (w / rho) D^-1 A on A's pattern, rho found on the device (partial maxima over
+    # more rows than a work-group, in the CPU's and the GPU's layouts); one row without a diagonal
+    rng = np.random.default_rng(5)
+    S = (sp.random(3000, 3000, density=0.002, random_state=6) + sp.diags(rng.uniform(1, 3, 3000))).tocsr()
+    S = S.astype(dtype)
+    if dtype == np.complex128:
+        S.data = S.data * np.exp(1j * rng.uniform(0, 1, S.nnz))
+    out = []
+    for e in (ref, dev):
+        A = _csr(e, S, dtype)
+        values, flags = e.alloc((A.nnz,), A.dtype), e.alloc((1,), np.int32)
+        e.run("multigrid.smoothed_aggregation.smoother_values", A, SA_RELAX, values, flags)
+        out.append((e.to_host(values), int(e.to_host(flags)[0])))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-13, atol=1e-15)
+    assert out[0][1] == out[1][1] == 0
+    missing = S.tolil()
+    missing[7, 7] = 0
+    missing = missing.tocsr()
+    missing.eliminate_zeros()
+    for e in (ref, dev):
+        A = _csr(e, missing, dtype)
+        values, flags = e.alloc((A.nnz,), A.dtype), e.alloc((1,), np.int32)
+        e.run("multigrid.smoothed_aggregation.smoother_values", A, SA_RELAX, values, flags)
+        assert int(e.to_host(flags)[0]) == 1
+
+
 def test_zero_relax_is_the_piecewise_constant_aggregation(ref):
     A = _csr(ref, poisson_2d(20))
     plain = Pgm.build().with_deterministic(True).on(ref).generate(A)
@@ -153,11 +241,36 @@ def test_smoothed_aggregation_cuts_iterations(exec, problem):
     assert smoothed < plain
 
 
+# -- the device's choice ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("levels", [None, 1, 0])
+def test_the_device_choice_turns_smoothed_aggregation_on(exec, monkeypatch, levels):
+    # the default mg_level follows exec.device_choices().multigrid: smoothed on the finest
+    # `levels` levels (None: all), piecewise constant below; off (0, the shipped choice) by default
+    import dataclasses
+    A = _csr(exec, poisson_2d(60))
+    assert not any(level.smoothed for level in Multigrid.build().on(exec).generate(A).levels)
+    choices = exec.device_choices()
+    on = dataclasses.replace(choices, multigrid=dataclasses.replace(choices.multigrid, prolongation_relax=SA_RELAX,
+                                                                    smoothed_levels=levels))
+    monkeypatch.setattr(exec, "device_choices", lambda: on)
+    mg = Multigrid.build().on(exec).generate(A)
+    smoothed = [level.smoothed for level in mg.levels]
+    expected = {None: [True] * len(smoothed), 1: [True] + [False] * (len(smoothed) - 1), 0: [False] * len(smoothed)}
+    assert len(smoothed) >= 2 and smoothed == expected[levels]
+    # (2 pairwise passes on a 2D 5-point stencil: round(log2(5)); 3 on a 3D 7-point one)
+    assert all(level.parameters.aggregation_passes == 2 for level in mg.levels if level.smoothed)
+    if levels is None:
+        mg3 = Multigrid.build().on(exec).generate(_csr(exec, poisson_3d(12)))
+        assert mg3.levels[0].smoothed and mg3.levels[0].parameters.aggregation_passes == 3
+    assert _cg_iterations(exec, poisson_2d(60), Multigrid.build()) <= 20
+
+
 # -- new values --------------------------------------------------------------------------------
 
 def test_update_follows_new_values(exec):
-    # the hierarchy made again from the new values (the aggregates too: R A P's pattern
-    # depends on them where entries cancel exactly, as on a uniform grid)
+    # the aggregates and the patterns kept, P, R and R A P of every level made again from the
+    # new values into their arrays
     S = poisson_3d(10).tocsr()
     A = _csr(exec, S)
     mg = Multigrid.build().with_cycle("v").with_mg_level(_sa(2)).on(exec).generate(A)
@@ -166,8 +279,12 @@ def test_update_follows_new_values(exec):
     S2 = ((S2 + S2.T) / 2).tocsr()
     S2.sort_indices()
     A.update_values(S2.data)
-    assert not mg.update()  # (launches recorded with the old hierarchy are not valid)
+    aggregates = [level.aggregates() for level in mg.levels]
+    arrays = [level.coarse_op.values for level in mg.levels]
+    mg.update()  # (False only where a level's smoother relaxation changed with the values)
     assert mg.levels[0].fine_op is A
+    assert all(np.array_equal(a, level.aggregates()) for a, level in zip(aggregates, mg.levels))
+    assert all(v is level.coarse_op.values for v, level in zip(arrays, mg.levels))
     fine = S2.toarray()
     for level in mg.levels:
         P = level.prolong_op.to_scipy().toarray()

@@ -22,6 +22,11 @@ class CycleChoice:
     min_coarse_rows: int
     merged_rows: int     # levels of at most this many rows cycled through in one launch (0: none)
     why: str
+    # the default mg_level's Pgm prolongation_relax: w > 0 smoothed aggregation (P = (I - w / rho
+    # D^-1 A) P_t), 0 piecewise constant aggregation; on the smoothed_levels finest levels (None:
+    # every level), the levels below piecewise constant
+    prolongation_relax: float = 0.0
+    smoothed_levels: int | None = None
 
 
 def _never_small(method: str, dtype: Any) -> int:

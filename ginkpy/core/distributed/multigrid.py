@@ -148,7 +148,10 @@ class Multigrid(SerialMultigrid, variant="distributed"):
 
     # -- generation -----------------------------------------------------------------------------
     def _coarsen_distributed(self, A: Matrix) -> list[Level]:
-        params, factories = self.parameters, self._level_factories()
+        params = self.parameters
+        # (a device's default of smoothed aggregation stays on the gathered levels: the ranks
+        # aggregate with piecewise constant transfers)
+        factories = self._level_factories() if params.mg_level else [Pgm.build().on(self.executor)]
         levels: list[Level] = []
         while len(levels) + 1 < params.max_levels and A.global_shape[0] > self.gather_rows:
             level = self._level(A, factories[min(len(levels), len(factories) - 1)])

@@ -19,6 +19,7 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import INDEX_DTYPE
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 from ginkpy.core.matrix.permutation import Permutation, permute
+from ginkpy.core.matrix.spgemm import multiply
 
 _COMPARED_AT_ONCE = 8 << 20  # bytes of two host arrays compared by one thread (larger ones: by a few)
 _compare_threads = None
@@ -271,6 +272,19 @@ class Csr(LinOp):
         """A new Csr holding the conjugate transpose A^H (A^T for real values), on the same executor."""
         row_ptrs, col_idxs, values = self.executor.run("matrix.csr.conj_transpose", self)
         return Csr(self.executor, (self.shape[1], self.shape[0]), row_ptrs, col_idxs, values)
+
+    def multiply(self, other: "Csr", out: "Csr | None" = None) -> "Csr":
+        """The sparse product A B with another Csr (Ginkgo's Csr applied to a Csr), a new Csr
+        on this executor, columns sorted, entries that cancel kept; with ``out``, a product of
+        earlier values on the same patterns, only its values again, in place (see
+        :func:`ginkpy.core.matrix.spgemm.multiply`).
+
+        Examples
+        --------
+        >>> C = A.multiply(B)                  # C = A B
+        >>> A.update_values(new); A.multiply(B, out=C)
+        """
+        return multiply(self, other, out)
 
     def scale_columns(self, diag: Dense) -> "Csr":
         """A D with D = diag(diag) (diag n x 1): a new Csr sharing this one's pattern, its values

@@ -55,6 +55,7 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense, overwrite
+from ginkpy.core.multigrid.smoothed_aggregation import SmoothedProducts, piecewise_constant
 
 
 FIRST_SWEEPS = 4  # matching sweeps enqueued before the host first reads the state (3-4 usually do)
@@ -101,8 +102,9 @@ class Pgm(EnableBuild):
         The coarse matrix is divided by it (over-interpolation; Ginkgo's pgm: 1); not used
         with ``prolongation_relax``.
     prolongation_relax : float, default 0 (piecewise constant P)
-        w > 0: smoothed aggregation, P = (I - w / rho D^-1 A) P_t (PyAMG's SA: 4/3), R = P^T
-        and the coarse matrix R A P made on the host (see ``smoothed``).
+        w > 0: smoothed aggregation, P = (I - w / rho D^-1 A) P_t (PyAMG's SA: 4/3), R = P^H
+        and the coarse matrix R A P made on the executor by sparse products (see ``smoothed``
+        and core/multigrid/smoothed_aggregation.py).
     skip_sorting : bool, default False
         Ginkgo's (ginkpy's Csr is always sorted): accepted, it changes nothing.
 
@@ -135,34 +137,33 @@ class Pgm(EnableBuild):
         self.executor = exec
         self.fine_op = A
         passes = self.parameters.aggregation_passes
+        relax = self.parameters.prolongation_relax
         aggregation, coarse = None, A
         for p in range(passes):
-            aggregation, coarse = self._pass(coarse, aggregation, last=p == passes - 1)
-            if coarse.shape[0] <= 1:
+            # (smoothed aggregation makes its own R A P: the last pass's would be dropped)
+            aggregation, coarse = self._pass(coarse, aggregation, last=p == passes - 1,
+                                             galerkin=not (relax > 0 and p == passes - 1))
+            if coarse is None or coarse.shape[0] <= 1:
                 break
         self.agg, self.agg_ptrs, self.agg_rows = aggregation
-        self.num_aggregates = coarse.shape[0]
+        self.num_aggregates = self.agg_ptrs.shape[0] - 1
         self.coarse_op = coarse
         self._restrict_op = self._prolong_op = None
         #: whether P is smoothed (prolong_op and restrict_op general sparse matrices, which the
         #: multigrid cycle applies as such) rather than piecewise constant
-        self.smoothed = self.parameters.prolongation_relax > 0 and self.num_aggregates > 1
+        self.smoothed = relax > 0 and (coarse is None or self.num_aggregates > 1)
         if self.smoothed:
             self._smooth()
         self._product_plan = None  # where R A P writes each aggregate's row, for update()
 
     def _smooth(self) -> None:
         """Smoothed aggregation: P = (I - w / rho D^-1 A) P_t, R = P^T and R A P, made on the
-        host with SciPy (``multigrid.pgm.smoothed_prolongation``), replacing the piecewise
-        constant coarse matrix of the passes."""
-        exec, A = self.executor, self.fine_op
-        host = exec.host
-        triples = host.run("multigrid.pgm.smoothed_prolongation", A.clone(host), exec.to_host(self.agg),
-                           self.num_aggregates, self.parameters.prolongation_relax)
-        n, m = A.shape[0], self.num_aggregates
-        self._prolong_op, self._restrict_op, self.coarse_op = (
-            Csr(exec, shape, *(exec.from_host(v) for v in arrays))
-            for shape, arrays in zip(((n, m), (m, n), (m, m)), triples))
+        executor with sparse products (core/multigrid/smoothed_aggregation.py), replacing the
+        piecewise constant coarse matrix of the passes."""
+        self._sa_products = SmoothedProducts(self.fine_op, self.agg, self.num_aggregates,
+                                          self.parameters.prolongation_relax)
+        self._prolong_op, self._restrict_op = self._sa_products.prolong, self._sa_products.restrict
+        self.coarse_op = self._sa_products.coarse
 
     def update(self) -> None:
         """The coarse matrix R A P again from new values of the fine matrix on the same
@@ -170,10 +171,12 @@ class Pgm(EnableBuild):
         structure reuse): only the Galerkin product runs (``multigrid.pgm.compute_coarse`` and
         ``pack``, for all passes at once), and its values go into ``coarse_op``'s own array.
         The first update finds where each aggregate's coarse row is made (one read of the
-        aggregates; later ones read nothing)."""
+        aggregates; later ones read nothing). A smoothed aggregation computes its P, R and
+        R A P again into their arrays (their patterns are structural: kept), reading nothing."""
         exec, A, m = self.executor, self.fine_op, self.num_aggregates
         if self.smoothed:
-            self._update_smoothed()
+            # P, R and R A P: the products' numeric halves into their arrays
+            self._sa_products.update()
             return
         if self._product_plan is None:
             # the entries of A in the rows of the aggregates before each (the product's slots)
@@ -188,23 +191,12 @@ class Pgm(EnableBuild):
                                 1 / self.parameters.over_interp)
         overwrite(exec, self.coarse_op.values, values)
 
-    def _update_smoothed(self) -> None:
-        """update() of a smoothed aggregation: P, R and R A P made again on the host, their
-        values written into the arrays the cycle reads (a ValueError where a pattern changed)."""
-        old = (self._prolong_op, self._restrict_op, self.coarse_op)
-        self._smooth()
-        for before, after in zip(old, (self._prolong_op, self._restrict_op, self.coarse_op)):
-            if before.nnz != after.nnz:
-                raise ValueError("Pgm with prolongation_relax: the new values give another pattern of P or of "
-                                 "R A P (an entry became exactly zero); generate the Multigrid anew")
-            overwrite(self.executor, before.values, after.values)
-        self._prolong_op, self._restrict_op, self.coarse_op = old
-
-    def _pass(self, A: Csr, before: tuple | None, last: bool) -> tuple[tuple, Csr]:
+    def _pass(self, A: Csr, before: tuple | None, last: bool, galerkin: bool = True) -> tuple[tuple, Csr | None]:
         """One aggregation pass on A (the fine matrix, or the coarse matrix of the passes
         ``before``: their aggregates, pointers and rows): the aggregates of the fine rows (all
-        passes so far as one) and the coarse matrix. Two blocking reads: the matching's state,
-        and the sizes of the aggregates and of the coarse matrix."""
+        passes so far as one) and the coarse matrix (None without ``galerkin``: the aggregates
+        only). Two blocking reads: the matching's state, and the sizes of the aggregates and of
+        the coarse matrix."""
         exec = self.executor
         n = A.shape[0]
         graph, weights, agg, flags, unaggregated = self._match(A)
@@ -216,7 +208,8 @@ class Pgm(EnableBuild):
         member_ptrs = None if before is None else before[1]
         agg_ptrs, agg_rows, bounds, fine_ptrs, sizes = exec.run("multigrid.pgm.find_aggregates", A, agg, member_ptrs,
                                                                 flags)
-        product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
+        product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes) \
+            if galerkin else None
         fine = (agg, agg_ptrs, agg_rows)
         if before is not None:
             # the fine rows' aggregates after the passes so far and this one
@@ -224,19 +217,24 @@ class Pgm(EnableBuild):
             rows = exec.run("multigrid.pgm.compose", fine_agg, before_ptrs, before_rows, agg, agg_ptrs, agg_rows,
                             fine_ptrs, sizes, flags)
             fine = (fine_agg, fine_ptrs, rows)
-        m, _, _, nnz, _, too_large = (int(v) for v in np.concatenate(exec.to_host(sizes, product[-1], flags)))
+        counts = exec.to_host(sizes, flags) if product is None else exec.to_host(sizes, product[-1], flags)
+        m, too_large = int(counts[0][0]), int(counts[-1][1])
+        nnz = None if product is None else int(counts[1][0])
         if too_large:
             # an aggregate too large for a device to sort its rows: they are ordered on the host,
             # and the product made again from them (its sums in their order)
             host = exec.host
             agg_ptrs, agg_rows = (exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
                                                                       exec.to_host(agg), m))
-            product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
-            nnz = int(exec.to_host(product[-1])[0])
+            if product is not None:
+                product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
+                nnz = int(exec.to_host(product[-1])[0])
             fine = (agg, agg_ptrs, agg_rows)
             if before is not None:
                 fine = (before[0], *(exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
                                                               exec.to_host(before[0]), m)))
+        if product is None:
+            return (fine[0], fine[1][:m + 1], fine[2]), None
         # A_c / alpha on the last pass: every correction from this level scaled by alpha
         scale = 1 / self.parameters.over_interp if last or m <= 1 else 1.0
         coarse = Csr(exec, (m, m), *exec.run("multigrid.pgm.pack", *product[:-1], m, nnz, scale))
@@ -289,9 +287,7 @@ class Pgm(EnableBuild):
     def prolong_op(self) -> Csr:
         """P: n x m, P_iI = 1 where fine row i is in aggregate I."""
         if self._prolong_op is None:
-            exec, n = self.executor, self.fine_op.shape[0]
-            self._prolong_op = Csr(exec, (n, self.num_aggregates), exec.from_host(np.arange(n + 1, dtype=INDEX_DTYPE)),
-                                   exec.copy(self.agg), exec.from_host(np.ones(n, self.fine_op.dtype)))
+            self._prolong_op = piecewise_constant(self.fine_op, self.agg, self.num_aggregates)
         return self._prolong_op
 
     @property
@@ -304,6 +300,22 @@ class Pgm(EnableBuild):
     def __repr__(self) -> str:
         return (f"Pgm({self.fine_op.shape[0]} rows -> {self.num_aggregates} aggregates, "
                 f"{self.executor!r})")
+
+
+def default_levels(choice: Any, exec: Any, A: Any) -> list:
+    """Multigrid's default mg_level factories for the device's ``choice`` (a CycleChoice) and
+    the system matrix A: Pgm, smoothed (``choice.prolongation_relax`` > 0) on the
+    ``choice.smoothed_levels`` finest levels (None: every level) where the device chose so,
+    piecewise constant below. Smoothed levels aggregate with round(log2(mean row length of A))
+    pairwise passes, 1 to 4 (aggregates about a row's neighbourhood, as PyAMG's: 2 passes for
+    a 2D 5-point stencil, 3 for a 3D 7-point one; 2 passes in 3D give an operator complexity
+    near 6)."""
+    plain = Pgm.build().on(exec)
+    if choice.prolongation_relax <= 0 or choice.smoothed_levels == 0:
+        return [plain]
+    passes = min(4, max(1, round(math.log2(max(A.nnz / max(A.shape[0], 1), 1.0)))))
+    smoothed = Pgm.build().with_prolongation_relax(choice.prolongation_relax).with_aggregation_passes(passes).on(exec)
+    return [smoothed] if choice.smoothed_levels is None else [smoothed] * choice.smoothed_levels + [plain]
 
 
 def as_csr(A: Any) -> Any:

@@ -76,14 +76,14 @@ from ginkpy.core.base.lin_op import LinOp, improve
 from ginkpy.core.base.precision import apply_in
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.core.multigrid.pgm import Pgm, as_csr
+from ginkpy.core.multigrid.pgm import Pgm, as_csr, default_levels
 from ginkpy.core.preconditioner.jacobi import Jacobi
 from ginkpy.core.solver.cg import Cg
 from ginkpy.core.solver.coarse_levels import CoarseLevels
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.multigrid_report import describe, launches_per_cycle
 from ginkpy.core.solver.multigrid_steps import prolong, restrict, sweeps
-from ginkpy.core.solver.solver_base import IterativeSolver, check_values, generate_preconditioner
+from ginkpy.core.solver.solver_base import IterativeSolver, generate_preconditioner
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 
@@ -235,10 +235,12 @@ class Multigrid(IterativeSolver):
         self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
         return choice
 
-    def _level_factories(self) -> list:
-        """The mg_level factories (default: Pgm), checked to be aggregations."""
+    def _level_factories(self, A: Csr | None = None) -> list:
+        """The mg_level factories (default: Pgm, smoothed where the device chose so), checked to be
+        aggregations."""
         exec = self.executor
-        factories = [as_factory(f, exec) for f in self.parameters.mg_level] or [Pgm.build().on(exec)]
+        factories = [as_factory(f, exec) for f in self.parameters.mg_level] or default_levels(
+            self._device_choice, exec, self.system_matrix if A is None else A)
         for f in factories:
             if not issubclass(f.parameters.product, Pgm):
                 raise TypeError(f"with_mg_level takes aggregation levels (gk.multigrid.Pgm.build()), "
@@ -246,7 +248,7 @@ class Multigrid(IterativeSolver):
         return factories
 
     def _coarsen(self, A: Csr) -> list:
-        params, factories = self.parameters, self._level_factories()
+        params, factories = self.parameters, self._level_factories(A)
         levels, self.level_indices = [], []
         while len(levels) + 1 < params.max_levels and A.shape[0] > self.min_coarse_rows:
             # Ginkgo's level selector (default: the l-th factory on level l, the last one beyond);
@@ -402,15 +404,10 @@ class Multigrid(IterativeSolver):
         place: ``A.update_values``), AmgX's structure reuse: aggregates and transfer operators
         kept, the Galerkin products, smoothers and coarsest inverse recomputed into the arrays
         the cycle reads (:func:`~ginkpy.core.solver.multigrid_update.update_hierarchy`).
-        Returns whether the launches recorded with this solver stay valid. A hierarchy with
-        smoothed aggregation (Pgm's ``prolongation_relax``) is made anew, aggregates included
-        (the pattern of its R A P depends on the values where entries cancel exactly)."""
+        Returns whether the launches recorded with this solver stay valid. Smoothed
+        aggregation (Pgm's ``prolongation_relax``) makes its P, R and R A P again into their
+        arrays too (their patterns are structural, the same for any values)."""
         from ginkpy.core.solver.multigrid_update import update_hierarchy
-        if any(getattr(level, "smoothed", False) for level in self.levels):
-            check_values(self.system_matrix)
-            self._build()
-            self._forget_captures()
-            return False
         valid = update_hierarchy(self)
         if not valid:
             self._forget_captures()

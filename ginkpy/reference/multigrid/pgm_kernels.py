@@ -234,29 +234,3 @@ def pack(exec, row_ptrs, starts, cols, vals, num_agg, nnz, scale):
     ptrs = np.array(row_ptrs[:num_agg + 1], dtype=np.int32)
     take = np.repeat(starts[:num_agg].astype(np.int64) - ptrs[:-1], np.diff(ptrs)) + np.arange(nnz)
     return ptrs, cols[take].astype(np.int32), (vals[take] * vals.dtype.type(scale)).astype(vals.dtype)
-
-
-def smoothed_prolongation(exec, a, agg, num_agg, relax):
-    """Smoothed aggregation (a host kernel, vectorized with SciPy): the prolongation
-    P = (I - w D^-1 A) P_t of the piecewise constant P_t of the aggregates ``agg``, with
-    w = ``relax`` / rho and rho Gershgorin's bound on the eigenvalues of D^-1 A (PyAMG's
-    ``smooth=('jacobi', {'omega': 4/3})``), its transpose R and the Galerkin product R A P:
-    three (row pointers, column indices, values) triples, sorted."""
-    n = a.shape[0]
-    s = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
-    inv_diag = 1 / s.diagonal()
-    # rho <= max_i sum_j |a_ij| / |a_ii|
-    rho = float(np.max(np.abs(inv_diag) * np.asarray(abs(s).sum(axis=1)).ravel(), initial=0.0)) or 1.0
-    tentative = sp.csr_matrix((np.ones(n, a.dtype), agg, np.arange(n + 1)), shape=(n, num_agg))
-    # P = P_t - w D^-1 (A P_t): A P_t sums each row's entries by the aggregate of their column
-    smoothing = sp.csr_matrix((a.values.copy(), agg[a.col_idxs], a.row_ptrs.copy()), shape=(n, num_agg))
-    smoothing.sum_duplicates()
-    smoothing.data *= np.repeat(inv_diag * (-relax / rho), np.diff(smoothing.indptr)).astype(a.dtype, copy=False)
-    p = (tentative + smoothing).tocsr()
-    r = p.T.tocsr()
-    coarse = (r @ (s @ p)).tocsr()
-    out = []
-    for m in (p, r, coarse):
-        m.sort_indices()
-        out.append((m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data.astype(a.dtype, copy=False)))
-    return tuple(out)

@@ -1,0 +1,60 @@
+"""Smoothed aggregation of a Pgm level (``prolongation_relax`` w > 0), made on the executor.
+
+P = S P_t with the smoother S = I - (w / rho) D^-1 A (rho Gershgorin's bound on the
+eigenvalues of D^-1 A; PyAMG's SA with w = 4/3) and P_t the piecewise constant prolongation of
+the aggregates; R = P^H (P^T for real values: a Hermitian A keeps a Hermitian coarse matrix)
+and the coarse matrix R (A P). Each product is a device SpGEMM
+(``Csr.multiply``), the transpose keeps the source of each entry: the setup reads only the
+products' sizes (three reads) and whether a diagonal entry is missing, and new values of A on
+the same pattern (:meth:`SmoothedProducts.update`) run the same kernels' numeric halves into
+the same arrays, reading nothing. The products are structural (entries that cancel are kept),
+so the patterns do not depend on the values.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ginkpy.core.base.types import INDEX_DTYPE
+from ginkpy.core.matrix.spgemm import multiply, transpose_values, transpose_with_source
+
+
+def piecewise_constant(A: Any, agg: Any, num_aggregates: int) -> Any:
+    """P_t: n x m, P_iI = 1 where fine row i is in aggregate I (a Csr on A's executor)."""
+    exec, n = A.executor, A.shape[0]
+    return type(A)(exec, (n, num_aggregates), exec.from_host(np.arange(n + 1, dtype=INDEX_DTYPE)), exec.copy(agg),
+                   exec.from_host(np.ones(n, A.dtype)))
+
+
+class SmoothedProducts:
+    """P, R and R A P of a smoothed aggregation, with what their update keeps: the smoother S
+    (A's pattern), P_t, A P, and the source of each entry of R among P's."""
+
+    def __init__(self, A: Any, agg: Any, num_aggregates: int, relax: float) -> None:
+        exec = A.executor
+        self.fine, self.relax = A, relax
+        self.flags = exec.alloc((1,), np.int32)
+        self.smoother = type(A)(exec, A.shape, A.row_ptrs, A.col_idxs, exec.alloc((A.nnz,), A.dtype))
+        # S = I - (w / rho) D^-1 A
+        exec.run("multigrid.smoothed_aggregation.smoother_values", A, relax, self.smoother.values, self.flags)
+        if int(exec.to_host(self.flags)[0]):
+            raise ValueError("Pgm with prolongation_relax (smoothed aggregation): a row of the matrix has a zero or "
+                             "no diagonal entry, and the smoother scales by D^-1; use prolongation_relax 0 (piecewise "
+                             "constant aggregation) or store a nonzero diagonal")
+        self.tentative = piecewise_constant(A, agg, num_aggregates)
+        # P = S P_t;  R = P^H;  A_c = R (A P)
+        self.prolong = multiply(self.smoother, self.tentative)
+        self.restrict, self.source = transpose_with_source(self.prolong, conjugate=True)
+        self.fine_prolonged = multiply(A, self.prolong)
+        self.coarse = multiply(self.restrict, self.fine_prolonged)
+
+    def update(self) -> None:
+        """P, R and R A P again from A's new values (same pattern), into their own arrays."""
+        A = self.fine
+        A.executor.run("multigrid.smoothed_aggregation.smoother_values", A, self.relax, self.smoother.values,
+                       self.flags)
+        multiply(self.smoother, self.tentative, out=self.prolong)
+        transpose_values(self.prolong, self.restrict, self.source, conjugate=True)
+        multiply(A, self.prolong, out=self.fine_prolonged)
+        multiply(self.restrict, self.fine_prolonged, out=self.coarse)

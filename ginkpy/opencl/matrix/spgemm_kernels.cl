@@ -1,0 +1,363 @@
+// Sparse matrix-matrix product C = A B of Csr matrices (columns sorted in every row) and the
+// transpose with the map of its entries. Row i of C is a k-way merge of the sorted rows B_k for
+// the entries a_ik of row i of A: a cursor per entry e walks row col_idxs[e] of B, its head the
+// column under it. Each output column costs one scan over the row's heads, which advances those
+// at that column and finds the next smallest one. Rows of A of at most PRIVATE_LISTS entries:
+// one work-item, the lists in private arrays (count_rows, fill_rows); longer rows: a work-group,
+// the lists in global scratch of nnz(A) (merge_long_rows). A CPU (and a GPU where C has few
+// columns) accumulates densely instead (count_rows_dense, fill_rows_dense). Column j of C sums
+// a_ik b_kj over the entries of row i of A in their stored order (a long row's, merged by a
+// work-group: in a tree over its work-items).
+#include "common.cl"
+
+#define NONE INT_MAX
+
+// (the transpose's program is built without the product's defines)
+#ifndef PRIVATE_LISTS
+#define PRIVATE_LISTS 1
+#endif
+#ifndef SHORT_ROWS
+#define SHORT_ROWS 0
+#endif
+#ifndef WRITE_COLS
+#define WRITE_COLS 0
+#endif
+#ifndef COUNT_ONLY
+#define COUNT_ONLY 0
+#endif
+
+// The items (rows) of a work-item: one on a GPU (chunk 1), a contiguous stretch on a CPU
+#define FOR_ITEMS(i, count) \
+    for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
+
+// The lists of a row of A of at most PRIVATE_LISTS entries live in private arrays (a GPU keeps
+// them interleaved across work-items, coalesced); longer rows are merge_long_rows's
+#define LISTS int cursor_[PRIVATE_LISTS], head_[PRIVATE_LISTS];
+#define CURSOR(e) cursor_[(e) - begin]
+#define HEAD(e) head_[(e) - begin]
+#define TAKES(length) ((length) <= PRIVATE_LISTS)
+
+// CURSOR(e) = the start of row a_cols[e] of B, HEAD(e) its column there (NONE: the row is
+// empty); next = the smallest of the heads
+#define START_MERGE(next)                                              \
+    next = NONE;                                                       \
+    for (int e = begin; e < end; ++e) {                                \
+        const int k = a_cols[e];                                       \
+        const int p = b_ptrs[k];                                       \
+        const int col = p < b_ptrs[k + 1] ? b_cols[p] : NONE;          \
+        CURSOR(e) = p;                                                 \
+        HEAD(e) = col;                                                 \
+        next = min(next, col);                                         \
+    }
+
+// The list of entry e past its head: h = its next column, NONE at the end of row a_cols[e] of B
+#define ADVANCE(e, h)                                                  \
+    {                                                                  \
+        const int p = CURSOR(e) + 1;                                   \
+        h = p < b_ptrs[a_cols[e] + 1] ? b_cols[p] : NONE;              \
+        CURSOR(e) = p;                                                 \
+        HEAD(e) = h;                                                   \
+    }
+
+// counts[i] = the number of distinct columns of row i of C for the rows this variant takes
+// (TAKES), for the items = n + 1 rows of the row pointers (counts[n] = 0: the prefix sum's total)
+__kernel void count_rows(const int items, const int chunk, __global const int* restrict a_ptrs,
+                         __global const int* restrict a_cols, __global const int* restrict b_ptrs,
+                         __global const int* restrict b_cols, __global int* restrict counts)
+{
+    const int n = items - 1;
+    FOR_ITEMS(i, items) {
+        if (i == n) {
+            counts[n] = 0;
+            continue;
+        }
+        const int begin = a_ptrs[i], end = a_ptrs[i + 1];
+        if (!TAKES(end - begin)) continue;
+        LISTS
+        int next;
+        START_MERGE(next)
+        int count = 0;
+        while (next != NONE) {
+            const int col = next;
+            next = NONE;
+            for (int e = begin; e < end; ++e) {
+                int h = HEAD(e);
+                if (h == col) ADVANCE(e, h)
+                next = min(next, h);
+            }
+            ++count;
+        }
+        counts[i] = count;
+    }
+}
+
+// Row i of C at c_ptrs[i] (the rows this variant takes): its columns ascending (WRITE_COLS;
+// else only the values, on the pattern an earlier product wrote) and c_ij = sum_k a_ik b_kj
+__kernel void fill_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
+                        __global const int* restrict a_cols, __global const value_type* restrict a_vals,
+                        __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                        __global const value_type* restrict b_vals, __global const int* restrict c_ptrs,
+                        __global int* restrict c_cols, __global value_type* restrict c_vals)
+{
+    FOR_ITEMS(i, n) {
+        const int begin = a_ptrs[i], end = a_ptrs[i + 1];
+        if (!TAKES(end - begin)) continue;
+        LISTS
+        int next;
+        START_MERGE(next)
+        int out = c_ptrs[i];
+        while (next != NONE) {
+            const int col = next;
+            value_type sum = 0;
+            next = NONE;
+            for (int e = begin; e < end; ++e) {
+                int h = HEAD(e);
+                if (h == col) {
+                    sum += mul(a_vals[e], b_vals[CURSOR(e)]);  // a_ik b_kj
+                    ADVANCE(e, h)
+                }
+                next = min(next, h);
+            }
+#if WRITE_COLS
+            c_cols[out] = col;
+#endif
+            c_vals[out] = sum;
+            ++out;
+        }
+    }
+}
+
+// -- long rows: a work-group per row -------------------------------------------------------
+// A row of A of more than SHORT_ROWS entries is merged by a work-group: each work-item keeps the
+// lists of every lanes-th entry (cursor and head: global, nnz(A) each), the smallest head and
+// the products at it are reduced over the group (a tree in local memory: a fixed order for a
+// work-group size). Rows not that long are skipped by the whole group (loops of no trip, so
+// that every barrier is reached by every work-item). COUNT_ONLY: counts[i] only (counts[n] = 0
+// by the short rows' launch); else columns (WRITE_COLS) and values at c_ptrs[i].
+
+inline int local_min_int(__local int* slot, const int v, const int index, const int count)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    slot[index] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = count / 2; s > 0; s /= 2) {
+        if (index < s) slot[index] = min(slot[index], slot[index + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return slot[0];
+}
+
+__kernel void merge_long_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
+                              __global const int* restrict a_cols, __global const value_type* restrict a_vals,
+                              __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                              __global const value_type* restrict b_vals, __global int* restrict cursor,
+                              __global int* restrict head, __global int* restrict counts,
+                              __global const int* restrict c_ptrs, __global int* restrict c_cols,
+                              __global value_type* restrict c_vals, __local int* mins, __local value_type* sums)
+{
+    const int lid = get_local_id(0), lanes = get_local_size(0);
+    for (int i = get_group_id(0); i < n; i += get_num_groups(0)) {
+        const int begin = a_ptrs[i];
+        const int end = a_ptrs[i + 1] - begin > SHORT_ROWS ? a_ptrs[i + 1] : begin;
+        int own = NONE;
+        for (int e = begin + lid; e < end; e += lanes) {
+            const int k = a_cols[e];
+            const int p = b_ptrs[k];
+            const int col = p < b_ptrs[k + 1] ? b_cols[p] : NONE;
+            cursor[e] = p;
+            head[e] = col;
+            own = min(own, col);
+        }
+        int next = local_min_int(mins, own, lid, lanes);
+        int out = end > begin ? c_ptrs[i] : 0;
+        int count = 0;
+        while (next != NONE) {
+            const int col = next;
+            value_type part = 0;
+            own = NONE;
+            for (int e = begin + lid; e < end; e += lanes) {
+                int h = head[e];
+                if (h == col) {
+#if !COUNT_ONLY
+                    part += mul(a_vals[e], b_vals[cursor[e]]);  // a_ik b_kj
+#endif
+                    const int p = cursor[e] + 1;
+                    h = p < b_ptrs[a_cols[e] + 1] ? b_cols[p] : NONE;
+                    cursor[e] = p;
+                    head[e] = h;
+                }
+                own = min(own, h);
+            }
+#if !COUNT_ONLY
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const value_type sum = local_sum(sums, part, lid, lanes, 1);
+            if (lid == 0) {
+#if WRITE_COLS
+                c_cols[out] = col;
+#endif
+                c_vals[out] = sum;
+            }
+#endif
+            ++out;
+            ++count;
+            next = local_min_int(mins, own, lid, lanes);
+        }
+#if COUNT_ONLY
+        if (lid == 0 && end > begin) counts[i] = count;
+#endif
+    }
+}
+
+// -- a CPU's dense accumulator (Gustavson) ---------------------------------------------------
+// Each work-item has a marker per column of C (marker + t * columns, all -1 at the launch) and
+// takes a contiguous stretch of rows: a column's marker holds the last row that met it (count)
+// or its place in the row of C being written (fill; places grow with the rows). Column j of C
+// sums the products in the order of the entries of A, then of B: the merge's order.
+
+// counts[i] = the number of distinct columns of row i of C (counts[n] = 0)
+__kernel void count_rows_dense(const int items, const int chunk, const int columns,
+                               __global const int* restrict a_ptrs, __global const int* restrict a_cols,
+                               __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                               __global int* restrict markers, __global int* restrict counts)
+{
+    const int n = items - 1;
+    __global int* restrict marker = markers + (size_t)get_global_id(0) * columns;
+    FOR_ITEMS(i, items) {
+        if (i == n) {
+            counts[n] = 0;
+            continue;
+        }
+        int count = 0;
+        for (int e = a_ptrs[i]; e < a_ptrs[i + 1]; ++e) {
+            const int k = a_cols[e];
+            for (int p = b_ptrs[k]; p < b_ptrs[k + 1]; ++p) {
+                const int col = b_cols[p];
+                if (marker[col] != i) {
+                    marker[col] = i;
+                    ++count;
+                }
+            }
+        }
+        counts[i] = count;
+    }
+}
+
+// Row i of C at c_ptrs[i]: with WRITE_COLS its columns as first met, then sorted with the
+// values (shell sort); else the columns known (sorted), only the values
+__kernel void fill_rows_dense(const int n, const int chunk, const int columns, __global const int* restrict a_ptrs,
+                              __global const int* restrict a_cols, __global const value_type* restrict a_vals,
+                              __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                              __global const value_type* restrict b_vals, __global int* restrict markers,
+                              __global const int* restrict c_ptrs, __global int* restrict c_cols,
+                              __global value_type* restrict c_vals)
+{
+    __global int* restrict marker = markers + (size_t)get_global_id(0) * columns;
+    FOR_ITEMS(i, n) {
+        const int start = c_ptrs[i];
+        int end = start;
+#if !WRITE_COLS
+        for (end = start; end < c_ptrs[i + 1]; ++end) {
+            marker[c_cols[end]] = end;
+            c_vals[end] = 0;
+        }
+#endif
+        for (int e = a_ptrs[i]; e < a_ptrs[i + 1]; ++e) {
+            const int k = a_cols[e];
+            const value_type a = a_vals[e];
+            for (int p = b_ptrs[k]; p < b_ptrs[k + 1]; ++p) {
+                const int col = b_cols[p];
+                const int at = marker[col];
+#if WRITE_COLS
+                if (at < start) {
+                    marker[col] = end;
+                    c_cols[end] = col;
+                    c_vals[end++] = mul(a, b_vals[p]);
+                    continue;
+                }
+#endif
+                c_vals[at] += mul(a, b_vals[p]);  // a_ik b_kj
+            }
+        }
+#if WRITE_COLS
+        const int len = end - start;
+        for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
+            for (int s = start + gap; s < end; ++s) {
+                const int col = c_cols[s];
+                const value_type v = c_vals[s];
+                int q = s;
+                while (q - gap >= start && c_cols[q - gap] > col) {
+                    c_cols[q] = c_cols[q - gap];
+                    c_vals[q] = c_vals[q - gap];
+                    q -= gap;
+                }
+                c_cols[q] = col;
+                c_vals[q] = v;
+            }
+        }
+#endif
+    }
+}
+
+// -- transpose ------------------------------------------------------------------------------
+
+// counts[c] += 1 for every entry in column c (counts zeroed, m + 1 of them)
+__kernel void count_columns(const int nnz, const int chunk, __global const int* restrict cols,
+                            volatile __global int* restrict counts)
+{
+    FOR_ITEMS(e, nnz) {
+        atomic_inc(counts + cols[e]);
+    }
+}
+
+// Each entry (i, c) of A to row c of T, at a free place of that row (t_fill zeroed): its row i
+// and its entry e (source); the rows of T are sorted afterwards (sort_transposed)
+__kernel void scatter_entries(const int n, const int chunk, __global const int* restrict a_ptrs,
+                              __global const int* restrict a_cols, __global const int* restrict t_ptrs,
+                              volatile __global int* restrict t_fill, __global int* restrict t_cols,
+                              __global int* restrict source)
+{
+    FOR_ITEMS(i, n) {
+        for (int e = a_ptrs[i]; e < a_ptrs[i + 1]; ++e) {
+            const int c = a_cols[e];
+            const int p = t_ptrs[c] + atomic_inc(t_fill + c);
+            t_cols[p] = i;
+            source[p] = e;
+        }
+    }
+}
+
+// Row r of T sorted by column, its sources with it (shell sort: the columns of a row are distinct,
+// so that the result is the same whatever order the scatter left)
+__kernel void sort_transposed(const int m, const int chunk, __global const int* restrict t_ptrs,
+                              __global int* restrict t_cols, __global int* restrict source)
+{
+    FOR_ITEMS(r, m) {
+        const int begin = t_ptrs[r], len = t_ptrs[r + 1] - begin;
+        for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
+            for (int s = begin + gap; s < begin + len; ++s) {
+                const int col = t_cols[s], src = source[s];
+                int p = s;
+                while (p - gap >= begin && t_cols[p - gap] > col) {
+                    t_cols[p] = t_cols[p - gap];
+                    source[p] = source[p - gap];
+                    p -= gap;
+                }
+                t_cols[p] = col;
+                source[p] = src;
+            }
+        }
+    }
+}
+
+// t_vals[p] = a_vals[source[p]] (conjugated with CONJUGATE)
+__kernel void gather_values(const int nnz, const int chunk, __global const int* restrict source,
+                            __global const value_type* restrict a_vals, __global value_type* restrict t_vals)
+{
+    FOR_ITEMS(p, nnz) {
+#if CONJUGATE
+        t_vals[p] = conj_value(a_vals[source[p]]);
+#else
+        t_vals[p] = a_vals[source[p]];
+#endif
+    }
+}

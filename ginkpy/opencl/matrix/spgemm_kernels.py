@@ -1,0 +1,184 @@
+"""OpenCL kernels of the sparse matrix-matrix product C = A B and of the transpose with its
+entry map (sources in spgemm_kernels.cl; the method is in the .cl's head comment).
+
+The product: row lengths counted by a k-way merge of the rows of B that each row of A selects,
+one prefix sum (components.prefix_sum), one blocking read of the total (to allocate), the
+merge again writing sorted columns and summed values. New values on the same patterns run the
+second merge only (:func:`spgemm_values`, no read). The transpose: the entries of each column
+counted with atomics, one prefix sum, scattered with atomics and each row sorted, keeping the
+source entry of each, so that new values are one gather (:func:`transpose_values`).
+
+Two ways to make a row of C: the merge (a GPU's: one row per work-item in work-groups of
+WORK_GROUP for rows of A of at most PRIVATE_LISTS entries, their lists in private arrays; a
+work-group of LONG_ROW_LANES per longer row) and a dense accumulator (a marker per column of C
+per work-item: a CPU's, a few work-groups of one work-item each taking a contiguous stretch of
+rows; a GPU's where C is small enough for a marker row per row of A: coarse levels). Both sum
+a_ik b_kj in the order of A's row's entries (a long row's merge: a tree over its work-items).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, local_buffer, round_up
+
+PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays, longer ones by a work-group
+LONG_ROW_LANES = 64      # work-items merging one long row on a GPU (a power of two)
+LONG_ROW_GROUPS = 32     # work-groups per compute unit taking the long rows (each every so many rows)
+CPU_ITEMS_PER_UNIT = 16  # work-items per compute unit on a CPU
+DENSE_ITEMS_PER_UNIT = 4  # ... of a CPU's dense accumulator (each with a marker per column of C)
+DENSE_MARKER_BYTES = 256 << 20  # the markers' memory at most, else a CPU merges as a GPU
+GPU_DENSE_BYTES = 64 << 20      # a GPU's markers (a row per work-item) at most: small C with long rows
+CPU_MIN_CHUNK = 256      # rows a CPU work-item takes at least
+
+
+def _run(exec, name: str, dtype, items: int, *args, **defines) -> None:
+    """Kernel ``name`` over ``items`` items, given (items, chunk, args)."""
+    if items == 0:
+        return
+    if exec.info.is_cpu:
+        chunk = max(CPU_MIN_CHUNK, ceil_div(items, CPU_ITEMS_PER_UNIT * exec.info.compute_units))
+        global_size, local_size = ceil_div(items, chunk), 1
+    else:
+        chunk, local_size = 1, WORK_GROUP
+        global_size = ceil_div(items, WORK_GROUP) * WORK_GROUP
+    exec.kernel(__file__, dtype, name, **defines)(exec.queue, (global_size,), (local_size,), np.int32(items),
+                                                  np.int32(chunk), *args)
+
+
+def _zeros(exec, size: int):
+    out = exec.alloc((size,), np.int32)
+    exec.counters["launches"] += 1
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, out.data, np.int32(0), 0, 4 * size)
+    return out
+
+
+def _dense_items(exec, a, b) -> int:
+    """The work-items of a dense accumulator for A B, 0 to merge instead. A CPU: a few, each a
+    stretch of rows, while their markers take at most DENSE_MARKER_BYTES. A GPU: one per row
+    where the markers of all rows take at most GPU_DENSE_BYTES (a coarse level's product, whose
+    rows of A are long and whose columns few: a merge would scan hundreds of lists per entry)."""
+    columns = max(b.shape[1], 1)
+    if exec.info.is_cpu:
+        items = min(DENSE_ITEMS_PER_UNIT * exec.info.compute_units, max(1, a.shape[0]))
+        return items if items * columns * 4 <= DENSE_MARKER_BYTES else 0
+    items = round_up(a.shape[0] + 1, WORK_GROUP)
+    return items if items * columns * 4 <= GPU_DENSE_BYTES else 0
+
+
+def _markers(exec, items: int, columns: int):
+    """items x columns markers, all -1."""
+    markers = exec.alloc((items * max(columns, 1),), np.int32)
+    exec.counters["launches"] += 1
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, markers.data, np.int32(-1), 0, 4 * markers.size)
+    return markers
+
+
+def _launch_dense(exec, name: str, dtype, count: int, items: int, *args, **defines) -> None:
+    """Kernel ``name`` over ``count`` rows on at most ``items`` work-items: on a CPU groups of
+    one, each a contiguous stretch of rows; on a GPU one row each, in work-groups."""
+    if count == 0:
+        return
+    if exec.info.is_cpu:
+        chunk, local = ceil_div(count, items), 1
+        global_size = ceil_div(count, chunk)
+    else:
+        chunk, local, global_size = 1, WORK_GROUP, round_up(count, WORK_GROUP)
+    exec.kernel(__file__, dtype, name, **defines)(exec.queue, (global_size,), (local,), np.int32(count),
+                                                  np.int32(chunk), *args)
+
+
+def spgemm(exec, a, b):
+    # C = A B: row lengths, their prefix sum, then columns and values
+    n, columns = a.shape[0], b.shape[1]
+    row_ptrs = exec.alloc((n + 1,), np.int32)
+    dense = _dense_items(exec, a, b)
+    pattern = (a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, b.col_idxs.data)
+    if dense:
+        markers = _markers(exec, dense, columns)
+        _launch_dense(exec, "count_rows_dense", a.dtype, n + 1, dense, np.int32(columns), *pattern, markers.data,
+                      row_ptrs.data)
+    else:
+        cursor, head = _merge_state(exec, a)
+        _run(exec, "count_rows", a.dtype, n + 1, *pattern, row_ptrs.data, **_SHORT)
+        _long_rows(exec, a, b, cursor, head, row_ptrs, None, None, None, count_only=True)
+    exec.run("components.prefix_sum.prefix_sum", row_ptrs)
+    nnz = int(exec.to_host(row_ptrs[n:])[0])
+    check_int32(nnz, "the product's entries")
+    col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
+    if nnz:
+        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True)
+    return row_ptrs, col_idxs, values
+
+
+def spgemm_values(exec, a, b, c):
+    # c's values = those of A B on c's pattern (that of an earlier product of these patterns)
+    if c.nnz:
+        _fill(exec, a, b, c.row_ptrs, c.col_idxs, c.values, write_cols=False)
+
+
+# the short rows of A merged in private arrays, one per work-item (the long ones: _long_rows)
+_SHORT = dict(PRIVATE_LISTS=PRIVATE_LISTS)
+
+
+def _long_rows(exec, a, b, cursor, head, counts, row_ptrs, col_idxs, values, count_only=False, write_cols=False):
+    """The rows of A of more than PRIVATE_LISTS entries merged by a work-group each (a CPU: of
+    one work-item): their counts, or their columns and values."""
+    n = a.shape[0]
+    if n == 0:
+        return
+    lanes = 1 if exec.info.is_cpu else min(LONG_ROW_LANES, exec.info.max_work_group_size)
+    groups = min(n, LONG_ROW_GROUPS * exec.info.compute_units)
+    dummy = counts if counts is not None else row_ptrs
+    exec.kernel(__file__, a.dtype, "merge_long_rows", SHORT_ROWS=PRIVATE_LISTS, COUNT_ONLY=int(count_only),
+                WRITE_COLS=int(write_cols))(
+        exec.queue, (groups * lanes,), (lanes,), np.int32(n), np.int32(1), a.row_ptrs.data, a.col_idxs.data,
+        a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data, cursor.data, head.data, dummy.data,
+        (row_ptrs if row_ptrs is not None else dummy).data, (col_idxs if col_idxs is not None else dummy).data,
+        (values if values is not None else a.values).data, local_buffer(lanes, np.int32), local_buffer(lanes, a.dtype))
+
+
+def _merge_state(exec, a):
+    """The long rows' merge's cursor and head per entry of A (scratch the kernel initializes)."""
+    long_rows = a.nnz if a.shape[0] and a.nnz > PRIVATE_LISTS else 1
+    return exec.alloc((long_rows,), np.int32), exec.alloc((long_rows,), np.int32)
+
+
+def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool) -> None:
+    factors = (a.row_ptrs.data, a.col_idxs.data, a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data)
+    product = (row_ptrs.data, col_idxs.data, values.data)
+    dense = _dense_items(exec, a, b)
+    if dense:
+        markers = _markers(exec, dense, b.shape[1])
+        _launch_dense(exec, "fill_rows_dense", a.dtype, a.shape[0], dense, np.int32(b.shape[1]), *factors,
+                      markers.data, *product, WRITE_COLS=int(write_cols))
+        return
+    cursor, head = _merge_state(exec, a)
+    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, WRITE_COLS=int(write_cols), **_SHORT)
+    _long_rows(exec, a, b, cursor, head, None, row_ptrs, col_idxs, values, write_cols=write_cols)
+
+
+def transpose(exec, a, conjugate):
+    # T = A^T (A^H): rows counted per column of A, scattered, each row sorted; source[p] = the entry of A at p
+    n, m = a.shape
+    nnz = a.nnz
+    row_ptrs = _zeros(exec, m + 1)
+    _run(exec, "count_columns", a.dtype, nnz, a.col_idxs.data, row_ptrs.data)
+    exec.run("components.prefix_sum.prefix_sum", row_ptrs)
+    col_idxs, source = exec.alloc((max(nnz, 1),), np.int32), exec.alloc((max(nnz, 1),), np.int32)
+    if nnz:
+        fill = _zeros(exec, m)
+        _run(exec, "scatter_entries", a.dtype, n, a.row_ptrs.data, a.col_idxs.data, row_ptrs.data, fill.data,
+             col_idxs.data, source.data)
+        _run(exec, "sort_transposed", a.dtype, m, row_ptrs.data, col_idxs.data, source.data)
+    values = exec.alloc((nnz,), a.dtype)
+    transpose_values(exec, a, source, values, conjugate)
+    return row_ptrs, col_idxs[:nnz], values, source[:nnz]
+
+
+def transpose_values(exec, a, source, values, conjugate):
+    # values[p] = a's value at source[p] (conjugated for A^H)
+    _run(exec, "gather_values", a.dtype, a.nnz, source.data, a.values.data, values.data,
+         CONJUGATE=int(bool(conjugate)))
