@@ -145,7 +145,7 @@ def spmv_row(S: sp.csr_matrix, executor_name: str) -> tuple[str, str]:
     from ginkpy.core.matrix.csr import Csr
     exec = open_executor(executor_name)
     name = getattr(getattr(exec, "info", None), "name", None) or type(exec).__name__
-    return "SpMV", f"{exec.run('matrix.csr.spmv_strategy', Csr.from_scipy(exec, S))} (on {name.strip()})"
+    return "SpMV", f"{Csr.from_scipy(exec, S).spmv_strategy()} (on {name.strip()})"
 
 
 def info(args: argparse.Namespace) -> int:

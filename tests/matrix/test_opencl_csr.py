@@ -349,5 +349,5 @@ def test_spmv_strategy_is_described(ocl, name):
     S = sp.random(300, 300, density=0.02, format="csr", random_state=1) + sp.eye(300, format="csr")
     A = gk.matrix.Csr.from_scipy(ocl, S)
     csr_strategy.select_strategy(ocl, A, name=name)
-    line = ocl.run("matrix.csr.spmv_strategy", A)
+    line = A.spmv_strategy()
     assert line.startswith(f"{name}: ") and "work-group" in line

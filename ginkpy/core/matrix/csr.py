@@ -273,6 +273,12 @@ class Csr(LinOp):
         row_ptrs, col_idxs, values = self.executor.run("matrix.csr.conj_transpose", self)
         return Csr(self.executor, (self.shape[1], self.shape[0]), row_ptrs, col_idxs, values)
 
+    def spmv_strategy(self) -> str:
+        """How this matrix's SpMV runs on its executor, in words (Ginkgo's ``get_strategy()``):
+        the strategy an OpenCL device chose from the row lengths (classical, vector, long_rows,
+        merge_path or row_blocks) with its launch sizes; ``ginkpy info --executor`` prints it."""
+        return self.executor.run("matrix.csr.spmv_strategy", self)
+
     def multiply(self, other: "Csr", out: "Csr | None" = None) -> "Csr":
         """The sparse product A B with another Csr (Ginkgo's Csr applied to a Csr), a new Csr
         on this executor, columns sorted, entries that cancel kept; with ``out``, a product of
