@@ -27,6 +27,8 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import integer, one_of, parameters
+from ginkpy.core.base.types import real_dtype
+from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
 from ginkpy.core.solver.small_system import solved_small
@@ -88,6 +90,7 @@ class Gmres(IterativeSolver):
         krylov_dim: int = attrs.field(default=30, validator=integer(min=1))
         flexible: bool = attrs.field(default=False, validator=one_of(True, False))
         ortho_method: str = attrs.field(default="mgs", validator=one_of("mgs", "cgs", "cgs2"))
+        preconditioner_side: str = attrs.field(default="right", validator=one_of("right", "left"))
 
     _storage_shape = ()  # the basis's trailing axes (CbGmres: (2,) for complex values in float16)
 
@@ -96,10 +99,15 @@ class Gmres(IterativeSolver):
         # a Krylov space cannot grow beyond n dimensions
         self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
         self._storage_dtype = np.dtype(self.dtype)  # the Krylov basis's storage type
+        if self.parameters.flexible and self.parameters.preconditioner_side == "left":
+            raise ValueError(f"{type(self).__name__}: flexible GMRES keeps the preconditioned vectors of a right "
+                             f"preconditioner; use with_preconditioner_side('right') with with_flexible(True), or "
+                             f"with_flexible(False) for left preconditioning")
 
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x = self.executor, self.system_matrix, monitor.x
-        AM, diag, M = self._right_preconditioned()
+        left = self.parameters.preconditioner_side == "left" and not isinstance(self.preconditioner, Identity)
+        AM, diag, M = (A, None, self.preconditioner) if left else self._right_preconditioned()
         (n, k), m = x.shape, self.krylov_dim
         ws = monitor.ws
         # v: the input of the next product, v_j before its normalization (v_0 normalized)
@@ -123,44 +131,51 @@ class Gmres(IterativeSolver):
         reorth, eta2 = ws.array("reorth", (k,), np.uint8), ORTHO_ETA2[self.parameters.ortho_method]
         # r = b - A x
         monitor.start(r)
-        if solved_small(monitor, "gmres", krylov_dim=m):
+        # (the batch of one is right-preconditioned: left preconditioning runs the loop)
+        if not left and solved_small(monitor, "gmres", krylov_dim=m):
             return
         stop = monitor.stop
+        # left: the scale of g (1 / s, s = thr / ptol) and SciPy's factor of the inner tolerance, per column
+        unscale = ws.vector("unscale", rows=1) if left else None
+        factor = ws.array("ptol_factor", (k,), real_dtype(self.dtype)) if left else None
 
         def restart():
             # partial sums of ||r||^2: the check of the true residual;  v = r / ||r||;  g = ||r|| e_1;  j = 0
+            # (left: z = M r, v = z / ||z||, g = ||z|| s e_1, s from SciPy's inner tolerance)
             exec.run("components.reduction.dots", r, r, None, rr)
             A.reduce_sums(rr)
-            exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
+            if not left:
+                exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
+                return
+            zz = ws.partials("zz")
+            M.apply(r, z)
+            exec.run("components.reduction.dots", z, z, None, zz)
+            A.reduce_sums(zz)
+            exec.run("solver.gmres.restart_left", z, rr, zz, v, g, unscale, factor, inner, js, stop)
 
         def rotate(j: int) -> None:
             # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
             exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
 
         def step(j: int, givens_first: bool) -> None:
-            # (inner iteration j, at js[j % 2] on the device)  w = A M v
+            # (inner iteration j, at js[j % 2] on the device)  w = A M v (left: w = M A v)
             parity = j % 2
             if M is None:
                 AM.apply(v, w)
+            elif left:
+                A.apply(v, z)
+                M.apply(z, w)
             else:
                 A.apply(self._precondition(v, z, M), w)
             # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
             # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
                      w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop)
-            A.reduce_sums(h)
-            # v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2;  where the DGKS test with eta2
-            # asks, the second pass's h2 = V^H w'
-            exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth,
-                     eta2, stop)
-            if eta2 != -np.inf:  # ("cgs": no second pass)
-                A.reduce_sums(h2)
-                # there: v = v - V h2, H[0:j+1, j] += h2, ||v||^2
-                exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
-            A.reduce_sums(ww)
+            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
 
         def end_cycle(j: int) -> None:
-            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y);  r = b - A x
+            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y; left:
+            # x + V y / s);  r = b - A x
             rotate(j)
             if flexible:
                 exec.run("solver.gmres.update", zbasis, hessenberg, g, inner, None, x)
@@ -169,7 +184,7 @@ class Gmres(IterativeSolver):
             else:
                 u.fill(0.0)
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, None, u)
-                x.add_scaled(1.0, self._precondition(u, z, M))
+                x.add_scaled(unscale, u) if left else x.add_scaled(1.0, self._precondition(u, z, M))
             monitor.residual(r)
             restart()
 
@@ -177,3 +192,14 @@ class Gmres(IterativeSolver):
         # a step captured per j % 2, the cycle's first apart: the partial sums of ||w'||^2 that
         # step j > 0 reads take orthogonalize's shape (their buffer) at the solve's first step
         monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: (j == 0, j % 2))
+
+    def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop) -> None:
+        """v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2; where the DGKS test with eta2
+        asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2."""
+        exec, A = self.executor, self.system_matrix
+        A.reduce_sums(h)
+        exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
+        if eta2 != -np.inf:  # ("cgs": no second pass)
+            A.reduce_sums(h2)
+            exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
+        A.reduce_sums(ww)
