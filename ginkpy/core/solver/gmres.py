@@ -27,7 +27,9 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import integer, one_of, parameters
+from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import real_dtype
+from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
@@ -99,6 +101,7 @@ class Gmres(IterativeSolver):
         # a Krylov space cannot grow beyond n dimensions
         self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
         self._storage_dtype = np.dtype(self.dtype)  # the Krylov basis's storage type
+        self._row_scaled_matrix: LinOp | None = None  # D^-1 A (left preconditioning with scalar Jacobi)
         if self.parameters.flexible and self.parameters.preconditioner_side == "left":
             raise ValueError(f"{type(self).__name__}: flexible GMRES keeps the preconditioned vectors of a right "
                              f"preconditioner; use with_preconditioner_side('right') with with_flexible(True), or "
@@ -107,12 +110,12 @@ class Gmres(IterativeSolver):
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x = self.executor, self.system_matrix, monitor.x
         left = self.parameters.preconditioner_side == "left" and not isinstance(self.preconditioner, Identity)
-        AM, diag, M = (A, None, self.preconditioner) if left else self._right_preconditioned()
+        AM, diag, M = self._left_preconditioned() if left else self._right_preconditioned()
         (n, k), m = x.shape, self.krylov_dim
         ws = monitor.ws
         # v: the input of the next product, v_j before its normalization (v_0 normalized)
         r, v, w = ws.vectors("r", "v", "w")
-        z, u = ws.vectors("z", "u") if M is not None else (None, None)
+        z, u = ws.vectors("z", "u") if M is not None or left else (None, None)
         # flexible GMRES: the preconditioned basis Z, z_j = M v_j, in the value type
         flexible = self.parameters.flexible and M is not None
         zbasis = ws.array("zbasis", (m * n, k), self.dtype) if flexible else None
@@ -148,7 +151,7 @@ class Gmres(IterativeSolver):
                 exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
                 return
             zz = ws.partials("zz")
-            M.apply(r, z)
+            self.preconditioner.apply(r, z)
             exec.run("components.reduction.dots", z, z, None, zz)
             A.reduce_sums(zz)
             exec.run("solver.gmres.restart_left", z, rr, zz, v, g, unscale, factor, inner, js, stop)
@@ -160,7 +163,7 @@ class Gmres(IterativeSolver):
         def step(j: int, givens_first: bool) -> None:
             # (inner iteration j, at js[j % 2] on the device)  w = A M v (left: w = M A v)
             parity = j % 2
-            if M is None:
+            if M is None or left and diag is not None:
                 AM.apply(v, w)
             elif left:
                 A.apply(v, z)
@@ -179,7 +182,7 @@ class Gmres(IterativeSolver):
             rotate(j)
             if flexible:
                 exec.run("solver.gmres.update", zbasis, hessenberg, g, inner, None, x)
-            elif M is None:
+            elif M is None and not left:
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, diag, x)
             else:
                 u.fill(0.0)
@@ -192,6 +195,30 @@ class Gmres(IterativeSolver):
         # a step captured per j % 2, the cycle's first apart: the partial sums of ||w'||^2 that
         # step j > 0 reads take orthogonalize's shape (their buffer) at the solve's first step
         monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: (j == 0, j % 2))
+
+    def _left_preconditioned(self) -> tuple[LinOp, Dense | None, LinOp]:
+        """(DA, diag, M) for left preconditioning: DA = D^-1 A, made once, where M is scalar
+        Jacobi and A can scale its rows (an inner iteration then applies no M), else DA = A and
+        diag None; M the preconditioner (for z = M r at each restart)."""
+        A, M, diag = self.system_matrix, self.preconditioner, self._diagonal_preconditioner
+        if diag is None or not hasattr(A, "scale_rows"):
+            return A, None, M
+        if self._row_scaled_matrix is None:
+            self._row_scaled_matrix = A.scale_rows(diag)
+        return self._row_scaled_matrix, diag, M
+
+    def update(self) -> bool:
+        """The base class's update (:meth:`IterativeSolver.update`), and D^-1 A of left
+        preconditioning with scalar Jacobi recomputed into its arrays."""
+        valid = super().update()
+        if self._row_scaled_matrix is not None:
+            diag = self._diagonal_preconditioner
+            if diag is None:  # (the preconditioner is no longer scalar Jacobi)
+                self._row_scaled_matrix, valid = None, False
+                self._forget_captures()
+            else:
+                self.executor.run("matrix.csr.scale_rows", self.system_matrix, diag, self._row_scaled_matrix.values)
+        return valid
 
     def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop) -> None:
         """v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2; where the DGKS test with eta2
