@@ -170,8 +170,10 @@ def qmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0
     "Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.",
     """Use it for a general square A where :func:`bicgstab` breaks down or stagnates: it
     minimizes the residual over each cycle and does not break down; a larger ``restart``
-    converges in fewer iterations at more memory and work per iteration. Right-preconditioned,
-    as Ginkgo's (SciPy's is left-preconditioned: see :mod:`ginkpy.linalg`).""",
+    converges in fewer iterations at more memory and work per iteration. With M it is
+    left-preconditioned, as SciPy's (``gk.solver.Gmres``'s ``preconditioner_side="left"``): each
+    cycle minimizes ||M (b - A x)|| to SciPy's inner tolerance and the true residual b - A x
+    decides at its end; ``flexible=True`` is right-preconditioned (Ginkgo's).""",
     """
     >>> from ginkpy.linalg import gmres
     >>> x, info = gmres(A, b, rtol=1e-8, restart=50, M="ilu")
@@ -222,6 +224,11 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
     options = {} if storage_precision is None else {"storage_precision": storage_precision}
     if flexible:
         options["flexible"] = True
+    elif M is not None:
+        # SciPy's gmres is left-preconditioned: the cycle minimizes ||M (b - A x)||, the true
+        # residual deciding at each restart (a right-preconditioned GMRES(m) can stall where it
+        # converges: nos6 with Gauss-Seidel)
+        options["preconditioner_side"] = "left"
     return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
                   observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
                   restart=restart, **options)
