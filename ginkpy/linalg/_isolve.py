@@ -219,19 +219,23 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         observer = _solution_callback(callback, every=restart)
     else:
         observer = _residual_callback(callback)
+    return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
+                  restart=restart, **_gmres_options(M, storage_precision, flexible))
+
+
+def _gmres_options(M: Any, storage_precision: str | None, flexible: bool) -> dict:
+    """gmres' solver options: the basis's storage precision (CbGmres), flexible GMRES (right-
+    preconditioned), else with M left preconditioning, as SciPy's gmres (a right-preconditioned
+    GMRES(m) can stall where SciPy's converges: nos6 with Gauss-Seidel)."""
     if flexible not in (True, False):
         raise ValueError(f"flexible must be True or False, got {flexible!r}")
     options = {} if storage_precision is None else {"storage_precision": storage_precision}
     if flexible:
         options["flexible"] = True
     elif M is not None:
-        # SciPy's gmres is left-preconditioned: the cycle minimizes ||M (b - A x)||, the true
-        # residual deciding at each restart (a right-preconditioned GMRES(m) can stall where it
-        # converges: nos6 with Gauss-Seidel)
         options["preconditioner_side"] = "left"
-    return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
-                  observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
-                  restart=restart, **options)
+    return options
 
 
 @scipy_door(

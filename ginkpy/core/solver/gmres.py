@@ -20,6 +20,15 @@ the next cycle. Each column counts its own inner iterations, from which it takes
 A rank-deficient Hessenberg matrix (A or M singular: a rotated diagonal below 100 eps of its
 column's norm) stops the column with a breakdown, its update keeping the steps before, so its
 x is never worse than at the start of the cycle.
+
+Left preconditioning (``preconditioner_side="left"``, SciPy's gmres) builds the space from M A
+(w = M A v; scalar Jacobi folded into D^-1 A, made once) and starts each cycle from z = M r.
+Its estimate |g_{j+1}| is of ||M (b - A x)||, so the cycle runs to SciPy's inner tolerance
+ptol = ||M r|| min(f, thr / ||r||) (f per column: 1, x0.25 after a cycle whose estimate met ptol
+but whose true residual did not, else x1.5 up to 1), kept on the device as the scale s = thr / ptol
+of g: the check |g_{j+1}| <= thr is then presid <= ptol, the history reads as an estimate of the
+true residual, and the update divides by s (x = x + V y / s). The true residual decides at each
+restart, as SciPy's: an inner iteration costs the launches of the right-preconditioned one.
 """
 from __future__ import annotations
 
@@ -65,7 +74,15 @@ class Gmres(IterativeSolver):
     criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
         Iterations count inner iterations.
     preconditioner : factory or LinOp, default None (none)
-        M, applied from the right (the criteria see the residual of A x = b itself).
+        M, applied from the right (the criteria see the residual of A x = b itself) unless
+        ``preconditioner_side`` is "left".
+    preconditioner_side : {"right", "left"}, default "right"
+        "right" (Ginkgo's): the space of A M, minimizing ||b - A x|| over each cycle. "left"
+        (SciPy's gmres): the space of M A, minimizing ||M (b - A x)|| over each cycle to SciPy's
+        inner tolerance, the true residual ||b - A x|| deciding convergence at each restart. A
+        restarted GMRES(m) can stall in one where it converges in the other (nos6 with forward
+        Gauss-Seidel: right stalls at 9e-6, left converges as SciPy's); the same launches per
+        inner iteration. ``gk.linalg.gmres`` with M uses "left". Not with ``flexible``.
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
@@ -147,14 +164,10 @@ class Gmres(IterativeSolver):
             # (left: z = M r, v = z / ||z||, g = ||z|| s e_1, s from SciPy's inner tolerance)
             exec.run("components.reduction.dots", r, r, None, rr)
             A.reduce_sums(rr)
-            if not left:
+            if left:
+                self._restart_left(ws, r, z, rr, v, g, unscale, factor, inner, js, stop)
+            else:
                 exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
-                return
-            zz = ws.partials("zz")
-            self.preconditioner.apply(r, z)
-            exec.run("components.reduction.dots", z, z, None, zz)
-            A.reduce_sums(zz)
-            exec.run("solver.gmres.restart_left", z, rr, zz, v, g, unscale, factor, inner, js, stop)
 
         def rotate(j: int) -> None:
             # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
@@ -163,13 +176,7 @@ class Gmres(IterativeSolver):
         def step(j: int, givens_first: bool) -> None:
             # (inner iteration j, at js[j % 2] on the device)  w = A M v (left: w = M A v)
             parity = j % 2
-            if M is None or left and diag is not None:
-                AM.apply(v, w)
-            elif left:
-                A.apply(v, z)
-                M.apply(z, w)
-            else:
-                A.apply(self._precondition(v, z, M), w)
+            self._product(left, AM, diag, M, v, z, w)
             # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
             # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
@@ -195,6 +202,28 @@ class Gmres(IterativeSolver):
         # a step captured per j % 2, the cycle's first apart: the partial sums of ||w'||^2 that
         # step j > 0 reads take orthogonalize's shape (their buffer) at the solve's first step
         monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: (j == 0, j % 2))
+
+    def _product(self, left: bool, AM: LinOp, diag: Dense | None, M: LinOp | None, v: Dense, z: Dense,
+                 w: Dense) -> None:
+        """w = A M v (right), w = M A v (left; z the intermediate), with AM as _right_preconditioned
+        or _left_preconditioned made it (D^-1 folded in: one product)."""
+        if M is None or left and diag is not None:
+            AM.apply(v, w)
+        elif left:
+            self.system_matrix.apply(v, z)
+            M.apply(z, w)
+        else:
+            self.system_matrix.apply(self._precondition(v, z, M), w)
+
+    def _restart_left(self, ws, r, z, rr, v, g, unscale, factor, inner, js, stop) -> None:
+        """After the partial sums rr of ||r||^2: z = M r, its partial sums zz of ||z||^2, and the
+        restart of left preconditioning (``solver.gmres.restart_left``: the true residual's
+        check, v = z / ||z||, g = ||z|| s e_1 with s from SciPy's inner tolerance)."""
+        zz = ws.partials("zz")
+        self.preconditioner.apply(r, z)
+        self.executor.run("components.reduction.dots", z, z, None, zz)
+        self.system_matrix.reduce_sums(zz)
+        self.executor.run("solver.gmres.restart_left", z, rr, zz, v, g, unscale, factor, inner, js, stop)
 
     def _left_preconditioned(self) -> tuple[LinOp, Dense | None, LinOp]:
         """(DA, diag, M) for left preconditioning: DA = D^-1 A, made once, where M is scalar
