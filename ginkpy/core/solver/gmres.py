@@ -111,6 +111,7 @@ class Gmres(IterativeSolver):
         ortho_method: str = attrs.field(default="mgs", validator=one_of("mgs", "cgs", "cgs2"))
         preconditioner_side: str = attrs.field(default="right", validator=one_of("right", "left"))
 
+    _sides = ("right", "left")  # the preconditioner sides the method has (Lgmres, Gcrotmk: right)
     _storage_shape = ()  # the basis's trailing axes (CbGmres: (2,) for complex values in float16)
 
     def __init__(self, factory, system_matrix) -> None:
@@ -119,6 +120,9 @@ class Gmres(IterativeSolver):
         self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
         self._storage_dtype = np.dtype(self.dtype)  # the Krylov basis's storage type
         self._row_scaled_matrix: LinOp | None = None  # D^-1 A (left preconditioning with scalar Jacobi)
+        if self.parameters.preconditioner_side not in self._sides:
+            raise ValueError(f"{type(self).__name__}: its cycles are flexible GMRES, M applied from the right; "
+                             f"use with_preconditioner_side('right'), or gk.solver.Gmres for left preconditioning")
         if self.parameters.flexible and self.parameters.preconditioner_side == "left":
             raise ValueError(f"{type(self).__name__}: flexible GMRES keeps the preconditioned vectors of a right "
                              f"preconditioner; use with_preconditioner_side('right') with with_flexible(True), or "

@@ -57,9 +57,9 @@ class Lgmres(Gmres):
         M, applied from the right (it may change between applications: the cycle keeps M v).
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
-    flexible, ortho_method
-        Gmres's, accepted for its configurations: the cycles are always flexible, and
-        orthogonalize as Gmres's.
+    flexible, ortho_method, preconditioner_side
+        Gmres's, accepted for its configurations: the cycles are always flexible (M from the
+        right: ``preconditioner_side="left"`` is refused), and orthogonalize as Gmres's.
 
     Examples
     --------
@@ -67,6 +67,8 @@ class Lgmres(Gmres):
     ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
     >>> solver.apply(b, x)
     """
+
+    _sides = ("right",)  # (flexible cycles)
 
     @parameters
     class Parameters(Gmres.Parameters):

@@ -142,14 +142,14 @@ __kernel void restart_left(REDUCTION_PARAMS, __global const value_type* z,
     const bool usable = isfinite(znrm) && znrm > 0;
     if (writer) {
         inner[col] = 0;
-        const real_type f = first ? 1 : st == STATUS_PENDING ? fmax(EPSILON, (real_type)0.25 * factor[col])
+        const real_type f = first ? 1 : st == STATUS_PENDING ? fmax((real_type)EPSILON, (real_type)0.25 * factor[col])
                                                               : fmin((real_type)1, (real_type)1.5 * factor[col]);
         factor[col] = f;
         if (running && nrm > 0 && !usable) {
             status[col] = STATUS_BREAKDOWN;
         } else if (running) {
             const real_type thr = threshold[col];
-            const real_type g0 = fmax(thr > 0 ? thr / f : 0, nrm);
+            const real_type g0 = fmax(thr > 0 ? thr / f : (real_type)0, nrm);
             g[col] = to_value(g0);
             unscale[col] = to_value(g0 > 0 ? znrm / g0 : 0);
         }
