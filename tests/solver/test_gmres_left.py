@@ -341,3 +341,27 @@ def test_nos6_gauss_seidel_does_not_stall(exec):
     ours, theirs = _linalg_and_scipy(exec, S, b, "gauss_seidel", _scipy_m(S, "gauss_seidel"), maxiter=200)
     assert theirs[0] == 0
     _assert_like_scipy(ours, theirs)
+
+
+# -- the configuration and the command line --------------------------------------------------------
+
+def test_config_and_command_line(tmp_path, capsys):
+    import json
+    from ginkpy import config
+    from ginkpy.cli.command_line import main
+    params = config.parse({"type": "solver::Gmres", "preconditioner_side": "left",
+                           "preconditioner": {"type": "preconditioner::GaussSeidel"}})
+    assert params.preconditioner_side == "left"
+    assert config.to_dict(params)["preconditioner_side"] == "left"
+    S = convection_diffusion_2d(10)
+    path = tmp_path / "cd.mtx"
+    scipy.io.mmwrite(str(path), S)
+    (tmp_path / "left.json").write_text(json.dumps(config.to_dict(params)))
+    for args in (["--solver", "gmres", "--preconditioner", "gauss_seidel", "--preconditioner-side", "left"],
+                 ["--config", str(tmp_path / "left.json")]):
+        assert main(["solve", str(path), "--executor", "reference", *args]) == 0
+        out = capsys.readouterr().out
+        assert "Gmres (30), left preconditioner GaussSeidel" in out and "converged" in out, out
+    assert main(["solve", str(path), "--executor", "reference", "--solver", "bicgstab", "--preconditioner-side",
+                 "left"]) != 0
+    assert "--preconditioner-side applies to gmres and cb_gmres" in capsys.readouterr().err
