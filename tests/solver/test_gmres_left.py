@@ -12,6 +12,7 @@ import scipy.sparse.linalg as spla
 import ginkpy as gk
 import ginkpy.reference.solver.gmres_kernels as reference_gmres
 from conftest import (PARTIAL_GROUPS as G, Stop, assert_twins, matrix_path, random_partials, tol, twin)
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 import krylov_cases
@@ -38,11 +39,13 @@ FACTOR = np.array([0.3, 0.3, 0.5, 0.8, 0.8, 0.5, 0.3, 0.5, 1e-17, 0.8])
 def _restart_left_args(rng, n, dtype):
     k = len(NORMS)
     z = rng.standard_normal((n, k)).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        z += 1j * rng.standard_normal((n, k))
     z[:, 4] = 0
     z[:, 6] = 0
     return [z, random_partials(rng, NORMS ** 2, dtype), random_partials(rng, ZNORMS ** 2, dtype),
             rng.standard_normal((n, k)).astype(dtype), rng.standard_normal((M + 1, k)).astype(dtype),
-            rng.standard_normal((1, k)).astype(dtype), lambda exec: exec.from_host(FACTOR.astype(dtype)),
+            rng.standard_normal((1, k)).astype(dtype), lambda exec: exec.from_host(FACTOR.astype(real_dtype(dtype))),
             np.full(k, 3, np.int32), np.array([5, 7], np.int32), Stop(STATUS, THRESHOLD, MAX_ITERS, CHECKS)]
 
 
@@ -84,6 +87,13 @@ def test_opencl_restart_left(ref, dev, rng, dtype, n):
     _check_restart_left(out[1], args, dtype, np.sqrt(G) * tol(dtype))
 
 
+def test_opencl_restart_left_complex(ref, ocl, rng):
+    args = _restart_left_args(rng, 1237, np.complex128)
+    out = twin(ref, ocl, "solver.gmres.restart_left", *args, dtype=np.complex128)
+    assert_twins(out, np.complex128, factor=np.sqrt(G), skip=(1, 2, 3))
+    _check_restart_left(out[1], args, np.complex128, np.sqrt(G) * tol(np.complex128))
+
+
 # -- solves ------------------------------------------------------------------------------------
 
 def _left(exec, S, M, *, rtol=1e-10, max_iters=3000, name="Gmres", **params):
@@ -98,8 +108,8 @@ def _apply(solver, b):
     exec = solver.executor
     logger = gk.log.Convergence()
     solver.add_logger(logger)
-    x = gk.matrix.Dense.zeros(exec, b.shape)
-    solver.apply(gk.matrix.Dense.from_numpy(exec, b), x)
+    x = gk.matrix.Dense.zeros(exec, b.shape, solver.dtype)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b, solver.dtype), x)
     return x.to_numpy(), logger
 
 
@@ -130,6 +140,18 @@ def test_left_solves_agree_on_both_executors(ref, ocl, ortho, M):
         np.testing.assert_allclose(x, exact, rtol=1e-6, atol=1e-9)
     iterations = [log.result.iterations for _, log in results]
     assert (abs(iterations[0] - iterations[1]) <= 0.1 * iterations[0] + 2).all(), iterations
+
+
+def test_left_complex_solves_agree(ref, ocl):
+    from ginkpy.problems import helmholtz_2d
+    S = helmholtz_2d(16).astype(np.complex128)
+    rng = np.random.default_rng(5)
+    b = rng.standard_normal((S.shape[0], 2)) + 1j * rng.standard_normal((S.shape[0], 2))
+    results = [_apply(_left(e, S, gk.preconditioner.Ilu.build(), rtol=1e-10), b) for e in (ref, ocl)]
+    for x, log in results:
+        assert log.result.converged.all()
+        assert (np.linalg.norm(b - S @ x, axis=0) <= 1e-10 * np.linalg.norm(b, axis=0)).all()
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("precision", ["reduce1", "keep"])
