@@ -43,8 +43,8 @@ tests/linalg/test_scipy_suite.py runs them):
 4. ``tfqmr`` is right-preconditioned (SciPy's applies M on the left of its products and
    stops on its bound, which with M need not bound b - A x); its rtol is relative to ||b||
    (SciPy's tfqmr: to ||b - A x0||, the same for x0 = 0).
-5. ``lgmres`` is right-preconditioned (SciPy's minimizes M (b - A x) within a cycle); its
-   ``outer_v`` and ``gcrotmk``'s ``CU`` are SciPy's (read from and written to the host once a
+5. ``lgmres`` with M is left-preconditioned, as SciPy's (``gcrotmk`` right-preconditioned, as
+   SciPy's); its ``outer_v`` and ``gcrotmk``'s ``CU`` are SciPy's (read from and written to the host once a
    solve). Both count ``maxiter`` in restart cycles and call ``callback`` at the start of each
    cycle, as SciPy's, but check the residual after the last cycle too: a solve that converges
    there has info 0 and a last callback with the solution (SciPy's: info ``maxiter``, no

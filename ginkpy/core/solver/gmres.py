@@ -122,7 +122,7 @@ class Gmres(IterativeSolver):
         self._row_scaled_matrix: LinOp | None = None  # D^-1 A (left preconditioning with scalar Jacobi)
         if self.parameters.preconditioner_side not in self._sides:
             raise ValueError(f"{type(self).__name__}: its cycles are flexible GMRES, M applied from the right; "
-                             f"use with_preconditioner_side('right'), or gk.solver.Gmres for left preconditioning")
+                             f"use with_preconditioner_side('right'), or gk.solver.Gmres or Lgmres for left preconditioning")
         if self.parameters.flexible and self.parameters.preconditioner_side == "left":
             raise ValueError(f"{type(self).__name__}: flexible GMRES keeps the preconditioned vectors of a right "
                              f"preconditioner; use with_preconditioner_side('right') with with_flexible(True), or "
