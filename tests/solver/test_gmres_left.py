@@ -27,13 +27,14 @@ MAX_ITERS, M = 300, 6
 # columns: first check, runs; first check, converges; PENDING, the true residual fails (f 0.5 ->
 # 0.125); the cycle ran out (f 0.8 -> 1); ||M r|| = 0 where ||r|| > 0 (breakdown); PENDING,
 # confirmed; r = 0 without a residual criterion (runs idle: v = 0, g_0 = 0); stopped before;
-# PENDING failing again at f 1e-17 (-> eps); ||M r|| NaN (breakdown)
-NORMS = np.array([2.0, 0.5, 2.0, 3.0, 2.0, 0.5, 0.0, 2.0, 2.0, 2.0])
-ZNORMS = np.array([4.0, 1.0, 0.5, 6.0, 0.0, 1.0, 0.0, 1.0, 3.0, np.nan])
-THRESHOLD = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0]
-STATUS = [RUNNING, RUNNING, PENDING, RUNNING, RUNNING, PENDING, RUNNING, BREAKDOWN, PENDING, RUNNING]
-CHECKS = [0, 0, 7, 9, 9, 7, 0, 9, 7, 9]
-FACTOR = np.array([0.3, 0.3, 0.5, 0.8, 0.8, 0.5, 0.3, 0.5, 1e-17, 0.8])
+# PENDING failing again at f 1e-17 (-> eps); ||M r|| NaN (breakdown); the cycle ran out, its true
+# residual meets the threshold (converged, its norm in place of the last estimate)
+NORMS = np.array([2.0, 0.5, 2.0, 3.0, 2.0, 0.5, 0.0, 2.0, 2.0, 2.0, 0.5])
+ZNORMS = np.array([4.0, 1.0, 0.5, 6.0, 0.0, 1.0, 0.0, 1.0, 3.0, np.nan, 2.0])
+THRESHOLD = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0]
+STATUS = [RUNNING, RUNNING, PENDING, RUNNING, RUNNING, PENDING, RUNNING, BREAKDOWN, PENDING, RUNNING, RUNNING]
+CHECKS = [0, 0, 7, 9, 9, 7, 0, 9, 7, 9, 9]
+FACTOR = np.array([0.3, 0.3, 0.5, 0.8, 0.8, 0.5, 0.3, 0.5, 1e-17, 0.8, 0.5])
 
 
 def _restart_left_args(rng, n, dtype):
@@ -53,7 +54,10 @@ def _check_restart_left(out, args, dtype, rtol):
     z, _, _, v, g, unscale = args[:6]
     v_out, g_out, unscale_out, factor, inner, step, state = out[3:10]
     assert list(state.status) == [RUNNING, CONVERGED, RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING, BREAKDOWN,
-                                  RUNNING, BREAKDOWN]
+                                  RUNNING, BREAKDOWN, CONVERGED]
+    for c in (2, 5, 8, 10):  # the true residual's norm in place of the estimate
+        assert state.history[CHECKS[c] - 1, c] == pytest.approx(NORMS[c], rel=rtol)
+    assert (state.history[:, [3, 4, 9]] == -1).all()  # (no check: the cycle restarts)
     assert list(state.checks) == [1, 1] + CHECKS[2:6] + [1] + CHECKS[7:]
     assert not inner.any() and step[0] == 0
     eps = np.finfo(dtype).eps
@@ -65,10 +69,10 @@ def _check_restart_left(out, args, dtype, rtol):
     np.testing.assert_allclose(unscale_out[0, runs], ZNORMS[runs] / g0, rtol=rtol)
     np.testing.assert_allclose(v_out[:, runs], z[:, runs] / ZNORMS[runs], rtol=rtol, atol=rtol)
     assert g_out[0, 6] == 0 and unscale_out[0, 6] == 0 and not v_out[:, 6].any()  # idle
-    stopped = [1, 4, 5, 7, 9]
+    stopped = [1, 4, 5, 7, 9, 10]
     np.testing.assert_array_equal(g_out[:, stopped], g[:, stopped])
     np.testing.assert_array_equal(unscale_out[:, stopped], unscale[:, stopped])
-    np.testing.assert_array_equal(v_out[:, [5, 7]], v[:, [5, 7]])  # (stopped by the confirmation or before)
+    np.testing.assert_array_equal(v_out[:, [5, 7, 10]], v[:, [5, 7, 10]])  # (stopped by the restart or before)
 
 
 def test_restart_left_by_hand(ref, rng):

@@ -106,7 +106,8 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
 }
 
 // Left preconditioning (SciPy's gmres), z = M r: the true residual's norm ||r|| (sum of rr) as
-// in restart; then SciPy's inner tolerance ptol = ||M r|| min(f, thr / ||r||) (||M r||: sum of zz),
+// in restart, and in a column whose cycle ran its length (RUNNING) checked too: converged where it
+// meets the threshold (the estimate of ||M r|| need not have); then SciPy's inner tolerance ptol = ||M r|| min(f, thr / ||r||) (||M r||: sum of zz),
 // f per column in `factor`: 1 at the first check, x0.25 (at least EPSILON) after a cycle whose
 // estimate met ptol (PENDING) but whose true residual did not, else x1.5 (at most 1). The cycle
 // runs on g scaled by s = thr / ptol, so that the estimate |g_{j+1}| <= thr is SciPy's
@@ -136,6 +137,14 @@ __kernel void restart_left(REDUCTION_PARAMS, __global const value_type* z,
         running = stop_check(col, k, nrm, writer, STOP_ARGS);
     } else if (st == STATUS_PENDING) {
         running = stop_confirm(col, k, nrm, writer, STOP_ARGS);
+    } else if (st == STATUS_RUNNING && nrm <= threshold[col]) {
+        // a cycle that ran its length: the true residual met the criterion where the estimate
+        // of ||M r|| did not (SciPy checks it at every restart); its norm replaces the estimate
+        running = false;
+        if (writer) {
+            history[((checks[col] - 1) % history_rows) * k + col] = nrm;
+            status[col] = STATUS_CONVERGED;
+        }
     } else {
         running = st == STATUS_RUNNING;
     }

@@ -209,7 +209,8 @@ def update(exec, basis, hessenberg, g, inner, diag, x):
 
 def restart_left(exec, z, rr, zz, v, g, unscale, factor, inner, step, stop):
     # left preconditioning (SciPy's gmres), z = M r:  ||r|| (sum of rr) of the true residual: the
-    # first check, or the confirmation of columns converged on their estimate;  then SciPy's inner
+    # first check, the confirmation of columns converged on their estimate, and the check of
+    # those whose cycle ran its length (converged if ||r|| meets the threshold);  then SciPy's inner
     # tolerance ptol = ||M r|| min(f, thr / ||r||), f per column: 1 at the first check, x0.25
     # (at least eps) after a cycle whose estimate met ptol but whose true residual did not, else
     # x1.5 (at most 1);  the cycle runs on g scaled by s = thr / ptol, so that the estimate
@@ -221,6 +222,12 @@ def restart_left(exec, z, rr, zz, v, g, unscale, factor, inner, step, stop):
     before = stop.status.copy()
     stop_check(stop, norms, only=first)
     stop_confirm(stop, norms)
+    # a cycle that ran its length: the true residual may meet the criterion where the estimate
+    # of ||M r|| did not (SciPy checks it at every restart): converged, in place of the estimate
+    with np.errstate(invalid="ignore"):
+        met = (before == 0) & ~first & (norms <= stop.threshold.values[0])
+    stop.history.values[(stop.checks[met] - 1) % stop.history.shape[0], np.flatnonzero(met)] = norms[met]
+    stop.status[met] = StopReason.CONVERGED
     go = stop.status == 0
     eps = np.finfo(factor.dtype).eps
     factor[...] = np.where(first, 1.0, np.where(before == StopReason.PENDING, np.maximum(eps, 0.25 * factor),
