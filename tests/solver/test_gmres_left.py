@@ -363,7 +363,7 @@ def test_linalg_gmres_like_scipy_on_real_matrices(exec, name, M):
 def test_nos6_gauss_seidel_does_not_stall(exec):
     # issue 32: right-preconditioned GMRES(30) with forward Gauss-Seidel stalls at 9e-6 on nos6
     # (kappa ~ 8e6); SciPy's left-preconditioned gmres converges in 2520 inner iterations, and
-    # so does ginkpy's with M (reference 2729, PoCL 2071)
+    # so does ginkpy's with M (reference 2729, PoCL 1980)
     S = sp.csr_matrix(scipy.io.mmread(matrix_path("nos6.mtx")))
     b = S @ np.ones(S.shape[0])
     ours, theirs = _linalg_and_scipy(exec, S, b, "gauss_seidel", _scipy_m(S, "gauss_seidel"), maxiter=200)

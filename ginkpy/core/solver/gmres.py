@@ -28,7 +28,11 @@ ptol = ||M r|| min(f, thr / ||r||) (f per column: 1, x0.25 after a cycle whose e
 but whose true residual did not, else x1.5 up to 1), kept on the device as the scale s = thr / ptol
 of g: the check |g_{j+1}| <= thr is then presid <= ptol, the history reads as an estimate of the
 true residual, and the update divides by s (x = x + V y / s). The true residual decides at each
-restart, as SciPy's: an inner iteration costs the launches of the right-preconditioned one.
+restart, as SciPy's: it confirms a column whose estimate met ptol, and converges one whose cycle
+ran its length where it meets the criterion (the estimate of ||M r|| need not have). An inner
+iteration costs the launches of the right-preconditioned one; the end of a cycle four more (M r,
+||M r||, the scaled update). The batch of one (``small_system.py``, right-preconditioned) is not
+used: a small system runs the loop.
 """
 from __future__ import annotations
 
