@@ -359,6 +359,18 @@ def test_linalg_gmres_like_scipy_on_real_matrices(exec, name, M):
     _assert_like_scipy(*_linalg_and_scipy(exec, S, b, M, _scipy_m(S, M)))
 
 
+def test_linalg_solver_takes_the_side(ref):
+    # gk.linalg.Solver keeps Ginkgo's right side unless told (gk.linalg.gmres: left with M)
+    S = convection_diffusion_2d(12)
+    b = S @ np.ones(S.shape[0])
+    for side in ("left", "right", None):
+        options = {} if side is None else {"preconditioner_side": side}
+        solver = gk.linalg.Solver(S, "gmres", M="gauss_seidel", rtol=1e-10, executor=ref, **options)
+        assert solver.solver.parameters.preconditioner_side == (side or "right")
+        x, info = solver.solve(b)
+        assert info == 0 and np.linalg.norm(b - S @ x) <= 1e-10 * np.linalg.norm(b)
+
+
 @pytest.mark.slow
 def test_nos6_gauss_seidel_does_not_stall(exec):
     # issue 32: right-preconditioned GMRES(30) with forward Gauss-Seidel stalls at 9e-6 on nos6
