@@ -252,7 +252,7 @@ def test_left_matches_scipy_on_the_distorting_preconditioner(ref):
 @pytest.mark.parametrize("M", ["jacobi", "gauss_seidel"])
 def test_left_inner_iteration_costs_the_launches_of_right(ocl, M):
     # 40 and 100 inner iterations (iteration limit only): per inner iteration left costs what
-    # right costs (scalar Jacobi 4, Gauss-Seidel 5, on PoCL); no allocation or read per iteration
+    # right costs (scalar Jacobi 4, Gauss-Seidel 5 on PoCL); no allocation or read per iteration
     S = convection_diffusion_2d(30)
     b = np.random.default_rng(0).standard_normal((S.shape[0], 1))
     prec = (gk.preconditioner.GaussSeidel.build() if M == "gauss_seidel"
@@ -271,9 +271,11 @@ def test_left_inner_iteration_costs_the_launches_of_right(ocl, M):
         assert counts[0]["allocations"] == counts[1]["allocations"]
         assert counts[0]["reads"] == counts[1]["reads"]
         per_iteration[side] = (counts[1]["launches"] - counts[0]["launches"]) / 60
-    # (the end of a cycle every 30 iterations: right 6 to 9 launches, left 10)
+    # (the end of a cycle every 30 iterations: right 6 to 9 launches, left 10 on PoCL; how many
+    # launches Gauss-Seidel takes is the device's, the same on both sides)
     assert per_iteration["left"] <= per_iteration["right"] + 0.2, per_iteration
-    assert per_iteration["left"] <= {"jacobi": 4, "gauss_seidel": 5}[M] + 0.35, per_iteration
+    if M == "jacobi":  # (folded into D^-1 A: no launch of its own, as on the right)
+        assert per_iteration["left"] <= 4 + 0.35, per_iteration
 
 
 # -- gk.linalg.gmres against SciPy's gmres --------------------------------------------------------
