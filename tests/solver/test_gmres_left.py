@@ -141,9 +141,9 @@ def test_left_solves_agree_on_both_executors(ref, ocl, ortho, M):
     for x, log in results:
         assert log.result.converged.all()
         assert np.linalg.norm(b - S @ x, axis=0).max() <= 1e-10 * np.linalg.norm(b, axis=0).max()
-        np.testing.assert_allclose(x, exact, rtol=1e-6, atol=1e-9)
+        assert (np.linalg.norm(x - exact, axis=0) <= 1e-6 * np.linalg.norm(exact, axis=0) + 1e-12).all()
     iterations = [log.result.iterations for _, log in results]
-    assert (abs(iterations[0] - iterations[1]) <= 0.1 * iterations[0] + 2).all(), iterations
+    assert (abs(iterations[0] - iterations[1]) <= 0.25 * iterations[0] + 2).all(), iterations
 
 
 def test_left_complex_solves_agree(ref, ocl):
@@ -152,10 +152,11 @@ def test_left_complex_solves_agree(ref, ocl):
     rng = np.random.default_rng(5)
     b = rng.standard_normal((S.shape[0], 2)) + 1j * rng.standard_normal((S.shape[0], 2))
     results = [_apply(_left(e, S, gk.preconditioner.Ilu.build(), rtol=1e-10), b) for e in (ref, ocl)]
+    exact = spla.spsolve(S.tocsc(), b)
     for x, log in results:
         assert log.result.converged.all()
         assert (np.linalg.norm(b - S @ x, axis=0) <= 1e-10 * np.linalg.norm(b, axis=0)).all()
-    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-7, atol=1e-9)
+        assert (np.linalg.norm(x - exact, axis=0) <= 1e-6 * np.linalg.norm(exact, axis=0)).all()
 
 
 @pytest.mark.parametrize("precision", ["reduce1", "keep"])
@@ -457,7 +458,9 @@ def test_left_lgmres_solves_agree_and_keep_their_augmentation(ref, ocl):
     for x, log in results:
         assert log.result.converged.all()
         assert (np.linalg.norm(b - S @ x, axis=0) <= 1e-10 * np.linalg.norm(b, axis=0)).all()
-    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6, atol=1e-9)
+    exact = spla.spsolve(S.tocsc(), b)
+    for x, _ in results:
+        assert (np.linalg.norm(x - exact, axis=0) <= 1e-6 * np.linalg.norm(exact, axis=0)).all()
     for exec in (ref, ocl):
         outer_v = []
         first = _lgmres_and_scipy(exec, S, b[:, 0], "gauss_seidel", _scipy_m(S, "gauss_seidel"), inner_m=10,
