@@ -469,3 +469,19 @@ def test_left_lgmres_solves_agree_and_keep_their_augmentation(ref, ocl):
         z, w = outer_v[-1]  # (w = M A z, as SciPy's left-preconditioned lgmres keeps it)
         L = sp.tril(S, format="csr")
         np.testing.assert_allclose(w, spla.spsolve_triangular(L, S @ z), rtol=1e-6, atol=1e-8 * np.abs(w).max())
+
+
+def test_left_solves_in_threads(ocl):
+    # eight threads on one device, each its own left-preconditioned solver (its restart_left
+    # launches among the others'), then gk.linalg.gmres with M from each
+    from concurrent.futures import ThreadPoolExecutor
+    S = convection_diffusion_2d(12)
+    b = S @ np.ones(S.shape[0])
+
+    def solve(i):
+        x, log = _apply(_left(ocl, S, gk.preconditioner.GaussSeidel.build(), krylov_dim=8), b[:, None] * (i + 1))
+        y, info = gk.linalg.gmres(S, b * (i + 1), rtol=1e-10, M="jacobi", executor=ocl)
+        return log.has_converged and info == 0 and np.allclose(x[:, 0], i + 1) and np.allclose(y, i + 1)
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(solve, range(8)))
