@@ -42,6 +42,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--krylov-dim", type=_positive_int,
                    help="Krylov dimension (restart length) of Gmres and the other solvers that have one "
                         "(default 30); with --solver auto on a nonsymmetric matrix it picks Gmres")
+    s.add_argument("--preconditioner-side", choices=["right", "left"],
+                   help="gmres and cb_gmres: M from the right (default, Ginkgo's) or from the left (SciPy's "
+                        "gmres: each cycle minimizes ||M (b - A x)||, the true residual decides at its end)")
     s.add_argument("--config", help="solver, preconditioner and criteria from a JSON file in Ginkgo's format")
     s.add_argument("--out", help="write the solution x here (Matrix Market)")
     s.add_argument("--plot", help="save the residual history here as an image (needs matplotlib)")

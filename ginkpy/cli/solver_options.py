@@ -1,5 +1,5 @@
 """The solver's parameters from ``ginkpy solve``'s options: --config or --solver and
---preconditioner, then --storage-precision, --krylov-dim, --rtol and --max-iters."""
+--preconditioner, then --storage-precision, --preconditioner-side, --krylov-dim, --rtol and --max-iters."""
 from __future__ import annotations
 
 import argparse
@@ -41,6 +41,11 @@ def solver_parameters(args: argparse.Namespace, solver: str, preconditioner: str
             raise ValueError(f"--storage-precision is the Krylov basis's storage of CbGmres: use it with --solver "
                              f"cb_gmres, not with {params.product.__name__}")
         params.with_storage_precision(storage)
+    side = getattr(args, "preconditioner_side", None)
+    if side is not None:
+        if "preconditioner_side" not in attrs.fields_dict(type(params)):
+            raise ValueError(f"--preconditioner-side applies to gmres and cb_gmres, not {params.product.__name__}")
+        params.with_preconditioner_side(side)
     if args.krylov_dim is not None:
         if "krylov_dim" not in attrs.fields_dict(type(params)):
             with_dim = sorted(name for name, cls in iterative_solvers().items()

@@ -28,7 +28,8 @@ def describe(params: Any) -> str:
     if _preconditioner_name(params) in ("jacobi", "block_jacobi"):
         name += " (scalar)" if _preconditioner_name(params) == "jacobi" else " (blocks)"
     krylov = f" ({params.krylov_dim})" if "krylov_dim" in attrs.fields_dict(type(params)) else ""
-    return f"{params.product.__name__}{krylov}, {'inner solver' if key == 'solver' else key} {name}"
+    side = "left " if value is not None and getattr(params, "preconditioner_side", "right") == "left" else ""
+    return f"{params.product.__name__}{krylov}, {side}{'inner solver' if key == 'solver' else key} {name}"
 
 
 def _preconditioner_name(params: Any) -> str:

@@ -170,8 +170,10 @@ def qmr(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0.0
     "Solve A x = b with the restarted GMRES method, as ``scipy.sparse.linalg.gmres``.",
     """Use it for a general square A where :func:`bicgstab` breaks down or stagnates: it
     minimizes the residual over each cycle and does not break down; a larger ``restart``
-    converges in fewer iterations at more memory and work per iteration. Right-preconditioned,
-    as Ginkgo's (SciPy's is left-preconditioned: see :mod:`ginkpy.linalg`).""",
+    converges in fewer iterations at more memory and work per iteration. With M it is
+    left-preconditioned, as SciPy's (``gk.solver.Gmres``'s ``preconditioner_side="left"``): each
+    cycle minimizes ||M (b - A x)|| to SciPy's inner tolerance and the true residual b - A x
+    decides at its end; ``flexible=True`` is right-preconditioned (Ginkgo's).""",
     """
     >>> from ginkpy.linalg import gmres
     >>> x, info = gmres(A, b, rtol=1e-8, restart=50, M="ilu")
@@ -217,14 +219,23 @@ def gmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 0
         observer = _solution_callback(callback, every=restart)
     else:
         observer = _residual_callback(callback)
+    return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
+                  observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
+                  restart=restart, **_gmres_options(M, storage_precision, flexible))
+
+
+def _gmres_options(M: Any, storage_precision: str | None, flexible: bool) -> dict:
+    """gmres' solver options: the basis's storage precision (CbGmres), flexible GMRES (right-
+    preconditioned), else with M left preconditioning, as SciPy's gmres (a right-preconditioned
+    GMRES(m) can stall where SciPy's converges: nos6 with Gauss-Seidel)."""
     if flexible not in (True, False):
         raise ValueError(f"flexible must be True or False, got {flexible!r}")
     options = {} if storage_precision is None else {"storage_precision": storage_precision}
     if flexible:
         options["flexible"] = True
-    return _solve("gmres", A, b, x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M, executor=executor,
-                  observer=observer, iterations_per_maxiter=1 if callback_type == "legacy" else None,
-                  restart=restart, **options)
+    elif M is not None:
+        options["preconditioner_side"] = "left"
+    return options
 
 
 @scipy_door(

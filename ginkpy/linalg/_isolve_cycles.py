@@ -39,9 +39,10 @@ def _check_count(value: Any, what: str, least: int) -> int:
     "Solve A x = b with the loose GMRES method LGMRES(m, k), as ``scipy.sparse.linalg.lgmres``.",
     """Use it for a general square A where restarted :func:`gmres` stalls after each restart:
     each cycle searches along the corrections of the last ``outer_k`` cycles too, which often
-    saves many cycles. Runs ``gk.solver.Lgmres`` (flexible GMRES cycles on the device),
-    right-preconditioned (SciPy's lgmres preconditions from the left); ``outer_v`` carries the
-    augmentation vectors from one solve to the next, as SciPy's.""",
+    saves many cycles. Runs ``gk.solver.Lgmres`` (flexible GMRES cycles on the device), with M
+    left-preconditioned as SciPy's (``preconditioner_side="left"``: each cycle minimizes
+    ||M (b - A x)||, the true residual decides); ``outer_v`` carries the augmentation vectors
+    (v, M A v) from one solve to the next, as SciPy's.""",
     """
     >>> from ginkpy.linalg import lgmres
     >>> x, info = lgmres(A, b, rtol=1e-8, inner_m=20, outer_k=3)
@@ -84,7 +85,8 @@ def lgmres(A: Any, b: Any, x0: Any = None, *, rtol: float = 1e-5, atol: float = 
     lengths = [inner_m + min(c, outer_k) for c in range(seeded, seeded + maxiter)]
     x, info = _cycles_solve("lgmres", A, b, x0, lengths, rtol=rtol, atol=atol, maxiter=maxiter, M=M,
                             callback=callback, executor=executor, loggers=(kept,) if kept else (), before=before,
-                            restart=inner_m, augmentation_dim=outer_k, prepend_augmentation=prepend_outer_v)
+                            restart=inner_m, augmentation_dim=outer_k, prepend_augmentation=prepend_outer_v,
+                            **({} if M is None else {"preconditioner_side": "left"}))
     if outer_v is not None:  # SciPy's: the vectors kept, oldest first, each normalized
         Z, W = kept.space
         nz = np.linalg.norm(Z, axis=0)

@@ -65,6 +65,8 @@ class CbGmres(Gmres):
         applications.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
         Ginkgo's choice of Gram-Schmidt, as :class:`Gmres`'s.
+    preconditioner_side : {"right", "left"}, default "right"
+        M from the right (Ginkgo's) or from the left (SciPy's gmres), as :class:`Gmres`'s.
     criteria, preconditioner, default_initial_guess
         As for every iterative solver.
 

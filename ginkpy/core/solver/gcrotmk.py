@@ -58,9 +58,9 @@ class Gcrotmk(Gmres):
     preconditioner : factory or LinOp, default None (none)
         M, applied from the right (it may change between applications: the cycle keeps M v).
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
-    flexible, ortho_method
-        Gmres's, accepted for its configurations: the cycles are always flexible, and
-        orthogonalize as Gmres's.
+    flexible, ortho_method, preconditioner_side
+        Gmres's, accepted for its configurations: the cycles are always flexible (M from the
+        right: ``preconditioner_side="left"`` is refused), and orthogonalize as Gmres's.
 
     Examples
     --------
@@ -68,6 +68,8 @@ class Gcrotmk(Gmres):
     ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
     >>> solver.apply(b, x)
     """
+
+    _sides = ("right",)  # (flexible cycles)
 
     @parameters
     class Parameters(Gmres.Parameters):

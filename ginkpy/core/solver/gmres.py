@@ -20,6 +20,19 @@ the next cycle. Each column counts its own inner iterations, from which it takes
 A rank-deficient Hessenberg matrix (A or M singular: a rotated diagonal below 100 eps of its
 column's norm) stops the column with a breakdown, its update keeping the steps before, so its
 x is never worse than at the start of the cycle.
+
+Left preconditioning (``preconditioner_side="left"``, SciPy's gmres) builds the space from M A
+(w = M A v; scalar Jacobi folded into D^-1 A, made once) and starts each cycle from z = M r.
+Its estimate |g_{j+1}| is of ||M (b - A x)||, so the cycle runs to SciPy's inner tolerance
+ptol = ||M r|| min(f, thr / ||r||) (f per column: 1, x0.25 after a cycle whose estimate met ptol
+but whose true residual did not, else x1.5 up to 1), kept on the device as the scale s = thr / ptol
+of g: the check |g_{j+1}| <= thr is then presid <= ptol, the history reads as an estimate of the
+true residual, and the update divides by s (x = x + V y / s). The true residual decides at each
+restart, as SciPy's: it confirms a column whose estimate met ptol, and converges one whose cycle
+ran its length where it meets the criterion (the estimate of ||M r|| need not have). An inner
+iteration costs the launches of the right-preconditioned one; the end of a cycle four more (M r,
+||M r||, the scaled update). The batch of one (``small_system.py``, right-preconditioned) is not
+used: a small system runs the loop.
 """
 from __future__ import annotations
 
@@ -27,6 +40,10 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import integer, one_of, parameters
+from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import real_dtype
+from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver, PreconditionedParameters
 from ginkpy.core.solver.small_system import solved_small
@@ -61,7 +78,15 @@ class Gmres(IterativeSolver):
     criteria : stopping criteria, default an iteration limit of max(1000, 10 n)
         Iterations count inner iterations.
     preconditioner : factory or LinOp, default None (none)
-        M, applied from the right (the criteria see the residual of A x = b itself).
+        M, applied from the right (the criteria see the residual of A x = b itself) unless
+        ``preconditioner_side`` is "left".
+    preconditioner_side : {"right", "left"}, default "right"
+        "right" (Ginkgo's): the space of A M, minimizing ||b - A x|| over each cycle. "left"
+        (SciPy's gmres): the space of M A, minimizing ||M (b - A x)|| over each cycle to SciPy's
+        inner tolerance, the true residual ||b - A x|| deciding convergence at each restart. A
+        restarted GMRES(m) can stall in one where it converges in the other (nos6 with forward
+        Gauss-Seidel: right stalls at 9e-6, left converges as SciPy's); the same launches per
+        inner iteration. ``gk.linalg.gmres`` with M uses "left". Not with ``flexible``.
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
@@ -88,7 +113,9 @@ class Gmres(IterativeSolver):
         krylov_dim: int = attrs.field(default=30, validator=integer(min=1))
         flexible: bool = attrs.field(default=False, validator=one_of(True, False))
         ortho_method: str = attrs.field(default="mgs", validator=one_of("mgs", "cgs", "cgs2"))
+        preconditioner_side: str = attrs.field(default="right", validator=one_of("right", "left"))
 
+    _sides = ("right", "left")  # the preconditioner sides the method has (Lgmres, Gcrotmk: right)
     _storage_shape = ()  # the basis's trailing axes (CbGmres: (2,) for complex values in float16)
 
     def __init__(self, factory, system_matrix) -> None:
@@ -96,15 +123,24 @@ class Gmres(IterativeSolver):
         # a Krylov space cannot grow beyond n dimensions
         self.krylov_dim = max(1, min(int(self.parameters.krylov_dim), self.system_matrix.global_shape[0]))
         self._storage_dtype = np.dtype(self.dtype)  # the Krylov basis's storage type
+        self._row_scaled_matrix: LinOp | None = None  # D^-1 A (left preconditioning with scalar Jacobi)
+        if self.parameters.preconditioner_side not in self._sides:
+            raise ValueError(f"{type(self).__name__}: its cycles are flexible GMRES, M applied from the right; "
+                             f"use with_preconditioner_side('right'), or gk.solver.Gmres or Lgmres for left preconditioning")
+        if self.parameters.flexible and self.parameters.preconditioner_side == "left":
+            raise ValueError(f"{type(self).__name__}: flexible GMRES keeps the preconditioned vectors of a right "
+                             f"preconditioner; use with_preconditioner_side('right') with with_flexible(True), or "
+                             f"with_flexible(False) for left preconditioning")
 
     def _solve(self, monitor: IterationMonitor) -> None:
         exec, A, x = self.executor, self.system_matrix, monitor.x
-        AM, diag, M = self._right_preconditioned()
+        left = self.parameters.preconditioner_side == "left" and not isinstance(self.preconditioner, Identity)
+        AM, diag, M = self._left_preconditioned() if left else self._right_preconditioned()
         (n, k), m = x.shape, self.krylov_dim
         ws = monitor.ws
         # v: the input of the next product, v_j before its normalization (v_0 normalized)
         r, v, w = ws.vectors("r", "v", "w")
-        z, u = ws.vectors("z", "u") if M is not None else (None, None)
+        z, u = ws.vectors("z", "u") if M is not None or left else (None, None)
         # flexible GMRES: the preconditioned basis Z, z_j = M v_j, in the value type
         flexible = self.parameters.flexible and M is not None
         zbasis = ws.array("zbasis", (m * n, k), self.dtype) if flexible else None
@@ -123,53 +159,50 @@ class Gmres(IterativeSolver):
         reorth, eta2 = ws.array("reorth", (k,), np.uint8), ORTHO_ETA2[self.parameters.ortho_method]
         # r = b - A x
         monitor.start(r)
-        if solved_small(monitor, "gmres", krylov_dim=m):
+        # (the batch of one is right-preconditioned: left preconditioning runs the loop)
+        if not left and solved_small(monitor, "gmres", krylov_dim=m):
             return
         stop = monitor.stop
+        # left: the scale of g (1 / s, s = thr / ptol) and SciPy's factor of the inner tolerance, per column
+        unscale = ws.vector("unscale", rows=1) if left else None
+        factor = ws.array("ptol_factor", (k,), real_dtype(self.dtype)) if left else None
 
         def restart():
             # partial sums of ||r||^2: the check of the true residual;  v = r / ||r||;  g = ||r|| e_1;  j = 0
+            # (left: z = M r, v = z / ||z||, g = ||z|| s e_1, s from SciPy's inner tolerance)
             exec.run("components.reduction.dots", r, r, None, rr)
             A.reduce_sums(rr)
-            exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
+            if left:
+                self._restart_left(ws, r, z, rr, v, g, unscale, factor, inner, js, stop)
+            else:
+                exec.run("solver.gmres.restart", r, rr, v, g, inner, js, stop)
 
         def rotate(j: int) -> None:
             # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
             exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
 
         def step(j: int, givens_first: bool) -> None:
-            # (inner iteration j, at js[j % 2] on the device)  w = A M v
+            # (inner iteration j, at js[j % 2] on the device)  w = A M v (left: w = M A v)
             parity = j % 2
-            if M is None:
-                AM.apply(v, w)
-            else:
-                A.apply(self._precondition(v, z, M), w)
+            self._product(left, AM, diag, M, v, z, w)
             # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
             # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
                      w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop)
-            A.reduce_sums(h)
-            # v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2;  where the DGKS test with eta2
-            # asks, the second pass's h2 = V^H w'
-            exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth,
-                     eta2, stop)
-            if eta2 != -np.inf:  # ("cgs": no second pass)
-                A.reduce_sums(h2)
-                # there: v = v - V h2, H[0:j+1, j] += h2, ||v||^2
-                exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
-            A.reduce_sums(ww)
+            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
 
         def end_cycle(j: int) -> None:
-            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y);  r = b - A x
+            # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y; left:
+            # x + V y / s);  r = b - A x
             rotate(j)
             if flexible:
                 exec.run("solver.gmres.update", zbasis, hessenberg, g, inner, None, x)
-            elif M is None:
+            elif M is None and not left:
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, diag, x)
             else:
                 u.fill(0.0)
                 exec.run("solver.gmres.update", basis, hessenberg, g, inner, None, u)
-                x.add_scaled(1.0, self._precondition(u, z, M))
+                x.add_scaled(unscale, u) if left else x.add_scaled(1.0, self._precondition(u, z, M))
             monitor.residual(r)
             restart()
 
@@ -177,3 +210,60 @@ class Gmres(IterativeSolver):
         # a step captured per j % 2, the cycle's first apart: the partial sums of ||w'||^2 that
         # step j > 0 reads take orthogonalize's shape (their buffer) at the solve's first step
         monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: (j == 0, j % 2))
+
+    def _product(self, left: bool, AM: LinOp, diag: Dense | None, M: LinOp | None, v: Dense, z: Dense,
+                 w: Dense) -> None:
+        """w = A M v (right), w = M A v (left; z the intermediate), with AM as _right_preconditioned
+        or _left_preconditioned made it (D^-1 folded in: one product)."""
+        if M is None or left and diag is not None:
+            AM.apply(v, w)
+        elif left:
+            self.system_matrix.apply(v, z)
+            M.apply(z, w)
+        else:
+            self.system_matrix.apply(self._precondition(v, z, M), w)
+
+    def _restart_left(self, ws, r, z, rr, v, g, unscale, factor, inner, js, stop) -> None:
+        """After the partial sums rr of ||r||^2: z = M r, its partial sums zz of ||z||^2, and the
+        restart of left preconditioning (``solver.gmres.restart_left``: the true residual's
+        check, v = z / ||z||, g = ||z|| s e_1 with s from SciPy's inner tolerance)."""
+        zz = ws.partials("zz")
+        self.preconditioner.apply(r, z)
+        self.executor.run("components.reduction.dots", z, z, None, zz)
+        self.system_matrix.reduce_sums(zz)
+        self.executor.run("solver.gmres.restart_left", z, rr, zz, v, g, unscale, factor, inner, js, stop)
+
+    def _left_preconditioned(self) -> tuple[LinOp, Dense | None, LinOp]:
+        """(DA, diag, M) for left preconditioning: DA = D^-1 A, made once, where M is scalar
+        Jacobi and A can scale its rows (an inner iteration then applies no M), else DA = A and
+        diag None; M the preconditioner (for z = M r at each restart)."""
+        A, M, diag = self.system_matrix, self.preconditioner, self._diagonal_preconditioner
+        if diag is None or not hasattr(A, "scale_rows"):
+            return A, None, M
+        if self._row_scaled_matrix is None:
+            self._row_scaled_matrix = A.scale_rows(diag)
+        return self._row_scaled_matrix, diag, M
+
+    def update(self) -> bool:
+        """The base class's update (:meth:`IterativeSolver.update`), and D^-1 A of left
+        preconditioning with scalar Jacobi recomputed into its arrays."""
+        valid = super().update()
+        if self._row_scaled_matrix is not None:
+            diag = self._diagonal_preconditioner
+            if diag is None:  # (the preconditioner is no longer scalar Jacobi)
+                self._row_scaled_matrix, valid = None, False
+                self._forget_captures()
+            else:
+                self.executor.run("matrix.csr.scale_rows", self.system_matrix, diag, self._row_scaled_matrix.values)
+        return valid
+
+    def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop) -> None:
+        """v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2; where the DGKS test with eta2
+        asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2."""
+        exec, A = self.executor, self.system_matrix
+        A.reduce_sums(h)
+        exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
+        if eta2 != -np.inf:  # ("cgs": no second pass)
+            A.reduce_sums(h2)
+            exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
+        A.reduce_sums(ww)

@@ -17,8 +17,11 @@ place of the product, so that the device orthogonalizes, rotates and checks as i
 cycle's length (m plus the corrections kept so far) is known to the host. The kept vectors are a
 ring of k slots, the correction of cycle t in slot t mod k.
 
-Right-preconditioned (SciPy's lgmres preconditions from the left, minimizing ||M (b - A x)||
-within a cycle): the estimates are those of the system's own residual.
+Right-preconditioned by default: the estimates are those of the system's own residual. With
+``preconditioner_side="left"`` it is SciPy's lgmres: the cycle on M A from z = M r (a Krylov step
+z = v, w = M A v; a kept correction's product M A dx), to SciPy's inner tolerance as Gmres's left
+mode keeps it (the scale of g, ``solver.gmres.restart_left``), the true residual deciding at
+each restart; right preconditioning can stall where it converges (nos6 with Gauss-Seidel).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import attrs
 import numpy as np
 
 from ginkpy.core.base.factory import integer, one_of, parameters
+from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.restarted_cycle import RestartedCycle, ring_order
@@ -57,6 +61,10 @@ class Lgmres(Gmres):
         M, applied from the right (it may change between applications: the cycle keeps M v).
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
+    preconditioner_side : {"right", "left"}, default "right"
+        M from the right, or from the left as SciPy's lgmres (each cycle minimizes
+        ||M (b - A x)|| to SciPy's inner tolerance; the true residual decides at each restart).
+        ``gk.linalg.lgmres`` with M uses "left".
     flexible, ortho_method
         Gmres's, accepted for its configurations: the cycles are always flexible, and
         orthogonalize as Gmres's.
@@ -67,6 +75,7 @@ class Lgmres(Gmres):
     ...     gk.stop.ResidualNorm.build().with_reduction_factor(1e-8)).on(exec).generate(A)
     >>> solver.apply(b, x)
     """
+
 
     @parameters
     class Parameters(Gmres.Parameters):
@@ -84,9 +93,10 @@ class Lgmres(Gmres):
         return [m + min(c, k) for c in range(cycles)]
 
     def _solve(self, monitor: IterationMonitor) -> None:
-        A, x = self.system_matrix, monitor.x
+        x = monitor.x
         m, slots = self.krylov_dim, self.augmentation_dim
-        cycle = RestartedCycle(self, monitor, m + slots, flexible=True)
+        left = self.parameters.preconditioner_side == "left" and not isinstance(self.preconditioner, Identity)
+        cycle = RestartedCycle(self, monitor, m + slots, flexible=True, left=left)
         ws = monitor.ws
         # the kept corrections dz_i and their products A dz_i, a ring: cycle t's in slot t mod k
         kept = [ws.vectors(f"aug_z{i}", f"aug_w{i}") for i in range(slots)]
@@ -94,7 +104,7 @@ class Lgmres(Gmres):
         v0 = ws.vector("v0") if prepend else None
         cc = ws.scalars("cc")[0]
         monitor.start(cycle.r)
-        seeded = self._take_seed(kept, cycle)
+        seeded = self._take_seed(kept, cycle)  # (left: the products M A dz)
         # cycle: the cycle running (from 0, given corrections counting as cycles before); active:
         # the corrections its augmentation steps take
         state = {"cycle": seeded - 1, "active": 0}
@@ -107,9 +117,10 @@ class Lgmres(Gmres):
         def step(j: int, givens_first: bool) -> None:
             i = self._slot(j, state)
             if i is None:
-                # z = M v (v_0 after prepended augmentation steps);  w = A z
-                z = self._precondition(v0 if self._first_after(j, state) else cycle.v, cycle.z)
-                A.apply(z, cycle.w)
+                # z = M v (v_0 after prepended augmentation steps);  w = A z (left: z = v, w = M A v)
+                v = v0 if self._first_after(j, state) else cycle.v
+                z = v if left else self._precondition(v, cycle.z)
+                cycle.product(z, cycle.w)
                 cycle.arnoldi(j, givens_first, z, cycle.w)
             else:
                 # z = dx_i, w = A dx_i (kept)
@@ -188,7 +199,7 @@ class Lgmres(Gmres):
             z, w = kept[i]
             exec.write(z.values, np.repeat(Z[:, i:i + 1].astype(self.dtype), k, axis=1))
             if W is None:
-                self.system_matrix.apply(z, w)
+                cycle.product(z, w)
             else:
                 exec.write(w.values, np.repeat(W[:, i:i + 1].astype(self.dtype), k, axis=1))
         return Z.shape[1]

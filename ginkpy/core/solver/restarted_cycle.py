@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ginkpy.core.base.types import real_dtype
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.solver.gmres import ORTHO_ETA2
 from ginkpy.core.solver.loop.monitor import IterationMonitor
@@ -31,8 +32,12 @@ class RestartedCycle:
     >>> z = solver._precondition(cycle.v, cycle.z); A.apply(z, cycle.w); cycle.arnoldi(0, True, z, cycle.w)
     """
 
-    def __init__(self, solver, monitor: IterationMonitor, steps: int, flexible: bool = True) -> None:
+    def __init__(self, solver, monitor: IterationMonitor, steps: int, flexible: bool = True,
+                 left: bool = False) -> None:
         self.exec, self.A, self.monitor = solver.executor, solver.system_matrix, monitor
+        # left preconditioning (SciPy's lgmres): the cycle on M A from z = M r, with Gmres's
+        # scale of g (SciPy's inner tolerance) and its per-column factor
+        self.left, self.M = left, solver.preconditioner
         ws = monitor.ws
         n, k = monitor.x.shape
         self.r, self.v, self.w, self.z, self.u = ws.vectors("r", "v", "w", "z", "u")
@@ -48,13 +53,32 @@ class RestartedCycle:
         self.h, self.h2 = ws.partials("h", steps + 2), ws.partials("h2", steps + 1)
         self.reorth = ws.array("reorth", (k,), np.uint8)
         self.eta2 = ORTHO_ETA2[solver.parameters.ortho_method]
+        if left:
+            self.unscale = ws.vector("cycle_unscale", rows=1)
+            self.factor = ws.array("cycle_ptol_factor", (k,), real_dtype(solver.dtype))
+            self.zz = ws.partials("zz")
 
     def restart(self) -> None:
-        """||r|| (the check of the true residual);  v = r / ||r||;  g = ||r|| e_1;  j = 0."""
+        """||r|| (the check of the true residual);  v = r / ||r||;  g = ||r|| e_1;  j = 0 (left:
+        z = M r, v = z / ||z||, g = ||z|| s e_1, s from SciPy's inner tolerance)."""
         exec, stop = self.exec, self.monitor.stop
         exec.run("components.reduction.dots", self.r, self.r, None, self.rr)
         self.A.reduce_sums(self.rr)
-        exec.run("solver.gmres.restart", self.r, self.rr, self.v, self.g, self.inner, self.js, stop)
+        if not self.left:
+            exec.run("solver.gmres.restart", self.r, self.rr, self.v, self.g, self.inner, self.js, stop)
+            return
+        self.M.apply(self.r, self.z)
+        exec.run("components.reduction.dots", self.z, self.z, None, self.zz)
+        self.A.reduce_sums(self.zz)
+        exec.run("solver.gmres.restart_left", self.z, self.rr, self.zz, self.v, self.g, self.unscale, self.factor,
+                 self.inner, self.js, stop)
+
+    def product(self, z: Dense, w: Dense) -> Dense:
+        """w = A z (left: w = M A z, through the spare vector u)."""
+        if self.left:
+            self.A.apply(z, self.u)
+            return self.M.apply(self.u, w)
+        return self.A.apply(z, w)
 
     def rotate(self, j: int) -> None:
         """The Givens step of H[:, j] and the check of its estimate |g_{j+1}|."""
@@ -78,16 +102,23 @@ class RestartedCycle:
         A.reduce_sums(self.ww)
 
     def update_into(self, target: Dense) -> Dense:
-        """target = Z y, y = R^-1 g (per column over the steps it took; 0 where none)."""
+        """target = Z y, y = R^-1 g (per column over the steps it took; 0 where none; left: g's
+        scale undone)."""
         target.fill(0.0)
         self.exec.run("solver.gmres.update", self.zbasis, self.hessenberg, self.g, self.inner, None, target)
+        if self.left:
+            target.scale(self.unscale)
         return target
 
     def correction(self, cx: Dense, cc: Dense, cr: Dense | None = None) -> Dense:
-        """The cycle's correction u = Z y (returned, in ``u``), its product cx = A u, cc = cx^H cx and
-        (unless ``cr`` is None) cr = cx^H r."""
+        """The cycle's correction u = Z y (returned, in ``u``), its product cx = A u (left: M A u),
+        cc = cx^H cx and (unless ``cr`` is None) cr = cx^H r."""
         u = self.update_into(self.u)
-        self.A.apply(u, cx)
+        if self.left:
+            self.A.apply(u, self.z)
+            self.M.apply(self.z, cx)
+        else:
+            self.A.apply(u, cx)
         cx.compute_conj_dot(cx, cc)
         if cr is not None:
             cx.compute_conj_dot(self.r, cr)

@@ -105,6 +105,69 @@ __kernel void restart(REDUCTION_PARAMS, __global const value_type* r,
     for (int row = begin; row < end; row += lanes) v[row * k + col] = r[row * k + col] * inv;
 }
 
+// Left preconditioning (SciPy's gmres), z = M r: the true residual's norm ||r|| (sum of rr) as
+// in restart, and in a column whose cycle ran its length (RUNNING) checked too: converged where it
+// meets the threshold (the estimate of ||M r|| need not have); then SciPy's inner tolerance ptol = ||M r|| min(f, thr / ||r||) (||M r||: sum of zz),
+// f per column in `factor`: 1 at the first check, x0.25 (at least EPSILON) after a cycle whose
+// estimate met ptol (PENDING) but whose true residual did not, else x1.5 (at most 1). The cycle
+// runs on g scaled by s = thr / ptol, so that the estimate |g_{j+1}| <= thr is SciPy's
+// presid <= ptol and reads as a true residual: g_0 = ||M r|| s = max(thr / f, ||r||), and
+// unscale = 1 / s = ||M r|| / g_0 for the update. v = z / ||z|| in running columns; inner = 0;
+// step[0] = 0. ||M r|| zero or not finite where ||r|| > 0: a breakdown. factor, g, unscale and the
+// verdict are the writer's alone (the other work-groups only normalize v, as in restart).
+__kernel void restart_left(REDUCTION_PARAMS, __global const value_type* z,
+                           __global const value_type* rr, const int rr_parts,
+                           __global const value_type* zz, const int zz_parts, __global value_type* v,
+                           __global value_type* g, __global value_type* unscale,
+                           __global real_type* factor, __global int* inner, __global int* step,
+                           STOP_PARAMS, __local value_type* sums, __local value_type* tmp)
+{
+    if (get_group_id(0) == 0 && get_group_id(1) == 0 && get_local_id(0) == 0) step[0] = 0;
+    sum_partials(rr, rr_parts, k, sums, tmp);
+    sum_partials(zz, zz_parts, k, sums + k, tmp);
+    REDUCTION_LAYOUT;
+    if (col >= k) return;
+    const bool writer = group == 0 && y_ == 0;
+    const real_type nrm = sqrt(real_part(sums[col]));
+    const real_type znrm = sqrt(real_part(sums[k + col]));
+    const uchar st = status[col];
+    const bool first = checks[col] == 0;
+    bool running;
+    if (st == STATUS_RUNNING && first) {
+        running = stop_check(col, k, nrm, writer, STOP_ARGS);
+    } else if (st == STATUS_PENDING) {
+        running = stop_confirm(col, k, nrm, writer, STOP_ARGS);
+    } else if (st == STATUS_RUNNING && nrm <= threshold[col]) {
+        // a cycle that ran its length: the true residual met the criterion where the estimate
+        // of ||M r|| did not (SciPy checks it at every restart); its norm replaces the estimate
+        running = false;
+        if (writer) {
+            history[((checks[col] - 1) % history_rows) * k + col] = nrm;
+            status[col] = STATUS_CONVERGED;
+        }
+    } else {
+        running = st == STATUS_RUNNING;
+    }
+    const bool usable = isfinite(znrm) && znrm > 0;
+    if (writer) {
+        inner[col] = 0;
+        const real_type f = first ? 1 : st == STATUS_PENDING ? fmax((real_type)EPSILON, (real_type)0.25 * factor[col])
+                                                              : fmin((real_type)1, (real_type)1.5 * factor[col]);
+        factor[col] = f;
+        if (running && nrm > 0 && !usable) {
+            status[col] = STATUS_BREAKDOWN;
+        } else if (running) {
+            const real_type thr = threshold[col];
+            const real_type g0 = fmax(thr > 0 ? thr / f : (real_type)0, nrm);
+            g[col] = to_value(g0);
+            unscale[col] = to_value(g0 > 0 ? znrm / g0 : 0);
+        }
+    }
+    if (!running) return;
+    const real_type inv = usable ? 1 / znrm : 0;
+    for (int row = begin; row < end; row += lanes) v[row * k + col] = z[row * k + col] * inv;
+}
+
 // The first pass over the basis, inner iteration j = step[parity] (w = A v): nrm = ||v|| (the sum
 // of ww, the partial sums of ||w'||^2 of the last orthogonalization; for j = 0 1, v_0 being
 // normalized, and 0 in stopped columns), into nrm_out; v_j = v / nrm into the basis (in its storage type), with FLEXIBLE

@@ -35,6 +35,16 @@ def restart(exec, r, rr, v, g, inner, step, stop):
             *consumer_buffers(r.dtype, r.shape[1], shape.local_size[0]))
 
 
+def restart_left(exec, z, rr, zz, v, g, unscale, factor, inner, step, stop):
+    """Left preconditioning, z = M r: the true residual's norm ||r|| (first check or
+    confirmation); SciPy's inner tolerance as the scale of g_0 = max(thr / f, ||r||), unscale =
+    ||z|| / g_0; v = z / ||z||; step[0] = 0."""
+    shape = reduction_shape(exec.info, *z.shape)
+    _launch(exec, "restart_left", None, z, shape, z.values.data, rr.values.data, np.int32(rr.shape[0]),
+            zz.values.data, np.int32(zz.shape[0]), v.values.data, g.values.data, unscale.values.data, factor.data,
+            inner.data, step.data, *stop_args(stop), *consumer_buffers(z.dtype, 2 * z.shape[1], shape.local_size[0]))
+
+
 def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
     """Inner iteration j = step[parity]: v_j = v / ||v|| into the basis (and z_j = z / ||v|| into
     zbasis, flexible GMRES's, unless z is None); partial sums h of V_{0..j}^H w and of w^H w;

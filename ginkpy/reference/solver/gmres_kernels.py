@@ -205,3 +205,41 @@ def update(exec, basis, hessenberg, g, inner, diag, x):
             y[i] = (g.values[i, c] - R[i, i + 1:m] @ y[i + 1:m]) / R[i, i]
         step = _load(basis, n, m, x.dtype)[:, :, c].T @ y
         x.values[:, c] += step if diag is None else diag.values[:, 0] * step
+
+
+def restart_left(exec, z, rr, zz, v, g, unscale, factor, inner, step, stop):
+    # left preconditioning (SciPy's gmres), z = M r:  ||r|| (sum of rr) of the true residual: the
+    # first check, the confirmation of columns converged on their estimate, and the check of
+    # those whose cycle ran its length (converged if ||r|| meets the threshold);  then SciPy's inner
+    # tolerance ptol = ||M r|| min(f, thr / ||r||), f per column: 1 at the first check, x0.25
+    # (at least eps) after a cycle whose estimate met ptol but whose true residual did not, else
+    # x1.5 (at most 1);  the cycle runs on g scaled by s = thr / ptol, so that the estimate
+    # |g_{j+1}| <= thr is SciPy's presid <= ptol and reads as the true residual:
+    # g_0 = ||M r|| s = max(thr / f, ||r||);  unscale = 1 / s = ||M r|| / g_0 (the update's);
+    # v = z / ||z||;  inner = 0;  step[0] = 0.  ||M r|| = 0 (or not finite) where ||r|| > 0: breakdown
+    norms, znorms = _norms(rr), _norms(zz)
+    first = stop.checks == 0
+    before = stop.status.copy()
+    stop_check(stop, norms, only=first)
+    stop_confirm(stop, norms)
+    # a cycle that ran its length: the true residual may meet the criterion where the estimate
+    # of ||M r|| did not (SciPy checks it at every restart): converged, in place of the estimate
+    with np.errstate(invalid="ignore"):
+        met = (before == 0) & ~first & (norms <= stop.threshold.values[0])
+    stop.history.values[(stop.checks[met] - 1) % stop.history.shape[0], np.flatnonzero(met)] = norms[met]
+    stop.status[met] = StopReason.CONVERGED
+    go = stop.status == 0
+    eps = np.finfo(factor.dtype).eps
+    factor[...] = np.where(first, 1.0, np.where(before == StopReason.PENDING, np.maximum(eps, 0.25 * factor),
+                                                np.minimum(1.0, 1.5 * factor)))
+    bad = go & (norms > 0) & ~(np.isfinite(znorms) & (znorms > 0))
+    stop.status[bad] = StopReason.BREAKDOWN
+    go &= ~bad
+    threshold = stop.threshold.values[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g0 = np.maximum(np.where(threshold > 0, threshold / factor, 0), norms)
+        unscale.values[0, go] = np.where(g0[go] > 0, znorms[go] / g0[go], 0)
+        v.values[:, go] = np.where(znorms[go] > 0, z.values[:, go] / znorms[go], 0)
+    g.values[0, go] = g0[go]
+    inner[...] = 0
+    step[0] = 0
