@@ -17,17 +17,19 @@ def house():
     return module
 
 
-def make_package(tmp_path, files):
-    """A package ``ginkpy`` under tmp_path with ``files`` {relative path: source}."""
+def make_package(tmp_path, layout):
+    """A package ``ginkpy`` under tmp_path from ``layout``, a text (indented as you like): each
+    file is a line ``--- relative/path.py`` and its source below it."""
     root = tmp_path / "ginkpy"
-    for rel, source in files.items():
-        path = root / rel
+    for part in textwrap.dedent(layout).split("--- ")[1:]:
+        rel, _, source = part.partition("\n")
+        path = root / rel.strip()
         path.parent.mkdir(parents=True, exist_ok=True)
         for parent in path.relative_to(root).parents:
             init = root / parent / "__init__.py"
             if not init.exists():
                 init.write_text("")
-        path.write_text(textwrap.dedent(source))
+        path.write_text(source)
     return root
 
 
@@ -40,11 +42,18 @@ def test_ginkpy_keeps_the_house_rules(house):
 
 
 def test_a_circle_through_imports_inside_functions_is_found(house, tmp_path):
-    root = make_package(tmp_path, {
-        "core/a.py": "from ginkpy.core import b\n",
-        "core/b.py": "def f():\n    from ginkpy.core.c import g\n    return g\n",
-        "core/c.py": "class C:\n    def m(self):\n        import ginkpy.core.a\n",
-    })
+    root = make_package(tmp_path, """
+        --- core/a.py
+        from ginkpy.core import b
+        --- core/b.py
+        def f():
+            from ginkpy.core.c import g
+            return g
+        --- core/c.py
+        class C:
+            def m(self):
+                import ginkpy.core.a
+        """)
     found = findings(house, root)
     assert found == ["import circle of 3 modules: ginkpy.core.a <-> ginkpy.core.b <-> ginkpy.core.c"]
     assert house.largest_circle(root) == 3
@@ -52,12 +61,17 @@ def test_a_circle_through_imports_inside_functions_is_found(house, tmp_path):
 
 def test_names_imported_at_first_use_count_as_deferred_imports(house, tmp_path):
     # a namespace's _EXPORTS (and a package's _SUBMODULES) of core/base/lazy.lazy_attributes
-    root = make_package(tmp_path, {
-        "solver.py": "_EXPORTS = {'Cg': 'ginkpy.core.cg', 'Ir': 'ginkpy.core.ir:Ir'}\n",
-        "core/cg.py": "def f():\n    from ginkpy.core import ir\n",
-        "core/ir.py": "import ginkpy.solver\n",
-        "__init__.py": "_SUBMODULES = ('solver',)\n",
-    })
+    root = make_package(tmp_path, """
+        --- solver.py
+        _EXPORTS = {'Cg': 'ginkpy.core.cg', 'Ir': 'ginkpy.core.ir:Ir'}
+        --- core/cg.py
+        def f():
+            from ginkpy.core import ir
+        --- core/ir.py
+        import ginkpy.solver
+        --- __init__.py
+        _SUBMODULES = ('solver',)
+        """)
     assert findings(house, root) == [
         "floor: ginkpy/core/ir.py:1 ginkpy.core.ir -> ginkpy.solver (import): core imports no face",
         "import circle of 3 modules: ginkpy.core.cg <-> ginkpy.core.ir <-> ginkpy.solver"]
@@ -67,11 +81,15 @@ def test_names_imported_at_first_use_count_as_deferred_imports(house, tmp_path):
 
 def test_the_table_of_public_names_counts_as_deferred_imports(house, tmp_path):
     # ginkpy/_exports.py: a name of FACES lives in core.<face>.<name in snake case> or ELSEWHERE
-    root = make_package(tmp_path, {
-        "_exports.py": "FACES = {'solver': 'LowerTrs Cg'}\nELSEWHERE = {'solver.Cg': 'krylov'}\n",
-        "core/solver/lower_trs.py": "x = 1\n",
-        "core/solver/krylov.py": "from ginkpy.core.solver.lower_trs import x\n",
-    })
+    root = make_package(tmp_path, """
+        --- _exports.py
+        FACES = {'solver': 'LowerTrs Cg'}
+        ELSEWHERE = {'solver.Cg': 'krylov'}
+        --- core/solver/lower_trs.py
+        x = 1
+        --- core/solver/krylov.py
+        from ginkpy.core.solver.lower_trs import x
+        """)
     names, trees = house.load(root)
     assert house.imports(trees["ginkpy._exports"], "ginkpy._exports", False, names) == {
         "ginkpy.core.solver.lower_trs", "ginkpy.core.solver.krylov"}
@@ -83,25 +101,39 @@ def test_the_table_of_public_names_counts_as_deferred_imports(house, tmp_path):
 
 
 def test_a_pair_is_tolerated_and_type_checking_imports_do_not_count(house, tmp_path):
-    root = make_package(tmp_path, {
-        "core/a.py": "from ginkpy.core.b import x\n",
-        "core/b.py": "x = 1\ndef f():\n    from ginkpy.core.a import y\n",
-        "core/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ginkpy.core.a import y\n",
-        "core/d.py": "from ginkpy.core.c import z\n",
-    })
+    root = make_package(tmp_path, """
+        --- core/a.py
+        from ginkpy.core.b import x
+        --- core/b.py
+        x = 1
+        def f():
+            from ginkpy.core.a import y
+        --- core/c.py
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from ginkpy.core.a import y
+        --- core/d.py
+        from ginkpy.core.c import z
+        """)
     root.joinpath("core/a.py").write_text("from ginkpy.core.b import x\nfrom ginkpy.core.d import w\n")
     # a -> d -> c, and c -> a only under TYPE_CHECKING: no circle of 3; a <-> b is a pair
     assert findings(house, root) == []
 
 
 def test_imports_against_the_floors_are_found(house, tmp_path):
-    root = make_package(tmp_path, {
-        "core/base/types.py": "def f():\n    from ginkpy.core.matrix import csr\n",
-        "core/matrix/csr.py": "from ginkpy.reference import kernels\n",
-        "core/solver/cg.py": "import ginkpy.matrix\n",
-        "matrix.py": "from ginkpy.core.matrix.csr import Csr\n",
-        "reference/kernels.py": "from ginkpy.core.matrix import csr\n",
-    })
+    root = make_package(tmp_path, """
+        --- core/base/types.py
+        def f():
+            from ginkpy.core.matrix import csr
+        --- core/matrix/csr.py
+        from ginkpy.reference import kernels
+        --- core/solver/cg.py
+        import ginkpy.matrix
+        --- matrix.py
+        from ginkpy.core.matrix.csr import Csr
+        --- reference/kernels.py
+        from ginkpy.core.matrix import csr
+        """)
     found = findings(house, root)
     assert "floor: ginkpy/core/base/types.py:2 ginkpy.core.base.types -> ginkpy.core.matrix.csr " \
            "(deferred import): core/base imports nothing above it" in found
@@ -112,11 +144,9 @@ def test_imports_against_the_floors_are_found(house, tmp_path):
 
 
 def test_the_allowlists_hold_what_they_list_and_no_more(house, tmp_path, monkeypatch):
-    root = make_package(tmp_path, {
-        "core/base/a.py": "def f():\n    import ginkpy.core.solver.b\n",
-        "core/solver/b.py": "x = 1\n" * 12,
-        "core/solver/c.py": "def g():\n" + "    pass\n" * 8,
-    })
+    root = make_package(tmp_path, "--- core/base/a.py\ndef f():\n    import ginkpy.core.solver.b\n"
+                        + "--- core/solver/b.py\n" + "x = 1\n" * 12
+                        + "--- core/solver/c.py\ndef g():\n" + "    pass\n" * 8)
     monkeypatch.setattr(house, "DEFERRED_FOR_STARTUP", {("ginkpy.core.base.a", "ginkpy.core.solver.b"): "start-up"})
     monkeypatch.setattr(house, "LONG_MODULES", {"ginkpy/core/solver/b.py": 12})
     monkeypatch.setattr(house, "LONG_FUNCTIONS", {"ginkpy/core/solver/c.py:g": 9, "ginkpy/core/solver/c.py:h": 9})

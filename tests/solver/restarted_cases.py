@@ -7,8 +7,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import as_scipy, matrix_path
-from ginkpy.problems import convection_diffusion_2d
+from conftest import as_scipy, matrix_path, random_values
+from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
 
 
 def cycles_and_info_as_scipy(exec, method: str, problem: str, kwargs: dict) -> None:
@@ -21,6 +21,26 @@ def cycles_and_info_as_scipy(exec, method: str, problem: str, kwargs: dict) -> N
     if scipy_kwargs.get("M") == "jacobi":
         scipy_kwargs["M"] = sp.diags(1 / A.diagonal())
     as_scipy(exec, method, A, b, scipy_kwargs=scipy_kwargs, **kwargs)
+
+
+def complex_system(exec, method: str, **kwargs) -> None:
+    """as_scipy on a complex Helmholtz system, ``kwargs`` to both: ginkpy's x complex."""
+    A = helmholtz_2d(10, wavenumber=8.0).tocsr()
+    b = random_values(np.random.default_rng(4), A.shape[0], np.complex128)
+    x, _ = as_scipy(exec, method, A, b, scipy_kwargs=kwargs, **kwargs)
+    assert x.dtype == np.complex128
+
+
+def first_cycle_is_gmres(exec, method: str, **kwargs):
+    """SciPy's test_arnoldi: one cycle (maxiter 1) of ``gk.linalg.<method>`` with ``kwargs`` is
+    GMRES(10)'s (info 1 both, the same x). Returns the system A, b for the method's own checks."""
+    A = convection_diffusion_2d(12)
+    b = np.random.default_rng(5).standard_normal(A.shape[0])
+    x1, info1 = getattr(gk.linalg, method)(A, b, maxiter=1, executor=exec, **kwargs)
+    x2, info2 = gk.linalg.gmres(A, b, restart=10, maxiter=1, executor=exec)
+    assert info1 == info2 == 1
+    np.testing.assert_allclose(x1, x2, rtol=1e-10, atol=1e-12 * np.abs(x2).max())
+    return A, b
 
 
 def preconditioner_and_callback(exec, method: str) -> list:

@@ -8,9 +8,9 @@ import pytest
 import scipy.sparse.linalg as spla
 
 import ginkpy as gk
-from conftest import as_scipy, assert_columns_as_alone, assert_twins, criteria, random_values, solve, twin
+from conftest import assert_columns_as_alone, assert_twins, criteria, random_values, solve, twin
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
-from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
+from ginkpy.problems import convection_diffusion_2d
 import restarted_cases
 
 RUNNING, PENDING, CONVERGED = StopReason.RUNNING, StopReason.PENDING, StopReason.CONVERGED
@@ -25,9 +25,7 @@ def test_cycles_and_info_as_scipy(exec, problem, kwargs):
 
 
 def test_complex_system(exec):
-    A = helmholtz_2d(10, wavenumber=8.0).tocsr()
-    x, _ = as_scipy(exec, "gcrotmk", A, random_values(np.random.default_rng(4), A.shape[0], np.complex128))
-    assert x.dtype == np.complex128
+    restarted_cases.complex_system(exec, "gcrotmk")
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
@@ -37,12 +35,7 @@ def test_several_right_hand_sides_through_the_builder(exec, dtype):
 
 def test_first_cycle_is_gmres_and_recycling_saves_steps(exec):
     # SciPy's test_arnoldi: with k = 0 the first cycle is GMRES(m)
-    A = convection_diffusion_2d(12)
-    b = np.random.default_rng(5).standard_normal(A.shape[0])
-    x1, info1 = gk.linalg.gcrotmk(A, b, m=10, k=0, maxiter=1, executor=exec)
-    x2, info2 = gk.linalg.gmres(A, b, restart=10, maxiter=1, executor=exec)
-    assert info1 == info2 == 1
-    np.testing.assert_allclose(x1, x2, rtol=1e-10, atol=1e-12 * np.abs(x2).max())
+    A, b = restarted_cases.first_cycle_is_gmres(exec, "gcrotmk", m=10, k=0)
     _, log_g = solve(exec, "Gmres", A, b, criteria=criteria(600, 1e-10), krylov_dim=8)
     _, log_r = solve(exec, "Gcrotmk", A, b, criteria=criteria(600, 1e-10), krylov_dim=8, recycle_dim=8)
     assert log_g.has_converged and log_r.has_converged

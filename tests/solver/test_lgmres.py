@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import ginkpy as gk
-from conftest import as_scipy, assert_columns_as_alone, criteria, random_values, solve
-from ginkpy.problems import convection_diffusion_2d, helmholtz_2d
+from conftest import assert_columns_as_alone, criteria, solve
+from ginkpy.problems import convection_diffusion_2d
 import restarted_cases
 
 
@@ -19,10 +19,7 @@ def test_cycles_and_info_as_scipy(exec, problem, kwargs):
 
 
 def test_complex_system(exec):
-    A = helmholtz_2d(10, wavenumber=8.0).tocsr()
-    x, _ = as_scipy(exec, "lgmres", A, random_values(np.random.default_rng(4), A.shape[0], np.complex128),
-                    inner_m=20, scipy_kwargs={"inner_m": 20})
-    assert x.dtype == np.complex128
+    restarted_cases.complex_system(exec, "lgmres", inner_m=20)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
@@ -32,12 +29,7 @@ def test_several_right_hand_sides_through_the_builder(exec, dtype):
 
 def test_first_cycle_is_gmres_and_no_augmentation_is_flexible_gmres(exec):
     # SciPy's test_arnoldi: one cycle of LGMRES(m, k) is GMRES(m); with k = 0 every cycle is
-    A = convection_diffusion_2d(12)
-    b = np.random.default_rng(5).standard_normal(A.shape[0])
-    x1, info1 = gk.linalg.lgmres(A, b, inner_m=10, maxiter=1, executor=exec)
-    x2, info2 = gk.linalg.gmres(A, b, restart=10, maxiter=1, executor=exec)
-    assert info1 == info2 == 1
-    np.testing.assert_allclose(x1, x2, rtol=1e-10, atol=1e-12 * np.abs(x2).max())
+    A, b = restarted_cases.first_cycle_is_gmres(exec, "lgmres", inner_m=10)
     plain, log_g = solve(exec, "Gmres", A, b, criteria=criteria(400, 1e-10), krylov_dim=8)
     loose, log_l = solve(exec, "Lgmres", A, b, criteria=criteria(400, 1e-10), krylov_dim=8, augmentation_dim=0)
     assert log_l.has_converged and log_l.num_iterations == log_g.num_iterations

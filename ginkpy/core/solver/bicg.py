@@ -15,6 +15,16 @@ from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver
 
 
+def start_with_shadow(monitor: IterationMonitor, r, shadow, p, q, prev_rho):
+    """The start that Bicg, Cgs and Fcg share: r = b - A x, the shadow vector (Bicg's r2, Cgs's
+    r_tld, Fcg's t) = r, p = q = 0, prev_rho = 1, then the first check of ||r||. Returns the
+    device stop status that the steps take."""
+    monitor.start(r)
+    monitor.exec.run("solver.bicg.initialize", r, shadow, p, q, prev_rho)
+    monitor.check(r)
+    return monitor.stop.status
+
+
 def _transpose(op: LinOp, what: str) -> LinOp:
     """op^H: conj_transpose() where op has it, else transpose() for real values."""
     if hasattr(op, "conj_transpose"):
@@ -74,12 +84,8 @@ class Bicg(IterativeSolver):
         ws = monitor.ws
         r, p, q, r2, p2, q2, z, z2 = ws.vectors("r", "p", "q", "r2", "p2", "q2", "z", "z2")
         rho, prev_rho, beta = ws.scalars("rho", "prev_rho", "beta")
-        # r = b - A x
-        monitor.start(r)
-        status = monitor.stop.status
-        # r2 = r;  p = p2 = 0;  prev_rho = 1
-        exec.run("solver.bicg.initialize", r, r2, p, p2, prev_rho)
-        monitor.check(r)
+        # r = b - A x;  r2 = r;  p = p2 = 0;  prev_rho = 1
+        status = start_with_shadow(monitor, r, r2, p, p2, prev_rho)
 
         def iteration():
             # z = M r;  z2 = M^H r2

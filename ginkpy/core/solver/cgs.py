@@ -11,6 +11,7 @@ gamma = r_tld^H A M p is 0 stops with a breakdown instead of dividing by it.
 """
 from __future__ import annotations
 
+from ginkpy.core.solver.bicg import start_with_shadow
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver
 
@@ -43,12 +44,8 @@ class Cgs(IterativeSolver):
         ws = monitor.ws
         r, r_tld, p, q, u, v_hat, t, u_hat = ws.vectors("r", "r_tld", "p", "q", "u", "v_hat", "t", "u_hat")
         rho, prev_rho, gamma, alpha = ws.scalars("rho", "prev_rho", "gamma", "alpha")
-        # r = b - A x
-        monitor.start(r)
-        status = monitor.stop.status
-        # r_tld = r;  p = q = 0;  prev_rho = 1
-        exec.run("solver.cgs.initialize", r, r_tld, p, q, prev_rho)
-        monitor.check(r)
+        # r = b - A x;  r_tld = r;  p = q = 0;  prev_rho = 1
+        status = start_with_shadow(monitor, r, r_tld, p, q, prev_rho)
 
         def iteration():
             # rho = r_tld^H r

@@ -8,6 +8,7 @@ column whose p^T A p <= 0 or rho = r . z is 0 stops with a breakdown, as in Cg.
 """
 from __future__ import annotations
 
+from ginkpy.core.solver.bicg import start_with_shadow
 from ginkpy.core.solver.loop.monitor import IterationMonitor
 from ginkpy.core.solver.solver_base import IterativeSolver
 
@@ -39,12 +40,8 @@ class Fcg(IterativeSolver):
         ws = monitor.ws
         r, p, q, t, z = ws.vectors("r", "p", "q", "t", "z")
         rho, rho_t, prev_rho, beta = ws.scalars("rho", "rho_t", "prev_rho", "beta")
-        # r = b - A x
-        monitor.start(r)
-        status = monitor.stop.status
-        # t = r;  p = q = 0;  prev_rho = 1
-        exec.run("solver.fcg.initialize", r, t, p, q, prev_rho)
-        monitor.check(r)
+        # r = b - A x;  t = r;  p = q = 0;  prev_rho = 1
+        status = start_with_shadow(monitor, r, t, p, q, prev_rho)
 
         def iteration():
             # z = M r

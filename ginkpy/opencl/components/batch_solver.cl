@@ -318,21 +318,39 @@ inline sums_type group_sum(__local sums_type* slots, const sums_type v, const in
         reasons[item] = (reason);                                                                 \
     }
 
+// r = b - A x, row by row: STORE(i, r_i), then MORE(i) (statement lists: the caller's vectors
+// and its further sums; NO_MORE for none) and s0 += |r_i|^2, for every row i.
+#define RESIDUAL_ROWS(STORE, MORE)                                                            \
+    FOR_ROWS(i) {                                                                             \
+        value_type ax_;                                                                       \
+        SPMV_ROW(ax_, xv, i);                                                                 \
+        const value_type ri_ = bv[i] - ax_;                                                   \
+        STORE(i, ri_);                                                                        \
+        MORE(i)                                                                               \
+        s0 += to_value(abs2(ri_));                                                            \
+    }
+#define NO_MORE(i)
+// RESIDUAL_ROWS's MORE: s2 += |x_i| (sum |x|), and s1 += |b_i|^2 at the start
+#define X_SUM(i) s2 += to_value(abs_value(xv[i]));
+#define B_AND_X_SUMS(i) s1 += to_value(abs2(bv[i])); X_SUM(i)
+
+// out = A v, row by row, each row's value also given to USE(i, out_i) (a statement list, as
+// UPDATE_THEN_PRECONDITION's USE; the caller defines and undefines it).
+#define MULTIPLY_ROWS(out, v, USE)                                                            \
+    FOR_ROWS(i) {                                                                             \
+        value_type av_;                                                                       \
+        SPMV_ROW(av_, v, i);                                                                  \
+        out[i] = av_;                                                                         \
+        USE(i, av_)                                                                           \
+    }
+
 // The start of every batched solver: r = b - A x, each r_i given to STORE(i, r_i) (the solver's
 // vectors); res = ||r||, b_norm = ||b||, x_sum = sum |x|, the item's threshold on ||r|| and its
 // first status: DIVERGED for a non-finite b or r (bad input: x stays as it is), CONVERGED
 // where x already meets the threshold. Declares s0, s1, s2, sums, res, b_norm, x_sum, limit, reason.
 #define START_ITEM(STORE)                                                                     \
     value_type s0 = 0, s1 = 0, s2 = 0;                                                        \
-    FOR_ROWS(i) {                                                                             \
-        value_type ax;                                                                        \
-        SPMV_ROW(ax, xv, i);                                                                  \
-        const value_type ri = bv[i] - ax;                                                     \
-        STORE(i, ri);                                                                         \
-        s0 += to_value(abs2(ri));                                                             \
-        s1 += to_value(abs2(bv[i]));                                                          \
-        s2 += to_value(abs_value(xv[i]));                                                     \
-    }                                                                                         \
+    RESIDUAL_ROWS(STORE, B_AND_X_SUMS)                                                        \
     sums_type sums = SUM4(s0, s1, s2, 0);                                                     \
     real_type res = sqrt(real_part(SUM_AT(sums, 0)));                                         \
     const real_type b_norm = sqrt(real_part(SUM_AT(sums, 1)));                                \

@@ -1,14 +1,9 @@
 """OpenCL kernels of Cgs (sources in cgs_kernels.cl): one work-item per vector entry.
-initialize is Bicg's."""
+Cgs starts with Bicg's initialize (r_tld = r;  p = q = 0;  prev_rho = 1; core/solver/bicg.py:
+start_with_shadow)."""
 from __future__ import annotations
 
 from ginkpy.opencl.launch import launch
-from ginkpy.opencl.solver import bicg_kernels
-
-
-def initialize(exec, r, r_tld, p, q, prev_rho):
-    # r_tld = r;  p = q = 0;  prev_rho = 1: Bicg's initialize (r2 = r;  p = p2 = 0;  prev_rho = 1)
-    bicg_kernels.initialize(exec, r, r_tld, p, q, prev_rho)
 
 
 def step_1(exec, r, u, p, q, rho, prev_rho, status):

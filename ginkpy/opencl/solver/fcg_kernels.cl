@@ -2,7 +2,7 @@
 // row * k + c); scalars are 1 x k. Columns with a nonzero stop status are left untouched; a
 // zero or negative divisor makes the work-item of row 0 write STATUS_BREAKDOWN and every
 // work-item of the column skip it. A scalar that a kernel writes is never read by it.
-// initialize (t = r;  p = q = 0;  prev_rho = 1) runs Bicg's kernel.
+// The start (t = r;  p = q = 0;  prev_rho = 1) runs Bicg's initialize.
 #include "common.cl"
 
 // p = z + (rho_t / prev_rho) p, where rho_t / prev_rho is 0 if prev_rho is 0

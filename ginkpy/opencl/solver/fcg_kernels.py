@@ -1,14 +1,9 @@
 """OpenCL kernels of Fcg (sources in fcg_kernels.cl): one work-item per vector entry.
-initialize is Bicg's."""
+Fcg starts with Bicg's initialize (t = r;  p = q = 0;  prev_rho = 1; core/solver/bicg.py:
+start_with_shadow)."""
 from __future__ import annotations
 
 from ginkpy.opencl.launch import launch
-from ginkpy.opencl.solver import bicg_kernels
-
-
-def initialize(exec, r, t, p, q, prev_rho):
-    # t = r;  p = q = 0;  prev_rho = 1: Bicg's initialize (r2 = r;  p = p2 = 0;  prev_rho = 1)
-    bicg_kernels.initialize(exec, r, t, p, q, prev_rho)
 
 
 def step_1(exec, p, z, rho_t, prev_rho, status):

@@ -1,16 +1,11 @@
 """Reference kernels of Fcg. Columns whose stop status is nonzero are left untouched.
-initialize is Bicg's."""
+Fcg starts with Bicg's initialize (t = r;  p = q = 0;  prev_rho = 1; core/solver/bicg.py:
+start_with_shadow)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ginkpy.core.stop.stopping_status import StopReason
-from ginkpy.reference.solver import bicg_kernels
-
-
-def initialize(exec, r, t, p, q, prev_rho):
-    # t = r;  p = q = 0;  prev_rho = 1: Bicg's initialize (r2 = r;  p = p2 = 0;  prev_rho = 1)
-    bicg_kernels.initialize(exec, r, t, p, q, prev_rho)
 
 
 def step_1(exec, p, z, rho_t, prev_rho, status):

@@ -27,7 +27,6 @@ __kernel void apply(BATCH_SOLVER_ARGS)
         // r = r_hat = b - A x;  p = v = 0;  ||r||, ||b||, sum |x|
         #define STORE_R(i, ri) r[i] = ri; r_hat[i] = ri; p[i] = 0; v[i] = 0
         START_ITEM(STORE_R)
-        #undef STORE_R
         value_type rho_old = to_value(1), alpha = to_value(1), omega = to_value(1);
         value_type rho = SUM_AT(sums, 0);  // r_hat^H r
         real_type rhat_norm = res;  // ||r_hat||
@@ -57,12 +56,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 const real_type p_sum = real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0));
                 // v = A p_hat;  alpha = rho / (r_hat . v)
                 s0 = 0;
-                FOR_ROWS(i) {
-                    value_type vi;
-                    SPMV_ROW(vi, p_hat, i);
-                    v[i] = vi;
-                    s0 += mul_conj(r_hat[i], vi);
-                }
+                #define USE(i, vi) s0 += mul_conj(r_hat[i], vi);
+                MULTIPLY_ROWS(v, p_hat, USE)
+                #undef USE
                 const value_type rv = SUM_AT(SUM4(s0, 0, 0, 0), 0);
                 if (is_zero(rv) || !is_finite_value(rv) || !is_finite_value(divide(rho, rv))) {
                     reason = STATUS_BREAKDOWN;
@@ -97,13 +93,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                         // t = A s_hat;  omega = (t^H s) / (t^H t)
                         s0 = 0;
                         s1 = 0;
-                        FOR_ROWS(i) {
-                            value_type ti;
-                            SPMV_ROW(ti, s_hat, i);
-                            t[i] = ti;
-                            s0 += mul_conj(ti, s[i]);
-                            s1 += to_value(abs2(ti));
-                        }
+                        #define USE(i, ti) s0 += mul_conj(ti, s[i]); s1 += to_value(abs2(ti));
+                        MULTIPLY_ROWS(t, s_hat, USE)
+                        #undef USE
                         sums = SUM4(s0, s1, 0, 0);
                         const value_type ts = SUM_AT(sums, 0);
                         const real_type tt = real_part(SUM_AT(sums, 1));
@@ -140,16 +132,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                     if (check) {
                         // r = r_hat = b - A x;  p = v = 0: converged, or a restart from x
                         s0 = 0;
-                        FOR_ROWS(i) {
-                            value_type ax;
-                            SPMV_ROW(ax, xv, i);
-                            const value_type ri = bv[i] - ax;
-                            r[i] = ri;
-                            r_hat[i] = ri;
-                            p[i] = 0;
-                            v[i] = 0;
-                            s0 += to_value(abs2(ri));
-                        }
+                        RESIDUAL_ROWS(STORE_R, NO_MORE)
                         rho = SUM_AT(SUM4(s0, 0, 0, 0), 0);
                         res = sqrt(real_part(rho));
                         rhat_norm = res;
@@ -165,6 +148,7 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 }
             }
         }
+        #undef STORE_R
         STORE_X
         FINISH(it, res, reason)
         SYNC();

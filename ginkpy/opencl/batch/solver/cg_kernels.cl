@@ -32,13 +32,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
             // ap = A p;  p . ap;  sum |p|
             s0 = 0;
             s1 = 0;
-            FOR_ROWS(i) {
-                value_type api;
-                SPMV_ROW(api, p, i);
-                ap[i] = api;
-                s0 += mul_conj(p[i], api);
-                s1 += to_value(abs_value(p[i]));
-            }
+            #define USE(i, api) s0 += mul_conj(p[i], api); s1 += to_value(abs_value(p[i]));
+            MULTIPLY_ROWS(ap, p, USE)
+            #undef USE
             sums = SUM4(s0, s1, 0, 0);
             const value_type pap = SUM_AT(sums, 0);
             const value_type alpha = divide(rho, pap);
@@ -70,13 +66,9 @@ __kernel void apply(BATCH_SOLVER_ARGS)
                 } else if (res <= limit) {
                     // converged only if the true residual t = b - A x (into ap) meets the tolerance too
                     s0 = 0;
-                    FOR_ROWS(i) {
-                        value_type ax;
-                        SPMV_ROW(ax, xv, i);
-                        const value_type ti = bv[i] - ax;
-                        ap[i] = ti;
-                        s0 += to_value(abs2(ti));
-                    }
+                    #define STORE_T(i, ti) ap[i] = ti
+                    RESIDUAL_ROWS(STORE_T, NO_MORE)
+                    #undef STORE_T
                     res = sqrt(real_part(SUM_AT(SUM4(s0, 0, 0, 0), 0)));
                     if (res <= limit) {
                         reason = STATUS_CONVERGED;

@@ -26,7 +26,6 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
         // r = b - A x (into v_0);  ||r||, ||b||, sum |x|
         #define STORE_V0(i, ri) V[i] = ri
         START_ITEM(STORE_V0)
-        #undef STORE_V0
         if (reason == STATUS_RUNNING && max_iters == 0) reason = STATUS_ITERATION_LIMIT;
         int it = reason == STATUS_DIVERGED ? -1 : 0;  // -1: bad input, reported as such
         // one restart cycle per trip; the loop has no other exit (PoCL mishandles some barrier
@@ -48,12 +47,9 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
                 SYNC();
                 // w = A z;  h_0j = v_0^H w
                 s0 = 0;
-                FOR_ROWS(i) {
-                    value_type wi;
-                    SPMV_ROW(wi, z, i);
-                    w[i] = wi;
-                    s0 += mul_conj(V[i], wi);
-                }
+                #define USE(i, wi) s0 += mul_conj(V[i], wi);
+                MULTIPLY_ROWS(w, z, USE)
+                #undef USE
                 value_type h = SUM_AT(SUM4(s0, 0, 0, 0), 0);
                 if (LEADER) H(0, j) = h;
                 // modified Gram-Schmidt: w -= h_{l-1,j} v_{l-1} fused with h_lj = v_l^H w, the last
@@ -146,14 +142,7 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
             // r = b - A x (into v_0): the true residual decides
             s0 = 0;
             s2 = 0;
-            FOR_ROWS(i) {
-                value_type ax;
-                SPMV_ROW(ax, xv, i);
-                const value_type ri = bv[i] - ax;
-                V[i] = ri;
-                s0 += to_value(abs2(ri));
-                s2 += to_value(abs_value(xv[i]));
-            }
+            RESIDUAL_ROWS(STORE_V0, X_SUM)
             sums = SUM4(s0, 0, s2, 0);
             res = sqrt(real_part(SUM_AT(sums, 0)));
             x_sum = real_part(SUM_AT(sums, 2));
@@ -169,6 +158,7 @@ __kernel void apply(BATCH_SOLVER_ARGS, const int m)
                 reason = STATUS_ITERATION_LIMIT;
             }
         }
+        #undef STORE_V0
         STORE_X
         FINISH(it, res, reason)
         SYNC();
