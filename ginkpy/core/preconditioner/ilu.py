@@ -186,6 +186,14 @@ class Ilu(EnableBuild, LinOp):
         if not self._generated_on_matrix:
             raise NotImplementedError(f"{name} was generated on a factorization, not on the matrix")
         self.factorization.update()
+        if getattr(self, "_decided", None) is not None:
+            # sweeps decided by the factors' contraction bound: decided again on the new values,
+            # so that an update applies what a fresh generate would (the solvers made anew where
+            # the count changed: launches recorded with the old ones are then invalid)
+            first, second = self.l_solver.system_matrix, self.u_solver.system_matrix
+            if decided_sweeps(first, second) != self._decided:
+                self.l_solver, self.u_solver = self._solvers(first, second)
+                return False
         valid = True
         for solver in (self.l_solver, self.u_solver):  # (the L^H solve of Ic after the L solve it transposes)
             update = getattr(solver, "update", None)
@@ -241,6 +249,7 @@ class Ilu(EnableBuild, LinOp):
             return (as_factory(params.l_solver, exec).generate(first),
                     as_factory(params.u_solver, exec).generate(second))
         sweeps = decided_sweeps(first, second) if tries_approximate_solves(exec) else None
+        self._decided = sweeps  # (update() decides again on the new factors)
         if sweeps is not None:  # dominant factors: Jacobi sweeps, no trial solves
             _log.debug("%s: the factors are applied by %d Jacobi sweeps (decided by their contraction bound)",
                        type(self).__name__, sweeps)
