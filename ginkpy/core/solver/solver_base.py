@@ -8,6 +8,7 @@ A solver subclasses :class:`IterativeSolver` and writes ``_solve(monitor)``: its
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import Any, Callable
@@ -18,6 +19,7 @@ from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.precision import MixedPrecision
+from ginkpy.core.base.program_signature import program_signature
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
@@ -160,6 +162,11 @@ class IterativeSolver(EnableBuild, LinOp):
         self._scaled_matrix: LinOp | None = None
         # an inner solver (a preconditioner, a smoother) gets its input from the solver around it
         self.inner = False
+        # the programs its applies use, built now (recorded by the first apply of each shape of
+        # b of an earlier solver of this signature, in this process or an earlier one)
+        self._program_signature = program_signature(self.parameters, A)
+        self._recorded_shapes: set = set()
+        exec.prepare_programs(self._program_signature)
 
     def workspace(self, b: Dense) -> Workspace:
         """The work vectors for right-hand sides shaped as ``b`` (kept for the next apply)."""
@@ -182,6 +189,19 @@ class IterativeSolver(EnableBuild, LinOp):
         return getattr(self.parameters, "default_initial_guess", None) in (None, "provided")
 
     # -- apply -------------------------------------------------------------------------------
+    def _recording_programs(self, b: Any) -> contextlib.AbstractContextManager:
+        """Around an apply: the first of each shape of ``b`` records the programs it uses under
+        this solver's signature (``exec.record_programs``), for the generate of the next."""
+        shape = getattr(b, "shape", None)
+        if shape in self._recorded_shapes:
+            return contextlib.nullcontext()
+        self._recorded_shapes.add(shape)
+        return self.executor.record_programs(self._program_signature)
+
+    def _apply_args(self, args: tuple) -> Any:
+        with self._recording_programs(args[1] if len(args) == 4 else args[0] if args else None):
+            return super()._apply_args(args)
+
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.global_shape[0] == 0 or b.shape[1] == 0:
             return
@@ -198,7 +218,7 @@ class IterativeSolver(EnableBuild, LinOp):
             return x
         exec = self.executor
         b_local, x_local = b.to_executor(exec), x.to_executor(exec)
-        with self._apply_lock:
+        with self._apply_lock, self._recording_programs(b_local):
             self._monitored_solve(b_local, x_local, "zero" if zero_guess else "provided")
         if x_local is not x:
             x.copy_from(x_local)
