@@ -64,6 +64,7 @@ class ProgramRecord:
         self.identity = identity
         self.lock = threading.Lock()
         self._signatures: dict[str, dict[tuple, dict]] | None = None  # loaded at first use
+        self._dropped: set[tuple[str, tuple]] = set()  # stale entries, kept out of the next write
         self.path = cache_dir() / f"programs-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.json"
 
     def entries(self, signature: str) -> list[dict]:
@@ -97,6 +98,7 @@ class ProgramRecord:
         """Forget a stale entry (its file, kernel or options are gone)."""
         with self.lock:
             self._loaded().get(signature, {}).pop(entry_key(entry), None)
+            self._dropped.add((signature, entry_key(entry)))
 
     # -- disk ---------------------------------------------------------------------------------
     def _loaded(self) -> dict[str, dict[tuple, dict]]:
@@ -127,6 +129,8 @@ class ProgramRecord:
         with self.lock:
             ours = self._loaded()
             merged = self._read()
+            for signature, key in self._dropped:
+                merged.get(signature, {}).pop(key, None)
             for signature, entries in ours.items():
                 merged.setdefault(signature, {}).update(entries)
                 merged[signature] = merged.pop(signature)  # ours last: the most recent
