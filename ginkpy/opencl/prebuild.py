@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -53,9 +54,10 @@ def record_of(exec) -> ProgramRecord:
     if device.program_record is None:
         with _records_lock:
             if device.program_record is None:
-                from ginkpy import __version__
+                # (the package's version, read where it is: importing ginkpy here would close a circle)
+                version = getattr(sys.modules.get("ginkpy"), "__version__", "unknown")
                 dev = exec.device
-                identity = "|".join((f"ginkpy {__version__}", dev.platform.name.strip(), dev.platform.version.strip(),
+                identity = "|".join((f"ginkpy {version}", dev.platform.name.strip(), dev.platform.version.strip(),
                                      dev.name.strip(), dev.driver_version.strip(), dev.version.strip()))
                 device.program_record = ProgramRecord(identity)
     return device.program_record
