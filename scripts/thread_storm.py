@@ -167,7 +167,7 @@ def main() -> None:
     p.add_argument("--parallel", type=int, default=1,
                    help="runs at once (separate processes, each its own storm; default one after the other)")
     p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
-    p.add_argument("--cold", action="store_true", help="program caches off in the children")
+    p.add_argument("--cold", action="store_true", help="program caches and the program record off in the children")
     p.add_argument("--daemons", type=int, default=0,
                    help="daemon threads that keep solving until the process exits (its exit is timed all the same)")
     p.add_argument("--executor", default="opencl")

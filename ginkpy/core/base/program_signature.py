@@ -9,7 +9,8 @@ meets a build. The signature is the operator's type and value type, the system m
 and the tree of its parameters (stopping criteria, preconditioner, inner solvers) reduced to
 what chooses kernels: types, strings, flags and whether a count is 0, 1 or more. Tolerances,
 iteration limits and other numbers do not count (``gk.linalg``'s default maxiter is 10 n: a
-signature that held it would differ for every matrix size). Two operators whose programs
+signature that held it would differ for every matrix size); a solver adds which side of the
+device's batch-of-one crossovers its rows lie (``solver_base.py``). Two operators whose programs
 differ under one signature (other shapes, another SpMV strategy) share a record that holds
 both: a superset, built once, never a wrong program.
 """

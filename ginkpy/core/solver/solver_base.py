@@ -23,6 +23,7 @@ from ginkpy.core.base.program_signature import program_signature
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.small_system import SOLVERS as SMALL_SYSTEM_METHODS
 from ginkpy.core.solver.workspace import Workspace
 from ginkpy.core.stop.combined import Combined
 from ginkpy.core.stop.criterion import as_criterion_factory
@@ -68,6 +69,13 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
             solver.inner = True
         return op
     raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
+
+
+def _size_class(exec, A: LinOp) -> str:
+    """Where A's rows lie against the device's crossovers of the batch of one (a small system is
+    solved by other programs than the loop's): part of a solver's program signature."""
+    limits = sorted({exec.small_system_rows(method, A.dtype) for method in SMALL_SYSTEM_METHODS})
+    return f" size {sum(A.shape[0] > limit for limit in limits)}"
 
 
 def updated_part(part: LinOp, regenerate: Callable[[], LinOp], owner: Any, what: str) -> tuple[LinOp, bool]:
@@ -164,7 +172,7 @@ class IterativeSolver(EnableBuild, LinOp):
         self.inner = False
         # the programs its applies use, built now (recorded by the first apply of each shape of
         # b of an earlier solver of this signature, in this process or an earlier one)
-        self._program_signature = program_signature(self.parameters, A)
+        self._program_signature = program_signature(self.parameters, A) + _size_class(exec, A)
         self._recorded_shapes: set = set()
         exec.prepare_programs(self._program_signature)
 
