@@ -200,10 +200,10 @@ class IterativeSolver(EnableBuild, LinOp):
     def _recording_programs(self, b: Any) -> contextlib.AbstractContextManager:
         """Around an apply: the first of each shape of ``b`` records the programs it uses under
         this solver's signature (``exec.record_programs``), for the generate of the next."""
-        shape = getattr(b, "shape", None)
-        if shape in self._recorded_shapes:
+        shape, recorded = getattr(b, "shape", None), getattr(self, "_recorded_shapes", None)
+        if recorded is None or shape in recorded:
             return contextlib.nullcontext()
-        self._recorded_shapes.add(shape)
+        recorded.add(shape)
         return self.executor.record_programs(self._program_signature)
 
     def _apply_args(self, args: tuple) -> Any:
