@@ -104,11 +104,26 @@ def _entry(key: tuple, kernel: Any, copies: int) -> dict | None:
     module_file, dtype, name, *defines = key
     if not isinstance(module_file, str) or not module_file.startswith(PREFIX):
         return None
+    values = [_plain(v) for _, v in defines]
+    if any(v is None for v in values):
+        return None
     scalars = kernel.declared_scalars()
     return {"file": module_file[len(PREFIX):], "dtype": np.dtype(dtype).name, "type": isinstance(dtype, type),
-            "name": name, "defines": [[k, v] for k, v in defines],
+            "name": name, "defines": [[k, v] for (k, _), v in zip(defines, values)],
             "scalars": None if scalars is None else [None if s is None else np.dtype(s).str for s in scalars],
             "copies": copies}
+
+
+def _plain(value: Any) -> Any:
+    """A define's value as JSON keeps it (a numpy number as a Python one; the option string
+    ``-DNAME=value`` is the same), or None for a value it cannot keep."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return value if isinstance(value, str) else None
 
 
 def prepare(exec, signature: str) -> int:

@@ -146,7 +146,7 @@ class ProgramRecord:
                 except BaseException:
                     os.unlink(temporary)
                     raise
-            except OSError as err:
+            except (OSError, TypeError, ValueError) as err:  # (a full disk, a read-only cache; a bug)
                 _log.debug("ginkpy: the program record %s could not be written (%s)", self.path, err)
 
 

@@ -67,7 +67,7 @@ def _apply(exec, solver, S) -> np.ndarray:
     return x.to_numpy()
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c in ("gmres-amg", "cg-block-jacobi")
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c == "cg-block-jacobi"
                                   else c for c in CASES])
 def test_an_apply_after_generate_builds_nothing(ocl, fresh, case):
     fresh()
@@ -142,6 +142,18 @@ def test_the_record_on_disk(ocl, fresh, tmp_path):
     assert data["identity"].startswith(f"ginkpy {gk.__version__}|") and ocl.info.name in data["identity"]
     assert {e["file"] for e in entries} >= {"solver/cg_kernels.py", "matrix/csr_kernels.py"}  # relative paths
     assert all(e["dtype"] == "float64" and e["scalars"] is not None for e in entries)
+
+
+def test_the_disk_record_off(ocl, fresh, tmp_path, monkeypatch):
+    monkeypatch.setenv("GINKPY_PROGRAM_RECORD", "0")
+    fresh()
+    first, S = _generate(ocl, "cg-jacobi")
+    _apply(ocl, first, S)
+    assert list(tmp_path.iterdir()) == []  # nothing written (nor read)
+    fresh()
+    before = ocl.counters["builds"]
+    second, _ = _generate(ocl, "cg-jacobi")  # in this process the record still serves
+    assert ocl.counters["builds"] > before
 
 
 def test_a_corrupt_or_stale_record_is_ignored(ocl, fresh, tmp_path):
