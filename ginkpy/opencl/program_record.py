@@ -65,6 +65,7 @@ class ProgramRecord:
         self.lock = threading.Lock()
         self._signatures: dict[str, dict[tuple, dict]] | None = None  # loaded at first use
         self._dropped: set[tuple[str, tuple]] = set()  # stale entries, kept out of the next write
+        self.generation = 0  # changes whenever an entry does (prebuild.py's shortcut checks it)
         self.path = cache_dir() / f"programs-{hashlib.sha1(identity.encode()).hexdigest()[:16]}.json"
 
     def entries(self, signature: str) -> list[dict]:
@@ -92,6 +93,7 @@ class ProgramRecord:
             signatures[signature] = known  # (moved last)
             while len(signatures) > MAX_SIGNATURES:
                 del signatures[next(iter(signatures))]
+            self.generation += changed
             return changed
 
     def drop(self, signature: str, entry: dict) -> None:
@@ -99,6 +101,7 @@ class ProgramRecord:
         with self.lock:
             self._loaded().get(signature, {}).pop(entry_key(entry), None)
             self._dropped.add((signature, entry_key(entry)))
+            self.generation += 1
 
     # -- disk ---------------------------------------------------------------------------------
     def _loaded(self) -> dict[str, dict[tuple, dict]]:

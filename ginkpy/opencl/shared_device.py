@@ -83,6 +83,7 @@ class SharedDevice:
     recordings: int = 0
     recording: Any = attrs.field(factory=threading.local)
     program_record: Any = None
+    prepared: dict = attrs.field(factory=dict)  # signature -> (record, its generation, kernels, copies)
 
     def keep(self, event: Any) -> Any:
         """Hold ``event`` (a copy's) until it is complete, so that dropping it never waits;
