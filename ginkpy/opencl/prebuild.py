@@ -79,6 +79,7 @@ def note_copy(device, kernel: Any) -> None:
 def recording(exec, signature: str) -> Iterator[None]:
     """Record the kernels this thread looks up meanwhile under ``signature``; then merge them
     into the device's record, written to disk where it grew."""
+    exec._check_process()  # (a forked child: the apply's own error, before the lock is taken)
     device = exec._device
     local = device.recording
     outer = getattr(local, "active", ())
@@ -92,11 +93,20 @@ def recording(exec, signature: str) -> Iterator[None]:
         local.active = outer
         with device.lock:
             device.recordings -= 1
+        _merge(exec, signature, mine)
+
+
+def _merge(exec, signature: str, mine: _Recording) -> None:
+    """Merge what a recording saw into the device's record; written to disk where it grew. The
+    record only saves time: a failure here is logged (debug) and never fails the apply."""
+    try:
         entries = [entry for key, knl in mine.kernels.items()
                    if (entry := _entry(key, knl, mine.copies.get(knl, 0))) is not None]
         record = record_of(exec)
         if entries and record.add(signature, entries):
             record.save()
+    except Exception as err:  # noqa: BLE001 - see above
+        _log.debug("ginkpy: the programs of %s were not recorded (%s)", signature, err)
 
 
 def _entry(key: tuple, kernel: Any, copies: int) -> dict | None:
