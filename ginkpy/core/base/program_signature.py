@@ -21,17 +21,17 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.base.lin_op import LinOp
 
 
-def program_signature(params: Parameters, A: LinOp) -> str:
-    """The signature of the operator that ``params`` generate on the system matrix ``A``:
+def program_signature(params: Any, A: LinOp) -> str:
+    """The signature of the operator that ``params`` (a parameter object) generate on the
+    system matrix ``A``:
     ``"Cg[float64](criteria=(...),preconditioner=Jacobi(...)) on Csr"``."""
     return f"{params.product.__name__}[{np.dtype(A.dtype)}]({_fields(params)}) on {type(A).__name__}"
 
 
-def _fields(params: Parameters) -> str:
+def _fields(params: Any) -> str:
     return ",".join(f"{field.name}={_canonical(getattr(params, field.name))}" for field in attrs.fields(type(params)))
 
 
@@ -43,13 +43,13 @@ def _canonical(value: Any) -> str:
         return str(value) if value in (0, 1) else "n"  # a count: none, one or several
     if isinstance(value, (float, np.floating, complex, np.complexfloating)):
         return "~"  # a tolerance, a factor: a kernel argument, never a program
-    if isinstance(value, Factory):
-        value = value.parameters
-    if isinstance(value, Parameters):
-        name = value.product.__name__ if value.product is not None else type(value).__qualname__
-        return f"{name}({_fields(value)})"
     if isinstance(value, LinOp):  # an operator given as it is: its own generate prepared its programs
         return f"{type(value).__name__}[{np.dtype(value.dtype)}]"
+    if hasattr(value, "parameters") and hasattr(value, "executor") and attrs.has(type(value.parameters)):
+        value = value.parameters  # a factory: its parameters
+    if attrs.has(type(value)) and hasattr(value, "product"):  # parameters (``Type.build()``)
+        name = value.product.__name__ if value.product is not None else type(value).__qualname__
+        return f"{name}({_fields(value)})"
     if isinstance(value, (tuple, list)):
         return "(" + ",".join(_canonical(v) for v in value) + ")"
     if isinstance(value, (np.dtype, type)):

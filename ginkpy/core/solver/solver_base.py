@@ -8,7 +8,6 @@ A solver subclasses :class:`IterativeSolver` and writes ``_solve(monitor)``: its
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from typing import Any, Callable
@@ -171,9 +170,9 @@ class IterativeSolver(EnableBuild, LinOp):
         # an inner solver (a preconditioner, a smoother) gets its input from the solver around it
         self.inner = False
         # the programs its applies use, built now (recorded by the first apply of each shape of
-        # b of an earlier solver of this signature, in this process or an earlier one)
+        # b of an earlier solver of this signature, in this process or an earlier one; the
+        # recording: EnableBuild._recording_programs)
         self._program_signature = program_signature(self.parameters, A) + _size_class(exec, A)
-        self._recorded_shapes: set = set()
         exec.prepare_programs(self._program_signature)
 
     def workspace(self, b: Dense) -> Workspace:
@@ -197,19 +196,6 @@ class IterativeSolver(EnableBuild, LinOp):
         return getattr(self.parameters, "default_initial_guess", None) in (None, "provided")
 
     # -- apply -------------------------------------------------------------------------------
-    def _recording_programs(self, b: Any) -> contextlib.AbstractContextManager:
-        """Around an apply: the first of each shape of ``b`` records the programs it uses under
-        this solver's signature (``exec.record_programs``), for the generate of the next."""
-        shape, recorded = getattr(b, "shape", None), getattr(self, "_recorded_shapes", None)
-        if recorded is None or shape in recorded:
-            return contextlib.nullcontext()
-        recorded.add(shape)
-        return self.executor.record_programs(self._program_signature)
-
-    def _apply_args(self, args: tuple) -> Any:
-        with self._recording_programs(args[1] if len(args) == 4 else args[0] if args else None):
-            return super()._apply_args(args)
-
     def _apply_impl(self, b: Dense, x: Dense) -> None:
         if b.global_shape[0] == 0 or b.shape[1] == 0:
             return
