@@ -192,7 +192,7 @@ class Executor:
     def prepare_programs(self, signature: str) -> int:
         """Build, in the calling thread, every device program (and kernel object) recorded for
         operators of ``signature`` (:func:`ginkpy.core.base.program_signature.program_signature`),
-        so that their applies meet no build: a solver calls it at its generate. Returns how
+        so that their applies meet no build: a factory's generate calls it. Returns how
         many programs it built or loaded from a disk cache; 0 on the host, which has none."""
         return 0
 
