@@ -18,8 +18,9 @@ is killed; a crash prints every thread's Python stack (faulthandler).
     python scripts/thread_storm.py --threads 8 --daemons 4 --runs 10
     python scripts/thread_storm.py --runs 20 --parallel 4     # four fresh processes at a time
 
-``--cold`` turns pyopencl's, PoCL's and NVIDIA's program caches off in the children, so that
-every program is compiled while the other threads solve. The last line is one summary:
+``--cold`` turns pyopencl's, PoCL's and NVIDIA's program caches and ginkpy's program record
+off in the children, so that every program is compiled while the other threads solve (warm,
+a solver's generate builds what its apply will use, from the record of earlier processes). The last line is one summary:
 ``storm: 16 threads x 2 rounds, 4/4 runs right and exited (cold), exit <= 0.31 s``; the exit
 status is 0 only when every run passed.
 """
@@ -35,7 +36,8 @@ import sys
 import tempfile
 import time
 
-COLD = {"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0", "CUDA_CACHE_DISABLE": "1"}
+COLD = {"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0", "CUDA_CACHE_DISABLE": "1",
+        "GINKPY_PROGRAM_RECORD": "0"}  # and no program record: the applies build, beside the other threads
 KINDS = ("cg", "amg", "bicgstab", "gmres_ilu", "cgs", "gmres_captured")
 DONE = "storm-child-done"
 
@@ -165,7 +167,7 @@ def main() -> None:
     p.add_argument("--parallel", type=int, default=1,
                    help="runs at once (separate processes, each its own storm; default one after the other)")
     p.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
-    p.add_argument("--cold", action="store_true", help="program caches off in the children")
+    p.add_argument("--cold", action="store_true", help="program caches and the program record off in the children")
     p.add_argument("--daemons", type=int, default=0,
                    help="daemon threads that keep solving until the process exits (its exit is timed all the same)")
     p.add_argument("--executor", default="opencl")

@@ -22,7 +22,7 @@ import numpy as np
 from ginkpy.core.base.device_choices import DeviceChoices
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.stop.stopping_status import status_defines
-from ginkpy.opencl import shared_device as shared
+from ginkpy.opencl import prebuild, shared_device as shared
 from ginkpy.opencl.device_choices import device_choices
 from ginkpy.opencl.kernel import Kernel
 
@@ -194,12 +194,13 @@ class OpenCLExecutor(Executor):
                 if prog is None:
                     source = path.read_text()
                     prog = device.programs[key] = cl.Program(self.context, source).build(options=options)
+                    device.counters["builds"] += 1
         return prog
 
     def kernel(self, module_file: str, dtype: Any, name: str, **defines: Any) -> "Kernel":
         """The kernel ``name`` of :meth:`program`, created once and then reused (pyopencl makes a
         new kernel object, and warns, on every ``program.name`` access). The look-up is one dict
-        access: it runs for every launch."""
+        access and one attribute test (a program recording running): it runs for every launch."""
         key = (module_file, dtype, name, *sorted(defines.items()))
         device = self._device
         knl = device.kernels.get(key)
@@ -209,7 +210,19 @@ class OpenCLExecutor(Executor):
                 knl = device.kernels.get(key)
                 if knl is None:
                     knl = device.kernels[key] = Kernel(program, name, device)
+        if device.recordings:  # an operator's first apply is recorded (in some thread)
+            prebuild.note_kernel(device, key, knl)
         return knl
+
+    def prepare_programs(self, signature: str) -> int:
+        """See :meth:`Executor.prepare_programs`: every program and kernel recorded for
+        ``signature`` built now (``prebuild.py``), in this thread."""
+        return prebuild.prepare(self, signature)
+
+    def record_programs(self, signature: str):
+        """See :meth:`Executor.record_programs` (``prebuild.py``; the record is kept on disk
+        per device and ginkpy version, ``program_record.py``)."""
+        return prebuild.recording(self, signature)
 
     def _check_process(self) -> None:
         """Raise :class:`ForkedProcessError` in a process forked from the one that made this executor."""

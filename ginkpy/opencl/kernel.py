@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ginkpy.opencl.prebuild import note_copy
 from ginkpy.opencl.shared_device import SharedDevice, forked_error
 
 
@@ -34,16 +35,41 @@ class Kernel:
         self._program, self._name, self._device = program, name, device
         self._kernel = cl.Kernel(program, name)
         self._dtypes = None
+        self._predeclared = None  # scalar types declared up front (prebuild.py), checked at the first launch
         self._spares: list = []  # private copies no recording holds
 
     def _declare(self, args: tuple) -> None:
         """Declare the scalar argument types of ``args`` (once; pyopencl generates and caches
-        the invoker that packs them)."""
+        the invoker that packs them), unless :meth:`predeclare` declared these already."""
         dtypes = [a.dtype if isinstance(a, np.generic) else None for a in args]
         with self._device.lock:
             if self._dtypes is None:
-                self._kernel.set_scalar_arg_dtypes(dtypes)
+                if _names(dtypes) != _names(self._predeclared):  # (numpy: dtype == None is True)
+                    self._kernel.set_scalar_arg_dtypes(dtypes)
                 self._dtypes = dtypes
+
+    def declared_scalars(self) -> list | None:
+        """The scalar argument types declared (None for a vector argument), or None before the
+        first launch: what the program record keeps for :meth:`predeclare`."""
+        return self._dtypes if self._dtypes is not None else self._predeclared
+
+    def predeclare(self, dtypes: list) -> None:
+        """Declare the scalar argument types ahead of the first launch (from the program
+        record), so that the launch finds pyopencl's invoker made; the first launch still
+        compares them with its arguments' and declares those where they differ."""
+        with self._device.lock:
+            if self._dtypes is None and self._predeclared is None:
+                self._kernel.set_scalar_arg_dtypes(dtypes)
+                self._predeclared = list(dtypes)
+
+    def reserve(self, copies: int) -> None:
+        """Make private copies up front, so that a capture finds ``copies`` of them spare."""
+        import pyopencl as cl
+        device = self._device
+        with device.lock:
+            while len(self._spares) < copies:
+                self._spares.append(cl.Kernel(self._program, self._name))
+                device.counters["kernel_copies"] += 1
 
     def __call__(self, queue, global_size, local_size, *args: Any):
         import pyopencl as cl
@@ -69,6 +95,8 @@ class Kernel:
         # a private copy with its arguments set once: the replay only enqueues it (set one by
         # one: declaring the copy's scalar types would generate pyopencl's invoker for it again,
         # about a millisecond per copy, and Gmres captures over a hundred per solve)
+        if device.recordings:  # how many copies an apply takes, for prebuild.py's reserve
+            note_copy(device, self)
         with lock:
             if self._spares:
                 copy = _KernelCopy(self._spares.pop(), self._spares, args)
@@ -93,6 +121,11 @@ class Kernel:
 
     def __getattr__(self, name: str) -> Any:  # the rest of pyopencl's Kernel (get_work_group_info, ...)
         return getattr(self._kernel, name)
+
+
+def _names(dtypes: list | None) -> tuple | None:
+    """Scalar argument types as comparable names (None for a vector argument)."""
+    return None if dtypes is None else tuple(None if d is None else np.dtype(d).str for d in dtypes)
 
 
 class _KernelCopy:

@@ -21,7 +21,8 @@ from ginkpy.problems import convection_diffusion_2d, poisson_2d
 from conftest import PROJECT
 
 ROOT = PROJECT
-COLD = {"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0", "CUDA_CACHE_DISABLE": "1"}
+COLD = {"PYOPENCL_NO_CACHE": "1", "POCL_KERNEL_CACHE": "0", "CUDA_CACHE_DISABLE": "1",
+        "GINKPY_PROGRAM_RECORD": "0"}  # and no program record: the applies build, beside the other threads
 STORM = ROOT / "scripts" / "thread_storm.py"
 pytestmark = pytest.mark.timeout(400)  # above every subprocess's own limit below
 

@@ -70,7 +70,7 @@ class Recording:
 
 def new_counters() -> dict[str, int]:
     """The counters of an executor's device (``Executor.counters``), all 0."""
-    return {"launches": 0, "allocations": 0, "reads": 0, "captures": 0, "kernel_copies": 0}
+    return {"launches": 0, "allocations": 0, "reads": 0, "captures": 0, "kernel_copies": 0, "builds": 0}
 
 
 class Executor:
@@ -84,8 +84,9 @@ class Executor:
 
     ``counters`` counts, since the executor's device was first used, the kernel ``launches``
     (and copies), device ``allocations``, blocking ``reads`` to the host, ``captures``
-    (:meth:`capture` calls) and the private ``kernel_copies`` a capture created (where a
-    backend makes them): tests and benchmarks read them to check what a solve costs.
+    (:meth:`capture` calls), the private ``kernel_copies`` a capture created and the device
+    programs ``builds`` (compiled or loaded from a disk cache), where a backend has them: tests
+    and benchmarks read them to check what a solve costs.
 
     Thread safety: executors may be shared between threads. On a device every call that
     creates or enqueues work (program builds, kernel arguments and launches, replayed launches,
@@ -186,6 +187,21 @@ class Executor:
         finally:
             if recording is not None:
                 recording.read = read
+
+    # -- programs built up front (issue 30) ---------------------------------------------------
+    def prepare_programs(self, signature: str) -> int:
+        """Build, in the calling thread, every device program (and kernel object) recorded for
+        operators of ``signature`` (:func:`ginkpy.core.base.program_signature.program_signature`),
+        so that their applies meet no build: a factory's generate calls it. Returns how
+        many programs it built or loaded from a disk cache; 0 on the host, which has none."""
+        return 0
+
+    def record_programs(self, signature: str) -> contextlib.AbstractContextManager:
+        """A context manager around an operator's first apply: the programs and kernels this
+        thread uses meanwhile are recorded under ``signature``, for :meth:`prepare_programs`
+        (and for the next process, where the backend keeps the record on disk). Nothing on
+        the host."""
+        return contextlib.nullcontext()
 
     def _check_process(self) -> None:
         """Raise :class:`ForkedProcessError` where this executor cannot run in the current

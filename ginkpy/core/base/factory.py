@@ -8,6 +8,7 @@ parameter objects without ``.on()``: :func:`as_factory` binds them to the outer 
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import numbers
@@ -18,6 +19,7 @@ import attrs
 from ginkpy.core.base.docs import parameter_doc
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.program_signature import program_signature
 from ginkpy.core.base.types import value_type_name
 
 
@@ -190,7 +192,13 @@ class Factory:
         if self.parameters.value_type is not None and args and isinstance(args[0], LinOp):
             from ginkpy.core.base.precision import generate_in
             return generate_in(self, *args, **kwargs)
-        return self.parameters.product(self, *args, **kwargs)
+        product = self.parameters.product(self, *args, **kwargs)
+        if isinstance(product, EnableBuild) and isinstance(product, LinOp) and args and isinstance(args[0], LinOp) \
+                and product._program_signature is None:
+            # the programs its applies use, built now (an iterative solver has done so itself)
+            product._program_signature = program_signature(self.parameters, args[0])
+            self.executor.prepare_programs(product._program_signature)
+        return product
 
     def __repr__(self) -> str:
         return f"Factory({self.parameters!r} on {self.executor!r})"
@@ -226,6 +234,28 @@ class EnableBuild:
 
     def get_parameters(self) -> Any:
         return self.parameters
+
+    # -- programs built up front (issue 30) ---------------------------------------------------
+    _program_signature: str | None = None  # set at generate (core/base/program_signature.py)
+
+    def _recording_programs(self, b: Any) -> contextlib.AbstractContextManager:
+        """Around an apply of a generated operator: the first of each shape of ``b`` records the
+        programs it uses under the operator's signature (``exec.record_programs``), which the
+        generate of the next operator of that signature builds (``exec.prepare_programs``)."""
+        signature = self._program_signature
+        if signature is None:
+            return contextlib.nullcontext()
+        recorded = self.__dict__.setdefault("_recorded_shapes", set())
+        shape = getattr(b, "shape", None)
+        if shape in recorded:
+            return contextlib.nullcontext()
+        recorded.add(shape)
+        return self.executor.record_programs(signature)
+
+    def _apply_args(self, args: tuple) -> Any:
+        """LinOp's apply (a generated operator is one), its first per shape of b recorded."""
+        with self._recording_programs(args[1] if len(args) == 4 else args[0] if args else None):
+            return super()._apply_args(args)
 
 
 def as_factory(value: Any, exec: Executor) -> Factory:

@@ -18,9 +18,11 @@ from ginkpy.core.base.checks import check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, one_of, parameters, variadic
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.precision import MixedPrecision
+from ginkpy.core.base.program_signature import program_signature
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.small_system import SOLVERS as SMALL_SYSTEM_METHODS
 from ginkpy.core.solver.workspace import Workspace
 from ginkpy.core.stop.combined import Combined
 from ginkpy.core.stop.criterion import as_criterion_factory
@@ -66,6 +68,13 @@ def generate_preconditioner(value: Any, A: LinOp, exec, what: str = "preconditio
             solver.inner = True
         return op
     raise TypeError(f"{what} must be a factory, parameters or LinOp, not {type(value).__name__}")
+
+
+def _size_class(exec, A: LinOp) -> str:
+    """Where A's rows lie against the device's crossovers of the batch of one (a small system is
+    solved by other programs than the loop's): part of a solver's program signature."""
+    limits = sorted({exec.small_system_rows(method, A.dtype) for method in SMALL_SYSTEM_METHODS})
+    return f" size {sum(A.shape[0] > limit for limit in limits)}"
 
 
 def updated_part(part: LinOp, regenerate: Callable[[], LinOp], owner: Any, what: str) -> tuple[LinOp, bool]:
@@ -160,6 +169,11 @@ class IterativeSolver(EnableBuild, LinOp):
         self._scaled_matrix: LinOp | None = None
         # an inner solver (a preconditioner, a smoother) gets its input from the solver around it
         self.inner = False
+        # the programs its applies use, built now (recorded by the first apply of each shape of
+        # b of an earlier solver of this signature, in this process or an earlier one; the
+        # recording: EnableBuild._recording_programs)
+        self._program_signature = program_signature(self.parameters, A) + _size_class(exec, A)
+        exec.prepare_programs(self._program_signature)
 
     def workspace(self, b: Dense) -> Workspace:
         """The work vectors for right-hand sides shaped as ``b`` (kept for the next apply)."""
@@ -198,7 +212,7 @@ class IterativeSolver(EnableBuild, LinOp):
             return x
         exec = self.executor
         b_local, x_local = b.to_executor(exec), x.to_executor(exec)
-        with self._apply_lock:
+        with self._apply_lock, self._recording_programs(b_local):
             self._monitored_solve(b_local, x_local, "zero" if zero_guess else "provided")
         if x_local is not x:
             x.copy_from(x_local)
