@@ -52,6 +52,28 @@ def launch_1d(exec, module_file: str, name: str, dtype: Any, work_items: int, *a
     exec.kernel(module_file, dtype, name, **(defines or {}))(exec.queue, (global_size,), (WORK_GROUP,), *args)
 
 
+CPU_ITEMS_PER_UNIT = 16  # work-items (of one each in a group) per compute unit of a chunked launch on a CPU
+
+
+def launch_chunks(exec, module_file: str, name: str, dtype: Any, items: int, first: int, *args: Any,
+                  min_chunk: int, defines: dict | None = None) -> None:
+    """Run kernel ``name`` over ``items`` items (rows, aggregates, ...): a GPU one item per
+    work-item in work-groups of WORK_GROUP, a CPU a few work-groups of one work-item, each a
+    contiguous chunk of at least ``min_chunk`` items (``FOR_ITEMS`` in the .cl). The kernel takes
+    (``first``: an int32 it reads as its item count, the chunk, ``args``); nothing is launched
+    for 0 items."""
+    if items == 0:
+        return
+    if exec.info.is_cpu:
+        chunk = max(min_chunk, ceil_div(items, CPU_ITEMS_PER_UNIT * exec.info.compute_units))
+        global_size, local_size = ceil_div(items, chunk), 1
+    else:
+        chunk, local_size = 1, WORK_GROUP
+        global_size = round_up(items, WORK_GROUP)
+    exec.kernel(module_file, dtype, name, **(defines or {}))(exec.queue, (global_size,), (local_size,),
+                                                             np.int32(first), np.int32(chunk), *args)
+
+
 def launch_rows(exec, kernel, num_rows: int, k: int, *args: Any) -> None:
     """Run ``kernel(num_rows, k, *args)`` on a (rows, k) range of WORK_GROUP x 1 groups; nothing for size 0."""
     if num_rows == 0 or k == 0:

@@ -20,12 +20,11 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, local_buffer, round_up
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, launch_chunks, local_buffer, round_up
 
 PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays, longer ones by a work-group
 LONG_ROW_LANES = 64      # work-items merging one long row on a GPU (a power of two)
 LONG_ROW_GROUPS = 32     # work-groups per compute unit taking the long rows (each every so many rows)
-CPU_ITEMS_PER_UNIT = 16  # work-items per compute unit on a CPU
 DENSE_ITEMS_PER_UNIT = 4  # ... of a CPU's dense accumulator (each with a marker per column of C)
 DENSE_MARKER_BYTES = 256 << 20  # the markers' memory at most, else a CPU merges as a GPU
 GPU_DENSE_BYTES = 64 << 20      # a GPU's markers (a row per work-item) at most: small C with long rows
@@ -34,16 +33,7 @@ CPU_MIN_CHUNK = 256      # rows a CPU work-item takes at least
 
 def _run(exec, name: str, dtype, items: int, *args, **defines) -> None:
     """Kernel ``name`` over ``items`` items, given (items, chunk, args)."""
-    if items == 0:
-        return
-    if exec.info.is_cpu:
-        chunk = max(CPU_MIN_CHUNK, ceil_div(items, CPU_ITEMS_PER_UNIT * exec.info.compute_units))
-        global_size, local_size = ceil_div(items, chunk), 1
-    else:
-        chunk, local_size = 1, WORK_GROUP
-        global_size = ceil_div(items, WORK_GROUP) * WORK_GROUP
-    exec.kernel(__file__, dtype, name, **defines)(exec.queue, (global_size,), (local_size,), np.int32(items),
-                                                  np.int32(chunk), *args)
+    launch_chunks(exec, __file__, name, dtype, items, items, *args, min_chunk=CPU_MIN_CHUNK, defines=defines)
 
 
 def _zeros(exec, size: int):

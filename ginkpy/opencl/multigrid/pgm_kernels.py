@@ -15,7 +15,7 @@ import numpy as np
 import pyopencl as cl
 
 from ginkpy.core.base.types import real_dtype
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div, local_buffer, pow2_at_most
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, launch_chunks, local_buffer, pow2_at_most
 
 SORT_LIMIT = 256      # rows of an aggregate sorted by one work-item (insertion sort)
 SCAN_SMALL = 1024     # a prefix sum of up to this many entries runs in one work-group
@@ -29,25 +29,15 @@ def _index_dtype(exec):
     return np.float64 if exec.info.fp64 else np.float32
 
 
-CPU_ITEMS_PER_UNIT = 16  # work-items (of one each in a group) per compute unit on a CPU
 CPU_MIN_CHUNK = 512      # items a CPU work-item takes at least
 
 
 def _run(exec, name, dtype, count, *args, items=None):
     """Kernel ``name`` over ``items`` items (rows or aggregates; default ``count``), given
-    (count, chunk, args): a GPU runs one item per work-item in work-groups of WORK_GROUP, a CPU
-    a few work-groups of one work-item, each a contiguous chunk of items (FOR_ITEMS in the .cl)."""
-    items = count if items is None else items
-    if items == 0:
-        return
-    if exec.info.is_cpu:
-        chunk = max(CPU_MIN_CHUNK, ceil_div(items, CPU_ITEMS_PER_UNIT * exec.info.compute_units))
-        global_size, local_size = ceil_div(items, chunk), 1
-    else:
-        chunk, local_size = 1, WORK_GROUP
-        global_size = ceil_div(items, WORK_GROUP) * WORK_GROUP
-    exec.kernel(__file__, dtype, name)(exec.queue, (global_size,), (local_size,), np.int32(count), np.int32(chunk),
-                                       *args)
+    (count, chunk, args): a GPU runs one item per work-item, a CPU contiguous chunks
+    (launch.launch_chunks; FOR_ITEMS in the .cl)."""
+    launch_chunks(exec, __file__, name, dtype, count if items is None else items, count, *args,
+                  min_chunk=CPU_MIN_CHUNK)
 
 
 def _zeros(exec, size: int):
