@@ -59,7 +59,7 @@ from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.preconditioner.isai import LowerIsai, UpperIsai
 from ginkpy.core.solver.lower_trs import LowerTrs
-from ginkpy.core.solver.triangular import contraction_bound
+from ginkpy.core.solver.triangular import jacobi_facts
 from ginkpy.core.solver.upper_trs import UpperTrs
 
 SOLVE_QUALITY = 0.02  # a triangular solve is kept while ||v - T y|| / ||v|| is at most this
@@ -110,8 +110,9 @@ def decided_sweeps(first: Csr, second: Csr) -> int | None:
     """The fewest Jacobi sweeps s <= :data:`MAX_DECIDED_SWEEPS` (at least 2) with q^s <=
     :data:`SWEEP_BOUND` for q the larger contraction bound of the two factors (the max-norm of
     D^-1 N, gk.core.solver.triangular.contraction_bound: a solve error of at most q^s); None where
-    none is (factors not dominant enough to decide without trying)."""
-    q = max(contraction_bound(first, True), contraction_bound(second, False))
+    none is (factors not dominant enough to decide without trying). Both bounds in one read,
+    kept with the factors' values for the Jacobi solvers made on them (:func:`jacobi_facts`)."""
+    q = max(facts.bound for facts in jacobi_facts((first, True, False), (second, False, False)))
     for sweeps in range(2, MAX_DECIDED_SWEEPS + 1):
         if q ** sweeps <= SWEEP_BOUND:
             return sweeps
