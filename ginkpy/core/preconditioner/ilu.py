@@ -218,7 +218,8 @@ class Ilu(EnableBuild, LinOp):
                 A = system_csr(system_matrix, exec, name)  # bad input raises here, as it did above
                 _log.warning("%s: the %s factorization failed (%s); the default factorization is used instead",
                              name, factory.parameters.product.__name__, err)
-        A = system_csr(system_matrix, exec, name)
+        # (its values' finiteness: checked by the factorization it is handed to)
+        A = system_csr(system_matrix, exec, name, finite=False)
         exact = self.exact_factorization.build().on(exec)
         lengths = np.diff(A.host_row_ptrs()).astype(np.float64)  # (kept: the SpMV strategy reads them too)
         if A.nnz <= EXACT_ENTRIES or lengths @ lengths > SWEEP_WORK * A.nnz:
