@@ -394,3 +394,12 @@ def test_diverging_threshold_factorization_is_refused(exec):
     watt = scipy.io.mmread(matrix_path("watt_2.mtx")).tocsr()
     with pytest.raises(ValueError, match="ParILUT diverges.*scale the matrix"):
         F.ParIlut.build().on(exec).generate(_csr(exec, watt))
+
+
+def test_values_not_finite_are_named(exec, rng):
+    # ParIlu checks A's values only where its factors' check finds them spoilt (no read
+    # before): the error still names the system matrix
+    m = _random(N, rng).tolil()
+    m[300, 2] = np.inf
+    with pytest.raises(ValueError, match="contains NaN or Inf"):
+        gk.factorization.ParIlu.build().on(exec).generate(_csr(exec, m.tocsr(), np.float64))

@@ -412,3 +412,13 @@ def test_contraction_bound_complex_twins(ref, ocl, dtype):
     for lower in (True, False):
         bounds = [contraction_bound(gk.matrix.Csr.from_scipy(e, m, dtype), lower) for e in (ref, ocl)]
         assert bounds[1] == pytest.approx(bounds[0], rel=float(tol(dtype)))
+
+
+@pytest.mark.parametrize("where", ["solved", "ignored"])
+def test_jacobi_refuses_values_not_finite(exec, rng, where):
+    # the Jacobi sweeps check the triangle from its contraction bound's launch: a value not
+    # finite, on the solved side or in the ignored triangle, is still the system matrix's error
+    m = _random_triangle(301, rng, True, per_row=2).tolil()
+    m[200, 100 if where == "solved" else 250] = np.nan
+    with pytest.raises(ValueError, match="contains NaN or Inf"):
+        gk.solver.LowerTrs.build().with_algorithm("jacobi").on(exec).generate(gk.matrix.Csr.from_scipy(exec, m.tocsr()))
