@@ -17,6 +17,12 @@ a few sweeps give most of a preconditioner's benefit. The initial guess is l_ij 
 u_ij = a_ij. A diagonal entry A lacks is added as a zero, and a pivot u_ii that a sweep makes
 zero or tiny is replaced by its floor (see gk.core.factorization.factorization), with one
 ``logging`` line.
+
+The host waits for the device twice (issue 31): for the factors' sizes, and after the sweeps,
+enqueued back to back (5 at a time until they settle), for the settle test together with the
+factors' checks (pivots, values finite, pivots on their floors: ``check_factor``, one launch per
+factor), all in one read. A's values are checked only where the factors' check finds them
+spoilt (a value of A that is not finite makes its factor entry so).
 """
 from __future__ import annotations
 
