@@ -89,6 +89,8 @@ def taken_as(exec, choices: str):
     """``exec``, or a new executor on its device taking itself for a CPU or a GPU."""
     if choices == "device":
         return exec
+    if not isinstance(exec, gk.OpenCLExecutor):
+        raise SystemExit("--choices cpu|gpu takes an OpenCL executor")
     import attrs
     out = gk.OpenCLExecutor(exec.device)
     out.info = attrs.evolve(exec.info, is_cpu=choices == "cpu", is_gpu=choices == "gpu")
