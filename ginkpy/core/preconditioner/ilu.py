@@ -121,6 +121,16 @@ def decided_sweeps(first: Csr, second: Csr) -> int | None:
     return None
 
 
+def _sweep_work(A: Csr) -> float:
+    """sum_i n_i^2 for rows of n_i entries, what a ParILU sweep costs: from the row pointers
+    (kept: the SpMV strategy reads them too), once per pattern (kept in A.cache)."""
+    work = A.cache.get("pattern.ilu_sweep_work")
+    if work is None:
+        lengths = np.diff(A.host_row_ptrs()).astype(np.float64)
+        work = A.cache["pattern.ilu_sweep_work"] = float(lengths @ lengths)
+    return work
+
+
 class Ilu(EnableBuild, LinOp):
     """The incomplete-LU preconditioner M = L U, applied as x = U^-1 (L^-1 b) (Ginkgo's
     ``preconditioner::Ilu``; SciPy's ``spilu`` as a LinearOperator).
@@ -223,8 +233,7 @@ class Ilu(EnableBuild, LinOp):
         # (its values' finiteness: checked by the factorization it is handed to)
         A = system_csr(system_matrix, exec, name, finite=False)
         exact = self.exact_factorization.build().on(exec)
-        lengths = np.diff(A.host_row_ptrs()).astype(np.float64)  # (kept: the SpMV strategy reads them too)
-        if A.nnz <= EXACT_ENTRIES or lengths @ lengths > SWEEP_WORK * A.nnz:
+        if A.nnz <= EXACT_ENTRIES or _sweep_work(A) > SWEEP_WORK * A.nnz:
             try:
                 return exact.generate(A)
             except EliminationTooCostly as err:  # a pattern too costly to eliminate exactly: the sweeps then
