@@ -372,7 +372,7 @@ def test_a_gpus_default_ilu_generate_reads_four_times(ocl, monkeypatch):
     # issue 31: the GPU's default (ParIlu's 5 sweeps settling, 3 Jacobi sweeps of each factor
     # decided by their contraction bounds) on a matrix it has not seen waits for the device 4
     # times: A's row pointers, the factors' sizes, the settle test read with the factors' checks,
-    # the two factors' bounds (kept for their solvers); no upload waits (2026-12-06: 18 reads, 7
+    # the two factors' bounds (kept for their solvers); no upload waits (2026-12-06: 18 reads, 9
     # waiting uploads, 42 launches; now 4, 0, 40)
     from conftest import taken_for
     gpu = taken_for(ocl, "gpu")
