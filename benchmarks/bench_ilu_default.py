@@ -13,10 +13,17 @@ For every matrix and solver (bicgstab, gmres with its default restart), b = A * 
   labelled as such;
 - iterations (from gk.linalg.Solver's result) and the ratio jacobi / ilu of each time (> 1:
   M="ilu" is faster), and ``M gen`` in units of Jacobi-preconditioned iterations (the issue's
-  target: at most 20).
+  target: at most 20), with what the generate waits for (blocking reads, uploads that wait)
+  and launches, counted on the executor (the counts carry over to another device where the
+  choices are the same).
+
+``--choices gpu`` (or ``cpu``) runs the device as if it were a GPU (a CPU): its per-device
+choices (a GPU's default Ilu: ParILU and Jacobi sweeps of the factors) and launch layouts, so
+that PoCL measures a GPU's counts; the header says which choices ran.
 
     python benchmarks/bench_ilu_default.py [--sizes 250000 1000000] [--solvers bicgstab gmres]
                                            [--reps 3] [--executor opencl] [--rtol 1e-8]
+                                           [--choices device|cpu|gpu]
 """
 from __future__ import annotations
 
@@ -57,6 +64,39 @@ def _choice(M) -> str:
     return f"{type(fact).__name__}{sweeps} + {how}"
 
 
+def generate_counts(exec, S) -> dict:
+    """Blocking reads, waiting uploads and launches of the default Ilu's generate on a new
+    upload of S (nothing kept from an earlier generate), kernels already built."""
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    waits, write_waiting = [0], exec._write_waiting if hasattr(exec, "_write_waiting") else None
+    if write_waiting is not None:
+        def counted(*args):
+            waits[0] += 1
+            write_waiting(*args)
+        exec._write_waiting = counted
+    exec.synchronize()
+    before = dict(exec.counters)
+    try:
+        PRECONDITIONERS["ilu"]().on(exec).generate(A)
+    finally:
+        if write_waiting is not None:
+            del exec._write_waiting  # (the class's again)
+    return {"reads": exec.counters["reads"] - before["reads"], "upload waits": waits[0],
+            "launches": exec.counters["launches"] - before["launches"]}
+
+
+def taken_as(exec, choices: str):
+    """``exec``, or a new executor on its device taking itself for a CPU or a GPU."""
+    if choices == "device":
+        return exec
+    if not isinstance(exec, gk.OpenCLExecutor):
+        raise SystemExit("--choices cpu|gpu takes an OpenCL executor")
+    import attrs
+    out = gk.OpenCLExecutor(exec.device)
+    out.info = attrs.evolve(exec.info, is_cpu=choices == "cpu", is_gpu=choices == "gpu")
+    return out
+
+
 def generate_times(exec, S, reps: int) -> dict:
     A = gk.matrix.Csr.from_scipy(exec, S)
     out = {}
@@ -95,8 +135,11 @@ def main() -> int:
     p.set_defaults(reps=3)
     p.add_argument("--solvers", nargs="+", default=["bicgstab", "gmres"], choices=["bicgstab", "gmres"])
     p.add_argument("--rtol", type=float, default=1e-8)
+    p.add_argument("--choices", default="device", choices=["device", "cpu", "gpu"],
+                   help="per-device choices and launch layouts: the device's own, or a CPU's or a GPU's "
+                        "(an OpenCL executor taking itself for one)")
     args = p.parse_args()
-    exec = gk.executor(args.executor)
+    exec = taken_as(gk.executor(args.executor), args.choices)
     print(f"ginkpy executor: {bc.device_name(exec)} ({exec.device_choices().kind} choices); rtol {args.rtol:g}; "
           f"medians of {args.reps}; times in s; ratio = jacobi / ilu (> 1: M='ilu' faster)")
     warm = problems.convection_diffusion_2d(12)
@@ -107,6 +150,7 @@ def main() -> int:
         b = S @ np.ones(S.shape[0], S.dtype)
         gen = generate_times(exec, S, args.reps)
         print(f"\n{name}: M gen jacobi {gen['jacobi']:.4f}  ilu {gen['ilu']:.4f}  (ilu: {gen['choice']})")
+        print("  ilu's generate: " + ", ".join(f"{v} {k}" for k, v in generate_counts(exec, S).items()))
         print(f"  {'solver':<10}{'M':<8}{'its':>7}{'info':>6}{'whole':>10}{'kept':>10}")
         for method in args.solvers:
             t = solve_times(exec, S, b, method, args.rtol, args.reps)

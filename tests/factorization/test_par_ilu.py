@@ -288,6 +288,36 @@ def test_find_invalid_pivot_twins(ref, ocl, rng):
         assert outs[0][-1] == outs[1][-1] == 333
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_check_factor_twins(ref, ocl, rng, dtype):
+    # [first invalid pivot, first row not finite, floored pivots, first floored], n where none
+    m = _random(N, rng)
+    floors = np.full((N, 1), 1e-8)
+    floors[[10, 200]] = 1e3  # pivots below these floors
+    for part, lower in ((sp.triu, False), (sp.tril, True)):
+        factor = part(m).tocsr().astype(dtype)
+        for fl in (floors, None):
+            arg = None if fl is None else (lambda e, fl=fl: Dense.from_numpy(e, fl))
+            outs = twin(ref, ocl, "factorization.factorization.check_factor", factor, lower, arg, dtype=dtype)
+            expected = [N, N, 2, 10] if fl is not None else [N, N, 0, N]
+            assert [list(np.asarray(_host(o[-1]))) for o in outs] == [expected, expected]
+        broken = factor.copy()
+        diag_positions = np.flatnonzero(np.repeat(np.arange(N), np.diff(broken.indptr)) == broken.indices)
+        broken.data[diag_positions[400]] = np.inf
+        broken.data[diag_positions[333]] = 0.0  # stored zero: an invalid pivot, not a value that is not finite
+        off = np.flatnonzero(np.repeat(np.arange(N), np.diff(broken.indptr)) != broken.indices)
+        broken.data[off[-1]] = np.nan  # an off-diagonal value of the last rows
+        outs = twin(ref, ocl, "factorization.factorization.check_factor", broken, lower, None, dtype=dtype)
+        assert [list(np.asarray(_host(o[-1])))[:2] for o in outs] == [[333, 400], [333, 400]]
+    # no rows
+    outs = twin(ref, ocl, "factorization.factorization.check_factor", sp.csr_matrix((0, 0)), True, None)
+    assert [list(np.asarray(_host(o[-1]))) for o in outs] == [[0, 0, 0, 0], [0, 0, 0, 0]]
+
+
+def _host(array) -> np.ndarray:
+    return array if isinstance(array, np.ndarray) else array.get()
+
+
 @pytest.mark.parametrize("layout", ["cpu", "gpu"])
 @pytest.mark.parametrize("size", [0, 1, 517, 70001])
 def test_prefix_sum_twins(ref, ocl, rng, size, layout):
@@ -364,3 +394,12 @@ def test_diverging_threshold_factorization_is_refused(exec):
     watt = scipy.io.mmread(matrix_path("watt_2.mtx")).tocsr()
     with pytest.raises(ValueError, match="ParILUT diverges.*scale the matrix"):
         F.ParIlut.build().on(exec).generate(_csr(exec, watt))
+
+
+def test_values_not_finite_are_named(exec, rng):
+    # ParIlu checks A's values only where its factors' check finds them spoilt (no read
+    # before): the error still names the system matrix
+    m = _random(N, rng).tolil()
+    m[300, 2] = np.inf
+    with pytest.raises(ValueError, match="contains NaN or Inf"):
+        gk.factorization.ParIlu.build().on(exec).generate(_csr(exec, m.tocsr(), np.float64))

@@ -366,3 +366,34 @@ def test_par_ilu_iterations_within_half_again_of_exact_ilu0(exec, name):
     default = _solve(exec, gk.solver.Bicgstab, A, gk.preconditioner.Ilu.build(), b, 1e-8)
     assert exact[1] and par[1] and default[1]
     assert par[0] <= 1.5 * exact[0]
+
+
+def test_a_gpus_default_ilu_generate_reads_four_times(ocl, monkeypatch):
+    # issue 31: the GPU's default (ParIlu's 5 sweeps settling, 3 Jacobi sweeps of each factor
+    # decided by their contraction bounds) on a matrix it has not seen waits for the device 4
+    # times: A's row pointers, the factors' sizes, the settle test read with the factors' checks,
+    # the two factors' bounds (kept for their solvers); no upload waits (2026-12-06: 18 reads, 9
+    # waiting uploads, 42 launches; now 4, 0, 40)
+    from conftest import taken_for
+    gpu = taken_for(ocl, "gpu")
+    m = convection_diffusion_2d(150)  # 112k entries: above EXACT_ENTRIES, ParIlu
+    factory = gk.preconditioner.Ilu.build().on(gpu)
+    factory.generate(_csr(gpu, m))  # (kernels built)
+    A = _csr(gpu, m)
+    waits = []
+    write_waiting = gpu._write_waiting
+    monkeypatch.setattr(gpu, "_write_waiting", lambda *args: (waits.append(1), write_waiting(*args)))
+    gpu.synchronize()
+    before = dict(gpu.counters)
+    M = factory.generate(A)
+    counts = {key: gpu.counters[key] - before[key] for key in ("reads", "launches")}
+    assert type(M.factorization).__name__ == "ParIlu" and M.factorization.sweeps == 5
+    assert [s.parameters.num_jacobi_sweeps for s in (M.l_solver, M.u_solver)] == [3, 3]
+    assert counts["reads"] == 4 and not waits and counts["launches"] <= 40, (counts, len(waits))
+    b = np.ones((m.shape[0], 1))
+    x = M.apply(Dense.from_numpy(gpu, b), Dense.zeros(gpu, b.shape)).to_numpy()
+    reference = gk.preconditioner.Ilu.build().with_factorization(gk.factorization.ParIlu.build()).with_l_solver(
+        gk.solver.LowerTrs.build().with_algorithm("jacobi")).with_u_solver(
+        gk.solver.UpperTrs.build().with_algorithm("jacobi")).on(ocl).generate(_csr(ocl, m))
+    expected = reference.apply(Dense.from_numpy(ocl, b), Dense.zeros(ocl, b.shape)).to_numpy()
+    np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())

@@ -349,18 +349,36 @@ def test_jacobi_kernel_twins(ref, ocl, rng, lower, dtype):
                  factor=4)
     assert_twins(twin(ref, ocl, "solver.triangular.jacobi_three_sweeps", m, lower, inv, b, out, dtype=dtype), dtype,
                  factor=8)
+    outs = twin(ref, ocl, "solver.triangular.jacobi_inverse_diagonal", m, False, np.zeros((n, 1)), dtype=dtype)
+    assert_twins(outs, dtype)
+    np.testing.assert_array_equal(outs[1][2], inv)
     for unit in (False, True):
-        bounds = [o[-1] for o in twin(ref, ocl, "solver.triangular.jacobi_bound", m, lower, unit, dtype=dtype)]
+        bounds = [_bound_maxima(o[-1]) for o in twin(ref, ocl, "solver.triangular.jacobi_bound", m, lower, unit,
+                                                     dtype=dtype)]
         assert np.isfinite(bounds[0][0]) and bounds[1][0] == pytest.approx(bounds[0][0], rel=float(tol(dtype)))
         assert bounds[0][1] == bounds[1][1] > 0  # the work of jacobi_three_sweeps' longest row
-    # a zero diagonal entry: the first such row
+        assert bounds[0][2] == bounds[1][2] == 0  # nonzero diagonal, finite values
+    # a zero diagonal entry: the first such row; a bound of inf, flagged
     broken = m.tolil()
     broken[123, 123] = 0
     broken[456, 456] = 0
     outs = twin(ref, ocl, "solver.triangular.jacobi_generate", broken.tocsr(), False, np.zeros((n, 1)), dtype=dtype)
     assert outs[0][-1] == outs[1][-1] == 123
     outs = twin(ref, ocl, "solver.triangular.jacobi_bound", broken.tocsr(), lower, False, dtype=dtype)
-    assert outs[0][-1][0] == outs[1][-1][0] == np.inf
+    assert [_bound_maxima(o[-1])[0] for o in outs] == [np.inf, np.inf]
+    assert [_bound_maxima(o[-1])[2] for o in outs] == [1, 1]
+    # a value that is not finite (in the ignored triangle too): flagged
+    for where in ((300, 299), (299, 300)):
+        broken = m.tolil()
+        broken[where] = np.nan
+        outs = twin(ref, ocl, "solver.triangular.jacobi_bound", broken.tocsr(), lower, False, dtype=dtype)
+        assert [_bound_maxima(o[-1])[2] for o in outs] == [1, 1]
+
+
+def _bound_maxima(partial) -> np.ndarray:
+    # jacobi_bound's (groups, 3) work-group maxima (on the device for OpenCL) reduced: (q, work, bad)
+    host = partial if isinstance(partial, np.ndarray) else partial.get()
+    return host.reshape(-1, 3).max(axis=0)
 
 
 def test_contraction_bound_by_hand(exec):
@@ -394,3 +412,13 @@ def test_contraction_bound_complex_twins(ref, ocl, dtype):
     for lower in (True, False):
         bounds = [contraction_bound(gk.matrix.Csr.from_scipy(e, m, dtype), lower) for e in (ref, ocl)]
         assert bounds[1] == pytest.approx(bounds[0], rel=float(tol(dtype)))
+
+
+@pytest.mark.parametrize("where", ["solved", "ignored"])
+def test_jacobi_refuses_values_not_finite(exec, rng, where):
+    # the Jacobi sweeps check the triangle from its contraction bound's launch: a value not
+    # finite, on the solved side or in the ignored triangle, is still the system matrix's error
+    m = _random_triangle(301, rng, True, per_row=2).tolil()
+    m[200, 100 if where == "solved" else 250] = np.nan
+    with pytest.raises(ValueError, match="contains NaN or Inf"):
+        gk.solver.LowerTrs.build().with_algorithm("jacobi").on(exec).generate(gk.matrix.Csr.from_scipy(exec, m.tocsr()))

@@ -9,9 +9,10 @@ from typing import Any
 from ginkpy.core.base.lin_op import LinOp
 
 
-def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
+def check_system_matrix(A: Any, exec, what: str = "system matrix", finite: bool = True) -> LinOp:
     """``A`` on ``exec`` after checking that it is a square LinOp of a value type ``exec``
-    computes in, with finite values.
+    computes in, with finite values (unless ``finite`` is False: then the caller checks them,
+    with :func:`check_finite` or in a kernel of its own that reads the values anyway).
 
     Parameters
     ----------
@@ -21,6 +22,8 @@ def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
         Where it will be used: ``A`` is copied there when it lives elsewhere.
     what : str, default "system matrix"
         How errors name ``A``.
+    finite : bool, default True
+        Whether to check that its values are finite (one launch and one read on a device).
 
     Examples
     --------
@@ -36,6 +39,24 @@ def check_system_matrix(A: Any, exec, what: str = "system matrix") -> LinOp:
         raise ValueError(f"the {what} must be square, got {A.shape[0]} x {A.shape[1]}")
     exec.check_dtype(A.dtype)
     A = A.to_executor(exec)
+    if finite:
+        check_finite(A, what)
+    return A
+
+
+def check_finite(A: LinOp, what: str = "system matrix") -> None:
+    """Raise a ValueError where ``A`` (with an ``is_finite``) holds a NaN or infinite value.
+
+    Parameters
+    ----------
+    A : LinOp
+        The operator to check; one without ``is_finite`` passes.
+    what : str, default "system matrix"
+        How the error names ``A``.
+
+    Examples
+    --------
+    >>> check_finite(gk.matrix.Csr.from_scipy(gk.ReferenceExecutor(), scipy.sparse.eye(3)))
+    """
     if hasattr(A, "is_finite") and not A.is_finite():
         raise ValueError(f"the {what} contains NaN or Inf values")
-    return A

@@ -121,14 +121,20 @@ def shifted_cholesky(name: str, A: Csr, attempt: Callable[[float], tuple]) -> tu
         alpha *= 2
 
 
-def relative_change(new: Csr, old: Csr) -> float:
-    """||new - old|| / ||new|| over the values of two factors of one pattern (Frobenius norms):
-    how much a sweep changed a factor."""
+def change_norms(new: Csr, old: Csr) -> tuple:
+    """(||new||, ||new - old||) over the values of two factors of one pattern (Frobenius norms),
+    as arrays on the executor (enqueued, not read): how much a sweep changed a factor, read
+    with :func:`relative_of`."""
     exec = new.executor
     a, b = (Dense(exec, f.values.reshape(f.nnz, 1)) for f in (new, old))
     difference = a.clone().sub_scaled(1.0, b)
-    new_norm, change = (float(np.asarray(v).ravel()[0]) for v in
-                        exec.to_host(a.compute_norm2().values, difference.compute_norm2().values))
+    return a.compute_norm2().values, difference.compute_norm2().values
+
+
+def relative_of(new_norm, change) -> float:
+    """||new - old|| / ||new|| from the host copies of :func:`change_norms`' arrays (0 for a
+    zero factor)."""
+    new_norm, change = (float(np.asarray(v).ravel()[0]) for v in (new_norm, change))
     return change / new_norm if new_norm else 0.0
 
 
@@ -137,9 +143,21 @@ def check_pivots(factor: Csr, lower: bool, name: str) -> None:
     values (the pivots' floors keep every pivot nonzero, so only overflow is left)."""
     row = factor.executor.run("factorization.factorization.find_invalid_pivot", factor, lower)
     if row >= 0 or not factor.is_finite():
-        where = f"the pivot of row {row} is not finite" if row >= 0 else "the factors are not finite"
-        raise ValueError(f"{name} breaks down: {where}: the factors overflow {np.dtype(factor.dtype)}; scale the "
-                         f"matrix (e.g. to a unit diagonal){', or use float64' if factor.dtype.itemsize < 8 else ''}")
+        _refuse(factor, name, row)
+
+
+def refuse_invalid(factor: Csr, name: str, checks) -> None:
+    """:func:`check_pivots` from the host copy of the ``check_factor`` kernel's checks of
+    ``factor`` (first invalid pivot row, first row not finite, ...; n where none)."""
+    n = factor.shape[0]
+    if int(checks[0]) < n or int(checks[1]) < n:
+        _refuse(factor, name, int(checks[0]) if int(checks[0]) < n else -1)
+
+
+def _refuse(factor: Csr, name: str, row: int) -> None:
+    where = f"the pivot of row {row} is not finite" if row >= 0 else "the factors are not finite"
+    raise ValueError(f"{name} breaks down: {where}: the factors overflow {np.dtype(factor.dtype)}; scale the "
+                     f"matrix (e.g. to a unit diagonal){', or use float64' if factor.dtype.itemsize < 8 else ''}")
 
 
 # Ginkgo's factorize algorithms of the exact ILU(0) / IC(0): whose kernels compute the same factors
@@ -192,10 +210,16 @@ class Factorization(EnableBuild, LinOp):
     # copied and checked there, without a check on the executor first
     factorizes_on_host = False
 
+    # whether _factorize refuses values of A that are not finite itself (ParIlu: such a value
+    # makes a factor's value not finite, which the factors' check reads anyway, and A's check
+    # then names the cause): __init__ does not check them first (one read less)
+    checks_finite_itself = False
+
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
         exec = factory.executor
-        A = system_csr(system_matrix, exec.host if self.factorizes_on_host else exec, type(self).__name__)
+        A = system_csr(system_matrix, exec.host if self.factorizes_on_host else exec, type(self).__name__,
+                       finite=not self.checks_finite_itself)
         exec.check_dtype(A.dtype)
         LinOp.__init__(self, exec, A.shape, A.dtype)
         self.row_permutation: Permutation | None = None

@@ -16,7 +16,7 @@ Where a pivot is not positive it is retried on A + alpha diag(A) with growing al
 from __future__ import annotations
 
 from ginkpy.core.base.factory import boolean, parameters
-from ginkpy.core.factorization.factorization import (Factorization, like, relative_change, row_indices,
+from ginkpy.core.factorization.factorization import (Factorization, change_norms, like, row_indices,
                                                      shifted_cholesky, with_pattern_power)
 from ginkpy.core.factorization.par_ilu import ParIlu, sweep
 from ginkpy.core.matrix.csr import Csr
@@ -80,9 +80,9 @@ class ParIc(Factorization):
             # l_ij = (a_ij - sum_{k<j} l_ik conj(l_jk)) / l_jj
             exec.run("factorization.par_ic.sweep_off_diagonal", A, f["L"], l_rows, f["L_next"])
             f["L"], f["L_next"] = f["L_next"], f["L"]
-        sweep(self, sweep_once, lambda: relative_change(factors["L"], factors["L_next"]))
-        L = factors["L"]
-        row = exec.run("factorization.factorization.find_invalid_pivot", L, True)
-        if row < 0 and not L.is_finite():
-            row = 0
+        checked, = sweep(self, sweep_once, lambda: change_norms(factors["L"], factors["L_next"]),
+                         lambda: (exec.run("factorization.factorization.check_factor", factors["L"], True, None),))
+        L, n = factors["L"], A.shape[0]
+        # the first row whose pivot is invalid, else 0 where a value is not finite
+        row = int(checked[0]) if checked[0] < n else 0 if checked[1] < n else -1
         return ((L, L.conj_transpose()), -1) if row < 0 else (None, row)

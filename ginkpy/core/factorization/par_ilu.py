@@ -17,15 +17,22 @@ a few sweeps give most of a preconditioner's benefit. The initial guess is l_ij 
 u_ij = a_ij. A diagonal entry A lacks is added as a zero, and a pivot u_ii that a sweep makes
 zero or tiny is replaced by its floor (see gk.core.factorization.factorization), with one
 ``logging`` line.
+
+The host waits for the device twice (issue 31): for the factors' sizes, and after the sweeps,
+enqueued back to back (5 at a time until they settle), for the settle test together with the
+factors' checks (pivots, values finite, pivots on their floors: ``check_factor``, one launch per
+factor), all in one read. A's values are checked only where the factors' check finds them
+spoilt (a value of A that is not finite makes its factor entry so).
 """
 from __future__ import annotations
 
 import attrs
 
+from ginkpy.core.base.checks import check_finite
 from ginkpy.core.base.factory import integer, parameters
-from ginkpy.core.factorization.factorization import (Factorization, check_pivots, like, pivot_floors,
-                                                     relative_change, report_floored_pivots, row_indices,
-                                                     with_diagonal, with_pattern_power)
+from ginkpy.core.factorization.factorization import (Factorization, change_norms, like, pivot_floors,
+                                                     refuse_invalid, relative_of, report_floored_pivots,
+                                                     row_indices, with_diagonal, with_pattern_power)
 from ginkpy.core.matrix.csr import Csr
 
 AUTO_ITERATIONS = 5  # with iterations 0 ("auto", Ginkgo's default): sweeps between two checks ...
@@ -33,22 +40,34 @@ MAX_AUTO_SWEEPS = 20  # ... at most this many in all ...
 SETTLED = 1e-3  # ... until a sweep changes the factor by at most this, relative
 
 
-def sweep(factorization, sweep_once, change) -> None:
+def sweep(factorization, sweep_once, change, checks) -> tuple:
     """Run ``sweep_once()`` the ``iterations`` parameter's number of times, or with 0 (auto)
-    AUTO_ITERATIONS at a time until ``change()`` (the last sweep's relative change of a factor)
-    is at most SETTLED, at most MAX_AUTO_SWEEPS in all; sets the factorization's ``sweeps``,
-    ``change`` (None for a fixed number) and ``converged`` (True for a fixed number)."""
-    iterations = factorization.parameters.iterations
+    AUTO_ITERATIONS at a time until the last sweep's relative change of a factor is at most
+    SETTLED, at most MAX_AUTO_SWEEPS in all; sets the factorization's ``sweeps``, ``change``
+    (None for a fixed number) and ``converged`` (True for a fixed number). ``change()``
+    enqueues that change (the two arrays of gk.core.factorization.factorization.change_norms) and ``checks()`` the factors' checks
+    (arrays of the ``check_factor`` kernel), both read together in one read after each
+    AUTO_ITERATIONS sweeps, enqueued back to back (auto), or once after the fixed number:
+    returns the host copies of the last checks."""
+    exec, iterations = factorization.executor, factorization.parameters.iterations
+    limit = iterations or MAX_AUTO_SWEEPS
     count, last = 0, None
-    while count < (iterations or MAX_AUTO_SWEEPS):
+    while True:
         sweep_once()
         count += 1
-        if not iterations and count % AUTO_ITERATIONS == 0:
-            last = change()
-            if last <= SETTLED:
-                break
+        if count < limit and (iterations or count % AUTO_ITERATIONS):
+            continue
+        measured = () if iterations else tuple(change())
+        checked = tuple(checks())
+        read = exec.to_host(*measured, *checked)
+        read = read if isinstance(read, tuple) else (read,)
+        if not iterations:
+            last = relative_of(*read[:2])
+        if count >= limit or last <= SETTLED:
+            break
     factorization.sweeps, factorization.change = count, last
     factorization.converged = bool(iterations) or last <= SETTLED
+    return read[len(measured):]
 
 
 class ParIlu(Factorization):
@@ -79,6 +98,7 @@ class ParIlu(Factorization):
     """
 
     pattern_from_matrix = True
+    checks_finite_itself = True
 
     @parameters
     class Parameters(Factorization.Parameters):
@@ -105,10 +125,16 @@ class ParIlu(Factorization):
             # l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj
             exec.run("factorization.par_ilu.sweep_l", A, f["L"], l_rows, f["U"], f["L_next"])
             f["L"], f["L_next"] = f["L_next"], f["L"]
-        sweep(self, sweep_once, lambda: relative_change(factors["U"], factors["U_next"]))
+        def checks():
+            # U's pivots (and how many sit on their floors), L's, both factors' values finite
+            return (exec.run("factorization.factorization.check_factor", factors["U"], False, floors),
+                    exec.run("factorization.factorization.check_factor", factors["L"], True, None))
+        u_checks, l_checks = sweep(self, sweep_once, lambda: change_norms(factors["U"], factors["U_next"]), checks)
         L, U = factors["L"], factors["U"]
-        check_pivots(U, False, "ParILU")
-        check_pivots(L, True, "ParILU")
-        report_floored_pivots("ParILU", *exec.run("factorization.factorization.floored_pivots", U, False, floors),
-                              A.dtype)
+        n = A.shape[0]
+        if min(u_checks[0], u_checks[1], l_checks[0], l_checks[1]) < n:  # (n: none)
+            check_finite(A)  # a value of A not finite: named as such (it spoils the factors)
+        refuse_invalid(U, "ParILU", u_checks)
+        refuse_invalid(L, "ParILU", l_checks)
+        report_floored_pivots("ParILU", int(u_checks[2]), int(u_checks[3]) if u_checks[3] < n else -1, A.dtype)
         return L, U

@@ -9,9 +9,9 @@ from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
 
 
-def system_csr(system_matrix: LinOp, exec: Executor, who: str) -> Csr:
-    """The system matrix as a checked Csr on ``exec`` (square, finite; other sparse formats are
-    converted); ``who`` names the operator being generated in errors.
+def system_csr(system_matrix: LinOp, exec: Executor, who: str, finite: bool = True) -> Csr:
+    """The system matrix as a checked Csr on ``exec`` (square, finite unless ``finite`` is
+    False; other sparse formats are converted); ``who`` names the operator being generated in errors.
 
     Parameters
     ----------
@@ -21,6 +21,9 @@ def system_csr(system_matrix: LinOp, exec: Executor, who: str) -> Csr:
         Where it will be used: it is copied there when it lives elsewhere.
     who : str
         The type that needs it ("Ilu"), for the error messages.
+    finite : bool, default True
+        Whether to check that its values are finite (else the caller does, or an operator it
+        is handed to).
 
     Examples
     --------
@@ -28,7 +31,7 @@ def system_csr(system_matrix: LinOp, exec: Executor, who: str) -> Csr:
     >>> type(A).__name__
     'Csr'
     """
-    A = check_system_matrix(system_matrix, exec)
+    A = check_system_matrix(system_matrix, exec, finite=finite)
     if not isinstance(A, Csr) and hasattr(A, "to_csr"):
         A = A.to_csr()  # Coo, Ell, Sellp, Hybrid
     if not isinstance(A, Csr):

@@ -23,10 +23,12 @@ triangular solves (docs/preconditioners.md, benchmarks/bench_ilu.py):
   few matrices). On a GPU, where each level of a substitution costs a barrier and each launch
   microseconds: where the factors are dominant, Jacobi sweeps decided without a trial
   (:func:`decided_sweeps`: the fewest s <= :data:`MAX_DECIDED_SWEEPS` with q^s <=
-  :data:`SWEEP_BOUND` for q the larger of the factors' contraction bounds, one launch and one
-  small read each; 2D convection-diffusion: q = 0.65 (L) and 0.52 (U), 3 sweeps of each, 1
-  launch per factor, 1.34x exact ILU(0)'s BiCGStab iterations at 500^2; 3 sweeps of L and 2
-  of U, which each one's bound would allow, needed 1.76x: the same count for both). Else the
+  :data:`SWEEP_BOUND` for q the larger of the factors' contraction bounds, one launch each and
+  one small read for both, kept for the solvers made on the factors (which then read nothing:
+  the GPU's whole generate waits for the device at most 4 times, issue 31); 2D
+  convection-diffusion: q = 0.65 (L) and 0.52 (U), 3 sweeps of each, 1 launch per factor,
+  1.34x exact ILU(0)'s BiCGStab iterations at 500^2; 3 sweeps of L and 2 of U, which each
+  one's bound would allow, needed 1.76x: the same count for both). Else the
   first of the :func:`candidates` that solves both factors well enough, ||v - T y|| <=
   :data:`SOLVE_QUALITY` ||v|| for y its solve of T y = v on a random v (ISAI with sparsity
   power 1, 2, 3, then 2, 4, 8 or 16 Jacobi sweeps), else exact level-scheduled
@@ -59,7 +61,7 @@ from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.preconditioner.isai import LowerIsai, UpperIsai
 from ginkpy.core.solver.lower_trs import LowerTrs
-from ginkpy.core.solver.triangular import contraction_bound
+from ginkpy.core.solver.triangular import jacobi_facts
 from ginkpy.core.solver.upper_trs import UpperTrs
 
 SOLVE_QUALITY = 0.02  # a triangular solve is kept while ||v - T y|| / ||v|| is at most this
@@ -110,12 +112,23 @@ def decided_sweeps(first: Csr, second: Csr) -> int | None:
     """The fewest Jacobi sweeps s <= :data:`MAX_DECIDED_SWEEPS` (at least 2) with q^s <=
     :data:`SWEEP_BOUND` for q the larger contraction bound of the two factors (the max-norm of
     D^-1 N, gk.core.solver.triangular.contraction_bound: a solve error of at most q^s); None where
-    none is (factors not dominant enough to decide without trying)."""
-    q = max(contraction_bound(first, True), contraction_bound(second, False))
+    none is (factors not dominant enough to decide without trying). Both bounds in one read,
+    kept with the factors' values for the Jacobi solvers made on them (:func:`jacobi_facts`)."""
+    q = max(facts.bound for facts in jacobi_facts((first, True, False), (second, False, False)))
     for sweeps in range(2, MAX_DECIDED_SWEEPS + 1):
         if q ** sweeps <= SWEEP_BOUND:
             return sweeps
     return None
+
+
+def _sweep_work(A: Csr) -> float:
+    """sum_i n_i^2 for rows of n_i entries, what a ParILU sweep costs: from the row pointers
+    (kept: the SpMV strategy reads them too), once per pattern (kept in A.cache)."""
+    work = A.cache.get("pattern.ilu_sweep_work")
+    if work is None:
+        lengths = np.diff(A.host_row_ptrs()).astype(np.float64)
+        work = A.cache["pattern.ilu_sweep_work"] = float(lengths @ lengths)
+    return work
 
 
 class Ilu(EnableBuild, LinOp):
@@ -217,10 +230,10 @@ class Ilu(EnableBuild, LinOp):
                 A = system_csr(system_matrix, exec, name)  # bad input raises here, as it did above
                 _log.warning("%s: the %s factorization failed (%s); the default factorization is used instead",
                              name, factory.parameters.product.__name__, err)
-        A = system_csr(system_matrix, exec, name)
+        # (its values' finiteness: checked by the factorization it is handed to)
+        A = system_csr(system_matrix, exec, name, finite=False)
         exact = self.exact_factorization.build().on(exec)
-        lengths = np.diff(A.host_row_ptrs()).astype(np.float64)  # (kept: the SpMV strategy reads them too)
-        if A.nnz <= EXACT_ENTRIES or lengths @ lengths > SWEEP_WORK * A.nnz:
+        if A.nnz <= EXACT_ENTRIES or _sweep_work(A) > SWEEP_WORK * A.nnz:
             try:
                 return exact.generate(A)
             except EliminationTooCostly as err:  # a pattern too costly to eliminate exactly: the sweeps then

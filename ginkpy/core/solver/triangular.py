@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ginkpy.core.base.checks import check_system_matrix
+from ginkpy.core.base.checks import check_finite, check_system_matrix
 from ginkpy.core.base.factory import EnableBuild, Factory, Parameters, integer, one_of, parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr
@@ -116,7 +116,7 @@ class TriangularSolver(EnableBuild, LinOp):
     def __init__(self, factory: Factory, system_matrix: LinOp) -> None:
         EnableBuild.__init__(self, factory)
         exec = factory.executor
-        A = check_system_matrix(system_matrix, exec)
+        A = check_system_matrix(system_matrix, exec, finite=False)  # (finite: checked below)
         if not isinstance(A, (Csr, Dense)) and hasattr(A, "to_csr"):
             A = A.to_csr()  # Coo, Ell, Sellp, Hybrid
         self._follows = A is system_matrix  # (a converted copy does not see a values update)
@@ -129,17 +129,31 @@ class TriangularSolver(EnableBuild, LinOp):
         self.jacobi = self.parameters.algorithm == "jacobi" and isinstance(A, Csr)
         self._three_in_one = False
         if self.jacobi:
-            # D^-1, the inverse diagonal of the triangle
-            self.plan = Dense.empty(exec, (A.shape[0], 1), A.dtype)
-            zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
-            # the first three sweeps in one launch where a row's neighbours' rows are short
-            self._three_in_one = self.parameters.num_jacobi_sweeps >= 3 and zero_row < 0 and \
-                exec.run("solver.triangular.jacobi_bound", A, self.lower, self.unit_diagonal)[1] <= FUSED_WORK
+            zero_row = self._generate_jacobi(A)
         else:
+            check_finite(A)
             # analyse the triangle once (level structure on OpenCL)
             self.plan, zero_row = exec.run("solver.triangular.generate", A, self.lower, self.unit_diagonal)
         self._check_diagonal(zero_row)
         self._work: Dense | None = None
+
+    def _generate_jacobi(self, A: Csr) -> int:
+        """D^-1 of the Jacobi sweeps into ``self.plan``, after the triangle's checks (values
+        finite, diagonal nonzero) from its :func:`jacobi_facts` (kept where Ilu's choice of
+        sweeps computed them: then no read); the first row with a zero diagonal, -1 if none."""
+        exec = A.executor
+        facts, = jacobi_facts((A, self.lower, self.unit_diagonal))
+        self.plan = Dense.empty(exec, (A.shape[0], 1), A.dtype)
+        if facts.valid:
+            # D^-1, the inverse diagonal of the triangle (known nonzero)
+            exec.run("solver.triangular.jacobi_inverse_diagonal", A, self.unit_diagonal, self.plan)
+            zero_row = -1
+        else:  # the first offence, named
+            check_finite(A)
+            zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
+        # the first three sweeps in one launch where a row's neighbours' rows are short
+        self._three_in_one = self.parameters.num_jacobi_sweeps >= 3 and zero_row < 0 and facts.work <= FUSED_WORK
+        return zero_row
 
     def _check_diagonal(self, zero_row: int) -> None:
         if zero_row >= 0:
@@ -234,6 +248,43 @@ def contraction_bound(T: Csr, lower: bool, unit_diagonal: bool = False) -> float
     """q = max_i |t_ii|^-1 sum_{j in N_i} |t_ij| for the triangle T (N_i: the columns of row i
     left of the diagonal with ``lower``, else right of it; t_ii = 1 with ``unit_diagonal``): the
     max-norm of D^-1 N, so that s Jacobi sweeps from 0 solve T x = b with an error of at most
-    q^s ||x||_inf. inf where a diagonal entry is zero or not stored. One launch and one read of
-    the work-groups' maxima on a device."""
-    return T.executor.run("solver.triangular.jacobi_bound", T, lower, unit_diagonal)[0]
+    q^s ||x||_inf. inf where a diagonal entry is zero or not stored, or a value not finite. One
+    launch and one read of the work-groups' maxima on a device, kept with T's values
+    (:func:`jacobi_facts`)."""
+    return jacobi_facts((T, lower, unit_diagonal))[0].bound
+
+
+@attrs.frozen
+class JacobiFacts:
+    """What the Jacobi sweeps of a triangle need to know of it: ``bound`` (q of
+    :func:`contraction_bound`), ``work`` (the most entries a row of the three sweeps in one
+    launch reads: sum_{j in N_i} the entries of row j) and ``valid`` (every diagonal entry
+    nonzero, or taken as 1, and every value finite)."""
+
+    bound: float
+    work: int
+    valid: bool
+
+
+def _facts_key(lower: bool, unit_diagonal: bool) -> str:
+    # (in Csr.cache, not a "pattern." key: a values update drops it)
+    return f"solver.triangular.jacobi_facts.{int(bool(lower))}{int(bool(unit_diagonal))}"
+
+
+def jacobi_facts(*triangles: tuple[Csr, bool, bool]) -> list[JacobiFacts]:
+    """The :class:`JacobiFacts` of each (T, lower, unit_diagonal), computed once per T's values
+    (kept in ``T.cache``): one launch for each not known yet and one read for them all, so
+    that Ilu's choice of sweeps and the solvers it then makes on the same factors share them."""
+    keys = [_facts_key(lower, unit) for _, lower, unit in triangles]
+    todo = [(i, T.executor.run("solver.triangular.jacobi_bound", T, lower, unit))
+            for i, ((T, lower, unit), key) in enumerate(zip(triangles, keys)) if key not in T.cache]
+    by_executor: dict[int, list] = {}
+    for i, partial in todo:
+        by_executor.setdefault(id(triangles[i][0].executor), []).append((i, partial))
+    for pairs in by_executor.values():
+        exec = triangles[pairs[0][0]][0].executor
+        read = exec.to_host(*(partial for _, partial in pairs))
+        for (i, _), maxima in zip(pairs, read if len(pairs) > 1 else (read,)):
+            q, work, bad = np.asarray(maxima, np.float64).reshape(-1, 3).max(axis=0)
+            triangles[i][0].cache[keys[i]] = JacobiFacts(np.inf if bad else float(q), int(work), not bad)
+    return [T.cache[key] for (T, _, _), key in zip(triangles, keys)]

@@ -142,6 +142,14 @@ __kernel void floored_pivots(const int n, const int lower, __global const int* r
     }
 }
 
+// Whether row i's pivot, its entry at pos (last in a lower factor's row, first in an upper
+// one's), is stored, nonzero and finite.
+inline bool valid_pivot(const int i, const int begin, const int end, const int pos, __global const int* col_idxs,
+                        __global const value_type* values)
+{
+    return end > begin && col_idxs[pos] == i && !is_zero(values[pos]) && is_finite_value(values[pos]);
+}
+
 // The first row whose diagonal entry (last in a lower factor's row, first in an upper one's)
 // is missing, zero or not finite lowers *bad_row to its index.
 __kernel void find_invalid_pivot(const int n, const int lower, __global const int* row_ptrs,
@@ -152,8 +160,37 @@ __kernel void find_invalid_pivot(const int n, const int lower, __global const in
     if (i < n) {
         const int begin = row_ptrs[i];
         const int end = row_ptrs[i + 1];
+        if (!valid_pivot(i, begin, end, lower ? end - 1 : begin, col_idxs, values)) atomic_min(bad_row, i);
+    }
+}
+
+// The checks of a factor into out[4] (set to {n, n, 0, n} before): out[0] lowered to the first
+// row whose pivot (last in a lower factor's row, first in an upper one's) is missing, zero or not
+// finite, out[1] to the first row holding a value that is not finite; with count_floored, out[2]
+// counts the rows whose pivot is not above its floor (a zero floor: 1) and out[3] is lowered to
+// the first of them. One work-item per row.
+__kernel void check_factor(const int n, const int lower, const int count_floored, __global const int* row_ptrs,
+                           __global const int* col_idxs, __global const value_type* values,
+                           __global const real_type* floors, __global int* out)
+{
+    const int i = get_global_id(0);
+    if (i < n) {
+        const int begin = row_ptrs[i];
+        const int end = row_ptrs[i + 1];
         const int pos = lower ? end - 1 : begin;
-        const int valid = end > begin && col_idxs[pos] == i && !is_zero(values[pos]) && is_finite_value(values[pos]);
-        if (!valid) atomic_min(bad_row, i);
+        if (!valid_pivot(i, begin, end, pos, col_idxs, values)) atomic_min(out, i);
+        for (int p = begin; p < end; ++p) {
+            if (!is_finite_value(values[p])) {
+                atomic_min(out + 1, i);
+                break;
+            }
+        }
+        if (count_floored && end > begin) {
+            const real_type floor = floors[i] > 0 ? floors[i] : 1;
+            if (abs_value(values[pos]) <= floor) {
+                atomic_inc(out + 2);
+                atomic_min(out + 3, i);
+            }
+        }
     }
 }

@@ -5,10 +5,12 @@ pivots' floors and the checks of the pivots.
 The patterns come from A's: per row the diagonal's position gives the entry counts of L and
 U, a prefix sum their row pointers, then every row copies its entries. The counts and the
 first invalid row come back to the host in one read (to allocate the factors, or to refuse A).
+``check_factor`` leaves a factor's checks on the device, for the caller to read with others.
 """
 from __future__ import annotations
 
 import numpy as np
+import pyopencl as cl
 
 from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.launch import launch_1d
@@ -26,14 +28,23 @@ def _patterns(exec, a, positive: bool):
     """Diagonal positions, L and U row pointers, their entry counts and the first invalid row."""
     n = a.shape[0]
     diag = exec.alloc((max(n, 1),), np.int32)
-    l_ptrs, u_ptrs = (exec.from_host(np.zeros(n + 1, np.int32)) for _ in range(2))
-    bad = exec.from_host(np.array([_NONE], np.int32))
+    l_ptrs, u_ptrs = (_filled(exec, n + 1, 0) for _ in range(2))
+    bad = _filled(exec, 1, _NONE)
     launch_1d(exec, __file__, "count_l_u", a.dtype, n, np.int32(n), np.int32(positive), a.row_ptrs.data,
               a.col_idxs.data, a.values.data, diag.data, l_ptrs.data, u_ptrs.data, bad.data)
     exec.run("components.prefix_sum.prefix_sum", l_ptrs)
     exec.run("components.prefix_sum.prefix_sum", u_ptrs)
     bad_row, l_nnz, u_nnz = _read_ints(exec, (bad, 0), (l_ptrs, n), (u_ptrs, n))
     return diag, l_ptrs, u_ptrs, l_nnz, u_nnz, -1 if bad_row == _NONE else bad_row
+
+
+def _filled(exec, size: int, value: int):
+    """A device int32 array of ``size`` entries ``value``, filled on the device (no wait)."""
+    array = exec.alloc((size,), np.int32)
+    exec.counters["launches"] += 1
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, array.data, np.int32(value), 0, 4 * size)
+    return array
 
 
 def _allocate(exec, nnz: int, dtype):
@@ -66,7 +77,7 @@ def initialize_l(exec, a, shift):
 
 def add_diagonal_elements(exec, a):
     n = a.shape[0]
-    ptrs = exec.from_host(np.zeros(n + 1, np.int32))
+    ptrs = _filled(exec, n + 1, 0)
     launch_1d(exec, __file__, "count_with_diagonal", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
               ptrs.data)
     exec.run("components.prefix_sum.prefix_sum", ptrs)
@@ -90,6 +101,21 @@ def floored_pivots(exec, factor, lower, floors):
               factor.row_ptrs.data, factor.values.data, floors.values.data, count.data, first.data)
     shifted, row = _read_ints(exec, (count, 0), (first, 0))
     return shifted, -1 if row == _NONE else row
+
+
+def check_factor(exec, factor, lower, floors):
+    # [first invalid pivot row, first row with a value not finite, floored pivots (with floors),
+    # the first floored row], each row n where none: left on the device (filled there, no wait)
+    n = factor.shape[0]
+    out = _filled(exec, 4, n)
+    exec.counters["launches"] += 1
+    with exec.lock:
+        cl.enqueue_fill_buffer(exec.queue, out.data, np.int32(0), 8, 4)
+    if n:
+        launch_1d(exec, __file__, "check_factor", factor.dtype, n, np.int32(n), np.int32(bool(lower)),
+                  np.int32(floors is not None), factor.row_ptrs.data, factor.col_idxs.data, factor.values.data,
+                  (factor.values if floors is None else floors.values).data, out.data)
+    return out
 
 
 def find_invalid_pivot(exec, factor, lower) -> int:

@@ -164,11 +164,13 @@ __kernel void jacobi_sweep(const int size, const int k, __global const int* row_
     }
 }
 
-// partial[2 g] = max over the rows i of work-group g of q_i = |d_i|^-1 sum_{j in N_i} |a_ij|, the
+// Per work-group g: partial[3 g] the max over its rows i of |d_i|^-1 sum_{j in N_i} |a_ij|, the
 // row's bound on the contraction of a Jacobi sweep (N_i: the strict triangle's columns, left of
 // the diagonal with LOWER, else right; d_i = 1 with unit_diagonal, INFINITY where it is zero or
-// not stored); partial[2 g + 1] the max of sum_{j in N_i} (entries of row j), the work of row i
-// in jacobi_sweep's three sweeps. One work-item per row, max-reductions in local memory.
+// not stored); partial[3 g + 1] the max of sum_{j in N_i} (entries of row j), the work of row i
+// in jacobi_sweep's three sweeps; partial[3 g + 2] 1 where a row has a zero or missing diagonal
+// (not unit_diagonal) or a value that is not finite, else 0. One work-item per row,
+// max-reductions in local memory.
 __kernel void jacobi_bound(const int n, const int unit_diagonal, __global const int* row_ptrs,
                            __global const int* col_idxs, __global const value_type* values,
                            __global real_type* partial, __local real_type* slot)
@@ -176,36 +178,42 @@ __kernel void jacobi_bound(const int n, const int unit_diagonal, __global const 
     const int i = get_global_id(0);
     const int t = get_local_id(0);
     const int wg = get_local_size(0);
-    real_type q = 0, work = 0;
+    real_type q = 0, work = 0, bad = 0;
     if (i < n) {
         real_type off = 0, diag = unit_diagonal ? 1 : 0;
         for (int p = row_ptrs[i]; p < row_ptrs[i + 1]; ++p) {
             const int j = col_idxs[p];
+            const real_type magnitude = abs_value(values[p]);
 #if LOWER
             const bool strict = j < i;
 #else
             const bool strict = j > i;
 #endif
             if (strict) {
-                off += abs_value(values[p]);
+                off += magnitude;
                 work += row_ptrs[j + 1] - row_ptrs[j];
             }
-            if (j == i && !unit_diagonal) diag = abs_value(values[p]);
+            if (j == i && !unit_diagonal) diag = magnitude;
+            if (!isfinite(magnitude)) bad = 1;
         }
+        if (diag == 0) bad = 1;
         q = diag == 0 ? INFINITY : off / diag;
     }
     slot[t] = q;
     slot[wg + t] = work;
+    slot[2 * wg + t] = bad;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = wg / 2; s > 0; s /= 2) {
         if (t < s) {
             slot[t] = fmax(slot[t], slot[t + s]);
             slot[wg + t] = fmax(slot[wg + t], slot[wg + t + s]);
+            slot[2 * wg + t] = fmax(slot[2 * wg + t], slot[2 * wg + t + s]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (t == 0) {
-        partial[2 * get_group_id(0)] = slot[0];
-        partial[2 * get_group_id(0) + 1] = slot[wg];
+        partial[3 * get_group_id(0)] = slot[0];
+        partial[3 * get_group_id(0) + 1] = slot[wg];
+        partial[3 * get_group_id(0) + 2] = slot[2 * wg];
     }
 }

@@ -16,8 +16,10 @@ The "jacobi" algorithm: ``jacobi_generate`` inverts the diagonal on the device,
 ``jacobi_initialize``, ``jacobi_two_sweeps`` and ``jacobi_three_sweeps`` (the first two or three
 sweeps from 0, the earlier ones recomputed at the neighbours) and ``jacobi_sweep`` are one launch
 each, one work-item per (row, column); ``jacobi_bound`` (the contraction bound max_i |d_i|^-1
-sum_j |n_ij| and the work of a row of jacobi_three_sweeps) one launch, one work-item per row, a
-work-group max each, read back.
+sum_j |n_ij|, the work of a row of jacobi_three_sweeps and whether a diagonal entry is zero or a
+value not finite) one launch, one work-item per row, a work-group max each, left on the device
+for the caller to read; ``jacobi_inverse_diagonal`` is ``jacobi_generate`` without the check
+(no read).
 """
 from __future__ import annotations
 
@@ -173,12 +175,21 @@ _NONE = np.iinfo(np.int32).max
 
 
 def jacobi_generate(exec, a, unit_diagonal, inv_diag) -> int:
-    n = a.shape[0]
     bad = exec.from_host(np.array([_NONE], np.int32))
-    launch_1d(exec, __file__, "jacobi_generate", a.dtype, n, np.int32(n), np.int32(bool(unit_diagonal)),
-              a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, bad.data)
+    _inverse_diagonal(exec, a, unit_diagonal, inv_diag, bad)
     row = int(exec.to_host(bad)[0])
     return -1 if row == _NONE else row
+
+
+def jacobi_inverse_diagonal(exec, a, unit_diagonal, inv_diag):
+    # inv_diag = D^-1, unchecked (the caller knows the diagonal is nonzero): no read
+    _inverse_diagonal(exec, a, unit_diagonal, inv_diag, exec.scratch("jacobi_bad_row", (1,), np.int32))
+
+
+def _inverse_diagonal(exec, a, unit_diagonal, inv_diag, bad):
+    n = a.shape[0]
+    launch_1d(exec, __file__, "jacobi_generate", a.dtype, n, np.int32(n), np.int32(bool(unit_diagonal)),
+              a.row_ptrs.data, a.col_idxs.data, a.values.data, inv_diag.values.data, bad.data)
 
 
 def jacobi_initialize(exec, inv_diag, b, x):
@@ -214,18 +225,19 @@ def jacobi_three_sweeps(exec, a, lower, inv_diag, b, out):
     _sweep(exec, a, lower, inv_diag, b, b, out, 3)
 
 
-def jacobi_bound(exec, a, lower, unit_diagonal) -> tuple[float, int]:
-    # (max_i |d_i|^-1 sum_{j in N_i} |a_ij|, max_i sum_{j in N_i} entries of row j): one launch,
-    # the work-groups' maxima read back
+def jacobi_bound(exec, a, lower, unit_diagonal):
+    # per work-group the maxima of (|d_i|^-1 sum_{j in N_i} |a_ij|, sum_{j in N_i} entries of row j,
+    # a zero or missing diagonal or a value not finite): one launch, (groups, 3) on the device,
+    # left to the caller to read (with others' in one read)
     n = a.shape[0]
+    real = np.finfo(a.dtype).dtype
     if n == 0:
-        return 0.0, 0
+        return exec.from_host(np.zeros((1, 3), real))
     check_int32(n)
     wg = pow2_at_most(min(WORK_GROUP, exec.info.max_work_group_size))
-    real = np.finfo(a.dtype).dtype
-    partial = exec.alloc((2 * ceil_div(n, wg),), real)
+    groups = ceil_div(n, wg)
+    partial = exec.alloc((groups, 3), real)
     exec.kernel(__file__, a.dtype, "jacobi_bound", LOWER=int(bool(lower)))(
-        exec.queue, (round_up(n, wg),), (wg,), np.int32(n), np.int32(bool(unit_diagonal)), a.row_ptrs.data,
-        a.col_idxs.data, a.values.data, partial.data, local_buffer(2 * wg, real))
-    maxima = exec.to_host(partial).reshape(-1, 2).max(axis=0)
-    return float(maxima[0]), int(maxima[1])
+        exec.queue, (groups * wg,), (wg,), np.int32(n), np.int32(bool(unit_diagonal)), a.row_ptrs.data,
+        a.col_idxs.data, a.values.data, partial.data, local_buffer(3 * wg, real))
+    return partial

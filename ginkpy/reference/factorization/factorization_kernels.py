@@ -23,6 +23,19 @@ def find_invalid_pivot(exec, factor, lower) -> int:
     return int(bad[0]) if bad.size else -1
 
 
+def check_factor(exec, factor, lower, floors) -> np.ndarray:
+    """[the first row whose pivot (the last entry of a lower factor's row, the first of an upper
+    one's) is missing, zero or not finite, the first row holding a value that is not finite,
+    with ``floors`` (else 0 and n) the number of rows whose pivot is not above its floor and
+    the first of them], each row n where there is none (int32)."""
+    n = factor.shape[0]
+    invalid = find_invalid_pivot(exec, factor, lower)
+    rows = np.repeat(np.arange(n), np.diff(factor.row_ptrs))[~np.isfinite(factor.values)]
+    count, first = (0, -1) if floors is None else floored_pivots(exec, factor, lower, floors)
+    return np.array([invalid if invalid >= 0 else n, rows[0] if rows.size else n, count,
+                     first if first >= 0 else n], np.int32)
+
+
 def initialize_l_u(exec, a):
     """The pattern of L (A's strictly lower part and a unit diagonal) and U (A's upper part,
     the diagonal included) with the initial guess l_ij = a_ij / a_jj (a_jj = 0: a_ij), u_ij = a_ij;

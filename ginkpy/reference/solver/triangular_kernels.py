@@ -109,6 +109,11 @@ def jacobi_generate(exec, a, unit_diagonal, inv_diag) -> int:
     return first_zero(diag)
 
 
+def jacobi_inverse_diagonal(exec, a, unit_diagonal, inv_diag):
+    """inv_diag = D^-1, unchecked (the caller knows the diagonal is nonzero)."""
+    jacobi_generate(exec, a, unit_diagonal, inv_diag)
+
+
 def jacobi_initialize(exec, inv_diag, b, x):
     # x = D^-1 b
     x.values[...] = inv_diag.values * b.values
@@ -131,20 +136,26 @@ def jacobi_three_sweeps(exec, a, lower, inv_diag, b, out):
     out.values[...] = inv_diag.values * (b.values - strict @ second)
 
 
-def jacobi_bound(exec, a, lower, unit_diagonal) -> tuple[float, int]:
-    """(q, work): q = max_i |d_i|^-1 sum_{j in N_i} |a_ij| (N_i: the strict triangle's columns of
-    row i; d_i = 1 with ``unit_diagonal``), a bound on the contraction of a Jacobi sweep in the
-    max-norm, inf where a diagonal entry is zero or not stored; work = max_i sum_{j in N_i}
-    (entries of row j), what a row of jacobi_three_sweeps reads. (0, 0) for no rows."""
+def jacobi_bound(exec, a, lower, unit_diagonal) -> np.ndarray:
+    """[[q, work, bad]]: q = max_i |d_i|^-1 sum_{j in N_i} |a_ij| (N_i: the strict triangle's
+    columns of row i; d_i = 1 with ``unit_diagonal``), a bound on the contraction of a Jacobi
+    sweep in the max-norm, inf where a diagonal entry is zero or not stored; work = max_i
+    sum_{j in N_i} (entries of row j), what a row of jacobi_three_sweeps reads; bad 1 where a
+    diagonal entry is zero or not stored (not ``unit_diagonal``) or a value is not finite, else
+    0. (The device leaves one such row per work-group: the caller takes the maxima.) Zeros for
+    no rows."""
     n = a.shape[0]
+    real = np.finfo(a.dtype).dtype
     if n == 0:
-        return 0.0, 0
+        return np.zeros((1, 3), real)
     strict = _strict(a, lower)
-    off = abs(strict) @ np.ones(n)
+    with np.errstate(invalid="ignore", over="ignore"):
+        off = abs(strict) @ np.ones(n)
     full = sp.csr_matrix((a.values, a.col_idxs, a.row_ptrs), shape=a.shape)
     diag = np.ones(n) if unit_diagonal else np.abs(full.diagonal())
     work = sp.csr_matrix((np.ones(strict.nnz), strict.indices, strict.indptr), shape=a.shape) @ \
         np.diff(a.row_ptrs).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = float(np.max(np.where(diag != 0, off / np.where(diag != 0, diag, 1), np.inf)))
-    return q, int(work.max())
+    bad = not np.isfinite(a.values).all() or not (diag != 0).all()
+    return np.array([[q, work.max(), float(bad)]], real)
