@@ -151,8 +151,14 @@ class Csr(LinOp):
                                  f"sparsity pattern takes the same number of values)")
             check_convertible(value_dtype(host.dtype, "the new values"), self.dtype, "update_values: the new values")
             exec.write(self.values, host.reshape(nnz))
-        self.cache = {key: value for key, value in self.cache.items() if key.startswith("pattern.")}
+        self.values_written()
         return self
+
+    def values_written(self) -> None:
+        """Say that the values were written in place (by a kernel on this matrix's arrays): what
+        ``cache`` kept of the old values is dropped, what depends on the pattern alone
+        (``"pattern."`` keys: the SpMV strategy, the row lengths) kept."""
+        self.cache = {key: value for key, value in self.cache.items() if key.startswith("pattern.")}
 
     def copy_values_from(self, matrix: Any) -> "Csr":
         """Take the values of ``matrix``, a SciPy sparse matrix (or a Csr) with this matrix's

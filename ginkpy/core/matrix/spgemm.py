@@ -57,6 +57,7 @@ def multiply(a: Any, b: Any, out: Any = None) -> Any:
         raise ValueError(f"Csr.multiply: out must be the {shape[0]} x {shape[1]} {a.dtype} product of an earlier "
                          f"multiply on this executor, got {out!r}")
     exec.run("matrix.spgemm.spgemm_values", a, b, out)
+    out.values_written()  # (what was kept of the old product's values, e.g. a Jacobi bound)
     return out
 
 
