@@ -209,3 +209,20 @@ def test_amg_iterations_against_scipy(exec):
         pyamg = pytest.importorskip("pyamg")
         with_pyamg = spla.lobpcg(A, X, M=pyamg.smoothed_aggregation_solver(A).aspreconditioner(), **kwargs)[2]
     assert len(history) <= 1.5 * len(with_pyamg) + 2, (len(history), len(with_pyamg))
+
+
+def test_amg_choice(exec):
+    """M="amg": smoothed aggregation levels and a V-cycle, unless the options name them; other
+    preconditioners unchanged."""
+    from ginkpy.linalg._lobpcg import EIGEN_PROLONGATION_RELAX, _eigen_amg
+    from ginkpy.linalg._preconditioner import named_preconditioner
+    A, _ = _poisson(8)
+    op = gk.matrix.Csr.from_scipy(exec, A)
+    M = _eigen_amg(named_preconditioner("amg", {}, op), op, op.executor)
+    assert M.cycle == "v" and len(M.mg_level) == 1
+    assert M.mg_level[0].parameters.prolongation_relax == EIGEN_PROLONGATION_RELAX
+    assert _eigen_amg(named_preconditioner("amg", {"cycle": "w"}, op), op, op.executor).cycle == "w"
+    levels = named_preconditioner("amg", {}, op).with_mg_level(gk.multigrid.Pgm.build())
+    assert _eigen_amg(levels, op, op.executor).mg_level[0].prolongation_relax == 0
+    jacobi = named_preconditioner("jacobi", {}, op)
+    assert _eigen_amg(jacobi, op, op.executor) is jacobi

@@ -12,7 +12,10 @@ Cholesky B-orthonormalization), (2) the Gram matrices of the Rayleigh-Ritz step 
 3k x 3k), whose dense generalized eigenproblem is solved on the host (scipy.linalg.eigh); and
 the coefficient matrices go back. Converged columns are soft-locked: their W and P leave the
 Rayleigh-Ritz basis (the preconditioner still runs on all k columns: one fixed block size,
-nothing allocated after the first iteration).
+nothing allocated after the first iteration) until the others' steps carry their residual above
+tol again (SciPy's lock is for good, and can end the iteration with such a column unconverged).
+P is dropped for a step (a restart) where its columns are nearly dependent, and the final
+Rayleigh-Ritz rotation is kept only where it keeps the converged residuals below tol.
 """
 from __future__ import annotations
 
