@@ -131,8 +131,11 @@ class Lobpcg:
         return d
 
     def _upload(self, key: str, host: np.ndarray) -> Dense:
+        """The small host matrix in the Dense kept as ``key``: a copy the host does not wait for
+        (the queue runs in order: after the work that read the Dense before, before the work
+        that reads it next; the copy's event holds the host array until it is done)."""
         d = self._dense(key, host.shape)
-        self.exec.write(d.values, np.ascontiguousarray(host, dtype=self.dtype))
+        self.exec.write_async(d.values, np.array(host, dtype=self.dtype, order="C"))  # (a copy of its own)
         return d
 
     def _download(self, *denses: Dense) -> list[np.ndarray]:
