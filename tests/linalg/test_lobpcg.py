@@ -159,22 +159,24 @@ def test_errors(exec):
             gk.linalg.lobpcg(A, X, tol=1e-14, maxiter=2, executor=exec)
 
 
-@pytest.mark.parametrize("m, k, seed", [(20, 10, 1), (30, 6, 0)])
-def test_column_back_from_the_lock_converges(exec, m, k, seed):
+@pytest.mark.parametrize("m, k, seed, tol", [(20, 10, 1, 1e-5), (30, 6, 0, 1e-5), (20, 10, 2, 1e-6)])
+def test_column_back_from_the_lock_converges(exec, m, k, seed, tol):
     """A converged (soft-locked) column whose residual the others' Rayleigh-Ritz steps carry back
-    above tol re-enters the basis: here SciPy's sticky lock (ginkpy's before) ended the iteration
-    (at iteration 72 and 91) with that column's residual above tol."""
+    above tol re-enters the basis: in the first two SciPy's sticky lock (ginkpy's before) ended
+    the iteration (at iteration 72 and 91) with that column's residual above tol. In the third
+    the last Rayleigh-Ritz rotation of the converged block lifted a residual to 1.004e-6 (here,
+    PoCL and numpy): the converged columns are kept instead."""
     A, exact = _poisson(m)
     X = np.random.default_rng(seed).standard_normal((A.shape[0], k))
     op = gk.matrix.Csr.from_scipy(exec, A)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.filterwarnings("ignore", message="Non-empty compiler output")  # (NVIDIA's notes on a build)
-        result = Lobpcg(op, tol=1e-5, maxiter=400, largest=False).solve(Dense.from_numpy(exec, X))
+        result = Lobpcg(op, tol=tol, maxiter=400, largest=False).solve(Dense.from_numpy(exec, X))
     assert result.converged and result.iterations < 400
     w, v = result.eigenvalues, result.X.to_numpy()
     np.testing.assert_allclose(w, exact[:k], rtol=1e-6)
-    _check_pairs(A, None, w, v, 1e-5)
+    _check_pairs(A, None, w, v, tol)
 
 
 def _amg_as_scipy_operator(exec, A):
