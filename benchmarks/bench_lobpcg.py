@@ -1,13 +1,15 @@
 """The k smallest eigenpairs of 2D Poisson by LOBPCG, whole runs from a SciPy matrix to NumPy
 eigenpairs, same run, same tolerance and starting block:
 
-- ginkpy ``gk.linalg.lobpcg(A, X, M="amg")`` (block vectors and the AMG V-cycle on the executor;
-  ``gk.linalg.clear_cache()`` before each run, so A's upload and the hierarchy are paid every time),
+- ginkpy ``gk.linalg.lobpcg(A, X, M="amg")`` (block vectors and the AMG cycle on the executor;
+  ``gk.linalg.clear_cache()`` before each run, so A's upload and the hierarchy are paid every time;
+  M="amg" is smoothed aggregation there; ``--pgm`` adds the default multigrid's levels),
 - CuPy ``cupyx.scipy.sparse.linalg.lobpcg`` with a Jacobi M (A, X uploaded in the timed run),
 - SciPy ``scipy.sparse.linalg.lobpcg`` with PyAMG's smoothed aggregation as M (hierarchy built in
   the timed run), as PyAMG's users write it.
 
-Each line gives the time (median of ``--reps``), the iterations, the largest relative residual
+Each line gives the time (median of ``--reps``), the iterations (SciPy's count: the length of the
+residual history, which SciPy's API cuts after the best iterate, 2 more than its index), the largest relative residual
 ||A x - lambda x|| / ||x|| of the k pairs (what ``tol`` bounds) and the eigenvalues' largest relative error
 against the exact values of the 5-point Laplacian. A method that does not reach ``--tol`` within
 ``--maxiter`` is marked "no"; its time is then the cost of ``--maxiter`` iterations.
@@ -42,9 +44,9 @@ def quality(A: sp.csr_matrix, values: np.ndarray, vectors: np.ndarray, exact: np
     return float(res), float(np.max(np.abs(np.sort(values) - exact) / exact))
 
 
-def run_ginkpy(A, X, args, exec):
+def run_ginkpy(A, X, args, exec, M="amg"):
     gk.linalg.clear_cache()
-    values, vectors, history = gk.linalg.lobpcg(A, X, M="amg", tol=args.tol, maxiter=args.maxiter, largest=False,
+    values, vectors, history = gk.linalg.lobpcg(A, X, M=M, tol=args.tol, maxiter=args.maxiter, largest=False,
                                                 retResidualNormsHistory=True, executor=exec)
     return values, vectors, len(history)
 
@@ -80,6 +82,8 @@ def main() -> None:
     p.add_argument("--executor", default="opencl")
     p.add_argument("--no-cupy", action="store_true")
     p.add_argument("--no-scipy", action="store_true", help="skip SciPy + PyAMG (slow on large grids)")
+    p.add_argument("--pgm", action="store_true", help="also ginkpy with the default multigrid's levels "
+                   "(gk.solver.Multigrid.build(): piecewise-constant Pgm on a CPU) for M, not M=\"amg\"'s smoothed ones")
     args = p.parse_args()
     exec, cupy = executor_and_cupy(args)
     print(f"# LOBPCG, {args.k} smallest eigenpairs of 2D Poisson, tol {args.tol:g}, maxiter {args.maxiter}; "
@@ -90,6 +94,8 @@ def main() -> None:
         X = np.random.default_rng(0).standard_normal((A.shape[0], args.k))
         exact = exact_smallest(n, args.k)
         methods = {"ginkpy M=amg": lambda: run_ginkpy(A, X, args, exec)}
+        if args.pgm:
+            methods["ginkpy M=Multigrid()"] = lambda: run_ginkpy(A, X, args, exec, gk.solver.Multigrid.build())
         if cupy is not None:
             def cupy_run():
                 out = run_cupy(A, X, args, cupy)

@@ -10,6 +10,7 @@ small for the block (n - constraints < 5 k) is solved densely on the host, as Sc
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -20,8 +21,31 @@ from ginkpy.core.base.factory import Factory, Parameters, as_factory
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.eigensolver.lobpcg import Lobpcg
 from ginkpy.core.matrix.dense import Dense, value_dtype
+from ginkpy.core.multigrid.pgm import default_levels
+from ginkpy.core.solver.multigrid import Multigrid
 from ginkpy.linalg._interface import as_executor, as_linop
 from ginkpy.linalg._preconditioner import preconditioner
+
+
+# M="amg" for an eigensolve: smoothed aggregation (the levels' prolongation smoothed with this
+# Jacobi weight, PyAMG's SA) and a V-cycle. 2D Poisson 300^2, 10 smallest pairs, tol 1e-5, on
+# PoCL (2 loaded cores; /tmp runs interleaved, process CPU s): 20 iterations against the device
+# default's (piecewise-constant levels, W-cycle) 35, a cycle of SA's denser levels 0.09 s (V)
+# or 0.19 s (W) against 0.065 s, the run 4.4-5.0 against 6.9-10.6 s; SA's W-cycle saves 1
+# iteration of 20
+EIGEN_PROLONGATION_RELAX = 4 / 3
+
+
+def _eigen_amg(M: Any, A: LinOp, exec: Any) -> Any:
+    """M="amg" (Multigrid parameters naming no levels) for an eigensolve: smoothed
+    aggregation on every level, a V-cycle where none is named, the device's sweeps; any other
+    M unchanged."""
+    if not isinstance(M, Multigrid.Parameters) or M.mg_level or getattr(A, "nnz", None) is None:
+        return M
+    choice = dataclasses.replace(exec.device_choices().multigrid, prolongation_relax=EIGEN_PROLONGATION_RELAX,
+                                 smoothed_levels=None)
+    M.with_mg_level(*default_levels(choice, exec, A))
+    return M if M.cycle is not None else M.with_cycle("v")
 
 
 def _operator(op: Any, n: int, dtype: np.dtype, what: str) -> Any:
@@ -96,15 +120,14 @@ def lobpcg(A: Any, X: Any, B: Any = None, M: Any = None, Y: Any = None, tol: flo
     M : optional
         The preconditioner, in any form gk.linalg's solvers take: a name (``"amg"``,
         ``"jacobi"``, ``("ilu", options)``, built on A, which must then be a matrix), ginkpy
-        parameters, a factory or a LinOp, a SciPy operator, matrix or callable.
+        parameters, a factory or a LinOp, a SciPy operator, matrix or callable; ``"amg"``:
+        smoothed aggregation (PyAMG's SA), unless levels are given.
     Y : array (n, c), optional
         Constraints: iterate B-orthogonally to Y's columns.
     tol, maxiter : float, int, optional
         Residual norm at which a pair has converged (default sqrt(eps) n); iterations (20).
-    largest : bool, default True
-        The largest eigenvalues, else the smallest.
-    verbosityLevel, retLambdaHistory, retResidualNormsHistory, restartControl
-        As SciPy's.
+    largest, verbosityLevel, retLambdaHistory, retResidualNormsHistory, restartControl
+        As SciPy's (largest, default True: the largest eigenvalues, else the smallest).
     executor : executor or name, optional
         Where the block vectors live (default: A's or the default executor).
 
@@ -153,7 +176,10 @@ def _solve(A, X, B, M, Y, tol, maxiter, largest, verbosity, restart_control, exe
     B = None if B is None else as_linop(_operator(B, n, dtype, "B"), exec, dtype, "B")
     if B is not None and B.shape != (n, n):
         raise ValueError(f"B has shape {B.shape} but A is {n} x {n}")
+    named = isinstance(M, (str, tuple))
     M = preconditioner(_operator(M, n, dtype, "M"), A, exec, dtype)
+    if named:
+        M = _eigen_amg(M, A, exec)
     if isinstance(M, (Parameters, Factory)):
         M = as_factory(M, exec).generate(A)
     if Y is not None:

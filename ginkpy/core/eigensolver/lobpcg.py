@@ -12,7 +12,10 @@ Cholesky B-orthonormalization), (2) the Gram matrices of the Rayleigh-Ritz step 
 3k x 3k), whose dense generalized eigenproblem is solved on the host (scipy.linalg.eigh); and
 the coefficient matrices go back. Converged columns are soft-locked: their W and P leave the
 Rayleigh-Ritz basis (the preconditioner still runs on all k columns: one fixed block size,
-nothing allocated after the first iteration).
+nothing allocated after the first iteration) until the others' steps carry their residual above
+tol again (SciPy's lock is for good, and can end the iteration with such a column unconverged).
+P is dropped for a step (a restart) where its columns are nearly dependent, and the final
+Rayleigh-Ritz rotation is kept only where it keeps the converged residuals below tol.
 """
 from __future__ import annotations
 
@@ -45,10 +48,20 @@ def _indices(values: np.ndarray, num: int, largest: bool) -> np.ndarray:
     return order[:-num - 1:-1] if largest else order[:num]
 
 
-def _inverse_cholesky(gram: np.ndarray) -> np.ndarray | None:
-    """R^-1 for gram = R^H R (R upper), or None where gram is not positive definite."""
+def _inverse_cholesky(gram: np.ndarray, rcond: float = 0.0) -> np.ndarray | None:
+    """R^-1 for gram = R^H R (R upper), or None where gram is not positive definite or the
+    smallest eigenvalue of its unit-diagonal scaling is below ``rcond`` (columns so nearly
+    dependent that V R^-1 would be far from orthonormal). Factored on that scaling, so that
+    columns of unlike norms lose no accuracy (SciPy normalizes its columns likewise)."""
+    diagonal = np.real(np.diag(gram))
+    if diagonal.size and not np.all(diagonal > 0):
+        return None
+    scale = 1.0 / np.sqrt(diagonal)
+    scaled = gram * scale[:, None] * scale[None, :]
     try:
-        return sla.inv(sla.cholesky(gram))
+        if rcond > 0 and np.linalg.eigvalsh(scaled)[0] < rcond:
+            return None
+        return scale[:, None] * sla.inv(sla.cholesky(scaled))
     except (sla.LinAlgError, ValueError):
         return None
 
@@ -118,8 +131,11 @@ class Lobpcg:
         return d
 
     def _upload(self, key: str, host: np.ndarray) -> Dense:
+        """The small host matrix in the Dense kept as ``key``: a copy the host does not wait for
+        (the queue runs in order: after the work that read the Dense before, before the work
+        that reads it next; the copy's event holds the host array until it is done)."""
         d = self._dense(key, host.shape)
-        self.exec.write(d.values, np.ascontiguousarray(host, dtype=self.dtype))
+        self.exec.write_async(d.values, np.array(host, dtype=self.dtype, order="C"))  # (a copy of its own)
         return d
 
     def _download(self, *denses: Dense) -> list[np.ndarray]:
@@ -336,7 +352,6 @@ class Lobpcg:
         lam_hist = np.zeros((self.maxiter + 3, k), dtype=lam.dtype)
         res_hist = np.zeros((self.maxiter + 3, k), dtype=real_dtype(self.dtype))
         lam_hist[0] = lam
-        active = np.ones(k, dtype=bool)
         smallest, best = np.inf, self.maxiter
         restart, forced, explicit = True, False, False
         iteration = -1
@@ -352,7 +367,10 @@ class Lobpcg:
                 forced = True  # (A X, B X drifted: computed anew)
                 self.A.apply(self.v["X"], self.v["AX"])
                 self._apply(self.B, self.v["X"], self._b("X"))
-            active &= norms > self.tol
+            # soft locking: a converged column leaves the basis, and comes back where the Rayleigh-Ritz
+            # steps of the others carried its residual above tol again (SciPy's sticky lock ends the
+            # iteration with such a column unconverged)
+            active = norms > self.tol
             if self.verbosity:
                 print(f"iteration {iteration}\ncurrent block size: {active.sum()}\neigenvalue(s):\n{lam}\n"
                       f"residual norm(s):\n{norms}")
@@ -387,11 +405,39 @@ class Lobpcg:
         self.A.apply(self.v["W"], self.v["AW"])
         self._p_failed = True
         if pbp is not None:
-            inverse = _inverse_cholesky(pbp[np.ix_(a, a)])
+            # P's columns nearly dependent (a column back in the basis after soft locking brings
+            # a direction made of the others'): dropped, a restart, as where Cholesky fails
+            inverse = _inverse_cholesky(pbp[np.ix_(a, a)], rcond=np.sqrt(np.finfo(self.dtype).eps))
             if inverse is not None:
                 self._normalize("P", a, inverse, self._families())
                 self._p_failed = False
         return True
+
+    def _final_ritz(self, k: int, rotate: bool) -> np.ndarray:
+        """X = the best iterate (constrained) with A X and B X anew; rotate: its Ritz vectors (a
+        Rayleigh-Ritz step on X alone), else its own columns, ordered by their Rayleigh
+        quotients. Returns the values, in the order asked."""
+        v = self.v
+        v["X"].copy_from(v["best"])
+        if self.Y is not None:
+            self._constrain(v["X"])
+        self.A.apply(v["X"], v["AX"])
+        self._apply(self.B, v["X"], self._b("X"))
+        g = self._grams({"xax": (v["X"], v["AX"]), "xbx": (v["X"], self._b("X"))})
+        if not rotate:
+            values, vectors = np.real(np.diag(g["xax"])) / np.real(np.diag(g["xbx"])), np.eye(k)
+        else:
+            if self.verbosity:
+                report_nonhermitian(g["xax"], "gramA")
+                report_nonhermitian(g["xbx"], "gramB")
+            try:
+                values, vectors = sla.eigh((g["xax"] + g["xax"].conj().T) / 2, (g["xbx"] + g["xbx"].conj().T) / 2,
+                                           check_finite=False)
+            except (sla.LinAlgError, ValueError) as err:
+                raise ValueError("eigh has failed in lobpcg postprocessing") from err
+        ii = _indices(values, k, self.largest)
+        self._times([v[f + "X"] for f in self._families()], vectors[:, ii])
+        return values[ii]
 
     def _finish(self, lam, iteration, smallest, best, lam_hist, res_hist) -> LobpcgResult:
         """After the loop: the best iterate, constrained, and a last Rayleigh-Ritz step on it
@@ -400,31 +446,22 @@ class Lobpcg:
         norms = self._residual_norms(lam)
         lam_hist[iteration + 1], res_hist[iteration + 1] = lam, norms
         mean = np.sum(np.abs(norms)) / k
-        if mean < smallest:
-            smallest, best = mean, iteration + 1
+        # the last iterate where it converged (an earlier one of smaller mean residual may not have)
+        converged = bool(np.max(np.abs(norms)) <= self.tol)
+        if mean < smallest or converged:
+            smallest, best = min(mean, smallest), iteration + 1
             v["best"].copy_from(v["X"])
         if np.max(np.abs(norms)) > self.tol:
             warnings.warn(f"Exited at iteration {iteration} with accuracies \n{norms}\nnot reaching the requested "
                           f"tolerance {self.tol}.\nUse iteration {best} instead with accuracy \n{smallest}.\n",
                           UserWarning, stacklevel=5)
-        v["X"].copy_from(v["best"])
-        if self.Y is not None:
-            self._constrain(v["X"])
-        self.A.apply(v["X"], v["AX"])
-        self._apply(self.B, v["X"], self._b("X"))
-        g = self._grams({"xax": (v["X"], v["AX"]), "xbx": (v["X"], self._b("X"))})
-        if self.verbosity:
-            report_nonhermitian(g["xax"], "gramA")
-            report_nonhermitian(g["xbx"], "gramB")
-        try:
-            values, vectors = sla.eigh((g["xax"] + g["xax"].conj().T) / 2, (g["xbx"] + g["xbx"].conj().T) / 2,
-                                       check_finite=False)
-        except (sla.LinAlgError, ValueError) as err:
-            raise ValueError("eigh has failed in lobpcg postprocessing") from err
-        ii = _indices(values, k, self.largest)
-        lam = values[ii]
-        self._times([v[f + "X"] for f in self._families()], vectors[:, ii])
+        lam = self._final_ritz(k, rotate=True)
         norms = self._residual_norms(lam)
+        if np.max(np.abs(norms)) > self.tol and converged:
+            # the rotation by the last Rayleigh-Ritz step lifted a residual above tol: the converged
+            # iterate's own columns instead (B-orthonormal to the rounding of the iteration)
+            lam = self._final_ritz(k, rotate=False)
+            norms = self._residual_norms(lam)
         lam_hist[best + 1], res_hist[best + 1] = lam, norms
         if np.max(np.abs(norms)) > self.tol:
             warnings.warn(f"Exited postprocessing with accuracies \n{norms}\nnot reaching the requested tolerance "
