@@ -157,6 +157,12 @@ class Gmres(IterativeSolver):
         rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 2), ws.partials("h2", m + 1)
         # per column: whether the Gram-Schmidt step needs its second pass (the DGKS test with eta2)
         reorth, eta2 = ws.array("reorth", (k,), np.uint8), ORTHO_ETA2[self.parameters.ortho_method]
+        # "mgs": the second pass lagged into the next multi_dot (no launch of its own), which
+        # corrects w = A M v as well from P = A M V (p_j = w_j / ||v_j||, in the value type; a
+        # basis stored in a lower precision keeps the launch)
+        lagged = 0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)
+        products = ws.array("products", (m * n, k), self.dtype) if lagged else None
+        late = (h2, reorth) if lagged else ()
         # r = b - A x
         monitor.start(r)
         # (the batch of one is right-preconditioned: left preconditioning runs the loop)
@@ -179,7 +185,7 @@ class Gmres(IterativeSolver):
 
         def rotate(j: int) -> None:
             # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
-            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
+            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop, *late)
 
         def step(j: int, givens_first: bool) -> None:
             # (inner iteration j, at js[j % 2] on the device)  w = A M v (left: w = M A v)
@@ -188,8 +194,8 @@ class Gmres(IterativeSolver):
             # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
             # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
-                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop)
-            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
+                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop, *((products,) + late if lagged else ()))
+            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, lagged)
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y; left:
@@ -257,13 +263,16 @@ class Gmres(IterativeSolver):
                 self.executor.run("matrix.csr.scale_rows", self.system_matrix, diag, self._row_scaled_matrix.values)
         return valid
 
-    def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop) -> None:
+    def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop,
+                       lagged=False) -> None:
         """v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2; where the DGKS test with eta2
-        asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2."""
+        asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2 (``lagged``: left to the
+        next multi_dot or givens, which read h2 and reorth)."""
         exec, A = self.executor, self.system_matrix
         A.reduce_sums(h)
         exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
         if eta2 != -np.inf:  # ("cgs": no second pass)
             A.reduce_sums(h2)
-            exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
+            if not lagged:
+                exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
         A.reduce_sums(ww)

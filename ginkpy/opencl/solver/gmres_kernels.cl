@@ -168,6 +168,42 @@ __kernel void restart_left(REDUCTION_PARAMS, __global const value_type* z,
     for (int row = begin; row < end; row += lanes) v[row * k + col] = z[row * k + col] * inv;
 }
 
+// The lagged second pass (LAGGED: Gmres's "mgs"): the DGKS pass of step j - 1, which orthogonalize
+// asked for in the columns whose reorth flag it set (h2: its partial sums of V_{0..j-1}^H w'),
+// made by the next kernel instead of a launch of its own. Any flag set: the work-group sums h2
+// into sums[k ..] (rows of the partials (m + 1) k; every work-group where any column asks, so
+// that each has the sums of the columns it rotates and of those it updates); then per column
+// ||w''||^2 = ||w'||^2 - ||h2||^2 (Pythagoras: w' = w'' + V h2 with w'' orthogonal to V).
+inline bool lagged_sums(const int j, const int k, const int hess_stride, __global const value_type* h2,
+                        const int h2_parts, __global const uchar* reorth, __local value_type* sums,
+                        __local value_type* red)
+{
+    bool any = false;
+    for (int c = 0; c < k; ++c) any |= reorth[c] != 0;
+    // (a loop with no turn where no flag is set: no barrier in a branch)
+    sum_partials_strided(h2, h2_parts, hess_stride + k, any && j > 0 ? j * k : 0, sums + k, red);
+    return any;
+}
+
+inline real_type lagged_norm(const int j, const int k, const int c, const bool again, __local const value_type* sums)
+{
+    real_type norm2 = real_part(sums[c]);
+    if (again) {
+        for (int l = 0; l < j; ++l) norm2 -= abs2(sums[(l + 1) * k + c]);
+    }
+    return sqrt(fmax(norm2, (real_type)0));
+}
+
+// H[0:j, j - 1] += h2 of column c (the lagged pass of step j - 1; before its Givens step).
+inline void lagged_hessenberg(const int j, const int k, const int c, const int hess_stride,
+                              __local const value_type* sums, __global const uchar* reorth,
+                              __global const uchar* status, __global value_type* hessenberg)
+{
+    if (reorth[c] && status[c] == STATUS_RUNNING) {
+        for (int l = 0; l < j; ++l) hessenberg[l * hess_stride + (j - 1) * k + c] += sums[(l + 1) * k + c];
+    }
+}
+
 // The first pass over the basis, inner iteration j = step[parity] (w = A v): nrm = ||v|| (the sum
 // of ww, the partial sums of ||w'||^2 of the last orthogonalization; for j = 0 1, v_0 being
 // normalized, and 0 in stopped columns), into nrm_out; v_j = v / nrm into the basis (in its storage type), with FLEXIBLE
@@ -175,45 +211,86 @@ __kernel void restart_left(REDUCTION_PARAMS, __global const value_type* z,
 // sums of conj(v_l) . w, l = 0..j (v_j as stored), and of w . w, partial[group, l k + c] for l <=
 // j + 1 (rows of (m + 2) k); step[1 - parity] = j + 1. With `rotate` (and j > 0) the work-groups
 // first take the Givens step of Hessenberg column j - 1, one column each in turn (h_{j,j-1} =
-// ||v||).
+// ||v||). With LAGGED, first the lagged second pass of step j - 1 (j > 0) where reorth asks:
+// H[0:j, j - 1] += h2 (with the rotation), v = v - V h2, w = w - P h2 (into w: orthogonalize reads
+// it), z = z - Z h2 (FLEXIBLE), nrm = ||v|| after it; P = A M V (products, in the value type)
+// keeps p_j = w / nrm, so that w stays A M v after a correction of v (A M linear; flexible:
+// A z, z of the corrected basis).
 __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, const int rotate,
                         const int hess_stride, const int stride, __global const value_type* v,
                         __global storage_type* basis, __global const value_type* z,
-                        __global value_type* zbasis, __global const value_type* w,
+                        __global value_type* zbasis, __global value_type* w,
                         __global const value_type* ww, const int ww_parts,
                         __global value_type* nrm_out, __global value_type* partial,
                         __global value_type* hessenberg, __global value_type* g,
                         __global value_type* cos_, __global value_type* sin_, __global int* inner,
-                        STOP_PARAMS, __local value_type* sums, __local value_type* red)
+                        STOP_PARAMS, __local value_type* sums, __local value_type* red
+#if LAGGED
+                        , __global value_type* products, __global const value_type* h2, const int h2_parts,
+                        __global const uchar* reorth
+#endif
+                        )
 {
     const int j = step[parity];
     const int num = j + 1;
     const int row_stride = hess_stride + 2 * k;  // (m + 2) k
     sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, red);
+#if LAGGED
+    const bool any = lagged_sums(j, k, hess_stride, h2, h2_parts, reorth, sums, red) && j > 0;
+#endif
     if (rotate && j > 0 && get_local_id(0) == 0) {
         const int groups = get_num_groups(0) * get_num_groups(1);
         for (int c = get_group_id(1) * get_num_groups(0) + get_group_id(0); c < k; c += groups) {
-            givens_step(j - 1, c, k, hess_stride, sqrt(real_part(sums[c])), hessenberg, g, cos_, sin_, inner,
-                        STOP_ARGS);
+#if LAGGED
+            lagged_hessenberg(j, k, c, hess_stride, sums, reorth, status, hessenberg);
+            const real_type norm = lagged_norm(j, k, c, any && reorth[c], sums);
+#else
+            const real_type norm = sqrt(real_part(sums[c]));
+#endif
+            givens_step(j - 1, c, k, hess_stride, norm, hessenberg, g, cos_, sin_, inner, STOP_ARGS);
         }
     }
     REDUCTION_LAYOUT;
     if (col < k) {
         // (j = 0: v_0 normalized by the restart in running columns; a stopped column's v is its
         // last w', which it would otherwise carry on as v_0, growing by ||A|| each cycle: 0 there)
+#if LAGGED
+        const bool again = any && reorth[col];
+        const real_type nrm = j > 0 ? lagged_norm(j, k, col, again, sums) : (status[col] == STATUS_RUNNING ? 1 : 0);
+#else
         const real_type nrm = j > 0 ? sqrt(real_part(sums[col])) : (status[col] == STATUS_RUNNING ? 1 : 0);
+#endif
         const real_type inv = nrm > 0 ? 1 / nrm : 0;
         if (group == 0 && y_ == 0) nrm_out[col] = to_value(nrm);
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
-            store_basis(basis, j * stride + i, v[i] * inv);
+            value_type v_i = v[i];
 #if FLEXIBLE
-            zbasis[j * stride + i] = z[i] * inv;
+            value_type z_i = z[i];
+#endif
+#if LAGGED
+            value_type w_i = w[i];
+            if (again) {
+                for (int l = 0; l < j; ++l) {
+                    const value_type coef = sums[(l + 1) * k + col];
+                    v_i -= mul(coef, load_basis(basis, l * stride + i));
+                    w_i -= mul(coef, products[l * stride + i]);
+#if FLEXIBLE
+                    z_i -= mul(coef, zbasis[l * stride + i]);
+#endif
+                }
+                w[i] = w_i;
+            }
+            products[j * stride + i] = w_i * inv;
+#endif
+            store_basis(basis, j * stride + i, v_i * inv);
+#if FLEXIBLE
+            zbasis[j * stride + i] = z_i * inv;
 #endif
         }
     }
     if (get_group_id(0) == 0 && group == 0 && get_local_id(0) == 0) step[1 - parity] = j + 1;
-    // (each work-item reads back only the entries of v_j it wrote)
+    // (each work-item reads back only the entries of v_j and w it wrote)
 #if CPU_LAYOUT
     cpu_basis_dots(num, true, k, col, begin, end, group, basis, stride, w, partial, row_stride);
 #else
@@ -346,17 +423,30 @@ __kernel void reorthogonalize(REDUCTION_PARAMS, __global const int* step, const 
 }
 
 // One work-group: the Givens step of Hessenberg column j in every running column,
-// h_{j+1,j} = ||w'|| from the partial sums ww.
+// h_{j+1,j} = ||w'|| from the partial sums ww; with LAGGED first the lagged second pass of step j
+// in the Hessenberg matrix (H[0:j+1, j] += h2, h_{j+1,j} = ||w''||) where reorth asks.
 __kernel void givens(const int k, const int j, const int hess_stride,
                      __global const value_type* ww, const int ww_parts,
                      __global value_type* hessenberg, __global value_type* g,
                      __global value_type* cos_, __global value_type* sin_, __global int* inner,
-                     STOP_PARAMS, __local value_type* sums, __local value_type* tmp)
+                     STOP_PARAMS, __local value_type* sums, __local value_type* tmp
+#if LAGGED
+                     , __global const value_type* h2, const int h2_parts, __global const uchar* reorth
+#endif
+                     )
 {
     sum_partials(ww, ww_parts, k, sums, tmp);
+#if LAGGED
+    const bool any = lagged_sums(j + 1, k, hess_stride, h2, h2_parts, reorth, sums, tmp);
+#endif
     for (int c = get_local_id(0); c < k; c += get_local_size(0)) {
-        givens_step(j, c, k, hess_stride, sqrt(real_part(sums[c])), hessenberg, g, cos_, sin_, inner,
-                    STOP_ARGS);
+#if LAGGED
+        lagged_hessenberg(j + 1, k, c, hess_stride, sums, reorth, status, hessenberg);
+        const real_type norm = lagged_norm(j + 1, k, c, any && reorth[c], sums);
+#else
+        const real_type norm = sqrt(real_part(sums[c]));
+#endif
+        givens_step(j, c, k, hess_stride, norm, hessenberg, g, cos_, sin_, inner, STOP_ARGS);
     }
 }
 

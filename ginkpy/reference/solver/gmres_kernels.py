@@ -107,32 +107,62 @@ def _givens(j, c, nrm, hessenberg, g, cos, sin, inner, stop):
     stop_check(stop, estimate, int(StopReason.PENDING), only=only)
 
 
-def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
-    # the Givens step of Hessenberg column j in running columns, h_{j+1,j} = ||w'||
+def _lagged_pass(j, ww, h2, reorth):
+    """The lagged second pass of step j (``multi_dot``'s and ``givens``' with h2 and reorth): its
+    coefficients h2 = V_{0..j}^H w' ((j + 1, k), 0 where reorth is clear) and ||w''|| =
+    sqrt(||w'||^2 - ||h2||^2) (Pythagoras: w' = w'' + V h2, w'' orthogonal to V), ||w'|| elsewhere."""
+    k = ww.shape[1]
+    coef = h2.values.sum(axis=0)[:(j + 1) * k].reshape(j + 1, k) * (reorth != 0)
+    norms2 = ww.values.sum(axis=0).real - (np.abs(coef) ** 2).sum(axis=0)
+    return np.sqrt(np.maximum(norms2, 0)), coef
+
+
+def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop, h2=None, reorth=None):
+    # the Givens step of Hessenberg column j in running columns, h_{j+1,j} = ||w'||;  with h2
+    # and reorth (the lagged second pass) first H[0:j+1, j] += h2 and h_{j+1,j} = ||w''|| where
+    # reorth is set
     norms = _norms(ww)
+    if h2 is not None:
+        norms, coef = _lagged_pass(j, ww, h2, reorth)
+        go = (stop.status == 0) & (reorth != 0)
+        hessenberg.values[: j + 1, j * g.shape[1]:(j + 1) * g.shape[1]][:, go] += coef[:, go]
     for c in np.flatnonzero(stop.status == 0):
         _givens(j, c, norms[c], hessenberg, g, cos, sin, inner, stop)
 
 
-def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
+def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop,
+              products=None, h2=None, reorth=None):
     # inner iteration j = step[parity]: with rotate (and j > 0) the Givens step of column j - 1
     # first;  nrm = ||v|| (for j = 0: 1, 0 in stopped columns);  v_j = v / nrm into the basis (and z_j = z / nrm into
     # zbasis unless z is None: flexible GMRES);  h = [V_{0..j}^H w, w^H w] (partial sums);
-    # step[1 - parity] = j + 1
+    # step[1 - parity] = j + 1.  With products (P = A M V, the lagged second pass): where reorth
+    # is set (j > 0), first v = v - V h2, w = w - P h2 (A M is linear), z = z - Z h2 (flexible),
+    # nrm = sqrt(||v||^2 - ||h2||^2) (h2: orthogonalize's partial sums of step j - 1);  p_j = w / nrm
     j = int(step[parity])
     step[1 - parity] = j + 1
+    lagged = products is not None
     if rotate and j > 0:
-        givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
+        givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop, *((h2, reorth) if lagged else ()))
     n, k = w.shape
     # (j = 0: v_0 normalized by the restart in running columns; a stopped column's v is its last
     # w', which it would otherwise carry on as v_0, growing by ||A|| each cycle: 0 there)
     norms = _norms(ww) if j > 0 else np.where(stop.status == 0, 1.0, 0.0)
+    # (v and z themselves are left as they are; w takes the correction: orthogonalize reads it)
+    vvalues, zvalues = v.values.copy(), None if z is None else z.values.copy()
+    if lagged and j > 0:
+        norms, coef = _lagged_pass(j - 1, ww, h2, reorth)
+        again = reorth != 0
+        for target, vectors in ((vvalues, basis), (w.values, products), (zvalues, zbasis)):
+            if target is not None and again.any():
+                target[:, again] -= np.einsum("ic,inc->nc", coef[:, again], _load(vectors, n, j, w.dtype)[:, :, again])
     nrm.values[0] = norms
     with np.errstate(divide="ignore"):
         inv = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
-    _store(basis, n, j, v.values * inv)
+    _store(basis, n, j, vvalues * inv)
     if z is not None:
-        _store(zbasis, n, j, z.values * inv)
+        _store(zbasis, n, j, zvalues * inv)
+    if lagged:
+        _store(products, n, j, w.values * inv)
     dots = np.einsum("inc,nc->ic", _load(basis, n, j + 1, w.dtype).conj(), w.values)
     _set(h, _row(np.concatenate([dots.ravel(), _column_sums(w.values.conj() * w.values)]), hessenberg.shape[1] + 2 * k))
 
