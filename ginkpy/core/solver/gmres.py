@@ -7,12 +7,16 @@ basis vectors in one pass over the basis, the update in a second, and by ``ortho
 second Gram-Schmidt pass: "cgs" never, "cgs2" always, "mgs" (the default) only in columns where
 the first left little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20, rare outside nearly dependent
 bases; ORTHO_ETA2). Givens rotations keep the Hessenberg matrix triangular, so |g_{j+1}| is the
-residual norm estimate that the device checks every inner iteration. An inner iteration is four
-launches besides the product and M ("cgs": three): the dot products (normalizing the new basis
+residual norm estimate that the device checks every inner iteration. An inner iteration is two
+launches besides the product and M ("cgs2": three): the dot products (normalizing the new basis
 vector, whose norm the last update summed, and with the Givens step of the previous Hessenberg
-column), the update (w' into the next product's input, with ||w'||^2), and the second pass
-(nothing where no column needs it). The kernels read j from the device, so the launches of inner
-iteration j > 0 depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
+column), the update (w' into the next product's input, with ||w'||^2, and the DGKS test); "cgs2"
+makes its second pass in a launch of its own, "mgs" lags it into the next dot products (in
+columns whose test asked: v = v - V h2 and, from the products P = A M V that it keeps (one more
+vector written per inner iteration, m more stored), w = A M v = w - P h2; ||v|| by Pythagoras),
+or at the end of the cycle into the Givens step (a basis stored in a lower precision, CbGmres's,
+keeps the launch). The kernels read j from the device, so the launches of inner iteration j > 0
+depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
 the end of the cycle x is updated and the true residual b - A x decides: converged, or on with
@@ -90,13 +94,15 @@ class Gmres(IterativeSolver):
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
-        Ginkgo's choice of Gram-Schmidt. "cgs": classical Gram-Schmidt, one pass (one launch
-        fewer per inner iteration; it may lose orthogonality on ill-conditioned systems, and
-        with it convergence). "cgs2": classical Gram-Schmidt twice (the second pass in every
-        inner iteration: one more read of the basis). "mgs": ginkpy's stand-in for modified
+        Ginkgo's choice of Gram-Schmidt. "cgs": classical Gram-Schmidt, one pass (the launches
+        of "mgs", without its one vector more written per inner iteration; it may lose
+        orthogonality on ill-conditioned systems, and with it convergence). "cgs2": classical
+        Gram-Schmidt twice (the second pass in every inner iteration: one more launch and read
+        of the basis). "mgs": ginkpy's stand-in for modified
         Gram-Schmidt (whose j + 1 dependent reductions a device cannot afford), as stable at
         the cost of CGS: classical Gram-Schmidt with the second pass only where the first left
-        little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20).
+        little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20), made in the next inner iteration's
+        first launch (no launch of its own; m more vectors of memory for A M V).
 
     Examples
     --------

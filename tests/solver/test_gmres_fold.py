@@ -1,0 +1,150 @@
+"""Gmres's lagged second pass (issue 32): with ortho_method "mgs" the DGKS second pass that
+orthogonalize asks for is made by the next multi_dot (or, at the end of a cycle, by givens)
+instead of a launch of its own, which corrects w = A M v from the products P = A M V: multi_dot
+and givens with the lagged pass against their reference twins (real and complex values, flagged
+and clear columns, flexible GMRES's z), the reference against the same step without the lag, and
+the basis of a cycle where the test asks in every step as orthogonal as CGS2's on both executors."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ginkpy as gk
+from conftest import PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins, random_partials, tol, twin
+from test_gmres import M, MAX_ITERS, N, RUNNING, _basis, _multi_dot_magnitude, _on, _padded, _step
+
+DTYPES = [np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128)]
+
+
+def _values(rng, shape, dtype):
+    values = rng.standard_normal(shape)
+    return (values + 1j * rng.standard_normal(shape) if dtype.kind == "c" else values).astype(dtype)
+
+
+def _partials(rng, sums, length, dtype):
+    """Partial sums (as a reduction kernel writes them) of ``sums`` at the row length ``length``:
+    real and imaginary parts apart for complex values."""
+    parts = random_partials(rng, sums.real.ravel(), np.float64)
+    if dtype.kind == "c":
+        parts = parts + 1j * random_partials(rng, sums.imag.ravel(), np.float64)
+    return _padded(parts, length).astype(dtype)
+
+
+def _lagged_inputs(rng, k, j, dtype):
+    """(h2 summed (j, k), h2 partial sums in rows of (M + 1) k, reorth (even columns), ww (1, k))
+    of step j - 1: small coefficients, so that ||w''||^2 = ||w'||^2 - ||h2||^2 stays positive."""
+    h2 = _partials(rng, _values(rng, (j, k), dtype) * 0.1, (M + 1) * k, dtype)
+    coef = h2.astype(np.complex128 if dtype.kind == "c" else np.float64).sum(axis=0)[:j * k].reshape(j, k)
+    reorth = (np.arange(k) % 2 == 0).astype(np.uint8)
+    return coef, h2, reorth, (rng.uniform(0.5, 2, k) ** 2)[None]
+
+
+def _dot_partials(partials):
+    """Partial sums as each executor takes them: one row (their sums) on the reference, the
+    rows as given on the device (real or complex)."""
+    summed = partials.astype(np.complex128 if partials.dtype.kind == "c" else np.float64).sum(axis=0, keepdims=True)
+    return lambda exec: gk.matrix.Dense.from_numpy(exec, summed if exec.backend == "reference" else partials,
+                                                   partials.dtype)
+
+
+def _assert_sums(device, reference, magnitude, n, dtype, what):
+    """assert_sums of real and (complex values) imaginary parts."""
+    for part in (np.real, np.imag) if dtype.kind == "c" else (np.real,):
+        assert_sums(part(device), part(reference), magnitude, n, dtype, what)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape, j", [((N, 3), 3), ((5001, 1), 4), ((5001, 4), 0), ((7, 301), 2)], ids=str)
+def test_opencl_multi_dot_lagged(ref, dev, rng, dtype, shape, j):
+    # where reorth is set (j > 0): v'' = v - V h2, w'' = w - P h2 (into w), z'' = z - Z h2 (k = 3:
+    # flexible), ||v''|| = sqrt(||v||^2 - ||h2||^2), H[0:j, j - 1] += h2 before its Givens step;
+    # then v_j = v'' / ||v''||, p_j = w'' / ||v''||, the dot products with w''; elsewhere as without
+    n, k = shape
+    coef, h2, reorth, ww = _lagged_inputs(rng, k, j, dtype)
+    basis, products = _basis(rng, n, k, dtype), _basis(rng, n, k, dtype, count=M)
+    if dtype.kind == "c":
+        basis, products = basis + 1j * _basis(rng, n, k, dtype), products + 1j * _basis(rng, n, k, dtype, count=M)
+    v, w = _values(rng, (n, k), dtype), _values(rng, (n, k), dtype)
+    z, zbasis = (_values(rng, (n, k), dtype), _values(rng, ((M + 1) * n, k), dtype)) if k == 3 else (None, None)
+    hessenberg, g, cos, sin = (_values(rng, s, dtype) for s in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
+    args = [_step(j, 1), 1, True, v, _on(basis), z, zbasis if zbasis is None else _on(zbasis), w, ww.astype(dtype),
+            np.zeros((1, k)), np.zeros((1, k)), hessenberg, g, cos, sin, np.full(k, j, np.int32),
+            Stop([RUNNING] * k, np.full(k, 1e-30), MAX_ITERS), _on(products), _dot_partials(h2), reorth]
+    out = twin(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(10, 18))
+    again = (reorth != 0) & (j > 0)
+    nrm = np.sqrt(ww[0] - np.where(again, (np.abs(coef) ** 2).sum(axis=0), 0)) if j > 0 else np.ones(k)
+    corr = lambda vectors: np.einsum("ic,inc->nc", coef * again, vectors.reshape(-1, n, k)[:j])  # noqa: E731
+    t = 10 * np.sqrt(G) * tol(dtype)
+    np.testing.assert_allclose(out[1][9][0].real, nrm, rtol=t)
+    for got, expected in ((out[1][4][j * n:(j + 1) * n], (v - corr(basis)) / nrm), (out[1][7], w - corr(products)),
+                          (out[1][17][j * n:(j + 1) * n], (w - corr(products)) / nrm)):
+        np.testing.assert_allclose(got, expected, rtol=t, atol=t)
+    if z is not None:
+        np.testing.assert_allclose(out[1][6][j * n:(j + 1) * n], (z - corr(zbasis)) / nrm, rtol=t, atol=t)
+    np.testing.assert_array_equal(np.delete(out[1][17], np.s_[j * n:(j + 1) * n], axis=0),
+                                  np.delete(products, np.s_[j * n:(j + 1) * n], axis=0))
+    used = (j + 2) * k
+    _assert_sums(out[1][10][:, :used], out[0][10][:, :used],
+                 _multi_dot_magnitude(np.abs(out[0][4]), np.abs(out[0][7]), j + 1), n, dtype, "V^H w'', w'' . w''")
+    if j > 0:  # the reference's rotation: the step without the lag on H + h2 and ||w''||
+        plain = _plain_rotation(ref, j - 1, ww, coef, again, hessenberg, g, cos, sin, k, dtype)
+        for got, expected in zip(out[0][11:16] + [out[0][16].status], plain):
+            np.testing.assert_allclose(got, expected, rtol=t, atol=t * np.abs(expected).max())
+
+
+def _plain_rotation(ref, jj, ww, coef, again, hessenberg, g, cos, sin, k, dtype):
+    """The reference's Givens step of column jj without the lag, on H[0:jj+1, jj] + h2 and
+    ||w''||^2 = ||w'||^2 - ||h2||^2 where ``again``: hessenberg, g, cos, sin, inner, status."""
+    hess = hessenberg.copy()
+    hess[:jj + 1, jj * k:(jj + 1) * k] += (coef * again).astype(dtype)
+    norms2 = ww - np.where(again, (np.abs(coef) ** 2).sum(axis=0), 0)
+    out = twin(ref, ref, "solver.gmres.givens", jj, norms2.astype(dtype), hess, g, cos, sin, np.full(k, jj, np.int32),
+               Stop([RUNNING] * k, np.full(k, 1e-30), MAX_ITERS), dtype=dtype)[0]
+    return out[2:7] + [out[7].status]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("k", [1, 5])
+def test_opencl_givens_lagged(ref, ocl, rng, dtype, k):
+    # the end of a cycle: the Givens step of column jj with its lagged second pass (H[0:jj+1, jj]
+    # += h2, h_{jj+1,jj} = ||w''||) where reorth is set; the same as the step without the lag
+    jj = 3
+    coef, h2, reorth, ww = _lagged_inputs(rng, k, jj + 1, dtype)
+    hessenberg, g, cos, sin = (_values(rng, s, dtype) for s in ((M + 1, M * k), (M + 1, k), (M, k), (M, k)))
+    args = [jj, ww.astype(dtype), hessenberg, g, cos, sin, np.full(k, jj, np.int32),
+            Stop([RUNNING] * k, np.full(k, 1e-30), MAX_ITERS), _dot_partials(h2), reorth]
+    out = twin(ref, ocl, "solver.gmres.givens", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(8,))
+    again = reorth != 0
+    plain = _plain_rotation(ref, jj, ww, coef, again, hessenberg, g, cos, sin, k, dtype)
+    t = 10 * np.sqrt(G) * tol(dtype)
+    for got, expected in zip(out[1][2:7] + [out[1][7].status], plain):
+        np.testing.assert_allclose(got, expected, rtol=t, atol=t * np.abs(expected).max())
+
+
+def _cycle_orthogonality(exec, S, b, method, m):
+    """max |V^H V - I| of the basis of one GMRES(m) cycle of m steps (iteration limit m)."""
+    A = gk.matrix.Csr.from_scipy(exec, S)
+    solver = (gk.solver.Gmres.build().with_krylov_dim(m).with_ortho_method(method)
+              .with_criteria(gk.stop.Iteration.build().with_max_iters(m)).on(exec).generate(A))
+    log = gk.log.Convergence()
+    solver.add_logger(log)
+    x = gk.matrix.Dense.zeros(exec, b.shape)
+    solver.apply(gk.matrix.Dense.from_numpy(exec, b), x)
+    n, k = b.shape
+    assert log.num_iterations == m
+    V = exec.to_host(solver._workspace.items["basis"]).reshape(m + 1, n, k)[:m]
+    return max(np.abs(V[:, :, c] @ V[:, :, c].T - np.eye(m)).max() for c in range(k))
+
+
+def test_lagged_second_pass_keeps_the_basis_orthogonal(ref, ocl):
+    # A = I + E, ||E|| = 0.1: each w loses 99% of its norm to the basis, the DGKS test asks for the
+    # second pass in every step; one pass alone ("cgs") loses orthogonality once the residual
+    # reaches rounding, "mgs" (lagged into the next kernels) keeps it as "cgs2" (its own launch)
+    n, m = 400, 20
+    E = sp.random(n, n, density=0.02, random_state=1)
+    S = (sp.identity(n) + 0.1 * E / np.linalg.norm(E.toarray(), 2)).tocsr()
+    b = np.random.default_rng(0).standard_normal((n, 2))
+    for exec in (ref, ocl):
+        lost = {method: _cycle_orthogonality(exec, S, b, method, m) for method in ("cgs", "mgs", "cgs2")}
+        assert lost["cgs"] > 1e-3 and lost["mgs"] <= 1e-13 and lost["cgs2"] <= 1e-13, lost
