@@ -6,7 +6,8 @@ stretch. An inner iteration reads the Krylov basis twice: ``multi_dot`` for the 
 with all basis vectors at once (a GEMV with the conjugate transpose, components/krylov_basis.cl;
 one partial sum per work-group and product, which the next kernel sums itself) and
 ``orthogonalize`` for the update w' = w - V h (a GEMV); the DGKS second pass reads it again only
-where its test asks. The basis is a raw executor array in its storage type: the value type, or
+where its test asks: in ``reorthogonalize`` ("cgs2"), or lagged into the next ``multi_dot`` (or
+``givens`` at the end of a cycle) with the products P = A M V ("mgs": no launch of its own). The basis is a raw executor array in its storage type: the value type, or
 float32 / float16 for CbGmres.
 """
 from __future__ import annotations

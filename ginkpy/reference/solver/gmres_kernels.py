@@ -14,7 +14,8 @@ sums ww of the last orthogonalization; v_0 = v is normalized already) and forms 
 V^H w and w^H w (with the Givens rotation of Hessenberg column j - 1 first; partial sums in rows
 of (m + 2) k, h2 in rows of (m + 1) k, whatever j is); ``orthogonalize``
 makes w' = w / ||v|| - V h into v (the next product's input) with the DGKS test for a second
-pass; ``reorthogonalize`` makes that pass where the test asks. ``inner`` (int32, one per column)
+pass; ``reorthogonalize`` makes that pass where the test asks, or (with ``products``, P = A M V)
+the next ``multi_dot`` or ``givens`` does (the lagged pass of "mgs"). ``inner`` (int32, one per column)
 counts the Givens steps each column took in the cycle: its update uses that many basis vectors.
 Dot products conjugate the basis vectors (h = V^H w); the Givens rotations are complex ones for
 complex values (see ``_givens``).
