@@ -12,10 +12,10 @@ launches besides the product and M ("cgs2": three): the dot products (normalizin
 vector, whose norm the last update summed, and with the Givens step of the previous Hessenberg
 column), the update (w' into the next product's input, with ||w'||^2, and the DGKS test); "cgs2"
 makes its second pass in a launch of its own, "mgs" lags it into the next dot products (in
-columns whose test asked: v = v - V h2 and, from the products P = A M V that it keeps (one more
-vector written per inner iteration, m more stored), w = A M v = w - P h2; ||v|| by Pythagoras),
-or at the end of the cycle into the Givens step (a basis stored in a lower precision, CbGmres's,
-keeps the launch). The kernels read j from the device, so the launches of inner iteration j > 0
+columns whose test asked: v = v - V h2, and w = A M v = w - V (H h2) - h2_j v through the
+Arnoldi relation A M V = V H, H unrotated, kept apart: no other vector, the same read of V;
+||v|| by Pythagoras), or at the end of the cycle into the Givens step (a basis stored in a lower
+precision, CbGmres's, keeps the launch). The kernels read j from the device, so the launches of inner iteration j > 0
 depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
@@ -95,14 +95,14 @@ class Gmres(IterativeSolver):
         Where each apply starts.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
         Ginkgo's choice of Gram-Schmidt. "cgs": classical Gram-Schmidt, one pass (the launches
-        of "mgs", without its one vector more written per inner iteration; it may lose
-        orthogonality on ill-conditioned systems, and with it convergence). "cgs2": classical
+        and memory traffic of "mgs" where its test never asks; it may lose orthogonality on
+        ill-conditioned systems, and with it convergence). "cgs2": classical
         Gram-Schmidt twice (the second pass in every inner iteration: one more launch and read
         of the basis). "mgs": ginkpy's stand-in for modified
         Gram-Schmidt (whose j + 1 dependent reductions a device cannot afford), as stable at
         the cost of CGS: classical Gram-Schmidt with the second pass only where the first left
         little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20), made in the next inner iteration's
-        first launch (no launch of its own; m more vectors of memory for A M V).
+        first launch (no launch of its own).
 
     Examples
     --------
@@ -164,10 +164,12 @@ class Gmres(IterativeSolver):
         # per column: whether the Gram-Schmidt step needs its second pass (the DGKS test with eta2)
         reorth, eta2 = ws.array("reorth", (k,), np.uint8), ORTHO_ETA2[self.parameters.ortho_method]
         # "mgs": the second pass lagged into the next multi_dot (no launch of its own), which
-        # corrects w = A M v as well from P = A M V (p_j = w_j / ||v_j||, in the value type; a
-        # basis stored in a lower precision keeps the launch)
+        # corrects w = A M v as well through the Arnoldi relation A M V = V H, H unrotated: raw
+        # (orthogonalize's first pass) and final (both passes; a basis stored in a lower precision,
+        # whose relation holds only to its rounding, keeps the launch)
         lagged = 0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)
-        products = ws.array("products", (m * n, k), self.dtype) if lagged else None
+        raw, final = (ws.vector("hessenberg_raw", rows=m + 1, cols=m * k),
+                      ws.vector("hessenberg_final", rows=m + 1, cols=m * k)) if lagged else (None, None)
         late = (h2, reorth) if lagged else ()
         # r = b - A x
         monitor.start(r)
@@ -200,8 +202,8 @@ class Gmres(IterativeSolver):
             # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
             # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
-                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop, *((products,) + late if lagged else ()))
-            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, lagged)
+                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop, *((raw, final) + late if lagged else ()))
+            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, raw)
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y; left:
@@ -270,15 +272,16 @@ class Gmres(IterativeSolver):
         return valid
 
     def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop,
-                       lagged=False) -> None:
-        """v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2; where the DGKS test with eta2
-        asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2 (``lagged``: left to the
-        next multi_dot or givens, which read h2 and reorth)."""
+                       raw=None) -> None:
+        """v = w' = w / ||v|| - V h, H[0:j+1, j] = h (and raw's), ||w'||^2; where the DGKS test
+        with eta2 asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2 (with raw: left
+        to the next multi_dot or givens, which read h2 and reorth)."""
         exec, A = self.executor, self.system_matrix
         A.reduce_sums(h)
-        exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
+        exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop,
+                 *(() if raw is None else (raw,)))
         if eta2 != -np.inf:  # ("cgs": no second pass)
             A.reduce_sums(h2)
-            if not lagged:
+            if raw is None:
                 exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
         A.reduce_sums(ww)

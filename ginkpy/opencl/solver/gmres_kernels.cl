@@ -214,10 +214,11 @@ inline void lagged_hessenberg(const int j, const int k, const int c, const int h
 // j + 1 (rows of (m + 2) k); step[1 - parity] = j + 1. With `rotate` (and j > 0) the work-groups
 // first take the Givens step of Hessenberg column j - 1, one column each in turn (h_{j,j-1} =
 // ||v||). With LAGGED, first the lagged second pass of step j - 1 (j > 0) where reorth asks:
-// H[0:j, j - 1] += h2 (with the rotation), v = v - V h2, w = w - P h2 (into w: orthogonalize reads
-// it), z = z - Z h2 (FLEXIBLE), nrm = ||v|| after it; P = A M V (products, in the value type)
-// keeps p_j = w / nrm, so that w stays A M v after a correction of v (A M linear; flexible:
-// A z, z of the corrected basis).
+// H[0:j, j - 1] += h2 (with the rotation), v'' = v - V h2, z'' = z - Z h2 (FLEXIBLE), nrm =
+// ||v''||, and w = A M v'' (into w: orthogonalize reads it) from the Arnoldi relation, without
+// another vector: A M V h2 = V c + h2_{j-1} v'' with c = H h2 (H unrotated: column j - 1 raw's,
+// orthogonalize's first pass, + h2; the columns before final's, which this kernel keeps:
+// final[:, j - 1] = (raw + h2, nrm)), so w = w - V c - h2_{j-1} v'' in the same read of V.
 __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, const int rotate,
                         const int hess_stride, const int stride, __global const value_type* v,
                         __global storage_type* basis, __global const value_type* z,
@@ -228,8 +229,8 @@ __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, 
                         __global value_type* cos_, __global value_type* sin_, __global int* inner,
                         STOP_PARAMS, __local value_type* sums, __local value_type* red
 #if LAGGED
-                        , __global value_type* products, __global const value_type* h2, const int h2_parts,
-                        __global const uchar* reorth
+                        , __global const value_type* raw, __global value_type* final_,
+                        __global const value_type* h2, const int h2_parts, __global const uchar* reorth
 #endif
                         )
 {
@@ -239,6 +240,28 @@ __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, 
     sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, red);
 #if LAGGED
     const bool any = lagged_sums(j, k, hess_stride, h2, h2_parts, reorth, sums, red) && j > 0;
+    // c = H[0:j, 0:j] h2 into sums[(m + 1) k ..]: column j - 1 of H is raw's + h2, the others final's
+    __local value_type* c_sums = sums + hess_stride + k;
+    const int size = get_local_size(0) * get_local_size(1);
+    const int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    for (int e = lid; e < (any ? j * k : 0); e += size) {
+        const int i = e / k, c = e % k;
+        value_type s = mul(raw[i * hess_stride + (j - 1) * k + c] + sums[(i + 1) * k + c], sums[j * k + c]);
+        for (int l = max(i - 1, 0); l < j - 1; ++l) s += mul(final_[i * hess_stride + l * k + c], sums[(l + 1) * k + c]);
+        c_sums[e] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (j > 0 && get_group_id(0) == 0 && get_group_id(1) == 0 && lid == 0) {
+        // the Arnoldi relation's column j - 1 after both passes, for the lagged passes to come
+        for (int c = 0; c < k; ++c) {
+            const bool again = any && reorth[c];
+            for (int i = 0; i < j; ++i) {
+                final_[i * hess_stride + (j - 1) * k + c] =
+                    raw[i * hess_stride + (j - 1) * k + c] + (again ? sums[(i + 1) * k + c] : 0);
+            }
+            final_[j * hess_stride + (j - 1) * k + c] = to_value(lagged_norm(j, k, c, again, sums));
+        }
+    }
 #endif
     if (rotate && j > 0 && get_local_id(0) == 0) {
         const int groups = get_num_groups(0) * get_num_groups(1);
@@ -271,19 +294,19 @@ __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, 
             value_type z_i = z[i];
 #endif
 #if LAGGED
-            value_type w_i = w[i];
             if (again) {
+                value_type w_i = w[i];
                 for (int l = 0; l < j; ++l) {
                     const value_type coef = sums[(l + 1) * k + col];
-                    v_i -= mul(coef, load_basis(basis, l * stride + i));
-                    w_i -= mul(coef, products[l * stride + i]);
+                    const value_type v_l = load_basis(basis, l * stride + i);
+                    v_i -= mul(coef, v_l);
+                    w_i -= mul(c_sums[l * k + col], v_l);
 #if FLEXIBLE
                     z_i -= mul(coef, zbasis[l * stride + i]);
 #endif
                 }
-                w[i] = w_i;
+                w[i] = w_i - mul(sums[j * k + col], v_i);
             }
-            products[j * stride + i] = w_i * inv;
 #endif
             store_basis(basis, j * stride + i, v_i * inv);
 #if FLEXIBLE
@@ -326,7 +349,11 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
                             __global value_type* v, __global value_type* ww,
                             __global value_type* h2, __global uchar* reorth, const real_type eta2,
                             __global const uchar* status, __local value_type* sums,
-                            __local value_type* red)
+                            __local value_type* red
+#if LAGGED
+                            , __global value_type* raw
+#endif
+                            )
 {
     const int j = step[parity];
     const int num = j + 1;
@@ -367,6 +394,9 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
         reorth[col] = again;
         if (status[col] == STATUS_RUNNING) {
             for (int l = 0; l < num; ++l) hessenberg[l * hess_stride + j * k + col] = sums[l * k + col] * inv;
+#if LAGGED
+            for (int l = 0; l < num; ++l) raw[l * hess_stride + j * k + col] = sums[l * k + col] * inv;
+#endif
         }
     }
     // (each work-item reads back only the entries of v it wrote; no barrier in a branch: PoCL)

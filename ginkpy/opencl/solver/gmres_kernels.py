@@ -7,7 +7,8 @@ with all basis vectors at once (a GEMV with the conjugate transpose, components/
 one partial sum per work-group and product, which the next kernel sums itself) and
 ``orthogonalize`` for the update w' = w - V h (a GEMV); the DGKS second pass reads it again only
 where its test asks: in ``reorthogonalize`` ("cgs2"), or lagged into the next ``multi_dot`` (or
-``givens`` at the end of a cycle) with the products P = A M V ("mgs": no launch of its own). The basis is a raw executor array in its storage type: the value type, or
+``givens`` at the end of a cycle), w corrected through the Arnoldi relation ("mgs": no launch
+of its own, no other vector). The basis is a raw executor array in its storage type: the value type, or
 float32 / float16 for CbGmres.
 """
 from __future__ import annotations
@@ -47,31 +48,33 @@ def restart_left(exec, z, rr, zz, v, g, unscale, factor, inner, step, stop):
 
 
 def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop,
-              products=None, h2=None, reorth=None):
+              raw=None, final=None, h2=None, reorth=None):
     """Inner iteration j = step[parity]: v_j = v / ||v|| into the basis (and z_j = z / ||v|| into
     zbasis, flexible GMRES's, unless z is None); partial sums h of V_{0..j}^H w and of w^H w;
     step[1 - parity] = j + 1; with ``rotate`` (and j > 0) the Givens step of H[:, j - 1] first.
-    With ``products`` (P = A M V, with h2 and reorth): the lagged second pass of step j - 1 first
-    where reorth asks, and p_j = w / ||v||."""
+    With ``raw`` (orthogonalize's first-pass columns of H; final, h2 and reorth): the lagged
+    second pass of step j - 1 first where reorth asks (w corrected through the Arnoldi relation
+    A M V = V H, H's columns kept in final)."""
     n, k = w.shape
     m = hessenberg.shape[1] // k
     check_int32(basis.size, "the Krylov basis")  # the kernels index the whole basis with int32
     shape = dot_shape(exec.info, n, k, w.dtype)
     resize(exec, h, (shape.groups, (m + 2) * k))
     size = shape.local_size[0]
-    lagged = () if products is None else (products.data, h2.values.data, np.int32(h2.shape[0]), reorth.data)
+    lagged = () if raw is None else (raw.values.data, final.values.data, h2.values.data, np.int32(h2.shape[0]),
+                                     reorth.data)
     _launch(exec, "multi_dot", basis, w, shape, step.data, np.int32(parity), np.int32(rotate),
             np.int32(hessenberg.shape[1]), np.int32(n * k), v.values.data, basis.data, (z or v).values.data,
             (basis if zbasis is None else zbasis).data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
             nrm.values.data, h.values.data, hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
-            inner.data, *stop_args(stop), local_buffer(max(k, 1) * (m + 1 if lagged else 1), w.dtype),
+            inner.data, *stop_args(stop), local_buffer(max(k, 1) * (2 * m + 1 if lagged else 1), w.dtype),
             dot_scratch(w.dtype, size), *lagged, FLEXIBLE=int(z is not None), LAGGED=int(bool(lagged)))
 
 
-def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop):
-    """Inner iteration j = step[parity]: w' = w / nrm - V h into v, H[0:j+1, j] = h, partial sums
-    of ||w'||^2 into ww; the DGKS test with eta2 into reorth, and where it asks the partial sums h2
-    of V^H w'."""
+def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, raw=None):
+    """Inner iteration j = step[parity]: w' = w / nrm - V h into v, H[0:j+1, j] = h (in raw too
+    unless None), partial sums of ||w'||^2 into ww; the DGKS test with eta2 into reorth, and where
+    it asks the partial sums h2 of V^H w'."""
     n, k = w.shape
     m = hessenberg.shape[1] // k
     shape = reduction_shape(exec.info, n, k)
@@ -82,7 +85,8 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
             np.int32(n * k), basis.data, w.values.data, nrm.values.data, h.values.data, np.int32(h.shape[0]),
             hessenberg.values.data, v.values.data, ww.values.data, h2.values.data, reorth.data,
             real_dtype(w.dtype).type(eta2), stop.status.data,
-            local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size))
+            local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size), *(() if raw is None else (raw.values.data,)),
+            LAGGED=int(raw is not None))
 
 
 def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, stop):
