@@ -12,7 +12,8 @@ import scipy.sparse as sp
 import ginkpy as gk
 from ginkpy.core.log.logger import Logger
 from conftest import PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins, random_partials, tol, twin
-from test_gmres import M, MAX_ITERS, N, RUNNING, _basis, _multi_dot_magnitude, _on, _padded, _step
+from test_gmres import (BREAKDOWN, M, MAX_ITERS, N, RUNNING, _assert_orthogonalize, _basis, _multi_dot_magnitude, _on,
+                        _orthogonalize_args, _padded, _step)
 
 DTYPES = [np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128)]
 
@@ -105,6 +106,22 @@ def test_opencl_multi_dot_lagged(ref, dev, rng, dtype, shape, j):
         plain = _plain_rotation(ref, j - 1, ww, coef, again, hessenberg, g, cos, sin, k, dtype)
         for got, expected in zip(out[0][11:16] + [out[0][16].status], plain):
             np.testing.assert_allclose(got, expected, rtol=t, atol=t * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("j", [0, 3])
+def test_opencl_orthogonalize_keeps_raw_columns(ref, dev, rng, dtype, j):
+    # with raw (the lagged pass's H unrotated): H[0:j+1, j] = h into raw as into hessenberg, in
+    # running columns (column 1 stopped: untouched); everything else as without
+    k = 3
+    args = _orthogonalize_args(rng, N, k, j, dtype, dtype, [1.5, 0.7, 1.2], [RUNNING, BREAKDOWN, RUNNING])
+    raw = rng.standard_normal((M + 1, M * k)).astype(dtype)
+    out = twin(ref, dev, "solver.gmres.orthogonalize", *args, raw, dtype=dtype)
+    _assert_orthogonalize([o[:13] for o in out], N, j, dtype)
+    for o in out:
+        written = raw.copy()
+        for c in (0, 2):
+            written[:j + 1, j * k + c] = o[6][:j + 1, j * k + c]
+        np.testing.assert_array_equal(o[13], written)
 
 
 def _plain_rotation(ref, jj, ww, coef, again, hessenberg, g, cos, sin, k, dtype):

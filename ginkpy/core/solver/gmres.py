@@ -163,14 +163,8 @@ class Gmres(IterativeSolver):
         rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 2), ws.partials("h2", m + 1)
         # per column: whether the Gram-Schmidt step needs its second pass (the DGKS test with eta2)
         reorth, eta2 = ws.array("reorth", (k,), np.uint8), ORTHO_ETA2[self.parameters.ortho_method]
-        # "mgs": the second pass lagged into the next multi_dot (no launch of its own), which
-        # corrects w = A M v as well through the Arnoldi relation A M V = V H, H unrotated: raw
-        # (orthogonalize's first pass) and final (both passes; a basis stored in a lower precision,
-        # whose relation holds only to its rounding, keeps the launch)
-        lagged = 0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)
-        raw, final = (ws.vector("hessenberg_raw", rows=m + 1, cols=m * k),
-                      ws.vector("hessenberg_final", rows=m + 1, cols=m * k)) if lagged else (None, None)
-        late = (h2, reorth) if lagged else ()
+        raw, final = self._lagged_hessenberg(ws, eta2)  # ("mgs": H unrotated, for the lagged second pass)
+        late = (h2, reorth) if raw is not None else ()
         # r = b - A x
         monitor.start(r)
         # (the batch of one is right-preconditioned: left preconditioning runs the loop)
@@ -202,7 +196,7 @@ class Gmres(IterativeSolver):
             # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
             # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
-                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop, *((raw, final) + late if lagged else ()))
+                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop, *((raw, final) + late if late else ()))
             self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, raw)
 
         def end_cycle(j: int) -> None:
@@ -224,6 +218,18 @@ class Gmres(IterativeSolver):
         # a step captured per j % 2, the cycle's first apart: the partial sums of ||w'||^2 that
         # step j > 0 reads take orthogonalize's shape (their buffer) at the solve's first step
         monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: (j == 0, j % 2))
+
+    def _lagged_hessenberg(self, ws, eta2: float) -> tuple[Dense | None, Dense | None]:
+        """(raw, final) where the DGKS second pass is lagged into the next multi_dot ("mgs"), else
+        (None, None): H unrotated, orthogonalize's first pass and both passes with the subdiagonal,
+        from which that kernel corrects w = A M v through the Arnoldi relation A M V = V H. A
+        basis stored in a lower precision (whose relation holds only to its rounding) keeps the
+        launch of its own."""
+        if not (0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)):
+            return None, None
+        m, k = self.krylov_dim, ws.shape[1]
+        return (ws.vector("hessenberg_raw", rows=m + 1, cols=m * k),
+                ws.vector("hessenberg_final", rows=m + 1, cols=m * k))
 
     def _product(self, left: bool, AM: LinOp, diag: Dense | None, M: LinOp | None, v: Dense, z: Dense,
                  w: Dense) -> None:
