@@ -11,10 +11,12 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.core.log.logger import Logger
+import krylov_cases
 from conftest import PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins, random_partials, tol, twin
 from test_gmres import (BREAKDOWN, M, MAX_ITERS, N, RUNNING, _assert_orthogonalize, _basis, _multi_dot_magnitude, _on,
                         _orthogonalize_args, _padded, _step)
 
+dtype = krylov_cases.dtype  # the kernel tests' fixture (float64, float32) where a test names no types
 DTYPES = [np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128)]
 
 
