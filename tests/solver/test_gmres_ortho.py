@@ -81,11 +81,12 @@ def _launches(exec, method, iters):
 
 
 def test_launches_per_inner_iteration(ocl):
-    # the product, multi_dot, orthogonalize and (but for "cgs") reorthogonalize: 40 and 100
-    # inner iterations (with two ends of a cycle more) differ by 60 inner iterations
+    # the product, multi_dot and orthogonalize; "cgs2" reorthogonalize besides ("mgs" makes its
+    # second pass, where the DGKS test asks, in the next multi_dot: no launch of its own): 40 and
+    # 100 inner iterations (with two ends of a cycle more) differ by 60 inner iterations
     per = {m: (_launches(ocl, m, 100) - _launches(ocl, m, 40)) / 60 for m in METHODS}
-    assert per["mgs"] == per["cgs2"] <= 4 + 0.3, per
-    assert per["cgs"] == pytest.approx(per["mgs"] - 1), per
+    assert per["mgs"] == per["cgs"] <= 3 + 0.3, per
+    assert per["cgs2"] == pytest.approx(per["mgs"] + 1), per
 
 
 # -- against SciPy's gmres and against right-preconditioned GMRES(30) with MGS twice -----------

@@ -7,12 +7,16 @@ basis vectors in one pass over the basis, the update in a second, and by ``ortho
 second Gram-Schmidt pass: "cgs" never, "cgs2" always, "mgs" (the default) only in columns where
 the first left little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20, rare outside nearly dependent
 bases; ORTHO_ETA2). Givens rotations keep the Hessenberg matrix triangular, so |g_{j+1}| is the
-residual norm estimate that the device checks every inner iteration. An inner iteration is four
-launches besides the product and M ("cgs": three): the dot products (normalizing the new basis
+residual norm estimate that the device checks every inner iteration. An inner iteration is two
+launches besides the product and M ("cgs2": three): the dot products (normalizing the new basis
 vector, whose norm the last update summed, and with the Givens step of the previous Hessenberg
-column), the update (w' into the next product's input, with ||w'||^2), and the second pass
-(nothing where no column needs it). The kernels read j from the device, so the launches of inner
-iteration j > 0 depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
+column), the update (w' into the next product's input, with ||w'||^2, and the DGKS test); "cgs2"
+makes its second pass in a launch of its own, "mgs" lags it into the next dot products (in
+columns whose test asked: v = v - V h2, and w = A M v = w - V (H h2) - h2_j v through the
+Arnoldi relation A M V = V H, H unrotated, kept apart: no other vector, the same read of V;
+||v|| by Pythagoras), or at the end of the cycle into the Givens step (a basis stored in a lower
+precision, CbGmres's, keeps the launch). The kernels read j from the device, so the launches of inner iteration j > 0
+depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
 the end of the cycle x is updated and the true residual b - A x decides: converged, or on with
@@ -90,13 +94,15 @@ class Gmres(IterativeSolver):
     default_initial_guess : {"provided", "zero", "rhs"}, default "provided"
         Where each apply starts.
     ortho_method : {"mgs", "cgs", "cgs2"}, default "mgs"
-        Ginkgo's choice of Gram-Schmidt. "cgs": classical Gram-Schmidt, one pass (one launch
-        fewer per inner iteration; it may lose orthogonality on ill-conditioned systems, and
-        with it convergence). "cgs2": classical Gram-Schmidt twice (the second pass in every
-        inner iteration: one more read of the basis). "mgs": ginkpy's stand-in for modified
+        Ginkgo's choice of Gram-Schmidt. "cgs": classical Gram-Schmidt, one pass (the launches
+        and memory traffic of "mgs" where its test never asks; it may lose orthogonality on
+        ill-conditioned systems, and with it convergence). "cgs2": classical
+        Gram-Schmidt twice (the second pass in every inner iteration: one more launch and read
+        of the basis). "mgs": ginkpy's stand-in for modified
         Gram-Schmidt (whose j + 1 dependent reductions a device cannot afford), as stable at
         the cost of CGS: classical Gram-Schmidt with the second pass only where the first left
-        little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20).
+        little of w (the DGKS test ||w'||^2 <= ||w||^2 / 20), made in the next inner iteration's
+        first launch (no launch of its own).
 
     Examples
     --------
@@ -157,6 +163,8 @@ class Gmres(IterativeSolver):
         rr, ww, h, h2 = ws.partials("rr"), ws.partials("ww"), ws.partials("h", m + 2), ws.partials("h2", m + 1)
         # per column: whether the Gram-Schmidt step needs its second pass (the DGKS test with eta2)
         reorth, eta2 = ws.array("reorth", (k,), np.uint8), ORTHO_ETA2[self.parameters.ortho_method]
+        raw, final = self._lagged_hessenberg(ws, eta2)  # ("mgs": H unrotated, for the lagged second pass)
+        late = (h2, reorth) if raw is not None else ()
         # r = b - A x
         monitor.start(r)
         # (the batch of one is right-preconditioned: left preconditioning runs the loop)
@@ -179,7 +187,7 @@ class Gmres(IterativeSolver):
 
         def rotate(j: int) -> None:
             # the Givens step of H[:, j] (and the check of its residual estimate |g_{j+1}|)
-            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop)
+            exec.run("solver.gmres.givens", j, ww, hessenberg, g, cos, sin, inner, stop, *late)
 
         def step(j: int, givens_first: bool) -> None:
             # (inner iteration j, at js[j % 2] on the device)  w = A M v (left: w = M A v)
@@ -188,8 +196,8 @@ class Gmres(IterativeSolver):
             # (with givens_first, the Givens step of H[:, j - 1] first)  v_j = v / ||v|| into the
             # basis (flexible: z_j = M v / ||v|| too);  h = V^H w and ||w||;  js[1 - parity] = j + 1
             exec.run("solver.gmres.multi_dot", js, parity, givens_first, v, basis, z if flexible else None, zbasis,
-                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop)
-            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
+                     w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop, *((raw, final) + late if late else ()))
+            self._orthogonalize(js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, raw)
 
         def end_cycle(j: int) -> None:
             # the Givens step of H[:, j];  y = R^-1 g;  x = x + M V y (flexible: x + Z y; left:
@@ -210,6 +218,18 @@ class Gmres(IterativeSolver):
         # a step captured per j % 2, the cycle's first apart: the partial sums of ||w'||^2 that
         # step j > 0 reads take orthogonalize's shape (their buffer) at the solve's first step
         monitor.run_restarted(m, step, rotate, end_cycle, step_key=lambda j: (j == 0, j % 2))
+
+    def _lagged_hessenberg(self, ws, eta2: float) -> tuple[Dense | None, Dense | None]:
+        """(raw, final) where the DGKS second pass is lagged into the next multi_dot ("mgs"), else
+        (None, None): H unrotated, orthogonalize's first pass and both passes with the subdiagonal,
+        from which that kernel corrects w = A M v through the Arnoldi relation A M V = V H. A
+        basis stored in a lower precision (whose relation holds only to its rounding) keeps the
+        launch of its own."""
+        if not (0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)):
+            return None, None
+        m, k = self.krylov_dim, ws.shape[1]
+        return (ws.vector("hessenberg_raw", rows=m + 1, cols=m * k),
+                ws.vector("hessenberg_final", rows=m + 1, cols=m * k))
 
     def _product(self, left: bool, AM: LinOp, diag: Dense | None, M: LinOp | None, v: Dense, z: Dense,
                  w: Dense) -> None:
@@ -257,13 +277,17 @@ class Gmres(IterativeSolver):
                 self.executor.run("matrix.csr.scale_rows", self.system_matrix, diag, self._row_scaled_matrix.values)
         return valid
 
-    def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop) -> None:
-        """v = w' = w / ||v|| - V h, H[0:j+1, j] = h, ||w'||^2; where the DGKS test with eta2
-        asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2."""
+    def _orthogonalize(self, js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop,
+                       raw=None) -> None:
+        """v = w' = w / ||v|| - V h, H[0:j+1, j] = h (and raw's), ||w'||^2; where the DGKS test
+        with eta2 asks, the second pass: v = v - V h2, H[0:j+1, j] += h2, ||v||^2 (with raw: left
+        to the next multi_dot or givens, which read h2 and reorth)."""
         exec, A = self.executor, self.system_matrix
         A.reduce_sums(h)
-        exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop)
+        exec.run("solver.gmres.orthogonalize", js, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop,
+                 *(() if raw is None else (raw,)))
         if eta2 != -np.inf:  # ("cgs": no second pass)
             A.reduce_sums(h2)
-            exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
+            if raw is None:
+                exec.run("solver.gmres.reorthogonalize", js, parity, basis, v, h2, hessenberg, reorth, ww, stop)
         A.reduce_sums(ww)

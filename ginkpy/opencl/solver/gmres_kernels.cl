@@ -5,7 +5,9 @@
 // column c at i * k + c. Inner iteration j: the product w = A v, then multi_dot (v_j = v / ||v||
 // into the basis, the dot products V^H w and w^H w: one pass over the basis), orthogonalize (w' =
 // w / ||v|| - V h into v: the second pass), reorthogonalize (the DGKS correction, in columns
-// that need it: otherwise nothing). Every kernel runs in the reduction layout (REDUCTION_LAYOUT).
+// that need it: otherwise nothing; "cgs2", and "mgs" with a basis in a lower precision), or with
+// LAGGED ("mgs") that correction made by the next multi_dot (givens at the end of a cycle):
+// three launches an inner iteration with the product. Every kernel runs in the reduction layout (REDUCTION_LAYOUT).
 // They read j from the device, step[parity] (restart sets step[0] = 0, multi_dot step[1 - parity]
 // = j + 1, iteration j having parity j % 2), and keep their partial sums at a stride of m + 2 (h)
 // or m + 1 (h2) per column: so the launches of every inner iteration are the same but for their
@@ -168,6 +170,42 @@ __kernel void restart_left(REDUCTION_PARAMS, __global const value_type* z,
     for (int row = begin; row < end; row += lanes) v[row * k + col] = z[row * k + col] * inv;
 }
 
+// The lagged second pass (LAGGED: Gmres's "mgs"): the DGKS pass of step j - 1, which orthogonalize
+// asked for in the columns whose reorth flag it set (h2: its partial sums of V_{0..j-1}^H w'),
+// made by the next kernel instead of a launch of its own. Any flag set: the work-group sums h2
+// into sums[k ..] (rows of the partials (m + 1) k; every work-group where any column asks, so
+// that each has the sums of the columns it rotates and of those it updates); then per column
+// ||w''||^2 = ||w'||^2 - ||h2||^2 (Pythagoras: w' = w'' + V h2 with w'' orthogonal to V).
+inline bool lagged_sums(const int j, const int k, const int hess_stride, __global const value_type* h2,
+                        const int h2_parts, __global const uchar* reorth, __local value_type* sums,
+                        __local value_type* red)
+{
+    bool any = false;
+    for (int c = 0; c < k; ++c) any |= reorth[c] != 0;
+    // (a loop with no turn where no flag is set: no barrier in a branch)
+    sum_partials_strided(h2, h2_parts, hess_stride + k, any && j > 0 ? j * k : 0, sums + k, red);
+    return any;
+}
+
+inline real_type lagged_norm(const int j, const int k, const int c, const bool again, __local const value_type* sums)
+{
+    real_type norm2 = real_part(sums[c]);
+    if (again) {
+        for (int l = 0; l < j; ++l) norm2 -= abs2(sums[(l + 1) * k + c]);
+    }
+    return sqrt(fmax(norm2, (real_type)0));
+}
+
+// H[0:j, j - 1] += h2 of column c (the lagged pass of step j - 1; before its Givens step).
+inline void lagged_hessenberg(const int j, const int k, const int c, const int hess_stride,
+                              __local const value_type* sums, __global const uchar* reorth,
+                              __global const uchar* status, __global value_type* hessenberg)
+{
+    if (reorth[c] && status[c] == STATUS_RUNNING) {
+        for (int l = 0; l < j; ++l) hessenberg[l * hess_stride + (j - 1) * k + c] += sums[(l + 1) * k + c];
+    }
+}
+
 // The first pass over the basis, inner iteration j = step[parity] (w = A v): nrm = ||v|| (the sum
 // of ww, the partial sums of ||w'||^2 of the last orthogonalization; for j = 0 1, v_0 being
 // normalized, and 0 in stopped columns), into nrm_out; v_j = v / nrm into the basis (in its storage type), with FLEXIBLE
@@ -175,45 +213,109 @@ __kernel void restart_left(REDUCTION_PARAMS, __global const value_type* z,
 // sums of conj(v_l) . w, l = 0..j (v_j as stored), and of w . w, partial[group, l k + c] for l <=
 // j + 1 (rows of (m + 2) k); step[1 - parity] = j + 1. With `rotate` (and j > 0) the work-groups
 // first take the Givens step of Hessenberg column j - 1, one column each in turn (h_{j,j-1} =
-// ||v||).
+// ||v||). With LAGGED, first the lagged second pass of step j - 1 (j > 0) where reorth asks:
+// H[0:j, j - 1] += h2 (with the rotation), v'' = v - V h2, z'' = z - Z h2 (FLEXIBLE), nrm =
+// ||v''||, and w = A M v'' (into w: orthogonalize reads it) from the Arnoldi relation, without
+// another vector: A M V h2 = V c + h2_{j-1} v'' with c = H h2 (H unrotated: column j - 1 raw's,
+// orthogonalize's first pass, + h2; the columns before final's, which this kernel keeps:
+// final[:, j - 1] = (raw + h2, nrm)), so w = w - V c - h2_{j-1} v'' in the same read of V.
 __kernel void multi_dot(REDUCTION_PARAMS, __global int* step, const int parity, const int rotate,
                         const int hess_stride, const int stride, __global const value_type* v,
                         __global storage_type* basis, __global const value_type* z,
-                        __global value_type* zbasis, __global const value_type* w,
+                        __global value_type* zbasis, __global value_type* w,
                         __global const value_type* ww, const int ww_parts,
                         __global value_type* nrm_out, __global value_type* partial,
                         __global value_type* hessenberg, __global value_type* g,
                         __global value_type* cos_, __global value_type* sin_, __global int* inner,
-                        STOP_PARAMS, __local value_type* sums, __local value_type* red)
+                        STOP_PARAMS, __local value_type* sums, __local value_type* red
+#if LAGGED
+                        , __global const value_type* raw, __global value_type* final_,
+                        __global const value_type* h2, const int h2_parts, __global const uchar* reorth
+#endif
+                        )
 {
     const int j = step[parity];
     const int num = j + 1;
     const int row_stride = hess_stride + 2 * k;  // (m + 2) k
     sum_partials(ww, j > 0 ? ww_parts : 0, k, sums, red);
+#if LAGGED
+    const bool any = lagged_sums(j, k, hess_stride, h2, h2_parts, reorth, sums, red) && j > 0;
+    // c = H[0:j, 0:j] h2 into sums[(m + 1) k ..]: column j - 1 of H is raw's + h2, the others final's
+    __local value_type* c_sums = sums + hess_stride + k;
+    const int size = get_local_size(0) * get_local_size(1);
+    const int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    for (int e = lid; e < (any ? j * k : 0); e += size) {
+        const int i = e / k, c = e % k;
+        value_type s = mul(raw[i * hess_stride + (j - 1) * k + c] + sums[(i + 1) * k + c], sums[j * k + c]);
+        for (int l = max(i - 1, 0); l < j - 1; ++l) s += mul(final_[i * hess_stride + l * k + c], sums[(l + 1) * k + c]);
+        c_sums[e] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (j > 0 && get_group_id(0) == 0 && get_group_id(1) == 0 && lid == 0) {
+        // the Arnoldi relation's column j - 1 after both passes, for the lagged passes to come
+        for (int c = 0; c < k; ++c) {
+            const bool again = any && reorth[c];
+            for (int i = 0; i < j; ++i) {
+                final_[i * hess_stride + (j - 1) * k + c] =
+                    raw[i * hess_stride + (j - 1) * k + c] + (again ? sums[(i + 1) * k + c] : 0);
+            }
+            final_[j * hess_stride + (j - 1) * k + c] = to_value(lagged_norm(j, k, c, again, sums));
+        }
+    }
+#endif
     if (rotate && j > 0 && get_local_id(0) == 0) {
         const int groups = get_num_groups(0) * get_num_groups(1);
         for (int c = get_group_id(1) * get_num_groups(0) + get_group_id(0); c < k; c += groups) {
-            givens_step(j - 1, c, k, hess_stride, sqrt(real_part(sums[c])), hessenberg, g, cos_, sin_, inner,
-                        STOP_ARGS);
+#if LAGGED
+            lagged_hessenberg(j, k, c, hess_stride, sums, reorth, status, hessenberg);
+            const real_type norm = lagged_norm(j, k, c, any && reorth[c], sums);
+#else
+            const real_type norm = sqrt(real_part(sums[c]));
+#endif
+            givens_step(j - 1, c, k, hess_stride, norm, hessenberg, g, cos_, sin_, inner, STOP_ARGS);
         }
     }
     REDUCTION_LAYOUT;
     if (col < k) {
         // (j = 0: v_0 normalized by the restart in running columns; a stopped column's v is its
         // last w', which it would otherwise carry on as v_0, growing by ||A|| each cycle: 0 there)
+#if LAGGED
+        const bool again = any && reorth[col];
+        const real_type nrm = j > 0 ? lagged_norm(j, k, col, again, sums) : (status[col] == STATUS_RUNNING ? 1 : 0);
+#else
         const real_type nrm = j > 0 ? sqrt(real_part(sums[col])) : (status[col] == STATUS_RUNNING ? 1 : 0);
+#endif
         const real_type inv = nrm > 0 ? 1 / nrm : 0;
         if (group == 0 && y_ == 0) nrm_out[col] = to_value(nrm);
         for (int row = begin; row < end; row += lanes) {
             const int i = row * k + col;
-            store_basis(basis, j * stride + i, v[i] * inv);
+            value_type v_i = v[i];
 #if FLEXIBLE
-            zbasis[j * stride + i] = z[i] * inv;
+            value_type z_i = z[i];
+#endif
+#if LAGGED
+            if (again) {
+                value_type w_i = w[i];
+                for (int l = 0; l < j; ++l) {
+                    const value_type coef = sums[(l + 1) * k + col];
+                    const value_type v_l = load_basis(basis, l * stride + i);
+                    v_i -= mul(coef, v_l);
+                    w_i -= mul(c_sums[l * k + col], v_l);
+#if FLEXIBLE
+                    z_i -= mul(coef, zbasis[l * stride + i]);
+#endif
+                }
+                w[i] = w_i - mul(sums[j * k + col], v_i);
+            }
+#endif
+            store_basis(basis, j * stride + i, v_i * inv);
+#if FLEXIBLE
+            zbasis[j * stride + i] = z_i * inv;
 #endif
         }
     }
     if (get_group_id(0) == 0 && group == 0 && get_local_id(0) == 0) step[1 - parity] = j + 1;
-    // (each work-item reads back only the entries of v_j it wrote)
+    // (each work-item reads back only the entries of v_j and w it wrote)
 #if CPU_LAYOUT
     cpu_basis_dots(num, true, k, col, begin, end, group, basis, stride, w, partial, row_stride);
 #else
@@ -247,7 +349,11 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
                             __global value_type* v, __global value_type* ww,
                             __global value_type* h2, __global uchar* reorth, const real_type eta2,
                             __global const uchar* status, __local value_type* sums,
-                            __local value_type* red)
+                            __local value_type* red
+#if LAGGED
+                            , __global value_type* raw
+#endif
+                            )
 {
     const int j = step[parity];
     const int num = j + 1;
@@ -288,6 +394,9 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
         reorth[col] = again;
         if (status[col] == STATUS_RUNNING) {
             for (int l = 0; l < num; ++l) hessenberg[l * hess_stride + j * k + col] = sums[l * k + col] * inv;
+#if LAGGED
+            for (int l = 0; l < num; ++l) raw[l * hess_stride + j * k + col] = sums[l * k + col] * inv;
+#endif
         }
     }
     // (each work-item reads back only the entries of v it wrote; no barrier in a branch: PoCL)
@@ -346,17 +455,30 @@ __kernel void reorthogonalize(REDUCTION_PARAMS, __global const int* step, const 
 }
 
 // One work-group: the Givens step of Hessenberg column j in every running column,
-// h_{j+1,j} = ||w'|| from the partial sums ww.
+// h_{j+1,j} = ||w'|| from the partial sums ww; with LAGGED first the lagged second pass of step j
+// in the Hessenberg matrix (H[0:j+1, j] += h2, h_{j+1,j} = ||w''||) where reorth asks.
 __kernel void givens(const int k, const int j, const int hess_stride,
                      __global const value_type* ww, const int ww_parts,
                      __global value_type* hessenberg, __global value_type* g,
                      __global value_type* cos_, __global value_type* sin_, __global int* inner,
-                     STOP_PARAMS, __local value_type* sums, __local value_type* tmp)
+                     STOP_PARAMS, __local value_type* sums, __local value_type* tmp
+#if LAGGED
+                     , __global const value_type* h2, const int h2_parts, __global const uchar* reorth
+#endif
+                     )
 {
     sum_partials(ww, ww_parts, k, sums, tmp);
+#if LAGGED
+    const bool any = lagged_sums(j + 1, k, hess_stride, h2, h2_parts, reorth, sums, tmp);
+#endif
     for (int c = get_local_id(0); c < k; c += get_local_size(0)) {
-        givens_step(j, c, k, hess_stride, sqrt(real_part(sums[c])), hessenberg, g, cos_, sin_, inner,
-                    STOP_ARGS);
+#if LAGGED
+        lagged_hessenberg(j + 1, k, c, hess_stride, sums, reorth, status, hessenberg);
+        const real_type norm = lagged_norm(j + 1, k, c, any && reorth[c], sums);
+#else
+        const real_type norm = sqrt(real_part(sums[c]));
+#endif
+        givens_step(j, c, k, hess_stride, norm, hessenberg, g, cos_, sin_, inner, STOP_ARGS);
     }
 }
 

@@ -6,7 +6,9 @@ stretch. An inner iteration reads the Krylov basis twice: ``multi_dot`` for the 
 with all basis vectors at once (a GEMV with the conjugate transpose, components/krylov_basis.cl;
 one partial sum per work-group and product, which the next kernel sums itself) and
 ``orthogonalize`` for the update w' = w - V h (a GEMV); the DGKS second pass reads it again only
-where its test asks. The basis is a raw executor array in its storage type: the value type, or
+where its test asks: in ``reorthogonalize`` ("cgs2"), or lagged into the next ``multi_dot`` (or
+``givens`` at the end of a cycle), w corrected through the Arnoldi relation ("mgs": no launch
+of its own, no other vector). The basis is a raw executor array in its storage type: the value type, or
 float32 / float16 for CbGmres.
 """
 from __future__ import annotations
@@ -45,28 +47,34 @@ def restart_left(exec, z, rr, zz, v, g, unscale, factor, inner, step, stop):
             inner.data, step.data, *stop_args(stop), *consumer_buffers(z.dtype, 2 * z.shape[1], shape.local_size[0]))
 
 
-def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
+def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop,
+              raw=None, final=None, h2=None, reorth=None):
     """Inner iteration j = step[parity]: v_j = v / ||v|| into the basis (and z_j = z / ||v|| into
     zbasis, flexible GMRES's, unless z is None); partial sums h of V_{0..j}^H w and of w^H w;
-    step[1 - parity] = j + 1; with ``rotate`` (and j > 0) the Givens step of H[:, j - 1] first."""
+    step[1 - parity] = j + 1; with ``rotate`` (and j > 0) the Givens step of H[:, j - 1] first.
+    With ``raw`` (orthogonalize's first-pass columns of H; final, h2 and reorth): the lagged
+    second pass of step j - 1 first where reorth asks (w corrected through the Arnoldi relation
+    A M V = V H, H's columns kept in final)."""
     n, k = w.shape
     m = hessenberg.shape[1] // k
     check_int32(basis.size, "the Krylov basis")  # the kernels index the whole basis with int32
     shape = dot_shape(exec.info, n, k, w.dtype)
     resize(exec, h, (shape.groups, (m + 2) * k))
     size = shape.local_size[0]
+    lagged = () if raw is None else (raw.values.data, final.values.data, h2.values.data, np.int32(h2.shape[0]),
+                                     reorth.data)
     _launch(exec, "multi_dot", basis, w, shape, step.data, np.int32(parity), np.int32(rotate),
             np.int32(hessenberg.shape[1]), np.int32(n * k), v.values.data, basis.data, (z or v).values.data,
             (basis if zbasis is None else zbasis).data, w.values.data, ww.values.data, np.int32(ww.shape[0]),
             nrm.values.data, h.values.data, hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
-            inner.data, *stop_args(stop), local_buffer(max(k, 1), w.dtype), dot_scratch(w.dtype, size),
-            FLEXIBLE=int(z is not None))
+            inner.data, *stop_args(stop), local_buffer(max(k, 1) * (2 * m + 1 if lagged else 1), w.dtype),
+            dot_scratch(w.dtype, size), *lagged, FLEXIBLE=int(z is not None), LAGGED=int(bool(lagged)))
 
 
-def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop):
-    """Inner iteration j = step[parity]: w' = w / nrm - V h into v, H[0:j+1, j] = h, partial sums
-    of ||w'||^2 into ww; the DGKS test with eta2 into reorth, and where it asks the partial sums h2
-    of V^H w'."""
+def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, raw=None):
+    """Inner iteration j = step[parity]: w' = w / nrm - V h into v, H[0:j+1, j] = h (in raw too
+    unless None), partial sums of ||w'||^2 into ww; the DGKS test with eta2 into reorth, and where
+    it asks the partial sums h2 of V^H w'."""
     n, k = w.shape
     m = hessenberg.shape[1] // k
     shape = reduction_shape(exec.info, n, k)
@@ -77,7 +85,8 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
             np.int32(n * k), basis.data, w.values.data, nrm.values.data, h.values.data, np.int32(h.shape[0]),
             hessenberg.values.data, v.values.data, ww.values.data, h2.values.data, reorth.data,
             real_dtype(w.dtype).type(eta2), stop.status.data,
-            local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size))
+            local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size), *(() if raw is None else (raw.values.data,)),
+            LAGGED=int(raw is not None))
 
 
 def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, stop):
@@ -92,14 +101,18 @@ def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, st
             *consumer_buffers(v.dtype, (m + 1) * k, shape.local_size[0]))
 
 
-def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
-    """The Givens step of H[:, j] in every running column (one work-group)."""
+def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop, h2=None, reorth=None):
+    """The Givens step of H[:, j] in every running column (one work-group); with h2 and reorth
+    the lagged second pass of step j in H first where reorth asks."""
     k = g.shape[1]
+    m = hessenberg.shape[1] // k
     wg = min(256, pow2_at_most(exec.info.max_work_group_size))
-    exec.kernel(__file__, g.dtype, "givens", **defines(g.dtype, None, reduction_shape(exec.info, 1, k)))(
+    lagged = () if h2 is None else (h2.values.data, np.int32(h2.shape[0]), reorth.data)
+    exec.kernel(__file__, g.dtype, "givens", **defines(g.dtype, None, reduction_shape(exec.info, 1, k)),
+                LAGGED=int(bool(lagged)))(
         exec.queue, (wg,), (wg,), np.int32(k), np.int32(j), np.int32(hessenberg.shape[1]), ww.values.data,
         np.int32(ww.shape[0]), hessenberg.values.data, g.values.data, cos.values.data, sin.values.data,
-        inner.data, *stop_args(stop), *consumer_buffers(g.dtype, k, wg))
+        inner.data, *stop_args(stop), *consumer_buffers(g.dtype, k * (m + 1 if lagged else 1), wg), *lagged)
 
 
 def update(exec, basis, hessenberg, g, inner, diag, x):

@@ -14,7 +14,9 @@ sums ww of the last orthogonalization; v_0 = v is normalized already) and forms 
 V^H w and w^H w (with the Givens rotation of Hessenberg column j - 1 first; partial sums in rows
 of (m + 2) k, h2 in rows of (m + 1) k, whatever j is); ``orthogonalize``
 makes w' = w / ||v|| - V h into v (the next product's input) with the DGKS test for a second
-pass; ``reorthogonalize`` makes that pass where the test asks. ``inner`` (int32, one per column)
+pass; ``reorthogonalize`` makes that pass where the test asks, or (with ``raw``)
+the next ``multi_dot`` or ``givens`` does (the lagged pass of "mgs": with the unrotated H kept,
+``raw`` and ``final``, it corrects w = A M v through the Arnoldi relation). ``inner`` (int32, one per column)
 counts the Givens steps each column took in the cycle: its update uses that many basis vectors.
 Dot products conjugate the basis vectors (h = V^H w); the Givens rotations are complex ones for
 complex values (see ``_givens``).
@@ -107,32 +109,76 @@ def _givens(j, c, nrm, hessenberg, g, cos, sin, inner, stop):
     stop_check(stop, estimate, int(StopReason.PENDING), only=only)
 
 
-def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop):
-    # the Givens step of Hessenberg column j in running columns, h_{j+1,j} = ||w'||
+def _lagged_pass(j, ww, h2, reorth):
+    """The lagged second pass of step j (``multi_dot``'s and ``givens``' with h2 and reorth): its
+    coefficients h2 = V_{0..j}^H w' ((j + 1, k), 0 where reorth is clear) and ||w''|| =
+    sqrt(||w'||^2 - ||h2||^2) (Pythagoras: w' = w'' + V h2, w'' orthogonal to V), ||w'|| elsewhere."""
+    k = ww.shape[1]
+    coef = h2.values.sum(axis=0)[:(j + 1) * k].reshape(j + 1, k) * (reorth != 0)
+    norms2 = ww.values.sum(axis=0).real - (np.abs(coef) ** 2).sum(axis=0)
+    return np.sqrt(np.maximum(norms2, 0)), coef
+
+
+def givens(exec, j, ww, hessenberg, g, cos, sin, inner, stop, h2=None, reorth=None):
+    # the Givens step of Hessenberg column j in running columns, h_{j+1,j} = ||w'||;  with h2
+    # and reorth (the lagged second pass) first H[0:j+1, j] += h2 and h_{j+1,j} = ||w''|| where
+    # reorth is set
     norms = _norms(ww)
+    if h2 is not None:
+        norms, coef = _lagged_pass(j, ww, h2, reorth)
+        go = (stop.status == 0) & (reorth != 0)
+        hessenberg.values[: j + 1, j * g.shape[1]:(j + 1) * g.shape[1]][:, go] += coef[:, go]
     for c in np.flatnonzero(stop.status == 0):
         _givens(j, c, norms[c], hessenberg, g, cos, sin, inner, stop)
 
 
-def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop):
+def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop,
+              raw=None, final=None, h2=None, reorth=None):
     # inner iteration j = step[parity]: with rotate (and j > 0) the Givens step of column j - 1
     # first;  nrm = ||v|| (for j = 0: 1, 0 in stopped columns);  v_j = v / nrm into the basis (and z_j = z / nrm into
     # zbasis unless z is None: flexible GMRES);  h = [V_{0..j}^H w, w^H w] (partial sums);
-    # step[1 - parity] = j + 1
+    # step[1 - parity] = j + 1.  With raw (the lagged second pass of step j - 1, j > 0; raw:
+    # orthogonalize's first-pass columns of H, final: the Arnoldi relation's A M V = V H), where
+    # reorth is set first v'' = v - V h2, z'' = z - Z h2 (flexible), nrm = sqrt(||v||^2 - ||h2||^2),
+    # and w = A M v'' = w - A M V h2 = w - V c - h2_{j-1} v'' with c = H h2 (A M v_{j-1} =
+    # V (raw + h2) + v'', A M v_l = V final[:, l] for l < j - 1);  final[:, j - 1] = (raw +
+    # h2, nrm) in every column
     j = int(step[parity])
     step[1 - parity] = j + 1
+    lagged = raw is not None
     if rotate and j > 0:
-        givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop)
+        givens(exec, j - 1, ww, hessenberg, g, cos, sin, inner, stop, *((h2, reorth) if lagged else ()))
     n, k = w.shape
     # (j = 0: v_0 normalized by the restart in running columns; a stopped column's v is its last
     # w', which it would otherwise carry on as v_0, growing by ||A|| each cycle: 0 there)
     norms = _norms(ww) if j > 0 else np.where(stop.status == 0, 1.0, 0.0)
+    # (v and z themselves are left as they are; w takes the correction: orthogonalize reads it)
+    vvalues, zvalues = v.values.copy(), None if z is None else z.values.copy()
+    if lagged and j > 0:
+        norms, coef = _lagged_pass(j - 1, ww, h2, reorth)
+        last = raw.values[:j, (j - 1) * k:j * k] + coef  # H[0:j, j - 1] after both passes
+        again = reorth != 0
+        if again.any():
+            # c = H[0:j, 0:j] h2 (columns l < j - 1 from final, up to their subdiagonal)
+            arnoldi = np.zeros((j, j, k), w.dtype)
+            for col in range(j - 1):
+                arnoldi[:col + 2, col] = final.values[:col + 2, col * k:(col + 1) * k]
+            arnoldi[:, j - 1] = last
+            c = np.einsum("ilc,lc->ic", arnoldi, coef)
+            vectors = _load(basis, n, j, w.dtype)
+            vvalues[:, again] -= np.einsum("ic,inc->nc", coef[:, again], vectors[:, :, again])
+            w.values[:, again] -= (np.einsum("ic,inc->nc", c[:, again], vectors[:, :, again])
+                                   + coef[j - 1, again] * vvalues[:, again])
+            if z is not None:
+                zvalues[:, again] -= np.einsum("ic,inc->nc", coef[:, again], _load(zbasis, n, j, w.dtype)[:, :, again])
+        final.values[:j, (j - 1) * k:j * k] = last
+        final.values[j, (j - 1) * k:j * k] = norms
     nrm.values[0] = norms
     with np.errstate(divide="ignore"):
         inv = np.where(norms > 0, 1 / np.where(norms > 0, norms, 1), 0)
-    _store(basis, n, j, v.values * inv)
+    _store(basis, n, j, vvalues * inv)
     if z is not None:
-        _store(zbasis, n, j, z.values * inv)
+        _store(zbasis, n, j, zvalues * inv)
     dots = np.einsum("inc,nc->ic", _load(basis, n, j + 1, w.dtype).conj(), w.values)
     _set(h, _row(np.concatenate([dots.ravel(), _column_sums(w.values.conj() * w.values)]), hessenberg.shape[1] + 2 * k))
 
@@ -154,10 +200,10 @@ def _second_pass(sums, j, k, eta2):
         return ~(before - h_sq > eta2 * before)
 
 
-def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop):
+def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, raw=None):
     # inner iteration j = step[parity]:  h = (V^H w) / nrm;  w' = w / nrm - V h into v;
-    # H[0:j+1, j] = h in running columns;  ww: ||w'||^2;  reorth: the DGKS test with eta2;
-    # h2 = V^H w' (partial sums, used where reorth is set)
+    # H[0:j+1, j] = h in running columns (and in raw unless None);  ww: ||w'||^2;  reorth: the
+    # DGKS test with eta2;  h2 = V^H w' (partial sums, used where reorth is set)
     j = int(step[parity])
     n, k = w.shape
     norms = nrm.values[0].real
@@ -169,7 +215,8 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
     vectors = _load(basis, n, j + 1, w.dtype)
     v.values[...] = (w.values - np.einsum("ic,inc->nc", dots, vectors)) * inv
     go = stop.status == 0
-    hessenberg.values[: j + 1, j * k:(j + 1) * k][:, go] = (dots * inv)[:, go]
+    for target in (hessenberg, raw) if raw is not None else (hessenberg,):
+        target.values[: j + 1, j * k:(j + 1) * k][:, go] = (dots * inv)[:, go]
     _set(ww, _column_sums(v.values.conj() * v.values))
     _set(h2, _row(np.einsum("inc,nc->ic", vectors.conj(), v.values).ravel(), hessenberg.shape[1] + k))
 
