@@ -1,7 +1,10 @@
 """Shared fixtures: the executors under test and the real matrices of ../shared/matrices."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -11,6 +14,13 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
+
+# The suite keeps the program record of builds up front (ginkpy/opencl/program_record.py) in a
+# directory of its own, not the user's ~/.cache/ginkpy: a run neither depends on what earlier runs
+# recorded (a generate builds every program recorded for its signature) nor leaves records behind.
+if "GINKPY_CACHE_DIR" not in os.environ:
+    os.environ["GINKPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="ginkpy-tests-")
+    atexit.register(shutil.rmtree, os.environ["GINKPY_CACHE_DIR"], True)
 
 # The real matrices live beside the checkout; GINKPY_MATRICES points elsewhere (e.g. on another machine).
 PROJECT = Path(__file__).resolve().parents[1]  # the repository root (tests mirror ginkpy/ below tests/)
