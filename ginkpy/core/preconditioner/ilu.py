@@ -162,6 +162,7 @@ class Ilu(EnableBuild, LinOp):
     """
 
     exact_factorization: type = ExactIlu  # Ic: the exact IC(0) and ParIc
+    _decided: int | None = None  # the Jacobi sweeps decided by the factors' contraction bound, if so
     parallel_factorization: type = ParIlu
 
     @parameters
@@ -199,7 +200,7 @@ class Ilu(EnableBuild, LinOp):
         if not self._generated_on_matrix:
             raise NotImplementedError(f"{name} was generated on a factorization, not on the matrix")
         self.factorization.update()
-        if getattr(self, "_decided", None) is not None:
+        if self._decided is not None:
             # sweeps decided by the factors' contraction bound: decided again on the new values,
             # so that an update applies what a fresh generate would (the solvers made anew where
             # the count changed: launches recorded with the old ones are then invalid)
