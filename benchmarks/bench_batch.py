@@ -19,9 +19,9 @@ in one run.
 "ginkpy batched, list" is the whole call ``gk.linalg.batched_cg(matrices, B, M="jacobi")``
 from a list of N SciPy CSR matrices, each with index arrays of its own (as when each system is
 assembled on its own), to X on the host; the rows under it are its parts, each timed on its
-own after the one before: the pattern check (every item's index arrays against item 0's), the
-values gathered into the executor's memory and checked to be finite there, B and x to the
-executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched, (P, values)" is the
+own after the one before: the items' formats, shapes and array lengths, the values gathered
+into the executor's memory, every item's index arrays compared with item 0's meanwhile (while
+a GPU copies), the values checked to be finite there, B and x to the executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched, (P, values)" is the
 whole call from one pattern and a values array (N, nnz). "CuPy dense batched" is
 ``cupy.linalg.solve`` on the (N, n, n) dense systems already on the GPU, X back (the dense
 copy to the GPU not timed; only where the dense batch fits --dense-gb). The loops solve systems
@@ -196,9 +196,9 @@ def ginkpy_parts(exec, P, matrices, B, args, solver_name, preconditioner):
     """The parts of the call from a list, in its order, each synchronized."""
     sync = exec.synchronize
     check, host_batch = timed(lambda: batch_pattern.from_list(matrices), args.reps)
-    yield "  pattern check", check, False, None, ""
+    yield "  items' formats, shapes, lengths", check, False, None, ""
     values, A = timed(lambda: gk.batch.matrix.Csr.from_host_batch(exec, host_batch), args.reps, sync)
-    yield "  values gathered, uploaded, checked", values, False, None, ""
+    yield "  values up, index arrays compared", values, False, None, ""
     vectors, (b, x0) = timed(lambda: (gk.batch.MultiVector.from_numpy(exec, B),
                                       gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)), args.reps, sync)
     yield "  B and x", vectors, False, None, ""
