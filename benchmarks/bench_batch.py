@@ -19,18 +19,23 @@ in one run.
 "ginkpy batched, list" is the whole call ``gk.linalg.batched_cg(matrices, B, M="jacobi")``
 from a list of N SciPy CSR matrices, each with index arrays of its own (as when each system is
 assembled on its own), to X on the host; the rows under it are its parts, each timed on its
-own after the one before: building the batch (pattern check, values gathered and copied),
-B and x to the executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched,
-(P, values)" is the whole call from one pattern and a values array (N, nnz). "CuPy dense
-batched" is ``cupy.linalg.solve`` on the (N, n, n) dense systems already on the GPU, X back
-(the dense copy to the GPU not timed). The loops solve at most --loop-limit systems of a batch
-and are scaled to the whole batch (marked *). Every method's solutions are checked: the
-largest relative true residual ||b - A x|| / ||b|| is printed, and a method that misses --rtol
-by more than 10x is flagged (exit code 1).
+own after the one before: the items' formats, shapes and array lengths, the values gathered
+into the executor's memory, every item's index arrays compared with item 0's meanwhile (while
+a GPU copies), the values checked to be finite there, B and x to the executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched, (P, values)" is the
+whole call from one pattern and a values array (N, nnz). "CuPy dense batched" is
+``cupy.linalg.solve`` on the (N, n, n) dense systems already on the GPU, X back (the dense
+copy to the GPU not timed; only where the dense batch fits --dense-gb). The loops solve systems
+one at a time, at most --loop-limit of them and for at most --loop-seconds, scaled to the whole
+batch (marked *). Every method's solutions are checked: the largest relative true residual
+||b - A x|| / ||b|| is printed, and a method that misses --rtol by more than 10x is flagged
+(exit code 1). Each row is printed (and flushed) as soon as it is measured; a method that does
+not run says why in its row (no CuPy and why, no CuPy BiCGStab, a dense batch too large);
+--methods chooses what runs.
 
     python benchmarks/bench_batch.py --quick
     python benchmarks/bench_batch.py --counts 4000 --sizes 256 --problems stencil     # the PoCL target: >= 20x SciPy
     python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil    # the GPU target: <= 30 ms
+    python benchmarks/bench_batch.py --counts 10000 --sizes 256 --problems stencil --methods batched parts
     python benchmarks/bench_batch.py --counts 100000 --sizes 64 --problems stencil
     python benchmarks/bench_batch.py --counts 1000 --sizes 256 --problems convdiff --preconditioners jacobi ilu isai
 """
@@ -48,9 +53,10 @@ import scipy.sparse.linalg as spla
 import bench_common as bc
 import ginkpy as gk
 from ginkpy import problems
+from ginkpy.core.batch.matrix import batch_pattern
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
 
-DENSE_BYTES = 8 << 30  # CuPy's dense batched solve only where the (N, n, n) batch fits this
+METHODS = ["batched", "parts", "scipy", "ginkpy-loop", "cupy-loop", "cupy-dense"]
 PRECONDITIONERS = {"jacobi": lambda: gk.batch.preconditioner.Jacobi.build().with_max_block_size(1),
                    "ilu": gk.batch.preconditioner.Ilu.build, "isai": gk.batch.preconditioner.Isai.build}
 
@@ -68,12 +74,18 @@ def parse() -> argparse.Namespace:
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     p.add_argument("--reps", type=int, default=3, help="timed runs of each method (the median is printed)")
-    p.add_argument("--loop-limit", type=int, default=1000, help="systems each loop solves (scaled to the batch)")
+    p.add_argument("--loop-limit", type=int, default=1000, help="at most this many systems per loop (scaled to the batch)")
+    p.add_argument("--loop-seconds", type=float, default=3.0,
+                   help="each loop stops after this many seconds over its --reps runs (scaled to the batch)")
+    p.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS,
+                   help="what to run: the batched calls (batched; parts: the list call's parts), the loops of "
+                        "SciPy, ginkpy and CuPy solves, CuPy's dense batched solve")
+    p.add_argument("--dense-gb", type=float, default=8.0, help="CuPy's dense batched solve where (N, n, n) fits this")
     p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
     p.add_argument("--quick", action="store_true", help="small run: N 100 and 1000, n 16 64 256, 1 rep")
     args = p.parse_args()
     if args.quick:
-        args.counts, args.sizes, args.reps, args.loop_limit = [100, 1000], [16, 64, 256], 1, 200
+        args.counts, args.sizes, args.reps, args.loop_seconds = [100, 1000], [16, 64, 256], 1, 0.5
     return args
 
 
@@ -132,7 +144,7 @@ def relative_residuals(P: sp.csr_matrix, values: np.ndarray, B: np.ndarray, X: n
     return np.linalg.norm(B - AX, axis=1) / np.linalg.norm(B, axis=1)
 
 
-# -- methods: each returns (seconds per batch, X of the systems it solved, iterations) ------------
+# -- methods: each yields rows (label, seconds per batch, scaled, X of the systems it solved, iterations) --
 
 def timed(run, reps: int, sync=lambda: None) -> tuple[float, object]:
     out = run()  # warm-up: compiles kernels
@@ -146,22 +158,53 @@ def timed(run, reps: int, sync=lambda: None) -> tuple[float, object]:
     return float(np.median(times)), out
 
 
+def timed_loop(solve_one, N: int, args) -> tuple[float, np.ndarray]:
+    """Seconds per batch of N of a loop solving one system at a time (``solve_one(i)`` -> x_i on
+    the host): each of --reps runs solves systems 0, 1, ... until --loop-limit systems or
+    --loop-seconds / reps have passed; the median seconds per system times N, and the X of
+    the last run's systems (for the residual check)."""
+    solve_one(0)  # warm-up: compiles kernels
+    per_system, X = [], None
+    for _ in range(args.reps):
+        xs, start = [], time.perf_counter()
+        while len(xs) < min(N, args.loop_limit) and (not xs or time.perf_counter() - start < args.loop_seconds / args.reps):
+            xs.append(solve_one(len(xs)))
+        per_system.append((time.perf_counter() - start) / len(xs))
+        X = np.array(xs)
+    return float(np.median(per_system)) * N, X
+
+
 def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi"):
-    """The whole batched call from a list of SciPy matrices and from (P, values), and the
-    parts of the first: [(label, seconds, X, iterations)]."""
+    """The whole batched call from a list of SciPy matrices, its parts (each timed on its own
+    after the one before) and the call from (P, values): rows, each yielded when measured."""
     function = {"cg": batched_cg, "bicgstab": batched_bicgstab, "gmres": batched_gmres}[solver_name]
     extra = {"maxiter": 10 * P.shape[0] // 20 + 1} if solver_name == "gmres" else {}
+    suffix = "" if args.preconditioners == ["jacobi"] else f" ({preconditioner})"
     # as each system assembled on its own: index arrays of its own
     matrices = [sp.csr_matrix((v, P.indices.copy(), P.indptr.copy()), shape=P.shape) for v in values]
-    whole, (X, _) = timed(lambda: function(matrices, B, rtol=args.rtol, M=preconditioner, executor=exec, **extra),
-                          args.reps)
-    # the parts, in the call's order, each synchronized
+    whole, (X, info) = timed(lambda: function(matrices, B, rtol=args.rtol, M=preconditioner, executor=exec, **extra),
+                             args.reps)
+    yield f"ginkpy batched, list{suffix}", whole, False, X, ""
+    if "parts" in args.methods:
+        yield from ginkpy_parts(exec, P, matrices, B, args, solver_name, preconditioner)
+    pattern, (X_pattern, _) = timed(lambda: function((P, values), B, rtol=args.rtol, M=preconditioner,
+                                                     executor=exec, **extra), args.reps)
+    yield f"ginkpy batched, (P, values){suffix}", pattern, False, X_pattern, ""
+
+
+def ginkpy_parts(exec, P, matrices, B, args, solver_name, preconditioner):
+    """The parts of the call from a list, in its order, each synchronized."""
     sync = exec.synchronize
-    build, A = timed(lambda: gk.batch.matrix.Csr.from_scipy(exec, matrices), args.reps, sync)
+    check, host_batch = timed(lambda: batch_pattern.from_list(matrices), args.reps)
+    yield "  items' formats, shapes, lengths", check, False, None, ""
+    values, A = timed(lambda: gk.batch.matrix.Csr.from_host_batch(exec, host_batch), args.reps, sync)
+    yield "  values up, index arrays compared", values, False, None, ""
     vectors, (b, x0) = timed(lambda: (gk.batch.MultiVector.from_numpy(exec, B),
                                       gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)), args.reps, sync)
+    yield "  B and x", vectors, False, None, ""
     preconditioner_params = PRECONDITIONERS[preconditioner]()
     generate_seconds, M = timed(lambda: preconditioner_params.on(exec).generate(A), args.reps, sync)
+    yield f"  {type(M).__name__}", generate_seconds, False, None, ""
     params = {"cg": gk.batch.solver.Cg, "bicgstab": gk.batch.solver.Bicgstab,
               "gmres": gk.batch.solver.Gmres}[solver_name].build()
     if solver_name == "gmres":
@@ -174,93 +217,139 @@ def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi
         result.append(solver.apply_with_tolerances(b, x, args.rtol, 0.0))
         return x
     solve, x = timed(run_solve, args.reps, sync)
+    yield "  solve", solve, False, None, f"{result[-1].iterations.mean():.0f}"
     back, _ = timed(lambda: x.to_numpy(), args.reps)
-    pattern, (X_pattern, _) = timed(lambda: function((P, values), B, rtol=args.rtol, M=preconditioner,
-                                                     executor=exec, **extra), args.reps)
-    iterations = f"{result[-1].iterations.mean():.0f}"
-    suffix = "" if args.preconditioners == ["jacobi"] else f" ({preconditioner})"
-    return [(f"ginkpy batched, list{suffix}", whole, X, iterations), ("  build the batch", build, None, ""),
-            ("  B and x", vectors, None, ""), (f"  {type(M).__name__}", generate_seconds, None, ""),
-            ("  solve", solve, None, iterations), ("  X back", back, None, ""),
-            (f"ginkpy batched, (P, values){suffix}", pattern, X_pattern, iterations)]
+    yield "  X back", back, False, None, ""
 
 
-def scipy_loop(P, values, B, args, solver_name, count):
+def scipy_loop(P, values, B, args, solver_name):
     solve = {"cg": spla.cg, "bicgstab": spla.bicgstab, "gmres": spla.gmres}[solver_name]
     extra = {"restart": 20} if solver_name == "gmres" else {}
+    count = min(len(values), args.loop_limit)
     matrices = [sp.csr_matrix((v, P.indices, P.indptr), shape=P.shape) for v in values[:count]]
-
-    def run():
-        X = np.empty((count, P.shape[0]), B.dtype)
-        for i, A in enumerate(matrices):
-            X[i], _ = solve(A, B[i], rtol=args.rtol, M=sp.diags(1.0 / A.diagonal()), **extra)
-        return X
-    return timed(run, args.reps)
+    precs = [sp.diags(1.0 / A.diagonal()) for A in matrices]
+    return timed_loop(lambda i: solve(matrices[i], B[i], rtol=args.rtol, M=precs[i], **extra)[0], len(values), args)
 
 
-def ginkpy_loop(exec, P, values, B, args, solver_name, count):
+def ginkpy_loop(exec, P, values, B, args, solver_name):
     cls = {"cg": gk.solver.Cg, "bicgstab": gk.solver.Bicgstab, "gmres": gk.solver.Gmres}[solver_name]
-    matrices = [gk.matrix.Csr.from_scipy(exec, sp.csr_matrix((v, P.indices, P.indptr), shape=P.shape))
-                for v in values[:count]]
-    rhs = [gk.matrix.Dense.from_numpy(exec, b) for b in B[:count]]
 
-    def run():
-        X = []
-        for A, b in zip(matrices, rhs):
-            params = cls.build().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1)) \
-                .with_criteria(gk.stop.Iteration.build().with_max_iters(10 * P.shape[0]),
-                               gk.stop.ResidualNorm.build().with_reduction_factor(args.rtol))
-            if solver_name == "gmres":
-                params = params.with_krylov_dim(20)
-            x = gk.matrix.Dense.zeros(exec, (P.shape[0], 1), B.dtype)
-            params.on(exec).generate(A).apply(b, x)
-            X.append(x.to_numpy()[:, 0])
-        return np.array(X)
-    return timed(run, args.reps, exec.synchronize)
+    def solve_one(i):
+        A = gk.matrix.Csr.from_scipy(exec, sp.csr_matrix((values[i], P.indices, P.indptr), shape=P.shape))
+        params = cls.build().with_preconditioner(gk.preconditioner.Jacobi.build().with_max_block_size(1)) \
+            .with_criteria(gk.stop.Iteration.build().with_max_iters(10 * P.shape[0]),
+                           gk.stop.ResidualNorm.build().with_reduction_factor(args.rtol))
+        if solver_name == "gmres":
+            params = params.with_krylov_dim(20)
+        x = gk.matrix.Dense.zeros(exec, (P.shape[0], 1), B.dtype)
+        params.on(exec).generate(A).apply(gk.matrix.Dense.from_numpy(exec, B[i]), x)
+        return x.to_numpy()[:, 0]
+    return timed_loop(solve_one, len(values), args)
 
 
-def cupy_loop(cupy, P, values, B, args, solver_name, count):
+def cupy_loop(cupy, P, values, B, args, solver_name):
     import cupyx.scipy.sparse as csp
     import cupyx.scipy.sparse.linalg as cspla
     solve = {"cg": cspla.cg, "bicgstab": getattr(cspla, "bicgstab", None), "gmres": cspla.gmres}[solver_name]
     if solve is None:
-        return None
+        raise Skipped(f"this CuPy has no cupyx.scipy.sparse.linalg.{solver_name}")
+    count = min(len(values), args.loop_limit)
     matrices = [csp.csr_matrix(sp.csr_matrix((v, P.indices, P.indptr), shape=P.shape)) for v in values[:count]]
     rhs = [cupy.asarray(b) for b in B[:count]]
     precs = [csp.diags(1.0 / A.diagonal()) for A in matrices]
     key = "rtol" if "rtol" in inspect.signature(solve).parameters else "tol"
-
-    def run():
-        return cupy.stack([solve(A, b, M=M, **{key: args.rtol})[0] for A, b, M in zip(matrices, rhs, precs)]).get()
-    return timed(run, args.reps, cupy.cuda.Device().synchronize)
+    return timed_loop(lambda i: solve(matrices[i], rhs[i], M=precs[i], **{key: args.rtol})[0].get(), len(values), args)
 
 
 def cupy_dense(cupy, P, values, B, args):
     N, n = values.shape[0], P.shape[0]
-    if N * n * n * B.itemsize > DENSE_BYTES:
-        return None
+    nbytes = N * n * n * B.itemsize
+    if nbytes > args.dense_gb * 2 ** 30:
+        raise Skipped(f"the dense batch would take {nbytes / 2 ** 30:.1f} GiB > --dense-gb {args.dense_gb:g}")
     dense = np.zeros((N, n * n), B.dtype)
     rows = np.repeat(np.arange(n), np.diff(P.indptr))
     dense[:, rows * n + P.indices] = values
     A = cupy.asarray(dense.reshape(N, n, n))
+    del dense
     b = cupy.asarray(B[:, :, None])
     return timed(lambda: cupy.linalg.solve(A, b)[:, :, 0].get(), args.reps, cupy.cuda.Device().synchronize)
 
 
+class Skipped(Exception):
+    """A method that does not run here, and why (printed in its row)."""
+
+
 # -- the run -------------------------------------------------------------------------------------
 
+class Table:
+    """Prints each row as soon as it is measured (line-buffered stdout: also through a pipe or
+    a file, so a run cut short keeps its rows); "x ginkpy" is a row's time over the first
+    row's (ginkpy's whole batched call) of the same problem."""
+
+    def __init__(self, args) -> None:
+        self.args, self.failed = args, False
+        print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<37} {'ms/batch':>10} {'systems/s':>11} "
+              f"{'x ginkpy':>9} {'iters':>7} {'max relres':>10}")
+
+    def start(self, problem: str, P, values, B) -> None:
+        self.key, self.P, self.values, self.B, self.first = (problem, len(values), P.shape[0]), P, values, B, None
+
+    def row(self, method: str, t: float, scaled: bool, X, iters: str) -> None:
+        if self.first is None:
+            self.first = t
+        ratio = "-" if method.startswith("  ") or t is self.first else f"{t / self.first:.2f}"
+        relres = ""
+        if X is not None:
+            worst = float(relative_residuals(self.P, self.values[:len(X)], self.B[:len(X)], X).max())
+            bad = not worst <= 10 * self.args.rtol
+            self.failed |= bad
+            relres = f"{worst:.1e}" + (" !" if bad else "")
+            scaled = len(X) < len(self.values)
+            method += f" ({len(X)} systems)" if scaled else ""
+        problem, N, n = self.key
+        print(f"{problem:>8} {N:>7} {n:>5} {method:<37} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
+              f"{N / t:>11.0f} {ratio:>9} {iters:>7} {relres:>10}")
+
+    def skipped(self, method: str, why: str) -> None:
+        problem, N, n = self.key
+        print(f"{problem:>8} {N:>7} {n:>5} {method:<37} skipped: {why}")
+
+
+def run_methods(table: Table, exec, cupy, P, values, B, args, solver_name) -> None:
+    """Every method of --methods on one batch, each row printed as it is measured."""
+    if "batched" in args.methods:
+        for name in args.preconditioners:
+            for row in ginkpy_batched(exec, P, values, B, args, solver_name, name):
+                table.row(*row)
+    loops = [("scipy", f"SciPy {solver_name} loop", lambda: scipy_loop(P, values, B, args, solver_name)),
+             ("ginkpy-loop", f"ginkpy {solver_name} loop", lambda: ginkpy_loop(exec, P, values, B, args, solver_name)),
+             ("cupy-loop", f"CuPy {solver_name} loop", lambda: cupy_loop(cupy, P, values, B, args, solver_name)),
+             ("cupy-dense", "CuPy dense batched", lambda: cupy_dense(cupy, P, values, B, args))]
+    for key, label, method in loops:
+        if key not in args.methods:
+            continue
+        if key.startswith("cupy") and cupy is None:
+            table.skipped(label, f"no CuPy ({args.cupy_why})")
+            continue
+        try:
+            t, X = method()
+        except Skipped as why:
+            table.skipped(label, str(why))
+            continue
+        table.row(label, t, False, X, "")
+
+
 def main() -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # each line out at once, even into a pipe or a file
     args = parse()
     exec = gk.executor(args.executor)
     dtype = np.dtype(args.dtype)
-    cupy = bc.import_cupy(args.no_cupy)
+    cupy, args.cupy_why = bc.import_cupy_why(args.no_cupy or not {"cupy-loop", "cupy-dense"} & set(args.methods))
     rng = np.random.default_rng(0)
-    print(f"ginkpy executor: {bc.device_name(exec)}; CuPy: {'yes' if cupy is not None else 'no'}; "
+    print(f"ginkpy executor: {bc.device_name(exec)}; CuPy: {'yes' if cupy is not None else 'no, ' + args.cupy_why}; "
           f"{args.dtype}, batched {' / '.join(args.preconditioners)} (loops: scalar Jacobi), rtol {args.rtol}, "
-          f"median of {args.reps}")
-    print(f"{'problem':>8} {'N':>7} {'n':>5} {'method':<35} {'ms/batch':>10} {'systems/s':>11} {'x ginkpy':>9} "
-          f"{'iters':>7} {'max relres':>10}")
-    failed = False
+          f"median of {args.reps}; methods: {' '.join(args.methods)}")
+    table = Table(args)
     for problem in args.problems:
         solver_name = "cg" if problem not in ("nonsym", "convdiff") else args.nonsym_solver
         for n in args.sizes:
@@ -268,35 +357,12 @@ def main() -> int:
                 P, values = generate(problem, N, n, rng)
                 values = values.astype(dtype)
                 B = rng.standard_normal((N, P.shape[0])).astype(dtype)
-                count = min(N, args.loop_limit)
-                rows = [(label, t, False, X, iters) for name in args.preconditioners
-                        for label, t, X, iters in ginkpy_batched(exec, P, values, B, args, solver_name, name)]
-                seconds = rows[0][1]
-                t, X = scipy_loop(P, values, B, args, solver_name, count)
-                rows.append((f"SciPy {solver_name} loop", t * N / count, count < N, X, ""))
-                t, X = ginkpy_loop(exec, P, values, B, args, solver_name, min(count, max(10, count // 10)))
-                rows.append((f"ginkpy {solver_name} loop", t * N / X.shape[0], X.shape[0] < N, X, ""))
-                if cupy is not None:
-                    out = cupy_loop(cupy, P, values, B, args, solver_name, count)
-                    if out is not None:
-                        rows.append((f"CuPy {solver_name} loop", out[0] * N / count, count < N, out[1], ""))
-                    out = cupy_dense(cupy, P, values, B, args)
-                    if out is not None:
-                        rows.append(("CuPy dense batched", out[0], False, out[1], ""))
-                for method, t, scaled, X, iters in rows:
-                    ratio = "-" if method.startswith("  ") or t is seconds else f"{t / seconds:.2f}"
-                    relres = ""
-                    if X is not None:
-                        worst = float(relative_residuals(P, values[:len(X)], B[:len(X)], X).max())
-                        bad = not worst <= 10 * args.rtol
-                        failed |= bad
-                        relres = f"{worst:.1e}" + (" !" if bad else "")
-                    print(f"{problem:>8} {N:>7} {P.shape[0]:>5} {method:<35} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
-                          f"{N / t:>11.0f} {ratio:>9} {iters:>7} {relres:>10}", flush=True)
-    print("* a loop over the first --loop-limit systems (ginkpy loop: a tenth of them), scaled to the batch")
-    if failed:
+                table.start(problem, P, values, B)
+                run_methods(table, exec, cupy, P, values, B, args, solver_name)
+    print("* a loop over the first systems (at most --loop-limit, for at most --loop-seconds), scaled to the batch")
+    if table.failed:
         print("a method missed the tolerance by more than 10x (marked !)")
-    return 1 if failed else 0
+    return 1 if table.failed else 0
 
 
 if __name__ == "__main__":

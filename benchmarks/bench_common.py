@@ -126,16 +126,22 @@ def device_name(exec) -> str:
 
 def import_cupy(skip: bool):
     """The cupy module when CuPy and an NVIDIA GPU are present (and not skipped), else None."""
+    return import_cupy_why(skip)[0]
+
+
+def import_cupy_why(skip: bool):
+    """(the cupy module, "") when CuPy and an NVIDIA GPU are present and not skipped, else
+    (None, why not) for a benchmark to print."""
     if skip:
-        return None
+        return None, "skipped (--no-cupy)"
     try:
         import cupy
         import cupyx.scipy.sparse  # noqa: F401  (loads cupyx for the callers)
         if cupy.cuda.runtime.getDeviceCount() == 0:
-            return None
-        return cupy
-    except Exception:  # no CuPy, no CUDA driver or no GPU: run without it
-        return None
+            return None, "no CUDA device"
+        return cupy, ""
+    except Exception as error:  # no CuPy, no CUDA driver or no GPU: run without it
+        return None, f"{type(error).__name__}: {error}"
 
 
 def executor_and_cupy(args):

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import scipy.sparse as sp
 
 from ginkpy.core.base.factory import Factory, Parameters
 from ginkpy.core.batch.batch_lin_op import BatchLinOp
+from ginkpy.core.batch.matrix import batch_pattern
 from ginkpy.core.batch.matrix.csr import Csr
 from ginkpy.core.batch.multi_vector import MultiVector
 from ginkpy.core.batch.preconditioner.ilu import Ilu
@@ -88,8 +90,8 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
            executor: Any, restart: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     exec = as_executor(executor, As)
     B = np.asarray(B)
-    dtype = _dtype(As, B, X0)
-    A = _batch_matrix(As, exec, dtype)
+    A = _batch_matrix(As, exec, B, X0)
+    dtype = A.dtype
     N, n = A.num_batch_items, A.common_size[0]
     if A.common_size[0] != A.common_size[1]:
         raise ValueError(f"each system must be square, but they are {A.common_size[0]} x {A.common_size[1]}")
@@ -113,45 +115,43 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
         max_iterations = maxiter * restart
     s = params.on(exec).generate(A)
     result = s.apply_with_tolerances(b, X, rtol, atol, min(max_iterations, np.iinfo(np.int32).max))
+    codes = result.codes
     info = np.full(N, maxiter, dtype=np.int64)
-    info[result.codes == StopReason.CONVERGED] = 0
-    info[result.codes == StopReason.BREAKDOWN] = BREAKDOWN_INFO
-    info[result.codes == StopReason.DIVERGED] = DIVERGED_INFO
+    info[codes == StopReason.CONVERGED] = 0
+    info[codes == StopReason.BREAKDOWN] = BREAKDOWN_INFO
+    info[codes == StopReason.DIVERGED] = DIVERGED_INFO
     return X.to_numpy(), info
 
 
-def _dtype(As: Any, B: np.ndarray, X0: Any) -> np.dtype:
-    """float32 when the values, B and X0 are all float32, else float64."""
-    if isinstance(As, BatchLinOp):
-        return As.dtype
-    if isinstance(As, tuple):
-        types = [np.asarray(v).dtype for v in As if not sp.issparse(v) and np.ndim(v) == 2] or [np.dtype(np.float64)]
-    elif isinstance(As, np.ndarray):
-        types = [As.dtype]
-    else:
-        types = list({getattr(m, "dtype", np.dtype(np.float64)) for m in (As if hasattr(As, "__len__") else [])})
-    types += [B.dtype] + ([np.asarray(X0).dtype] if X0 is not None else [])
-    return np.result_type(*(value_dtype(t, "the systems") for t in types))
-
-
-def _batch_matrix(As: Any, exec, dtype) -> BatchLinOp:
-    """The systems as a batch matrix on ``exec``: a list of SciPy matrices, a 3-D array,
-    (pattern, values), (indptr, indices, values) or SciPy's (data, indices, indptr)."""
+def _batch_matrix(As: Any, exec, B: np.ndarray, X0: Any) -> BatchLinOp:
+    """The systems as a batch matrix on ``exec``: a batch matrix (its value type decides), or a
+    list of SciPy matrices, a 3-D array, (pattern, values), (indptr, indices, values) or
+    SciPy's (data, indices, indptr), built on the host first (its values' type: float32 where
+    they, B and X0 are all float32, else float64 or complex), then uploaded in that type."""
     if isinstance(As, BatchLinOp):
         return As.to_executor(exec)
+    host = _host_batch(As)
+    types = [host.dtype, value_dtype(B.dtype, "B")] + ([value_dtype(np.asarray(X0).dtype, "X0")] if X0 is not None else [])
+    return Csr.from_host_batch(exec, attrs.evolve(host, dtype=np.result_type(*types)))
+
+
+def _host_batch(As: Any) -> batch_pattern.HostBatch:
+    """The batch of ``As`` on the host (see :func:`_batch_matrix`), in the values' own type."""
     if isinstance(As, tuple):
         if len(As) == 2 and sp.issparse(As[0]):
-            return Csr.from_pattern(exec, As[0], As[1], dtype)
+            return batch_pattern.from_scipy_pattern(As[0], As[1])
         if len(As) == 3 and not any(sp.issparse(a) for a in As):
             arrays = [np.asarray(a) for a in As]
             if arrays[0].ndim == 2 and arrays[2].ndim == 1:  # SciPy's order: (data, indices, indptr)
                 arrays = arrays[::-1]
             if arrays[2].ndim == 2:
-                return Csr.from_arrays(exec, arrays[0], arrays[1], arrays[2], dtype=dtype)
+                return batch_pattern.from_arrays(arrays[0], arrays[1], arrays[2])
         raise TypeError("As as a tuple must be (pattern, values): a SciPy sparse matrix giving the stored "
                         "entries and an array (N, nnz) of each system's values; or (indptr, indices, values) "
                         "with values of shape (N, nnz)")
-    return Csr.from_scipy(exec, As, dtype)
+    if isinstance(As, np.ndarray) and As.ndim == 3:
+        return batch_pattern.from_dense(As)
+    return batch_pattern.from_list(As)
 
 
 def _vectors(exec, V: np.ndarray, N: int, n: int, what: str, dtype) -> MultiVector:

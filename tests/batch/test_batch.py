@@ -391,6 +391,43 @@ def test_a_differing_pattern_names_the_system(ref, rng):
         batched_cg((items[0].indptr, items[0].indices + 1, np.ones((2, 33))), np.ones((2, 9)), executor=ref)
 
 
+def test_pattern_checked_while_the_values_travel(exec, rng):
+    # the index arrays are compared after the values left for the executor: items made on item 0's
+    # arrays, an item storing the same entries in another order (found then: the values written
+    # again), and an item storing as many entries elsewhere (an error naming it)
+    items = cells(rng, 5, 3)
+    P = items[0]
+    shared = [sp.csr_matrix((m.data, P.indices, P.indptr), shape=P.shape) for m in items]
+    reversed_rows = np.concatenate([np.arange(a, b)[::-1] for a, b in zip(P.indptr[:-1], P.indptr[1:])])
+    shuffled = sp.csr_matrix((items[3].data[reversed_rows], P.indices[reversed_rows], P.indptr.copy()), shape=P.shape)
+    B = rng.standard_normal((5, P.shape[0]))
+    for systems in (shared, [*shared[:3], shuffled, items[4]]):
+        X, info = batched_cg(systems, B, rtol=1e-12, M="jacobi", executor=exec)
+        np.testing.assert_array_equal(info, 0)
+        for i, A in enumerate(items):
+            np.testing.assert_allclose(X[i], spla.spsolve(A.tocsc(), B[i]), rtol=1e-8, atol=1e-10)
+    moved = items[2].tolil()
+    moved[0, 1], moved[0, 8] = 0.0, 1.0  # (0, 1) gone, (0, 8) new: as many entries, one elsewhere
+    moved = moved.tocsr()
+    moved.eliminate_zeros()
+    assert moved.nnz == P.nnz
+    with pytest.raises(ValueError, match=r"item 2 stores entries at other positions than item 0: row 0 stores "
+                                         r"columns \[0, 3, 8\] where item 0 stores \[0, 1, 3\]"):
+        batched_cg([*shared[:2], moved, *shared[3:]], B, executor=exec)
+
+
+def test_value_type_from_the_values_b_and_x0(ref, rng):
+    items = [m.astype(np.float32) for m in cells(rng, 3, 3)]
+    B = rng.standard_normal((3, 9))
+    assert batched_cg(items, B.astype(np.float32), rtol=1e-4, executor=ref)[0].dtype == np.float32
+    assert batched_cg(items, B, rtol=1e-4, executor=ref)[0].dtype == np.float64
+    assert batched_cg(items, B.astype(np.float32), np.zeros((3, 9)), rtol=1e-4, executor=ref)[0].dtype == np.float64
+    assert batched_cg([m.astype(np.int64) for m in cells(rng, 2, 2)], np.ones((2, 4), np.int64),
+                      executor=ref)[0].dtype == np.float64
+    with pytest.raises(TypeError, match="B has value type float16"):
+        batched_cg(items, B.astype(np.float16), executor=ref)
+
+
 def test_upload_in_both_layouts(dev):
     # a CPU device maps the new buffer; a GPU copies from a page-locked staging buffer, reused
     for shape in [(3, 5), (1000, 7), (2, 3)]:

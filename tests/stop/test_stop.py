@@ -75,3 +75,17 @@ def test_bad_parameters_are_errors(ref):
                       (lambda: gk.stop.Time.build().with_time_limit(-1.0), "time_limit")]:
         with pytest.raises(ValueError, match=msg):
             make()
+
+
+def test_solve_result_reads_codes_and_reasons():
+    from ginkpy.core.stop.solve_result import SolveResult
+    codes = np.array([1, 2, 4, 5, 6, 0, 3], np.uint8)
+    result = SolveResult(np.zeros(7), np.zeros(7), codes)
+    assert result.stop_reasons == [StopReason(int(c)) for c in codes]
+    assert all(type(r) is StopReason for r in result.stop_reasons)
+    np.testing.assert_array_equal(result.codes, codes)
+    assert result.codes.dtype == codes.dtype
+    assert SolveResult(np.zeros(2), np.zeros(2), [StopReason.BREAKDOWN, 1]).stop_reasons == \
+        [StopReason.BREAKDOWN, StopReason.CONVERGED]
+    with pytest.raises(ValueError, match="9 is not a valid StopReason"):
+        SolveResult(np.zeros(1), np.zeros(1), [9])

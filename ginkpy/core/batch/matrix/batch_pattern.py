@@ -14,6 +14,7 @@ the same entries in another order are accepted, any other is an error naming it.
 """
 from __future__ import annotations
 
+from itertools import compress
 from operator import attrgetter, methodcaller
 from typing import Any, Callable
 
@@ -35,7 +36,11 @@ _TOBYTES = methodcaller("tobytes")
 class HostBatch:
     """A batch on the host: N items of ``shape`` sharing the CSR pattern (``row_ptrs``,
     ``col_idxs``: int32, sorted columns, no duplicates); ``write(out)`` fills ``out``, an array
-    (N, nnz) of ``dtype``, with each item's values in the pattern's order."""
+    (N, nnz) of ``dtype``, with each item's values in the pattern's order. ``verify()`` runs
+    the part of the pattern check that a build leaves for later (a list's index arrays compared
+    with item 0's: it runs while the values travel to the device), raising where an item's
+    pattern differs; True where it found items stored in another order, whose values ``write``
+    writes in the right order only from then on."""
 
     shape: tuple[int, int]
     num_items: int
@@ -43,13 +48,15 @@ class HostBatch:
     col_idxs: np.ndarray
     dtype: np.dtype
     write: Callable[[np.ndarray], None]
+    verify: Callable[[], bool] = lambda: False
 
     @property
     def nnz(self) -> int:
         return int(self.col_idxs.size)
 
     def values(self) -> np.ndarray:
-        """The (N, nnz) values as a new host array."""
+        """The (N, nnz) values as a new host array (the pattern verified first)."""
+        self.verify()
         out = np.empty((self.num_items, self.nnz), self.dtype)
         self.write(out)
         return out
@@ -59,10 +66,15 @@ def upload(exec, batch: HostBatch, shape: tuple[int, ...] | None = None,
            write: Callable[[np.ndarray], None] | None = None) -> Any:
     """The values of ``batch`` on ``exec`` in one transfer (by default (N, nnz) in CSR order;
     a format gives its own ``shape`` and ``write``), checked to be finite there; an error
-    names the first item, row and column holding a NaN or an infinity."""
+    names the first item, row and column holding a NaN or an infinity. The pattern is verified
+    while the values travel (a GPU's copy runs on while the host compares index arrays); where
+    that finds items stored in another order, the values are written again."""
     dtype = exec.check_dtype(batch.dtype)
     shape = (batch.num_items, batch.nnz) if shape is None else shape
-    values = exec.upload(shape, dtype, batch.write if write is None else write)
+    write = batch.write if write is None else write
+    values = exec.upload(shape, dtype, write)
+    if batch.verify():
+        values = exec.upload(shape, dtype, write)
     size = int(np.prod(shape))
     if size and not exec.run("matrix.dense.is_finite", Dense(exec, values.reshape(size, 1))):
         check_finite(batch.values(), batch.row_ptrs, batch.col_idxs)
@@ -87,6 +99,50 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
                 raise ValueError(f"item {i} has shape {a.shape} where item 0 has {arrays[0].shape}: every item "
                                  f"of a batch must be a 2-D array of one shape")
         return from_dense(np.stack(arrays), dtype)
+    items, fmt = _one_format(items)
+    first = items[0]
+    shape = first.shape
+    data = list(map(attrgetter("data"), items))
+    if dtype is None:
+        dtype = np.result_type(*set(map(attrgetter("dtype"), data)))
+    dtype = value_dtype(dtype, "matrix")
+    rows, cols = _coordinates(first, fmt)
+    row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, cols)
+    indices = {name: list(map(attrgetter(name), items)) for name in STRUCTURE[fmt]}
+    # cheap first: items whose arrays have item 0's lengths and index types (the others now, one by one)
+    alike = _same_layout(data, first.data)
+    for name, arrays in indices.items():
+        alike &= _same_layout(arrays, getattr(first, name))
+    replaced: dict[int, np.ndarray] = {}
+    look_at = _other_orders(items, shape, row_ptrs, col_idxs, replaced)
+    look_at(np.flatnonzero(~alike))
+    for i in replaced:
+        data[i] = np.zeros(first.data.size, first.data.dtype)  # a stand-in of item 0's layout
+    verified: list[bool] = []
+
+    def verify() -> bool:
+        # the alike items' index arrays against item 0's, byte for byte (the same pattern in the same
+        # order), run once, after the values left for the device; the others looked at one by one
+        if not verified:
+            same = alike.copy()
+            for name, arrays in indices.items():
+                same &= _same_bytes(arrays, getattr(first, name), alike)
+            count = len(replaced)
+            look_at(np.flatnonzero(alike & ~same))
+            verified.append(len(replaced) > count)
+        return verified[0]
+
+    def write(out: np.ndarray) -> None:
+        _gather(data, reorder, out)
+        for i, values in replaced.items():
+            out[i] = values
+
+    return HostBatch(shape, len(items), row_ptrs, col_idxs, dtype, write, verify)
+
+
+def _one_format(items: list) -> tuple[list, str]:
+    """The items in one format of STRUCTURE (as they are where they share one, else each
+    converted to CSR) and its name; items of different shapes are an error naming one."""
     if len(set(map(type, items))) == 1:  # one SciPy class, so one format: the shapes read in C (map)
         kinds = {(items[0].format, shape) for shape in set(map(attrgetter("shape"), items))}
     else:
@@ -95,26 +151,23 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
     if fmt not in STRUCTURE or len({kind[0] for kind in kinds}) > 1:
         # another format, or several: each item converted (a loop over the items, in SciPy)
         items, fmt = [canonical(m, f"item {i}") for i, m in enumerate(items)], "csr"
-    first = items[0]
-    shape = first.shape
+    shape = items[0].shape
     if len({kind[1] for kind in kinds}) > 1:
         i = next(i for i, m in enumerate(items) if m.shape != shape)
         raise ValueError(f"every item of a batch must have the shape of item 0, but item {i} is "
                          f"{items[i].shape[0]} x {items[i].shape[1]} where item 0 is {shape[0]} x {shape[1]}")
-    data = list(map(attrgetter("data"), items))
-    if dtype is None:
-        dtype = np.result_type(*{d.dtype for d in data})
-    dtype = value_dtype(dtype, "matrix")
-    rows, cols = _coordinates(first, fmt)
-    row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, cols)
-    # items whose index arrays are item 0's, byte for byte: the same pattern in the same order
-    same = np.ones(len(items), dtype=bool)
-    for name in STRUCTURE[fmt]:
-        same &= _same_arrays(list(map(attrgetter(name), items)), getattr(first, name))
-    replaced = {}
-    if not same.all():
-        pattern = sp.csr_matrix((np.ones(col_idxs.size), col_idxs, row_ptrs), shape=shape)
-        for i in np.flatnonzero(~same):  # only the items stored otherwise: the same entries in another order?
+    return items, fmt
+
+
+def _other_orders(items: list, shape, row_ptrs: np.ndarray, col_idxs: np.ndarray,
+                  replaced: dict) -> Callable[[np.ndarray], None]:
+    """``look_at(numbers)``: each of those items (stored otherwise than item 0) converted; one
+    that stores the pattern's entries in another order goes into ``replaced`` (its values in the
+    pattern's order), any other is a ValueError naming it and how it differs."""
+    pattern = sp.csr_matrix((np.ones(col_idxs.size), col_idxs, row_ptrs), shape=shape)
+
+    def look_at(numbers: np.ndarray) -> None:
+        for i in numbers:
             m = canonical(items[i], f"item {i}")
             how = _difference(pattern, m)
             if how:
@@ -122,14 +175,7 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
                                  f"but item {i} {how} (an entry that is zero in some items must still be stored "
                                  f"in all; or build the batch from one pattern and a values array)")
             replaced[int(i)] = m.data
-            data[i] = np.zeros(first.data.size, first.data.dtype)  # a stand-in of item 0's layout
-
-    def write(out: np.ndarray) -> None:
-        _gather(data, reorder, out)
-        for i, values in replaced.items():
-            out[i] = values
-
-    return HostBatch(shape, len(items), row_ptrs, col_idxs, dtype, write)
+    return look_at
 
 
 def from_dense(array: Any, dtype: Any = None) -> HostBatch:
@@ -242,21 +288,30 @@ def _canonical_order(shape, rows: np.ndarray, cols: np.ndarray):
     return row_ptrs, col_idxs, (np.arange(key.size) if order is None else order, starts)
 
 
-def _same_arrays(arrays: list, first: np.ndarray) -> np.ndarray:
-    """Whether each array holds the elements of ``first``: the same dtype and length, and a
-    memcmp each against ``first``'s bytes, read in place through the buffer protocol
-    (bytes.startswith) with the loop over the items in C (map). This reads every item's array
-    once, at memory speed. Concatenating all items' arrays into one (N, len) array and
-    comparing it with ``first`` in one NumPy operation was timed and is slower: the
-    concatenation alone costs what the memcmps cost."""
+def _same_layout(arrays: list, first: np.ndarray) -> np.ndarray:
+    """Whether each array has the length and dtype of ``first`` (read with the loop in C: map)."""
     count = len(arrays)
     same = np.fromiter(map(len, arrays), np.int64, count) == len(first)
     if len(set(map(attrgetter("dtype"), arrays))) > 1:
         same &= np.fromiter(map(first.dtype.__eq__, map(attrgetter("dtype"), arrays)), bool, count)
+    return same
+
+
+def _same_bytes(arrays: list, first: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Whether each array of ``among`` (the items of ``first``'s length and dtype) holds the
+    elements of ``first``: a memcmp each against ``first``'s bytes, read in place through the
+    buffer protocol (bytes.startswith) with the loop over the items in C (map). This reads every
+    item's array once, at memory speed. Concatenating all items' arrays into one (N, len) array
+    and comparing it with ``first`` in one NumPy operation was timed and is slower: the
+    concatenation alone costs what the memcmps cost. (Items that share item 0's arrays are
+    views in SciPy, not the same objects: telling them apart costs more per item than the
+    memcmp.)"""
+    same = among.copy()
+    others = list(compress(arrays, among))
     try:  # C-contiguous arrays (SciPy's): compared in place
-        same &= np.fromiter(map(first.tobytes().startswith, arrays), dtype=bool, count=count)
+        same[among] = np.fromiter(map(first.tobytes().startswith, others), bool, len(others))
     except (BufferError, ValueError, TypeError):  # a strided view somewhere: a contiguous copy of each
-        same &= np.fromiter(map(first.tobytes().__eq__, map(_TOBYTES, arrays)), dtype=bool, count=count)
+        same[among] = np.fromiter(map(first.tobytes().__eq__, map(_TOBYTES, others)), bool, len(others))
     return same
 
 
