@@ -5,7 +5,11 @@ synchronized before and after), launches, blocking reads, allocations and progra
 
     python benchmarks/bench_sa_setup.py [--problems poisson_2d poisson_3d] [--sizes ROWS ...]
                                         [--choices device|cpu|gpu] [--executor opencl|reference]
-                                        [--smoothed-levels N] [--reps 2]
+                                        [--smoothed-levels N] [--reps 2] [--hash-limits 1024 0]
+
+``--hash-limits``: the setup once per SpGEMM hash limit (``spgemm_kernels.HASH_LIMIT``; 0: a GPU
+merges every row, as before the hash), in one run. With ``GINKPY_OPENCL_PROFILE=1`` the last
+round's kernel times follow the table (the 12 longest).
 
 ``--choices gpu`` runs an OpenCL CPU device (PoCL) with a GPU's choices and launch layouts
 (``bench_ilu_default.taken_as``). The first round builds the programs (builds counted there);
@@ -14,6 +18,7 @@ the table is the last round's (warm), each phase summed over the levels in the l
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections import defaultdict
 
@@ -26,8 +31,10 @@ import ginkpy as gk
 from ginkpy.core.multigrid import smoothed_aggregation as sa
 from ginkpy.core.multigrid.pgm import Pgm
 from ginkpy.core.solver.multigrid import Multigrid
+from ginkpy.opencl.matrix import spgemm_kernels
 
 COUNTERS = ("launches", "reads", "allocations", "builds")
+PROFILING = os.environ.get("GINKPY_OPENCL_PROFILE") == "1"
 
 
 class Phases:
@@ -116,6 +123,30 @@ def report(phases: Phases, total: float, mg) -> None:
     print(f"whole setup {1e3 * total:.1f} ms\n")
 
 
+def rounds(exec, A, args) -> None:
+    """The setup ``args.reps`` times, the last one's table printed (and its kernel times)."""
+    for rep in range(args.reps):
+        phases = Phases(exec)
+        undo = instrumented(phases)
+        if PROFILING:
+            exec.kernel_times()  # (reset)
+        try:
+            exec.synchronize()
+            start = time.perf_counter()
+            mg = hierarchy(args.smoothed_levels).on(exec).generate(A)
+            exec.synchronize()
+            total = time.perf_counter() - start
+        finally:
+            undo()
+        if rep == 0:
+            builds = sum(int(row[4]) for row in phases.table.values())
+            print(f"first round: {1e3 * total:.1f} ms, {builds} builds")
+    report(phases, total, mg)
+    times = exec.kernel_times() if PROFILING else {}
+    for name, (count, seconds) in sorted(times.items(), key=lambda kv: -kv[1][1])[:12]:
+        print(f"  {name:<28}{count:6d}{1e3 * seconds:9.2f} ms")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[490_000])
@@ -124,6 +155,8 @@ def main() -> int:
     p.add_argument("--choices", default="device", choices=["device", "cpu", "gpu"])
     p.add_argument("--smoothed-levels", type=int, default=None)
     p.add_argument("--reps", type=int, default=2, help="rounds; the first builds the programs")
+    p.add_argument("--hash-limits", type=int, nargs="+", default=[None],
+                   help="SpGEMM hash limits to run (default: the module's)")
     args = p.parse_args()
     exec = gk.executor(args.executor)
     exec = taken_as(exec, args.choices) if args.choices != "device" else exec
@@ -131,23 +164,12 @@ def main() -> int:
     for problem in args.problems:
         for size in args.sizes:
             S = GENERATORS[problem](size)
-            print(f"{problem}:{S.shape[0]}")
             A = gk.matrix.Csr.from_scipy(exec, S)
-            for rep in range(args.reps):
-                phases = Phases(exec)
-                undo = instrumented(phases)
-                try:
-                    exec.synchronize()
-                    start = time.perf_counter()
-                    mg = hierarchy(args.smoothed_levels).on(exec).generate(A)
-                    exec.synchronize()
-                    total = time.perf_counter() - start
-                finally:
-                    undo()
-                if rep == 0:
-                    builds = sum(int(row[4]) for row in phases.table.values())
-                    print(f"first round: {1e3 * total:.1f} ms, {builds} builds")
-            report(phases, total, mg)
+            for limit in args.hash_limits:
+                if limit is not None:
+                    spgemm_kernels.HASH_LIMIT = limit
+                print(f"{problem}:{S.shape[0]}, SpGEMM hash limit {spgemm_kernels.HASH_LIMIT}")
+                rounds(exec, A, args)
     return 0
 
 
