@@ -292,39 +292,47 @@ inline value_type product_at(const int begin, const int end, const int col, __gl
     return sum;
 }
 
-// counts[i] = the number of distinct columns of row i of C, for the rows the hash takes
-__kernel void count_rows_hash(const int n, __global const int* restrict a_ptrs, __global const int* restrict a_cols,
-                              __global const int* restrict b_ptrs, __global const int* restrict b_cols,
-                              __global int* restrict counts, __local int* table, __local int* list,
-                              __local int* count)
+// hashed[1 + r] = a row the hash takes, for r below hashed[0] (zeroed: the count; any order)
+__kernel void list_hashed_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
+                               __global const int* restrict a_cols, __global const int* restrict b_ptrs,
+                               volatile __global int* restrict hashed)
 {
-    for (int i = get_group_id(0); i < n; i += get_num_groups(0)) {
+    FOR_ITEMS(i, n) {
+        if (HASHED(i)) hashed[1 + atomic_inc(hashed)] = i;
+    }
+}
+
+// counts[i] = the number of distinct columns of row i of C, for the rows listed in hashed
+__kernel void count_rows_hash(__global const int* restrict hashed, __global const int* restrict a_ptrs,
+                              __global const int* restrict a_cols, __global const int* restrict b_ptrs,
+                              __global const int* restrict b_cols, __global int* restrict counts,
+                              __local int* table, __local int* list, __local int* count)
+{
+    for (int r = get_group_id(0); r < hashed[0]; r += get_num_groups(0)) {
+        const int i = hashed[1 + r];
         const int bound = product_bound(i, HASH_LIMIT, a_ptrs, a_cols, b_ptrs);
-        const int taken = HASH_TAKES(bound);
-        const int begin = a_ptrs[i], end = taken ? a_ptrs[i + 1] : begin;
-        const int c = hash_columns(begin, end, taken ? bound : 0, a_cols, b_ptrs, b_cols, table, list, count);
-        if (taken && get_local_id(0) == 0) counts[i] = c;
+        const int c = hash_columns(a_ptrs[i], a_ptrs[i + 1], bound, a_cols, b_ptrs, b_cols, table, list, count);
+        if (get_local_id(0) == 0) counts[i] = c;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
-// Row i of C at c_ptrs[i] for the rows the hash takes: with WRITE_COLS its columns (each at its
-// rank) and values; else the values on the columns there
-__kernel void fill_rows_hash(const int n, __global const int* restrict a_ptrs, __global const int* restrict a_cols,
-                             __global const value_type* restrict a_vals, __global const int* restrict b_ptrs,
-                             __global const int* restrict b_cols, __global const value_type* restrict b_vals,
-                             __global const int* restrict c_ptrs, __global int* restrict c_cols,
-                             __global value_type* restrict c_vals, __local int* table, __local int* list,
-                             __local int* count)
+// Row i of C at c_ptrs[i] for the rows listed in hashed: with WRITE_COLS its columns (each at
+// its rank) and values; else the values on the columns there
+__kernel void fill_rows_hash(__global const int* restrict hashed, __global const int* restrict a_ptrs,
+                             __global const int* restrict a_cols, __global const value_type* restrict a_vals,
+                             __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                             __global const value_type* restrict b_vals, __global const int* restrict c_ptrs,
+                             __global int* restrict c_cols, __global value_type* restrict c_vals,
+                             __local int* table, __local int* list, __local int* count)
 {
     const int lid = get_local_id(0), lanes = get_local_size(0);
-    for (int i = get_group_id(0); i < n; i += get_num_groups(0)) {
-        const int bound = product_bound(i, HASH_LIMIT, a_ptrs, a_cols, b_ptrs);
-        const int taken = HASH_TAKES(bound);
-        const int begin = a_ptrs[i], end = taken ? a_ptrs[i + 1] : begin;
-        const int start = c_ptrs[i];
+    for (int r = get_group_id(0); r < hashed[0]; r += get_num_groups(0)) {
+        const int i = hashed[1 + r];
+        const int begin = a_ptrs[i], end = a_ptrs[i + 1], start = c_ptrs[i];
 #if WRITE_COLS
-        const int c = hash_columns(begin, end, taken ? bound : 0, a_cols, b_ptrs, b_cols, table, list, count);
+        const int bound = product_bound(i, HASH_LIMIT, a_ptrs, a_cols, b_ptrs);
+        const int c = hash_columns(begin, end, bound, a_cols, b_ptrs, b_cols, table, list, count);
         for (int s = lid; s < c; s += lanes) {
             const int col = list[s];
             int rank = 0;
@@ -334,7 +342,7 @@ __kernel void fill_rows_hash(const int n, __global const int* restrict a_ptrs, _
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 #else
-        for (int p = start + lid; taken && p < c_ptrs[i + 1]; p += lanes) {
+        for (int p = start + lid; p < c_ptrs[i + 1]; p += lanes) {
             c_vals[p] = product_at(begin, end, c_cols[p], a_cols, a_vals, b_ptrs, b_cols, b_vals);
         }
 #endif

@@ -94,6 +94,7 @@ def spgemm(exec, a, b):
     row_ptrs = exec.alloc((n + 1,), np.int32)
     dense = _dense_items(exec, a, b)
     pattern = (a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, b.col_idxs.data)
+    hashed = None  # (the rows the hash takes, listed on the device, for the fill too)
     if dense:
         markers = _markers(exec, dense, columns)
         _launch_dense(exec, "count_rows_dense", a.dtype, n + 1, dense, np.int32(columns), *pattern, markers.data,
@@ -102,13 +103,14 @@ def spgemm(exec, a, b):
         cursor, head = _merge_state(exec, a)
         _run(exec, "count_rows", a.dtype, n + 1, *pattern, row_ptrs.data, **_short(exec))
         _long_rows(exec, a, b, cursor, head, row_ptrs, None, None, None, count_only=True)
-        _hash_rows(exec, "count_rows_hash", a, *pattern, row_ptrs.data)
+        hashed = _hashed_rows(exec, a, b)
+        _hash_rows(exec, "count_rows_hash", a, hashed, *pattern, row_ptrs.data)
     exec.run("components.prefix_sum.prefix_sum", row_ptrs)
     nnz = int(exec.to_host(row_ptrs[n:])[0])
     check_int32(nnz, "the product's entries")
     col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
     if nnz:
-        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True)
+        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True, hashed=hashed)
     return row_ptrs, col_idxs, values
 
 
@@ -140,16 +142,26 @@ def _hash_defines(exec) -> dict:
     return dict(HASH_LIMIT=_hash_limit(exec), HASH_FROM=HASH_FROM)
 
 
-def _hash_rows(exec, name: str, a, *args, **defines) -> None:
-    """Kernel ``name`` (count_rows_hash, fill_rows_hash) over A's rows: a work-group of
-    HASH_LANES per row, for the rows the hash takes (the others skipped)."""
-    limit, n = _hash_limit(exec), a.shape[0]
-    if not limit or n == 0:
+def _hashed_rows(exec, a, b):
+    """The rows the hash takes, listed on the device: [count, rows...] (None: the hash is off)."""
+    if not _hash_limit(exec) or a.shape[0] == 0:
+        return None
+    hashed = _zeros(exec, a.shape[0] + 1)
+    _run(exec, "list_hashed_rows", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data,
+         hashed.data, **_hash_defines(exec))
+    return hashed
+
+
+def _hash_rows(exec, name: str, a, hashed, *args, **defines) -> None:
+    """Kernel ``name`` (count_rows_hash, fill_rows_hash) over the ``hashed`` rows of A: a
+    work-group of HASH_LANES per row, a fixed number of groups each taking every so many."""
+    if hashed is None:
         return
+    limit = _hash_limit(exec)
     lanes = min(HASH_LANES, exec.info.max_work_group_size)
-    groups = min(n, HASH_GROUPS * exec.info.compute_units)
+    groups = min(a.shape[0], HASH_GROUPS * exec.info.compute_units)
     exec.kernel(__file__, a.dtype, name, **_hash_defines(exec), **defines)(
-        exec.queue, (groups * lanes,), (lanes,), np.int32(n), *args, local_buffer(2 * limit, np.int32),
+        exec.queue, (groups * lanes,), (lanes,), hashed.data, *args, local_buffer(2 * limit, np.int32),
         local_buffer(limit, np.int32), local_buffer(1, np.int32))
 
 
@@ -176,7 +188,9 @@ def _merge_state(exec, a):
     return exec.alloc((long_rows,), np.int32), exec.alloc((long_rows,), np.int32)
 
 
-def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool) -> None:
+def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool, hashed=None) -> None:
+    """Row pointers known: columns (write_cols) and values of C, each row by its way (``hashed``:
+    the hash's rows when listed already)."""
     factors = (a.row_ptrs.data, a.col_idxs.data, a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data)
     product = (row_ptrs.data, col_idxs.data, values.data)
     dense = _dense_items(exec, a, b)
@@ -188,7 +202,8 @@ def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool) -> None:
     cursor, head = _merge_state(exec, a)
     _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, WRITE_COLS=int(write_cols), **_short(exec))
     _long_rows(exec, a, b, cursor, head, None, row_ptrs, col_idxs, values, write_cols=write_cols)
-    _hash_rows(exec, "fill_rows_hash", a, *factors, *product, WRITE_COLS=int(write_cols))
+    hashed = _hashed_rows(exec, a, b) if hashed is None else hashed
+    _hash_rows(exec, "fill_rows_hash", a, hashed, *factors, *product, WRITE_COLS=int(write_cols))
 
 
 def transpose(exec, a, conjugate):
