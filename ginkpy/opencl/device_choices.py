@@ -8,16 +8,6 @@ choice / the best W-cycle): 2D Poisson 1000^2 72 / 78 / 81 / 98 ms (39 / 40 / 56
 Poisson 2.1e6 rows 103 / 106 / 113 / 122 ms, 3D Poisson 128^3 104 / 115 / 130 / 160 ms (25 / 25 /
 34 / 11 it.); only 3D Poisson 100^3 preferred 8192 rows merged (72 against 85 ms).
 
-The GPU's W-cycle with 2 sweeps (2026-12-06, issue 31): the gate was AMG-CG whole solves on
-PoCL taking a GPU's choices and layouts (2 cores, load average 8 from other work, medians of 3
-interleaved rounds; ``benchmarks/bench_amg.py`` methods on an executor made by
-``bench_ilu_default.taken_as(exec, "gpu")``): W / V 2D Poisson 700^2 3.14 / 4.93 s (15 / 35
-it.), 1000^2 7.8 / 13.1 s (one round; 15 / 40 it.), 3D Poisson 100^3 10.7 / 13.6 s (11 / 23
-it.); the first default with at most 15 iterations. On the H100 before (above) the best W-cycle
-lost to the V-cycle (98 against 72 ms): confirm with ``bench_amg.py --methods ginkpy-amg
-ginkpy-amg-v cupy-jacobi`` (ginkpy-amg-v: this choice with the V-cycle) and go back to "v" if
-the V-cycle is still faster there.
-
 Smoothed aggregation as the default multigrid's levels (``CycleChoice.prolongation_relax``, 0:
 off): measured on PoCL (2 cores, loaded; ``python benchmarks/bench_amg.py --sizes 160000
 --problems poisson_2d --methods ginkpy-amg ginkpy-amg-sa-default ginkpy-amg-sa-default-host
@@ -50,9 +40,10 @@ CPU_CHOICES = DeviceChoices(
 
 GPU_CHOICES = DeviceChoices(
     kind="gpu",
-    multigrid=CycleChoice("w", 2, 64, 2048, "the W-cycle with 2 sweeps: at most 15 iterations of AMG-CG on 2D and "
-                                            "3D Poisson (the V-cycle 23-40), levels of up to 2048 rows in one launch "
-                                            "(one work-group)",
+    multigrid=CycleChoice("v", 2, 64, 2048, "launches bind the coarse levels: the V-cycle (a W-cycle multiplies "
+                                            "their launches, or in one launch their serialized steps) with 2 sweeps "
+                                            "(the second costs less than the 30% of iterations it saves), levels of "
+                                            "up to 2048 rows in one launch (one work-group)",
                           # smoothed aggregation (SMOOTHED_RELAX) off until measured on a GPU
                           prolongation_relax=0.0, smoothed_levels=None),
     approximate_triangular_solves=True,
