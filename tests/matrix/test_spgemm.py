@@ -30,7 +30,7 @@ def device(request, dev, monkeypatch):
     if request.param == "hash":
         monkeypatch.setattr(spgemm_kernels, "HASH_ON_CPU", True)
         monkeypatch.setattr(spgemm_kernels, "HASH_FROM", 4)
-        monkeypatch.setattr(spgemm_kernels, "HASH_LIMIT", 64)
+        monkeypatch.setattr(spgemm_kernels, "HASH_LIMIT", 100)  # (taken as 64: a power of two)
     return dev
 DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, launch_chunks, local_buffer, round_up
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, launch_chunks, local_buffer, pow2_at_most, round_up
 
 PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays, longer ones by a work-group
 LONG_ROW_LANES = 64      # work-items merging one long row on a GPU (a power of two)
@@ -125,7 +125,8 @@ def _hash_limit(exec) -> int:
     memory allows (a table of twice the slots and a list: 12 bytes a product)."""
     if exec.info.is_cpu and not HASH_ON_CPU:
         return 0
-    limit = HASH_LIMIT
+    # (a power of two: the table, of the power of two of at least twice a row's products, fits 2 limit)
+    limit = pow2_at_most(HASH_LIMIT) if HASH_LIMIT > 0 else 0
     while limit and 12 * limit + 4 > exec.info.local_mem_size:
         limit //= 2
     return limit
