@@ -12,6 +12,7 @@ iterations counted and the final relative residual ||b - A x|| / ||b|| checked w
 
     python benchmarks/bench_amg.py [--sizes ROWS ...] [--problems poisson_2d poisson_3d anisotropic_2d
                                    variable_2d] [--methods ...] [--executor opencl|reference] [--reps 5]
+                                   [--choices device|cpu|gpu]   # gpu: PoCL with a GPU's choices and layouts
     python benchmarks/bench_amg.py --tune [--sizes ...]     # the per-device choice: each cycle, sweep
                                                             # count and merge size, whole AMG-CG solves
     python benchmarks/bench_amg.py --profile [--sizes ...]  # where the setup's time goes: host phases,
@@ -40,6 +41,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import bench_common as bc
+from bench_ilu_default import taken_as
 from bench_spgemm import HostSmoothedPgm
 import ginkpy as gk
 from ginkpy import problems
@@ -454,6 +456,8 @@ def main() -> int:
                             and not m.startswith("ginkpy-amg-sa")],
                    choices=METHODS)
     p.add_argument("--executor", default="opencl", help="ginkpy executor: opencl, opencl:<p>:<d>, reference")
+    p.add_argument("--choices", default="device", choices=["device", "cpu", "gpu"],
+                   help="per-device choices and launch layouts: the device's own, a CPU's or a GPU's")
     p.add_argument("--maxiter", type=int, default=20_000, help="iteration limit of every CG")
     p.add_argument("--reps", type=int, default=3, help="interleaved rounds (the median is reported)")
     p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
@@ -472,7 +476,7 @@ def main() -> int:
     args = p.parse_args()
     global SMOOTHED_LEVELS
     SMOOTHED_LEVELS = args.smoothed_levels
-    exec = gk.executor(args.executor)
+    exec = taken_as(gk.executor(args.executor), args.choices)
     if args.mixed:
         args.methods = MIXED
     if args.tune:

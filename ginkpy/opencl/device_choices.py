@@ -16,6 +16,15 @@ off): measured on PoCL (2 cores, loaded; ``python benchmarks/bench_amg.py --size
 until measured (the same command, with ``--sizes 1000000`` and ``--problems poisson_2d
 poisson_3d``).
 
+On PoCL taking a GPU's choices (2026-12-06, load average 8-13 from other work; ``python
+benchmarks/bench_amg.py --choices gpu --methods ginkpy-amg ginkpy-amg-v ...`` and
+``bench_sa_setup.py --choices gpu``), AMG-CG iterations to 1e-8, V-cycle (this choice) / W-cycle
+with 2 sweeps / smoothed aggregation on every level / on the finest only: 2D Poisson 700^2
+35 / 15 / 11 / 25, 1000^2 40 / 15 / - / 28, 3D Poisson 100^3 23 / 11 / 11 / 13. The W-cycle's
+whole solve took 0.57x (2D) and 0.79x (3D) the V-cycle's there, but it takes 83 and 171
+launches a cycle (2D 1000^2, 3D 128^3) against 21 and 26, which bind on a GPU: measure it on
+one before choosing it. Smoothed aggregation's solve took 0.39x the V-cycle's, its setup 20x.
+
 The batch of one: ``small_systems.py`` beside this module.
 """
 from __future__ import annotations

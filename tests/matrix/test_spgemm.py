@@ -15,14 +15,22 @@ from conftest import sum_tol
 Csr = gk.matrix.Csr
 
 
-@pytest.fixture(params=["dense", "merge"])
+@pytest.fixture(params=["dense", "merge", "hash"])
 def device(request, dev, monkeypatch):
     """The device executor (CPU and GPU launch layouts) with each way to make a row of C: the
-    dense accumulator where its markers fit, or the merge everywhere (no markers allowed)."""
+    dense accumulator where its markers fit (else the device's own), the merge everywhere (no
+    markers, no hash), or the hash beside the merge (rows of 5 to 64 products hashed, also on a
+    CPU; the rest merged, short and long)."""
     from ginkpy.opencl.matrix import spgemm_kernels
-    if request.param == "merge":
+    if request.param != "dense":
         monkeypatch.setattr(spgemm_kernels, "DENSE_MARKER_BYTES", 0)
         monkeypatch.setattr(spgemm_kernels, "GPU_DENSE_BYTES", 0)
+    if request.param == "merge":
+        monkeypatch.setattr(spgemm_kernels, "HASH_LIMIT", 0)
+    if request.param == "hash":
+        monkeypatch.setattr(spgemm_kernels, "HASH_ON_CPU", True)
+        monkeypatch.setattr(spgemm_kernels, "HASH_FROM", 4)
+        monkeypatch.setattr(spgemm_kernels, "HASH_LIMIT", 100)  # (taken as 64: a power of two)
     return dev
 DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
 
@@ -149,6 +157,22 @@ def test_values_update_into_the_same_arrays(exec, rng, dtype):
     # the same pattern as a product made anew
     fresh = a.multiply(b).to_scipy()
     np.testing.assert_array_equal(C.to_scipy().indices, fresh.indices)
+
+
+def test_values_update_on_every_path(ref, device, rng):
+    # each way to make a row (the device fixture's) computes new values on its own pattern, the
+    # hash's rows among them (rows of 0 to 700 products: merged short, hashed, merged long)
+    A = _random(rng, 400, 300, np.float64, long_rows=3, long_length=120)
+    B = _random(rng, 300, 350, np.float64, long_rows=2, long_length=200)
+    a, b = Csr.from_scipy(device, A), Csr.from_scipy(device, B)
+    C = a.multiply(b)
+    A2 = A.copy()
+    A2.data = A.data * rng.uniform(0.5, 2.0, A.nnz)
+    a.update_values(A2.data)
+    a.multiply(b, out=C)
+    host = Csr.from_scipy(ref, A2).multiply(Csr.from_scipy(ref, B)).to_scipy()
+    np.testing.assert_array_equal(C.to_scipy().indices, host.indices)
+    _assert_product(C.to_scipy(), A2, B, np.float64)
 
 
 # -- the transpose with its entry map ----------------------------------------------------------

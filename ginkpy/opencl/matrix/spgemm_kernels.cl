@@ -25,6 +25,33 @@
 #ifndef COUNT_ONLY
 #define COUNT_ONLY 0
 #endif
+#ifndef HASH_LIMIT
+#define HASH_LIMIT 0
+#endif
+#ifndef HASH_FROM
+#define HASH_FROM 0
+#endif
+
+// The products a_ik b_kj of row i of A B (a bound on the length of row i of C), counted up to
+// just past limit
+inline int product_bound(const int i, const int limit, __global const int* restrict a_ptrs,
+                         __global const int* restrict a_cols, __global const int* restrict b_ptrs)
+{
+    int bound = 0;
+    for (int e = a_ptrs[i]; e < a_ptrs[i + 1] && bound <= limit; ++e) {
+        bound += b_ptrs[a_cols[e] + 1] - b_ptrs[a_cols[e]];
+    }
+    return bound;
+}
+
+// Whether a row of that many products is the hash's (count_rows_hash, fill_rows_hash): more than
+// HASH_FROM (fewer merge faster in one work-item) and at most HASH_LIMIT; else the merge's
+#define HASH_TAKES(bound) ((bound) > HASH_FROM && (bound) <= HASH_LIMIT)
+#if HASH_LIMIT > 0
+#define HASHED(i) HASH_TAKES(product_bound(i, HASH_LIMIT, a_ptrs, a_cols, b_ptrs))
+#else
+#define HASHED(i) 0
+#endif
 
 // The items (rows) of a work-item: one on a GPU (chunk 1), a contiguous stretch on a CPU
 #define FOR_ITEMS(i, count) \
@@ -72,7 +99,7 @@ __kernel void count_rows(const int items, const int chunk, __global const int* r
             continue;
         }
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
-        if (!TAKES(end - begin)) continue;
+        if (!TAKES(end - begin) || HASHED(i)) continue;
         LISTS
         int next;
         START_MERGE(next)
@@ -101,7 +128,7 @@ __kernel void fill_rows(const int n, const int chunk, __global const int* restri
 {
     FOR_ITEMS(i, n) {
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
-        if (!TAKES(end - begin)) continue;
+        if (!TAKES(end - begin) || HASHED(i)) continue;
         LISTS
         int next;
         START_MERGE(next)
@@ -158,7 +185,7 @@ __kernel void merge_long_rows(const int n, const int chunk, __global const int* 
     const int lid = get_local_id(0), lanes = get_local_size(0);
     for (int i = get_group_id(0); i < n; i += get_num_groups(0)) {
         const int begin = a_ptrs[i];
-        const int end = a_ptrs[i + 1] - begin > SHORT_ROWS ? a_ptrs[i + 1] : begin;
+        const int end = ((a_ptrs[i + 1] - begin > SHORT_ROWS) & !HASHED(i)) ? a_ptrs[i + 1] : begin;
         int own = NONE;
         for (int e = begin + lid; e < end; e += lanes) {
             const int k = a_cols[e];
@@ -204,6 +231,120 @@ __kernel void merge_long_rows(const int n, const int chunk, __global const int* 
         }
 #if COUNT_ONLY
         if (lid == 0 && end > begin) counts[i] = count;
+#endif
+    }
+}
+
+// -- a GPU's hash: a work-group per row -----------------------------------------------------
+// A row whose products number more than HASH_FROM and at most HASH_LIMIT (product_bound, the
+// rows that a work-item's merge would take long for and local memory holds): its distinct columns are
+// gathered in a hash table in the work-group's local memory (open addressing, the power of two
+// of at least twice the products' slots, a column inserted with atomic_cmpxchg and listed once),
+// each column's place in the row is its rank among them, and its value c_ij = sum_k a_ik b_kj
+// is summed by one work-item in the order of A's entries (b_kj found by bisection in row k of
+// B): the merge's order, so that the hash and the merge give the same values. Rows not taken run
+// the loops zero times (every barrier reached by the whole group).
+
+// The distinct columns of the products of A's entries [begin, end) in list[0, count) (any
+// order); returns count, the same in every work-item
+inline int hash_columns(const int begin, const int end, const int bound, __global const int* restrict a_cols,
+                        __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                        __local int* table, __local int* list, __local int* count)
+{
+    const int lid = get_local_id(0), lanes = get_local_size(0);
+    int size = 2;
+    while (size < 2 * bound) size *= 2;
+    for (int s = lid; s < size; s += lanes) table[s] = -1;
+    if (lid == 0) *count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = begin; e < end; ++e) {
+        const int k = a_cols[e];
+        for (int p = b_ptrs[k] + lid; p < b_ptrs[k + 1]; p += lanes) {
+            const int col = b_cols[p];
+            int h = (int)(((uint)col * 2654435761u) & (uint)(size - 1));
+            int old = atomic_cmpxchg(table + h, -1, col);
+            while (old != -1 && old != col) {
+                h = (h + 1) & (size - 1);
+                old = atomic_cmpxchg(table + h, -1, col);
+            }
+            if (old == -1) list[atomic_inc(count)] = col;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *count;
+}
+
+// c_ij = sum over A's entries e in [begin, end) of a_ie b_(a_cols[e]) j, in their order
+inline value_type product_at(const int begin, const int end, const int col, __global const int* restrict a_cols,
+                             __global const value_type* restrict a_vals, __global const int* restrict b_ptrs,
+                             __global const int* restrict b_cols, __global const value_type* restrict b_vals)
+{
+    value_type sum = 0;
+    for (int e = begin; e < end; ++e) {
+        const int k = a_cols[e];
+        int lo = b_ptrs[k], hi = b_ptrs[k + 1];
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (b_cols[mid] < col) lo = mid + 1; else hi = mid;
+        }
+        if (lo < b_ptrs[k + 1] && b_cols[lo] == col) sum += mul(a_vals[e], b_vals[lo]);  // a_ik b_kj
+    }
+    return sum;
+}
+
+// hashed[1 + r] = a row the hash takes, for r below hashed[0] (zeroed: the count; any order)
+__kernel void list_hashed_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
+                               __global const int* restrict a_cols, __global const int* restrict b_ptrs,
+                               volatile __global int* restrict hashed)
+{
+    FOR_ITEMS(i, n) {
+        if (HASHED(i)) hashed[1 + atomic_inc(hashed)] = i;
+    }
+}
+
+// counts[i] = the number of distinct columns of row i of C, for the rows listed in hashed
+__kernel void count_rows_hash(__global const int* restrict hashed, __global const int* restrict a_ptrs,
+                              __global const int* restrict a_cols, __global const int* restrict b_ptrs,
+                              __global const int* restrict b_cols, __global int* restrict counts,
+                              __local int* table, __local int* list, __local int* count)
+{
+    for (int r = get_group_id(0); r < hashed[0]; r += get_num_groups(0)) {
+        const int i = hashed[1 + r];
+        const int bound = product_bound(i, HASH_LIMIT, a_ptrs, a_cols, b_ptrs);
+        const int c = hash_columns(a_ptrs[i], a_ptrs[i + 1], bound, a_cols, b_ptrs, b_cols, table, list, count);
+        if (get_local_id(0) == 0) counts[i] = c;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+// Row i of C at c_ptrs[i] for the rows listed in hashed: with WRITE_COLS its columns (each at
+// its rank) and values; else the values on the columns there
+__kernel void fill_rows_hash(__global const int* restrict hashed, __global const int* restrict a_ptrs,
+                             __global const int* restrict a_cols, __global const value_type* restrict a_vals,
+                             __global const int* restrict b_ptrs, __global const int* restrict b_cols,
+                             __global const value_type* restrict b_vals, __global const int* restrict c_ptrs,
+                             __global int* restrict c_cols, __global value_type* restrict c_vals,
+                             __local int* table, __local int* list, __local int* count)
+{
+    const int lid = get_local_id(0), lanes = get_local_size(0);
+    for (int r = get_group_id(0); r < hashed[0]; r += get_num_groups(0)) {
+        const int i = hashed[1 + r];
+        const int begin = a_ptrs[i], end = a_ptrs[i + 1], start = c_ptrs[i];
+#if WRITE_COLS
+        const int bound = product_bound(i, HASH_LIMIT, a_ptrs, a_cols, b_ptrs);
+        const int c = hash_columns(begin, end, bound, a_cols, b_ptrs, b_cols, table, list, count);
+        for (int s = lid; s < c; s += lanes) {
+            const int col = list[s];
+            int rank = 0;
+            for (int t = 0; t < c; ++t) rank += list[t] < col;
+            c_cols[start + rank] = col;
+            c_vals[start + rank] = product_at(begin, end, col, a_cols, a_vals, b_ptrs, b_cols, b_vals);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#else
+        for (int p = start + lid; p < c_ptrs[i + 1]; p += lanes) {
+            c_vals[p] = product_at(begin, end, c_cols[p], a_cols, a_vals, b_ptrs, b_cols, b_vals);
+        }
 #endif
     }
 }

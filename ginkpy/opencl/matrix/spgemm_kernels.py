@@ -8,19 +8,22 @@ second merge only (:func:`spgemm_values`, no read). The transpose: the entries o
 counted with atomics, one prefix sum, scattered with atomics and each row sorted, keeping the
 source entry of each, so that new values are one gather (:func:`transpose_values`).
 
-Two ways to make a row of C: the merge (a GPU's: one row per work-item in work-groups of
-WORK_GROUP for rows of A of at most PRIVATE_LISTS entries, their lists in private arrays; a
-work-group of LONG_ROW_LANES per longer row) and a dense accumulator (a marker per column of C
-per work-item: a CPU's, a few work-groups of one work-item each taking a contiguous stretch of
-rows; a GPU's where C is small enough for a marker row per row of A: coarse levels). Both sum
-a_ik b_kj in the order of A's row's entries (a long row's merge: a tree over its work-items).
+Three ways to make a row of C: a GPU's hash for the rows of more than HASH_FROM and at most
+HASH_LIMIT products (a work-group of HASH_LANES per row: its columns gathered in a hash table
+in local memory, each value summed by one work-item with bisection in B's rows), the merge
+(the GPU's other rows: one row per work-item in work-groups of WORK_GROUP for rows of A of at
+most PRIVATE_LISTS entries, their lists in private arrays; a work-group of LONG_ROW_LANES per
+longer row) and a dense accumulator (a marker per column of C per work-item: a CPU's, a few
+work-groups of one work-item each taking a contiguous stretch of rows; a GPU's where C is
+small enough for a marker row per row of A: coarse levels). All sum a_ik b_kj in the order of
+A's row's entries (a long row's merge: a tree over its work-items).
 """
 from __future__ import annotations
 
 import numpy as np
 import pyopencl as cl
 
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, launch_chunks, local_buffer, round_up
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, launch_chunks, local_buffer, pow2_at_most, round_up
 
 PRIVATE_LISTS = 64       # rows of A of at most this many entries merge in private arrays, longer ones by a work-group
 LONG_ROW_LANES = 64      # work-items merging one long row on a GPU (a power of two)
@@ -29,6 +32,11 @@ DENSE_ITEMS_PER_UNIT = 4  # ... of a CPU's dense accumulator (each with a marker
 DENSE_MARKER_BYTES = 256 << 20  # the markers' memory at most, else a CPU merges as a GPU
 GPU_DENSE_BYTES = 64 << 20      # a GPU's markers (a row per work-item) at most: small C with long rows
 CPU_MIN_CHUNK = 256      # rows a CPU work-item takes at least
+HASH_LIMIT = 1024        # a GPU hashes the rows of C of at most this many products (0: none), merges the others
+HASH_FROM = 32           # ... and of more than this many (fewer merge faster in one work-item)
+HASH_LANES = 32          # work-items hashing one row
+HASH_GROUPS = 64         # work-groups per compute unit taking the hashed rows (each every so many rows)
+HASH_ON_CPU = False      # (tests: a CPU device hashes as a GPU, where it would accumulate densely)
 
 
 def _run(exec, name: str, dtype, items: int, *args, **defines) -> None:
@@ -86,20 +94,23 @@ def spgemm(exec, a, b):
     row_ptrs = exec.alloc((n + 1,), np.int32)
     dense = _dense_items(exec, a, b)
     pattern = (a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, b.col_idxs.data)
+    hashed = None  # (the rows the hash takes, listed on the device, for the fill too)
     if dense:
         markers = _markers(exec, dense, columns)
         _launch_dense(exec, "count_rows_dense", a.dtype, n + 1, dense, np.int32(columns), *pattern, markers.data,
                       row_ptrs.data)
     else:
         cursor, head = _merge_state(exec, a)
-        _run(exec, "count_rows", a.dtype, n + 1, *pattern, row_ptrs.data, **_SHORT)
+        _run(exec, "count_rows", a.dtype, n + 1, *pattern, row_ptrs.data, **_short(exec))
         _long_rows(exec, a, b, cursor, head, row_ptrs, None, None, None, count_only=True)
+        hashed = _hashed_rows(exec, a, b)
+        _hash_rows(exec, "count_rows_hash", a, hashed, *pattern, row_ptrs.data)
     exec.run("components.prefix_sum.prefix_sum", row_ptrs)
     nnz = int(exec.to_host(row_ptrs[n:])[0])
     check_int32(nnz, "the product's entries")
     col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
     if nnz:
-        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True)
+        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True, hashed=hashed)
     return row_ptrs, col_idxs, values
 
 
@@ -109,8 +120,50 @@ def spgemm_values(exec, a, b, c):
         _fill(exec, a, b, c.row_ptrs, c.col_idxs, c.values, write_cols=False)
 
 
-# the short rows of A merged in private arrays, one per work-item (the long ones: _long_rows)
-_SHORT = dict(PRIVATE_LISTS=PRIVATE_LISTS)
+def _hash_limit(exec) -> int:
+    """The most products of a row the hash takes (0: none, a CPU's merge), as the device's local
+    memory allows (a table of twice the slots and a list: 12 bytes a product)."""
+    if exec.info.is_cpu and not HASH_ON_CPU:
+        return 0
+    # (a power of two: the table, of the power of two of at least twice a row's products, fits 2 limit)
+    limit = pow2_at_most(HASH_LIMIT) if HASH_LIMIT > 0 else 0
+    while limit and 12 * limit + 4 > exec.info.local_mem_size:
+        limit //= 2
+    return limit
+
+
+def _short(exec) -> dict:
+    """The merge's defines: the short rows of A in private arrays, one per work-item (the long
+    ones: _long_rows), the rows the hash takes skipped."""
+    return dict(PRIVATE_LISTS=PRIVATE_LISTS, **_hash_defines(exec))
+
+
+def _hash_defines(exec) -> dict:
+    """The rows the hash takes: more than HASH_FROM products, at most the hash limit."""
+    return dict(HASH_LIMIT=_hash_limit(exec), HASH_FROM=HASH_FROM)
+
+
+def _hashed_rows(exec, a, b):
+    """The rows the hash takes, listed on the device: [count, rows...] (None: the hash is off)."""
+    if not _hash_limit(exec) or a.shape[0] == 0:
+        return None
+    hashed = _zeros(exec, a.shape[0] + 1)
+    _run(exec, "list_hashed_rows", a.dtype, a.shape[0], a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data,
+         hashed.data, **_hash_defines(exec))
+    return hashed
+
+
+def _hash_rows(exec, name: str, a, hashed, *args, **defines) -> None:
+    """Kernel ``name`` (count_rows_hash, fill_rows_hash) over the ``hashed`` rows of A: a
+    work-group of HASH_LANES per row, a fixed number of groups each taking every so many."""
+    if hashed is None:
+        return
+    limit = _hash_limit(exec)
+    lanes = min(HASH_LANES, exec.info.max_work_group_size)
+    groups = min(a.shape[0], HASH_GROUPS * exec.info.compute_units)
+    exec.kernel(__file__, a.dtype, name, **_hash_defines(exec), **defines)(
+        exec.queue, (groups * lanes,), (lanes,), hashed.data, *args, local_buffer(2 * limit, np.int32),
+        local_buffer(limit, np.int32), local_buffer(1, np.int32))
 
 
 def _long_rows(exec, a, b, cursor, head, counts, row_ptrs, col_idxs, values, count_only=False, write_cols=False):
@@ -123,7 +176,7 @@ def _long_rows(exec, a, b, cursor, head, counts, row_ptrs, col_idxs, values, cou
     groups = min(n, LONG_ROW_GROUPS * exec.info.compute_units)
     dummy = counts if counts is not None else row_ptrs
     exec.kernel(__file__, a.dtype, "merge_long_rows", SHORT_ROWS=PRIVATE_LISTS, COUNT_ONLY=int(count_only),
-                WRITE_COLS=int(write_cols))(
+                WRITE_COLS=int(write_cols), **_hash_defines(exec))(
         exec.queue, (groups * lanes,), (lanes,), np.int32(n), np.int32(1), a.row_ptrs.data, a.col_idxs.data,
         a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data, cursor.data, head.data, dummy.data,
         (row_ptrs if row_ptrs is not None else dummy).data, (col_idxs if col_idxs is not None else dummy).data,
@@ -136,7 +189,9 @@ def _merge_state(exec, a):
     return exec.alloc((long_rows,), np.int32), exec.alloc((long_rows,), np.int32)
 
 
-def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool) -> None:
+def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool, hashed=None) -> None:
+    """Row pointers known: columns (write_cols) and values of C, each row by its way (``hashed``:
+    the hash's rows when listed already)."""
     factors = (a.row_ptrs.data, a.col_idxs.data, a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data)
     product = (row_ptrs.data, col_idxs.data, values.data)
     dense = _dense_items(exec, a, b)
@@ -146,8 +201,10 @@ def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool) -> None:
                       markers.data, *product, WRITE_COLS=int(write_cols))
         return
     cursor, head = _merge_state(exec, a)
-    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, WRITE_COLS=int(write_cols), **_SHORT)
+    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, WRITE_COLS=int(write_cols), **_short(exec))
     _long_rows(exec, a, b, cursor, head, None, row_ptrs, col_idxs, values, write_cols=write_cols)
+    hashed = _hashed_rows(exec, a, b) if hashed is None else hashed
+    _hash_rows(exec, "fill_rows_hash", a, hashed, *factors, *product, WRITE_COLS=int(write_cols))
 
 
 def transpose(exec, a, conjugate):
