@@ -150,7 +150,10 @@ class Csr(LinOp):
             event = exec.write_async(arrays[-1], host)  # (the event holds host until the copy is done)
             if event is not None:
                 events.append(event)
-        return cls(exec, m.shape, *arrays), events
+        out = cls(exec, m.shape, *arrays)
+        if exec.asynchronous:  # the row pointers kept on the host (a copy): an SpMV strategy reads none
+            out._host_row_ptrs = np.array(m.indptr, INDEX_DTYPE)
+        return out, events
 
     # -- new values on the same pattern ------------------------------------------------------
     def update_values(self, values: Any) -> "Csr":
