@@ -38,6 +38,7 @@ class _CachedMatrix:
         self._snapshot = Snapshot(_arrays(A))
         self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
         self.matrix, self._uploads = Csr.from_scipy_async(exec, A, dtype)
+        self.matrix.spmv_strategy()  # (chosen now from the host's row pointers, beside the upload)
         self.solvers: collections.OrderedDict = collections.OrderedDict()
         self.lock = threading.RLock()
         self.nonsymmetry: Any = ...  # (gk.linalg._spd.nonsymmetry of A, found at first need)
