@@ -20,6 +20,7 @@ started and after it ended, and the executor's counters (reads before the loop).
 
     python benchmarks/bench_whole.py [--sizes 1000000] [--problems poisson_2d poisson_3d]
                                      [--reps 3] [--phases] [--no-cupy] [--executor opencl]
+                                     [--maxiter 1]   # the setup alone (whole and kept, no CuPy)
 """
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ from ginkpy.core.solver.loop.monitor import IterationMonitor
 RTOL = 1e-8
 
 
-def ginkpy_call(exec, S, b, clear: bool):
+def ginkpy_call(exec, S, b, clear: bool, maxiter: int = 100000):
     if clear:
         gk.linalg.clear_cache()
-    x, info = gk.linalg.cg(S, b, rtol=RTOL, M="jacobi", maxiter=100000, executor=exec)
+    x, info = gk.linalg.cg(S, b, rtol=RTOL, M="jacobi", maxiter=maxiter, executor=exec)
     return x, info
 
 
@@ -120,6 +121,8 @@ def main() -> None:
     p = bc.parser(__doc__.splitlines()[0], [1000000], ["poisson_2d", "poisson_3d"], dtypes=("float64",))
     p.set_defaults(reps=3)
     p.add_argument("--phases", action="store_true", help="trace one more whole call's waits")
+    p.add_argument("--maxiter", type=int, default=100000,
+                   help="iterations at most (1: the setup alone, whole against kept; then not converged)")
     args = p.parse_args()
     exec, cupy = bc.executor_and_cupy(args)
     bandwidth, upload = bc.copy_bandwidth(exec, 5), upload_bandwidth(exec)
@@ -131,14 +134,16 @@ def main() -> None:
         S = S.tocsr()
         n, nnz = S.shape[0], S.nnz
         b = S @ np.ones(n)
-        runs = {"whole": lambda: ginkpy_call(exec, S, b, True), "kept": lambda: ginkpy_call(exec, S, b, False)}
-        if cupy is not None:
+        runs = {name: (lambda clear=clear: ginkpy_call(exec, S, b, clear, args.maxiter))
+                for name, clear in (("whole", True), ("kept", False))}
+        if cupy is not None and args.maxiter == 100000:
             runs["cupy"] = lambda: cupy_call(cupy, S, b)
         calls: list = []
         gk.linalg.Solver(S, "cg", M="jacobi", rtol=RTOL, executor=exec).solve(b)  # warm-up (programs)
         solver = gk.linalg.Solver(S, "cg", M="jacobi", rtol=RTOL, maxiter=100000, executor=exec)
         solver.solve(b)
-        its = int(solver.result.iterations[0])
+        converged_its = int(solver.result.iterations[0])
+        its = min(converged_its, args.maxiter)
         for run in runs.values():
             run()
         times: dict = {name: [] for name in runs}
@@ -148,7 +153,8 @@ def main() -> None:
                 calls.append((name, run()))
                 times[name].append(time.perf_counter() - start)
         t = {name: float(np.median(v)) for name, v in times.items()}
-        ok = all(np.linalg.norm(b - S @ x) <= 1.0001 * RTOL * np.linalg.norm(b) for _, (x, _) in calls)
+        ok = args.maxiter < converged_its or all(np.linalg.norm(b - S @ x) <= 1.0001 * RTOL * np.linalg.norm(b)
+                                       for _, (x, _) in calls)
         target = its * (12 * nnz + 100 * n) / bandwidth + ((12 * nnz + 4 * n) / upload if upload else 0.0)
         print(f"{label:<22}{its:>6}{1e3 * t['whole']:>10.1f}{1e3 * t['kept']:>9.1f}"
               f"{bc.fmt(t.get('cupy') and 1e3 * t['cupy'], '.1f'):>9}{1e3 * (t['whole'] - t['kept']):>11.1f}"
