@@ -75,7 +75,7 @@ can be SciPy's or PyAMG's ``M``::
 
 The functions keep what they build, too: ``cg(A, b)`` called again with the same SciPy CSR or
 CSC matrix object and the same arguments reuses the Solver of the call before (of at most
-:data:`~ginkpy.linalg._solver.CACHED_MATRICES` matrices, dropped with the matrix). Whether A
+:data:`~ginkpy.linalg._solver_cache.CACHED_MATRICES` matrices, dropped with the matrix). Whether A
 changed is checked on the host at every call, its arrays compared in full with a copy kept
 of them (bitwise, in parallel chunks); where only the values changed the Solver takes them
 as ``update`` does (its preconditioner's structure kept), any other change builds anew. An M
@@ -116,7 +116,8 @@ import importlib
 from ginkpy.linalg._interface import aslinearoperator
 from ginkpy.linalg._isolve import bicg, bicgstab, cg, cgs, fcg, gmres, idr, ir, minres, qmr, tfqmr
 from ginkpy.linalg._isolve_cycles import gcrotmk, lgmres
-from ginkpy.linalg._solver import Solver, clear_cache
+from ginkpy.linalg._solver import Solver
+from ginkpy.linalg._solver_cache import clear_cache
 
 # imported at first use: the batched and direct solvers need modules an iterative solve does
 # not (a fresh process's first solve would pay for their import)

@@ -15,7 +15,8 @@ from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg._docs import RETURNS, scipy_door
 from ginkpy.linalg._interface import aslinearoperator, host_operator, square_operator
-from ginkpy.linalg._solver import Solver, is_pyopencl, kept_solver
+from ginkpy.linalg._solver import Solver, is_pyopencl
+from ginkpy.linalg._solver_cache import kept_solver
 
 # SciPy's warning for a gmres callback without callback_type (its meaning of maxiter changes)
 _CALLBACK_TYPE_WARNING = (

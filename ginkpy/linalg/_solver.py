@@ -1,13 +1,11 @@
-"""A solver built once and applied many times at SciPy's door: :class:`Solver`, and the cache
+"""A solver built once and applied many times at SciPy's door: :class:`Solver` (the cache
 through which ``gk.linalg.cg(A, b)`` and the other functions reuse what they built for a SciPy
-matrix they saw before (:mod:`ginkpy.linalg` describes the arguments)."""
+matrix they saw before is ``_solver_cache.py``; :mod:`ginkpy.linalg` describes the arguments)."""
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import threading
-import weakref
 from typing import Any, Callable, Iterator
 
 import attrs
@@ -15,19 +13,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from ginkpy.config import solver_methods
-from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.factory import Parameters
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.log.logger import Logger
-from ginkpy.core.matrix.csr import Csr, same_contents
+from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense, value_dtype
 from ginkpy.core.stop.iteration import Iteration
 from ginkpy.core.stop.residual_norm import ResidualNorm
 from ginkpy.linalg._info import BREAKDOWN_INFO, DIVERGED_INFO, check_magnitude, solve_info
 from ginkpy.linalg._interface import as_linop, square_operator
-from ginkpy.linalg._kept_operators import KeptOperator, host_kept
 from ginkpy.linalg._preconditioner import preconditioner
-from ginkpy.linalg._spd import SYMMETRIC_METHODS, check_preconditioner, nonsymmetry, warn_nonsymmetric
+from ginkpy.linalg._spd import SYMMETRIC_METHODS, check_preconditioner, warn_nonsymmetric
 
 # where M goes: the preconditioner, or Ir's inner solver
 _PRECONDITIONER_PARAMETER = {"ir": "solver"}
@@ -204,22 +200,12 @@ class Solver:
         guess_from_m = isinstance(x0, str) and x0 == "Mb"
         if isinstance(x0, str) and not guess_from_m:
             raise ValueError(f"x0 must be an array, None (x0 = 0) or 'Mb' (x0 = M b), not {x0!r}")
-        with self._lock:
+        with self._lock, self._writes_done() as writes:
             if device:
                 B, X = self._device_vectors(b, x0)
                 zero_guess = x0 is None
             else:
-                b = vector(b, n, "b")
-                x0 = None if x0 is None or guess_from_m else (x0.get() if is_pyopencl(x0) else vector(x0, n, "x0"))
-                for what, v in (("b", b), ("x0", x0)):
-                    if v is not None and v.dtype.kind == "c" and dtype.kind != "c":
-                        raise TypeError(f"{what} is complex but the solver's value type {dtype} is real: build it "
-                                        f"with a complex A or dtype=numpy.complex128, or pass a real {what}")
-                zero_guess = x0 is None and not guess_from_m or x0 is not None and not x0.any()
-                B, X = self._host_vectors()
-                exec.write(B.values, b.reshape(n, 1))
-                if x0 is not None and not zero_guess:
-                    exec.write(X.values, x0.reshape(n, 1))
+                b, B, X, zero_guess = self._write_host_vectors(b, x0, guess_from_m, writes)
             if self.method == "direct":  # exact: x0 and the tolerances play no part
                 self.solver.apply(B, X)
                 self.result = None
@@ -252,6 +238,36 @@ class Solver:
             if info == BREAKDOWN_INFO and hasattr(self.solver, "breakdown_info"):
                 info = int(self.solver.breakdown_info()[0]) or info  # (qmr: which breakdown, as SciPy's)
             return self._out(X, device), info
+
+    @contextlib.contextmanager
+    def _writes_done(self) -> Iterator[list]:
+        """A list for the events of host writes not waited for, waited for at the end (the
+        caller's b and x0 may change once the solve returned or raised)."""
+        writes: list = []
+        try:
+            yield writes
+        finally:
+            for event in writes:
+                if event is not None:
+                    event.wait()
+
+    def _write_host_vectors(self, b: Any, x0: Any, guess_from_m: bool,
+                            writes: list) -> tuple[np.ndarray, Dense, Dense, bool]:
+        """The checked host b, the kept B and X with b and x0 written to them (enqueued: the
+        events go to ``writes``), and whether the guess is zero."""
+        n, exec, dtype = self.shape[0], self.executor, self.dtype
+        b = vector(b, n, "b")
+        x0 = None if x0 is None or guess_from_m else (x0.get() if is_pyopencl(x0) else vector(x0, n, "x0"))
+        for what, v in (("b", b), ("x0", x0)):
+            if v is not None and v.dtype.kind == "c" and dtype.kind != "c":
+                raise TypeError(f"{what} is complex but the solver's value type {dtype} is real: build it "
+                                f"with a complex A or dtype=numpy.complex128, or pass a real {what}")
+        zero_guess = x0 is None and not guess_from_m or x0 is not None and not x0.any()
+        B, X = self._host_vectors()
+        writes.append(exec.write_async(B.values, np.ascontiguousarray(b.reshape(n, 1), dtype)))
+        if x0 is not None and not zero_guess:
+            writes.append(exec.write_async(X.values, np.ascontiguousarray(x0.reshape(n, 1), dtype)))
+        return b, B, X, zero_guess
 
     def _host_vectors(self) -> tuple[Dense, Dense]:
         """b and x of a solve from the host, made once and kept (no allocation per solve)."""
@@ -355,171 +371,6 @@ class Solver:
         M = type(getattr(self.solver, "preconditioner", None)).__name__
         return (f"Solver({self.method}, {n} x {n}, {self.dtype}, M={M}, "
                 f"rtol={self.rtol:g}, atol={self.atol:g}, {self.executor!r})")
-
-
-# -- what linalg's functions build, kept for the next call on the same matrix ---------------------
-
-CACHED_MATRICES = 4  # SciPy matrices whose solvers are kept (the most recently used)
-SOLVERS_PER_MATRIX = 8
-
-
-class _CachedMatrix:
-    """What the functions built for one SciPy matrix: a snapshot of its arrays (to tell a later
-    call whether they changed), A on the executor, and the Solvers by their arguments."""
-
-    def __init__(self, A: Any, exec: Executor, dtype: np.dtype) -> None:
-        self.exec, self.dtype, self.format, self.shape = exec, dtype, A.format, A.shape
-        self.arrays = [np.array(a, copy=True) for a in _arrays(A)]
-        self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
-        self.matrix = Csr.from_scipy(exec, A, dtype)
-        self.solvers: collections.OrderedDict = collections.OrderedDict()
-        self.lock = threading.RLock()
-        self.nonsymmetry: Any = ...  # (gk.linalg._spd.nonsymmetry of A, found at first need)
-
-    def matches(self, A: Any) -> str:
-        """"same", "values" (only the values changed, in a canonical CSR matrix: an update takes
-        them) or "other"."""
-        if A.format != self.format or A.shape != self.shape:
-            return "other"
-        ptrs, idxs, data = _arrays(A)
-        old_ptrs, old_idxs, old_data = self.arrays
-        if not (same_contents(ptrs, old_ptrs) and same_contents(idxs, old_idxs)):
-            return "other"
-        if same_contents(data, old_data):
-            return "same"
-        return "values" if self.canonical and data.dtype == old_data.dtype else "other"
-
-    def solver(self, method: str, M: Any, arguments: dict) -> Solver:
-        """The kept Solver of these arguments, built at its first use (the caller holds the lock)."""
-        key = (method, _key(M), tuple(sorted((k, _key(v)) for k, v in arguments.items())))
-        solver = self.solvers.get(key)
-        if solver is not None and not all(kept.holds(value) for kept, value in
-                                          zip(solver._kept_operators, (M, arguments.get("left_preconditioner")))):
-            solver = None  # (a sparse M changed since: built anew)
-        if solver is None:
-            if method in SYMMETRIC_METHODS:
-                if self.nonsymmetry is ...:
-                    ptrs, idxs, data = self.arrays
-                    kind = sp.csr_matrix if self.format == "csr" else sp.csc_matrix
-                    self.nonsymmetry = nonsymmetry(kind((data, idxs, ptrs), shape=self.shape, copy=False))
-                warn_nonsymmetric(method, None, self.nonsymmetry)
-            solver = self.solvers[key] = Solver(self.matrix, method, M=(M[0], dict(M[1])) if isinstance(M, tuple)
-                                                else M, executor=self.exec, **arguments)
-            # the host operators the key names by identity, held (their ids stay theirs) with their contents
-            solver._kept_operators = (KeptOperator(M), KeptOperator(arguments.get("left_preconditioner")))
-            while len(self.solvers) > SOLVERS_PER_MATRIX:
-                self.solvers.popitem(last=False)
-        else:
-            self.solvers.move_to_end(key)
-        return solver
-
-    def take_values(self, A: Any) -> None:
-        """A's new values: into the snapshot and the matrix, then every solver follows them."""
-        np.copyto(self.arrays[2], A.data)
-        self.nonsymmetry = ...
-        self.matrix.update_values(A.data)
-        for solver in self.solvers.values():
-            solver.refresh()
-
-
-_cache: collections.OrderedDict = collections.OrderedDict()
-_cache_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def kept_solver(A: Any, exec: Executor, dtype: np.dtype, method: str, M: Any,
-                **arguments: Any) -> Iterator[Solver | None]:
-    """The Solver of ``method`` for the SciPy matrix A with these arguments, built at a call
-    before on the same matrix object and kept (else built now and kept), for the duration of
-    the ``with`` block; None where nothing may be kept (A not a CSR or CSC matrix, M a SciPy
-    operator or matrix, or ginkpy parameters).
-
-    A kept solver is used only while A's arrays hold what they held then, compared on the host
-    in full (bitwise, a pass over A, in parallel chunks); where only the values changed, the
-    solvers of A take them as :meth:`Solver.update` does (their preconditioners' structure
-    kept); any other change builds anew. The matrix is held for the block: another thread's
-    call with new values of it waits until this solve is done."""
-    if not (sp.issparse(A) and A.format in ("csr", "csc")) or not _cacheable(M) \
-            or not _cacheable(arguments.get("left_preconditioner")):
-        yield None
-        return
-    key = (id(A), type(exec).__name__)
-    with _cache_lock:
-        entry = _cache.get(key)
-        if entry is not None and not (entry[0]() is A and entry[1].exec.same_memory(exec)
-                                      and entry[1].dtype == dtype):
-            entry = None
-        if entry is not None:
-            _cache.move_to_end(key)
-    if entry is not None:
-        cached = entry[1]
-        with cached.lock:
-            state = cached.matches(A)
-            if state == "values":
-                try:
-                    cached.take_values(A)
-                except Exception:
-                    _forget(key)  # (half taken: built anew at the next call)
-                    raise
-            if state != "other":
-                yield cached.solver(method, M, arguments)
-                return
-    try:
-        ref = weakref.ref(A, lambda _, key=key: _forget(key))
-    except TypeError:  # (a matrix class without weak references: nothing kept)
-        yield None
-        return
-    cached = _CachedMatrix(A, exec, dtype)
-    with _cache_lock:
-        _cache[key] = (ref, cached)
-        while len(_cache) > CACHED_MATRICES:
-            _cache.popitem(last=False)
-    with cached.lock:
-        yield cached.solver(method, M, arguments)
-
-
-def _forget(key: Any) -> None:
-    with _cache_lock:
-        _cache.pop(key, None)
-
-
-def clear_cache() -> None:
-    """Drop what ``gk.linalg``'s functions kept for the matrices they saw (their copies on the
-    executor, preconditioners and solvers), to free device memory. It takes no parameters.
-
-    Examples
-    --------
-    >>> x, info = gk.linalg.cg(A, b, M="amg")       # keeps A and its hierarchy for the next call
-    >>> gk.linalg.clear_cache()
-    """
-    with _cache_lock:
-        _cache.clear()
-
-
-def _arrays(A: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return A.indptr, A.indices, A.data
-
-
-def _cacheable(M: Any) -> bool:
-    """Whether a solver with this M may be kept: M None, a name, (name, options) with plain
-    options (numbers, strings), a ginkpy LinOp (the caller's object, applied as it is), a SciPy
-    sparse M (compared with its snapshot at each call) or a SuperLU (or a LinearOperator around
-    its ``solve``). Parameters, factories and other host operators are the caller's to change
-    between calls: not kept."""
-    if M is None or isinstance(M, (str, LinOp)) or host_kept(M):
-        return True
-    return (isinstance(M, tuple) and len(M) == 2 and isinstance(M[0], str) and isinstance(M[1], dict)
-            and all(isinstance(v, (int, float, str, bool, type(None))) for v in M[1].values()))
-
-
-def _key(value: Any) -> Any:
-    """A comparable key for an argument: a LinOp by identity (the solver keeps it), (name,
-    options) by their contents."""
-    if isinstance(value, LinOp) or host_kept(value):
-        return ("object", id(value))
-    if isinstance(value, tuple):
-        return ("options", value[0].lower(), tuple(sorted(value[1].items())))
-    return value.lower() if isinstance(value, str) else value
 
 
 # -- the arguments and results of SciPy's solvers ------------------------------------------------------

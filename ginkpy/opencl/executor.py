@@ -33,6 +33,7 @@ _TYPE_NAMES = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): (
                np.dtype(np.complex64): ("float2", "float"), np.dtype(np.complex128): ("double2", "double")}
 # the stop codes (STATUS_RUNNING, ...), defined once in core/stop/stopping_status.py
 _STATUS_OPTIONS = [f"-D{name}={code}" for name, code in status_defines().items()]
+SMALL_WRITE = 1 << 16  # bytes of a host write that is copied and not waited for (exec.write)
 
 
 class NoOpenCLDeviceError(RuntimeError):
@@ -381,14 +382,23 @@ class OpenCLExecutor(Executor):
 
     def write(self, array, host: np.ndarray) -> None:
         """Overwrite ``array`` with ``host``. Inside a capture the data goes into a buffer of its
-        own first, which the replay copies again (a device copy: nothing for the host to wait for)."""
+        own first, which the replay copies again (a device copy: nothing for the host to wait for).
+        Outside one, a write of at most SMALL_WRITE bytes is copied on the host and not waited
+        for; a larger one is waited for (``host`` is the caller's)."""
         import pyopencl as cl
         if not array.size:
             return
         self._check_process()
         host = np.ascontiguousarray(host, dtype=array.dtype)
         if self._recording() is None:
-            self._write_waiting(array.data, host)
+            if host.nbytes > SMALL_WRITE:
+                self._write_waiting(array.data, host)
+                return
+            # a few values (a stop state, a mask): copied, and the copy not waited for (the
+            # queue runs in order: whatever comes after it sees it)
+            host = host.copy()
+            with self.lock:
+                self._device.keep(cl.enqueue_copy(self.queue, array.data, host, is_blocking=False))
             return
         with self.lock:
             source = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)

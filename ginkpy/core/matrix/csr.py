@@ -93,6 +93,39 @@ class Csr(LinOp):
 
         Duplicates are summed and column indices sorted, as the format requires.
         """
+        out, events = cls.from_scipy_async(exec, matrix, dtype)
+        for event in events:
+            event.wait()
+        return out
+
+    @classmethod
+    def from_scipy_async(cls, exec: Executor, matrix: Any, dtype: Any = None) -> tuple["Csr", list]:
+        """:meth:`from_scipy` with the copies to ``exec`` enqueued, not waited for: the host's
+        next work overlaps the transfer (``gk.linalg`` uploads A so while it sets up the solve).
+
+        Parameters
+        ----------
+        exec : Executor
+            Where the matrix goes.
+        matrix : scipy.sparse matrix or array, or numpy.ndarray
+            The matrix; its arrays are copied from where they are when they already are
+            canonical CSR of the index and value types (no host copy).
+        dtype : numpy dtype, optional
+            The value type (default: the matrix's).
+
+        Returns
+        -------
+        (Csr, list)
+            The matrix and the events of its copies still in flight (``event.wait()``). The
+            caller leaves ``matrix``'s arrays unchanged until they are done (waited for, or
+            anything enqueued on ``exec`` after them read back).
+
+        Examples
+        --------
+        >>> A, copies = gk.matrix.Csr.from_scipy_async(exec, S)
+        >>> ...                                     # host work beside the transfer
+        >>> for event in copies: event.wait()       # before S may change
+        """
         if not (sp.issparse(matrix) or isinstance(matrix, np.ndarray)):
             raise TypeError(f"Csr.from_scipy needs a scipy.sparse matrix or a numpy array, not {type(matrix).__name__}")
         if isinstance(matrix, np.ndarray) and matrix.ndim != 2:
@@ -109,9 +142,18 @@ class Csr(LinOp):
             m.sum_duplicates()  # also sorts the indices
         if m.nnz > np.iinfo(np.int32).max:
             raise ValueError(f"matrix has {m.nnz} nonzeros, more than int32 indices can address")
-        return cls(exec, m.shape, exec.from_host(m.indptr.astype(INDEX_DTYPE, copy=False)),
-                   exec.from_host(m.indices.astype(INDEX_DTYPE, copy=False)),
-                   exec.from_host(m.data.astype(dtype, copy=False)))
+        arrays, events = [], []
+        for host in (m.indptr.astype(INDEX_DTYPE, copy=False), m.indices.astype(INDEX_DTYPE, copy=False),
+                     m.data.astype(dtype, copy=False)):
+            host = np.ascontiguousarray(host)
+            arrays.append(exec.alloc(host.shape, host.dtype))
+            event = exec.write_async(arrays[-1], host)  # (the event holds host until the copy is done)
+            if event is not None:
+                events.append(event)
+        out = cls(exec, m.shape, *arrays)
+        if exec.asynchronous:  # the row pointers kept on the host (a copy): an SpMV strategy reads none
+            out._host_row_ptrs = np.array(m.indptr, INDEX_DTYPE)
+        return out, events
 
     # -- new values on the same pattern ------------------------------------------------------
     def update_values(self, values: Any) -> "Csr":
@@ -266,8 +308,13 @@ class Csr(LinOp):
         return out
 
     def is_finite(self) -> bool:
-        """True when no stored value is NaN or infinite."""
-        return bool(self.executor.run("matrix.csr.is_finite", self))
+        """True when no stored value is NaN or infinite (a launch and a read at the first call,
+        then kept in ``cache`` until the values change: a solver and its preconditioner check
+        the one matrix once)."""
+        finite = self.cache.get("values.finite")
+        if finite is None:
+            finite = self.cache["values.finite"] = bool(self.executor.run("matrix.csr.is_finite", self))
+        return finite
 
     def transpose(self) -> "Csr":
         """A new Csr holding A^T (column indices sorted), on the same executor."""

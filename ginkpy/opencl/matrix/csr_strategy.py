@@ -161,8 +161,13 @@ def _check_lanes(lanes: int, work_group: int, least: int) -> None:
 
 
 def _device(exec, host: np.ndarray):
-    """``host`` on the device, or None where it is empty."""
-    return exec.from_host(host) if host.size else None
+    """``host`` (made here: no one changes it) on the device, the copy not waited for (a
+    strategy chosen beside A's upload does not wait for it); None where it is empty."""
+    if not host.size:
+        return None
+    out = exec.alloc(host.shape, host.dtype)
+    exec.write_async(out, host)
+    return out
 
 
 def _fixup_wg(exec) -> int:

@@ -121,7 +121,8 @@ class IterationMonitor:
         self.zero_guess = guess == "zero"
         self.scale = np.ones(k)
         self.rhs_norm = np.full(k, np.nan)
-        self.lag = 0  # iterations the most lagging column waited for its confirmation
+        # iterations the most lagging column waited for its confirmation; whether ws.norms() holds ||b||
+        self.lag, self._rhs_norms_held = 0, False
         self._take_system(b, x, guess)
         if not self.blind:
             self._scale_system()
@@ -167,7 +168,7 @@ class IterationMonitor:
             raise ValueError(self._not_finite("the initial guess x", x, "start from a smaller x (or x = 0)"))
         self.zero_rhs = b_norm == 0
         self.scale = power_of_two_scale(b_norm, x_norm, b.dtype)
-        self.rhs_norm = b_norm
+        self.rhs_norm, self._rhs_norms_held = b_norm, self.zero_guess  # (start() reuses ||b|| for r = b)
         if (self.scale != 1).any():
             if self.out is None:  # the caller's b is not to be changed
                 self.b = ws.vector("b_scaled")
@@ -217,7 +218,9 @@ class IterationMonitor:
             self.threshold = np.full(k, -1.0)
             self.stop.reset(status, self.threshold, self.max_iters)
             return
-        r_norm = host_norms(exec, r.compute_norm2(self.ws.norms()))
+        # from x = 0, r = b: its norms are read already (and held in ws.norms(): no x norm was taken)
+        held = self._rhs_norms_held and (self.scale == 1).all()
+        r_norm = self.rhs_norm.copy() if held else host_norms(exec, r.compute_norm2(self.ws.norms()))
         self.best.start(self.ws.norms(), r_norm)
         scale = self.scale
         with np.errstate(over="ignore"):
