@@ -30,10 +30,12 @@ The batch of one: ``small_systems.py`` beside this module.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from functools import partial
 
 from ginkpy.core.base.device_choices import CycleChoice, DeviceChoices
 from ginkpy.opencl.small_systems import small_system_rows
+from ginkpy.opencl.solver.gmres_kernels import lagged_fits
 
 SMOOTHED_RELAX = 4 / 3  # smoothed aggregation's w where a device's choice turns it on (PyAMG's)
 
@@ -65,6 +67,9 @@ GPU_CHOICES = DeviceChoices(
 OTHER_CHOICES = dataclasses.replace(GPU_CHOICES, approximate_triangular_solves=False, polls_waits=False)
 
 
+@functools.lru_cache(maxsize=None)
 def device_choices(info) -> DeviceChoices:
-    """The choices for the device ``info`` describes (an ``OpenCLExecutor.info``)."""
-    return CPU_CHOICES if info.is_cpu else GPU_CHOICES if info.is_gpu else OTHER_CHOICES
+    """The choices for the device ``info`` describes (an ``OpenCLExecutor.info``): those of its
+    kind, and what its local memory holds (Gmres' lagged second pass)."""
+    choices = CPU_CHOICES if info.is_cpu else GPU_CHOICES if info.is_gpu else OTHER_CHOICES
+    return dataclasses.replace(choices, lagged_second_pass=partial(lagged_fits, info))

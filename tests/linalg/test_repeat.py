@@ -290,8 +290,13 @@ def test_factorization_and_isai_updates_give_a_fresh_builds_x(exec, method, M, s
     solver = gk.linalg.Solver(A, method, M=M, rtol=1e-10, executor=exec)
     solver.solve(b)
     counter = _count_kernels(exec, monkeypatch, *SYMBOLIC[symbolic])
+    preconditioner = solver.solver.preconditioner
+    decided = getattr(preconditioner, "_decided", None)
     solver.update(B)
-    assert counter.count == 0  # no symbolic setup again
+    # no symbolic setup again, unless a GPU's Ilu/Ic had decided its Jacobi sweeps from A's
+    # factors and B's decide otherwise: then it chooses its triangular solves again as a fresh
+    # generate on B does (test_an_update_decides_a_gpus_jacobi_sweeps_again), the same x below
+    assert counter.count == 0 or getattr(preconditioner, "_decided", None) != decided
     x, info = solver.solve(b)
     assert info == info_fresh == 0 and solver.result.num_iterations == fresh.result.num_iterations
     np.testing.assert_allclose(x, x_fresh, rtol=1e-9, atol=1e-9 * np.abs(x_fresh).max())

@@ -5,12 +5,16 @@ unrotated, kept apart): orthogonalize writing raw H, multi_dot
 and givens with the lagged pass against their reference twins (real and complex values, flagged
 and clear columns, flexible GMRES's z), the reference against the same step without the lag, and
 the basis of a cycle where the test asks in every step as orthogonal as CGS2's on both executors."""
+import dataclasses
+
+import attrs
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.core.log.logger import Logger
+from ginkpy.opencl.solver.gmres_kernels import lagged_fits
 import krylov_cases
 from conftest import PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins, random_partials, tol, twin
 from test_gmres import (BREAKDOWN, M, MAX_ITERS, N, RUNNING, _assert_orthogonalize, _basis, _multi_dot_magnitude, _on,
@@ -77,6 +81,10 @@ def test_opencl_multi_dot_lagged(ref, dev, rng, dtype, shape, j):
     args = [_step(j, 1), 1, True, v, _on(basis), z, zbasis if zbasis is None else _on(zbasis), w, ww.astype(dtype),
             np.zeros((1, k)), np.zeros((1, k)), hessenberg, g, cos, sin, np.full(k, j, np.int32),
             Stop([RUNNING] * k, np.full(k, 1e-30), MAX_ITERS), raw, final, _dot_partials(h2), reorth]
+    if not lagged_fits(dev.info, n, k, M, dtype):  # (NVIDIA's 48 KiB: Gmres keeps the second pass's launch)
+        with pytest.raises(ValueError, match="bytes of local memory"):
+            twin(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
+        return
     out = twin(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(10, 19))
     again = (reorth != 0) & (j > 0)
@@ -192,3 +200,39 @@ def test_lagged_second_pass_keeps_the_basis_orthogonal(ref, ocl, reads):
         lost = {method: _cycle_orthogonality(exec, S, b, method, m, [_EveryIteration()] if reads != "asynchronous"
                                              else []) for method in ("cgs", "mgs", "cgs2")}
         assert lost["cgs"] > 1e-3 and lost["mgs"] <= 1e-13 and lost["cgs2"] <= 1e-13, lost
+
+
+def test_lagged_fits_a_devices_local_memory(ocl):
+    # the lagged multi_dot keeps 2 m + 1 coefficients per column in local memory: NVIDIA's 48 KiB
+    # (beside 16 KiB of scratch) hold them for 32 complex128 columns with krylov_dim 30, not 64 or 301
+    nvidia = attrs.evolve(ocl.info, is_cpu=False, is_gpu=True, local_mem_size=48 << 10)
+    assert lagged_fits(nvidia, 10000, 4, 30, np.float64) and lagged_fits(nvidia, 10000, 32, 30, np.complex128)
+    assert not lagged_fits(nvidia, 7, 301, 6, np.complex128) and not lagged_fits(nvidia, 10000, 64, 30, np.complex128)
+
+
+def test_gmres_keeps_the_second_pass_launch_where_the_lag_does_not_fit(ocl, monkeypatch):
+    # a device whose local memory does not hold the lagged pass's coefficients (many complex
+    # columns on a GPU): "mgs" runs its second pass in a launch of its own, the same solve
+    S = sp.diags([-1.2, 2.5, -1.0], [-1, 0, 1], shape=(200, 200)).tocsr()
+    b = np.random.default_rng(3).standard_normal((S.shape[0], 2))
+
+    def solve(exec):
+        A = gk.matrix.Csr.from_scipy(exec, S)
+        solver = (gk.solver.Gmres.build().with_krylov_dim(10).with_ortho_method("mgs")
+                  .with_criteria(gk.stop.Iteration.build().with_max_iters(60),
+                                 gk.stop.ResidualNorm.build().with_reduction_factor(1e-10))
+                  .on(exec).generate(A))
+        x = gk.matrix.Dense.zeros(exec, b.shape)
+        names, run = [], exec.run
+        exec.run = lambda name, *a, **k: (names.append(name), run(name, *a, **k))[1]
+        solver.apply(gk.matrix.Dense.from_numpy(exec, b), x)
+        del exec.run
+        return x.to_numpy(), names
+
+    x_lagged, lagged = solve(gk.OpenCLExecutor(ocl.device))
+    unlagged_exec = gk.OpenCLExecutor(ocl.device)
+    no_lag = dataclasses.replace(unlagged_exec.device_choices(), lagged_second_pass=lambda *args: False)
+    monkeypatch.setattr(unlagged_exec, "device_choices", lambda: no_lag)
+    x_own, own = solve(unlagged_exec)
+    assert "solver.gmres.reorthogonalize" not in lagged and "solver.gmres.reorthogonalize" in own
+    np.testing.assert_allclose(x_own, x_lagged, rtol=1e-8, atol=1e-8 * np.abs(x_lagged).max())

@@ -33,6 +33,10 @@ def _never_small(method: str, dtype: Any) -> int:
     return 0
 
 
+def _always_lagged(rows: int, columns: int, krylov_dim: int, dtype: Any) -> bool:
+    return True
+
+
 @dataclasses.dataclass(frozen=True)
 class DeviceChoices:
     """The choices of one kind of executor (``exec.device_choices()``).
@@ -52,6 +56,11 @@ class DeviceChoices:
     small_system_rows : callable, default never
         ``(method, dtype) -> rows``: the most rows a system solved by ``method`` ("cg",
         "bicgstab", "gmres") may have to run as a batch of one (0: never).
+    lagged_second_pass : callable, default always
+        ``(rows, columns, krylov_dim, dtype) -> bool``: whether Gmres' "mgs" may lag its DGKS
+        second pass into the next inner iteration's dot products for a system of ``rows`` rows
+        and ``columns`` right-hand sides (that launch keeps 2 krylov_dim + 1 coefficients per
+        column in a work-group's local memory; else the pass keeps a launch of its own).
     """
 
     kind: str
@@ -59,3 +68,4 @@ class DeviceChoices:
     approximate_triangular_solves: bool = False
     polls_waits: bool = False
     small_system_rows: Callable[[str, Any], int] = _never_small
+    lagged_second_pass: Callable[[int, int, int, Any], bool] = _always_lagged

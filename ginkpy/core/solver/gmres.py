@@ -223,11 +223,13 @@ class Gmres(IterativeSolver):
         """(raw, final) where the DGKS second pass is lagged into the next multi_dot ("mgs"), else
         (None, None): H unrotated, orthogonalize's first pass and both passes with the subdiagonal,
         from which that kernel corrects w = A M v through the Arnoldi relation A M V = V H. A
-        basis stored in a lower precision (whose relation holds only to its rounding) keeps the
-        launch of its own."""
-        if not (0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)):
+        basis stored in a lower precision (whose relation holds only to its rounding), and a
+        device whose local memory does not hold the lagged pass's coefficients of every column
+        (``exec.device_choices().lagged_second_pass``), keep the launch of its own."""
+        m, (n, k) = self.krylov_dim, ws.shape
+        if not (0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)
+                and self.executor.device_choices().lagged_second_pass(n, k, m, self.dtype)):
             return None, None
-        m, k = self.krylov_dim, ws.shape[1]
         return (ws.vector("hessenberg_raw", rows=m + 1, cols=m * k),
                 ws.vector("hessenberg_final", rows=m + 1, cols=m * k))
 
