@@ -32,7 +32,11 @@ DENSE_ITEMS_PER_UNIT = 4  # ... of a CPU's dense accumulator (each with a marker
 DENSE_MARKER_BYTES = 256 << 20  # the markers' memory at most, else a CPU merges as a GPU
 GPU_DENSE_BYTES = 64 << 20      # a GPU's markers (a row per work-item) at most: small C with long rows
 CPU_MIN_CHUNK = 256      # rows a CPU work-item takes at least
-HASH_LIMIT = 1024        # a GPU hashes the rows of C of at most this many products (0: none), merges the others
+# a GPU hashes the rows of C of at most HASH_LIMIT products (0: none), merges the others. Off: on an
+# H100 (2026-12-06, `python bench_sa_setup.py --problems poisson_2d --sizes 1000000 --hash-limits 1024 0
+# --reps 1`) smoothed aggregation's products took as long hashed as merged (A P 57.7 / 57.8 ms,
+# R (A P) 121.8 / 117.5 ms; whole setup 360 / 271 ms, the hashed run's including its kernels' builds)
+HASH_LIMIT = 0
 HASH_FROM = 32           # ... and of more than this many (fewer merge faster in one work-item)
 HASH_LANES = 32          # work-items hashing one row
 HASH_GROUPS = 64         # work-groups per compute unit taking the hashed rows (each every so many rows)
