@@ -358,6 +358,19 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (``-n``), whole test files to a worker (xdist's ``--dist loadfile``)
+    where the run asked for plain load balancing, ``-n``'s default: the programs a file's tests
+    compile (PoCL: up to seconds each in a cold cache) are built by one worker, not by each, and
+    a file's module-level memos (test_gmres_left.py's SciPy solves) serve all its cases. Any
+    other ``--dist`` is kept."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+    return LoadFileScheduling(config, log)
+
+
 def raised_pivot_floors(exec, A):
     """The pivots' floors of the factorizations for A (gk.core.factorization.factorization), some
     rows' raised above any pivot (those get replaced) and one zero: the floors a sweep's twin

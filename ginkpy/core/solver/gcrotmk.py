@@ -29,7 +29,7 @@ from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.restarted_cycle import RestartedCycle, ring_order
+from ginkpy.core.solver.restarted_cycle import RestartedCycle, ring_order, seed_pair
 
 
 class Gcrotmk(Gmres):
@@ -166,12 +166,7 @@ class Gcrotmk(Gmres):
         side), and of C = A U where given (else computed). They are made orthonormal as SciPy's
         (QR with column pivoting of C, U = U P R^-1, dropping the columns after the first with
         |r_jj| < 1e-12 |r_00|), the first k kept, and x0 first takes the step U C^H r0."""
-        U = np.asarray(U)
-        n = self.system_matrix.global_shape[0]
-        if U.ndim != 2 or U.shape[0] != n or (C is not None and np.shape(C) != U.shape):
-            raise ValueError(f"set_recycled_space: U (and C) must be n x s arrays with n = {n}, got U {U.shape}"
-                             f"{'' if C is None else f' and C {np.shape(C)}'}")
-        self._seed = (U, None if C is None else np.asarray(C))
+        self._seed = seed_pair("set_recycled_space", ("U", "C"), U, C, self.system_matrix.global_shape[0])
 
     def recycled_space(self) -> tuple[np.ndarray, np.ndarray]:
         """(C, U): the recycled pairs after the last apply, as the columns of two n x s arrays

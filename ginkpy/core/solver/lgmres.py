@@ -32,7 +32,7 @@ from ginkpy.core.base.factory import integer, one_of, parameters
 from ginkpy.core.matrix.identity import Identity
 from ginkpy.core.solver.gmres import Gmres
 from ginkpy.core.solver.loop.monitor import IterationMonitor
-from ginkpy.core.solver.restarted_cycle import RestartedCycle, ring_order
+from ginkpy.core.solver.restarted_cycle import RestartedCycle, ring_order, seed_pair
 
 
 class Lgmres(Gmres):
@@ -168,12 +168,7 @@ class Lgmres(Gmres):
         (SciPy's ``outer_v``): the columns of Z (n x s, oldest first, the same for every
         right-hand side) and of W = A Z where given (else computed on the device); the newest k
         are kept, as cycles before the first."""
-        Z = np.asarray(Z)
-        n = self.system_matrix.global_shape[0]
-        if Z.ndim != 2 or Z.shape[0] != n or (W is not None and np.shape(W) != Z.shape):
-            raise ValueError(f"set_augmentation: Z (and W) must be n x s arrays with n = {n}, got Z {Z.shape}"
-                             f"{'' if W is None else f' and W {np.shape(W)}'}")
-        self._seed = (Z, None if W is None else np.asarray(W))
+        self._seed = seed_pair("set_augmentation", ("Z", "W"), Z, W, self.system_matrix.global_shape[0])
 
     def augmentation(self) -> tuple[np.ndarray, np.ndarray]:
         """(Z, W): the corrections kept after the last apply, oldest first, and their products

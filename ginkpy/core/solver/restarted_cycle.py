@@ -136,3 +136,15 @@ def ring_order(last: int, slots: int) -> list[int]:
     t mod slots), oldest first."""
     count = min(last + 1, slots)
     return [t % slots for t in range(last + 1 - count, last + 1)]
+
+
+def seed_pair(method: str, names: tuple[str, str], Y, AY, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The vectors a caller seeds the next apply with (Lgmres's Z and W = A Z, Gcrotmk's U and
+    C = A U): the columns of ``Y`` (n x s) and of ``AY`` (the same shape, or None: computed
+    later). A ValueError of ``method`` names both (``names``) where the shapes are off."""
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[0] != n or (AY is not None and np.shape(AY) != Y.shape):
+        y, ay = names
+        raise ValueError(f"{method}: {y} (and {ay}) must be n x s arrays with n = {n}, got {y} {Y.shape}"
+                         f"{'' if AY is None else f' and {ay} {np.shape(AY)}'}")
+    return Y, None if AY is None else np.asarray(AY)

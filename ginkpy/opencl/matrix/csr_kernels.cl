@@ -10,10 +10,13 @@
     y[idx] = advanced ? mul(alpha[c * alpha_stride], (sum)) + mul(beta[c * beta_stride], y[idx]) \
                       : (sum)
 
+// The matrix's arrays, in every kernel of the file that reads the matrix
+#define CSR_PARAMS                                                                          \
+    __global const index_type* restrict row_ptrs, __global const index_type* restrict col_idxs, \
+    __global const value_type* restrict values
+
 #define SPMV_PARAMS                                                                  \
-    const int n, const int k, __global const index_type* restrict row_ptrs,         \
-    __global const index_type* restrict col_idxs,                                    \
-    __global const value_type* restrict values, __global const value_type* restrict b, \
+    const int n, const int k, CSR_PARAMS, __global const value_type* restrict b,                            \
     __global value_type* restrict y, const int advanced,                             \
     __global const value_type* restrict alpha, const int alpha_stride,               \
     __global const value_type* restrict beta, const int beta_stride
@@ -147,10 +150,7 @@ typedef struct {
 } mp_part;
 
 // Loads this work-item's column indices, values and row ends of part g (zero beyond the part)
-inline mp_part mp_load(__global const index_type* restrict bounds, const int g, const int lid,
-                       __global const index_type* restrict row_ptrs,
-                       __global const index_type* restrict col_idxs,
-                       __global const value_type* restrict values,
+inline mp_part mp_load(__global const index_type* restrict bounds, const int g, const int lid, CSR_PARAMS,
                        index_type* cols, value_type* vals, index_type* ends)
 {
     mp_part p;
@@ -352,11 +352,7 @@ __kernel void spmv_merge_path_fixup(const int k, const int count, const int long
 
 
 // out (zeroed before) gets the nonzeros of each row: one work-item per row
-__kernel void scatter_to_dense(const int n, const int m,
-                               __global const index_type* restrict row_ptrs,
-                               __global const index_type* restrict col_idxs,
-                               __global const value_type* restrict values,
-                               __global value_type* restrict out)
+__kernel void scatter_to_dense(const int n, const int m, CSR_PARAMS, __global value_type* restrict out)
 {
     const int row = get_global_id(0);
     if (row >= n) return;
@@ -366,10 +362,7 @@ __kernel void scatter_to_dense(const int n, const int m,
 
 
 // diag[i] = A(i, i), or 0 where it is not stored: binary search in the row's sorted columns
-__kernel void extract_diagonal(const int size, __global const index_type* restrict row_ptrs,
-                               __global const index_type* restrict col_idxs,
-                               __global const value_type* restrict values,
-                               __global value_type* restrict diag)
+__kernel void extract_diagonal(const int size, CSR_PARAMS, __global value_type* restrict diag)
 {
     const int row = get_global_id(0);
     if (row >= size) return;
@@ -399,9 +392,7 @@ __kernel void extract_diagonal(const int size, __global const index_type* restri
 #endif
 
 #define DOTS_PARAMS                                                                  \
-    const int n, const int k, __global const index_type* restrict row_ptrs,         \
-    __global const index_type* restrict col_idxs,                                    \
-    __global const value_type* restrict values, __global const value_type* restrict b, \
+    const int n, const int k, CSR_PARAMS, __global const value_type* restrict b,                            \
     __global value_type* y, __global const value_type* u, __global const value_type* w, \
     __global value_type* restrict partial
 
