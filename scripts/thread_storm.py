@@ -120,6 +120,14 @@ def _native_stacks(pid: int) -> str:
         return f"(py-spy failed: {err})"
 
 
+def _output(out) -> str:
+    """What the child wrote to ``out`` so far, read without moving the file's offset: the child
+    writes through the same open file, so a seek here would move its writes (they overwrote the
+    start of its own lines: a "torm-child-done" line, a run wrongly judged wrong)."""
+    fd = out.fileno()
+    return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+
+
 def run_once(args: argparse.Namespace, env: dict) -> tuple[str, float | None, str]:
     """One child process: ('ok' | 'crash (SIG...)' | 'hang' | 'hang at exit' | 'wrong' | 'slow
     exit', seconds from its last line to its exit, its output and, for a hang, its stacks)."""
@@ -133,10 +141,8 @@ def run_once(args: argparse.Namespace, env: dict) -> tuple[str, float | None, st
         while child.poll() is None:
             time.sleep(0.05)
             now = time.time()
-            if done_at is None:
-                out.seek(0)
-                if DONE in out.read():
-                    done_at = now
+            if done_at is None and DONE in _output(out):
+                done_at = now
             if done_at is not None and now - done_at > args.exit_limit + 10:
                 verdict = "hang at exit"
             elif now - started > args.timeout:
@@ -145,11 +151,9 @@ def run_once(args: argparse.Namespace, env: dict) -> tuple[str, float | None, st
                 stacks = _native_stacks(child.pid)
                 os.killpg(child.pid, signal.SIGKILL)
                 child.wait()
-                out.seek(0)
-                return verdict, None, out.read()[-4000:] + "\n" + stacks
+                return verdict, None, _output(out)[-4000:] + "\n" + stacks
         ended = time.time()
-        out.seek(0)
-        text = out.read()
+        text = _output(out)
     done = [line for line in text.splitlines() if line.startswith(DONE)]
     if child.returncode < 0:
         return f"crash ({signal.Signals(-child.returncode).name})", None, text[-8000:]
