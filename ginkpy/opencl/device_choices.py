@@ -33,9 +33,11 @@ import dataclasses
 import functools
 from functools import partial
 
+import numpy as np
+
 from ginkpy.core.base.device_choices import CycleChoice, DeviceChoices
+from ginkpy.opencl.components.krylov_basis import dot_scratch, dot_shape
 from ginkpy.opencl.small_systems import small_system_rows
-from ginkpy.opencl.solver.gmres_kernels import lagged_fits
 
 SMOOTHED_RELAX = 4 / 3  # smoothed aggregation's w where a device's choice turns it on (PyAMG's)
 
@@ -65,6 +67,17 @@ GPU_CHOICES = DeviceChoices(
 # a device neither CPU nor GPU (an accelerator): the GPU's launch-bound choices, but exact
 # triangular solves and blocking waits
 OTHER_CHOICES = dataclasses.replace(GPU_CHOICES, approximate_triangular_solves=False, polls_waits=False)
+
+
+def lagged_fits(info, rows: int, columns: int, krylov_dim: int, dtype) -> bool:
+    """The choice ``lagged_second_pass``: whether Gmres' ``multi_dot`` (solver/gmres_kernels.py)
+    with the lagged second pass (2 krylov_dim + 1 coefficients per column in local memory,
+    beside its scratch) fits the local memory of the device ``info`` describes, for a system of
+    ``rows`` rows and ``columns`` right-hand sides: NVIDIA's 48 KiB hold, beside 16 KiB of
+    scratch, 32 complex128 columns with krylov_dim 30."""
+    itemsize = np.dtype(dtype).itemsize
+    size = dot_shape(info, rows, columns, dtype).local_size[0]
+    return max(columns, 1) * (2 * krylov_dim + 1) * itemsize + dot_scratch(dtype, size).size <= info.local_mem_size
 
 
 @functools.lru_cache(maxsize=None)

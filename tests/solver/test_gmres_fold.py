@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.core.log.logger import Logger
-from ginkpy.opencl.solver.gmres_kernels import lagged_fits
+from ginkpy.opencl.device_choices import lagged_fits
 import krylov_cases
 from conftest import PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins, random_partials, tol, twin
 from test_gmres import (BREAKDOWN, M, MAX_ITERS, N, RUNNING, _assert_orthogonalize, _basis, _multi_dot_magnitude, _on,

@@ -47,17 +47,6 @@ def restart_left(exec, z, rr, zz, v, g, unscale, factor, inner, step, stop):
             inner.data, step.data, *stop_args(stop), *consumer_buffers(z.dtype, 2 * z.shape[1], shape.local_size[0]))
 
 
-def lagged_fits(info, rows: int, columns: int, krylov_dim: int, dtype) -> bool:
-    """Whether ``multi_dot`` with the lagged second pass (2 krylov_dim + 1 coefficients per
-    column in local memory, beside its scratch) fits the local memory of the device ``info``
-    describes for a system of ``rows`` rows and ``columns`` right-hand sides (the choice
-    ``lagged_second_pass`` of opencl/device_choices.py): on NVIDIA's GPUs 48 KiB, beside 16 KiB of
-    scratch 32 complex128 columns with krylov_dim 30."""
-    itemsize = np.dtype(dtype).itemsize
-    size = dot_shape(info, rows, columns, dtype).local_size[0]
-    return max(columns, 1) * (2 * krylov_dim + 1) * itemsize + dot_scratch(dtype, size).size <= info.local_mem_size
-
-
 def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, hessenberg, g, cos, sin, inner, stop,
               raw=None, final=None, h2=None, reorth=None):
     """Inner iteration j = step[parity]: v_j = v / ||v|| into the basis (and z_j = z / ||v|| into
