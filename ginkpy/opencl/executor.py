@@ -396,9 +396,7 @@ class OpenCLExecutor(Executor):
                 return
             # a few values (a stop state, a mask): copied, and the copy not waited for (the
             # queue runs in order: whatever comes after it sees it)
-            host = host.copy()
-            with self.lock:
-                self._device.keep(cl.enqueue_copy(self.queue, array.data, host, is_blocking=False))
+            self.write_async(array, host.copy())
             return
         with self.lock:
             source = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
