@@ -397,6 +397,14 @@ def tune(args, exec) -> int:
 
 # -- --profile: where the setup's time goes -------------------------------------------------------
 
+def _print_kernel_times(times: dict, what: str) -> None:
+    """The 15 kernels of most device time: launches and milliseconds."""
+    total = sum(t for _, t in times.values())
+    print(f"{what}: {1e3 * total:.1f} ms on the device:")
+    for name, (count, seconds) in sorted(times.items(), key=lambda kv: -kv[1][1])[:15]:
+        print(f"  {name:<28}{count:6d}{1e3 * seconds:9.2f} ms")
+
+
 def profile(args, exec) -> int:
     """Setup of ginkpy AMG-CG: host phases (cProfile), device kernel times (with
     GINKPY_OPENCL_PROFILE=1), launches and blocking reads; then the solve's launches per
@@ -428,11 +436,7 @@ def profile(args, exec) -> int:
                   f"hierarchy {1e3 * (end - transfer):.1f} ms); {used['launches']} launches, {used['reads']} "
                   f"blocking reads, {used['allocations']} allocations")
             if profiling:
-                times = exec.kernel_times()
-                total = sum(t for _, t in times.values())
-                print(f"kernels {1e3 * total:.1f} ms on the device:")
-                for name, (count, seconds) in sorted(times.items(), key=lambda kv: -kv[1][1])[:15]:
-                    print(f"  {name:<28}{count:6d}{1e3 * seconds:9.2f} ms")
+                _print_kernel_times(exec.kernel_times(), "kernels")
             print("host (cumulative, ms):")
             stats = pstats.Stats(profiler)
             rows_ = [(key, value[3]) for key, value in stats.stats.items()
@@ -440,10 +444,15 @@ def profile(args, exec) -> int:
             for (file, line, fn), cumulative in sorted(rows_, key=lambda kv: -kv[1])[:15]:
                 print(f"  {1e3 * cumulative:8.1f}  {fn} ({file.split('ginkpy/')[-1]}:{line})")
             counters = dict(exec.counters)
+            if profiling:
+                exec.kernel_times()
             _, _, _, iterations = run(S, b)
             used = {k: exec.counters[k] - counters[k] for k in counters}
             print(f"whole solve again: {iterations} iterations, {used['launches']} launches, {used['reads']} reads "
-                  f"(a cycle {mg.launches_per_cycle} launches)\n")
+                  f"(a cycle {mg.launches_per_cycle} launches)")
+            if profiling:
+                _print_kernel_times(exec.kernel_times(), "its kernels (setup and iterations)")
+            print()
     return 0
 
 
