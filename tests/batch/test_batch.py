@@ -10,7 +10,7 @@ import ginkpy as gk
 from ginkpy.core.solver.small_system import solve_single
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
-from conftest import batch_systems
+from conftest import batch_systems, taken_for
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
@@ -113,6 +113,31 @@ def test_nan_names_the_item(ref):
     dense[1, 2, 0] = np.nan
     with pytest.raises(ValueError, match=r"item 1 has a NaN or infinite value at \(2, 0\)"):
         gk.batch.matrix.Dense.from_numpy(ref, dense)
+
+
+@pytest.mark.parametrize("where", ["reference", "cpu", pytest.param("gpu", marks=pytest.mark.slow)])
+def test_every_chunk_checked_finite(request, where, monkeypatch):
+    # where the executor's memory is the host's, each chunk of the gather is checked there (one sum,
+    # the exact test where it is not finite); a GPU (the device layout's choices) checks by a
+    # kernel: both name the first bad item, in any chunk, and take huge finite values
+    from ginkpy.core.batch.matrix import batch_pattern
+    exec = request.getfixturevalue("ref") if where == "reference" else taken_for(request.getfixturevalue("ocl"), where)
+    monkeypatch.setattr(batch_pattern, "CHUNK_BYTES", 64)  # 2 items of 4 values a chunk
+    a = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    items = [a * (i + 1) for i in range(7)]
+    huge = sp.csr_matrix(np.array([[1e308, 1e308], [1e308, 1e308]]))  # finite, their sum is not
+    np.testing.assert_array_equal(gk.batch.matrix.Csr.from_scipy(exec, [*items, huge]).to_scipy()[7].toarray(),
+                                  huge.toarray())
+    for bad_item, value in [(0, np.nan), (5, np.inf), (6, -np.inf)]:
+        bad = items[bad_item].copy()
+        bad.data[2] = value
+        with pytest.raises(ValueError, match=rf"item {bad_item} has a NaN or infinite value at \(1, 0\)"):
+            gk.batch.matrix.Csr.from_scipy(exec, [*items[:bad_item], bad, *items[bad_item + 1:]])
+    values = np.ones((5, 4))
+    values[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"item 3 has a NaN or infinite value at \(0, 1\)"):
+        gk.batch.matrix.Csr.from_pattern(exec, a, values)
+    assert exec.device_choices().checks_values_on_host == (exec.device_choices().kind != "gpu")
 
 
 def test_empty_batches_and_wrong_shapes(ref):

@@ -392,7 +392,9 @@ def _all_finite(values: np.ndarray) -> bool:
     makes it NaN or infinite), the exact test only where the sum is not finite (NaN, infinity,
     or finite values overflowing)."""
     flat = values.reshape(-1)
-    return bool(np.isfinite(np.add.reduce(flat))) or bool(np.isfinite(flat).all())
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(flat)
+    return bool(np.isfinite(total)) or bool(np.isfinite(flat).all())
 
 
 def check_finite(values: np.ndarray, row_ptrs: np.ndarray | None, col_idxs: np.ndarray | None,
