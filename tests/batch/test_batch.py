@@ -462,6 +462,24 @@ def test_upload_in_both_layouts(dev):
     assert dev.upload((0, 4), np.float32, lambda out: None).shape == (0, 4)
 
 
+@pytest.mark.parametrize("chunk_bytes", [None, 1, 64, 1 << 30])
+def test_upload_in_chunks_of_rows(dev, ref, chunk_bytes):
+    # each chunk filled once, in order, and (a GPU) copied as soon as it is filled
+    for exec in (dev, ref):
+        for shape in [(7, 3), (1000, 5), (1,), (0, 2)]:
+            host = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+            starts = []
+
+            def fill_rows(rows, start):
+                starts.append(start)
+                np.copyto(rows, host[start:start + rows.shape[0]])
+            got = exec.to_host(exec.upload_rows(shape, np.float64, fill_rows, chunk_bytes))
+            np.testing.assert_array_equal(got, host)
+            assert starts == sorted(set(starts)) and (not host.size or starts[0] == 0)
+            if chunk_bytes == 64 and host.size:
+                assert len(starts) == -(-shape[0] // max(1, 64 // host[0:1].nbytes))
+
+
 def test_linalg_bad_input(ref):
     a = sp.eye(3, format="csr")
     with pytest.raises(ValueError, match="at least one item"):

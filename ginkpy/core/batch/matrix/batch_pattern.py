@@ -63,17 +63,6 @@ class HostBatch:
         self.write(out, 0)
         return out
 
-    def write_checked(self, out: np.ndarray) -> bool:
-        """Fill ``out`` (N, nnz) as ``write`` does, a chunk of items at a time (CHUNK_BYTES),
-        each chunk checked while it is in cache; whether every value is finite."""
-        step = max(1, CHUNK_BYTES // max(out[0].nbytes, 1)) if out.size else max(out.shape[0], 1)
-        finite = True
-        for start in range(0, out.shape[0], step):
-            chunk = out[start:start + step]
-            self.write(chunk, start)
-            finite = finite and _all_finite(chunk)
-        return finite
-
 
 def upload(exec, batch: HostBatch, shape: tuple[int, ...] | None = None,
            write: Callable[[np.ndarray], None] | None = None) -> Any:
@@ -88,17 +77,23 @@ def upload(exec, batch: HostBatch, shape: tuple[int, ...] | None = None,
     on_host = write is None and exec.device_choices().checks_values_on_host
     shape = (batch.num_items, batch.nnz) if shape is None else shape
     finite: list[bool] = []
-    if on_host:
-        def write(out: np.ndarray) -> None:
-            finite[:] = [batch.write_checked(out)]
-    elif write is None:
-        def write(out: np.ndarray) -> None:
-            batch.write(out, 0)
-    values = exec.upload(shape, dtype, write)
+
+    def fill_rows(rows: np.ndarray, start: int) -> None:
+        batch.write(rows, start)
+        if on_host:
+            finite.append(_all_finite(rows))  # while the chunk is in cache
+
+    def send() -> Any:
+        finite.clear()
+        if write is not None:  # a format's own layout, in one piece
+            return exec.upload(shape, dtype, write)
+        # chunks in cache where checked on the host, else the executor's (a GPU copies each at once)
+        return exec.upload_rows(shape, dtype, fill_rows, CHUNK_BYTES if on_host else None)
+    values = send()
     if batch.verify():
-        values = exec.upload(shape, dtype, write)
+        values = send()
     size = int(np.prod(shape))
-    if size and not (finite[0] if on_host else exec.run("matrix.dense.is_finite", Dense(exec, values.reshape(size, 1)))):
+    if size and not (all(finite) if on_host else exec.run("matrix.dense.is_finite", Dense(exec, values.reshape(size, 1)))):
         check_finite(batch.values(), batch.row_ptrs, batch.col_idxs)
     return values
 
