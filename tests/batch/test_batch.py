@@ -441,6 +441,40 @@ def test_pattern_checked_while_the_values_travel(exec, rng):
         batched_cg([*shared[:2], moved, *shared[3:]], B, executor=exec)
 
 
+def test_linalg_checks_the_pattern_beside_the_solve(exec, monkeypatch):
+    # gk.linalg compares a list's index arrays while the device solves (after the solve is
+    # enqueued); values uploaded in an item's own order that break the Jacobi (a stored zero in
+    # the diagonal's place) still give the right answer, and a differing pattern's error comes
+    # before the error its misplaced values cause
+    from ginkpy.core.batch.solver.batch_solver import BatchSolver
+    a = sp.csr_matrix(np.array([[4.0, 1.0, 0.0], [1.0, 4.0, 1.0], [0.0, 1.0, 4.0]]))
+    order = [1, 0, 2, 3, 4, 6, 5]  # row 0 and row 2 each stored backwards
+    rows = np.repeat(np.arange(3), np.diff(a.indptr))
+    diagonal = sp.csr_matrix((np.where(a.indices == rows, 4.0, 0.0), a.indices.copy(), a.indptr.copy()),
+                             shape=a.shape)  # 4 I stored in a's pattern: zeros off the diagonal
+    backwards = sp.csr_matrix((diagonal.data[order], diagonal.indices[order], a.indptr.copy()), shape=a.shape)
+    calls = []
+    solve = BatchSolver.apply_with_tolerances
+
+    def spy(self, *args, **kwargs):
+        calls.append(args[5] if len(args) > 5 else kwargs.get("while_solving"))
+        return solve(self, *args, **kwargs)
+    monkeypatch.setattr(BatchSolver, "apply_with_tolerances", spy)
+    B = np.ones((3, 3))
+    X, info = batched_cg([a, backwards, a], B, rtol=1e-12, M="jacobi", executor=exec)
+    np.testing.assert_array_equal(info, 0)
+    np.testing.assert_allclose(X[1], B[1] / 4.0, rtol=1e-12)
+    np.testing.assert_allclose(X[0], np.linalg.solve(a.toarray(), B[0]), rtol=1e-10)
+    assert calls == [None]  # the first try stopped at the Jacobi, the check found the order: solved again
+    batched_cg([a, diagonal, a], B, M="jacobi", executor=exec)
+    assert calls[-1] is not None  # a list's pattern checked beside the solve
+    moved = sp.csr_matrix((np.array([0.0, 1.0, 1.0, 4.0, 1.0, 1.0, 4.0]), np.array([0, 2, 0, 1, 2, 1, 2]),
+                           a.indptr.copy()), shape=a.shape)  # (0, 2) for (0, 1), and a zero diagonal
+    with pytest.raises(ValueError, match=r"item 1 stores entries at other positions than item 0: row 0 stores "
+                                         r"columns \[0, 2\] where item 0 stores \[0, 1\]"):
+        batched_cg([a, moved, a], B, M="jacobi", executor=exec)
+
+
 def test_value_type_from_the_values_b_and_x0(ref, rng):
     items = [m.astype(np.float32) for m in cells(rng, 3, 3)]
     B = rng.standard_normal((3, 9))

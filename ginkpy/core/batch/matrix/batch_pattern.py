@@ -65,14 +65,16 @@ class HostBatch:
 
 
 def upload(exec, batch: HostBatch, shape: tuple[int, ...] | None = None,
-           write: Callable[[np.ndarray], None] | None = None) -> Any:
+           write: Callable[[np.ndarray], None] | None = None, verify: bool = True) -> Any:
     """The values of ``batch`` on ``exec`` in one transfer (by default (N, nnz) in CSR order;
     a format gives its own ``shape`` and ``write(out)``), checked to be finite; an error
     names the first item, row and column holding a NaN or an infinity. The check runs on the
     host during the gather where the executor's choices say so (its memory is the host's: each
     chunk checked in cache, no second pass), else by one kernel on the executor. The pattern is
     verified while the values travel (a GPU's copy runs on while the host compares index
-    arrays); where that finds items stored in another order, the values are written again."""
+    arrays); where that finds items stored in another order, the values are written again.
+    ``verify=False`` leaves that to the caller (``batch.verify()`` later, and values built
+    anew where it returns True): ``gk.linalg``'s batched solvers verify during the solve."""
     dtype = exec.check_dtype(batch.dtype)
     on_host = write is None and exec.device_choices().checks_values_on_host
     shape = (batch.num_items, batch.nnz) if shape is None else shape
@@ -90,7 +92,7 @@ def upload(exec, batch: HostBatch, shape: tuple[int, ...] | None = None,
         # chunks in cache where checked on the host, else the executor's (a GPU copies each at once)
         return exec.upload_rows(shape, dtype, fill_rows, CHUNK_BYTES if on_host else None)
     values = send()
-    if batch.verify():
+    if verify and batch.verify():
         values = send()
     size = int(np.prod(shape))
     if size and not (all(finite) if on_host else exec.run("matrix.dense.is_finite", Dense(exec, values.reshape(size, 1)))):
