@@ -122,14 +122,15 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
     first = items[0]
     shape = first.shape
     data = list(map(attrgetter("data"), items))
+    data_dtypes = set(map(attrgetter("dtype"), data))  # one pass, for the value type and the layout check
     if dtype is None:
-        dtype = np.result_type(*set(map(attrgetter("dtype"), data)))
+        dtype = np.result_type(*data_dtypes)
     dtype = value_dtype(dtype, "matrix")
     rows, cols = _coordinates(first, fmt)
     row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, cols)
     indices = {name: list(map(attrgetter(name), items)) for name in STRUCTURE[fmt]}
     # cheap first: items whose arrays have item 0's lengths and index types (the others now, one by one)
-    alike = _same_layout(data, first.data)
+    alike = _same_layout(data, first.data, data_dtypes)
     for name, arrays in indices.items():
         alike &= _same_layout(arrays, getattr(first, name))
     replaced: dict[int, np.ndarray] = {}
@@ -311,11 +312,12 @@ def _canonical_order(shape, rows: np.ndarray, cols: np.ndarray):
     return row_ptrs, col_idxs, (np.arange(key.size) if order is None else order, starts)
 
 
-def _same_layout(arrays: list, first: np.ndarray) -> np.ndarray:
-    """Whether each array has the length and dtype of ``first`` (read with the loop in C: map)."""
+def _same_layout(arrays: list, first: np.ndarray, dtypes: set | None = None) -> np.ndarray:
+    """Whether each array has the length and dtype of ``first`` (read with the loop in C: map;
+    ``dtypes``: the arrays' dtypes where known)."""
     count = len(arrays)
     same = np.fromiter(map(len, arrays), np.int64, count) == len(first)
-    if len(set(map(attrgetter("dtype"), arrays))) > 1:
+    if len(set(map(attrgetter("dtype"), arrays)) if dtypes is None else dtypes) > 1:
         same &= np.fromiter(map(first.dtype.__eq__, map(attrgetter("dtype"), arrays)), bool, count)
     return same
 
