@@ -123,6 +123,7 @@ def test_every_chunk_checked_finite(request, where, monkeypatch):
     from ginkpy.core.batch.matrix import batch_pattern
     exec = request.getfixturevalue("ref") if where == "reference" else taken_for(request.getfixturevalue("ocl"), where)
     monkeypatch.setattr(batch_pattern, "CHUNK_BYTES", 64)  # 2 items of 4 values a chunk
+    monkeypatch.setattr("ginkpy.opencl.executor.PIPELINE_BYTES", 64)  # a GPU's copies: as many chunks
     a = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
     items = [a * (i + 1) for i in range(7)]
     huge = sp.csr_matrix(np.array([[1e308, 1e308], [1e308, 1e308]]))  # finite, their sum is not
@@ -138,6 +139,10 @@ def test_every_chunk_checked_finite(request, where, monkeypatch):
     with pytest.raises(ValueError, match=r"item 3 has a NaN or infinite value at \(0, 1\)"):
         gk.batch.matrix.Csr.from_pattern(exec, a, values)
     assert exec.device_choices().checks_values_on_host == (exec.device_choices().kind != "gpu")
+    shuffled = sp.csr_matrix((items[3].data[[1, 0, 3, 2]], items[3].indices[[1, 0, 3, 2]], items[3].indptr),
+                             shape=a.shape)  # another order: found by the comparison, the values written again
+    got = gk.batch.matrix.Csr.from_scipy(exec, [*items[:3], shuffled, *items[4:]]).to_scipy()
+    np.testing.assert_array_equal(np.stack([m.toarray() for m in got]), np.stack([m.toarray() for m in items]))
 
 
 def test_empty_batches_and_wrong_shapes(ref):
