@@ -20,8 +20,12 @@ in one run.
 from a list of N SciPy CSR matrices, each with index arrays of its own (as when each system is
 assembled on its own), to X on the host; the rows under it are its parts, each timed on its
 own after the one before: the items' formats, shapes and array lengths, the values gathered
-into the executor's memory, every item's index arrays compared with item 0's meanwhile (while
-a GPU copies), the values checked to be finite there, B and x to the executor, the Jacobi, the solve (one kernel) and X back. "ginkpy batched, (P, values)" is the
+into the executor's memory (a GPU copies each chunk as soon as it is gathered) and checked to
+be finite (on the host during the gather where the executor's memory is the host's, else
+there), every item's index arrays compared with item 0's (in the whole call beside the solve,
+after it is enqueued), B and x to the executor, the Jacobi, the solve (one kernel) and X back,
+and the whole call's time less the parts' (negative where the comparison hid behind the
+solve; --profile: the whole call under cProfile). "ginkpy batched, (P, values)" is the
 whole call from one pattern and a values array (N, nnz). "CuPy dense batched" is
 ``cupy.linalg.solve`` on the (N, n, n) dense systems already on the GPU, X back (the dense
 copy to the GPU not timed; only where the dense batch fits --dense-gb). The loops solve systems
@@ -82,6 +86,9 @@ def parse() -> argparse.Namespace:
                         "SciPy, ginkpy and CuPy solves, CuPy's dense batched solve")
     p.add_argument("--dense-gb", type=float, default=8.0, help="CuPy's dense batched solve where (N, n, n) fits this")
     p.add_argument("--no-cupy", action="store_true", help="skip CuPy even where it is present")
+    p.add_argument("--profile", action="store_true",
+                   help="after the timed runs, the whole call from a list again under cProfile (--reps runs): its "
+                        "25 costliest functions by cumulative time, to find where the host's time goes")
     p.add_argument("--quick", action="store_true", help="small run: N 100 and 1000, n 16 64 256, 1 rep")
     args = p.parse_args()
     if args.quick:
@@ -185,11 +192,32 @@ def ginkpy_batched(exec, P, values, B, args, solver_name, preconditioner="jacobi
     whole, (X, info) = timed(lambda: function(matrices, B, rtol=args.rtol, M=preconditioner, executor=exec, **extra),
                              args.reps)
     yield f"ginkpy batched, list{suffix}", whole, False, X, ""
+    if args.profile:
+        profile(lambda: function(matrices, B, rtol=args.rtol, M=preconditioner, executor=exec, **extra), args.reps)
     if "parts" in args.methods:
-        yield from ginkpy_parts(exec, P, matrices, B, args, solver_name, preconditioner)
+        parts = 0.0
+        for row in ginkpy_parts(exec, P, matrices, B, args, solver_name, preconditioner):
+            parts += row[1]
+            yield row
+        # what the whole call does beyond its parts, or what the parts' repetitions gain from warm caches
+        yield "  whole - parts", whole - parts, False, None, ""
     pattern, (X_pattern, _) = timed(lambda: function((P, values), B, rtol=args.rtol, M=preconditioner,
                                                      executor=exec, **extra), args.reps)
     yield f"ginkpy batched, (P, values){suffix}", pattern, False, X_pattern, ""
+
+
+def profile(run, reps: int) -> None:
+    """``run()`` ``reps`` times under cProfile: the 25 costliest functions by cumulative time (a
+    blocking read's wait shows in the function that reads)."""
+    import cProfile
+    import pstats
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(reps):
+        run()
+    profiler.disable()
+    print(f"-- the whole call from a list under cProfile, {reps} runs (seconds in all):")
+    pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(25)
 
 
 def ginkpy_parts(exec, P, matrices, B, args, solver_name, preconditioner):
@@ -197,8 +225,10 @@ def ginkpy_parts(exec, P, matrices, B, args, solver_name, preconditioner):
     sync = exec.synchronize
     check, host_batch = timed(lambda: batch_pattern.from_list(matrices), args.reps)
     yield "  items' formats, shapes, lengths", check, False, None, ""
-    values, A = timed(lambda: gk.batch.matrix.Csr.from_host_batch(exec, host_batch), args.reps, sync)
-    yield "  values up, index arrays compared", values, False, None, ""
+    values, A = timed(lambda: gk.batch.matrix.Csr.from_host_batch(exec, host_batch, verify=False), args.reps, sync)
+    yield "  values up, checked finite", values, False, None, ""
+    compared, _ = timed(lambda: batch_pattern.from_list(matrices).verify(), args.reps)
+    yield "  index arrays compared", compared - check, False, None, ""
     vectors, (b, x0) = timed(lambda: (gk.batch.MultiVector.from_numpy(exec, B),
                                       gk.batch.MultiVector.zeros(exec, B.shape, B.dtype)), args.reps, sync)
     yield "  B and x", vectors, False, None, ""
@@ -308,7 +338,7 @@ class Table:
             method += f" ({len(X)} systems)" if scaled else ""
         problem, N, n = self.key
         print(f"{problem:>8} {N:>7} {n:>5} {method:<37} {t * 1e3:>9.1f}{'*' if scaled else ' '} "
-              f"{N / t:>11.0f} {ratio:>9} {iters:>7} {relres:>10}")
+              f"{N / t if t > 0 else float('nan'):>11.0f} {ratio:>9} {iters:>7} {relres:>10}")
 
     def skipped(self, method: str, why: str) -> None:
         problem, N, n = self.key

@@ -88,9 +88,31 @@ def batched_gmres(As: Any, B: Any, X0: Any = None, *, rtol: float = 1e-5, atol: 
 
 def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, maxiter: int | None, M: Any,
            executor: Any, restart: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The batched solve; a list's pattern check (its index arrays compared with item 0's)
+    runs on the host while the device solves. Where it finds items stored in another order
+    (their values were uploaded in theirs), the batch is built again and solved again; where it
+    finds a differing pattern, its error is raised, also in place of an error the misplaced
+    values caused on the way (a singular block)."""
     exec = as_executor(executor, As)
     B = np.asarray(B)
-    A = _batch_matrix(As, exec, B, X0)
+    A, host = _batch_matrix(As, exec, B, X0)
+    check = host.verify if host is not None else (lambda: False)
+    try:
+        X, info = _solve_batch(solver, A, exec, B, X0, rtol, atol, maxiter, M, restart, check)
+    except Exception:
+        if not check():  # the pattern held (else its error, or the batch in order below)
+            raise
+    else:
+        if not check():  # run already, beside the solve
+            return X, info
+    A = Csr.from_host_batch(exec, host)  # items stored in another order: their values now in the pattern's
+    return _solve_batch(solver, A, exec, B, X0, rtol, atol, maxiter, M, restart, None)
+
+
+def _solve_batch(solver: type, A: BatchLinOp, exec, B: np.ndarray, X0: Any, rtol: float, atol: float,
+                 maxiter: int | None, M: Any, restart: int | None, while_solving) -> tuple[np.ndarray, np.ndarray]:
+    """X and SciPy's info of the batch A on ``exec`` (``while_solving``: host work run once
+    the solve is enqueued)."""
     dtype = A.dtype
     N, n = A.num_batch_items, A.common_size[0]
     if A.common_size[0] != A.common_size[1]:
@@ -114,7 +136,7 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
         params = params.with_krylov_dim(restart)
         max_iterations = maxiter * restart
     s = params.on(exec).generate(A)
-    result = s.apply_with_tolerances(b, X, rtol, atol, min(max_iterations, np.iinfo(np.int32).max))
+    result = s.apply_with_tolerances(b, X, rtol, atol, min(max_iterations, np.iinfo(np.int32).max), while_solving)
     codes = result.codes
     info = np.full(N, maxiter, dtype=np.int64)
     info[codes == StopReason.CONVERGED] = 0
@@ -123,16 +145,19 @@ def _solve(solver: type, As: Any, B: Any, X0: Any, rtol: float, atol: float, max
     return X.to_numpy(), info
 
 
-def _batch_matrix(As: Any, exec, B: np.ndarray, X0: Any) -> BatchLinOp:
+def _batch_matrix(As: Any, exec, B: np.ndarray, X0: Any) -> tuple[BatchLinOp, batch_pattern.HostBatch | None]:
     """The systems as a batch matrix on ``exec``: a batch matrix (its value type decides), or a
     list of SciPy matrices, a 3-D array, (pattern, values), (indptr, indices, values) or
     SciPy's (data, indices, indptr), built on the host first (its values' type: float32 where
-    they, B and X0 are all float32, else float64 or complex), then uploaded in that type."""
+    they, B and X0 are all float32, else float64 or complex), then uploaded in that type; and
+    the host batch, whose pattern check (``verify``) is left to the caller (None: nothing
+    built on the host)."""
     if isinstance(As, BatchLinOp):
-        return As.to_executor(exec)
+        return As.to_executor(exec), None
     host = _host_batch(As)
     types = [host.dtype, value_dtype(B.dtype, "B")] + ([value_dtype(np.asarray(X0).dtype, "X0")] if X0 is not None else [])
-    return Csr.from_host_batch(exec, attrs.evolve(host, dtype=np.result_type(*types)))
+    host = attrs.evolve(host, dtype=np.result_type(*types))
+    return Csr.from_host_batch(exec, host, verify=False), host
 
 
 def _host_batch(As: Any) -> batch_pattern.HostBatch:

@@ -49,7 +49,8 @@ CPU_CHOICES = DeviceChoices(
                           prolongation_relax=0.0),
     approximate_triangular_solves=False,
     polls_waits=False,
-    small_system_rows=partial(small_system_rows, "cpu"))
+    small_system_rows=partial(small_system_rows, "cpu"),
+    checks_values_on_host=True)
 
 GPU_CHOICES = DeviceChoices(
     kind="gpu",

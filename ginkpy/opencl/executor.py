@@ -21,10 +21,12 @@ import numpy as np
 
 from ginkpy.core.base.device_choices import DeviceChoices
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.row_chunks import fill_in_chunks
 from ginkpy.core.stop.stopping_status import status_defines
 from ginkpy.opencl import prebuild, shared_device as shared
 from ginkpy.opencl.device_choices import device_choices
 from ginkpy.opencl.kernel import Kernel
+from ginkpy.opencl.staging import PIPELINE_BYTES, upload_staged
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
 # OpenCL types of the value types and of their real parts; complex values are float2 / double2
@@ -261,43 +263,37 @@ class OpenCLExecutor(Executor):
         return out
 
     def upload(self, shape, dtype, fill):
-        """See :meth:`Executor.upload`. A CPU device's buffer is host memory: it is mapped and
-        written in place. A GPU gets a DMA copy from a page-locked staging buffer that is kept
-        (grown to the largest upload) and reused once its previous copy has finished; a copy
-        from pageable memory goes through the driver's own staging at a fraction of the speed."""
+        """See :meth:`Executor.upload`: filled in one piece (a GPU copies it after)."""
+        return self._upload(shape, dtype, lambda host, start: fill(host), None, None)
+
+    def upload_rows(self, shape, dtype, fill_rows, chunk_bytes=None):
+        """See :meth:`Executor.upload_rows`. A CPU device's buffer is host memory: it is mapped
+        and written in place (in one chunk where ``chunk_bytes`` is None). A GPU fills a kept
+        page-locked staging buffer and copies each chunk as soon as it is filled (staging.py;
+        None: chunks of ``staging.PIPELINE_BYTES``)."""
+        return self._upload(shape, dtype, fill_rows, PIPELINE_BYTES if chunk_bytes is None else chunk_bytes,
+                            chunk_bytes)
+
+    def _upload(self, shape, dtype, fill_rows, gpu_chunk: int | None, cpu_chunk: int | None):
         import pyopencl as cl
         self._check_process()
         dtype = np.dtype(dtype)
         out = self.alloc(shape, dtype)
         if out.size == 0:
-            fill(np.empty(shape, dtype))
+            fill_rows(np.empty(shape, dtype), 0)
             return out
-        if self.info.is_cpu:
-            with self.lock:
-                host, event = cl.enqueue_map_buffer(self.queue, out.base_data, cl.map_flags.WRITE_INVALIDATE_REGION,
-                                                    out.offset, shape, dtype, is_blocking=False)
-            event.wait()
-            try:
-                fill(host)
-            finally:
-                with self.lock:
-                    host.base.release(self.queue)
+        if not self.info.is_cpu:
+            upload_staged(self, out, fill_rows, gpu_chunk)
             return out
-        device = self._device
-        with device.staging_lock:  # one upload at a time writes the staging buffer
-            nbytes = out.nbytes
-            if device.staging is None or device.staging[0].nbytes < nbytes:
-                if device.staging is not None and device.staging[1] is not None:
-                    device.staging[1].wait()
-                device.staging = (device.host_array((nbytes,), np.uint8), None)
-            array, previous = device.staging
-            if previous is not None:
-                previous.wait()  # the last upload's copy has left the staging buffer
-            host = array[:nbytes].view(dtype).reshape(shape)
-            fill(host)
+        with self.lock:
+            host, event = cl.enqueue_map_buffer(self.queue, out.base_data, cl.map_flags.WRITE_INVALIDATE_REGION,
+                                                out.offset, shape, dtype, is_blocking=False)
+        event.wait()
+        try:
+            fill_in_chunks(host, fill_rows, cpu_chunk)
+        finally:
             with self.lock:
-                event = cl.enqueue_copy(self.queue, out.data, host, is_blocking=False)
-            device.staging = (array, event)
+                host.base.release(self.queue)
         return out
 
     def adopt(self, array):

@@ -7,4 +7,5 @@ from ginkpy.core.base.device_choices import CycleChoice, DeviceChoices
 REFERENCE_CHOICES = DeviceChoices(
     kind="reference",
     multigrid=CycleChoice("w", 1, 64, 0, "no launches to save on the host: the W-cycle, which needs the fewest "
-                                         "iterations"))
+                                         "iterations"),
+    checks_values_on_host=True)

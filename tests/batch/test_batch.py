@@ -10,7 +10,7 @@ import ginkpy as gk
 from ginkpy.core.solver.small_system import solve_single
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.linalg import batched_bicgstab, batched_cg, batched_gmres
-from conftest import batch_systems
+from conftest import batch_systems, taken_for
 from ginkpy.problems import convection_diffusion_2d, poisson_2d
 
 CONVERGED, LIMIT, BREAKDOWN, DIVERGED = (StopReason.CONVERGED, StopReason.ITERATION_LIMIT, StopReason.BREAKDOWN,
@@ -113,6 +113,36 @@ def test_nan_names_the_item(ref):
     dense[1, 2, 0] = np.nan
     with pytest.raises(ValueError, match=r"item 1 has a NaN or infinite value at \(2, 0\)"):
         gk.batch.matrix.Dense.from_numpy(ref, dense)
+
+
+@pytest.mark.parametrize("where", ["reference", "cpu", pytest.param("gpu", marks=pytest.mark.slow)])
+def test_every_chunk_checked_finite(request, where, monkeypatch):
+    # where the executor's memory is the host's, each chunk of the gather is checked there (one sum,
+    # the exact test where it is not finite); a GPU (the device layout's choices) checks by a
+    # kernel: both name the first bad item, in any chunk, and take huge finite values
+    from ginkpy.core.batch.matrix import batch_pattern
+    exec = request.getfixturevalue("ref") if where == "reference" else taken_for(request.getfixturevalue("ocl"), where)
+    monkeypatch.setattr(batch_pattern, "CHUNK_BYTES", 64)  # 2 items of 4 values a chunk
+    monkeypatch.setattr("ginkpy.opencl.executor.PIPELINE_BYTES", 64)  # a GPU's copies: as many chunks
+    a = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    items = [a * (i + 1) for i in range(7)]
+    huge = sp.csr_matrix(np.array([[1e308, 1e308], [1e308, 1e308]]))  # finite, their sum is not
+    np.testing.assert_array_equal(gk.batch.matrix.Csr.from_scipy(exec, [*items, huge]).to_scipy()[7].toarray(),
+                                  huge.toarray())
+    for bad_item, value in [(0, np.nan), (5, np.inf), (6, -np.inf)]:
+        bad = items[bad_item].copy()
+        bad.data[2] = value
+        with pytest.raises(ValueError, match=rf"item {bad_item} has a NaN or infinite value at \(1, 0\)"):
+            gk.batch.matrix.Csr.from_scipy(exec, [*items[:bad_item], bad, *items[bad_item + 1:]])
+    values = np.ones((5, 4))
+    values[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"item 3 has a NaN or infinite value at \(0, 1\)"):
+        gk.batch.matrix.Csr.from_pattern(exec, a, values)
+    assert exec.device_choices().checks_values_on_host == (exec.device_choices().kind != "gpu")
+    shuffled = sp.csr_matrix((items[3].data[[1, 0, 3, 2]], items[3].indices[[1, 0, 3, 2]], items[3].indptr),
+                             shape=a.shape)  # another order: found by the comparison, the values written again
+    got = gk.batch.matrix.Csr.from_scipy(exec, [*items[:3], shuffled, *items[4:]]).to_scipy()
+    np.testing.assert_array_equal(np.stack([m.toarray() for m in got]), np.stack([m.toarray() for m in items]))
 
 
 def test_empty_batches_and_wrong_shapes(ref):
@@ -416,6 +446,40 @@ def test_pattern_checked_while_the_values_travel(exec, rng):
         batched_cg([*shared[:2], moved, *shared[3:]], B, executor=exec)
 
 
+def test_linalg_checks_the_pattern_beside_the_solve(exec, monkeypatch):
+    # gk.linalg compares a list's index arrays while the device solves (after the solve is
+    # enqueued); values uploaded in an item's own order that break the Jacobi (a stored zero in
+    # the diagonal's place) still give the right answer, and a differing pattern's error comes
+    # before the error its misplaced values cause
+    from ginkpy.core.batch.solver.batch_solver import BatchSolver
+    a = sp.csr_matrix(np.array([[4.0, 1.0, 0.0], [1.0, 4.0, 1.0], [0.0, 1.0, 4.0]]))
+    order = [1, 0, 2, 3, 4, 6, 5]  # row 0 and row 2 each stored backwards
+    rows = np.repeat(np.arange(3), np.diff(a.indptr))
+    diagonal = sp.csr_matrix((np.where(a.indices == rows, 4.0, 0.0), a.indices.copy(), a.indptr.copy()),
+                             shape=a.shape)  # 4 I stored in a's pattern: zeros off the diagonal
+    backwards = sp.csr_matrix((diagonal.data[order], diagonal.indices[order], a.indptr.copy()), shape=a.shape)
+    calls = []
+    solve = BatchSolver.apply_with_tolerances
+
+    def spy(self, *args, **kwargs):
+        calls.append(args[5] if len(args) > 5 else kwargs.get("while_solving"))
+        return solve(self, *args, **kwargs)
+    monkeypatch.setattr(BatchSolver, "apply_with_tolerances", spy)
+    B = np.ones((3, 3))
+    X, info = batched_cg([a, backwards, a], B, rtol=1e-12, M="jacobi", executor=exec)
+    np.testing.assert_array_equal(info, 0)
+    np.testing.assert_allclose(X[1], B[1] / 4.0, rtol=1e-12)
+    np.testing.assert_allclose(X[0], np.linalg.solve(a.toarray(), B[0]), rtol=1e-10)
+    assert calls == [None]  # the first try stopped at the Jacobi, the check found the order: solved again
+    batched_cg([a, diagonal, a], B, M="jacobi", executor=exec)
+    assert calls[-1] is not None  # a list's pattern checked beside the solve
+    moved = sp.csr_matrix((np.array([0.0, 1.0, 1.0, 4.0, 1.0, 1.0, 4.0]), np.array([0, 2, 0, 1, 2, 1, 2]),
+                           a.indptr.copy()), shape=a.shape)  # (0, 2) for (0, 1), and a zero diagonal
+    with pytest.raises(ValueError, match=r"item 1 stores entries at other positions than item 0: row 0 stores "
+                                         r"columns \[0, 2\] where item 0 stores \[0, 1\]"):
+        batched_cg([a, moved, a], B, M="jacobi", executor=exec)
+
+
 def test_value_type_from_the_values_b_and_x0(ref, rng):
     items = [m.astype(np.float32) for m in cells(rng, 3, 3)]
     B = rng.standard_normal((3, 9))
@@ -435,6 +499,24 @@ def test_upload_in_both_layouts(dev):
         np.testing.assert_array_equal(dev.to_host(dev.upload(shape, np.float64, lambda out: np.copyto(out, host))),
                                       host)
     assert dev.upload((0, 4), np.float32, lambda out: None).shape == (0, 4)
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 1, 64, 1 << 30])
+def test_upload_in_chunks_of_rows(dev, ref, chunk_bytes):
+    # each chunk filled once, in order, and (a GPU) copied as soon as it is filled
+    for exec in (dev, ref):
+        for shape in [(7, 3), (1000, 5), (1,), (0, 2)]:
+            host = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+            starts = []
+
+            def fill_rows(rows, start):
+                starts.append(start)
+                np.copyto(rows, host[start:start + rows.shape[0]])
+            got = exec.to_host(exec.upload_rows(shape, np.float64, fill_rows, chunk_bytes))
+            np.testing.assert_array_equal(got, host)
+            assert starts == sorted(set(starts)) and (not host.size or starts[0] == 0)
+            if chunk_bytes == 64 and host.size:
+                assert len(starts) == -(-shape[0] // max(1, 64 // host[0:1].nbytes))
 
 
 def test_linalg_bad_input(ref):

@@ -61,6 +61,12 @@ class DeviceChoices:
         second pass into the next inner iteration's dot products for a system of ``rows`` rows
         and ``columns`` right-hand sides (that launch keeps 2 krylov_dim + 1 coefficients per
         column in a work-group's local memory; else the pass keeps a launch of its own).
+    checks_values_on_host : bool, default False
+        Whether a batch built on the host (``core/batch/matrix/batch_pattern.py``) has its
+        values checked to be finite on the host, a chunk at a time while the gather holds it in
+        cache (the reference and a CPU device, whose memory is the host's: a kernel would read
+        every value again), rather than by one kernel after the upload (a GPU: a pass at device
+        bandwidth that costs the host nothing).
     """
 
     kind: str
@@ -69,3 +75,4 @@ class DeviceChoices:
     polls_waits: bool = False
     small_system_rows: Callable[[str, Any], int] = _never_small
     lagged_second_pass: Callable[[int, int, int, Any], bool] = _always_lagged
+    checks_values_on_host: bool = False

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ginkpy.core.base.device_choices import DeviceChoices
+from ginkpy.core.base.row_chunks import fill_in_chunks
 
 
 class KernelNotFoundError(NotImplementedError):
@@ -314,6 +315,19 @@ class Executor:
         fill(host)
         return self.from_host(host)
 
+    def upload_rows(self, shape: tuple[int, ...], dtype: Any, fill_rows: Callable[[np.ndarray, int], None],
+                    chunk_bytes: int | None = None) -> Any:
+        """:meth:`upload` filled a chunk of rows at a time: ``fill_rows(host[start:stop], start)``
+        for consecutive ranges of the leading axis, about ``chunk_bytes`` each (None: the
+        executor's choice, one chunk on the host). A GPU copies each chunk as soon as it is
+        filled, so that the copy of one overlaps the filling of the next.
+
+        Examples
+        --------
+        >>> values = exec.upload_rows((N, nnz), np.float64, lambda rows, start: np.copyto(rows, V[start:start + len(rows)]))
+        """
+        return self.upload(shape, dtype, lambda host: fill_in_chunks(host, fill_rows, chunk_bytes))
+
     def adopt(self, array: Any) -> Any:
         """A device array made elsewhere (a ``pyopencl.array.Array``) as an array of this
         executor: the array itself where the executor can use it as it is, else a copy. The
@@ -470,3 +484,4 @@ def _fall_back(why: str) -> Executor:
     import warnings
     warnings.warn(f"{why} -- using the reference executor instead", RuntimeWarning, stacklevel=3)
     return executor_class("reference")()
+

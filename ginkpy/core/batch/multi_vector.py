@@ -67,7 +67,10 @@ class MultiVector(PolymorphicObject):
                              f"item) or (N, n, k), got shape {array.shape}")
         dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype, "MultiVector"))
         shape = array.shape + (1,) if array.ndim == 2 else array.shape
-        values = exec.upload(shape, dtype, lambda out: np.copyto(out, array.reshape(shape), casting="unsafe"))
+        source = array.reshape(shape)
+        # a GPU copies each chunk of items as soon as it is in its staging buffer
+        values = exec.upload_rows(shape, dtype, lambda rows, start: np.copyto(rows, source[start:start + rows.shape[0]],
+                                                                               casting="unsafe"))
         return cls(exec, values, vectors=array.ndim == 2)
 
     @classmethod

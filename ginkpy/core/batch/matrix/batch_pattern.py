@@ -4,11 +4,12 @@ host when a batch is built, and the items' values gathered in one pass into the 
 A batch comes from a list of SciPy sparse matrices (or 2-D arrays) of one pattern, from a 3-D
 NumPy array (N, n, m), or from one pattern and a values array (N, nnz). :class:`HostBatch` is
 the result on the host: the shared CSR pattern (columns sorted in each row, duplicates summed)
-and a ``write`` function that fills a (N, nnz) array with every item's values in that order.
-No work is done per item beyond taking its arrays: the pattern check compares each item's
-index arrays with item 0's byte for byte (a memcmp each), the values are concatenated in one
-call straight into the memory that goes to the executor, and the reordering to the canonical
-pattern (an unsorted or duplicated item 0, a CSC or COO list) is one gather over all items.
+and a ``write`` function that fills rows of a (N, nnz) array with the values of those items in
+that order. No work is done per item beyond taking its arrays: the pattern check compares each
+item's index arrays with item 0's byte for byte (a memcmp each), the values are concatenated a
+chunk of items at a time straight into the memory that goes to the executor (where that memory
+is the host's, each chunk checked to be finite while it is in cache), and the reordering to the
+canonical pattern (an unsorted or duplicated item 0, a CSC or COO list) is one gather per chunk.
 Only items whose index arrays differ from item 0's are looked at one by one: those that store
 the same entries in another order are accepted, any other is an error naming it.
 """
@@ -35,8 +36,9 @@ _TOBYTES = methodcaller("tobytes")
 @attrs.frozen
 class HostBatch:
     """A batch on the host: N items of ``shape`` sharing the CSR pattern (``row_ptrs``,
-    ``col_idxs``: int32, sorted columns, no duplicates); ``write(out)`` fills ``out``, an array
-    (N, nnz) of ``dtype``, with each item's values in the pattern's order. ``verify()`` runs
+    ``col_idxs``: int32, sorted columns, no duplicates); ``write(out, start)`` fills ``out``,
+    an array (rows, nnz) of ``dtype``, with the values of items start, ..., start + rows - 1
+    in the pattern's order. ``verify()`` runs
     the part of the pattern check that a build leaves for later (a list's index arrays compared
     with item 0's: it runs while the values travel to the device), raising where an item's
     pattern differs; True where it found items stored in another order, whose values ``write``
@@ -47,7 +49,7 @@ class HostBatch:
     row_ptrs: np.ndarray
     col_idxs: np.ndarray
     dtype: np.dtype
-    write: Callable[[np.ndarray], None]
+    write: Callable[[np.ndarray, int], None]
     verify: Callable[[], bool] = lambda: False
 
     @property
@@ -58,25 +60,42 @@ class HostBatch:
         """The (N, nnz) values as a new host array (the pattern verified first)."""
         self.verify()
         out = np.empty((self.num_items, self.nnz), self.dtype)
-        self.write(out)
+        self.write(out, 0)
         return out
 
 
 def upload(exec, batch: HostBatch, shape: tuple[int, ...] | None = None,
-           write: Callable[[np.ndarray], None] | None = None) -> Any:
+           write: Callable[[np.ndarray], None] | None = None, verify: bool = True) -> Any:
     """The values of ``batch`` on ``exec`` in one transfer (by default (N, nnz) in CSR order;
-    a format gives its own ``shape`` and ``write``), checked to be finite there; an error
-    names the first item, row and column holding a NaN or an infinity. The pattern is verified
-    while the values travel (a GPU's copy runs on while the host compares index arrays); where
-    that finds items stored in another order, the values are written again."""
+    a format gives its own ``shape`` and ``write(out)``), checked to be finite; an error
+    names the first item, row and column holding a NaN or an infinity. The check runs on the
+    host during the gather where the executor's choices say so (its memory is the host's: each
+    chunk checked in cache, no second pass), else by one kernel on the executor. The pattern is
+    verified while the values travel (a GPU's copy runs on while the host compares index
+    arrays); where that finds items stored in another order, the values are written again.
+    ``verify=False`` leaves that to the caller (``batch.verify()`` later, and values built
+    anew where it returns True): ``gk.linalg``'s batched solvers verify during the solve."""
     dtype = exec.check_dtype(batch.dtype)
+    on_host = write is None and exec.device_choices().checks_values_on_host
     shape = (batch.num_items, batch.nnz) if shape is None else shape
-    write = batch.write if write is None else write
-    values = exec.upload(shape, dtype, write)
-    if batch.verify():
-        values = exec.upload(shape, dtype, write)
+    finite: list[bool] = []
+
+    def fill_rows(rows: np.ndarray, start: int) -> None:
+        batch.write(rows, start)
+        if on_host:
+            finite.append(_all_finite(rows))  # while the chunk is in cache
+
+    def send() -> Any:
+        finite.clear()
+        if write is not None:  # a format's own layout, in one piece
+            return exec.upload(shape, dtype, write)
+        # chunks in cache where checked on the host, else the executor's (a GPU copies each at once)
+        return exec.upload_rows(shape, dtype, fill_rows, CHUNK_BYTES if on_host else None)
+    values = send()
+    if verify and batch.verify():
+        values = send()
     size = int(np.prod(shape))
-    if size and not exec.run("matrix.dense.is_finite", Dense(exec, values.reshape(size, 1))):
+    if size and not (all(finite) if on_host else exec.run("matrix.dense.is_finite", Dense(exec, values.reshape(size, 1)))):
         check_finite(batch.values(), batch.row_ptrs, batch.col_idxs)
     return values
 
@@ -103,14 +122,15 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
     first = items[0]
     shape = first.shape
     data = list(map(attrgetter("data"), items))
+    data_dtypes = set(map(attrgetter("dtype"), data))  # one pass, for the value type and the layout check
     if dtype is None:
-        dtype = np.result_type(*set(map(attrgetter("dtype"), data)))
+        dtype = np.result_type(*data_dtypes)
     dtype = value_dtype(dtype, "matrix")
     rows, cols = _coordinates(first, fmt)
     row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, cols)
     indices = {name: list(map(attrgetter(name), items)) for name in STRUCTURE[fmt]}
     # cheap first: items whose arrays have item 0's lengths and index types (the others now, one by one)
-    alike = _same_layout(data, first.data)
+    alike = _same_layout(data, first.data, data_dtypes)
     for name, arrays in indices.items():
         alike &= _same_layout(arrays, getattr(first, name))
     replaced: dict[int, np.ndarray] = {}
@@ -132,10 +152,12 @@ def from_list(matrices: Any, dtype: Any = None) -> HostBatch:
             verified.append(len(replaced) > count)
         return verified[0]
 
-    def write(out: np.ndarray) -> None:
-        _gather(data, reorder, out)
+    def write(out: np.ndarray, start: int) -> None:
+        stop = start + out.shape[0]
+        _gather(data[start:stop], reorder, out)
         for i, values in replaced.items():
-            out[i] = values
+            if start <= i < stop:
+                out[i - start] = values
 
     return HostBatch(shape, len(items), row_ptrs, col_idxs, dtype, write, verify)
 
@@ -198,9 +220,10 @@ def from_dense(array: Any, dtype: Any = None) -> HostBatch:
     np.cumsum(np.bincount(positions // max(m, 1), minlength=n), out=row_ptrs[1:])
     col_idxs = (positions % max(m, 1)).astype(INDEX_DTYPE)
 
-    def write(out: np.ndarray) -> None:
-        np.take(flat, positions, axis=1, out=out) if flat.dtype == out.dtype else \
-            out.__setitem__(Ellipsis, flat[:, positions])
+    def write(out: np.ndarray, start: int) -> None:
+        rows = flat[start:start + out.shape[0]]
+        np.take(rows, positions, axis=1, out=out) if rows.dtype == out.dtype else \
+            out.__setitem__(Ellipsis, rows[:, positions])
 
     return HostBatch((n, m), N, row_ptrs, col_idxs, dtype, write)
 
@@ -232,7 +255,8 @@ def from_arrays(row_ptrs: Any, col_idxs: Any, values: Any, shape: Any = None, dt
     dtype = value_dtype(values.dtype if dtype is None else dtype, what)
     rows = np.repeat(np.arange(n, dtype=INDEX_DTYPE), lengths)
     row_ptrs, col_idxs, reorder = _canonical_order(shape, rows, col_idxs)
-    return HostBatch(shape, values.shape[0], row_ptrs, col_idxs, dtype, lambda out: _gather([values], reorder, out))
+    return HostBatch(shape, values.shape[0], row_ptrs, col_idxs, dtype,
+                     lambda out, start: _gather([values[start:start + out.shape[0]]], reorder, out))
 
 
 def from_scipy_pattern(pattern: Any, values: Any, dtype: Any = None) -> HostBatch:
@@ -288,11 +312,12 @@ def _canonical_order(shape, rows: np.ndarray, cols: np.ndarray):
     return row_ptrs, col_idxs, (np.arange(key.size) if order is None else order, starts)
 
 
-def _same_layout(arrays: list, first: np.ndarray) -> np.ndarray:
-    """Whether each array has the length and dtype of ``first`` (read with the loop in C: map)."""
+def _same_layout(arrays: list, first: np.ndarray, dtypes: set | None = None) -> np.ndarray:
+    """Whether each array has the length and dtype of ``first`` (read with the loop in C: map;
+    ``dtypes``: the arrays' dtypes where known)."""
     count = len(arrays)
     same = np.fromiter(map(len, arrays), np.int64, count) == len(first)
-    if len(set(map(attrgetter("dtype"), arrays))) > 1:
+    if len(set(map(attrgetter("dtype"), arrays)) if dtypes is None else dtypes) > 1:
         same &= np.fromiter(map(first.dtype.__eq__, map(attrgetter("dtype"), arrays)), bool, count)
     return same
 
@@ -359,6 +384,16 @@ def _difference(first: sp.csr_matrix, m: sp.csr_matrix) -> str:
 
 def _short(cols: list) -> str:
     return str(cols) if len(cols) <= 8 else f"[{', '.join(map(str, cols[:8]))}, ...]"
+
+
+def _all_finite(values: np.ndarray) -> bool:
+    """Whether every entry of ``values`` (contiguous) is finite: one sum (a NaN or an infinity
+    makes it NaN or infinite), the exact test only where the sum is not finite (NaN, infinity,
+    or finite values overflowing)."""
+    flat = values.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(flat)
+    return bool(np.isfinite(total)) or bool(np.isfinite(flat).all())
 
 
 def check_finite(values: np.ndarray, row_ptrs: np.ndarray | None, col_idxs: np.ndarray | None,

@@ -124,9 +124,10 @@ class Csr(BatchLinOp):
         return cls.from_host_batch(exec, batch_pattern.from_arrays(row_ptrs, col_idxs, values, shape, dtype))
 
     @classmethod
-    def from_host_batch(cls, exec: Executor, batch: batch_pattern.HostBatch) -> "Csr":
-        """The batch built on the host (see ginkpy/core/batch/matrix/batch_pattern.py) on ``exec``."""
-        values = batch_pattern.upload(exec, batch)
+    def from_host_batch(cls, exec: Executor, batch: batch_pattern.HostBatch, verify: bool = True) -> "Csr":
+        """The batch built on the host (see ginkpy/core/batch/matrix/batch_pattern.py) on ``exec``
+        (``verify=False``: its pattern check left to the caller, see ``batch_pattern.upload``)."""
+        values = batch_pattern.upload(exec, batch, verify=verify)
         return cls(exec, batch.shape, exec.from_host(batch.row_ptrs), exec.from_host(batch.col_idxs), values)
 
     def to_scipy(self) -> list[sp.csr_matrix]:

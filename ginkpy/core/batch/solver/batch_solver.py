@@ -9,7 +9,7 @@ only updated by finite steps, so a stopped item keeps its last finite iterate, n
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import numpy as np
@@ -93,20 +93,25 @@ class BatchSolver(EnableBuild, BatchLinOp):
         self._run(b, x, int(p.max_iterations), rtol, atol)
 
     def apply_with_tolerances(self, b: MultiVector, x: MultiVector, rtol: float, atol: float,
-                              max_iterations: int | None = None) -> SolveResult:
+                              max_iterations: int | None = None,
+                              while_solving: Callable[[], Any] | None = None) -> SolveResult:
         """``apply(b, x)`` with SciPy's stopping threshold: item i has converged once
         ||b_i - A_i x_i|| <= max(rtol ||b_i||, atol) (and at most ``max_iterations``, default
-        the parameter's, iterations). Returns how each item ended, as the loggers get it."""
+        the parameter's, iterations). Returns how each item ended, as the loggers get it.
+        ``while_solving()``, where given, runs on the host once the solve is enqueued and
+        before its results are read: host work beside the device's."""
         for name, value in (("rtol", rtol), ("atol", atol)):
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or \
                     not np.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         max_iterations = self.parameters.max_iterations if max_iterations is None else max_iterations
         results = []
-        self._apply_checked(b, x, lambda b, x: results.append(self._run(b, x, int(max_iterations), rtol, atol)))
+        self._apply_checked(b, x, lambda b, x: results.append(self._run(b, x, int(max_iterations), rtol, atol,
+                                                                          while_solving)))
         return results[0]
 
-    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float) -> SolveResult:
+    def _run(self, b: MultiVector, x: MultiVector, max_iterations: int, rtol: float, atol: float,
+             while_solving: Callable[[], Any] | None = None) -> SolveResult:
         """Solve every item (one kernel launch), then report to the loggers."""
         if b.common_size[1] != 1:
             raise ValueError(f"the batched solvers take one right-hand side per item (b of shape (N, n)), "
@@ -125,6 +130,9 @@ class BatchSolver(EnableBuild, BatchLinOp):
             exec.write(iterations, np.zeros(N, np.int32))
             exec.write(residual_norms, np.zeros(N, real))
             exec.write(reasons, np.full(N, StopReason.CONVERGED, STATUS_DTYPE))
+        if while_solving is not None:
+            exec.flush()  # the device starts on the solve
+            while_solving()
         iterations, residual_norms, reasons = exec.to_host(iterations, residual_norms, reasons)
         _check_inputs(iterations, reasons)
         residual_norms = self._never_worse_than_x0(b, x, x0, reasons, residual_norms.astype(np.float64))
