@@ -201,9 +201,10 @@ def taken_for(ocl, kind: str):
     return exe
 
 
-# The GPU layout's kernels (large work-groups, tree sums in local memory) take PoCL 1-50 s each
-# to compile, most of a cold run: the fast tier (-m "not slow") runs every twin in the CPU layout,
-# the full suite in both.
+# The GPU layout's kernels (large work-groups, tree sums in local memory) took PoCL 1-480 s each
+# to optimize, most of a cold run (1213 s of work-group compilation in its 339 tests, main at
+# 9b5b6c4); without optimizations (POCL_EXTRA_BUILD_FLAGS above) its tests take 30 s in all, cold.
+# The fast tier (-m "not slow") runs every twin in the CPU layout, the full suite in both.
 @pytest.fixture(scope="session", params=["cpu_layout", pytest.param("gpu_layout", marks=pytest.mark.slow)])
 def dev(request, ocl):
     """The device executor launching as on a CPU or as on a GPU (:func:`taken_for`); the GPU
