@@ -26,7 +26,7 @@ from ginkpy.core.stop.stopping_status import status_defines
 from ginkpy.opencl import prebuild, shared_device as shared
 from ginkpy.opencl.device_choices import device_choices
 from ginkpy.opencl.kernel import Kernel
-from ginkpy.opencl.staging import PIPELINE_BYTES, upload_staged
+from ginkpy.opencl.staging import PIPELINE_BYTES, copy_staged, upload_staged
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
 # OpenCL types of the value types and of their real parts; complex values are float2 / double2
@@ -256,11 +256,39 @@ class OpenCLExecutor(Executor):
         event.wait()
 
     def from_host(self, array: np.ndarray):
+        """A copy of ``array`` on the device. At most SMALL_WRITE bytes: copied on the host and
+        not waited for; from the device's ``staged_upload_bytes``: through page-locked chunks
+        (staging.py), the last chunks' transfers not waited for; else one copy, waited for."""
         array = np.ascontiguousarray(array)
         out = self.alloc(array.shape, array.dtype)
-        if array.size:
+        if not array.size:
+            return out
+        if array.nbytes <= SMALL_WRITE:
+            self.write_async(out, array.copy())  # the queue runs in order: what comes after sees it
+        elif self._staged(array):
+            copy_staged(self, [out], [array])
+        else:
             self._write_waiting(out.data, array)
         return out
+
+    def _staged(self, array: np.ndarray) -> bool:
+        """Whether ``array`` goes up through the page-locked staging chunks (a GPU's choice)."""
+        least = self.device_choices().staged_upload_bytes
+        return 0 < least <= array.nbytes
+
+    def from_host_async(self, arrays: list[np.ndarray]) -> tuple[list, list]:
+        """See :meth:`Executor.from_host_async`: arrays from the device's ``staged_upload_bytes``
+        (a GPU) go through page-locked chunks (``staging.copy_staged``: the host memcpy of a chunk
+        overlapping the transfer of the last, the caller's arrays free on return), the others
+        straight from the caller's memory (pyopencl's events hold them until done)."""
+        self._check_process()
+        hosts = [np.ascontiguousarray(a) for a in arrays]
+        outs = [self.alloc(h.shape, h.dtype) for h in hosts]
+        staged = [i for i, h in enumerate(hosts) if h.size and self._staged(h)]
+        events = [self.write_async(o, h) for i, (o, h) in enumerate(zip(outs, hosts)) if i not in staged]
+        if staged:
+            events += copy_staged(self, [outs[i] for i in staged], [hosts[i] for i in staged])
+        return outs, [e for e in events if e is not None]
 
     def upload(self, shape, dtype, fill):
         """See :meth:`Executor.upload`: filled in one piece (a GPU copies it after)."""

@@ -59,7 +59,7 @@ class SharedDevice:
     """What the executors of one device share: context, queue, memory pool, device properties
     (``info``: a DeviceInfo), compiled programs and kernels, the lock (see the module's rule),
     the counters and the running capture (per thread); the copies still in flight (``pending``),
-    the page-locked host arrays (``pinned``), the upload's staging array; ``forked`` in a child forked from the process that made it;
+    the page-locked host arrays (``pinned``), the upload's staging array and copy ring; ``forked`` in a child forked from the process that made it;
     the record of the programs each kind of operator uses and the recordings running
     (``prebuild.py``)."""
 
@@ -78,6 +78,8 @@ class SharedDevice:
     pinned: list = attrs.field(factory=list)  # (raw page-locked uint8 array, its size)
     staging: Any = None  # upload's page-locked host array (GPU) and its last copy's event
     staging_lock: Any = attrs.field(factory=threading.Lock)
+    ring: Any = None  # from_host_async's page-locked chunks (GPU; staging.py: StagingRing)
+    ring_lock: Any = attrs.field(factory=threading.Lock)
     # programs built up front (prebuild.py): the recordings running (in any thread), each
     # thread's own, and the device's record of the programs each kind of operator uses
     recordings: int = 0

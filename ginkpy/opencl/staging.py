@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import attrs
 import numpy as np
 
 from ginkpy.core.base.row_chunks import row_chunks
@@ -40,3 +41,72 @@ def upload_staged(exec, out: Any, fill_rows: Callable[[np.ndarray, int], None], 
                                            is_blocking=False)
         finally:
             device.staging = (array, last)
+
+
+# -- copies of host arrays through a ring of page-locked chunks (exec.from_host_async) -----------
+
+RING_SLOTS = 4  # chunks in flight: the host fills one while the device copies the others
+
+
+@attrs.define(eq=False)
+class StagingRing:
+    """A GPU's page-locked chunks for copies of arrays the caller already has (``Csr.from_scipy``'s
+    arrays): each slot's array and the event of its last copy (None: free). A slot is refilled
+    only after its last copy is complete; the ring holds that event until then, so no copy's
+    event is dropped in flight. One upload at a time uses the ring (``SharedDevice.ring_lock``)."""
+
+    chunk_bytes: int
+    arrays: list
+    events: list
+    next: int = 0
+
+    def drain(self) -> None:
+        """Wait for every slot's last copy (outside the device lock)."""
+        for event in self.events:
+            if event is not None:
+                event.wait()
+
+
+def _ring(exec, chunk_bytes: int) -> StagingRing:
+    """The device's ring of ``chunk_bytes`` slots (a ring of another size drained and let go:
+    its page-locked arrays go back to ``SharedDevice.host_array``'s free list)."""
+    device = exec._device
+    ring = device.ring
+    if ring is None or ring.chunk_bytes != chunk_bytes:
+        if ring is not None:
+            ring.drain()
+        ring = device.ring = StagingRing(chunk_bytes, [device.host_array((chunk_bytes,), np.uint8)
+                                                       for _ in range(RING_SLOTS)], [None] * RING_SLOTS)
+    return ring
+
+
+def copy_staged(exec, outs: list, hosts: list, chunk_bytes: int | None = None) -> list:
+    """Copy each contiguous host array of ``hosts`` into the device array of ``outs`` beside it
+    through the device's ring of page-locked chunks (None: chunks of ``PIPELINE_BYTES``): the host
+    copies a chunk into a free slot (memcpy) and enqueues its device copy at once, so that the
+    memcpy of the next chunk overlaps the transfer (a copy straight from pageable memory goes
+    through the driver's own staging at a fraction of the bandwidth). Returns the event of the
+    last copy (a list of at most one): ``hosts`` are free when this returns; the ring keeps the
+    events of its copies until they are complete."""
+    import pyopencl as cl
+    device = exec._device
+    last = None
+    with device.ring_lock:
+        ring = _ring(exec, chunk_bytes or PIPELINE_BYTES)
+        step, i = ring.chunk_bytes, ring.next
+        for out, host in zip(outs, hosts):
+            src = host.reshape(-1).view(np.uint8)
+            for start in range(0, src.nbytes, step):
+                stop = min(start + step, src.nbytes)
+                if ring.events[i] is not None:
+                    ring.events[i].wait()  # the slot's last copy has left it (outside the device lock)
+                slot = ring.arrays[i][:stop - start]
+                np.copyto(slot, src[start:stop])
+                with exec.lock:
+                    last = cl.enqueue_copy(exec.queue, out.base_data, slot, dst_offset=out.offset + start,
+                                           is_blocking=False)
+                    exec.queue.flush()  # the transfer starts while the host fills the next slot
+                ring.events[i] = last
+                i = (i + 1) % RING_SLOTS
+        ring.next = i
+    return [] if last is None else [last]

@@ -67,6 +67,12 @@ class DeviceChoices:
         cache (the reference and a CPU device, whose memory is the host's: a kernel would read
         every value again), rather than by one kernel after the upload (a GPU: a pass at device
         bandwidth that costs the host nothing).
+    staged_upload_bytes : int, default 0
+        A host array of at least this many bytes that ``exec.from_host`` / ``from_host_async``
+        (``Csr.from_scipy``) copies to the device goes through page-locked staging chunks, the
+        host's memcpy of one chunk overlapping the transfer of the last (a GPU, where a copy
+        from pageable memory runs at a fraction of the bandwidth); 0: never (the host itself, a
+        CPU device: one direct copy).
     """
 
     kind: str
@@ -76,3 +82,4 @@ class DeviceChoices:
     small_system_rows: Callable[[str, Any], int] = _never_small
     lagged_second_pass: Callable[[int, int, int, Any], bool] = _always_lagged
     checks_values_on_host: bool = False
+    staged_upload_bytes: int = 0

@@ -301,6 +301,20 @@ class Executor:
         """Copy a host (numpy) array into this executor's memory."""
         raise NotImplementedError
 
+    def from_host_async(self, arrays: list[np.ndarray]) -> tuple[list, list]:
+        """Copies of the host ``arrays`` in this executor's memory, enqueued and not waited for.
+
+        Returns the new arrays and the events of the copies still in flight (``event.wait()``);
+        the caller leaves ``arrays`` unchanged until they are done (work enqueued after them on
+        this executor comes after them). On the host: copies made at once, no events.
+
+        Examples
+        --------
+        >>> (ptrs, cols), copies = exec.from_host_async([indptr, indices])
+        >>> for event in copies: event.wait()
+        """
+        return [self.from_host(a) for a in arrays], []
+
     def to_host(self, *arrays: Any) -> Any:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError

@@ -142,14 +142,9 @@ class Csr(LinOp):
             m.sum_duplicates()  # also sorts the indices
         if m.nnz > np.iinfo(np.int32).max:
             raise ValueError(f"matrix has {m.nnz} nonzeros, more than int32 indices can address")
-        arrays, events = [], []
-        for host in (m.indptr.astype(INDEX_DTYPE, copy=False), m.indices.astype(INDEX_DTYPE, copy=False),
-                     m.data.astype(dtype, copy=False)):
-            host = np.ascontiguousarray(host)
-            arrays.append(exec.alloc(host.shape, host.dtype))
-            event = exec.write_async(arrays[-1], host)  # (the event holds host until the copy is done)
-            if event is not None:
-                events.append(event)
+        # (a GPU's large arrays through page-locked staging chunks; the events hold the rest until copied)
+        arrays, events = exec.from_host_async([m.indptr.astype(INDEX_DTYPE, copy=False),
+                                               m.indices.astype(INDEX_DTYPE, copy=False), m.data.astype(dtype, copy=False)])
         out = cls(exec, m.shape, *arrays)
         if exec.asynchronous:  # the row pointers kept on the host (a copy): an SpMV strategy reads none
             out._host_row_ptrs = np.array(m.indptr, INDEX_DTYPE)

@@ -1,0 +1,105 @@
+"""A GPU's copies of host arrays through page-locked staging chunks (``exec.from_host_async``,
+``opencl/staging.py: copy_staged``), run on any device by forcing the choice: a small
+``staged_upload_bytes`` and small chunks, so that every array spans several chunks and the
+ring of slots wraps around; compared bit for bit with the host arrays."""
+import dataclasses
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import ginkpy as gk
+from conftest import taken_for
+from ginkpy.opencl import staging
+
+CHUNK = 1000  # bytes: not a multiple of any item size, so chunks split values
+
+
+@pytest.fixture
+def staged(ocl, monkeypatch):
+    """An executor taking itself for a GPU whose arrays of >= 64 bytes go up staged in chunks of CHUNK bytes."""
+    exe = taken_for(ocl, "gpu")
+    choices = dataclasses.replace(exe.device_choices(), staged_upload_bytes=64)
+    monkeypatch.setattr(exe, "device_choices", lambda: choices)
+    monkeypatch.setattr(staging, "PIPELINE_BYTES", CHUNK)
+    return exe
+
+
+def test_from_host_async_copies_bit_for_bit(staged, rng):
+    hosts = [rng.standard_normal(1234), np.arange(77, dtype=np.int32), np.zeros(0),
+             (rng.standard_normal((301, 3)) + 1j * rng.standard_normal((301, 3))).astype(np.complex64),
+             np.array([1.5, -2.0]), rng.integers(0, 9, 10000).astype(np.int32)]
+    kept = [h.copy() for h in hosts]
+    outs, events = staged.from_host_async(hosts)
+    assert len(events) <= 2  # the staged copies' last event, the small direct copy's
+    for h in hosts:
+        h[...] = 0  # staged arrays are free on return; the small one is held by its event ...
+    for event in events:
+        event.wait()
+    for out, want in zip(outs, kept):
+        got = staged.to_host(out)
+        if want.nbytes >= 64:
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes()
+
+
+def test_from_host_copies_large_and_small(staged, rng):
+    for n in (3, 8, 125, 126, 5000, 100000):  # below, at and above a chunk, SMALL_WRITE
+        data = rng.standard_normal(n)
+        want = data.copy()
+        out = staged.from_host(data)
+        data[...] = np.nan  # from_host's copy is the caller's no longer, waited for or not
+        assert staged.to_host(out).tobytes() == want.tobytes()
+
+
+def test_csr_from_scipy_through_the_staging_chunks(staged, ocl):
+    S = sp.random(700, 700, density=0.02, format="csr", random_state=3) + sp.eye(700)
+    A = gk.matrix.Csr.from_scipy(staged, S)
+    B = gk.matrix.Csr.from_scipy(ocl, S)  # the device's own path
+    for a, b, h in ((A.row_ptrs, B.row_ptrs, S.indptr), (A.col_idxs, B.col_idxs, S.indices),
+                    (A.values, B.values, S.data)):
+        assert staged.to_host(a).tobytes() == ocl.to_host(b).tobytes() == h.astype(ocl.to_host(b).dtype).tobytes()
+
+
+def test_a_new_chunk_size_drains_the_ring(staged, monkeypatch, rng):
+    data = rng.standard_normal(10000)  # above SMALL_WRITE: staged
+    first = staged.from_host(data)
+    ring = staged._device.ring
+    assert ring.chunk_bytes == CHUNK and len(ring.arrays) == staging.RING_SLOTS
+    monkeypatch.setattr(staging, "PIPELINE_BYTES", 2 * CHUNK)
+    second = staged.from_host(data)
+    assert staged._device.ring.chunk_bytes == 2 * CHUNK
+    assert staged.to_host(first).tobytes() == staged.to_host(second).tobytes() == data.tobytes()
+
+
+def test_staged_copies_from_many_threads(staged):
+    """16 threads upload arrays of their own through the one ring at once; each arrives whole."""
+    errors, results = [], {}
+
+    def upload(k: int) -> None:
+        try:
+            for r in range(4):
+                data = np.arange(500 + 37 * k + r, dtype=np.float64) * (k + 1) + r
+                (out,), events = staged.from_host_async([data])
+                results[k, r] = (data.copy(), out)
+                data[...] = -1
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+    threads = [threading.Thread(target=upload, args=(k,)) for k in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == 64
+    for want, out in results.values():
+        assert staged.to_host(out).tobytes() == want.tobytes()
+
+
+def test_reference_from_host_async_copies(ref, rng):
+    hosts = [rng.standard_normal(10), np.arange(4, dtype=np.int32)]
+    outs, events = ref.from_host_async(hosts)
+    assert events == []
+    hosts[0][...] = 0
+    assert outs[0].any() and (outs[1] == np.arange(4)).all()
