@@ -304,9 +304,8 @@ class Executor:
     def from_host_async(self, arrays: list[np.ndarray]) -> tuple[list, list]:
         """Copies of the host ``arrays`` in this executor's memory, enqueued and not waited for.
 
-        Returns the new arrays and the events of the copies still in flight (``event.wait()``);
-        the caller leaves ``arrays`` unchanged until they are done (work enqueued after them on
-        this executor comes after them). On the host: copies made at once, no events.
+        Returns the new arrays and the events of the copies in flight (``event.wait()``): the
+        caller leaves ``arrays`` unchanged until they are done. On the host: no events.
 
         Examples
         --------
