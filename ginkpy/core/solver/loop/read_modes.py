@@ -26,6 +26,7 @@ makes every read of the asynchronous modes immediate.
 """
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -44,7 +45,9 @@ class ReadMode:
     name = "reads"
 
     def __init__(self, monitor: IterationMonitor) -> None:
-        self.monitor = monitor
+        # a proxy: the monitor owns its mode, and a reference back would make a cycle that
+        # keeps the solver (its hierarchy, its device arrays) alive until a garbage collection
+        self.monitor = weakref.proxy(monitor)
 
     def start(self, resume: Resume | None = None) -> None:
         """Before the first iteration of the loop."""
