@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from conftest import tol
+from ginkpy.core.multigrid import pgm as pgm_module
 from ginkpy.problems import poisson_2d, poisson_3d
 
 Pgm = gk.multigrid.Pgm
@@ -414,3 +415,54 @@ def test_both_launch_layouts_give_the_reference_level(ref, dev):
     np.testing.assert_array_equal(c_dev.indptr, c_ref.indptr)
     np.testing.assert_array_equal(c_dev.data, c_ref.data)
     assert (levels[1].aggregates() >= 0).all()
+
+
+# -- one blocking read per pass ------------------------------------------------------------------
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_a_pass_reads_once(exec, passes):
+    """The whole pass is enqueued as if FIRST_SWEEPS sweeps finished the matching (a grid's do)
+    and read once: state, flags and sizes together."""
+    A = gk.matrix.Csr.from_scipy(exec, poisson_2d(30))
+    assert A.is_finite()  # (generate's check, read once and kept)
+    before = exec.counters["reads"]
+    level = Pgm.build().with_aggregation_passes(passes).on(exec).generate(A)
+    assert exec.counters["reads"] - before == passes
+    assert 0 < level.num_aggregates < A.shape[0]
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_a_wrong_guess_of_the_sweeps_runs_the_pass_again(exec, rng, monkeypatch, symmetric):
+    """With one sweep guessed (the matching needs more) the pass runs again with all sweeps, and
+    so does a pattern that is not symmetric (matched on its symmetric part): the level is the
+    one of a right guess, on both executors."""
+    A = _random_graph(rng, symmetric=symmetric)
+    right = _level(exec, A, deterministic=True, aggregation_passes=2, max_iterations=15)
+    monkeypatch.setattr(pgm_module, "FIRST_SWEEPS", 1)
+    before = exec.counters["reads"]
+    guessed = _level(exec, A, deterministic=True, aggregation_passes=2, max_iterations=15)
+    assert exec.counters["reads"] - before > 2  # at least one pass ran again
+    np.testing.assert_array_equal(guessed.aggregates(), right.aggregates())
+    c_right, c_guessed = (lv.coarse_op.to_scipy() for lv in (right, guessed))
+    np.testing.assert_array_equal(c_guessed.indptr, c_right.indptr)
+    np.testing.assert_array_equal(c_guessed.indices, c_right.indices)
+    np.testing.assert_array_equal(c_guessed.data, c_right.data)
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_an_aggregate_too_large_to_sort_on_the_device(ref, ocl, passes):
+    """A star of 600 leaves (and a path beside it): the hub's aggregate has more rows than a
+    device sorts (SORT_LIMIT), ordered on the host after the pass's one read; the level is the
+    reference's and its coarse matrix the Galerkin product."""
+    n = 601
+    hub = sp.csr_matrix((np.full(n - 1, -1.0), (np.zeros(n - 1, int), np.arange(1, n))), shape=(n, n))
+    A = sp.csr_matrix(hub + hub.T + sp.diags(np.full(n, 700.0)))
+    A = sp.csr_matrix(sp.block_diag([A, poisson_2d(12)]))
+    levels = [_level(e, A, deterministic=True, aggregation_passes=passes) for e in (ref, ocl)]
+    agg = levels[0].aggregates()
+    np.testing.assert_array_equal(levels[1].aggregates(), agg)
+    assert np.bincount(agg).max() > 256
+    P = sp.csr_matrix((np.ones(agg.size), (np.arange(agg.size), agg)))
+    for level in levels:
+        np.testing.assert_allclose(level.coarse_op.to_scipy().toarray(), (P.T @ A @ P).toarray(), rtol=1e-13,
+                                   atol=1e-12)

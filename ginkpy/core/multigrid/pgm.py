@@ -20,10 +20,11 @@ Where it runs: every step is a kernel on the executor. A pass is the weights (wi
 sweep's choices), the matching sweeps, the numbering of the aggregates with their rows (one
 prefix sum of per-aggregate counts) and the Galerkin product (one work-item per aggregate
 gathers the entries of its rows by coarse column), then the coarse matrix packed. The host
-reads twice per pass: the matching's state after a block of FIRST_SWEEPS sweeps (each sweep
-stops itself on the device once the matching is done, so a block may hold sweeps that do
-nothing), and the sizes to allocate (aggregates, coarse entries) with the flags of the rare
-cases that use the host instead, where a device version would not pay: a matrix whose pattern
+reads once per pass: the whole pass is enqueued as if FIRST_SWEEPS matching sweeps finished
+the matching (each sweep stops itself on the device once the matching is done, so some may do
+nothing), and one read brings the matching's state (was the guess right? if not, rare, the
+pass runs again with all sweeps), the sizes to allocate (aggregates, coarse entries) and the
+flags of the rare cases that use the host instead, where a device version would not pay: a matrix whose pattern
 is not symmetric is matched on the pattern of (|A| + |A^T|) / 2, made with SciPy; and the rows
 of an aggregate of more than a few hundred rows (a star graph) are ordered with NumPy.
 
@@ -58,8 +59,7 @@ from ginkpy.core.matrix.dense import Dense, overwrite
 from ginkpy.core.multigrid.smoothed_aggregation import SmoothedProducts, piecewise_constant
 
 
-FIRST_SWEEPS = 4  # matching sweeps enqueued before the host first reads the state (3-4 usually do)
-MORE_SWEEPS = 2   # ... and between its later reads
+FIRST_SWEEPS = 4  # matching sweeps a pass enqueues before its one read (3-4 usually do; else all of them)
 
 
 def matching_stopped(state: Any, sweep: int) -> bool:
@@ -195,15 +195,57 @@ class Pgm(EnableBuild):
         """One aggregation pass on A (the fine matrix, or the coarse matrix of the passes
         ``before``: their aggregates, pointers and rows): the aggregates of the fine rows (all
         passes so far as one) and the coarse matrix (None without ``galerkin``: the aggregates
-        only). Two blocking reads: the matching's state, and the sizes of the aggregates and of
-        the coarse matrix."""
-        exec = self.executor
+        only). One blocking read (``_speculate``): the matching's state, the flags and the sizes
+        of the aggregates and of the coarse matrix together."""
+        exec, params = self.executor, self.parameters
+        graph, sweeps = A, FIRST_SWEEPS
+        while True:
+            agg, state, flags, fine, product, bounds, sizes, counts = self._speculate(A, graph, before, sweeps,
+                                                                                      galerkin)
+            host_state, host_flags = counts[0], counts[1]
+            if host_flags[0] and graph is A:
+                # a pattern that is not symmetric: match on that of (|A| + |A^T|) / 2, made on the host
+                arrays = exec.host.run("multigrid.pgm.symmetrize", A.clone(exec.host))
+                graph = Csr(exec, A.shape, *(exec.from_host(v) for v in arrays))
+                continue
+            if sweeps < params.max_iterations and not matching_stopped(host_state, sweeps):
+                sweeps = params.max_iterations  # (rare) all sweeps: each stops itself once the matching is done
+                continue
+            break
+        m, too_large = int(counts[2][0]), int(host_flags[1])
+        nnz = None if product is None else int(counts[3][0])
+        if too_large:
+            # an aggregate too large for a device to sort its rows: they are ordered on the host,
+            # and the product made again from them (its sums in their order)
+            host, composed = exec.host, fine[0]
+            agg_ptrs, agg_rows = (exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
+                                                                      exec.to_host(agg), m))
+            if product is not None:
+                product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
+                nnz = int(exec.to_host(product[-1])[0])
+            fine = (agg, agg_ptrs, agg_rows)
+            if before is not None:
+                fine = (composed, *(exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
+                                                              exec.to_host(composed), m)))
+        if product is None:
+            return (fine[0], fine[1][:m + 1], fine[2]), None
+        # A_c / alpha on the last pass: every correction from this level scaled by alpha
+        scale = 1 / self.parameters.over_interp if last or m <= 1 else 1.0
+        coarse = Csr(exec, (m, m), *exec.run("multigrid.pgm.pack", *product[:-1], m, nnz, scale))
+        return (fine[0], fine[1][:m + 1], fine[2]), coarse
+
+    def _speculate(self, A: Csr, graph: Csr, before: tuple | None, sweeps: int, galerkin: bool) -> tuple:
+        """A pass enqueued whole, as if ``sweeps`` matching sweeps of ``graph`` finished the
+        matching (FIRST_SWEEPS usually do: each stops itself on the device once the matching is
+        done), then read once: (agg, state, flags, fine, product, bounds, sizes, host counts:
+        state, flags, sizes and the coarse entries). The caller checks the guess (the state: the
+        matching stopped; the flags: the pattern symmetric) and runs the pass again otherwise.
+        The rows left over join their strongest aggregated neighbour (nothing where none is left)."""
+        exec, params = self.executor, self.parameters
         n = A.shape[0]
-        graph, weights, agg, flags, unaggregated = self._match(A)
-        if unaggregated:
-            # the rows left over join their strongest aggregated neighbour
-            intermediate = exec.alloc((n,), INDEX_DTYPE) if self.parameters.deterministic else None
-            exec.run("multigrid.pgm.assign_to_exist_agg", graph, weights, agg, intermediate)
+        weights, agg, state, flags = self._match(A, graph, sweeps)
+        intermediate = exec.alloc((n,), INDEX_DTYPE) if params.deterministic else None
+        exec.run("multigrid.pgm.assign_to_exist_agg", graph, weights, agg, intermediate)
         # the aggregates numbered, their rows, and (symbolic and numeric at once) R A P
         member_ptrs = None if before is None else before[1]
         agg_ptrs, agg_rows, bounds, fine_ptrs, sizes = exec.run("multigrid.pgm.find_aggregates", A, agg, member_ptrs,
@@ -212,41 +254,20 @@ class Pgm(EnableBuild):
             if galerkin else None
         fine = (agg, agg_ptrs, agg_rows)
         if before is not None:
-            # the fine rows' aggregates after the passes so far and this one
-            fine_agg, before_ptrs, before_rows = before
+            # the fine rows' aggregates after the passes so far and this one (composed in a copy:
+            # a pass run again composes the aggregates from before it again)
+            fine_agg, before_ptrs, before_rows = exec.copy(before[0]), before[1], before[2]
             rows = exec.run("multigrid.pgm.compose", fine_agg, before_ptrs, before_rows, agg, agg_ptrs, agg_rows,
                             fine_ptrs, sizes, flags)
             fine = (fine_agg, fine_ptrs, rows)
-        counts = exec.to_host(sizes, flags) if product is None else exec.to_host(sizes, product[-1], flags)
-        m, too_large = int(counts[0][0]), int(counts[-1][1])
-        nnz = None if product is None else int(counts[1][0])
-        if too_large:
-            # an aggregate too large for a device to sort its rows: they are ordered on the host,
-            # and the product made again from them (its sums in their order)
-            host = exec.host
-            agg_ptrs, agg_rows = (exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
-                                                                      exec.to_host(agg), m))
-            if product is not None:
-                product = exec.run("multigrid.pgm.compute_coarse", A, agg, agg_ptrs, agg_rows, bounds, sizes)
-                nnz = int(exec.to_host(product[-1])[0])
-            fine = (agg, agg_ptrs, agg_rows)
-            if before is not None:
-                fine = (before[0], *(exec.from_host(v) for v in host.run("multigrid.pgm.sort_aggregates",
-                                                              exec.to_host(before[0]), m)))
-        if product is None:
-            return (fine[0], fine[1][:m + 1], fine[2]), None
-        # A_c / alpha on the last pass: every correction from this level scaled by alpha
-        scale = 1 / self.parameters.over_interp if last or m <= 1 else 1.0
-        coarse = Csr(exec, (m, m), *exec.run("multigrid.pgm.pack", *product[:-1], m, nnz, scale))
-        return (fine[0], fine[1][:m + 1], fine[2]), coarse
+        counts = exec.to_host(state, flags, sizes, *(() if product is None else (product[-1],)))
+        return agg, state, flags, fine, product, bounds, sizes, counts
 
-    def _match(self, A: Csr) -> tuple[Csr, Any, Any, Any, int]:
-        """The matching sweeps: the graph matched on (A, or where its pattern is not symmetric
-        that of (|A| + |A^T|) / 2, made on the host), its weights, the aggregates (-1: not
-        aggregated), the pass's flags (not symmetric, an aggregate too large to sort) and the
-        number of rows left unaggregated. The sweeps are enqueued in
-        blocks; each sweep stops itself on the device once the matching is done (see
-        matching_stopped), so the host reads the state only after each block."""
+    def _match(self, A: Csr, graph: Csr, sweeps: int) -> tuple[Any, Any, Any, Any]:
+        """``sweeps`` matching sweeps of ``graph`` (A, or the symmetric pattern made from it),
+        enqueued without a read (each stops itself on the device once the matching is done: see
+        matching_stopped): its weights, the aggregates (-1: not aggregated), the matching state
+        and the pass's flags (not symmetric, an aggregate too large to sort)."""
         exec, params = self.executor, self.parameters
         n = A.shape[0]
         threshold = math.ceil(params.max_unassigned_ratio * n)
@@ -254,30 +275,13 @@ class Pgm(EnableBuild):
         scale = exec.run("multigrid.pgm.diagonal_scale", A)
         # the edge weights are real, also for complex values; the first sweep's choices with them
         strongest_neighbor = exec.alloc((n,), INDEX_DTYPE)
-        graph, weights = A, exec.alloc((A.nnz,), real_dtype(A.dtype))
-        exec.run("multigrid.pgm.compute_weights", A, scale, weights, flags, strongest_neighbor)
-        while True:
-            sweep, block = 0, FIRST_SWEEPS
-            while True:
-                for s in range(sweep, min(sweep + block, params.max_iterations)):
-                    if s > 0:
-                        exec.run("multigrid.pgm.find_strongest_neighbor", graph, weights, agg, strongest_neighbor,
-                                 state, s)
-                    exec.run("multigrid.pgm.match_edge", strongest_neighbor, agg, state, s)
-                sweep = min(sweep + block, params.max_iterations)
-                host_state, host_flags = exec.to_host(state, flags)
-                if host_flags[0] and graph is A:
-                    break
-                if sweep == params.max_iterations or matching_stopped(host_state, sweep):
-                    return graph, weights, agg, flags, n - int(host_state[2:].sum())
-                block = MORE_SWEEPS
-            # a pattern that is not symmetric: match on that of (|A| + |A^T|) / 2, made on the host
-            host = exec.host
-            arrays = host.run("multigrid.pgm.symmetrize", A.clone(host))
-            graph = Csr(exec, A.shape, *(exec.from_host(v) for v in arrays))
-            weights = exec.alloc((graph.nnz,), real_dtype(A.dtype))
-            agg, state, _ = exec.run("multigrid.pgm.start_pass", n, threshold, params.max_iterations)
-            exec.run("multigrid.pgm.compute_weights", graph, scale, weights, flags, strongest_neighbor)
+        weights = exec.alloc((graph.nnz,), real_dtype(A.dtype))
+        exec.run("multigrid.pgm.compute_weights", graph, scale, weights, flags, strongest_neighbor)
+        for s in range(min(sweeps, params.max_iterations)):
+            if s > 0:
+                exec.run("multigrid.pgm.find_strongest_neighbor", graph, weights, agg, strongest_neighbor, state, s)
+            exec.run("multigrid.pgm.match_edge", strongest_neighbor, agg, state, s)
+        return weights, agg, state, flags
 
     def aggregates(self) -> np.ndarray:
         """The aggregate of each fine row, a host copy."""
