@@ -23,7 +23,7 @@ from ginkpy.core.base.device_choices import DeviceChoices
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.row_chunks import fill_in_chunks
 from ginkpy.core.stop.stopping_status import status_defines
-from ginkpy.opencl import prebuild, shared_device as shared
+from ginkpy.opencl import fast_arrays, prebuild, shared_device as shared
 from ginkpy.opencl.device_choices import device_choices
 from ginkpy.opencl.kernel import Kernel
 from ginkpy.opencl.staging import PIPELINE_BYTES, copy_staged, upload_staged
@@ -242,11 +242,10 @@ class OpenCLExecutor(Executor):
         return dtype
 
     def alloc(self, shape, dtype):
-        import pyopencl.array as cla
         self._check_process()
         self.counters["allocations"] += 1
         with self.lock:  # the pool may create a buffer, and its allocator enqueues on the queue
-            return cla.empty(self.queue, shape, np.dtype(dtype), allocator=self.pool)
+            return fast_arrays.empty(self.context, self.queue, self.pool, shape, dtype)
 
     def _write_waiting(self, buffer, host: np.ndarray) -> None:
         """Copy ``host`` into ``buffer``: enqueued under the lock, waited for outside it."""
