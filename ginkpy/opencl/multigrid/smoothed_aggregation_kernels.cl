@@ -62,3 +62,87 @@ __kernel void smoother_values(const int n, const int chunk, const real_type rela
         }
     }
 }
+
+// -- P = S P_t from S's rows and the aggregates ------------------------------------------------
+// P_t has one 1 per row k, at column agg[k]: row i of P = sum over the entries s_ik of row i of
+// S of s_ik e_agg[k], the entries of one aggregate merged. Per row of S (one work-item: rows
+// are short): its entries sorted by (aggregate, entry) into keys/order (shell sort, as long rows
+// need), the distinct aggregates counted; then P's columns written, each entry's slot (the
+// entry of P it adds to) kept, and the values summed in the order of S's entries (so that new
+// values of S are one pass over the slots: prolongation_values).
+
+#define FOR_ROWS(i, count) \
+    for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
+
+// p_vals of row i = sum of s_ik into slot[e], in the order of S's entries
+inline void prolongation_row(const int i, __global const int* restrict s_ptrs, __global const value_type* restrict s_vals,
+                             __global const int* restrict slots, __global const int* restrict p_ptrs,
+                             __global value_type* restrict p_vals)
+{
+    for (int p = p_ptrs[i]; p < p_ptrs[i + 1]; ++p) p_vals[p] = 0;
+    for (int e = s_ptrs[i]; e < s_ptrs[i + 1]; ++e) p_vals[slots[e]] += s_vals[e];
+}
+
+// counts[i] = the distinct aggregates among the columns of row i of S (counts[n] = 0: the prefix
+// sum's total, items = n + 1); keys/order of row i's entries sorted by (agg[col], entry)
+__kernel void count_prolongation(const int items, const int chunk, __global const int* restrict s_ptrs,
+                                 __global const int* restrict s_cols, __global const int* restrict agg,
+                                 __global int* restrict keys, __global int* restrict order,
+                                 __global int* restrict counts)
+{
+    const int n = items - 1;
+    FOR_ROWS(i, items) {
+        if (i == n) {
+            counts[n] = 0;
+            continue;
+        }
+        const int begin = s_ptrs[i], end = s_ptrs[i + 1], len = end - begin;
+        for (int e = begin; e < end; ++e) {
+            keys[e] = agg[s_cols[e]];
+            order[e] = e;
+        }
+        for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
+            for (int s = begin + gap; s < end; ++s) {
+                const int key = keys[s], entry = order[s];
+                int q = s;
+                while (q - gap >= begin && (keys[q - gap] > key || (keys[q - gap] == key && order[q - gap] > entry))) {
+                    keys[q] = keys[q - gap];
+                    order[q] = order[q - gap];
+                    q -= gap;
+                }
+                keys[q] = key;
+                order[q] = entry;
+            }
+        }
+        int count = 0;
+        for (int q = begin; q < end; ++q) count += q == begin || keys[q] != keys[q - 1];
+        counts[i] = count;
+    }
+}
+
+// Row i of P at p_ptrs[i]: its columns (the sorted distinct aggregates), each entry's slot, the values
+__kernel void fill_prolongation(const int n, const int chunk, __global const int* restrict s_ptrs,
+                                __global const value_type* restrict s_vals, __global const int* restrict keys,
+                                __global const int* restrict order, __global const int* restrict p_ptrs,
+                                __global int* restrict p_cols, __global value_type* restrict p_vals,
+                                __global int* restrict slots)
+{
+    FOR_ROWS(i, n) {
+        int p = p_ptrs[i] - 1;
+        for (int q = s_ptrs[i]; q < s_ptrs[i + 1]; ++q) {
+            if (q == s_ptrs[i] || keys[q] != keys[q - 1]) p_cols[++p] = keys[q];
+            slots[order[q]] = p;
+        }
+        prolongation_row(i, s_ptrs, s_vals, slots, p_ptrs, p_vals);
+    }
+}
+
+// P's values again from S's (same pattern, the slots of fill_prolongation)
+__kernel void prolongation_values(const int n, const int chunk, __global const int* restrict s_ptrs,
+                                  __global const value_type* restrict s_vals, __global const int* restrict slots,
+                                  __global const int* restrict p_ptrs, __global value_type* restrict p_vals)
+{
+    FOR_ROWS(i, n) {
+        prolongation_row(i, s_ptrs, s_vals, slots, p_ptrs, p_vals);
+    }
+}

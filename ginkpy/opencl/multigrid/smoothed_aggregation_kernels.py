@@ -1,7 +1,9 @@
 """OpenCL kernels of smoothed aggregation (sources in smoothed_aggregation_kernels.cl): the
 smoother S = I - (w / rho) D^-1 A on A's pattern, with Gershgorin's bound rho found on the
-device (partial maxima, their maximum, the values: three launches, no host read). The products
-P = S P_t and R A P are ``matrix.spgemm``'s.
+device (partial maxima, their maximum, the values: three launches, no host read); P = S P_t
+from S's rows and the aggregates (per row: its entries sorted by aggregate and counted, one
+prefix sum, one read of the size, the columns, slots and values written; new values: one pass
+over the slots). The products A P and R (A P) are ``matrix.spgemm``'s.
 """
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 import pyopencl as cl
 
 from ginkpy.core.base.types import real_dtype
-from ginkpy.opencl.launch import WORK_GROUP, ceil_div
+from ginkpy.opencl.launch import WORK_GROUP, ceil_div, check_int32, launch_chunks
 
 GPU_PARTS = 4 * WORK_GROUP  # work-items of the partial maxima on a GPU (every GPU_PARTS-th row each)
 CPU_MIN_ROWS = 512          # rows a CPU work-item takes at least
@@ -41,3 +43,32 @@ def smoother_values(exec, a, relax, values, flags):
         chunk, global_size = 1, ceil_div(n, WORK_GROUP) * WORK_GROUP
     exec.kernel(__file__, a.dtype, "smoother_values")(exec.queue, (global_size,), (local,), np.int32(n),
                                                       np.int32(chunk), real.type(relax), rho.data, *args, values.data)
+
+
+def prolongation(exec, smoother, agg, num_aggregates):
+    # P = S P_t: per row of S the distinct aggregates of its columns counted (entries sorted),
+    # prefix sum, one read of the size, then columns, slots and values
+    n, nnz = smoother.shape[0], smoother.nnz
+    s_ptrs = smoother.row_ptrs.data
+    row_ptrs = exec.alloc((n + 1,), np.int32)
+    keys, order, slots = (exec.alloc((max(nnz, 1),), np.int32) for _ in range(3))
+    launch_chunks(exec, __file__, "count_prolongation", smoother.dtype, n + 1, n + 1, s_ptrs,
+                  smoother.col_idxs.data, agg.data, keys.data, order.data, row_ptrs.data, min_chunk=CPU_MIN_ROWS)
+    exec.run("components.prefix_sum.prefix_sum", row_ptrs)
+    size = int(exec.to_host(row_ptrs[n:])[0])
+    check_int32(size, "the prolongation's entries")
+    col_idxs, values = exec.alloc((size,), np.int32), exec.alloc((size,), smoother.dtype)
+    if size:
+        launch_chunks(exec, __file__, "fill_prolongation", smoother.dtype, n, n, s_ptrs, smoother.values.data,
+                      keys.data, order.data, row_ptrs.data, col_idxs.data, values.data, slots.data,
+                      min_chunk=CPU_MIN_ROWS)
+    return row_ptrs, col_idxs, values, slots[:nnz]
+
+
+def prolongation_values(exec, smoother, slots, prolong):
+    # P's values again from S's: p at slot t sums the s_ik whose slot is t, in S's entry order
+    n = smoother.shape[0]
+    if smoother.nnz == 0:
+        return
+    launch_chunks(exec, __file__, "prolongation_values", smoother.dtype, n, n, smoother.row_ptrs.data,
+                  smoother.values.data, slots.data, prolong.row_ptrs.data, prolong.values.data, min_chunk=CPU_MIN_ROWS)

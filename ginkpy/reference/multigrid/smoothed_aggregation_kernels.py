@@ -1,6 +1,8 @@
 """Reference kernels of smoothed aggregation: the smoother S = I - (w / rho) D^-1 A on A's
 pattern, rho Gershgorin's bound max_i sum_j |a_ij| / |a_ii| on the eigenvalues of D^-1 A
-(PyAMG's ``smooth=('jacobi', {'omega': w})`` with its Gershgorin estimate)."""
+(PyAMG's ``smooth=('jacobi', {'omega': w})`` with its Gershgorin estimate); and P = S P_t
+made from S's rows and the aggregates (P_t: one 1 per row, at the row's aggregate), without a
+general sparse product."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,3 +26,35 @@ def smoother_values(exec, a, relax, values, flags):
         rho = float(np.max(bounds, initial=0.0)) or 1.0
         s = -(relax / rho) * (a.values / diag[rows])
     values[...] = np.where(diagonal, s + 1, s).astype(a.dtype, copy=False)
+
+
+def prolongation(exec, smoother, agg, num_aggregates):
+    """Row pointers, columns (sorted in each row), values of P = S P_t, and the slot of each
+    entry of S (the entry of P it adds to): p_iJ = sum of s_ik over the k with agg[k] = J, in
+    the order of S's entries (structural: sums that cancel are kept)."""
+    n, nnz = smoother.shape[0], smoother.nnz
+    rows = np.repeat(np.arange(n), np.diff(smoother.row_ptrs))
+    keys = np.asarray(agg)[smoother.col_idxs]
+    # the entries sorted by row, then aggregate, then entry; the first of each (row, aggregate) is new
+    order = np.lexsort((np.arange(nnz), keys, rows))
+    new = np.ones(nnz, bool)
+    new[1:] = (rows[order][1:] != rows[order][:-1]) | (keys[order][1:] != keys[order][:-1])
+    slots = np.empty(nnz, np.int32)
+    slots[order] = np.cumsum(new) - 1
+    row_ptrs = np.zeros(n + 1, np.int32)
+    np.cumsum(np.bincount(rows[order][new], minlength=n), out=row_ptrs[1:])
+    col_idxs = keys[order][new].astype(np.int32)
+    values = np.empty(col_idxs.size, smoother.dtype)
+    _sum_into(values, slots, smoother.values)
+    return row_ptrs, col_idxs, values, slots
+
+
+def prolongation_values(exec, smoother, slots, prolong):
+    """prolong's values = those of P = S P_t on the pattern prolongation gave (its slots)."""
+    _sum_into(prolong.values, slots, smoother.values)
+
+
+def _sum_into(values, slots, s_values):
+    # p at slot t = the sum of the s_ik whose slot is t, in the order of S's entries
+    values[...] = 0
+    np.add.at(values, slots, s_values)  # (unbuffered: in the order of the entries)
