@@ -154,13 +154,21 @@ def test_smoother_values_against_the_reference(ref, dev, dtype):
         assert int(e.to_host(flags)[0]) == 1
 
 
+def _prolongation(exec, S, agg):
+    """The kernels of P = S P_t: its row pointers (and S's entries sorted), columns, values, slots."""
+    row_ptrs, sorted_entries = exec.run("multigrid.smoothed_aggregation.prolongation_pattern", S, agg)
+    size = int(exec.to_host(row_ptrs)[-1])
+    return (row_ptrs, *exec.run("multigrid.smoothed_aggregation.prolongation_fill", S, row_ptrs, sorted_entries,
+                                size))
+
+
 def test_the_prolongation_merges_a_rows_entries_per_aggregate(ref):
     # P = S P_t by hand: row 0's entries at columns 0 and 2 (both aggregate 1) merged, row 1's
     # cancel to a kept zero, row 2 empty; slot of each entry of S = its entry of P
     S = sp.csr_matrix((np.array([1.0, 2.0, 4.0, 3.0, -3.0]), np.array([0, 1, 2, 0, 2]), np.array([0, 3, 5, 5])),
                       shape=(3, 3))
     agg = ref.from_host(np.array([1, 0, 1], np.int32))
-    row_ptrs, col_idxs, values, slots = ref.run("multigrid.smoothed_aggregation.prolongation", _csr(ref, S), agg, 2)
+    row_ptrs, col_idxs, values, slots = _prolongation(ref, _csr(ref, S), agg)
     np.testing.assert_array_equal(row_ptrs, [0, 2, 3, 3])
     np.testing.assert_array_equal(col_idxs, [0, 1, 1])
     np.testing.assert_array_equal(values, [2.0, 5.0, 0.0])
@@ -199,8 +207,7 @@ def test_prolongation_against_the_reference(ref, dev, dtype):
     out = {}
     for e in (ref, dev):
         Se = _csr(e, S, dtype)
-        row_ptrs, col_idxs, values, slots = e.run("multigrid.smoothed_aggregation.prolongation", Se,
-                                                  e.from_host(agg), m)
+        row_ptrs, col_idxs, values, slots = _prolongation(e, Se, e.from_host(agg))
         P = gk.matrix.Csr(e, expected.shape, row_ptrs, col_idxs, values)
         first = e.to_host(values).copy()
         Se.update_values(S.data * 2 - 1)

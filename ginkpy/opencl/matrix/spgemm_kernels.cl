@@ -170,10 +170,10 @@ __kernel void fill_rows(const int n, const int chunk, __global const int* restri
 // -- long rows: a work-group per row -------------------------------------------------------
 // A row of A of more than PRIVATE_LISTS entries (listed by count_rows or fill_rows in long_rows:
 // only those are visited, not every row) is merged by a work-group: each work-item keeps the
-// lists of every lanes-th entry (cursor and head: global, nnz(A) each), the smallest head and
-// the products at it are reduced over the group (a tree in local memory: a fixed order for a
-// work-group size). COUNT_ONLY: counts[i] only (counts[n] = 0 by the short rows' launch); else
-// columns (WRITE_COLS) and values at c_ptrs[i].
+// lists of every lanes-th entry (cursor and head: global, nnz(A) each, the halves of state),
+// the smallest head and the products at it are reduced over the group (a tree in local memory:
+// a fixed order for a work-group size). COUNT_ONLY: counts[i] only (counts[n] = 0 by the short
+// rows' launch); else columns (WRITE_COLS) and values at c_ptrs[i].
 
 inline int local_min_int(__local int* slot, const int v, const int index, const int count)
 {
@@ -190,12 +190,14 @@ inline int local_min_int(__local int* slot, const int v, const int index, const 
 __kernel void merge_long_rows(__global const int* restrict long_rows, __global const int* restrict a_ptrs,
                               __global const int* restrict a_cols, __global const value_type* restrict a_vals,
                               __global const int* restrict b_ptrs, __global const int* restrict b_cols,
-                              __global const value_type* restrict b_vals, __global int* restrict cursor,
-                              __global int* restrict head, __global int* restrict counts,
+                              __global const value_type* restrict b_vals, const int offset,
+                              __global int* restrict state, __global int* restrict counts,
                               __global const int* restrict c_ptrs, __global int* restrict c_cols,
                               __global value_type* restrict c_vals, __local int* mins, __local value_type* sums)
 {
     const int lid = get_local_id(0), lanes = get_local_size(0);
+    __global int* restrict cursor = state;
+    __global int* restrict head = state + offset;
     for (int r = get_group_id(0); r < long_rows[0]; r += get_num_groups(0)) {
         const int i = long_rows[1 + r];
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
@@ -454,26 +456,27 @@ __kernel void fill_rows_dense(const int n, const int chunk, const int columns, _
 
 // -- transpose ------------------------------------------------------------------------------
 
-// counts[c] += 1 for every entry in column c (counts zeroed, m + 1 of them)
+// counts[c + 1] += 1 for every entry in column c (counts zeroed, m + 1 of them: counts[0]
+// stays 0, so that the exclusive prefix sum leaves the start of row c of T at c + 1)
 __kernel void count_columns(const int nnz, const int chunk, __global const int* restrict cols,
                             volatile __global int* restrict counts)
 {
     FOR_ITEMS(e, nnz) {
-        atomic_inc(counts + cols[e]);
+        atomic_inc(counts + cols[e] + 1);
     }
 }
 
-// Each entry (i, c) of A to row c of T, at a free place of that row (t_fill zeroed): its row i
-// and its entry e (source); the rows of T are sorted afterwards (sort_transposed)
+// Each entry (i, c) of A to row c of T, at the next free place of that row, t_ptrs[c + 1] (the
+// start of row c after count_columns and the prefix sum: the scatter leaves there its end, the
+// start of row c + 1, so that t_ptrs end as T's row pointers): its row i and its entry e
+// (source); the rows of T are sorted afterwards (sort_transposed)
 __kernel void scatter_entries(const int n, const int chunk, __global const int* restrict a_ptrs,
-                              __global const int* restrict a_cols, __global const int* restrict t_ptrs,
-                              volatile __global int* restrict t_fill, __global int* restrict t_cols,
-                              __global int* restrict source)
+                              __global const int* restrict a_cols, volatile __global int* restrict t_ptrs,
+                              __global int* restrict t_cols, __global int* restrict source)
 {
     FOR_ITEMS(i, n) {
         for (int e = a_ptrs[i]; e < a_ptrs[i + 1]; ++e) {
-            const int c = a_cols[e];
-            const int p = t_ptrs[c] + atomic_inc(t_fill + c);
+            const int p = atomic_inc(t_ptrs + a_cols[e] + 1);
             t_cols[p] = i;
             source[p] = e;
         }

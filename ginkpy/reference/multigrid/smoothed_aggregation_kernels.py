@@ -28,25 +28,43 @@ def smoother_values(exec, a, relax, values, flags):
     values[...] = np.where(diagonal, s + 1, s).astype(a.dtype, copy=False)
 
 
-def prolongation(exec, smoother, agg, num_aggregates):
-    """Row pointers, columns (sorted in each row), values of P = S P_t, and the slot of each
-    entry of S (the entry of P it adds to): p_iJ = sum of s_ik over the k with agg[k] = J, in
-    the order of S's entries (structural: sums that cancel are kept)."""
+def prolongation_pattern(exec, smoother, agg):
+    """Row pointers of P = S P_t (row i: the distinct aggregates agg[k] of its columns k) and
+    S's entries sorted by (row, aggregate, entry): their aggregates and indices, 2 x nnz, for
+    :func:`prolongation_fill`."""
     n, nnz = smoother.shape[0], smoother.nnz
-    rows = np.repeat(np.arange(n), np.diff(smoother.row_ptrs))
+    rows = _rows(smoother)
     keys = np.asarray(agg)[smoother.col_idxs]
-    # the entries sorted by row, then aggregate, then entry; the first of each (row, aggregate) is new
     order = np.lexsort((np.arange(nnz), keys, rows))
-    new = np.ones(nnz, bool)
-    new[1:] = (rows[order][1:] != rows[order][:-1]) | (keys[order][1:] != keys[order][:-1])
-    slots = np.empty(nnz, np.int32)
-    slots[order] = np.cumsum(new) - 1
+    new = _new(rows[order], keys[order])
     row_ptrs = np.zeros(n + 1, np.int32)
     np.cumsum(np.bincount(rows[order][new], minlength=n), out=row_ptrs[1:])
-    col_idxs = keys[order][new].astype(np.int32)
-    values = np.empty(col_idxs.size, smoother.dtype)
+    return row_ptrs, np.stack((keys[order], order)).astype(np.int32)
+
+
+def prolongation_fill(exec, smoother, row_ptrs, sorted_entries, size):
+    """Columns (sorted in each row) and values of P = S P_t, ``size`` entries, and the slot of
+    each entry of S (the entry of P it adds to): p_iJ = sum of s_ik over the k with agg[k] = J,
+    in the order of S's entries (structural: sums that cancel are kept)."""
+    keys, order = sorted_entries
+    new = _new(_rows(smoother)[order], keys)
+    slots = np.empty(smoother.nnz, np.int32)
+    slots[order] = np.cumsum(new) - 1
+    col_idxs = keys[new].astype(np.int32)
+    values = np.empty(size, smoother.dtype)
     _sum_into(values, slots, smoother.values)
-    return row_ptrs, col_idxs, values, slots
+    return col_idxs, values, slots
+
+
+def _rows(a):
+    return np.repeat(np.arange(a.shape[0]), np.diff(a.row_ptrs))
+
+
+def _new(rows, keys):
+    # the first entry of each (row, aggregate) among sorted ones
+    new = np.ones(rows.size, bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
+    return new
 
 
 def prolongation_values(exec, smoother, slots, prolong):
