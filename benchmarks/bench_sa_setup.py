@@ -1,5 +1,6 @@
 """Where smoothed aggregation's setup goes, per level and phase: the aggregation passes, the
-smoother S = I - (w / rho) D^-1 A with its bound rho, P = S P_t, R = P^H, A P, R (A P), then the
+smoother S = I - (w / rho) D^-1 A with its bound rho, P = S P_t (from S's rows and the
+aggregates), R = P^H, A P, R (A P), then the
 smoothers, the coarsest solver and the merged levels; each phase's time (the executor
 synchronized before and after), launches, blocking reads, allocations and program builds.
 
@@ -81,13 +82,13 @@ def instrumented(phases: Phases):
     def products(init):
         def run(self, *a, **k):
             nonlocal names
-            names = iter(["P = S P_t", "A P", "R (A P)"])
+            names = iter(["A P", "R (A P)"])
             return init(self, *a, **k)
         return run
     patch(sa.SmoothedProducts, "__init__", products)
     patch(sa, "multiply", lambda f: lambda *a, **k: phases.timed(next(names, "product"), f, *a, **k))
+    patch(sa, "smoothed_prolongation", lambda f: lambda *a, **k: phases.timed("P = S P_t", f, *a, **k))
     patch(sa, "transpose_with_source", lambda f: lambda *a, **k: phases.timed("R = P^H", f, *a, **k))
-    patch(sa, "piecewise_constant", lambda f: lambda *a, **k: phases.timed("P_t", f, *a, **k))
     run_kernel = phases.exec.run
 
     def smoother_run(name, *a, **k):

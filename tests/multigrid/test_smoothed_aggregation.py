@@ -10,6 +10,8 @@ import scipy.sparse as sp
 import ginkpy as gk
 from ginkpy.problems import poisson_2d, poisson_3d
 
+from conftest import sum_tol
+
 Multigrid, Pgm = gk.solver.Multigrid, gk.multigrid.Pgm
 SA_RELAX = 4 / 3  # PyAMG's omega
 
@@ -150,6 +152,77 @@ def test_smoother_values_against_the_reference(ref, dev, dtype):
         values, flags = e.alloc((A.nnz,), A.dtype), e.alloc((1,), np.int32)
         e.run("multigrid.smoothed_aggregation.smoother_values", A, SA_RELAX, values, flags)
         assert int(e.to_host(flags)[0]) == 1
+
+
+def _prolongation(exec, S, agg):
+    """The kernels of P = S P_t: its row pointers (and S's entries sorted), columns, values, slots."""
+    row_ptrs, sorted_entries = exec.run("multigrid.smoothed_aggregation.prolongation_pattern", S, agg)
+    size = int(exec.to_host(row_ptrs)[-1])
+    return (row_ptrs, *exec.run("multigrid.smoothed_aggregation.prolongation_fill", S, row_ptrs, sorted_entries,
+                                size))
+
+
+def test_the_prolongation_merges_a_rows_entries_per_aggregate(ref):
+    # P = S P_t by hand: row 0's entries at columns 0 and 2 (both aggregate 1) merged, row 1's
+    # cancel to a kept zero, row 2 empty; slot of each entry of S = its entry of P
+    S = sp.csr_matrix((np.array([1.0, 2.0, 4.0, 3.0, -3.0]), np.array([0, 1, 2, 0, 2]), np.array([0, 3, 5, 5])),
+                      shape=(3, 3))
+    agg = ref.from_host(np.array([1, 0, 1], np.int32))
+    row_ptrs, col_idxs, values, slots = _prolongation(ref, _csr(ref, S), agg)
+    np.testing.assert_array_equal(row_ptrs, [0, 2, 3, 3])
+    np.testing.assert_array_equal(col_idxs, [0, 1, 1])
+    np.testing.assert_array_equal(values, [2.0, 5.0, 0.0])
+    np.testing.assert_array_equal(slots, [1, 0, 1, 2, 2])
+
+
+def _smoother_like(rng, n, m, dtype):
+    """n x m with 0 to 12 entries per row (a tenth empty), 5 rows of 300 entries, and the
+    aggregates of its columns (m // 4 of them, at random)."""
+    lengths = rng.integers(0, 13, n)
+    lengths[rng.random(n) < 0.1] = 0
+    lengths[rng.choice(n, 5, replace=False)] = 300
+    rows = np.repeat(np.arange(n), lengths)
+    cols = np.concatenate([np.sort(rng.choice(m, k, replace=False)) for k in lengths])
+    S = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(n, m)).astype(dtype)
+    if np.iscomplexobj(S.data):
+        S.data = S.data * np.exp(1j * rng.uniform(0, 6, S.nnz))
+    return S, rng.integers(0, m // 4, m).astype(np.int32)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=["float64", "complex128"])
+def test_prolongation_against_the_reference(ref, dev, dtype):
+    # P = S P_t on the device (rows longer than a work-group, empty rows, odd sizes) against the
+    # twin: pattern and slots exactly, values to the rounding of sums in any order; then the
+    # values again from new values of S, into P's array
+    rng = np.random.default_rng(11)
+    S, agg = _smoother_like(rng, 1037, 1501, dtype)
+    m = int(agg.max()) + 1
+
+    def merged(values):  # (row i, agg[k]) summed over the entries of S
+        out = sp.csr_matrix((values, agg[S.indices], S.indptr.copy()), shape=(S.shape[0], m))
+        out.sum_duplicates()
+        return out
+    expected, magnitude, twice = merged(np.ones(S.nnz)), merged(np.abs(S.data)), merged(np.abs(S.data * 2 - 1))
+    bound = sum_tol(dtype, 300) * magnitude.data
+    out = {}
+    for e in (ref, dev):
+        Se = _csr(e, S, dtype)
+        row_ptrs, col_idxs, values, slots = _prolongation(e, Se, e.from_host(agg))
+        P = gk.matrix.Csr(e, expected.shape, row_ptrs, col_idxs, values)
+        first = e.to_host(values).copy()
+        Se.update_values(S.data * 2 - 1)
+        e.run("multigrid.smoothed_aggregation.prolongation_values", Se, slots, P)
+        out[e] = (e.to_host(row_ptrs), e.to_host(col_idxs), first, e.to_host(slots), e.to_host(values))
+    host, device = out[ref], out[dev]
+    np.testing.assert_array_equal(host[0], expected.indptr)
+    np.testing.assert_array_equal(host[1], expected.indices)
+    for h, d in zip(host[:2] + host[3:4], device[:2] + device[3:4]):
+        np.testing.assert_array_equal(d, h)
+    for h, d, scale in ((host[2], device[2], magnitude.data), (host[4], device[4], twice.data)):
+        assert np.all(np.abs(d - h) <= sum_tol(dtype, 300) * scale)
+    np.testing.assert_allclose(host[2], (S @ sp.csr_matrix((np.ones(S.shape[1]), agg, np.arange(S.shape[1] + 1)),
+                                                           shape=(S.shape[1], m))).toarray()[expected.nonzero()],
+                               rtol=0, atol=float(bound.max()))
 
 
 def test_zero_relax_is_the_piecewise_constant_aggregation(ref):

@@ -16,14 +16,14 @@
 #ifndef PRIVATE_LISTS
 #define PRIVATE_LISTS 1
 #endif
-#ifndef SHORT_ROWS
-#define SHORT_ROWS 0
-#endif
 #ifndef WRITE_COLS
 #define WRITE_COLS 0
 #endif
 #ifndef COUNT_ONLY
 #define COUNT_ONLY 0
+#endif
+#ifndef LIST_LONG
+#define LIST_LONG 0
 #endif
 #ifndef HASH_LIMIT
 #define HASH_LIMIT 0
@@ -86,11 +86,18 @@ inline int product_bound(const int i, const int limit, __global const int* restr
         HEAD(e) = h;                                                   \
     }
 
+// The rows this variant does not take and the hash does not either (merge_long_rows's): listed
+// in long_rows[1 + r] for r below long_rows[0] (zeroed: the count; any order)
+#define LIST_IF_LONG(i, length)                                                  \
+    if (!TAKES(length) && !HASHED(i)) long_rows[1 + atomic_inc(long_rows)] = (i);
+
 // counts[i] = the number of distinct columns of row i of C for the rows this variant takes
-// (TAKES), for the items = n + 1 rows of the row pointers (counts[n] = 0: the prefix sum's total)
+// (TAKES), for the items = n + 1 rows of the row pointers (counts[n] = 0: the prefix sum's
+// total); the long rows listed
 __kernel void count_rows(const int items, const int chunk, __global const int* restrict a_ptrs,
                          __global const int* restrict a_cols, __global const int* restrict b_ptrs,
-                         __global const int* restrict b_cols, __global int* restrict counts)
+                         __global const int* restrict b_cols, __global int* restrict counts,
+                         volatile __global int* restrict long_rows)
 {
     const int n = items - 1;
     FOR_ITEMS(i, items) {
@@ -99,6 +106,7 @@ __kernel void count_rows(const int items, const int chunk, __global const int* r
             continue;
         }
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
+        LIST_IF_LONG(i, end - begin)
         if (!TAKES(end - begin) || HASHED(i)) continue;
         LISTS
         int next;
@@ -119,15 +127,20 @@ __kernel void count_rows(const int items, const int chunk, __global const int* r
 }
 
 // Row i of C at c_ptrs[i] (the rows this variant takes): its columns ascending (WRITE_COLS;
-// else only the values, on the pattern an earlier product wrote) and c_ij = sum_k a_ik b_kj
+// else only the values, on the pattern an earlier product wrote) and c_ij = sum_k a_ik b_kj;
+// with LIST_LONG the long rows listed (as count_rows does)
 __kernel void fill_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
                         __global const int* restrict a_cols, __global const value_type* restrict a_vals,
                         __global const int* restrict b_ptrs, __global const int* restrict b_cols,
                         __global const value_type* restrict b_vals, __global const int* restrict c_ptrs,
-                        __global int* restrict c_cols, __global value_type* restrict c_vals)
+                        __global int* restrict c_cols, __global value_type* restrict c_vals,
+                        volatile __global int* restrict long_rows)
 {
     FOR_ITEMS(i, n) {
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
+#if LIST_LONG
+        LIST_IF_LONG(i, end - begin)
+#endif
         if (!TAKES(end - begin) || HASHED(i)) continue;
         LISTS
         int next;
@@ -155,12 +168,12 @@ __kernel void fill_rows(const int n, const int chunk, __global const int* restri
 }
 
 // -- long rows: a work-group per row -------------------------------------------------------
-// A row of A of more than SHORT_ROWS entries is merged by a work-group: each work-item keeps the
-// lists of every lanes-th entry (cursor and head: global, nnz(A) each), the smallest head and
-// the products at it are reduced over the group (a tree in local memory: a fixed order for a
-// work-group size). Rows not that long are skipped by the whole group (loops of no trip, so
-// that every barrier is reached by every work-item). COUNT_ONLY: counts[i] only (counts[n] = 0
-// by the short rows' launch); else columns (WRITE_COLS) and values at c_ptrs[i].
+// A row of A of more than PRIVATE_LISTS entries (listed by count_rows or fill_rows in long_rows:
+// only those are visited, not every row) is merged by a work-group: each work-item keeps the
+// lists of every lanes-th entry (cursor and head: global, nnz(A) each, the halves of state),
+// the smallest head and the products at it are reduced over the group (a tree in local memory:
+// a fixed order for a work-group size). COUNT_ONLY: counts[i] only (counts[n] = 0 by the short
+// rows' launch); else columns (WRITE_COLS) and values at c_ptrs[i].
 
 inline int local_min_int(__local int* slot, const int v, const int index, const int count)
 {
@@ -174,18 +187,20 @@ inline int local_min_int(__local int* slot, const int v, const int index, const 
     return slot[0];
 }
 
-__kernel void merge_long_rows(const int n, const int chunk, __global const int* restrict a_ptrs,
+__kernel void merge_long_rows(__global const int* restrict long_rows, __global const int* restrict a_ptrs,
                               __global const int* restrict a_cols, __global const value_type* restrict a_vals,
                               __global const int* restrict b_ptrs, __global const int* restrict b_cols,
-                              __global const value_type* restrict b_vals, __global int* restrict cursor,
-                              __global int* restrict head, __global int* restrict counts,
+                              __global const value_type* restrict b_vals, const int offset,
+                              __global int* restrict state, __global int* restrict counts,
                               __global const int* restrict c_ptrs, __global int* restrict c_cols,
                               __global value_type* restrict c_vals, __local int* mins, __local value_type* sums)
 {
     const int lid = get_local_id(0), lanes = get_local_size(0);
-    for (int i = get_group_id(0); i < n; i += get_num_groups(0)) {
-        const int begin = a_ptrs[i];
-        const int end = ((a_ptrs[i + 1] - begin > SHORT_ROWS) & !HASHED(i)) ? a_ptrs[i + 1] : begin;
+    __global int* restrict cursor = state;
+    __global int* restrict head = state + offset;
+    for (int r = get_group_id(0); r < long_rows[0]; r += get_num_groups(0)) {
+        const int i = long_rows[1 + r];
+        const int begin = a_ptrs[i], end = a_ptrs[i + 1];
         int own = NONE;
         for (int e = begin + lid; e < end; e += lanes) {
             const int k = a_cols[e];
@@ -196,7 +211,7 @@ __kernel void merge_long_rows(const int n, const int chunk, __global const int* 
             own = min(own, col);
         }
         int next = local_min_int(mins, own, lid, lanes);
-        int out = end > begin ? c_ptrs[i] : 0;
+        int out = c_ptrs[i];
         int count = 0;
         while (next != NONE) {
             const int col = next;
@@ -230,7 +245,7 @@ __kernel void merge_long_rows(const int n, const int chunk, __global const int* 
             next = local_min_int(mins, own, lid, lanes);
         }
 #if COUNT_ONLY
-        if (lid == 0 && end > begin) counts[i] = count;
+        if (lid == 0) counts[i] = count;
 #endif
     }
 }
@@ -441,26 +456,27 @@ __kernel void fill_rows_dense(const int n, const int chunk, const int columns, _
 
 // -- transpose ------------------------------------------------------------------------------
 
-// counts[c] += 1 for every entry in column c (counts zeroed, m + 1 of them)
+// counts[c + 1] += 1 for every entry in column c (counts zeroed, m + 1 of them: counts[0]
+// stays 0, so that the exclusive prefix sum leaves the start of row c of T at c + 1)
 __kernel void count_columns(const int nnz, const int chunk, __global const int* restrict cols,
                             volatile __global int* restrict counts)
 {
     FOR_ITEMS(e, nnz) {
-        atomic_inc(counts + cols[e]);
+        atomic_inc(counts + cols[e] + 1);
     }
 }
 
-// Each entry (i, c) of A to row c of T, at a free place of that row (t_fill zeroed): its row i
-// and its entry e (source); the rows of T are sorted afterwards (sort_transposed)
+// Each entry (i, c) of A to row c of T, at the next free place of that row, t_ptrs[c + 1] (the
+// start of row c after count_columns and the prefix sum: the scatter leaves there its end, the
+// start of row c + 1, so that t_ptrs end as T's row pointers): its row i and its entry e
+// (source); the rows of T are sorted afterwards (sort_transposed)
 __kernel void scatter_entries(const int n, const int chunk, __global const int* restrict a_ptrs,
-                              __global const int* restrict a_cols, __global const int* restrict t_ptrs,
-                              volatile __global int* restrict t_fill, __global int* restrict t_cols,
-                              __global int* restrict source)
+                              __global const int* restrict a_cols, volatile __global int* restrict t_ptrs,
+                              __global int* restrict t_cols, __global int* restrict source)
 {
     FOR_ITEMS(i, n) {
         for (int e = a_ptrs[i]; e < a_ptrs[i + 1]; ++e) {
-            const int c = a_cols[e];
-            const int p = t_ptrs[c] + atomic_inc(t_fill + c);
+            const int p = atomic_inc(t_ptrs + a_cols[e] + 1);
             t_cols[p] = i;
             source[p] = e;
         }

@@ -13,7 +13,8 @@ HASH_LIMIT products (a work-group of HASH_LANES per row: its columns gathered in
 in local memory, each value summed by one work-item with bisection in B's rows), the merge
 (the GPU's other rows: one row per work-item in work-groups of WORK_GROUP for rows of A of at
 most PRIVATE_LISTS entries, their lists in private arrays; a work-group of LONG_ROW_LANES per
-longer row) and a dense accumulator (a marker per column of C per work-item: a CPU's, a few
+longer row, the longer rows listed on the device by the short rows' launch, so that the
+work-groups visit those rows only) and a dense accumulator (a marker per column of C per work-item: a CPU's, a few
 work-groups of one work-item each taking a contiguous stretch of rows; a GPU's where C is
 small enough for a marker row per row of A: coarse levels). All sum a_ik b_kj in the order of
 A's row's entries (a long row's merge: a tree over its work-items).
@@ -69,9 +70,9 @@ def _dense_items(exec, a, b) -> int:
     return items if items * columns * 4 <= GPU_DENSE_BYTES else 0
 
 
-def _markers(exec, items: int, columns: int):
-    """items x columns markers, all -1."""
-    markers = exec.alloc((items * max(columns, 1),), np.int32)
+def _markers(exec, items: int, columns: int, markers=None):
+    """items x columns markers, all -1 (``markers``: those of an earlier launch, filled again)."""
+    markers = exec.alloc((items * max(columns, 1),), np.int32) if markers is None else markers
     exec.counters["launches"] += 1
     with exec.lock:
         cl.enqueue_fill_buffer(exec.queue, markers.data, np.int32(-1), 0, 4 * markers.size)
@@ -98,15 +99,16 @@ def spgemm(exec, a, b):
     row_ptrs = exec.alloc((n + 1,), np.int32)
     dense = _dense_items(exec, a, b)
     pattern = (a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, b.col_idxs.data)
-    hashed = None  # (the rows the hash takes, listed on the device, for the fill too)
+    hashed = long_rows = None  # (the rows the hash and the long merge take, listed on the device, for the fill too)
     if dense:
-        markers = _markers(exec, dense, columns)
-        _launch_dense(exec, "count_rows_dense", a.dtype, n + 1, dense, np.int32(columns), *pattern, markers.data,
+        scratch = _markers(exec, dense, columns)
+        _launch_dense(exec, "count_rows_dense", a.dtype, n + 1, dense, np.int32(columns), *pattern, scratch.data,
                       row_ptrs.data)
     else:
-        cursor, head = _merge_state(exec, a)
-        _run(exec, "count_rows", a.dtype, n + 1, *pattern, row_ptrs.data, **_short(exec))
-        _long_rows(exec, a, b, cursor, head, row_ptrs, None, None, None, count_only=True)
+        scratch = _merge_state(exec, a)
+        long_rows = _zeros(exec, n + 1)
+        _run(exec, "count_rows", a.dtype, n + 1, *pattern, row_ptrs.data, long_rows.data, **_short(exec))
+        _long_rows(exec, a, b, long_rows, scratch, row_ptrs, None, None, None, count_only=True)
         hashed = _hashed_rows(exec, a, b)
         _hash_rows(exec, "count_rows_hash", a, hashed, *pattern, row_ptrs.data)
     exec.run("components.prefix_sum.prefix_sum", row_ptrs)
@@ -114,7 +116,8 @@ def spgemm(exec, a, b):
     check_int32(nnz, "the product's entries")
     col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
     if nnz:
-        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True, hashed=hashed)
+        _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols=True, hashed=hashed, long_rows=long_rows,
+              scratch=scratch)
     return row_ptrs, col_idxs, values
 
 
@@ -170,49 +173,59 @@ def _hash_rows(exec, name: str, a, hashed, *args, **defines) -> None:
         local_buffer(limit, np.int32), local_buffer(1, np.int32))
 
 
-def _long_rows(exec, a, b, cursor, head, counts, row_ptrs, col_idxs, values, count_only=False, write_cols=False):
-    """The rows of A of more than PRIVATE_LISTS entries merged by a work-group each (a CPU: of
-    one work-item): their counts, or their columns and values."""
+def _long_rows(exec, a, b, long_rows, state, counts, row_ptrs, col_idxs, values, count_only=False,
+               write_cols=False):
+    """The rows of A of more than PRIVATE_LISTS entries (listed in ``long_rows`` by count_rows
+    or fill_rows: [count, rows...]) merged by a work-group each (a CPU: of one work-item):
+    their counts, or their columns and values."""
     n = a.shape[0]
-    if n == 0:
+    if n == 0 or a.nnz <= PRIVATE_LISTS:  # (no row of A is long)
         return
     lanes = 1 if exec.info.is_cpu else min(LONG_ROW_LANES, exec.info.max_work_group_size)
     groups = min(n, LONG_ROW_GROUPS * exec.info.compute_units)
     dummy = counts if counts is not None else row_ptrs
-    exec.kernel(__file__, a.dtype, "merge_long_rows", SHORT_ROWS=PRIVATE_LISTS, COUNT_ONLY=int(count_only),
+    exec.kernel(__file__, a.dtype, "merge_long_rows", PRIVATE_LISTS=PRIVATE_LISTS, COUNT_ONLY=int(count_only),
                 WRITE_COLS=int(write_cols), **_hash_defines(exec))(
-        exec.queue, (groups * lanes,), (lanes,), np.int32(n), np.int32(1), a.row_ptrs.data, a.col_idxs.data,
-        a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data, cursor.data, head.data, dummy.data,
+        exec.queue, (groups * lanes,), (lanes,), long_rows.data, a.row_ptrs.data, a.col_idxs.data,
+        a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data, np.int32(state.size // 2), state.data,
+        dummy.data,
         (row_ptrs if row_ptrs is not None else dummy).data, (col_idxs if col_idxs is not None else dummy).data,
         (values if values is not None else a.values).data, local_buffer(lanes, np.int32), local_buffer(lanes, a.dtype))
 
 
 def _merge_state(exec, a):
-    """The long rows' merge's cursor and head per entry of A (scratch the kernel initializes)."""
+    """The long rows' merge's cursor and head per entry of A, one array (scratch the kernel
+    initializes: the cursors, then the heads)."""
     long_rows = a.nnz if a.shape[0] and a.nnz > PRIVATE_LISTS else 1
-    return exec.alloc((long_rows,), np.int32), exec.alloc((long_rows,), np.int32)
+    return exec.alloc((2 * long_rows,), np.int32)
 
 
-def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool, hashed=None) -> None:
-    """Row pointers known: columns (write_cols) and values of C, each row by its way (``hashed``:
-    the hash's rows when listed already)."""
+def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool, hashed=None, long_rows=None,
+          scratch=None) -> None:
+    """Row pointers known: columns (write_cols) and values of C, each row by its way (``hashed``,
+    ``long_rows``: the hash's and the long merge's rows when listed already; ``scratch``: the
+    count's markers or merge state, used again)."""
     factors = (a.row_ptrs.data, a.col_idxs.data, a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data)
     product = (row_ptrs.data, col_idxs.data, values.data)
     dense = _dense_items(exec, a, b)
     if dense:
-        markers = _markers(exec, dense, b.shape[1])
+        markers = _markers(exec, dense, b.shape[1], scratch)
         _launch_dense(exec, "fill_rows_dense", a.dtype, a.shape[0], dense, np.int32(b.shape[1]), *factors,
                       markers.data, *product, WRITE_COLS=int(write_cols))
         return
-    cursor, head = _merge_state(exec, a)
-    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, WRITE_COLS=int(write_cols), **_short(exec))
-    _long_rows(exec, a, b, cursor, head, None, row_ptrs, col_idxs, values, write_cols=write_cols)
+    state = _merge_state(exec, a) if scratch is None else scratch
+    listed = long_rows is not None
+    long_rows = long_rows if listed else _zeros(exec, a.shape[0] + 1)
+    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, long_rows.data, WRITE_COLS=int(write_cols),
+         LIST_LONG=int(not listed), **_short(exec))
+    _long_rows(exec, a, b, long_rows, state, None, row_ptrs, col_idxs, values, write_cols=write_cols)
     hashed = _hashed_rows(exec, a, b) if hashed is None else hashed
     _hash_rows(exec, "fill_rows_hash", a, hashed, *factors, *product, WRITE_COLS=int(write_cols))
 
 
 def transpose(exec, a, conjugate):
-    # T = A^T (A^H): rows counted per column of A, scattered, each row sorted; source[p] = the entry of A at p
+    # T = A^T (A^H): rows counted per column of A (at c + 1), scattered, each row sorted;
+    # source[p] = the entry of A at p
     n, m = a.shape
     nnz = a.nnz
     row_ptrs = _zeros(exec, m + 1)
@@ -220,8 +233,8 @@ def transpose(exec, a, conjugate):
     exec.run("components.prefix_sum.prefix_sum", row_ptrs)
     col_idxs, source = exec.alloc((max(nnz, 1),), np.int32), exec.alloc((max(nnz, 1),), np.int32)
     if nnz:
-        fill = _zeros(exec, m)
-        _run(exec, "scatter_entries", a.dtype, n, a.row_ptrs.data, a.col_idxs.data, row_ptrs.data, fill.data,
+        # (row_ptrs[c + 1]: the next free place of row c, then its end)
+        _run(exec, "scatter_entries", a.dtype, n, a.row_ptrs.data, a.col_idxs.data, row_ptrs.data,
              col_idxs.data, source.data)
         _run(exec, "sort_transposed", a.dtype, m, row_ptrs.data, col_idxs.data, source.data)
     values = exec.alloc((nnz,), a.dtype)
