@@ -5,8 +5,9 @@
 // column c at i * k + c. Inner iteration j: the product w = A v, then multi_dot (v_j = v / ||v||
 // into the basis, the dot products V^H w and w^H w: one pass over the basis), orthogonalize (w' =
 // w / ||v|| - V h into v: the second pass), reorthogonalize (the DGKS correction, in columns
-// that need it: otherwise nothing; "cgs2", and "mgs" with a basis in a lower precision), or with
-// LAGGED ("mgs") that correction made by the next multi_dot (givens at the end of a cycle):
+// that need it: otherwise nothing; "cgs2", and "mgs" where local memory does not hold the lag), or
+// with LAGGED ("mgs", whatever the basis's storage type) that correction made by the next
+// multi_dot (givens at the end of a cycle):
 // three launches an inner iteration with the product. Every kernel runs in the reduction layout (REDUCTION_LAYOUT).
 // They read j from the device, step[parity] (restart sets step[0] = 0, multi_dot step[1 - parity]
 // = j + 1, iteration j having parity j % 2), and keep their partial sums at a stride of m + 2 (h)
