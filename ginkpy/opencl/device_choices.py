@@ -84,6 +84,19 @@ def lagged_fits(info, rows: int, columns: int, krylov_dim: int, dtype) -> bool:
     return max(columns, 1) * (2 * krylov_dim + 1) * itemsize + dot_scratch(dtype, size).size <= info.local_mem_size
 
 
+# rows per turn of a work-item's loop in Gmres' update w' = w / ||v|| - V h (``orthogonalize``,
+# solver/gmres_kernels.cl) in the GPU layout: two rows' basis loads in flight at once, as its dot
+# products' (krylov_basis.DOT_ROWS); a CPU device's layout (one work-item over a contiguous
+# stretch, cpu_basis_update) has no such loop: 1
+UPDATE_ROWS = {"cpu": 1, "gpu": 2}
+
+
+def update_rows(info) -> int:
+    """UPDATE_ROWS of the device ``info`` describes (a device neither CPU nor GPU: the GPU's),
+    for Gmres' ``orthogonalize``: the same values to the last bit whatever it is."""
+    return UPDATE_ROWS["cpu" if info.is_cpu else "gpu"]
+
+
 @functools.lru_cache(maxsize=None)
 def device_choices(info) -> DeviceChoices:
     """The choices for the device ``info`` describes (an ``OpenCLExecutor.info``): those of its

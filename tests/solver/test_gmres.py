@@ -9,8 +9,10 @@ import scipy.sparse.linalg as spla
 
 import ginkpy as gk
 from conftest import (PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins,
-                      criteria as _criteria, matrix_path, random_partials, residual_rounding, solve, tol, twin)
+                      criteria as _criteria, matrix_path, random_partials, residual_rounding, solve, taken_for, tol,
+                      twin)
 from ginkpy.core.solver.cb_gmres import storage_dtype
+from ginkpy.opencl import device_choices as opencl_choices
 from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.problems import convection_diffusion_2d, helmholtz_2d, poisson_2d
 import krylov_cases
@@ -586,6 +588,28 @@ def test_opencl_orthogonalize(ref, dev, rng, dtype, shape, precision, j, parity)
                                [RUNNING] * k, parity)
     out = twin(ref, dev, "solver.gmres.orthogonalize", *args, dtype=dtype)
     _assert_orthogonalize(out, n, j, dtype)
+
+
+@pytest.mark.slow  # (the GPU layout: PoCL compiles orthogonalize for each row count)
+@pytest.mark.parametrize("rows", [1, 2, 3])
+@pytest.mark.parametrize("shape, precision", [((5001, 1), "keep"), ((N, 3), "reduce1")], ids=str)
+def test_opencl_orthogonalize_rows_per_turn(ref, ocl, rng, monkeypatch, shape, precision, rows):
+    # the GPU layout's work-items take UPDATE_ROWS rows per turn (a GPU's choice: 2), then the
+    # rows left one at a time (5001 rows in 3 work-groups of 256 lanes: 6 or 7 rows a lane; 1237
+    # rows, 3 columns: 4 or 5): the reference's values for any count, the same update per row
+    monkeypatch.setitem(opencl_choices.UPDATE_ROWS, "gpu", rows)
+    n, k = shape
+    dtype = np.dtype(np.float64)
+    args = _orthogonalize_args(rng, n, k, 3, dtype, storage_dtype(dtype, precision), rng.uniform(0.5, 2, k),
+                               [RUNNING] * k, 1)
+    out = twin(ref, taken_for(ocl, "gpu"), "solver.gmres.orthogonalize", *args, dtype=dtype)
+    _assert_orthogonalize(out, n, 3, dtype)
+
+
+def test_update_rows_is_a_gpus_choice(ocl):
+    # two rows per turn in a GPU's layout; a CPU device's layout has no such loop (PoCL's stays)
+    update_rows = opencl_choices.update_rows
+    assert update_rows(taken_for(ocl, "gpu").info) == 2 and update_rows(taken_for(ocl, "cpu").info) == 1
 
 
 @pytest.mark.parametrize("j", [0, 3])

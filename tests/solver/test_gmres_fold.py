@@ -14,11 +14,12 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.core.log.logger import Logger
+from ginkpy.core.solver.cb_gmres import storage_dtype
 from ginkpy.opencl.device_choices import lagged_fits
 import krylov_cases
 from conftest import PARTIAL_GROUPS as G, Stop, assert_sums, assert_twins, random_partials, tol, twin
 from test_gmres import (BREAKDOWN, M, MAX_ITERS, N, RUNNING, _assert_orthogonalize, _basis, _multi_dot_magnitude, _on,
-                        _orthogonalize_args, _padded, _step)
+                        _orthogonalize_args, _padded, _step, _storage_tol)
 
 dtype = krylov_cases.dtype  # the kernel tests' fixture (float64, float32) where a test names no types
 DTYPES = [np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.complex128)]
@@ -118,6 +119,45 @@ def test_opencl_multi_dot_lagged(ref, dev, rng, dtype, shape, j):
             np.testing.assert_allclose(got, expected, rtol=t, atol=t * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("precision", ["reduce1", "reduce2"])
+@pytest.mark.parametrize("shape", [(N, 3), (5001, 1)], ids=str)
+def test_opencl_multi_dot_lagged_stored_basis(ref, dev, rng, precision, shape):
+    # CbGmres's lagged pass: V read from its storage type (float32, float16) for v'' = v - V h2
+    # and w'' = w - V c - h2_{j-1} v'' (arithmetic in float64), v_j = v'' / ||v''|| rounded to it;
+    # the twins agree to the storage's rounding where it enters (v_j and the dots with it), to
+    # float64's elsewhere, and w'' is the formula's on the stored V
+    n, k = shape
+    dtype, j = np.dtype(np.float64), 3
+    storage = storage_dtype(dtype, precision)
+    coef, h2, reorth, ww = _lagged_inputs(rng, k, j, dtype)
+    basis = _basis(rng, n, k, storage)
+    v, w = _values(rng, (n, k), dtype), _values(rng, (n, k), dtype)
+    hessenberg, g, cos, sin, raw, final = (_values(rng, s, dtype) for s in ((M + 1, M * k), (M + 1, k), (M, k), (M, k),
+                                                                            (M + 1, M * k), (M + 1, M * k)))
+    args = [_step(j, 1), 1, True, v, _on(basis), None, None, w, ww.astype(dtype), np.zeros((1, k)), np.zeros((1, k)),
+            hessenberg, g, cos, sin, np.full(k, j, np.int32), Stop([RUNNING] * k, np.full(k, 1e-30), MAX_ITERS),
+            raw, final, _dot_partials(h2), reorth]
+    out = twin(ref, dev, "solver.gmres.multi_dot", *args, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 10, 19))
+    st = _storage_tol(storage, dtype)
+    np.testing.assert_allclose(out[1][4].astype(np.float64), out[0][4].astype(np.float64), rtol=st,
+                               atol=st * np.abs(out[0][4]).max())
+    again = reorth != 0
+    V = basis.astype(dtype).reshape(-1, n, k)[:j]
+    arnoldi = np.zeros((j, j, k), dtype)
+    for col in range(j):
+        arnoldi[:col + 2, col] = final[:col + 2, col * k:(col + 1) * k][:j] if col < j - 1 else \
+            raw[:j, col * k:(col + 1) * k] + coef
+    v2 = v - np.einsum("ic,inc->nc", coef * again, V)
+    w2 = w - np.einsum("ic,inc->nc", np.einsum("ilc,lc->ic", arnoldi, coef * again), V) - coef[-1] * again * v2
+    t = 10 * np.sqrt(G) * tol(dtype)
+    np.testing.assert_allclose(out[1][7], w2, rtol=t, atol=t * np.abs(w2).max())
+    used = (j + 2) * k
+    magnitude = _multi_dot_magnitude(np.abs(out[0][4]).astype(np.float64), np.abs(out[0][7]), j + 1)
+    assert_sums(out[1][10][:, :used], out[0][10][:, :used], magnitude, n, dtype, "V^T w'', w'' . w''",
+                factor=st / tol(dtype))
+
+
 @pytest.mark.parametrize("j", [0, 3])
 def test_opencl_orthogonalize_keeps_raw_columns(ref, dev, rng, dtype, j):
     # with raw (the lagged pass's H unrotated): H[0:j+1, j] = h into raw as into hessenberg, in
@@ -171,10 +211,13 @@ class _EveryIteration(Logger):
     needs_solution = True
 
 
-def _cycle_orthogonality(exec, S, b, method, m, loggers):
-    """max |V^H V - I| of the basis of one GMRES(m) cycle of m steps (iteration limit m)."""
+def _cycle_orthogonality(exec, S, b, method, m, loggers, precision=None):
+    """max |V^H V - I| of the basis of one GMRES(m) cycle of m steps (iteration limit m): Gmres's,
+    or CbGmres's with its basis stored in ``precision``."""
     A = gk.matrix.Csr.from_scipy(exec, S)
-    solver = (gk.solver.Gmres.build().with_krylov_dim(m).with_ortho_method(method)
+    params = (gk.solver.Gmres.build() if precision is None else
+              gk.solver.CbGmres.build().with_storage_precision(precision))
+    solver = (params.with_krylov_dim(m).with_ortho_method(method)
               .with_criteria(gk.stop.Iteration.build().with_max_iters(m)).on(exec).generate(A))
     log = gk.log.Convergence()
     for logger in [log] + loggers:
@@ -183,23 +226,42 @@ def _cycle_orthogonality(exec, S, b, method, m, loggers):
     solver.apply(gk.matrix.Dense.from_numpy(exec, b), x)
     n, k = b.shape
     assert log.num_iterations == m
-    V = exec.to_host(solver._workspace.items["basis"]).reshape(m + 1, n, k)[:m]
+    V = exec.to_host(solver._workspace.items["basis"]).reshape(m + 1, n, k)[:m].astype(np.float64)
     return max(np.abs(V[:, :, c] @ V[:, :, c].T - np.eye(m)).max() for c in range(k))
+
+
+def _every_step_asks():
+    """A = I + E, ||E|| = 0.1 (400 rows), and b (two columns): each w loses 99% of its norm to
+    the basis, so that the DGKS test asks for the second pass in every step."""
+    n = 400
+    E = sp.random(n, n, density=0.02, random_state=1)
+    S = (sp.identity(n) + 0.1 * E / np.linalg.norm(E.toarray(), 2)).tocsr()
+    return S, np.random.default_rng(0).standard_normal((n, 2))
 
 
 @pytest.mark.parametrize("reads", ["asynchronous", "every_iteration"])
 def test_lagged_second_pass_keeps_the_basis_orthogonal(ref, ocl, reads):
-    # A = I + E, ||E|| = 0.1: each w loses 99% of its norm to the basis, the DGKS test asks for the
-    # second pass in every step; one pass alone ("cgs") loses orthogonality once the residual
+    # the test asks in every step; one pass alone ("cgs") loses orthogonality once the residual
     # reaches rounding, "mgs" (lagged into the next kernels) keeps it as "cgs2" (its own launch)
-    n, m = 400, 20
-    E = sp.random(n, n, density=0.02, random_state=1)
-    S = (sp.identity(n) + 0.1 * E / np.linalg.norm(E.toarray(), 2)).tocsr()
-    b = np.random.default_rng(0).standard_normal((n, 2))
+    m = 20
+    S, b = _every_step_asks()
     for exec in (ref, ocl):
         lost = {method: _cycle_orthogonality(exec, S, b, method, m, [_EveryIteration()] if reads != "asynchronous"
                                              else []) for method in ("cgs", "mgs", "cgs2")}
         assert lost["cgs"] > 1e-3 and lost["mgs"] <= 1e-13 and lost["cgs2"] <= 1e-13, lost
+
+
+@pytest.mark.parametrize("precision", ["reduce1", "reduce2"])
+def test_lagged_second_pass_keeps_a_stored_basis_orthogonal(ref, ocl, precision):
+    # CbGmres lags the pass too (its Arnoldi relation holds to the storage's rounding): its basis,
+    # stored in float32 or float16, stays orthogonal to a few of the storage's epsilons, as with
+    # "cgs2", where one pass alone loses it
+    m = 20
+    S, b = _every_step_asks()
+    eps = np.finfo(storage_dtype(np.float64, precision)).eps
+    for exec in (ref, ocl):
+        lost = {method: _cycle_orthogonality(exec, S, b, method, m, [], precision) for method in ("cgs", "mgs", "cgs2")}
+        assert lost["cgs"] > 0.5 and lost["mgs"] <= 2 * eps and lost["cgs2"] <= 2 * eps, lost
 
 
 def test_lagged_fits_a_devices_local_memory(ocl):
@@ -210,15 +272,21 @@ def test_lagged_fits_a_devices_local_memory(ocl):
     assert not lagged_fits(nvidia, 7, 301, 6, np.complex128) and not lagged_fits(nvidia, 10000, 64, 30, np.complex128)
 
 
-def test_gmres_keeps_the_second_pass_launch_where_the_lag_does_not_fit(ocl, monkeypatch):
+@pytest.mark.parametrize("name, params, rtol", [("Gmres", {}, 1e-8), ("CbGmres", {"storage_precision": "reduce1"}, 1e-6),
+                                                 ("CbGmres", {"storage_precision": "reduce2"}, 1e-6)], ids=str)
+def test_gmres_keeps_the_second_pass_launch_where_the_lag_does_not_fit(ocl, monkeypatch, name, params, rtol):
     # a device whose local memory does not hold the lagged pass's coefficients (many complex
     # columns on a GPU): "mgs" runs its second pass in a launch of its own, the same solve
+    # (CbGmres's too, to its basis's rounding: the lag is no longer Gmres's alone)
     S = sp.diags([-1.2, 2.5, -1.0], [-1, 0, 1], shape=(200, 200)).tocsr()
     b = np.random.default_rng(3).standard_normal((S.shape[0], 2))
 
     def solve(exec):
         A = gk.matrix.Csr.from_scipy(exec, S)
-        solver = (gk.solver.Gmres.build().with_krylov_dim(10).with_ortho_method("mgs")
+        p = getattr(gk.solver, name).build()
+        for key, value in params.items():
+            getattr(p, f"with_{key}")(value)
+        solver = (p.with_krylov_dim(10).with_ortho_method("mgs")
                   .with_criteria(gk.stop.Iteration.build().with_max_iters(60),
                                  gk.stop.ResidualNorm.build().with_reduction_factor(1e-10))
                   .on(exec).generate(A))
@@ -235,4 +303,4 @@ def test_gmres_keeps_the_second_pass_launch_where_the_lag_does_not_fit(ocl, monk
     monkeypatch.setattr(unlagged_exec, "device_choices", lambda: no_lag)
     x_own, own = solve(unlagged_exec)
     assert "solver.gmres.reorthogonalize" not in lagged and "solver.gmres.reorthogonalize" in own
-    np.testing.assert_allclose(x_own, x_lagged, rtol=1e-8, atol=1e-8 * np.abs(x_lagged).max())
+    np.testing.assert_allclose(x_own, x_lagged, rtol=rtol, atol=rtol * np.abs(x_lagged).max())

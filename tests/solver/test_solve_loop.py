@@ -52,13 +52,15 @@ def _counted(exec, solver, b, logger):
 
 
 SYSTEMS = {"Cg": poisson_2d(30), "Bicgstab": convection_diffusion_2d(30), "Gmres": convection_diffusion_2d(30),
+           "CbGmres": convection_diffusion_2d(30),
            # symmetric indefinite, a positive diagonal (Jacobi is SPD)
            "Minres": (poisson_2d(30) - 0.5 * sp.identity(900)).tocsr(),
            "Tfqmr": convection_diffusion_2d(30), "Qmr": convection_diffusion_2d(30)}
 # launches per iteration in the loop, with scalar Jacobi (issue 8's targets; Gmres per inner iteration)
 # (Tfqmr and Qmr apply scalar Jacobi as an operator of its own and compute their dots apart:
 # Tfqmr a half step of 11, Qmr an iteration of 15 with A^H, M1, M1^H, M2 and M2^H)
-LAUNCHES = {"Cg": 3, "Bicgstab": 5, "Gmres": 3, "Minres": 3, "Tfqmr": 11, "Qmr": 15}
+# (CbGmres lags its DGKS second pass into the next step's dot products as Gmres does: 3, not 4)
+LAUNCHES = {"Cg": 3, "Bicgstab": 5, "Gmres": 3, "CbGmres": 3, "Minres": 3, "Tfqmr": 11, "Qmr": 15}
 
 
 @pytest.mark.parametrize("name", list(SYSTEMS))
@@ -72,7 +74,7 @@ def test_nothing_is_allocated_in_the_loop_and_launches_per_iteration(ocl, name):
     assert counts[0]["reads"] == counts[1]["reads"]
     per_iteration = (counts[1]["launches"] - counts[0]["launches"]) / 60
     # (Gmres adds its end of cycle every 30 iterations: 7 launches)
-    assert per_iteration <= LAUNCHES[name] + (0.3 if name == "Gmres" else 0.05), per_iteration
+    assert per_iteration <= LAUNCHES[name] + (0.3 if name in ("Gmres", "CbGmres") else 0.05), per_iteration
 
 
 def test_the_reference_loop_allocates_nothing_per_iteration(ref):

@@ -14,8 +14,11 @@ column), the update (w' into the next product's input, with ||w'||^2, and the DG
 makes its second pass in a launch of its own, "mgs" lags it into the next dot products (in
 columns whose test asked: v = v - V h2, and w = A M v = w - V (H h2) - h2_j v through the
 Arnoldi relation A M V = V H, H unrotated, kept apart: no other vector, the same read of V;
-||v|| by Pythagoras), or at the end of the cycle into the Givens step (a basis stored in a lower
-precision, CbGmres's, keeps the launch). The kernels read j from the device, so the launches of inner iteration j > 0
+||v|| by Pythagoras), or at the end of the cycle into the Givens step (also for a basis stored in a
+lower precision, CbGmres's: the relation then holds to the storage's rounding, and the correction's
+error is that rounding times the second pass's small coefficients, below the rounding of storing
+v_j itself; a device whose local memory does not hold the lagged coefficients keeps the launch).
+The kernels read j from the device, so the launches of inner iteration j > 0
 depend on j % 2 alone (a solve captures three steps: j = 0, odd and even j).
 
 A column whose estimate meets the criterion stops its inner iterations (status PENDING); at
@@ -223,12 +226,14 @@ class Gmres(IterativeSolver):
         """(raw, final) where the DGKS second pass is lagged into the next multi_dot ("mgs"), else
         (None, None): H unrotated, orthogonalize's first pass and both passes with the subdiagonal,
         from which that kernel corrects w = A M v through the Arnoldi relation A M V = V H. A
-        basis stored in a lower precision (whose relation holds only to its rounding), and a
-        device whose local memory does not hold the lagged pass's coefficients of every column
-        (``exec.device_choices().lagged_second_pass``), keep the launch of its own."""
+        basis stored in a lower precision (CbGmres's) lags it too: its relation holds to the
+        storage's rounding, so the correction of w is off by that rounding times the second
+        pass's coefficients (h2, small where the test asks: w' lost most of its norm), a second
+        order term beside the rounding of v_j's storage. A device whose local memory does not
+        hold the lagged pass's coefficients of every column
+        (``exec.device_choices().lagged_second_pass``) keeps the launch of its own."""
         m, (n, k) = self.krylov_dim, ws.shape
-        if not (0 < eta2 < np.inf and self._storage_dtype == np.dtype(self.dtype)
-                and self.executor.device_choices().lagged_second_pass(n, k, m, self.dtype)):
+        if not (0 < eta2 < np.inf and self.executor.device_choices().lagged_second_pass(n, k, m, self.dtype)):
             return None, None
         return (ws.vector("hessenberg_raw", rows=m + 1, cols=m * k),
                 ws.vector("hessenberg_final", rows=m + 1, cols=m * k))

@@ -5,8 +5,9 @@
 // column c at i * k + c. Inner iteration j: the product w = A v, then multi_dot (v_j = v / ||v||
 // into the basis, the dot products V^H w and w^H w: one pass over the basis), orthogonalize (w' =
 // w / ||v|| - V h into v: the second pass), reorthogonalize (the DGKS correction, in columns
-// that need it: otherwise nothing; "cgs2", and "mgs" with a basis in a lower precision), or with
-// LAGGED ("mgs") that correction made by the next multi_dot (givens at the end of a cycle):
+// that need it: otherwise nothing; "cgs2", and "mgs" where local memory does not hold the lag), or
+// with LAGGED ("mgs", whatever the basis's storage type) that correction made by the next
+// multi_dot (givens at the end of a cycle):
 // three launches an inner iteration with the product. Every kernel runs in the reduction layout (REDUCTION_LAYOUT).
 // They read j from the device, step[parity] (restart sets step[0] = 0, multi_dot step[1 - parity]
 // = j + 1, iteration j having parity j % 2), and keep their partial sums at a stride of m + 2 (h)
@@ -337,7 +338,8 @@ inline bool second_pass(__local const value_type* dots, const int k, const int j
 }
 
 // The second pass over the basis, inner iteration j = step[parity]: with h_l = (conj(v_l) . w) /
-// nrm (the sums of multi_dot's partial sums h) and nrm from multi_dot, w' = w / nrm - V h into v,
+// nrm (the sums of multi_dot's partial sums h) and nrm from multi_dot, w' = w / nrm - V h into v
+// (in the GPU layout UPDATE_ROWS rows per turn of a work-item's loop: a per-device choice),
 // H[0:j+1, j] = h in running columns, the partial sums of ||w'||^2 into ww, and the DGKS test into
 // reorth: where it asks for a second pass, also the partial sums h2 of V^H w' (rows of (m + 1) k;
 // its dot products, read again from the basis by the work-groups that have such a column).
@@ -372,7 +374,35 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
     if (col < k) s = to_value(cpu_basis_update(num, sums, inv, k, col, begin, end, basis, stride, w, v));
 #else
     if (col < k) {
-        for (int row = begin; row < end; row += lanes) {
+        int row = begin;
+#if UPDATE_ROWS > 1
+        // UPDATE_ROWS rows per turn (rows row + t lanes): more loads in flight per work-item; each
+        // row's sums and s in the order of the loop below, so the same values to the last bit
+        for (; row + (UPDATE_ROWS - 1) * lanes < end; row += UPDATE_ROWS * lanes) {
+            value_type a0[UPDATE_ROWS], a1[UPDATE_ROWS];
+            for (int t = 0; t < UPDATE_ROWS; ++t) {
+                a0[t] = w[(row + t * lanes) * k + col];
+                a1[t] = 0;
+            }
+            int l = 0;
+            for (; l + 1 < num; l += 2) {
+                const value_type h0 = sums[l * k + col], h1 = sums[(l + 1) * k + col];
+                for (int t = 0; t < UPDATE_ROWS; ++t) {
+                    const int i = (row + t * lanes) * k + col;
+                    a0[t] -= mul(h0, load_basis(basis, l * stride + i));
+                    a1[t] -= mul(h1, load_basis(basis, (l + 1) * stride + i));
+                }
+            }
+            for (int t = 0; t < UPDATE_ROWS; ++t) {
+                const int i = (row + t * lanes) * k + col;
+                if (l < num) a0[t] -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+                const value_type w_i = (a0[t] + a1[t]) * inv;
+                v[i] = w_i;
+                s += to_value(abs2(w_i));
+            }
+        }
+#endif
+        for (; row < end; row += lanes) {
             const int i = row * k + col;
             // (two sums: half the dependent chain per row)
             value_type a0 = w[i], a1 = 0;

@@ -17,6 +17,7 @@ import numpy as np
 
 from ginkpy.core.base.types import real_dtype
 from ginkpy.opencl.components.krylov_basis import defines, dot_scratch, dot_shape
+from ginkpy.opencl.device_choices import update_rows
 from ginkpy.opencl.launch import (check_int32, consumer_buffers, local_buffer, pow2_at_most, reduction_shape, resize,
                                   stop_args)
 
@@ -74,7 +75,8 @@ def multi_dot(exec, step, parity, rotate, v, basis, z, zbasis, w, ww, nrm, h, he
 def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, reorth, eta2, stop, raw=None):
     """Inner iteration j = step[parity]: w' = w / nrm - V h into v, H[0:j+1, j] = h (in raw too
     unless None), partial sums of ||w'||^2 into ww; the DGKS test with eta2 into reorth, and where
-    it asks the partial sums h2 of V^H w'."""
+    it asks the partial sums h2 of V^H w'. A GPU's work-items take ``update_rows`` rows per turn
+    (``opencl/device_choices.py``)."""
     n, k = w.shape
     m = hessenberg.shape[1] // k
     shape = reduction_shape(exec.info, n, k)
@@ -86,7 +88,7 @@ def orthogonalize(exec, step, parity, basis, w, nrm, h, hessenberg, v, ww, h2, r
             hessenberg.values.data, v.values.data, ww.values.data, h2.values.data, reorth.data,
             real_dtype(w.dtype).type(eta2), stop.status.data,
             local_buffer((m + 2) * k, w.dtype), dot_scratch(w.dtype, size), *(() if raw is None else (raw.values.data,)),
-            LAGGED=int(raw is not None))
+            LAGGED=int(raw is not None), UPDATE_ROWS=update_rows(exec.info))
 
 
 def reorthogonalize(exec, step, parity, basis, v, h2, hessenberg, reorth, ww, stop):
