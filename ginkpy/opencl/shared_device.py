@@ -76,7 +76,7 @@ class SharedDevice:
     forked: bool = False
     pending: Any = attrs.field(factory=collections.deque)  # events of copies in flight, oldest first
     pinned: list = attrs.field(factory=list)  # (raw page-locked uint8 array, its size)
-    staging: Any = None  # upload's page-locked host array (GPU) and its last copy's event
+    staging: Any = None  # upload's page-locked host array (GPU) and its copies' events
     staging_lock: Any = attrs.field(factory=threading.Lock)
     ring: Any = None  # from_host_async's page-locked chunks (GPU; staging.py: StagingRing)
     ring_lock: Any = attrs.field(factory=threading.Lock)

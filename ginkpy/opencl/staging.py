@@ -25,22 +25,23 @@ def upload_staged(exec, out: Any, fill_rows: Callable[[np.ndarray, int], None], 
     shape, dtype, nbytes = out.shape, out.dtype, out.nbytes
     row_bytes = nbytes // shape[0] if shape else nbytes
     with device.staging_lock:  # one upload at a time writes the staging buffer
-        if device.staging is None or device.staging[0].nbytes < nbytes:
-            if device.staging is not None and device.staging[1] is not None:
-                device.staging[1].wait()
-            device.staging = (device.host_array((nbytes,), np.uint8), None)
-        array, last = device.staging
-        if last is not None:
-            last.wait()  # the last upload's copies have left the staging buffer
+        array, pending = device.staging if device.staging is not None else (None, [])
+        for event in pending:
+            event.wait()  # the last upload's copies have left the staging buffer
+        if array is None or array.nbytes < nbytes:
+            array = device.host_array((nbytes,), np.uint8)
         host = array[:nbytes].view(dtype).reshape(shape)
+        # every chunk's event kept until the next upload has waited for it: pyopencl's event of
+        # a copy from host memory waits for the copy when it is dropped (under exec.lock here)
+        events: list = []
         try:
             for start, stop in row_chunks(shape, dtype, chunk_bytes):
                 fill_rows(host[start:stop], start)
                 with exec.lock:
-                    last = cl.enqueue_copy(exec.queue, out.data, host[start:stop], dst_offset=start * row_bytes,
-                                           is_blocking=False)
+                    events.append(cl.enqueue_copy(exec.queue, out.data, host[start:stop],
+                                                  dst_offset=start * row_bytes, is_blocking=False))
         finally:
-            device.staging = (array, last)
+            device.staging = (array, events)
 
 
 # -- copies of host arrays through a ring of page-locked chunks (exec.from_host_async) -----------
