@@ -7,7 +7,10 @@ the basis vectors are rounded to the storage type when they are stored, and read
 GMRES reads the whole basis twice per inner iteration, so the basis's bytes decide its speed on
 large systems: float32 storage halves them, float16 quarters them. The Arnoldi relation then
 holds up to the storage type's rounding, which on most systems costs few or no iterations (the
-residual norm that decides convergence is the true one, in the value type).
+residual norm that decides convergence is the true one, in the value type). An inner iteration
+is Gmres's launches (three with the product, "mgs" lagging its DGKS second pass into the next
+dot products where local memory holds it): that lag's correction of w through the Arnoldi
+relation is off by the storage's rounding times the pass's small coefficients.
 """
 from __future__ import annotations
 
