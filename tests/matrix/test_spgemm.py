@@ -15,17 +15,21 @@ from conftest import sum_tol
 Csr = gk.matrix.Csr
 
 
-@pytest.fixture(params=["dense", "merge", "hash"])
+@pytest.fixture(params=["dense", "merge", "hash", "dense_counted", "merge_counted"])
 def device(request, dev, monkeypatch):
     """The device executor (CPU and GPU launch layouts) with each way to make a row of C: the
     dense accumulator where its markers fit (else the device's own), the merge everywhere (no
     markers, no hash), or the hash beside the merge (rows of 5 to 64 products hashed, also on a
-    CPU; the rest merged, short and long)."""
+    CPU; the rest merged, short and long). Without the hash the rows are written once at bounds
+    of their lengths and compacted; "_counted": counted first instead (the one pass's scratch
+    over its cap)."""
     from ginkpy.opencl.matrix import spgemm_kernels
-    if request.param != "dense":
+    if request.param.endswith("_counted"):
+        monkeypatch.setattr(spgemm_kernels, "SINGLE_PASS_SHARE", 1 << 62)  # (a cap of 0 bytes)
+    if not request.param.startswith("dense"):
         monkeypatch.setattr(spgemm_kernels, "DENSE_MARKER_BYTES", 0)
         monkeypatch.setattr(spgemm_kernels, "GPU_DENSE_BYTES", 0)
-    if request.param == "merge":
+    if request.param.startswith("merge"):
         monkeypatch.setattr(spgemm_kernels, "HASH_LIMIT", 0)
     if request.param == "hash":
         monkeypatch.setattr(spgemm_kernels, "HASH_ON_CPU", True)
@@ -109,6 +113,30 @@ def test_long_rows(ref, device, rng):
     np.testing.assert_array_equal(device.indptr, host.indptr)
     np.testing.assert_array_equal(device.indices, host.indices)
     _assert_product(device, A, B, np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_written_once_or_counted_first_alike(dev, rng, dtype, monkeypatch):
+    # the one pass (rows at bounds of their lengths, compacted) gives the arrays of counting
+    # first, to the bit: the same rows merged or accumulated in the same order; empty rows, rows
+    # of A longer than PRIVATE_LISTS, both ways of a device (dense where the markers fit)
+    from ginkpy.opencl.matrix import spgemm_kernels
+    A = _random(rng, 500, 400, dtype, long_rows=3, long_length=150)
+    B = _random(rng, 400, 300, dtype, long_rows=2, long_length=120)
+    a, b = Csr.from_scipy(dev, A), Csr.from_scipy(dev, B)
+    for dense in (spgemm_kernels.GPU_DENSE_BYTES, 0):
+        monkeypatch.setattr(spgemm_kernels, "GPU_DENSE_BYTES", dense)
+        monkeypatch.setattr(spgemm_kernels, "DENSE_MARKER_BYTES", dense and 256 << 20)
+        made = []
+        for one_pass in (True, False):
+            monkeypatch.setattr(spgemm_kernels, "ONE_PASS", one_pass)
+            reads = dev.counters["reads"]
+            made.append(a.multiply(b).to_scipy())
+            assert dev.counters["reads"] - reads == (3 if one_pass else 2)  # (sizes; to_scipy's one)
+        once, counted = made
+        for x, y in ((once.indptr, counted.indptr), (once.indices, counted.indices), (once.data, counted.data)):
+            np.testing.assert_array_equal(x, y)
+        _assert_product(once, A, B, dtype)
 
 
 @pytest.mark.parametrize("shape", [(0, 5, 3), (4, 0, 3), (4, 5, 0), (6, 5, 4)], ids=str)

@@ -5,8 +5,9 @@ The product is structural: C stores every (i, j) for which some a_ik and b_kj ar
 where their sum cancels (SciPy's product drops exact zeros), columns sorted in each row; so new
 values of A and B on the same patterns give C's new values on C's own pattern, in place
 (``out``: Ginkgo 1.11's reuse of the product's structure), with no host read. Made on the
-executor: on a device a row-wise merge (count, prefix sum, one read of the size, fill; see
-``ginkpy/opencl/matrix/spgemm_kernels.cl``).
+executor: on a device a row-wise merge or dense accumulator, the rows written once at upper
+bounds of their lengths and compacted (two reads: the bounds' total, the size) or, above a cap
+on that scratch, counted first (one read); see ``ginkpy/opencl/matrix/spgemm_kernels.cl``.
 
 Kept apart from csr.py, which imports it; it builds its results with the type of A.
 """

@@ -6,8 +6,8 @@ the aggregates; R = P^H (P^T for real values: a Hermitian A keeps a Hermitian co
 and the coarse matrix R (A P). P is made from S's rows and the aggregates, without a general
 product (P_t has one 1 per row: row i of P merges the entries s_ik of one aggregate agg[k]);
 A P and R (A P) are device SpGEMMs (``Csr.multiply``); the transpose keeps the source of each
-entry: the setup reads only the products' sizes (three reads; whether a diagonal entry is
-missing with P's), and new values of A on the same pattern (:meth:`SmoothedProducts.update`)
+entry: the setup reads only the products' sizes (five reads: P's, with whether a diagonal
+entry is missing, and each product's bounds' total and size), and new values of A on the same pattern (:meth:`SmoothedProducts.update`)
 run the same kernels' numeric halves into the same arrays, reading nothing. The products are
 structural (entries that cancel are kept), so the patterns do not depend on the values.
 """

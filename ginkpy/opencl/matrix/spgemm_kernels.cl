@@ -7,7 +7,9 @@
 // the lists in global scratch of nnz(A) (merge_long_rows). A CPU (and a GPU where C has few
 // columns) accumulates densely instead (count_rows_dense, fill_rows_dense). Column j of C sums
 // a_ik b_kj over the entries of row i of A in their stored order (a long row's, merged by a
-// work-group: in a tree over its work-items).
+// work-group: in a tree over its work-items). Where the scratch is small enough the rows are
+// written once at an upper bound of their lengths and compacted (bound_rows, compact_rows)
+// instead of counted first.
 #include "common.cl"
 
 #define NONE INT_MAX
@@ -24,6 +26,9 @@
 #endif
 #ifndef LIST_LONG
 #define LIST_LONG 0
+#endif
+#ifndef COUNT_ROWS
+#define COUNT_ROWS 0
 #endif
 #ifndef HASH_LIMIT
 #define HASH_LIMIT 0
@@ -134,7 +139,7 @@ __kernel void fill_rows(const int n, const int chunk, __global const int* restri
                         __global const int* restrict b_ptrs, __global const int* restrict b_cols,
                         __global const value_type* restrict b_vals, __global const int* restrict c_ptrs,
                         __global int* restrict c_cols, __global value_type* restrict c_vals,
-                        volatile __global int* restrict long_rows)
+                        volatile __global int* restrict long_rows, __global int* restrict counts)
 {
     FOR_ITEMS(i, n) {
         const int begin = a_ptrs[i], end = a_ptrs[i + 1];
@@ -164,6 +169,9 @@ __kernel void fill_rows(const int n, const int chunk, __global const int* restri
             c_vals[out] = sum;
             ++out;
         }
+#if COUNT_ROWS
+        counts[i] = out - c_ptrs[i];
+#endif
     }
 }
 
@@ -244,7 +252,7 @@ __kernel void merge_long_rows(__global const int* restrict long_rows, __global c
             ++count;
             next = local_min_int(mins, own, lid, lanes);
         }
-#if COUNT_ONLY
+#if COUNT_ONLY || COUNT_ROWS
         if (lid == 0) counts[i] = count;
 #endif
     }
@@ -405,7 +413,7 @@ __kernel void fill_rows_dense(const int n, const int chunk, const int columns, _
                               __global const int* restrict b_ptrs, __global const int* restrict b_cols,
                               __global const value_type* restrict b_vals, __global int* restrict markers,
                               __global const int* restrict c_ptrs, __global int* restrict c_cols,
-                              __global value_type* restrict c_vals)
+                              __global value_type* restrict c_vals, __global int* restrict counts)
 {
     __global int* restrict marker = markers + (size_t)get_global_id(0) * columns;
     FOR_ITEMS(i, n) {
@@ -436,6 +444,9 @@ __kernel void fill_rows_dense(const int n, const int chunk, const int columns, _
         }
 #if WRITE_COLS
         const int len = end - start;
+#if COUNT_ROWS
+        counts[i] = len;
+#endif
         for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
             for (int s = start + gap; s < end; ++s) {
                 const int col = c_cols[s];
@@ -451,6 +462,52 @@ __kernel void fill_rows_dense(const int n, const int chunk, const int columns, _
             }
         }
 #endif
+    }
+}
+
+// -- one pass: rows written at bounds, then compacted ----------------------------------------
+// Row i of C has at most bound_i = min(sum over a_ik of |B_k|, columns) entries: the rows are
+// written once (fill_rows, merge_long_rows, fill_rows_dense with COUNT_ROWS: columns, values
+// and counts[i]) at the prefix sum of the bounds in scratch, then copied to their places
+// (compact_rows) at the prefix sum of the counts: the counting merge is not run.
+
+// bounds[i] = bound_i for the items = n + 1 rows (bounds[n] = counts[n] = 0: the prefix sums'
+// totals); a bound above row_limit is cut to it and *flag set (its sum could pass INT_MAX: the
+// caller counts instead)
+__kernel void bound_rows(const int items, const int chunk, const int columns, const int row_limit,
+                         __global const int* restrict a_ptrs, __global const int* restrict a_cols,
+                         __global const int* restrict b_ptrs, __global int* restrict bounds,
+                         __global int* restrict counts, __global int* restrict flag)
+{
+    const int n = items - 1;
+    FOR_ITEMS(i, items) {
+        if (i == n) {
+            bounds[n] = 0;
+            counts[n] = 0;
+            continue;
+        }
+        int bound = min(product_bound(i, columns, a_ptrs, a_cols, b_ptrs), columns);
+        if (bound > row_limit) {
+            *flag = 1;
+            bound = row_limit;
+        }
+        bounds[i] = bound;
+    }
+}
+
+// Row i of C from its place in scratch (from_ptrs[i], to_ptrs[i + 1] - to_ptrs[i] entries) to
+// to_ptrs[i]
+__kernel void compact_rows(const int n, const int chunk, __global const int* restrict from_ptrs,
+                           __global const int* restrict from_cols, __global const value_type* restrict from_vals,
+                           __global const int* restrict to_ptrs, __global int* restrict to_cols,
+                           __global value_type* restrict to_vals)
+{
+    FOR_ITEMS(i, n) {
+        const int from = from_ptrs[i], to = to_ptrs[i], len = to_ptrs[i + 1] - to;
+        for (int p = 0; p < len; ++p) {
+            to_cols[to + p] = from_cols[from + p];
+            to_vals[to + p] = from_vals[from + p];
+        }
     }
 }
 

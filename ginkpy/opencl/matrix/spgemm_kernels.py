@@ -1,10 +1,15 @@
 """OpenCL kernels of the sparse matrix-matrix product C = A B and of the transpose with its
 entry map (sources in spgemm_kernels.cl; the method is in the .cl's head comment).
 
-The product: row lengths counted by a k-way merge of the rows of B that each row of A selects,
-one prefix sum (components.prefix_sum), one blocking read of the total (to allocate), the
-merge again writing sorted columns and summed values. New values on the same patterns run the
-second merge only (:func:`spgemm_values`, no read). The transpose: the entries of each column
+The product, written once (the hash off, the scratch within its cap): an upper bound of each
+row's length (min(sum over a_ik of |B_k|, columns of C)), their prefix sum, one blocking read
+of the total, the rows written at those places in scratch with their lengths (a k-way merge of
+the rows of B that each row of A selects, or a dense accumulator), the lengths' prefix sum, one
+read of the size, the rows compacted (compact_rows). Else counted first: row lengths by the
+same merge, one prefix sum (components.prefix_sum), one blocking read of the total (to
+allocate), the merge again writing sorted columns and summed values. Both write the same
+arrays to the bit. New values on the same patterns run the writing merge only
+(:func:`spgemm_values`, no read). The transpose: the entries of each column
 counted with atomics, one prefix sum, scattered with atomics and each row sorted, keeping the
 source entry of each, so that new values are one gather (:func:`transpose_values`).
 
@@ -42,6 +47,10 @@ HASH_FROM = 32           # ... and of more than this many (fewer merge faster in
 HASH_LANES = 32          # work-items hashing one row
 HASH_GROUPS = 64         # work-groups per compute unit taking the hashed rows (each every so many rows)
 HASH_ON_CPU = False      # (tests: a CPU device hashes as a GPU, where it would accumulate densely)
+# Without the hash a product is written once at bounds of its rows' lengths and compacted, the
+# counting pass skipped, while that scratch takes at most 1 / SINGLE_PASS_SHARE of the device's memory
+ONE_PASS = True          # (tests: False counts first always)
+SINGLE_PASS_SHARE = 16
 
 
 def _run(exec, name: str, dtype, items: int, *args, **defines) -> None:
@@ -94,7 +103,41 @@ def _launch_dense(exec, name: str, dtype, count: int, items: int, *args, **defin
 
 
 def spgemm(exec, a, b):
-    # C = A B: row lengths, their prefix sum, then columns and values
+    # C = A B: written once at bounds of the row lengths and compacted (where the bounds'
+    # scratch fits), else row lengths counted, their prefix sum, then columns and values
+    made = _one_pass(exec, a, b) if ONE_PASS and not _hash_limit(exec) and a.shape[0] else None
+    return made if made is not None else _two_passes(exec, a, b)
+
+
+def _one_pass(exec, a, b):
+    """C's arrays written once: bound_i = min(sum over a_ik of |B_k|, columns) (prefix-summed,
+    one read of the total), rows written at those places in scratch with their lengths, their
+    prefix sum (one read), compact_rows. None where the scratch would take more than
+    1 / SINGLE_PASS_SHARE of the device's memory or its size more than int32 (the caller counts)."""
+    n, columns = a.shape[0], b.shape[1]
+    bounds, counts = exec.alloc((n + 1,), np.int32), exec.alloc((n + 1,), np.int32)
+    flag = exec.from_host(np.zeros(1, np.int32))
+    _run(exec, "bound_rows", a.dtype, n + 1, np.int32(columns), np.int32((2 ** 31 - 1) // (n + 1)),
+         a.row_ptrs.data, a.col_idxs.data, b.row_ptrs.data, bounds.data, counts.data, flag.data)
+    exec.run("components.prefix_sum.prefix_sum", bounds)
+    total, flagged = (int(v[0]) for v in exec.to_host(bounds[n:], flag))
+    if flagged or total * (4 + a.dtype.itemsize) > exec.info.global_mem_size // SINGLE_PASS_SHARE:
+        return None
+    if total == 0:  # (every bound 0: the prefix sum of the bounds is C's row pointers)
+        return bounds, exec.alloc((0,), np.int32), exec.alloc((0,), a.dtype)
+    scratch_cols, scratch_vals = exec.alloc((total,), np.int32), exec.alloc((total,), a.dtype)
+    _fill(exec, a, b, bounds, scratch_cols, scratch_vals, write_cols=True, counts=counts)
+    exec.run("components.prefix_sum.prefix_sum", counts)
+    nnz = int(exec.to_host(counts[n:])[0])
+    col_idxs, values = exec.alloc((nnz,), np.int32), exec.alloc((nnz,), a.dtype)
+    if nnz:
+        _run(exec, "compact_rows", a.dtype, n, bounds.data, scratch_cols.data, scratch_vals.data, counts.data,
+             col_idxs.data, values.data)
+    return counts, col_idxs, values
+
+
+def _two_passes(exec, a, b):
+    """C's arrays: row lengths counted, their prefix sum, one read of the size, the rows written."""
     n, columns = a.shape[0], b.shape[1]
     row_ptrs = exec.alloc((n + 1,), np.int32)
     dense = _dense_items(exec, a, b)
@@ -174,10 +217,10 @@ def _hash_rows(exec, name: str, a, hashed, *args, **defines) -> None:
 
 
 def _long_rows(exec, a, b, long_rows, state, counts, row_ptrs, col_idxs, values, count_only=False,
-               write_cols=False):
+               write_cols=False, count_rows=0):
     """The rows of A of more than PRIVATE_LISTS entries (listed in ``long_rows`` by count_rows
     or fill_rows: [count, rows...]) merged by a work-group each (a CPU: of one work-item):
-    their counts, or their columns and values."""
+    their counts, or their columns and values (and their lengths in ``counts``: count_rows)."""
     n = a.shape[0]
     if n == 0 or a.nnz <= PRIVATE_LISTS:  # (no row of A is long)
         return
@@ -185,7 +228,7 @@ def _long_rows(exec, a, b, long_rows, state, counts, row_ptrs, col_idxs, values,
     groups = min(n, LONG_ROW_GROUPS * exec.info.compute_units)
     dummy = counts if counts is not None else row_ptrs
     exec.kernel(__file__, a.dtype, "merge_long_rows", PRIVATE_LISTS=PRIVATE_LISTS, COUNT_ONLY=int(count_only),
-                WRITE_COLS=int(write_cols), **_hash_defines(exec))(
+                WRITE_COLS=int(write_cols), COUNT_ROWS=int(count_rows), **_hash_defines(exec))(
         exec.queue, (groups * lanes,), (lanes,), long_rows.data, a.row_ptrs.data, a.col_idxs.data,
         a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data, np.int32(state.size // 2), state.data,
         dummy.data,
@@ -201,24 +244,28 @@ def _merge_state(exec, a):
 
 
 def _fill(exec, a, b, row_ptrs, col_idxs, values, write_cols: bool, hashed=None, long_rows=None,
-          scratch=None) -> None:
+          scratch=None, counts=None) -> None:
     """Row pointers known: columns (write_cols) and values of C, each row by its way (``hashed``,
     ``long_rows``: the hash's and the long merge's rows when listed already; ``scratch``: the
-    count's markers or merge state, used again)."""
+    count's markers or merge state, used again); with ``counts`` (row_ptrs: bounds, the hash
+    off) each row's length written there."""
     factors = (a.row_ptrs.data, a.col_idxs.data, a.values.data, b.row_ptrs.data, b.col_idxs.data, b.values.data)
     product = (row_ptrs.data, col_idxs.data, values.data)
+    lengths = int(counts is not None)
+    counts = row_ptrs if counts is None else counts  # (unused without COUNT_ROWS)
     dense = _dense_items(exec, a, b)
     if dense:
         markers = _markers(exec, dense, b.shape[1], scratch)
         _launch_dense(exec, "fill_rows_dense", a.dtype, a.shape[0], dense, np.int32(b.shape[1]), *factors,
-                      markers.data, *product, WRITE_COLS=int(write_cols))
+                      markers.data, *product, counts.data, WRITE_COLS=int(write_cols), COUNT_ROWS=lengths)
         return
     state = _merge_state(exec, a) if scratch is None else scratch
     listed = long_rows is not None
     long_rows = long_rows if listed else _zeros(exec, a.shape[0] + 1)
-    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, long_rows.data, WRITE_COLS=int(write_cols),
-         LIST_LONG=int(not listed), **_short(exec))
-    _long_rows(exec, a, b, long_rows, state, None, row_ptrs, col_idxs, values, write_cols=write_cols)
+    _run(exec, "fill_rows", a.dtype, a.shape[0], *factors, *product, long_rows.data, counts.data,
+         WRITE_COLS=int(write_cols), LIST_LONG=int(not listed), COUNT_ROWS=lengths, **_short(exec))
+    _long_rows(exec, a, b, long_rows, state, counts, row_ptrs, col_idxs, values, write_cols=write_cols,
+               count_rows=lengths)
     hashed = _hashed_rows(exec, a, b) if hashed is None else hashed
     _hash_rows(exec, "fill_rows_hash", a, hashed, *factors, *product, WRITE_COLS=int(write_cols))
 
