@@ -7,9 +7,12 @@ synchronized before and after), launches, blocking reads, allocations and progra
     python benchmarks/bench_sa_setup.py [--problems poisson_2d poisson_3d] [--sizes ROWS ...]
                                         [--choices device|cpu|gpu] [--executor opencl|reference]
                                         [--smoothed-levels N] [--reps 2] [--hash-limits 1024 0]
+                                        [--one-pass on off]
 
 ``--hash-limits``: the setup once per SpGEMM hash limit (``spgemm_kernels.HASH_LIMIT``; 0: a GPU
-merges every row, as before the hash), in one run. With ``GINKPY_OPENCL_PROFILE=1`` the last
+merges every row, as before the hash), in one run. ``--one-pass on off``: the setup with the
+SpGEMM's rows written once at bounds and compacted, then counted first
+(``spgemm_kernels.ONE_PASS``), alternated round by round in one run. With ``GINKPY_OPENCL_PROFILE=1`` the last
 round's kernel times follow the table (the 12 longest).
 
 ``--choices gpu`` runs an OpenCL CPU device (PoCL) with a GPU's choices and launch layouts
@@ -148,6 +151,31 @@ def rounds(exec, A, args) -> None:
         print(f"  {name:<28}{count:6d}{1e3 * seconds:9.2f} ms")
 
 
+def alternated(exec, A, args, title: str) -> None:
+    """Rounds of the setup with each ``--one-pass`` way in turn (the first of each builds), the
+    last round's table of each printed, and the whole setup's median per way."""
+    tables, totals = {}, {way: [] for way in args.one_pass}
+    for rep in range(args.reps):
+        for way in (args.one_pass if rep % 2 == 0 else args.one_pass[::-1]):
+            spgemm_kernels.ONE_PASS = way == "on"
+            phases = Phases(exec)
+            undo = instrumented(phases)
+            try:
+                exec.synchronize()
+                start = time.perf_counter()
+                mg = hierarchy(args.smoothed_levels).on(exec).generate(A)
+                exec.synchronize()
+                totals[way].append(time.perf_counter() - start)
+            finally:
+                undo()
+            tables[way] = (phases, totals[way][-1], mg)
+    for way in args.one_pass:
+        print(f"{title}, SpGEMM one pass {way}")
+        report(*tables[way])
+    print("whole setup, median of the rounds after the first: " + ", ".join(
+        f"one pass {way} {1e3 * np.median(totals[way][1:] or totals[way]):.1f} ms" for way in args.one_pass))
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[490_000])
@@ -158,6 +186,8 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=2, help="rounds; the first builds the programs")
     p.add_argument("--hash-limits", type=int, nargs="+", default=[None],
                    help="SpGEMM hash limits to run (default: the module's)")
+    p.add_argument("--one-pass", nargs="+", default=[None], choices=["on", "off"],
+                   help="SpGEMM written once (on) or counted first (off), alternated per round (default: the module's)")
     args = p.parse_args()
     exec = gk.executor(args.executor)
     exec = taken_as(exec, args.choices) if args.choices != "device" else exec
@@ -169,8 +199,11 @@ def main() -> int:
             for limit in args.hash_limits:
                 if limit is not None:
                     spgemm_kernels.HASH_LIMIT = limit
-                print(f"{problem}:{S.shape[0]}, SpGEMM hash limit {spgemm_kernels.HASH_LIMIT}")
-                rounds(exec, A, args)
+                if args.one_pass == [None]:
+                    print(f"{problem}:{S.shape[0]}, SpGEMM hash limit {spgemm_kernels.HASH_LIMIT}")
+                    rounds(exec, A, args)
+                else:
+                    alternated(exec, A, args, f"{problem}:{S.shape[0]}")
     return 0
 
 
