@@ -6,7 +6,7 @@ the hierarchy's kernels (what is left is the host's).
 
     python benchmarks/bench_amg_host.py [--problems poisson_3d:20 poisson_3d:30 poisson_2d:300]
                                         [--reps 5] [--choices device|cpu|gpu] [--executor opencl]
-    python benchmarks/bench_amg_host.py --trees /work/main . [...]   # before / after: each tree's
+    python benchmarks/bench_amg_host.py --trees ../old-checkout . [...]   # before / after: each tree's
                                         # ginkpy in its own process (PYTHONPATH), rounds interleaved
 
 ``--choices gpu`` runs PoCL with a GPU's per-device choices and launch layouts (its staged upload
