@@ -50,5 +50,13 @@ def empty(context: Any, queue: Any, allocator: Any, shape: Any, dtype: Any):
         except TypeError:
             pass
     dims, dt, size, strides = layout
-    return cla.Array(None, dims, dt, allocator=allocator, strides=strides, _fast=True, _size=size,
-                     _context=context, _queue=queue)
+    if _fast_path[0]:
+        try:
+            return cla.Array(None, dims, dt, allocator=allocator, strides=strides, _fast=True, _size=size,
+                             _context=context, _queue=queue)
+        except TypeError:  # a pyopencl whose private constructor arguments changed: its public one
+            _fast_path[0] = False
+    return cla.empty(queue, dims, dt, allocator=allocator)
+
+
+_fast_path = [True]  # pyopencl's private fast constructor still takes the arguments above

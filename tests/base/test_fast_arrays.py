@@ -44,3 +44,21 @@ def test_the_table_starts_over_when_full(ocl, monkeypatch):
     for n in range(10):
         assert ocl.alloc((n + 1, 2), np.float32).shape == (n + 1, 2)
     assert 0 < len(fast_arrays._layouts) <= 4
+
+
+def test_a_pyopencl_without_the_fast_constructor_gets_the_public_one(ocl, monkeypatch):
+    # a later pyopencl whose private constructor arguments changed: alloc still makes the array
+    original = cla.Array
+
+    def array(*args, **kwargs):
+        if "_fast" in kwargs:
+            raise TypeError("unexpected keyword argument '_fast'")
+        return original(*args, **kwargs)
+    monkeypatch.setattr(cla, "Array", array)
+    monkeypatch.setattr(fast_arrays, "_fast_path", [True])
+    a = ocl.alloc((10, 3), np.float64)
+    b = cla.empty(ocl.queue, (10, 3), np.float64, allocator=ocl.pool)
+    for name in ATTRIBUTES:
+        assert getattr(a, name) == getattr(b, name), name
+    assert fast_arrays._fast_path == [False]
+    assert ocl.alloc((4,), np.int32).shape == (4,)
