@@ -254,11 +254,10 @@ class Pgm(EnableBuild):
             if galerkin else None
         fine = (agg, agg_ptrs, agg_rows)
         if before is not None:
-            # the fine rows' aggregates after the passes so far and this one (composed in a copy:
-            # a pass run again composes the aggregates from before it again)
-            fine_agg, before_ptrs, before_rows = exec.copy(before[0]), before[1], before[2]
-            rows = exec.run("multigrid.pgm.compose", fine_agg, before_ptrs, before_rows, agg, agg_ptrs, agg_rows,
-                            fine_ptrs, sizes, flags)
+            # the fine rows' aggregates after the passes so far and this one (a new array: a pass
+            # run again composes from the aggregates before it again)
+            fine_agg, rows = exec.run("multigrid.pgm.compose", *before, agg, agg_ptrs, agg_rows, fine_ptrs, sizes,
+                                      flags)
             fine = (fine_agg, fine_ptrs, rows)
         counts = exec.to_host(state, flags, sizes, *(() if product is None else (product[-1],)))
         return agg, state, flags, fine, product, bounds, sizes, counts

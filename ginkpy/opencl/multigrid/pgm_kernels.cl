@@ -313,9 +313,9 @@ __kernel void sort_rows(const int n, const int chunk, const int limit, __global 
 
 // Two passes as one: for each aggregate J of the second pass (its rows, first-pass aggregates
 // I, ascending), the fine rows of its I one after another from fine_ptrs[J], sorted, and
-// agg[i] = J for each of them.
+// fine[i] = J for each of them (every row once: fine is a new array, the first pass's kept).
 __kernel void compose(const int n, const int chunk, const int limit, __global const int* restrict sizes,
-                      __global index_type* restrict agg, __global const index_type* restrict agg_ptrs,
+                      __global index_type* restrict fine, __global const index_type* restrict agg_ptrs,
                       __global const index_type* restrict agg_rows,
                       __global const index_type* restrict coarse_ptrs,
                       __global const index_type* restrict coarse_rows,
@@ -329,7 +329,7 @@ __kernel void compose(const int n, const int chunk, const int limit, __global co
             for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) {
                 const int i = agg_rows[p];
                 rows[out++] = i;
-                agg[i] = J;
+                fine[i] = J;
             }
         }
         if (!sort_range(rows, fine_ptrs[J], out, limit)) flags[1] = 1;

@@ -141,10 +141,11 @@ def find_aggregates(exec, a, agg, member_ptrs, flags):
 
 
 def compose(exec, agg, agg_ptrs, agg_rows, coarse_agg, coarse_ptrs, coarse_rows, fine_ptrs, sizes, flags):
-    rows = exec.alloc((agg.size,), np.int32)
-    _run(exec, "compose", _index_dtype(exec), coarse_agg.size, np.int32(SORT_LIMIT), sizes.data, agg.data,
+    # every fine row is in one aggregate of each pass: the kernel writes each of fine once
+    fine, rows = exec.alloc((agg.size,), agg.dtype), exec.alloc((agg.size,), np.int32)
+    _run(exec, "compose", _index_dtype(exec), coarse_agg.size, np.int32(SORT_LIMIT), sizes.data, fine.data,
          agg_ptrs.data, agg_rows.data, coarse_ptrs.data, coarse_rows.data, fine_ptrs.data, rows.data, flags.data)
-    return rows
+    return fine, rows
 
 
 def compute_coarse(exec, a, agg, agg_ptrs, agg_rows, bounds, sizes):

@@ -198,12 +198,14 @@ def sort_aggregates(exec, agg, num_agg):
 
 
 def compose(exec, agg, agg_ptrs, agg_rows, coarse_agg, coarse_ptrs, coarse_rows, fine_ptrs, sizes, flags):
-    """Two passes as one: agg[i] = coarse_agg[agg[i]] (agg, agg_ptrs, agg_rows: the first pass,
-    coarse_*: the second, on the first's coarse matrix), and returns the rows of each two-pass
-    aggregate (pointers ``fine_ptrs`` and ``sizes`` from find_aggregates of the second pass),
-    ascending; flags[TOO_LARGE] = 1 where a device could not sort those of an aggregate."""
-    agg[...] = coarse_agg[agg]
-    return np.argsort(agg, kind="stable").astype(np.int32)
+    """Two passes as one (agg, agg_ptrs, agg_rows: the first pass, coarse_*: the second, on the
+    first's coarse matrix): returns the composed aggregates, a new array (fine[i] =
+    coarse_agg[agg[i]]; ``agg`` is left as it is, so that a pass run again composes from it),
+    and the rows of each two-pass aggregate (pointers ``fine_ptrs`` and ``sizes`` from
+    find_aggregates of the second pass), ascending; flags[TOO_LARGE] = 1 where a device could not
+    sort those of an aggregate."""
+    fine = coarse_agg[agg].astype(agg.dtype)
+    return fine, np.argsort(fine, kind="stable").astype(np.int32)
 
 
 def compute_coarse(exec, a, agg, agg_ptrs, agg_rows, bounds, sizes):
