@@ -2,9 +2,11 @@
 device, beside SciPy (and CuPy's cuSPARSE SpGEMM on an NVIDIA GPU) and beside the host path
 they replace; same-run ratios.
 
-For each problem: the products of one smoothed aggregation level (P = S P_t, A P, R (A P) with
+For each problem: the products of one smoothed aggregation level (S P_t, A P, R (A P) with
 R = P^T, and the transpose), each timed as a new product and as a values-only update
-(``out=``); then the Pgm level itself: plain (piecewise constant) aggregation, smoothed
+(``out=``). The setup itself builds P = S P_t from S's rows and the aggregates without a
+product (P_t has one entry per row); the row "S P_t (SpGEMM)" times the general product on the
+same operands, for comparison. Then the Pgm level itself: plain (piecewise constant) aggregation, smoothed
 aggregation made on the device, the same made on the host with SciPy (:class:`HostSmoothedPgm`,
 ginkpy's path before the device SpGEMM) and the device level's ``update()`` (new values on the
 same pattern).
@@ -83,9 +85,9 @@ def products(exec, cupy, S: sp.csr_matrix, passes: int, reps: int) -> None:
     A, P, AP, R = sa.fine, sa.prolong, sa.fine_prolonged, sa.restrict
     host = {name: m.to_scipy() for name, m in (("S", sa.smoother), ("Pt", sa.tentative), ("A", A), ("P", P),
                                                 ("AP", AP), ("R", R))}
-    cases = [("P = S P_t", sa.smoother, sa.tentative, P, "S", "Pt"), ("A P", A, P, AP, "A", "P"),
+    cases = [("S P_t (SpGEMM)", sa.smoother, sa.tentative, P, "S", "Pt"), ("A P", A, P, AP, "A", "P"),
              ("R (A P)", R, AP, sa.coarse, "R", "AP")]
-    bc.print_header(f"{'product':<12}{'nnz':>11}{'ginkpy':>10}{'values':>10}{'scipy':>10}{'cupy':>10}"
+    bc.print_header(f"{'product':<15}{'nnz':>11}{'ginkpy':>10}{'values':>10}{'scipy':>10}{'cupy':>10}"
                     f"{'x scipy':>9}{'x cupy':>8}")
     for name, a, b, c, ha, hb in cases:
         new = _timed(lambda: a.multiply(b), exec, reps)
@@ -96,12 +98,12 @@ def products(exec, cupy, S: sp.csr_matrix, passes: int, reps: int) -> None:
             ca, cb = (_cupy_csr(host[h]) for h in (ha, hb))
             cupy_time = _timed(lambda: ca @ cb, _CupySync(cupy), reps)
         ratio = "" if cupy_time is None else f"{cupy_time / new:8.2f}"
-        print(f"{name:<12}{c.nnz:>11}{1e3 * new:10.2f}{1e3 * values:10.2f}{1e3 * scipy_time:10.2f}"
+        print(f"{name:<15}{c.nnz:>11}{1e3 * new:10.2f}{1e3 * values:10.2f}{1e3 * scipy_time:10.2f}"
               f"{'-' if cupy_time is None else f'{1e3 * cupy_time:.2f}':>10}{scipy_time / new:9.2f}{ratio}")
     t_new = _timed(lambda: transpose_with_source(P, conjugate=True), exec, reps)
     t_values = _timed(lambda: transpose_values(P, R, sa.source, conjugate=True), exec, reps)
     t_scipy = _timed(lambda: host["P"].T.tocsr(), exec, reps)
-    print(f"{'R = P^T':<12}{R.nnz:>11}{1e3 * t_new:10.2f}{1e3 * t_values:10.2f}{1e3 * t_scipy:10.2f}"
+    print(f"{'R = P^T':<15}{R.nnz:>11}{1e3 * t_new:10.2f}{1e3 * t_values:10.2f}{1e3 * t_scipy:10.2f}"
           f"{'-':>10}{t_scipy / t_new:9.2f}  (times in ms)")
 
 
