@@ -14,7 +14,9 @@ iterations counted and the final relative residual ||b - A x|| / ||b|| checked w
                                    variable_2d] [--methods ...] [--executor opencl|reference] [--reps 5]
                                    [--choices device|cpu|gpu]   # gpu: PoCL with a GPU's choices and layouts
     python benchmarks/bench_amg.py --tune [--sizes ...]     # the per-device choice: each cycle, sweep
-                                                            # count and merge size, whole AMG-CG solves
+                                                            # count, merge size and split_restrict_rows
+                                                            # (--cycles, --sweeps, --merged,
+                                                            # --split-restrict), whole AMG-CG solves
     python benchmarks/bench_amg.py --profile [--sizes ...]  # where the setup's time goes: host phases,
                                                             # kernel times, launches and reads
     python benchmarks/bench_amg.py --mixed [--sizes ...]    # float64 AMG-CG beside its float32 hierarchy
@@ -370,9 +372,12 @@ def compare(args, exec) -> int:
 def tune(args, exec) -> int:
     """Whole AMG-CG solves for each cycle, sweep count and merge size: the measurements behind
     the backends' multigrid choices (ginkpy/opencl/device_choices.py, ginkpy/reference/device_choices.py)."""
-    configs = list(itertools.product(args.cycles, args.sweeps, args.merged))
-    runs = {c: ginkpy_solve(exec, gk.solver.Multigrid.build().with_cycle(c[0]).with_smoother_iters(c[1])
-                            .with_merged_rows(c[2]), args.maxiter) for c in configs}
+    configs = list(itertools.product(args.cycles, args.sweeps, args.merged, args.split_restrict))
+
+    def params(config):
+        return gk.solver.Multigrid.build().with_cycle(config[0]).with_smoother_iters(config[1]) \
+            .with_merged_rows(config[2]).with_split_restrict_rows(config[3])
+    runs = {c: ginkpy_solve(exec, params(c), args.maxiter) for c in configs}
     choices = exec.device_choices()
     print(f"ginkpy executor: {bc.device_name(exec)} (kind '{choices.kind}', chosen now: {choices.multigrid}); "
           f"whole AMG-CG solves, medians of {args.reps} rounds\n")
@@ -383,14 +388,13 @@ def tune(args, exec) -> int:
             b = S @ np.ones(S.shape[0])
             results = _rounds(runs, S, b, args.reps)
             print(f"{problem}:{S.shape[0]}")
-            print(f"{'cycle':>6}{'sweeps':>7}{'merged':>8}{'levels':>8}{'launches':>9}{'setup':>9}{'solve':>9}"
-                  f"{'total':>9}{'iters':>7}")
+            print(f"{'cycle':>6}{'sweeps':>7}{'merged':>8}{'split':>8}{'levels':>8}{'launches':>9}{'setup':>9}"
+                  f"{'solve':>9}{'total':>9}{'iters':>7}")
             for config, (setup, solve, total, iterations, _) in sorted(results.items(), key=lambda kv: kv[1][2]):
-                mg = gk.solver.Multigrid.build().with_cycle(config[0]).with_smoother_iters(config[1]) \
-                    .with_merged_rows(config[2]).on(exec).generate(gk.matrix.Csr.from_scipy(exec, S))
+                mg = params(config).on(exec).generate(gk.matrix.Csr.from_scipy(exec, S))
                 merged = "-" if mg.merged_from is None else f"{mg.merged_from}-{mg.num_levels - 1}"
-                print(f"{config[0]:>6}{config[1]:>7}{config[2]:>8}{merged:>8}{mg.launches_per_cycle:>9}"
-                      f"{setup:9.3f}{solve:9.3f}{total:9.3f}{iterations:7d}", flush=True)
+                print(f"{config[0]:>6}{config[1]:>7}{config[2]:>8}{mg.split_restrict_rows:>8}{merged:>8}"
+                      f"{mg.launches_per_cycle:>9}{setup:9.3f}{solve:9.3f}{total:9.3f}{iterations:7d}", flush=True)
             print()
     return 0
 
@@ -476,6 +480,8 @@ def main() -> int:
     p.add_argument("--cycles", nargs="+", default=["v", "w"], choices=["v", "w", "f"], help="with --tune")
     p.add_argument("--sweeps", type=int, nargs="+", default=[1, 2], help="with --tune")
     p.add_argument("--merged", type=int, nargs="+", default=[0, 2048, 8192, 32768, 131072], help="with --tune")
+    p.add_argument("--split-restrict", type=int, nargs="+", default=[None],
+                   help="with --tune: Multigrid's split_restrict_rows (default: the device's choice)")
     p.add_argument("--mixed", action="store_true",
                    help=f"float64 AMG-CG beside its float32 hierarchies (the methods {', '.join(MIXED)})")
     p.add_argument("--smoothed-levels", type=int, default=None,

@@ -110,7 +110,9 @@ def compare_trees(args) -> int:
                "--executor", args.executor, "--problems", *args.problems]
     for _ in range(args.reps):
         for tree in args.trees:
-            env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+            # the tree first, the rest of the path kept (an environment may put the dependencies there)
+            path = os.pathsep.join(filter(None, [os.path.abspath(tree), os.environ.get("PYTHONPATH")]))
+            env = dict(os.environ, PYTHONPATH=path)
             out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, cwd="/")
             results[tree] += json.loads(out.stdout.strip().splitlines()[-1])
     print_table(results, args.problems)

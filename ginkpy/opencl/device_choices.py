@@ -40,6 +40,11 @@ from ginkpy.opencl.components.krylov_basis import dot_scratch, dot_shape
 from ginkpy.opencl.small_systems import small_system_rows
 
 SMOOTHED_RELAX = 4 / 3  # smoothed aggregation's w where a device's choice turns it on (PyAMG's)
+# a GPU restricts the residual of a level of at least this many rows in two launches (residual,
+# then sums per aggregate): on an H100 (2026-12-07, GINKPY_OPENCL_PROFILE=1 python bench_amg.py
+# --profile, 3D Poisson 100^3) the one launch, a work-item per aggregate walking its rows'
+# entries scattered, took 10.1 of the cycle's 22.6 ms of kernels in 22 iterations
+SPLIT_RESTRICT_ROWS = 1 << 15
 
 CPU_CHOICES = DeviceChoices(
     kind="cpu",
@@ -59,7 +64,8 @@ GPU_CHOICES = DeviceChoices(
                                             "(the second costs less than the 30% of iterations it saves), levels of "
                                             "up to 2048 rows in one launch (one work-group)",
                           # smoothed aggregation (SMOOTHED_RELAX) off until measured on a GPU
-                          prolongation_relax=0.0, smoothed_levels=None),
+                          prolongation_relax=0.0, smoothed_levels=None,
+                          split_restrict_rows=SPLIT_RESTRICT_ROWS),
     approximate_triangular_solves=True,
     polls_waits=True,
     small_system_rows=partial(small_system_rows, "gpu"),

@@ -172,6 +172,36 @@ def test_levels_in_one_launch_give_the_same_cycle(exec, cycle, sweeps):
         assert error(merged) < error(run("v", 0, None))
 
 
+@pytest.mark.parametrize("cycle", ["v", "w"])
+def test_a_split_restriction_gives_the_same_cycle(exec, cycle):
+    # the residual and then its sums per aggregate (a GPU's large levels: split_restrict_rows)
+    # against the one kernel that does both, from 0 and from a guess, two columns; the launches
+    # counted as launches_per_cycle says
+    A = gk.matrix.Csr.from_scipy(exec, poisson_2d(40) + sp.diags(np.linspace(0, 1, 1600)))
+    rng = np.random.default_rng(3)
+    b = gk.matrix.Dense.from_numpy(exec, rng.standard_normal((1600, 2)))
+    guess = rng.standard_normal((1600, 2))
+    def params(split_rows):  # (a builder's with_ changes it: a new one each time)
+        return Multigrid.build().with_mg_level(Pgm.build().with_deterministic(True)).with_cycle(cycle) \
+            .with_smoother_iters(2).with_merged_rows(0).with_min_coarse_rows(10).with_split_restrict_rows(split_rows)
+
+    def run(split_rows):
+        mg = params(split_rows).on(exec).generate(A)
+        solver = params(split_rows).with_criteria(Iteration.build().with_max_iters(2)).on(exec).generate(A)
+        once = mg.apply(b, gk.matrix.Dense.zeros(exec, b.shape)).to_numpy()
+        if exec.asynchronous:  # a device counts its launches (the second apply: nothing made anew)
+            x = gk.matrix.Dense.zeros(exec, b.shape)
+            before = exec.counters["launches"]
+            mg.apply(b, x)
+            assert exec.counters["launches"] - before == mg.launches_per_cycle
+        return mg.launches_per_cycle, once, solver.apply(b, gk.matrix.Dense.from_numpy(exec, guess)).to_numpy()
+
+    fused, split = run(0), run(400)  # split: the levels of at least 400 rows (the finest two)
+    assert split[0] == fused[0] + (2 if cycle == "v" else 3)  # a launch more per visit of such a level
+    for u, v in zip(fused[1:], split[1:]):
+        np.testing.assert_allclose(v, u, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("levels", [3, 0])
 def test_coarse_cycle_twin(ref, ocl, levels):
     # the same (deterministic) hierarchy on both executors, all its levels but the finest in
@@ -549,6 +579,7 @@ def test_multigrid_kernels_twin(ref, ocl, rng, k, dtype):
     zeros = lambda rows: np.zeros((rows, k), dtype)  # noqa: E731
     for args, factor in [(("solver.multigrid.restrict_residual", A, ptrs, rows, b, x, zeros(m)), 100),
                          (("solver.multigrid.relax_first_restrict", 0.7, A, inv, ptrs, rows, b, zeros(n), zeros(m)), 100),
+                         (("solver.multigrid.restrict", ptrs, rows, b, zeros(m)), 100),
                          (("solver.multigrid.prolong", agg, coarse, x), 1),
                          (("solver.multigrid.prolong_relax", 0.7, A, inv, agg, coarse, b, x, zeros(n)), 10)]:
         # the restrictions sum about 5 rows of residuals that cancel: relative to the largest term

@@ -27,6 +27,10 @@ class CycleChoice:
     # every level), the levels below piecewise constant
     prolongation_relax: float = 0.0
     smoothed_levels: int | None = None
+    # levels of piecewise constant aggregation with at least this many rows restrict the residual
+    # in two launches, the residual row by row and then its sums per aggregate, instead of one
+    # work-item per aggregate computing its rows' residuals (0: always the one launch)
+    split_restrict_rows: int = 0
 
 
 def _never_small(method: str, dtype: Any) -> int:

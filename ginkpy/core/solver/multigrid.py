@@ -142,6 +142,11 @@ class Multigrid(IterativeSolver):
         Sweeps of the default smoother before and after the correction.
     merged_rows : int, default None (chosen per device)
         Levels of at most this many rows are cycled through in one launch (0: none).
+    split_restrict_rows : int, default None (chosen per device: a GPU 32768, else 0)
+        Levels of piecewise constant aggregation with at least this many rows restrict the
+        residual in two launches (the residual row by row, then its sums per aggregate) rather
+        than in one (a work-item per aggregate, which reads its rows' entries scattered); 0:
+        always in one. The same result either way.
     gather_rows : int, default None (50 000)
         Of a ``gk.distributed.Matrix`` only: levels of at most this many rows are gathered onto
         every rank and cycled there alike (the coarsest level is gathered whatever its size).
@@ -175,6 +180,7 @@ class Multigrid(IterativeSolver):
         smoother_relax: float = attrs.field(default=0.9, validator=number(min=0, min_open=True))
         smoother_iters: int | None = attrs.field(default=None, validator=integer(min=1, optional=True))
         merged_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
+        split_restrict_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
         gather_rows: int | None = attrs.field(default=None, validator=integer(min=0, optional=True))
 
     # the variant a distributed system matrix gets: core/distributed/multigrid.py declares itself
@@ -233,6 +239,8 @@ class Multigrid(IterativeSolver):
         self.cycle = params.cycle or choice.cycle
         self.smoother_iters = params.smoother_iters or choice.smoother_iters
         self.min_coarse_rows = params.min_coarse_rows or choice.min_coarse_rows
+        self.split_restrict_rows = choice.split_restrict_rows if params.split_restrict_rows is None \
+            else params.split_restrict_rows
         return choice
 
     def _level_factories(self, A: Csr | None = None) -> list:

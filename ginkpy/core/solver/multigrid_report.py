@@ -8,18 +8,21 @@ from __future__ import annotations
 from typing import Any
 
 from ginkpy.core.matrix.dense import Dense
+from ginkpy.core.solver.multigrid_steps import splits_restriction
 
 
 def launches_per_cycle(mg: Any) -> int:
     """Kernel launches of one cycle from x = 0 (the preconditioner's apply), one column (a
-    smoothed aggregation's level: relax, residual, R, P and relax, beside sweeps 2 and on)."""
+    smoothed aggregation's level: relax, residual, R, P and relax, beside sweeps 2 and on; a level
+    whose restriction is split: the residual and its sums per aggregate)."""
     def visit(l: int, zero: bool, kind: str) -> int:
         if l == len(mg.levels):
             return 1 if isinstance(mg.coarsest_solver, Dense) else 0
         if mg.pre_smoothers[l] is not None or mg.post_smoothers[l] is not None:
             return 0  # not counted: the smoothers' own launches
         own = 2 * mg.smoother_iters + (3 if mg.levels[l].smoothed else
-                                       0 if zero and mg.smoother_iters == 1 else 1)
+                                       0 if zero and mg.smoother_iters == 1 else
+                                       2 if splits_restriction(mg, l) else 1)
         second = kind in ("w", "f") and l + 1 < len(mg.levels)
         if l + 1 == mg.merged_from:
             return own + 1

@@ -22,11 +22,21 @@ def sweeps(mg: Any, l: int, count: int, b: Dense, current: Dense, other: Dense) 
     return current, other
 
 
+def splits_restriction(mg: Any, l: int) -> bool:
+    """Whether level l of piecewise constant aggregation restricts a residual in two launches
+    (the residual row by row, then its sums per aggregate): from the device's
+    ``split_restrict_rows`` rows on (a GPU's large levels, where the one launch's work-item per
+    aggregate reads its rows' entries scattered)."""
+    least = mg.split_restrict_rows
+    return 0 < least <= mg.matrices[l].shape[0] and not mg.levels[l].smoothed
+
+
 def restrict(mg: Any, l: int, b: Dense, x: Dense, coarse_b: Dense) -> None:
-    """coarse_b = R (b - A_l x) on level l: per aggregate in one kernel, or with a smoothed
-    aggregation's R the residual and then R's SpMV."""
+    """coarse_b = R (b - A_l x) on level l: per aggregate in one kernel; on a large level of a
+    device that chose so (:func:`splits_restriction`) the residual and then its sums per
+    aggregate; with a smoothed aggregation's R the residual and then R's SpMV."""
     exec, level, A = mg.executor, mg.levels[l], mg.matrices[l]
-    if not level.smoothed:
+    if not level.smoothed and not splits_restriction(mg, l):
         exec.run("solver.multigrid.restrict_residual", A, level.agg_ptrs, level.agg_rows, b, x, coarse_b)
         return
     key = ("residual", l, b.shape[1])
@@ -35,7 +45,10 @@ def restrict(mg: Any, l: int, b: Dense, x: Dense, coarse_b: Dense) -> None:
         residual = mg._work[key] = Dense.empty(exec, (A.shape[0], b.shape[1]), A.dtype)
     # r = b - A x;  b_c = R r
     exec.run("components.relaxation.residual", A, b, x, residual)
-    level.restrict_op.apply(residual, coarse_b)
+    if level.smoothed:
+        level.restrict_op.apply(residual, coarse_b)
+    else:
+        exec.run("solver.multigrid.restrict", level.agg_ptrs, level.agg_rows, residual, coarse_b)
 
 
 def prolong(mg: Any, level: Any, e: Dense, x: Dense) -> None:

@@ -98,6 +98,20 @@ __kernel void restrict_residual(const int size, const int k, MATRIX_PARAMS,
                          k == 1 ? idx : idx / k, k, COLUMN(idx, k));
 }
 
+// coarse_b[I, c] = sum over the rows i of aggregate I (in agg_rows order) of r[i, c]: the
+// restriction of a residual computed row by row before (on a GPU, reading the rows of a large
+// level in order beats a work-item per aggregate walking its rows' entries scattered)
+__kernel void aggregate_sums(const int size, const int k, AGGREGATE_PARAMS,
+                       __global const value_type* restrict r, __global value_type* restrict coarse_b)
+{
+    const int idx = get_global_id(0);
+    if (idx >= size) return;
+    const int I = k == 1 ? idx : idx / k, c = COLUMN(idx, k);
+    value_type sum = 0;
+    for (int p = agg_ptrs[I]; p < agg_ptrs[I + 1]; p++) sum += r[agg_rows[p] * k + c];
+    coarse_b[idx] = sum;
+}
+
 __kernel void relax_first_restrict(const int size, const int k, const real_type beta,
                                    MATRIX_PARAMS,
                                    __global const value_type* restrict inv_diag,

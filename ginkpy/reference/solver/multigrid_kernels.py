@@ -28,6 +28,11 @@ def restrict_residual(exec, a, agg_ptrs, agg_rows, b, x, coarse_b):
     coarse_b.values[...] = _restrict(agg_ptrs, agg_rows, b.values - _scipy(a) @ x.values)
 
 
+def restrict(exec, agg_ptrs, agg_rows, r, coarse_b):
+    """coarse_b = P^T r: row I sums r over the rows of aggregate I, in the order of agg_rows."""
+    coarse_b.values[...] = _restrict(agg_ptrs, agg_rows, r.values)
+
+
 def relax_first_restrict(exec, beta, a, inv_diag, agg_ptrs, agg_rows, b, x, coarse_b):
     """The first weighted Jacobi step from x = 0 and the restriction of the residual after it:
     x = beta D^-1 b;  coarse_b = P^T (b - A x)."""
