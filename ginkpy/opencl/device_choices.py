@@ -40,11 +40,14 @@ from ginkpy.opencl.components.krylov_basis import dot_scratch, dot_shape
 from ginkpy.opencl.small_systems import small_system_rows
 
 SMOOTHED_RELAX = 4 / 3  # smoothed aggregation's w where a device's choice turns it on (PyAMG's)
-# a GPU restricts the residual of a level of at least this many rows in two launches (residual,
-# then sums per aggregate): on an H100 (2026-12-07, GINKPY_OPENCL_PROFILE=1 python bench_amg.py
-# --profile, 3D Poisson 100^3) the one launch, a work-item per aggregate walking its rows'
-# entries scattered, took 10.1 of the cycle's 22.6 ms of kernels in 22 iterations
-SPLIT_RESTRICT_ROWS = 1 << 15
+# a GPU's split_restrict_rows: levels of at least this many rows restricting the residual in two
+# launches (the residual, then its sums per aggregate). On an H100 (2026-12-07,
+# GINKPY_OPENCL_PROFILE=1 python bench_amg.py --profile, 3D Poisson 100^3) the one launch, a
+# work-item per aggregate walking its rows' entries scattered, took 10.1 of 22.6 ms of the
+# cycles' kernels in 22 iterations (2D 1000^2: 9.9 of 28.6 ms), 3.5x (2D: 1.7x) a Jacobi sweep's
+# launch. 0 (off) until measured on a GPU: python bench_amg.py --tune --problems poisson_2d
+# poisson_3d --sizes 1000000 --cycles v --sweeps 2 --merged 2048 --split-restrict 0 8192 32768
+SPLIT_RESTRICT_ROWS = 0
 
 CPU_CHOICES = DeviceChoices(
     kind="cpu",

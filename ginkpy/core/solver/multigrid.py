@@ -142,7 +142,7 @@ class Multigrid(IterativeSolver):
         Sweeps of the default smoother before and after the correction.
     merged_rows : int, default None (chosen per device)
         Levels of at most this many rows are cycled through in one launch (0: none).
-    split_restrict_rows : int, default None (chosen per device: a GPU 32768, else 0)
+    split_restrict_rows : int, default None (chosen per device: 0 on every device until measured)
         Levels of piecewise constant aggregation with at least this many rows restrict the
         residual in two launches (the residual row by row, then its sums per aggregate) rather
         than in one (a work-item per aggregate, which reads its rows' entries scattered); 0:
