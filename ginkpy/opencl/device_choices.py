@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from functools import partial
 
 import numpy as np
@@ -107,6 +108,21 @@ def update_rows(info) -> int:
     """UPDATE_ROWS of the device ``info`` describes (a device neither CPU nor GPU: the GPU's),
     for Gmres' ``orthogonalize``: the same values to the last bit whatever it is."""
     return UPDATE_ROWS["cpu" if info.is_cpu else "gpu"]
+
+
+# host threads that copy a chunk into the page-locked staging ring (staging.py: copy_staged),
+# at most the host's cores. One thread's memcpy (about 10 GB/s) is slower than a page-locked
+# transfer over PCIe: on an H100's host (2026-12-07) A of 84 MB went up through the ring in
+# 12.0 ms (7 GB/s). On the 2-core PoCL machine two threads copy 8 MiB chunks at 15.5 GB/s against
+# one's 10.5 (three: 12.0). The GPU's 4 is not yet measured on one. A CPU device stages nothing
+# (``staged_upload_bytes`` 0): 1
+STAGING_THREADS = {"cpu": 1, "gpu": 4}
+
+
+def staging_threads(info) -> int:
+    """STAGING_THREADS of the device ``info`` describes (a device neither CPU nor GPU: the
+    GPU's), at most the host's cores."""
+    return max(1, min(STAGING_THREADS["cpu" if info.is_cpu else "gpu"], os.cpu_count() or 1))
 
 
 @functools.lru_cache(maxsize=None)

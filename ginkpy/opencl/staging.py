@@ -5,12 +5,16 @@ through the driver's own staging at a fraction of the speed). The staging buffer
 device, grown to the largest upload, and reused once its previous copies have finished."""
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import attrs
 import numpy as np
 
 from ginkpy.core.base.row_chunks import row_chunks
+from ginkpy.opencl.device_choices import staging_threads
 
 PIPELINE_BYTES = 8 << 20  # a GPU's chunk where the caller leaves it open: about 13 copies of 100 MB
 
@@ -47,6 +51,57 @@ def upload_staged(exec, out: Any, fill_rows: Callable[[np.ndarray, int], None], 
 # -- copies of host arrays through a ring of page-locked chunks (exec.from_host_async) -----------
 
 RING_SLOTS = 4  # chunks in flight: the host fills one while the device copies the others
+PARALLEL_COPY_BYTES = 1 << 20  # a chunk's memcpy is split over the staging threads from this size
+_PIECE_ALIGN = 4096  # the threads' pieces start at page multiples
+
+
+class _CopyThreads:
+    """The process's host threads that share the memcpy of a chunk into a staging slot
+    (``numpy.copyto`` releases the GIL): made at first use, grown to the most asked for, made
+    anew in a forked child (threads do not survive a fork). Idle threads cost nothing and
+    leave at once when the interpreter exits."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._size = 0
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self._lock = threading.Lock()
+        self._pool, self._size = None, 0
+
+    def pool(self, size: int) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None or self._size < size:
+                if self._pool is not None:
+                    self._pool.shutdown(wait=False)
+                self._pool, self._size = ThreadPoolExecutor(size, thread_name_prefix="ginkpy-staging"), size
+            return self._pool
+
+
+_copy_threads = _CopyThreads()
+
+
+def copy_into(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
+    """dst[...] = src (1-D byte arrays of one size), by ``threads`` host threads at once where
+    the copy is at least PARALLEL_COPY_BYTES: this thread copies the first piece, the process's
+    staging threads the others."""
+    n = dst.nbytes
+    if threads <= 1 or n < PARALLEL_COPY_BYTES:
+        np.copyto(dst, src)
+        return
+    step = -(-n // threads // _PIECE_ALIGN) * _PIECE_ALIGN
+    try:
+        pool = _copy_threads.pool(threads - 1)
+        pieces = [pool.submit(np.copyto, dst[start:start + step], src[start:start + step])
+                  for start in range(step, n, step)]
+    except RuntimeError:  # the interpreter is shutting down: no new threads, one copy
+        np.copyto(dst, src)
+        return
+    np.copyto(dst[:step], src[:step])
+    for piece in pieces:
+        piece.result()
 
 
 @attrs.define(eq=False)
@@ -84,14 +139,15 @@ def _ring(exec, chunk_bytes: int) -> StagingRing:
 def copy_staged(exec, outs: list, hosts: list, chunk_bytes: int | None = None) -> list:
     """Copy each contiguous host array of ``hosts`` into the device array of ``outs`` beside it
     through the device's ring of page-locked chunks (None: chunks of ``PIPELINE_BYTES``): the host
-    copies a chunk into a free slot (memcpy) and enqueues its device copy at once, so that the
+    copies a chunk into a free slot (memcpy, by the device's ``staging_threads`` host threads)
+    and enqueues its device copy at once, so that the
     memcpy of the next chunk overlaps the transfer (a copy straight from pageable memory goes
     through the driver's own staging at a fraction of the bandwidth). Returns the event of the
     last copy (a list of at most one): ``hosts`` are free when this returns; the ring keeps the
     events of its copies until they are complete."""
     import pyopencl as cl
     device = exec._device
-    last = None
+    last, threads = None, staging_threads(exec.info)
     with device.ring_lock:
         ring = _ring(exec, chunk_bytes or PIPELINE_BYTES)
         step, i = ring.chunk_bytes, ring.next
@@ -102,7 +158,7 @@ def copy_staged(exec, outs: list, hosts: list, chunk_bytes: int | None = None) -
                 if ring.events[i] is not None:
                     ring.events[i].wait()  # the slot's last copy has left it (outside the device lock)
                 slot = ring.arrays[i][:stop - start]
-                np.copyto(slot, src[start:stop])
+                copy_into(slot, src[start:stop], threads)
                 with exec.lock:
                     last = cl.enqueue_copy(exec.queue, out.base_data, slot, dst_offset=out.offset + start,
                                            is_blocking=False)

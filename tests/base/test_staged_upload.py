@@ -16,14 +16,30 @@ from ginkpy.opencl import staging
 CHUNK = 1000  # bytes: not a multiple of any item size, so chunks split values
 
 
-@pytest.fixture
-def staged(ocl, monkeypatch):
-    """An executor taking itself for a GPU whose arrays of >= 64 bytes go up staged in chunks of CHUNK bytes."""
+@pytest.fixture(params=[1, 3], ids=["one-thread", "three-threads"])
+def staged(ocl, monkeypatch, request):
+    """An executor taking itself for a GPU whose arrays of >= 64 bytes go up staged in chunks of
+    CHUNK bytes, each chunk's memcpy by one host thread or split over three (in pieces of 8
+    bytes' multiples: several to a chunk)."""
     exe = taken_for(ocl, "gpu")
     choices = dataclasses.replace(exe.device_choices(), staged_upload_bytes=64)
     monkeypatch.setattr(exe, "device_choices", lambda: choices)
     monkeypatch.setattr(staging, "PIPELINE_BYTES", CHUNK)
+    monkeypatch.setattr(staging, "staging_threads", lambda info: request.param)
+    monkeypatch.setattr(staging, "PARALLEL_COPY_BYTES", 1)
+    monkeypatch.setattr(staging, "_PIECE_ALIGN", 8)
     return exe
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+def test_copy_into_by_several_threads(monkeypatch, rng, threads):
+    monkeypatch.setattr(staging, "PARALLEL_COPY_BYTES", 1)
+    monkeypatch.setattr(staging, "_PIECE_ALIGN", 8)
+    for n in (1, 7, 8, 9, 1000, 4099, 65537):  # fewer bytes than pieces, a page's worth and more
+        src = rng.integers(0, 256, n).astype(np.uint8)
+        dst = np.zeros(n, np.uint8)
+        staging.copy_into(dst, src, threads)
+        assert dst.tobytes() == src.tobytes()
 
 
 def test_from_host_async_copies_bit_for_bit(staged, rng):
