@@ -96,7 +96,7 @@ def copy_into(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
         pool = _copy_threads.pool(threads - 1)
         pieces = [pool.submit(np.copyto, dst[start:start + step], src[start:start + step])
                   for start in range(step, n, step)]
-    except RuntimeError:  # the interpreter is shutting down: no new threads, one copy
+    except RuntimeError:  # a pool shut down (the interpreter exiting, or grown by another device): one copy
         np.copyto(dst, src)
         return
     np.copyto(dst[:step], src[:step])
@@ -139,10 +139,10 @@ def _ring(exec, chunk_bytes: int) -> StagingRing:
 def copy_staged(exec, outs: list, hosts: list, chunk_bytes: int | None = None) -> list:
     """Copy each contiguous host array of ``hosts`` into the device array of ``outs`` beside it
     through the device's ring of page-locked chunks (None: chunks of ``PIPELINE_BYTES``): the host
-    copies a chunk into a free slot (memcpy, by the device's ``staging_threads`` host threads)
-    and enqueues its device copy at once, so that the
-    memcpy of the next chunk overlaps the transfer (a copy straight from pageable memory goes
-    through the driver's own staging at a fraction of the bandwidth). Returns the event of the
+    copies a chunk into a free slot (a memcpy by the device's ``staging_threads`` host threads)
+    and enqueues its device copy at once, so that the memcpy of the next chunk overlaps the
+    transfer (a copy straight from pageable memory goes through the driver's own staging at a
+    fraction of the bandwidth). Returns the event of the
     last copy (a list of at most one): ``hosts`` are free when this returns; the ring keeps the
     events of its copies until they are complete."""
     import pyopencl as cl

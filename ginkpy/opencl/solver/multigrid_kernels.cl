@@ -102,7 +102,7 @@ __kernel void restrict_residual(const int size, const int k, MATRIX_PARAMS,
 // restriction of a residual computed row by row before (on a GPU, reading the rows of a large
 // level in order beats a work-item per aggregate walking its rows' entries scattered)
 __kernel void aggregate_sums(const int size, const int k, AGGREGATE_PARAMS,
-                       __global const value_type* restrict r, __global value_type* restrict coarse_b)
+                             __global const value_type* restrict r, __global value_type* restrict coarse_b)
 {
     const int idx = get_global_id(0);
     if (idx >= size) return;

@@ -1,6 +1,7 @@
 """OpenCL kernels of Multigrid's cycle (sources in multigrid_kernels.cl): restriction (of a
-residual: computed in the same pass, or given; fused with the first smoothing step), prolongation alone or fused with the smoothing
-step after it, and the coarse levels cycled through in one work-group (coarse_cycle)."""
+residual computed in the same pass or given, or fused with the first smoothing step),
+prolongation alone or fused with the smoothing step after it, and the coarse levels cycled
+through in one work-group (coarse_cycle)."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,8 @@ def restrict_residual(exec, a, agg_ptrs, agg_rows, b, x, coarse_b):
 def restrict(exec, agg_ptrs, agg_rows, r, coarse_b):
     size, k = coarse_b.values.size, coarse_b.shape[1]
     check_int32(max(size, r.values.size))
-    launch_1d(exec, __file__, "aggregate_sums", r.dtype, size, np.int32(size), np.int32(k), agg_ptrs.data, agg_rows.data,
-              r.values.data, coarse_b.values.data)
+    launch_1d(exec, __file__, "aggregate_sums", r.dtype, size, np.int32(size), np.int32(k), agg_ptrs.data,
+              agg_rows.data, r.values.data, coarse_b.values.data)
 
 
 def relax_first_restrict(exec, beta, a, inv_diag, agg_ptrs, agg_rows, b, x, coarse_b):
