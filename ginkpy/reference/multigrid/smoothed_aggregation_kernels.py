@@ -8,13 +8,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ginkpy.reference.multigrid.pgm_kernels import _rows
+
 
 def smoother_values(exec, a, relax, values, flags):
     """values = those of S = I - (relax / rho) D^-1 A, in A's entry order; flags[0] = 1 where
     a row's diagonal entry is zero or not stored (0 otherwise; that row's values are then not
     finite)."""
     n = a.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(a.row_ptrs))
+    rows = _rows(a)
     diagonal = rows == a.col_idxs
     diag = np.zeros(n, a.dtype)
     diag[rows[diagonal]] = a.values[diagonal]
@@ -54,10 +56,6 @@ def prolongation_fill(exec, smoother, row_ptrs, sorted_entries, size):
     values = np.empty(size, smoother.dtype)
     _sum_into(values, slots, smoother.values)
     return col_idxs, values, slots
-
-
-def _rows(a):
-    return np.repeat(np.arange(a.shape[0]), np.diff(a.row_ptrs))
 
 
 def _new(rows, keys):
