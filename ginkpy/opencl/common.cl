@@ -101,6 +101,12 @@ inline void local_scan_int(__local int* tmp, const int lid, const int width)
     }
 }
 
+// The items (rows, aggregates, entries) of a work-item of a launch_chunks launch (launch.py):
+// one on a GPU (chunk 1: neighbouring work-items take neighbouring items), a contiguous stretch
+// on a CPU (work-groups of one work-item); the kernel takes the int chunk
+#define FOR_ITEMS(i, count) \
+    for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
+
 // The column of entry i of a row-major n x k matrix. The k == 1 case (one right-hand side)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))

@@ -58,10 +58,6 @@ inline int product_bound(const int i, const int limit, __global const int* restr
 #define HASHED(i) 0
 #endif
 
-// The items (rows) of a work-item: one on a GPU (chunk 1), a contiguous stretch on a CPU
-#define FOR_ITEMS(i, count) \
-    for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
-
 // The lists of a row of A of at most PRIVATE_LISTS entries live in private arrays (a GPU keeps
 // them interleaved across work-items, coalesced); longer rows are merge_long_rows's
 #define LISTS int cursor_[PRIVATE_LISTS], head_[PRIVATE_LISTS];

@@ -73,11 +73,6 @@ inline void consider(choice* best, const real_type w, const int col, const int r
 #define magnitude(a) ((a) < 0 ? -(a) : (a))
 #endif
 
-// The items (rows, aggregates) of a work-item: one on a GPU (chunk 1: neighbouring work-items
-// take neighbouring items), a contiguous stretch on a CPU (work-groups of one work-item)
-#define FOR_ITEMS(i, count) \
-    for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
-
 // The arrays a pass starts from: agg all -1 (no row aggregated), the matching state
 // [threshold, n, 0 for each sweep], the flags [0, 0]
 __kernel void start_pass(const int items, const int chunk, const int n, const int threshold, const int sweeps,

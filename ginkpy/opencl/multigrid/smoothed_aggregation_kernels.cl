@@ -58,7 +58,7 @@ __kernel void smoother_values(const int n, const int chunk, const real_type rela
                               __global value_type* restrict out)
 {
     const real_type w = relax / rho[at];
-    for (int i = get_global_id(0) * chunk, i_end = min(n, i + chunk); i < i_end; ++i) {
+    FOR_ITEMS(i, n) {
         value_type diag = 0;
         for (int e = ptrs[i]; e < ptrs[i + 1]; ++e) {
             if (cols[e] == i) diag = vals[e];
@@ -79,9 +79,6 @@ __kernel void smoother_values(const int n, const int chunk, const real_type rela
 // entry of P it adds to) kept, and the values summed in the order of S's entries (so that new
 // values of S are one pass over the slots: prolongation_values).
 
-#define FOR_ROWS(i, count) \
-    for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
-
 // p_vals of row i = sum of s_ik into slot[e], in the order of S's entries
 inline void prolongation_row(const int i, __global const int* restrict s_ptrs, __global const value_type* restrict s_vals,
                              __global const int* restrict slots, __global const int* restrict p_ptrs,
@@ -101,7 +98,7 @@ __kernel void count_prolongation(const int items, const int chunk, const int off
     const int n = items - 1;
     __global int* restrict keys = sorted;
     __global int* restrict order = sorted + offset;
-    FOR_ROWS(i, items) {
+    FOR_ITEMS(i, items) {
         if (i == n) {
             counts[n] = 0;
             continue;
@@ -138,7 +135,7 @@ __kernel void fill_prolongation(const int n, const int chunk, const int offset, 
 {
     __global const int* restrict keys = sorted;
     __global const int* restrict order = sorted + offset;
-    FOR_ROWS(i, n) {
+    FOR_ITEMS(i, n) {
         int p = p_ptrs[i] - 1;
         for (int q = s_ptrs[i]; q < s_ptrs[i + 1]; ++q) {
             if (q == s_ptrs[i] || keys[q] != keys[q - 1]) p_cols[++p] = keys[q];
@@ -153,7 +150,7 @@ __kernel void prolongation_values(const int n, const int chunk, __global const i
                                   __global const value_type* restrict s_vals, __global const int* restrict slots,
                                   __global const int* restrict p_ptrs, __global value_type* restrict p_vals)
 {
-    FOR_ROWS(i, n) {
+    FOR_ITEMS(i, n) {
         prolongation_row(i, s_ptrs, s_vals, slots, p_ptrs, p_vals);
     }
 }
