@@ -107,6 +107,29 @@ inline void local_scan_int(__local int* tmp, const int lid, const int width)
 #define FOR_ITEMS(i, count) \
     for (int i = get_global_id(0) * chunk, i##_end = min((count), i + chunk); i < i##_end; i++)
 
+// The gaps of a shell sort of len entries (len / 2, then about 5 / 11 of the last, ending at 1):
+// the sorts of one row's entries by one work-item (rows may be long, so not insertion sort)
+#define FOR_SHELL_GAPS(gap, len) for (int gap = (len) > 1 ? (len) / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11)
+
+// keys[begin, end) ascending, each entry of other moved with its key; equal keys ordered by
+// other (a total order: the same result whatever order the entries came in)
+inline void sort_int_pairs(__global int* keys, __global int* other, const int begin, const int end)
+{
+    FOR_SHELL_GAPS(gap, end - begin) {
+        for (int s = begin + gap; s < end; ++s) {
+            const int key = keys[s], with = other[s];
+            int q = s;
+            while (q - gap >= begin && (keys[q - gap] > key || (keys[q - gap] == key && other[q - gap] > with))) {
+                keys[q] = keys[q - gap];
+                other[q] = other[q - gap];
+                q -= gap;
+            }
+            keys[q] = key;
+            other[q] = with;
+        }
+    }
+}
+
 // The column of entry i of a row-major n x k matrix. The k == 1 case (one right-hand side)
 // skips the integer division, which a CPU device pays on every entry of an element-wise kernel.
 #define COLUMN(i, k) ((k) == 1 ? 0 : (i) % (k))

@@ -59,7 +59,7 @@ def launch_chunks(exec, module_file: str, name: str, dtype: Any, items: int, fir
                   min_chunk: int, defines: dict | None = None) -> None:
     """Run kernel ``name`` over ``items`` items (rows, aggregates, ...): a GPU one item per
     work-item in work-groups of WORK_GROUP, a CPU a few work-groups of one work-item, each a
-    contiguous chunk of at least ``min_chunk`` items (``FOR_ITEMS`` in the .cl). The kernel takes
+    contiguous chunk of at least ``min_chunk`` items (``FOR_ITEMS`` in common.cl). The kernel takes
     (``first``: an int32 it reads as its item count, the chunk, ``args``); nothing is launched
     for 0 items."""
     if items == 0:

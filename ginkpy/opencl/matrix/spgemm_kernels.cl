@@ -443,7 +443,7 @@ __kernel void fill_rows_dense(const int n, const int chunk, const int columns, _
 #if COUNT_ROWS
         counts[i] = len;
 #endif
-        for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
+        FOR_SHELL_GAPS(gap, len) {
             for (int s = start + gap; s < end; ++s) {
                 const int col = c_cols[s];
                 const value_type v = c_vals[s];
@@ -542,20 +542,7 @@ __kernel void sort_transposed(const int m, const int chunk, __global const int* 
                               __global int* restrict t_cols, __global int* restrict source)
 {
     FOR_ITEMS(r, m) {
-        const int begin = t_ptrs[r], len = t_ptrs[r + 1] - begin;
-        for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
-            for (int s = begin + gap; s < begin + len; ++s) {
-                const int col = t_cols[s], src = source[s];
-                int p = s;
-                while (p - gap >= begin && t_cols[p - gap] > col) {
-                    t_cols[p] = t_cols[p - gap];
-                    source[p] = source[p - gap];
-                    p -= gap;
-                }
-                t_cols[p] = col;
-                source[p] = src;
-            }
-        }
+        sort_int_pairs(t_cols, source, t_ptrs[r], t_ptrs[r + 1]);
     }
 }
 

@@ -103,24 +103,12 @@ __kernel void count_prolongation(const int items, const int chunk, const int off
             counts[n] = 0;
             continue;
         }
-        const int begin = s_ptrs[i], end = s_ptrs[i + 1], len = end - begin;
+        const int begin = s_ptrs[i], end = s_ptrs[i + 1];
         for (int e = begin; e < end; ++e) {
             keys[e] = agg[s_cols[e]];
             order[e] = e;
         }
-        for (int gap = len > 1 ? len / 2 : 0; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
-            for (int s = begin + gap; s < end; ++s) {
-                const int key = keys[s], entry = order[s];
-                int q = s;
-                while (q - gap >= begin && (keys[q - gap] > key || (keys[q - gap] == key && order[q - gap] > entry))) {
-                    keys[q] = keys[q - gap];
-                    order[q] = order[q - gap];
-                    q -= gap;
-                }
-                keys[q] = key;
-                order[q] = entry;
-            }
-        }
+        sort_int_pairs(keys, order, begin, end);
         int count = 0;
         for (int q = begin; q < end; ++q) count += q == begin || keys[q] != keys[q - 1];
         counts[i] = count;
