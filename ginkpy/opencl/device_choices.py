@@ -42,14 +42,16 @@ from ginkpy.opencl.components.krylov_basis import dot_scratch, dot_shape
 from ginkpy.opencl.small_systems import small_system_rows
 
 SMOOTHED_RELAX = 4 / 3  # smoothed aggregation's w where a device's choice turns it on (PyAMG's)
-# a GPU's split_restrict_rows: levels of at least this many rows restricting the residual in two
+# a GPU's split_restrict_rows: levels of at least this many rows restrict the residual in two
 # launches (the residual, then its sums per aggregate). On an H100 (2026-12-07,
 # GINKPY_OPENCL_PROFILE=1 python bench_amg.py --profile, 3D Poisson 100^3) the one launch, a
 # work-item per aggregate walking its rows' entries scattered, took 10.1 of 22.6 ms of the
-# cycles' kernels in 22 iterations (2D 1000^2: 9.9 of 28.6 ms), 3.5x (2D: 1.7x) a Jacobi sweep's
-# launch. 0 (off) until measured on a GPU: python bench_amg.py --tune --problems poisson_2d
-# poisson_3d --sizes 1000000 --cycles v --sweeps 2 --merged 2048 --split-restrict 0 8192 32768
-SPLIT_RESTRICT_ROWS = 0
+# cycles' kernels in 22 iterations (2D 1000^2: 9.9 of 28.6 ms). Split from 8192 rows (H100,
+# 2026-12-07, python bench_amg.py --tune --problems poisson_2d poisson_3d --sizes 1000000 --cycles v
+# --sweeps 2 --merged 2048 --split-restrict 0 8192 32768, medians of 3): the solve 33 -> 26 ms
+# (3D, 23 -> 22 iterations) and 65 -> 58 ms (2D, 41 -> 40); from 32768 rows 26 and 61 ms. At 128^3
+# the two launches take 1.1 + 1.1 ms plus the residual's 4.5 in 25 iterations (--profile)
+SPLIT_RESTRICT_ROWS = 8192
 
 CPU_CHOICES = DeviceChoices(
     kind="cpu",
@@ -78,7 +80,12 @@ GPU_CHOICES = DeviceChoices(
     small_system_rows=partial(small_system_rows, "gpu"),
     # A's upload through page-locked chunks from 1 MiB (H100, 2026-12-07: Csr.from_scipy of 3D
     # Poisson 100^3, 84 MB, took 27.0 ms straight from pageable memory: 3 GB/s)
-    staged_upload_bytes=1 << 20)
+    staged_upload_bytes=1 << 20,
+    # gk.linalg's kept solvers: A's snapshot read back from the device at the next call on A (H100
+    # host, 2026-12-07, cg(A, b, M="amg") on 3D Poisson 128^3 with the cache cleared: 117 ms
+    # without a host snapshot against 152 with one taken after the solve, 159 beside it; the
+    # host copy alone takes 13.5 ms)
+    snapshots_from_device=True)
 
 
 # a device neither CPU nor GPU (an accelerator): the GPU's launch-bound choices, but exact
@@ -111,12 +118,14 @@ def update_rows(info) -> int:
 
 
 # host threads that copy a chunk into the page-locked staging ring (staging.py: copy_staged),
-# at most the host's cores. One thread's memcpy (about 10 GB/s) is slower than a page-locked
-# transfer over PCIe: on an H100's host (2026-12-07) A of 84 MB went up through the ring in
-# 12.0 ms (7 GB/s). On the 2-core PoCL machine two threads copy 8 MiB chunks at 15.5 GB/s against
-# one's 10.5 (three: 12.0). The GPU's 4 is not yet measured on one. A CPU device stages nothing
-# (``staged_upload_bytes`` 0): 1
-STAGING_THREADS = {"cpu": 1, "gpu": 4}
+# at most the host's cores. On the 2-core PoCL machine two threads copy 8 MiB chunks at 15.5 GB/s
+# against one's 10.5 (three: 12.0), but a CPU device stages nothing (``staged_upload_bytes`` 0).
+# On an H100's host (2026-12-07) more threads lose: A's upload (bench_amg_host.py --trees ..
+# --problems poisson_3d:128 poisson_2d:1000 --reps 3, rounds alternating 1 and 4 threads) took
+# 27.4 / 26.5 ms with one thread against 29.6 / 28.4 with four (3D 128^3, 176 MB), 10.6 / 9.8
+# against 10.9 / 12.3 (2D 1000^2): the transfer over PCIe (about 7 GB/s there), not the memcpy,
+# bounds the ring. So one thread everywhere; the split stays for hosts where the memcpy binds
+STAGING_THREADS = {"cpu": 1, "gpu": 1}
 
 
 def staging_threads(info) -> int:
