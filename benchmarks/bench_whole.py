@@ -3,10 +3,11 @@ what a user pays from a SciPy matrix to a NumPy x, A uploaded every time, beside
 
 Per problem (b = A 1, x0 = 0, rtol 1e-8), ``--reps`` interleaved rounds, medians:
 
-- ``whole``: ``gk.linalg.clear_cache()``, then the call: A's snapshot and upload, Jacobi, the
+- ``whole``: ``gk.linalg.clear_cache()``, then the call: A's upload (and snapshot on a host), Jacobi, the
   solve, x back (as CuPy's cg pays A's upload);
 - ``kept``: the same call again on the same matrix object (the kept solver: no upload, no
-  setup; A compared with its snapshot), labelled as such;
+  setup; A compared with its snapshot, which on a GPU this first call after a ``whole`` one
+  reads back from the device: ``snapshots_from_device``), labelled as such;
 - ``cupy``: cupyx.scipy.sparse.linalg.cg with a Jacobi LinearOperator, A and b copied to the GPU
   and x back inside the timed region (with CuPy and a GPU);
 - ``whole-kept``: what the single shot adds; ``target``: the issue's bound, the iterations at

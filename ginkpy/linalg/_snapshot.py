@@ -1,8 +1,9 @@
-"""A bitwise copy of a SciPy matrix's arrays taken in the background: what ``gk.linalg``'s solver
-cache compares a later call's matrix with. A few threads copy it in chunks (NumPy lets go of the
-GIL in a copy) while the call uploads A and solves, so that a single-shot solve does not wait
-for a host pass over A (on a GPU the host is idle during the solve); the call waits for the copy
-before it returns, so the caller may change A afterwards."""
+"""A bitwise copy of a SciPy matrix's arrays, taken by a few threads in chunks (NumPy lets go of
+the GIL in a copy): what ``gk.linalg``'s solver cache compares a later call's matrix with, where
+the device's copy of A cannot be read back instead (``snapshots_from_device``). The cache takes
+it after the solve, which the first call waits for before it returns (so the caller may change A
+afterwards): taken beside the upload, the setup or the solve, its copies slowed them by more than
+they cost alone (an H100's host, 2026-12-07)."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -40,7 +41,7 @@ class Snapshot:
     Examples
     --------
     >>> snapshot = Snapshot([A.indptr, A.indices, A.data])
-    >>> ...                                    # the solve, beside the copy
+    >>> ...                                    # other work, beside the copy
     >>> indptr, indices, data = snapshot.arrays
     """
 

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ginkpy.core.base.executor import Executor
+from ginkpy.core.base.types import INDEX_DTYPE
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.matrix.csr import Csr, same_contents
 from ginkpy.linalg._kept_operators import KeptOperator, host_kept
@@ -32,12 +33,18 @@ class _CachedMatrix:
 
     def __init__(self, A: Any, exec: Executor, dtype: np.dtype) -> None:
         self.exec, self.dtype, self.format, self.shape = exec, dtype, A.format, A.shape
-        # A's snapshot taken in the background and A's upload enqueued, both waited for by
-        # settle() (the caller may change A once the call returned): the host sets up the
-        # solve beside them
-        self._snapshot = Snapshot(_arrays(A))
+        # A's upload enqueued now. Its snapshot: where the upload took A's arrays as they are
+        # and the executor's choices say so (a GPU), read back from the device's copy at the
+        # next call on A (a host copy beside the first call slowed it by more than the copy
+        # costs); else copied on the host by settle(), after the solve, which the first call
+        # waits for (the caller may change A once the call returned)
         self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
         self.matrix, self._uploads = Csr.from_scipy_async(exec, A, dtype)
+        as_they_are = self.canonical and A.data.dtype == dtype and \
+            A.indptr.dtype == INDEX_DTYPE and A.indices.dtype == INDEX_DTYPE
+        self._from_device = as_they_are and exec.device_choices().snapshots_from_device
+        self._source: Any = None if self._from_device else _arrays(A)
+        self._snapshot: Any = None  # (a Snapshot, or the arrays read back)
         self.matrix.spmv_strategy()  # (chosen now from the host's row pointers, beside the upload)
         self.solvers: collections.OrderedDict = collections.OrderedDict()
         self.lock = threading.RLock()
@@ -45,15 +52,29 @@ class _CachedMatrix:
 
     @property
     def arrays(self) -> list[np.ndarray]:
-        """The snapshot of A's arrays (indptr, indices, data), once taken."""
+        """The snapshot of A's arrays (indptr, indices, data): taken on the host by settle(),
+        or read back from the device's copy of A at the first need."""
+        if self._from_device:
+            if self._snapshot is None:
+                m = self.matrix
+                self._snapshot = [np.asarray(a) for a in self.exec.to_host(m.row_ptrs, m.col_idxs, m.values)]
+            return self._snapshot
+        self._take_snapshot()
         return self._snapshot.arrays
 
+    def _take_snapshot(self) -> None:
+        if self._snapshot is None:  # copies by a few threads, waited for by arrays and settle()
+            self._snapshot, self._source = Snapshot(self._source), None
+
     def settle(self) -> None:
-        """Wait for A's snapshot and upload: what the first call must not return before."""
+        """Wait for A's upload and (on the host) its snapshot: what the first call must not
+        return before."""
         uploads, self._uploads = self._uploads, []
         for event in uploads:
             event.wait()
-        self._snapshot.wait()
+        if not self._from_device:
+            self._take_snapshot()
+            self._snapshot.wait()
 
     def matches(self, A: Any) -> str:
         """"same", "values" (only the values changed, in a canonical CSR matrix: an update takes

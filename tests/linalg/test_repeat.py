@@ -80,6 +80,34 @@ def test_the_functions_keep_their_solver(exec, monkeypatch):
 def test_the_functions_see_a_matrix_changed_in_place(exec):
     # the kept solver is used only while A holds what it held: values changed in place are taken
     # in (an update), indices changed in place or another matrix build anew
+    _change_in_place(exec)
+
+
+def test_a_snapshot_read_back_from_the_device_sees_the_changes(ocl, monkeypatch):
+    # a GPU's choice (snapshots_from_device) on this device: the first call copies nothing of A
+    # on the host; the next reads A's copy back from the device and compares it with A
+    import dataclasses
+    from ginkpy.linalg import _solver_cache
+    choices = dataclasses.replace(ocl.device_choices(), snapshots_from_device=True)
+    monkeypatch.setattr(ocl, "device_choices", lambda: choices)
+    A = _system()
+    b = np.ones(A.shape[0])
+    gk.linalg.cg(A, b, rtol=1e-10, M="jacobi", executor=ocl)
+    cached = next(entry for ref, entry in _solver_cache._cache.values() if ref() is A)
+    assert cached._from_device and cached._snapshot is None
+    A.data[0] += 1.0
+    x, info = gk.linalg.cg(A, b, rtol=1e-10, M="jacobi", executor=ocl)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b)
+    assert [np.array_equal(a, c) for a, c in zip((A.indptr, A.indices, A.data), cached.arrays)] == [True] * 3
+    # a matrix whose arrays the upload converts (int64 indices): copied on the host, as before
+    B = _system()
+    B.indices, B.indptr = B.indices.astype(np.int64), B.indptr.astype(np.int64)
+    gk.linalg.cg(B, b, rtol=1e-10, M="jacobi", executor=ocl)
+    assert not next(entry for ref, entry in _solver_cache._cache.values() if ref() is B)._from_device
+    _change_in_place(ocl)
+
+
+def _change_in_place(exec) -> None:
     A = _system()
     b = np.random.default_rng(2).standard_normal(A.shape[0])
     for M in ("jacobi", "amg"):

@@ -77,6 +77,12 @@ class DeviceChoices:
         host's memcpy of one chunk overlapping the transfer of the last (a GPU, where a copy
         from pageable memory runs at a fraction of the bandwidth); 0: never (the host itself, a
         CPU device: one direct copy).
+    snapshots_from_device : bool, default False
+        Whether ``gk.linalg``'s solver cache, which keeps a SciPy matrix's solvers while the
+        matrix holds what it held, reads what it compares a later call's matrix with from the
+        device's copy at that later call (where the upload took the matrix's arrays as they
+        are: a GPU, where a host copy beside the first call slowed it by more than the copy
+        costs) rather than copying the matrix's arrays on the host at the first call.
     """
 
     kind: str
@@ -87,3 +93,4 @@ class DeviceChoices:
     lagged_second_pass: Callable[[int, int, int, Any], bool] = _always_lagged
     checks_values_on_host: bool = False
     staged_upload_bytes: int = 0
+    snapshots_from_device: bool = False
