@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import ginkpy as gk
-from ginkpy.problems import poisson_2d, poisson_3d
+from ginkpy.problems import poisson_2d, poisson_3d, variable_3d
 
 from conftest import sum_tol
 
@@ -22,17 +22,6 @@ def _csr(exec, A, dtype=np.float64):
 
 def _sa(passes=2):
     return Pgm.build().with_prolongation_relax(SA_RELAX).with_aggregation_passes(passes)
-
-
-def variable_3d(n: int, sigma: float = 1.5, seed: int = 0) -> sp.csr_matrix:
-    """7-point -div(k grad u) on an n^3 grid (Dirichlet boundary): A = G^T K G with G the
-    differences across every face (boundary faces included) and K log-normal per face."""
-    d = sp.diags([np.ones(n), -np.ones(n)], [0, -1], shape=(n + 1, n))  # (n + 1) faces x n cells
-    eye = sp.identity(n)
-    grads = [sp.kron(sp.kron(d, eye), eye), sp.kron(sp.kron(eye, d), eye), sp.kron(sp.kron(eye, eye), d)]
-    G = sp.vstack(grads).tocsr()
-    k = np.exp(np.random.default_rng(seed).normal(0.0, sigma, G.shape[0]))
-    return (G.T @ sp.diags(k) @ G).tocsr()
 
 
 # -- by hand -----------------------------------------------------------------------------------
