@@ -13,8 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ginkpy.core.base.executor import Executor
-from ginkpy.core.base.types import INDEX_DTYPE
 from ginkpy.core.base.lin_op import LinOp
+from ginkpy.core.base.types import INDEX_DTYPE
 from ginkpy.core.matrix.csr import Csr, same_contents
 from ginkpy.linalg._kept_operators import KeptOperator, host_kept
 from ginkpy.linalg._snapshot import Snapshot
