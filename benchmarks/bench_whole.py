@@ -8,6 +8,7 @@ Per problem (b = A 1, x0 = 0, rtol 1e-8), ``--reps`` interleaved rounds, medians
 - ``kept``: the same call again on the same matrix object (the kept solver: no upload, no
   setup; A compared with its snapshot, which on a GPU this first call after a ``whole`` one
   reads back from the device: ``snapshots_from_device``), labelled as such;
+- ``third``: the call once more (A compared with the snapshot the second call holds);
 - ``cupy``: cupyx.scipy.sparse.linalg.cg with a Jacobi LinearOperator, A and b copied to the GPU
   and x back inside the timed region (with CuPy and a GPU);
 - ``whole-kept``: what the single shot adds; ``target``: the issue's bound, the iterations at
@@ -129,14 +130,14 @@ def main() -> None:
     bandwidth, upload = bc.copy_bandwidth(exec, 5), upload_bandwidth(exec)
     print(f"ginkpy on {bc.device_name(exec)}; CuPy: {bc.cupy_device(cupy) if cupy else 'no'}; copy "
           f"{bandwidth / 1e9:.0f} GB/s, upload {bc.fmt(upload and upload / 1e9, '.1f')} GB/s; medians of {args.reps}")
-    bc.print_header(f"{'problem':<22}{'its':>6}{'whole ms':>10}{'kept ms':>9}{'cupy ms':>9}{'whole-kept':>11}"
-                    f"{'target':>8}{'w/target':>9}{'x cupy':>8}  ok")
+    bc.print_header(f"{'problem':<22}{'its':>6}{'whole ms':>10}{'kept ms':>9}{'third ms':>9}{'cupy ms':>9}"
+                    f"{'whole-kept':>11}{'target':>8}{'w/target':>9}{'x cupy':>8}  ok")
     for label, S in bc.matrices(args, exec):
         S = S.tocsr()
         n, nnz = S.shape[0], S.nnz
         b = S @ np.ones(n)
         runs = {name: (lambda clear=clear: ginkpy_call(exec, S, b, clear, args.maxiter))
-                for name, clear in (("whole", True), ("kept", False))}
+                for name, clear in (("whole", True), ("kept", False), ("third", False))}
         if cupy is not None and args.maxiter == 100000:
             runs["cupy"] = lambda: cupy_call(cupy, S, b)
         calls: list = []
@@ -157,7 +158,7 @@ def main() -> None:
         ok = args.maxiter < converged_its or all(np.linalg.norm(b - S @ x) <= 1.0001 * RTOL * np.linalg.norm(b)
                                        for _, (x, _) in calls)
         target = its * (12 * nnz + 100 * n) / bandwidth + ((12 * nnz + 4 * n) / upload if upload else 0.0)
-        print(f"{label:<22}{its:>6}{1e3 * t['whole']:>10.1f}{1e3 * t['kept']:>9.1f}"
+        print(f"{label:<22}{its:>6}{1e3 * t['whole']:>10.1f}{1e3 * t['kept']:>9.1f}{1e3 * t['third']:>9.1f}"
               f"{bc.fmt(t.get('cupy') and 1e3 * t['cupy'], '.1f'):>9}{1e3 * (t['whole'] - t['kept']):>11.1f}"
               f"{1e3 * target:>8.1f}{t['whole'] / target:>9.2f}"
               f"{bc.fmt(t.get('cupy') and t['cupy'] / t['whole'], '.2f'):>8}  {'yes' if ok else 'NO'}")
