@@ -16,6 +16,10 @@ Per problem (b = A 1, x0 = 0, rtol 1e-8), ``--reps`` interleaved rounds, medians
   read, at the device's copy bandwidth) plus one transfer of A (12 nnz + 4 n bytes at the
   measured host-to-device bandwidth from pageable memory), and ``whole / target``.
 
+The header gives the device's copy bandwidth, the upload's from pageable memory, and a read
+back's into pageable memory and through the page-locked ring (what the device choice
+``staged_download_bytes`` would use: 0, off, on every device until this measures it on a GPU).
+
 ``--phases`` prints, for one more whole call, where the host waited: every blocking read,
 write or finish (when it started, how long it waited, the caller), the time until the loop
 started and after it ended, and the executor's counters (reads before the loop).
@@ -73,6 +77,35 @@ def upload_bandwidth(exec) -> float | None:
     return host.nbytes / float(np.median(times))
 
 
+def read_bandwidths(exec) -> tuple[float, float] | None:
+    """Device-to-host bytes per second of a 64 MiB read (fresh host memory each time, as
+    ``exec.to_host`` gives; median of 5): into pageable memory straight, and through the
+    page-locked ring (``staging.read_staged``, what the ``staged_download_bytes`` choice turns
+    on)."""
+    if not isinstance(exec, gk.OpenCLExecutor):
+        return None
+    from ginkpy.opencl import staging
+    device = exec.from_host(np.ones(8 << 20))
+    out = []
+    for read in (lambda: _straight(exec, device), lambda: staging.read_staged(exec, [device])):
+        times = []
+        for _ in range(5):
+            exec.synchronize()
+            start = time.perf_counter()
+            read()
+            times.append(time.perf_counter() - start)
+        out.append(device.nbytes / float(np.median(times)))
+    return out[0], out[1]
+
+
+def _straight(exec, device) -> np.ndarray:
+    """A read into new pageable memory, waited for (exec.to_host's own)."""
+    import pyopencl as cl
+    host = np.empty(device.shape, device.dtype)
+    cl.enqueue_copy(exec.queue, host, device.base_data, src_offset=device.offset, is_blocking=True)
+    return host
+
+
 def phases(exec, S, b) -> None:
     """One whole call with its waits traced (see the module docstring)."""
     cls, marks, waits = type(exec), {}, []
@@ -127,9 +160,11 @@ def main() -> None:
                    help="iterations at most (1: the setup alone, whole against kept; then not converged)")
     args = p.parse_args()
     exec, cupy = bc.executor_and_cupy(args)
-    bandwidth, upload = bc.copy_bandwidth(exec, 5), upload_bandwidth(exec)
+    bandwidth, upload, reads = bc.copy_bandwidth(exec, 5), upload_bandwidth(exec), read_bandwidths(exec)
     print(f"ginkpy on {bc.device_name(exec)}; CuPy: {bc.cupy_device(cupy) if cupy else 'no'}; copy "
-          f"{bandwidth / 1e9:.0f} GB/s, upload {bc.fmt(upload and upload / 1e9, '.1f')} GB/s; medians of {args.reps}")
+          f"{bandwidth / 1e9:.0f} GB/s, upload {bc.fmt(upload and upload / 1e9, '.1f')} GB/s, read back "
+          + (f"{reads[0] / 1e9:.1f} GB/s (pageable) / {reads[1] / 1e9:.1f} GB/s (page-locked ring)" if reads else "-")
+          + f"; medians of {args.reps}")
     bc.print_header(f"{'problem':<22}{'its':>6}{'whole ms':>10}{'kept ms':>9}{'third ms':>9}{'cupy ms':>9}"
                     f"{'whole-kept':>11}{'target':>8}{'w/target':>9}{'x cupy':>8}  ok")
     for label, S in bc.matrices(args, exec):

@@ -26,7 +26,7 @@ from ginkpy.core.stop.stopping_status import status_defines
 from ginkpy.opencl import fast_arrays, prebuild, shared_device as shared
 from ginkpy.opencl.device_choices import device_choices
 from ginkpy.opencl.kernel import Kernel
-from ginkpy.opencl.staging import PIPELINE_BYTES, copy_staged, upload_staged
+from ginkpy.opencl.staging import PIPELINE_BYTES, copy_staged, read_staged, reads_staged, upload_staged
 
 _INCLUDE_DIR = Path(__file__).resolve().parent
 # OpenCL types of the value types and of their real parts; complex values are float2 / double2
@@ -366,6 +366,8 @@ class OpenCLExecutor(Executor):
         import pyopencl as cl
         self._check_process()
         self._note_read()
+        if reads_staged(self, arrays):  # (large reads through the page-locked ring: a device's choice)
+            return read_staged(self, arrays)
         out, events = [], []
         with self.lock:
             for a in arrays:

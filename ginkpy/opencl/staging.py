@@ -5,6 +5,7 @@ through the driver's own staging at a fraction of the speed). The staging buffer
 device, grown to the largest upload, and reused once its previous copies have finished."""
 from __future__ import annotations
 
+import collections
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -148,22 +149,71 @@ def copy_staged(exec, outs: list, hosts: list, chunk_bytes: int | None = None) -
     import pyopencl as cl
     device = exec._device
     last, threads = None, staging_threads(exec.info)
+    sources = [host.reshape(-1).view(np.uint8) for host in hosts]
     with device.ring_lock:
         ring = _ring(exec, chunk_bytes or PIPELINE_BYTES)
-        step, i = ring.chunk_bytes, ring.next
-        for out, host in zip(outs, hosts):
-            src = host.reshape(-1).view(np.uint8)
-            for start in range(0, src.nbytes, step):
-                stop = min(start + step, src.nbytes)
-                if ring.events[i] is not None:
-                    ring.events[i].wait()  # the slot's last copy has left it (outside the device lock)
-                slot = ring.arrays[i][:stop - start]
-                copy_into(slot, src[start:stop], threads)
-                with exec.lock:
-                    last = cl.enqueue_copy(exec.queue, out.base_data, slot, dst_offset=out.offset + start,
-                                           is_blocking=False)
-                    exec.queue.flush()  # the transfer starts while the host fills the next slot
-                ring.events[i] = last
-                i = (i + 1) % RING_SLOTS
-        ring.next = i
+        for k, start, stop, i in _chunks(ring, [src.nbytes for src in sources]):
+            if ring.events[i] is not None:
+                ring.events[i].wait()  # the slot's last copy has left it (outside the device lock)
+            slot = ring.arrays[i][:stop - start]
+            copy_into(slot, sources[k][start:stop], threads)
+            with exec.lock:
+                last = cl.enqueue_copy(exec.queue, outs[k].base_data, slot, dst_offset=outs[k].offset + start,
+                                       is_blocking=False)
+                exec.queue.flush()  # the transfer starts while the host fills the next slot
+            ring.events[i] = last
     return [] if last is None else [last]
+
+
+def _chunks(ring: StagingRing, sizes: list) -> Any:
+    """(array number, start, stop, slot) of each chunk of arrays of ``sizes`` bytes, the slots in
+    the ring's order from ``ring.next``, which moves past them once all are taken (the caller
+    holds the ring's lock)."""
+    i = ring.next
+    for k, size in enumerate(sizes):
+        for start in range(0, size, ring.chunk_bytes):
+            yield k, start, min(start + ring.chunk_bytes, size), i
+            i = (i + 1) % RING_SLOTS
+    ring.next = i
+
+
+def reads_staged(exec, arrays: Any) -> bool:
+    """Whether ``exec.to_host(*arrays)`` goes through the ring (:func:`read_staged`): one of the
+    arrays has at least the device's ``staged_download_bytes`` (0: never)."""
+    least = exec.device_choices().staged_download_bytes
+    return least > 0 and any(a.nbytes >= least for a in arrays)
+
+
+def read_staged(exec, arrays: Any, chunk_bytes: int | None = None) -> Any:
+    """``exec.to_host(*arrays)`` through the device's ring of page-locked chunks (None: chunks of
+    ``PIPELINE_BYTES``): up to RING_SLOTS chunks' reads in flight, each chunk copied out of its
+    slot once its read is complete, while the next ones travel (a read into pageable memory goes
+    through the driver's own staging at a fraction of the bandwidth). Everything enqueued on
+    ``exec`` before is done when this returns (the queue runs in order)."""
+    import pyopencl as cl
+    device = exec._device
+    outs = [np.empty(a.shape, a.dtype) for a in arrays]
+    pending: collections.deque = collections.deque()  # (event, slot, destination) of the reads in flight
+
+    def take_oldest() -> None:
+        event, slot, dst = pending.popleft()
+        event.wait()
+        np.copyto(dst, slot)
+    targets = [out.reshape(-1).view(np.uint8) for out in outs]
+    with device.ring_lock:
+        ring = _ring(exec, chunk_bytes or PIPELINE_BYTES)
+        for k, start, stop, i in _chunks(ring, [dst.nbytes for dst in targets]):
+            if len(pending) == RING_SLOTS:
+                take_oldest()  # (slot i's read: the oldest in flight)
+            if ring.events[i] is not None:
+                ring.events[i].wait()  # an upload's copy out of the slot, before this read overwrites it
+            slot = ring.arrays[i][:stop - start]
+            with exec.lock:
+                event = cl.enqueue_copy(exec.queue, slot, arrays[k].base_data, src_offset=arrays[k].offset + start,
+                                        is_blocking=False)
+                exec.queue.flush()
+            ring.events[i] = event
+            pending.append((event, slot, targets[k][start:stop]))
+        while pending:
+            take_oldest()
+    return outs[0] if len(outs) == 1 else tuple(outs)

@@ -1,6 +1,7 @@
 """A GPU's copies of host arrays through page-locked staging chunks (``exec.from_host_async``,
-``opencl/staging.py: copy_staged``), run on any device by forcing the choice: a small
-``staged_upload_bytes`` and small chunks, so that every array spans several chunks and the
+``opencl/staging.py: copy_staged``) and its reads back through them (``exec.to_host``,
+``read_staged``), run on any device by forcing the choices: a small ``staged_upload_bytes`` and
+``staged_download_bytes`` and small chunks, so that every array spans several chunks and the
 ring of slots wraps around; compared bit for bit with the host arrays."""
 import dataclasses
 import threading
@@ -20,9 +21,9 @@ CHUNK = 1000  # bytes: not a multiple of any item size, so chunks split values
 def staged(ocl, monkeypatch, request):
     """An executor taking itself for a GPU whose arrays of >= 64 bytes go up staged in chunks of
     CHUNK bytes, each chunk's memcpy by one host thread or split over three (in pieces of 8
-    bytes' multiples: several to a chunk)."""
+    bytes' multiples: several to a chunk), and come back staged (a read of one such array)."""
     exe = taken_for(ocl, "gpu")
-    choices = dataclasses.replace(exe.device_choices(), staged_upload_bytes=64)
+    choices = dataclasses.replace(exe.device_choices(), staged_upload_bytes=64, staged_download_bytes=64)
     monkeypatch.setattr(exe, "device_choices", lambda: choices)
     monkeypatch.setattr(staging, "PIPELINE_BYTES", CHUNK)
     monkeypatch.setattr(staging, "staging_threads", lambda info: request.param)
@@ -78,6 +79,20 @@ def test_csr_from_scipy_through_the_staging_chunks(staged, ocl):
         assert staged.to_host(a).tobytes() == ocl.to_host(b).tobytes() == h.astype(ocl.to_host(b).dtype).tobytes()
 
 
+def test_reads_come_back_through_the_ring_bit_for_bit(staged, ocl, rng):
+    # several arrays in one read (more chunks than the ring has slots, values split across
+    # chunks, an empty one, a view at an offset, a small one beside), bit for bit
+    hosts = [rng.standard_normal(1234), (rng.standard_normal(301) + 1j * rng.standard_normal(301)).astype(np.complex64),
+             np.zeros(0), np.arange(7, dtype=np.int32), rng.integers(0, 9, 10000).astype(np.int32)]
+    arrays = [ocl.from_host(h) if h.size else ocl.alloc((0,), h.dtype) for h in hosts]
+    arrays.append(arrays[0][5:1005])  # an offset into its buffer
+    assert staging.reads_staged(staged, arrays) and not staging.reads_staged(ocl, arrays)
+    got = staged.to_host(*arrays)
+    for g, want in zip(got, [*hosts, hosts[0][5:1005]]):
+        assert g.dtype == want.dtype and g.shape == want.shape and g.tobytes() == want.tobytes()
+    assert staged.to_host(arrays[4]).tobytes() == hosts[4].tobytes()  # one array: not a tuple
+
+
 def test_a_new_chunk_size_drains_the_ring(staged, monkeypatch, rng):
     data = rng.standard_normal(10000)  # above SMALL_WRITE: staged
     first = staged.from_host(data)
@@ -90,7 +105,8 @@ def test_a_new_chunk_size_drains_the_ring(staged, monkeypatch, rng):
 
 
 def test_staged_copies_from_many_threads(staged):
-    """16 threads upload arrays of their own through the one ring at once; each arrives whole."""
+    """16 threads upload arrays of their own through the one ring at once and read each back
+    through it; each arrives whole, both ways."""
     errors, results = [], {}
 
     def upload(k: int) -> None:
@@ -100,6 +116,8 @@ def test_staged_copies_from_many_threads(staged):
                 (out,), events = staged.from_host_async([data])
                 results[k, r] = (data.copy(), out)
                 data[...] = -1
+                if staged.to_host(out).tobytes() != results[k, r][0].tobytes():
+                    errors.append(f"thread {k}, array {r} read back otherwise")
         except Exception as error:  # pragma: no cover - reported below
             errors.append(error)
     threads = [threading.Thread(target=upload, args=(k,)) for k in range(16)]

@@ -77,6 +77,11 @@ class DeviceChoices:
         host's memcpy of one chunk overlapping the transfer of the last (a GPU, where a copy
         from pageable memory runs at a fraction of the bandwidth); 0: never (the host itself, a
         CPU device: one direct copy).
+    staged_download_bytes : int, default 0
+        A read (``exec.to_host``) of device arrays of which one has at least this many bytes
+        comes back through the same page-locked chunks, the memcpy of one chunk out of its slot
+        overlapping the transfer of the next; 0: never (every device, until measured on a GPU:
+        ``python benchmarks/bench_whole.py`` prints both read speeds).
     snapshots_from_device : bool, default False
         Whether ``gk.linalg``'s solver cache, which keeps a SciPy matrix's solvers while the
         matrix holds what it held, reads what it compares a later call's matrix with from the
@@ -93,4 +98,5 @@ class DeviceChoices:
     lagged_second_pass: Callable[[int, int, int, Any], bool] = _always_lagged
     checks_values_on_host: bool = False
     staged_upload_bytes: int = 0
+    staged_download_bytes: int = 0
     snapshots_from_device: bool = False
