@@ -28,7 +28,22 @@ def variable_3d(n: int, sigma: float = 1.5, seed: int = 0) -> sp.csr_matrix:
     """7-point -div(k grad u) on an n x n x n grid (n^3 rows, SPD, Dirichlet boundary):
     A = G^T K G with G the differences across every face (boundary faces included) and K
     log-normal per face (exp of a normal with deviation ``sigma``: contrasts of 1e4 and more),
-    the coefficient jumps of a porous medium."""
+    the coefficient jumps of a porous medium.
+
+    Parameters
+    ----------
+    n : int
+        Cells along each axis (n^3 rows).
+    sigma : float, default 1.5
+        Deviation of log k; 0 gives the 7-point Laplacian of ``poisson_3d``.
+    seed : int, default 0
+        Seed of the coefficients (the same matrix for the same seed).
+
+    Examples
+    --------
+    >>> A = variable_3d(32)                       # 32768 rows
+    >>> x, info = gk.linalg.cg(A, A @ np.ones(A.shape[0]), M="amg")
+    """
     d = sp.diags([np.ones(n), -np.ones(n)], [0, -1], shape=(n + 1, n))  # (n + 1) faces x n cells
     eye = sp.identity(n)
     G = sp.vstack([sp.kron(sp.kron(d, eye), eye), sp.kron(sp.kron(eye, d), eye),
