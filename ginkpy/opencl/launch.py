@@ -145,6 +145,23 @@ class ReductionShape:
 
 CPU_ROWS_PER_ITEM = 4096  # rows a CPU work-item sums at least before the work is split further
 MAX_PARTIALS = 4096       # partial sums (groups x columns) a consumer adds up in every work-group
+GPU_GROUPS_PER_UNIT = 4   # work-groups of a reduction launch per compute unit of a GPU
+GPU_ROWS_PER_ITEM = 8     # rows a GPU work-item of a reduction launch adds at least
+# rows a GPU work-item of a streaming kernel in the reduction layout loads before it stores. On an
+# H100 (2026-12-07, Jacobi-CG, 500 fixed iterations, GINKPY_OPENCL_PROFILE=1) one row after the
+# other left each work-item one row's loads in flight: Cg's step_2 took 26.6 us at 1e6 rows
+# (2D Poisson) and 53.0 us at 2.1e6 (3D), step_1 15.0 / 40.9 us; 4 rows at once 23.7 / 46.6 and
+# 15.4 / 35.5 us (2 rows: 24.1 / 47.7, 38.2; 8: 23.1 / 46.3, 31.4 but the SpMV's dots 39.9 / 90.0
+# against 37.1 / 83.7). More work-groups (8 or 16 a compute unit) or fewer rows per work-item
+# (GPU_ROWS_PER_ITEM 1-4) gained less, and each work-group of the next kernel sums more partials
+GPU_ROWS_AT_ONCE = 4
+
+
+def rows_at_once(info) -> int:
+    """ROWS_AT_ONCE of the streaming kernels in the reduction layout (Cg's steps): the rows a
+    work-item loads before it computes and stores them, so that their loads are in flight
+    together (1 on a CPU, whose work-item walks a contiguous stretch)."""
+    return 1 if info.is_cpu else GPU_ROWS_AT_ONCE
 
 
 def reduction_shape(info, n: int, k: int = 1, count: int | None = None) -> ReductionShape:
@@ -163,7 +180,7 @@ def reduction_shape(info, n: int, k: int = 1, count: int | None = None) -> Reduc
     size = min(256, pow2_at_most(info.max_work_group_size))
     width = pow2_at_most(min(max(k, 1), size))
     lanes = size // width
-    groups = max(1, min(4 * info.compute_units, ceil_div(n, lanes * 8), MAX_PARTIALS // count))
+    groups = max(1, min(GPU_GROUPS_PER_UNIT * info.compute_units, ceil_div(n, lanes * GPU_ROWS_PER_ITEM), MAX_PARTIALS // count))
     return ReductionShape(groups, width, lanes, ceil_div(n, groups))
 
 

@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 import ginkpy as gk
 from ginkpy.opencl.executor import DeviceInfo
-from ginkpy.opencl.matrix import csr_strategy
+from ginkpy.opencl.matrix import csr_kernels, csr_strategy
 from ginkpy.problems import arrow, poisson_3d, power_law
 
 from conftest import Same, assert_sums, sum_tol, tol, twin
@@ -72,6 +72,27 @@ def _assert_close(device, reference, scale, dtype):
     assert device.dtype == reference.dtype == dtype
     err = np.abs(device.astype(np.float64) - reference)
     assert (err <= tol(dtype) * scale).all(), f"max error {err.max()} (scale {scale.max()})"
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("max_row", [12, 16])
+def test_spmv_classical_unrolled(ref, ocl, rng, dtype, k, max_row):
+    # the classical kernel with each row's loop unrolled to max_row turns (rows of 0 to 12 entries)
+    S = _random_csr(rng, 1001, 777, dtype)
+    b = rng.standard_normal((777, k)).astype(dtype)
+    x0 = rng.standard_normal((1001, k)).astype(dtype)
+    alpha, beta = np.array([[1.5]], dtype), np.array([[-0.5]], dtype)
+    expected, got = _spmv_both(ref, ocl, S, b, x0, dict(name="classical", max_row=max_row), alpha, beta)
+    _assert_close(got, expected, 1.5 * (abs(S) @ np.abs(b)) + 0.5 * np.abs(x0), dtype)
+
+
+def test_short_rows_unroll_the_classical_loop(ocl):
+    # the automatic choice: stencil rows (at most 7 entries) unrolled, longer ones not
+    short = csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, poisson_3d(5)), "classical")
+    assert short.max_row == 7
+    long = csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, sp.random(40, 40, 0.5, format="csr",
+                                                                                     random_state=0)), "classical")
+    assert long.max_row == 0
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -160,6 +181,7 @@ def test_spmv_after_the_matrix_arrays_are_replaced(ocl, rng):
 # long row, run the SpMV and then components.reduction.dots. (strategy, long row length, fused)
 DOTS_STRATEGIES = {
     "classical": (dict(name="classical"), 900, True),
+    "classical_unrolled": (dict(name="classical", max_row=12), 0, True),
     "vector": (dict(name="vector", lanes=8), 900, True),
     "row_blocks": (dict(name="row_blocks", items=301), 0, True),
     "row_blocks_split": (dict(name="row_blocks", items=301), 900, False),
@@ -180,14 +202,18 @@ def dots_matrices():
 # (k, the second dot product): one dot product, two (u . x, w . x), and x . x as the second (w is
 # x); every variant for the fused kernels, one for those that fall back to reduction.dots
 DOTS_VARIANTS = [(1, None), (3, "w"), (5, "x")]
-DOTS_CASES = [(name, *variant) for name in ("classical", "vector", "row_blocks") for variant in DOTS_VARIANTS]
+DOTS_CASES = [(name, *variant) for name in ("classical", "classical_unrolled", "vector", "row_blocks")
+              for variant in DOTS_VARIANTS]
 DOTS_CASES += [(name, 3, "x") for name in ("row_blocks_split", "long_rows", "merge_path")] + [("automatic", 1, None)]
 
 
 @pytest.mark.parametrize("name, k, second", DOTS_CASES, ids=str)
-def test_spmv_dots(ref, dev, rng, dtype, dots_matrices, name, k, second):
+def test_spmv_dots(ref, dev, rng, dtype, dots_matrices, name, k, second, monkeypatch):
     # x = A b and the partial sums of u . x, and of w . x (second "w") or x . x (second "x": w is x)
     config, long_row, fused = DOTS_STRATEGIES[name]
+    if name == "classical_unrolled":
+        # the rows' loops unrolled (max_row), 3 rows a work-item at once as on a GPU, any device
+        monkeypatch.setattr(csr_kernels, "rows_at_once", lambda info: 3)
     S = dots_matrices[long_row].astype(dtype)
     strategies = []
 
@@ -303,6 +329,8 @@ def test_bad_strategy_parameters(ocl):
         csr_strategy.select_strategy(ocl, A, "classical", work_group=0)
     with pytest.raises(ValueError, match="items"):
         csr_strategy.select_strategy(ocl, A, "row_blocks", items=0)
+    with pytest.raises(ValueError, match="longest row's length 7"):
+        csr_strategy.select_strategy(ocl, A, "classical", max_row=6)
     with pytest.raises(ValueError, match="must fit the device's"):
         csr_strategy.select_strategy(ocl, A, "merge_path", work_group=1,
                                     items=ocl.info.local_mem_size)

@@ -82,19 +82,19 @@ def _step_1_args(mode, rng, n, k, dtype, rz_sums, rr_sums, stop, prev_rho=None):
 
 
 @pytest.mark.parametrize("shape, mode", CASES_1, ids=str)
-def test_step_1(ref, ocl, rng, dtype, shape, mode):
+def test_step_1(ref, dev, rng, dtype, shape, mode):
     # every column runs on: rho = r . z (sum of rz), p = z + (rho / prev_rho) p, the norm in the history
     n, k = shape
     norms = rng.uniform(1, 2, k)
     stop = Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS, rng.integers(0, MAX_ITERS, k))
     args = _step_1_args(mode, rng, n, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, stop)
-    out = twin(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.cg.step_1", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
     assert (out[1][8].status == RUNNING).all() and (out[1][8].checks == stop.checks + 1).all()
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_step_1_columns(ref, ocl, rng, dtype, mode):
+def test_step_1_columns(ref, dev, rng, dtype, mode):
     # columns: runs, runs with prev_rho == 0 (p = z), converges, diverges (NaN norm), reaches its
     # limit, was stopped before, runs with the history ring wrapped
     k = 7
@@ -103,7 +103,7 @@ def test_step_1_columns(ref, ocl, rng, dtype, mode):
     stop = Stop(status, np.ones(k), MAX_ITERS, [3, 3, 3, 3, MAX_ITERS, 3, 299])
     args = _step_1_args(mode, rng, N, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, stop,
                         prev_rho=[0.7, 0.0, 1.3, 1.1, 0.9, 1.2, 0.8])
-    out = twin(ref, ocl, "solver.cg.step_1", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.cg.step_1", *args, dtype=dtype)
     # a column at its limit: only the check's writer stops it, the others may still update its p
     # (which it no longer uses: common.cl, stop_check)
     p_ref, p_dev = out[0][0], out[1][0]

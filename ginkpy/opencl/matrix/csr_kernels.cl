@@ -40,6 +40,33 @@ inline value_type segment_sum(__local value_type* tmp, value_type v, const int l
     return tmp[lid];
 }
 
+#ifndef MAX_ROW
+#define MAX_ROW 0  // the classical kernels' bound on the row lengths (0: none)
+#endif
+#ifndef ROWS_AT_ONCE
+#define ROWS_AT_ONCE 1  // rows a work-item of spmv_classical_dots sums at once (launch.rows_at_once)
+#endif
+
+// Row `row` of A times column c of b, its entries added in order. With MAX_ROW (the longest
+// row's length, small) the loop runs MAX_ROW turns, unrolled, so that the loads of all the
+// row's entries are in flight at once rather than one entry's after the other's.
+inline value_type row_product(const int row, const int k, const int c, CSR_PARAMS,
+                              __global const value_type* restrict b)
+{
+    value_type sum = 0;
+    const int first = row_ptrs[row], end = row_ptrs[row + 1];
+#if MAX_ROW
+#pragma unroll
+    for (int t = 0; t < MAX_ROW; ++t) {
+        const int j = first + t;
+        if (j < end) sum += mul(values[j], b[col_idxs[j] * k + c]);
+    }
+#else
+    for (int j = first; j < end; ++j) sum += mul(values[j], b[col_idxs[j] * k + c]);
+#endif
+    return sum;
+}
+
 // Classical: one work-item per row. The lean path for short rows of similar length (stencils):
 // neighbouring work-items read neighbouring rows, so a work-group streams one block of the matrix.
 __kernel void spmv_classical(SPMV_PARAMS)
@@ -47,11 +74,7 @@ __kernel void spmv_classical(SPMV_PARAMS)
     const int row = get_global_id(0);
     const int c = get_global_id(1);
     if (row >= n) return;
-    value_type sum = 0;
-    const int end = row_ptrs[row + 1];
-    for (int j = row_ptrs[row]; j < end; ++j) {
-        sum += mul(values[j], b[col_idxs[j] * k + c]);
-    }
+    const value_type sum = row_product(row, k, c, row_ptrs, col_idxs, values, b);
     STORE(row * k + c, sum);
 }
 
@@ -421,14 +444,23 @@ __kernel void spmv_classical_dots(DOTS_PARAMS, __local value_type* tmp)
     const int c = get_global_id(1);
     const int stride = get_global_size(0);
     value_type du = 0, dw = 0;
-    for (int row = get_global_id(0); row < n; row += stride) {
-        value_type sum = 0;
-        const int end = row_ptrs[row + 1];
-        for (int j = row_ptrs[row]; j < end; ++j) sum += mul(values[j], b[col_idxs[j] * k + c]);
-        const int i = row * k + c;
-        y[i] = sum;
-        du += mul_conj(u[i], sum);
-        dw += mul_conj(W_AT(i, sum), sum);
+    // ROWS_AT_ONCE rows a turn: their loads all in flight before the first store
+    for (int row0 = get_global_id(0); row0 < n; row0 += ROWS_AT_ONCE * stride) {
+        value_type sums[ROWS_AT_ONCE];
+#pragma unroll
+        for (int t = 0; t < ROWS_AT_ONCE; ++t) {
+            const int row = row0 + t * stride;
+            if (row < n) sums[t] = row_product(row, k, c, row_ptrs, col_idxs, values, b);
+        }
+#pragma unroll
+        for (int t = 0; t < ROWS_AT_ONCE; ++t) {
+            const int row = row0 + t * stride, i = row * k + c;
+            if (row < n) {
+                y[i] = sums[t];
+                du += mul_conj(u[i], sums[t]);
+                dw += mul_conj(W_AT(i, sums[t]), sums[t]);
+            }
+        }
     }
     write_dots(du, dw, tmp, k, c, get_group_id(0), partial);
 }

@@ -3,7 +3,8 @@
 SpMV has five launch strategies, chosen once per matrix from its row lengths and the device
 by :func:`select_strategy` and kept in ``A.cache``:
 
-- ``classical``: one work-item per row; the lean path for short rows of similar length.
+- ``classical``: one work-item per row; the lean path for short rows of similar length (rows of
+  at most CLASSICAL_MAX_ROW entries in a loop unrolled to the longest row, ``max_row``).
 - ``vector``: a power-of-two number of work-items per row, reduced in local memory, for longer rows.
 - ``long_rows``: rows of similar length as classical or vector, plus a few much longer rows
   (an arrow matrix) cut into pieces of one work-group each, in the same launch.
@@ -27,7 +28,8 @@ import attrs
 import numpy as np
 
 from ginkpy.core.matrix.dense import Dense
-from ginkpy.opencl.launch import MAX_PARTIALS, ceil_div, check_int32, local_buffer, resize, round_up, scalar_arg
+from ginkpy.opencl.launch import (MAX_PARTIALS, ceil_div, check_int32, local_buffer, resize, round_up, rows_at_once,
+                                  scalar_arg)
 from ginkpy.opencl.matrix.csr_strategy import (DOTS_GROUPS_PER_UNIT, GPU_PARTS, _fixup_wg, default_work_group,
                                               describe, select_strategy)
 
@@ -99,7 +101,7 @@ def _launches(exec, a, k: int) -> tuple[_Launch, ...]:
                        (work_group, 1), head, tail, fixup)
 
     if strategy.name == "classical":
-        launches = [launch("spmv_classical", round_up(n, wg))]
+        launches = [launch("spmv_classical", round_up(n, wg), defines=dict(MAX_ROW=strategy.max_row))]
     elif strategy.name == "vector":
         launches = [launch("spmv_vector", round_up(n * lanes, wg),
                            (np.int32(lanes), local_buffer(wg, a.dtype)))]
@@ -159,7 +161,8 @@ def spmv_dots(exec, a, b, x, u, w, partials) -> None:
                         MAX_PARTIALS // count))
     resize(exec, partials, (groups, count))
     if strategy.name == "classical":
-        exec.kernel(__file__, a.dtype, "spmv_classical_dots", **defines)(
+        exec.kernel(__file__, a.dtype, "spmv_classical_dots", MAX_ROW=strategy.max_row,
+                    ROWS_AT_ONCE=rows_at_once(exec.info), **defines)(
             exec.queue, (groups * wg, k), (wg, 1), *operands, partials.values.data, local_buffer(wg, a.dtype))
     else:
         exec.kernel(__file__, a.dtype, "spmv_vector_dots", **defines)(

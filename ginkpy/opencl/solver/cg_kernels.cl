@@ -2,6 +2,9 @@
 // nonzero are left untouched. PRECONDITIONER: 0 none (z = r), 1 scalar Jacobi (z = diag r,
 // diag n x 1), 2 an operator of its own (z given).
 #include "components/preconditioned.cl"
+#ifndef ROWS_AT_ONCE
+#define ROWS_AT_ONCE 1  // rows a work-item of step_1 and step_2 loads before it stores (launch.rows_at_once)
+#endif
 
 // p = 0, prev_rho = 1 (work-items i < size for p, i < k for prev_rho)
 __kernel void initialize(const int size, const int k, __global value_type* p,
@@ -59,9 +62,22 @@ __kernel void step_1(REDUCTION_PARAMS, __global value_type* p, __global const va
     if (!stop_check(col, k, sqrt(real_part(rr_c)), writer, STOP_ARGS)) return;
     if (writer) rho[col] = rho_c;
     const value_type beta = !is_zero(prev_rho[col]) ? divide(rho_c, prev_rho[col]) : 0;
-    for (int row = begin; row < end; row += lanes) {
-        const int i = row * k + col;
-        p[i] = preconditioned_at(i, row, r, z, diag) + mul(beta, p[i]);
+    // ROWS_AT_ONCE rows a turn: their loads all in flight before the first store
+    for (int row0 = begin; row0 < end; row0 += ROWS_AT_ONCE * lanes) {
+        value_type m_[ROWS_AT_ONCE], p_[ROWS_AT_ONCE];
+#pragma unroll
+        for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+            const int row = row0 + u * lanes, i = row * k + col;
+            if (row < end) {
+                m_[u] = preconditioned_at(i, row, r, z, diag);
+                p_[u] = p[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+            const int row = row0 + u * lanes;
+            if (row < end) p[row * k + col] = m_[u] + mul(beta, p_[u]);
+        }
     }
 }
 
@@ -87,16 +103,38 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
         const bool ok = real_part(beta) > 0 && !is_zero(rho[col]);
         const bool go = running && ok;
         const value_type alpha = go ? divide(rho[col], beta) : 0;
-        for (int row = begin; row < end; row += lanes) {
-            const int i = row * k + col;
-            value_type r_i = r[i];
-            if (go) {
-                x[i] += mul(alpha, p[i]);
-                r_i -= mul(alpha, q[i]);
-                r[i] = r_i;
+        // ROWS_AT_ONCE rows a turn: their loads all in flight before the first store
+        for (int row0 = begin; row0 < end; row0 += ROWS_AT_ONCE * lanes) {
+            value_type r_[ROWS_AT_ONCE], x_[ROWS_AT_ONCE], p_[ROWS_AT_ONCE], q_[ROWS_AT_ONCE];
+            value_type d_[ROWS_AT_ONCE];
+#pragma unroll
+            for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+                const int row = row0 + u * lanes, i = row * k + col;
+                if (row < end) {
+                    r_[u] = r[i];
+                    if (go) {
+                        x_[u] = x[i];
+                        p_[u] = p[i];
+                        q_[u] = q[i];
+                    }
+                    d_[u] = PRECONDITIONER == 1 ? diag[row] : to_value(0);
+                }
             }
-            s_rr += to_value(abs2(r_i));
-            s_rz += mul_conj(r_i, preconditioned_at(i, row, r, r, diag));
+#pragma unroll
+            for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+                const int row = row0 + u * lanes, i = row * k + col;
+                if (row < end) {
+                    value_type r_i = r_[u];
+                    if (go) {
+                        x[i] = x_[u] + mul(alpha, p_[u]);
+                        r_i -= mul(alpha, q_[u]);
+                        r[i] = r_i;
+                    }
+                    s_rr += to_value(abs2(r_i));
+                    // r . z: z = r (none) or diag r (scalar Jacobi)
+                    s_rz += mul_conj(r_i, PRECONDITIONER == 1 ? mul(d_[u], r_i) : r_i);
+                }
+            }
         }
         if (group == 0 && y_ == 0 && running) {
             if (ok) {

@@ -2,13 +2,14 @@
 a step needs are summed by each of its work-groups (``sum_partials`` in common.cl).
 
 The preconditioner is compiled in (PRECONDITIONER): 0 none (z = r), 1 scalar Jacobi (z =
-D^-1 r computed where it is used), 2 an operator of its own (z given)."""
+D^-1 r computed where it is used), 2 an operator of its own (z given). On a GPU each work-item of
+step_1 and step_2 loads ROWS_AT_ONCE rows before it stores them (``launch.rows_at_once``)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ginkpy.opencl.launch import (check_int32, consumer_buffers, launch, local_buffer, reduction_shape, resize,
-                                  stop_args)
+                                  rows_at_once, stop_args)
 
 
 def _mode(z, diag) -> int:
@@ -16,7 +17,7 @@ def _mode(z, diag) -> int:
 
 
 def _kernel(exec, dtype, name, z, diag):
-    return exec.kernel(__file__, dtype, name, PRECONDITIONER=_mode(z, diag))
+    return exec.kernel(__file__, dtype, name, PRECONDITIONER=_mode(z, diag), ROWS_AT_ONCE=rows_at_once(exec.info))
 
 
 def _stand_ins(r, z, diag):
