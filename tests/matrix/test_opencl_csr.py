@@ -87,9 +87,11 @@ def test_spmv_classical_unrolled(ref, ocl, rng, dtype, k, max_row):
 
 
 def test_short_rows_unroll_the_classical_loop(ocl):
-    # the automatic choice: stencil rows (at most 7 entries) unrolled, longer ones not
+    # the automatic choice: stencil rows (at most 7 or 3 entries) unrolled to 8 or 4 turns, longer ones not
     short = csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, poisson_3d(5)), "classical")
-    assert short.max_row == 7
+    assert short.max_row == 8
+    tridiagonal = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(50, 50), format="csr")
+    assert csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, tridiagonal), "classical").max_row == 4
     long = csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, sp.random(40, 40, 0.5, format="csr",
                                                                                      random_state=0)), "classical")
     assert long.max_row == 0

@@ -196,18 +196,18 @@ def _step_1_args(rng, n, k, dtype, rho_sums, rr_sums, omega, stop, rhat_sq=None)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_opencl_step_1(ref, ocl, rng, dtype, shape):
+def test_opencl_step_1(ref, dev, rng, dtype, shape):
     # every column runs on without a restart: p = r + (rho / prev_rho) (alpha / omega) (p - omega v)
     n, k = shape
     norms = rng.uniform(1, 2, k)
     stop = Stop([RUNNING] * k, 0.5 * norms, MAX_ITERS, rng.integers(0, MAX_ITERS, k))
     args = _step_1_args(rng, n, k, dtype, rng.uniform(0.5, 2, k), norms ** 2, rng.uniform(0.5, 2, k), stop)
-    out = twin(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.bicgstab.step_1", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(4, 5))
     assert not out[1][12].any() and (out[1][13].checks == stop.checks + 1).all()
 
 
-def test_opencl_step_1_columns(ref, ocl, rng, dtype):
+def test_opencl_step_1_columns(ref, dev, rng, dtype):
     # columns: runs; restarts on r_hat . r == 0; restarts on a tiny r_hat . r; omega == 0 (breakdown);
     # omega == 0 but restarts (the restart wins); converges; diverges (NaN norm); reaches its
     # limit; was stopped before
@@ -219,7 +219,7 @@ def test_opencl_step_1_columns(ref, ocl, rng, dtype):
     status = [RUNNING] * 8 + [BREAKDOWN]
     stop = Stop(status, np.ones(k), MAX_ITERS, [4] * 7 + [MAX_ITERS, 4])
     args = _step_1_args(rng, N, k, dtype, rho, norms ** 2, omega, stop, rhat_sq=np.ones((1, k)))
-    out = twin(ref, ocl, "solver.bicgstab.step_1", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.bicgstab.step_1", *args, dtype=dtype)
     # a column at its limit: only the check's writer stops it, the others may still update its r_hat
     # and p (which it no longer uses: common.cl, stop_check)
     for i in (1, 2):
@@ -248,22 +248,22 @@ def _step_2_args(rng, n, k, dtype, rv_sums, restarted, status):
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_opencl_step_2(ref, ocl, rng, dtype, shape):
+def test_opencl_step_2(ref, dev, rng, dtype, shape):
     # alpha = rho / (r_hat . v);  s = r - alpha v;  prev_rho = rho;  ||r_hat||^2 = rho where restarted
     n, k = shape
     args = _step_2_args(rng, n, k, dtype, rng.uniform(-2, 2, k), rng.integers(0, 2, k), np.zeros(k))
-    out = twin(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.bicgstab.step_2", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(3,))
     np.testing.assert_array_equal(out[1][5], args[4])  # prev_rho = rho
 
 
-def test_opencl_step_2_columns(ref, ocl, rng, dtype):
+def test_opencl_step_2_columns(ref, dev, rng, dtype):
     # columns: runs, runs restarted (||r_hat||^2 = rho), r_hat . v == 0 (breakdown, untouched),
     # was stopped (untouched), runs
     k = 5
     args = _step_2_args(rng, N, k, dtype, [1.5, -0.7, 0.0, 1.0, 0.9], [0, 1, 1, 1, 0],
                         [RUNNING, RUNNING, RUNNING, CONVERGED, RUNNING])
-    out = twin(ref, ocl, "solver.bicgstab.step_2", *args, dtype=dtype)
+    out = twin(ref, dev, "solver.bicgstab.step_2", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(3,))
     dev = out[1]
     assert list(dev[9]) == [RUNNING, RUNNING, BREAKDOWN, CONVERGED, RUNNING]

@@ -4,7 +4,7 @@ SpMV has five launch strategies, chosen once per matrix from its row lengths and
 by :func:`select_strategy` and kept in ``A.cache``:
 
 - ``classical``: one work-item per row; the lean path for short rows of similar length (rows of
-  at most CLASSICAL_MAX_ROW entries in a loop unrolled to the longest row, ``max_row``).
+  at most 4 or 8 entries in a loop unrolled to 4 or 8 turns, ``max_row``).
 - ``vector``: a power-of-two number of work-items per row, reduced in local memory, for longer rows.
 - ``long_rows``: rows of similar length as classical or vector, plus a few much longer rows
   (an arrow matrix) cut into pieces of one work-group each, in the same launch.

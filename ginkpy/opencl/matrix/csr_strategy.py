@@ -25,10 +25,11 @@ CPU_MIN_ITEMS = 4096     # a CPU block is at least this many steps: small matric
 VECTOR_MIN_MEAN = 12     # mean row length from which the vector strategy is used
 MAX_LANES = 64
 DOTS_GROUPS_PER_UNIT = 4  # work-groups per compute unit of an SpMV with dot products (its partial sums)
-# classical: rows of at most this many entries are summed in a loop unrolled to the longest row's
-# length, all their loads in flight at once (H100, 2026-12-07: Cg's SpMV with its dots on 2D
-# Poisson 1e6 rows 38.5 -> 37.1 us, on 3D Poisson 2.1e6 82.2 -> 80.4 us)
-CLASSICAL_MAX_ROW = 8
+# classical: rows of at most 4 or 8 entries are summed in a loop unrolled to 4 or 8 turns (two
+# compiled variants), all their loads in flight at once (H100, 2026-12-07: Cg's SpMV with its dots
+# on 2D Poisson 1e6 rows 38.5 us plain, 37.1 unrolled to the longest row's 5 turns, 37.6 to 8; on
+# 3D Poisson 2.1e6 82.2, 80.4 to 7 turns, 83.9 to 8 with 4 rows at once, within the runs' spread)
+CLASSICAL_MAX_ROWS = (4, 8)
 
 
 @attrs.frozen
@@ -45,9 +46,9 @@ class SpmvStrategy:
     them (those of many parts) by ``fixup_lanes`` work-items each, the others by one each.
     ``launches``: per column count, the launches with their arguments (the sums of the parts
     among them, reused by every call: the executor's queue runs kernels in order).
-    ``max_row``: classical, the longest row's length where it is at most CLASSICAL_MAX_ROW (the
+    ``max_row``: classical, the least of CLASSICAL_MAX_ROWS at least the longest row's length (the
     kernels' MAX_ROW: each row's loop unrolled to that many turns, all its loads in flight at
-    once), else 0.
+    once), or 0 (longer rows: the plain loop).
     """
 
     name: str
@@ -94,7 +95,7 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
     if name == "classical":
         longest = int(lengths.max()) if n else 0
         if max_row is None:
-            max_row = longest if longest <= CLASSICAL_MAX_ROW else 0
+            max_row = next((bound for bound in CLASSICAL_MAX_ROWS if longest <= bound), 0)
         elif max_row and not longest <= max_row <= 64:
             raise ValueError(f"max_row (classical's unrolled row loop) must be 0 or between the longest "
                              f"row's length {longest} and 64, got {max_row}")

@@ -2,6 +2,12 @@
 // is nonzero are left untouched; a zero divisor stops its column with BREAKDOWN (written by the
 // column's first work-item: others that read the status before or after skip it either way).
 #include "common.cl"
+#ifndef ROWS_AT_ONCE
+#define ROWS_AT_ONCE 1  // rows a work-item of the steps loads before it stores (launch.rows_at_once)
+#endif
+#ifndef DIAGONAL
+#define DIAGONAL 0  // step_3: x's update scaled by diag (scalar Jacobi)
+#endif
 
 // r_hat = r;  p = v = 0;  prev_rho = alpha = omega = 1
 __kernel void initialize(const int size, const int k, __global const value_type* r,
@@ -74,9 +80,23 @@ __kernel void step_1(REDUCTION_PARAMS, __global const value_type* r, __global va
     }
     if (writer) rho[col] = rho_c;
     const value_type beta = mul(divide(rho_c, prev_rho[col]), divide(alpha[col], w));
-    for (int row = begin; row < end; row += lanes) {
-        const int i = row * k + col;
-        p[i] = r[i] + mul(beta, p[i] - mul(w, v[i]));
+    // ROWS_AT_ONCE rows a turn: their loads all in flight before the first store
+    for (int row0 = begin; row0 < end; row0 += ROWS_AT_ONCE * lanes) {
+        value_type r_[ROWS_AT_ONCE], p_[ROWS_AT_ONCE], v_[ROWS_AT_ONCE];
+#pragma unroll
+        for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+            const int row = row0 + u * lanes, i = row * k + col;
+            if (row < end) {
+                r_[u] = r[i];
+                p_[u] = p[i];
+                v_[u] = v[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+            const int row = row0 + u * lanes;
+            if (row < end) p[row * k + col] = r_[u] + mul(beta, p_[u] - mul(w, v_[u]));
+        }
     }
 }
 
@@ -99,9 +119,21 @@ __kernel void step_2(REDUCTION_PARAMS, __global const value_type* r, __global va
         return;
     }
     const value_type a = divide(rho[col], rv_c);
-    for (int row = begin; row < end; row += lanes) {
-        const int i = row * k + col;
-        s[i] = r[i] - mul(a, v[i]);
+    for (int row0 = begin; row0 < end; row0 += ROWS_AT_ONCE * lanes) {
+        value_type r_[ROWS_AT_ONCE], v_[ROWS_AT_ONCE];
+#pragma unroll
+        for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+            const int row = row0 + u * lanes, i = row * k + col;
+            if (row < end) {
+                r_[u] = r[i];
+                v_[u] = v[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+            const int row = row0 + u * lanes;
+            if (row < end) s[row * k + col] = r_[u] - mul(a, v_[u]);
+        }
     }
     if (writer) {
         alpha[col] = a;
@@ -131,20 +163,46 @@ __kernel void step_3(REDUCTION_PARAMS, __global value_type* x, __global value_ty
         const value_type w = real_part(tt) != 0 ? conj_value(ts) / real_part(tt) : 0;
         const value_type a = alpha[col];
         if (go && group == 0 && y_ == 0) omega[col] = w;
-        for (int row = begin; row < end; row += lanes) {
-            const int i = row * k + col;
-            value_type r_i = r[i];
-            if (go) {
+        // ROWS_AT_ONCE rows a turn: their loads all in flight before the first store
+        for (int row0 = begin; row0 < end; row0 += ROWS_AT_ONCE * lanes) {
+            value_type r_[ROWS_AT_ONCE], h_[ROWS_AT_ONCE], x_[ROWS_AT_ONCE], y_u[ROWS_AT_ONCE];
+            value_type z_[ROWS_AT_ONCE], s_[ROWS_AT_ONCE], t_[ROWS_AT_ONCE], d_[ROWS_AT_ONCE];
+#pragma unroll
+            for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+                const int row = row0 + u * lanes, i = row * k + col;
+                if (row < end) {
+                    r_[u] = r[i];
+                    h_[u] = r_hat[i];
+                    if (go) {
+                        x_[u] = x[i];
+                        y_u[u] = y[i];
+                        z_[u] = z[i];
+                        s_[u] = s[i];
+                        t_[u] = t[i];
 #if DIAGONAL
-                x[i] += mul(diag[row], mul(a, y[i]) + mul(w, z[i]));
-#else
-                x[i] += mul(a, y[i]) + mul(w, z[i]);
+                        d_[u] = diag[row];
 #endif
-                r_i = s[i] - mul(w, t[i]);
-                r[i] = r_i;
+                    }
+                }
             }
-            s_rho += mul_conj(r_hat[i], r_i);
-            s_rr += to_value(abs2(r_i));
+#pragma unroll
+            for (int u = 0; u < ROWS_AT_ONCE; ++u) {
+                const int row = row0 + u * lanes, i = row * k + col;
+                if (row < end) {
+                    value_type r_i = r_[u];
+                    if (go) {
+#if DIAGONAL
+                        x[i] = x_[u] + mul(d_[u], mul(a, y_u[u]) + mul(w, z_[u]));
+#else
+                        x[i] = x_[u] + (mul(a, y_u[u]) + mul(w, z_[u]));
+#endif
+                        r_i = s_[u] - mul(w, t_[u]);
+                        r[i] = r_i;
+                    }
+                    s_rho += mul_conj(h_[u], r_i);
+                    s_rr += to_value(abs2(r_i));
+                }
+            }
         }
     }
     // the work-group's partial sums of r_hat^H r and r^H r

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ginkpy.core.base.types import real_dtype
-from ginkpy.opencl.launch import check_int32, consumer_buffers, launch, reduction_shape, resize, stop_args
+from ginkpy.opencl.launch import (check_int32, consumer_buffers, launch, reduction_shape, resize, rows_at_once,
+                                  stop_args)
 
 
 def _kernel(exec, dtype, name, **defines):
-    return exec.kernel(__file__, dtype, name, **defines)
+    return exec.kernel(__file__, dtype, name, ROWS_AT_ONCE=rows_at_once(exec.info), **defines)
 
 
 def _consumer(exec, name, v, *args, sums: int):
