@@ -90,6 +90,7 @@ def test_short_rows_unroll_the_classical_loop(ocl):
     # the automatic choice: stencil rows (at most 7 or 3 entries) unrolled to 8 or 4 turns, longer ones not
     short = csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, poisson_3d(5)), "classical")
     assert short.max_row == 8
+    assert "unrolled to 8 turns" in csr_strategy.describe(short)
     tridiagonal = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(50, 50), format="csr")
     assert csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, tridiagonal), "classical").max_row == 4
     long = csr_strategy.select_strategy(ocl, gk.matrix.Csr.from_scipy(ocl, sp.random(40, 40, 0.5, format="csr",

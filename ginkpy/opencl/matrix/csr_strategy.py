@@ -259,7 +259,8 @@ def default_work_group(exec) -> int:
 
 def describe(strategy: SpmvStrategy) -> str:
     """A line on the SpMV strategy a matrix got, for ``ginkpy info`` and the profiler."""
-    why = {"classical": "one work-item per row (short, regular rows)",
+    unrolled = f", each row's loop unrolled to {strategy.max_row} turns" if strategy.max_row else ""
+    why = {"classical": f"one work-item per row (short, regular rows){unrolled}",
            "vector": f"{strategy.lanes} work-items per row (long, regular rows)",
            "long_rows": f"rows longer than {strategy.long_min} cut into {strategy.parts} pieces of "
                         f"{strategy.work_group * strategy.items} entries, the others {strategy.lanes} "
