@@ -26,9 +26,10 @@ VECTOR_MIN_MEAN = 12     # mean row length from which the vector strategy is use
 MAX_LANES = 64
 DOTS_GROUPS_PER_UNIT = 4  # work-groups per compute unit of an SpMV with dot products (its partial sums)
 # classical: rows of at most 4 or 8 entries are summed in a loop unrolled to 4 or 8 turns (two
-# compiled variants), all their loads in flight at once (H100, 2026-12-07: Cg's SpMV with its dots
-# on 2D Poisson 1e6 rows 38.5 us plain, 37.1 unrolled to the longest row's 5 turns, 37.6 to 8; on
-# 3D Poisson 2.1e6 82.2, 80.4 to 7 turns, 83.9 to 8 with 4 rows at once, within the runs' spread)
+# compiled variants), all their loads in flight at once. H100, 2026-12-07, Cg's SpMV with its dots:
+# 2D Poisson 1e6 rows 38.5 us plain, 37.1 unrolled to the longest row's 5 turns, 37.6 to 8 (4 rows
+# at once); 3D Poisson 2.1e6 rows 82.2 plain and 80.4 unrolled to 7 turns (one row at once), 83.7
+# and 83.9 unrolled to 7 and 8 turns with 4 rows at once: within the runs' spread there
 CLASSICAL_MAX_ROWS = (4, 8)
 
 
