@@ -7,7 +7,7 @@
 #   source .device/setup.sh && GINKPY_MATRICES=$PWD/.device/matrices scripts/device_benchmarks.sh [NAME ...]
 #
 # NAME picks some (default: all, in this order): amg sa_setup cb_gmres whole amg_profile batch
-# ilu spmv gmres_solve tune_split. OLD_TREE (a checkout's root) adds amg_host: the AMG setup's
+# ilu spmv gmres_solve tune_split iter_kernels. OLD_TREE (a checkout's root) adds amg_host: the AMG setup's
 # host share of that tree against this one (bench_amg_host.py --trees).
 set -u
 cd "$(dirname "$0")/../benchmarks"
@@ -46,6 +46,8 @@ bench() {
                          --no-scipy ;;
         tune_split) run tune_split 110 "$python" bench_amg.py --tune --problems poisson_2d poisson_3d \
                         --sizes 1000000 --cycles v --sweeps 2 --merged 2048 --split-restrict 0 8192 32768 --reps 3 ;;
+        iter_kernels) GINKPY_OPENCL_PROFILE=1 run iter_kernels 60 "$python" bench_iteration_kernels.py --dims 2 \
+                          --grids 1000 --rows-at-once 1 4 --max-row auto 0 ;;
         amg_host) run amg_host 90 "$python" bench_amg_host.py --trees "$OLD_TREE" .. \
                       --problems poisson_3d:100 poisson_2d:1000 --reps 3 ;;
         *) echo "unknown benchmark '$1'" >&2; return 2 ;;
@@ -54,7 +56,7 @@ bench() {
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-    names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv gmres_solve tune_split)
+    names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv gmres_solve tune_split iter_kernels)
     [ -n "${OLD_TREE:-}" ] && names+=(amg_host)
 fi
 for name in "${names[@]}"; do
