@@ -82,7 +82,8 @@ GPU_CHOICES = DeviceChoices(
     # Poisson 100^3, 84 MB, took 27.0 ms straight from pageable memory: 3 GB/s)
     staged_upload_bytes=1 << 20,
     # reads back of 1 MiB and more through the ring too (H100 host, 2026-12-07, bench_whole.py's
-    # header, a 64 MiB read: 3.4 GB/s into pageable memory, 5.5 GB/s through the ring)
+    # header, a 64 MiB read: 3.4 GB/s into pageable memory, 5.5 GB/s through the ring; the bound
+    # is the upload's, smaller reads were not measured)
     staged_download_bytes=1 << 20,
     # gk.linalg's kept solvers: A's snapshot read back from the device at the next call on A (H100
     # host, 2026-12-07, cg(A, b, M="amg") on 3D Poisson 128^3 with the cache cleared: 117 ms

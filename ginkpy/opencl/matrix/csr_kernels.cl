@@ -47,9 +47,10 @@ inline value_type segment_sum(__local value_type* tmp, value_type v, const int l
 #define ROWS_AT_ONCE 1  // rows a work-item of spmv_classical_dots sums at once (launch.rows_at_once)
 #endif
 
-// Row `row` of A times column c of b, its entries added in order. With MAX_ROW (the longest
-// row's length, small) the loop runs MAX_ROW turns, unrolled, so that the loads of all the
-// row's entries are in flight at once rather than one entry's after the other's.
+// Row `row` of A times column c of b, its entries added in order. With MAX_ROW (4 or 8, at least
+// the longest row's length: csr_strategy.py) the loop runs MAX_ROW turns, unrolled, the turns
+// past the row's end doing nothing, so that the loads of all the row's entries are in flight at
+// once rather than one entry's after the other's.
 inline value_type row_product(const int row, const int k, const int c, CSR_PARAMS,
                               __global const value_type* restrict b)
 {
