@@ -21,8 +21,11 @@ zero or tiny is replaced by its floor (see gk.core.factorization.factorization),
 The host waits for the device twice (issue 31): for the factors' sizes, and after the sweeps,
 enqueued back to back (5 at a time until they settle), for the settle test together with the
 factors' checks (pivots, values finite, pivots on their floors: ``check_factor``, one launch per
-factor), all in one read. A's values are checked only where the factors' check finds them
-spoilt (a value of A that is not finite makes its factor entry so).
+factor), all in one read. Where the executor's device applies an ILU's factors by Jacobi
+sweeps (its choice ``approximate_triangular_solves``: a GPU) the same read brings the factors'
+contraction bounds too (``jacobi_bound``, one launch per factor), kept with the factors for
+Ilu's choice of sweeps, which then reads nothing. A's values are checked only where the
+factors' check finds them spoilt (a value of A that is not finite makes its factor entry so).
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ from ginkpy.core.factorization.factorization import (Factorization, change_norms
                                                      refuse_invalid, relative_of, report_floored_pivots,
                                                      row_indices, with_diagonal, with_pattern_power)
 from ginkpy.core.matrix.csr import Csr
+from ginkpy.core.solver.triangular import enqueue_jacobi_facts, ilu_triangles, keep_jacobi_facts
 
 AUTO_ITERATIONS = 5  # with iterations 0 ("auto", Ginkgo's default): sweeps between two checks ...
 MAX_AUTO_SWEEPS = 20  # ... at most this many in all ...
@@ -125,12 +129,20 @@ class ParIlu(Factorization):
             # l_ij = (a_ij - sum_{k<j} l_ik u_kj) / u_jj
             exec.run("factorization.par_ilu.sweep_l", A, f["L"], l_rows, f["U"], f["L_next"])
             f["L"], f["L_next"] = f["L_next"], f["L"]
+        # a GPU's Ilu applies the factors by Jacobi sweeps, chosen by their contraction bounds
+        carries_bounds = exec.device_choices().approximate_triangular_solves
+
         def checks():
-            # U's pivots (and how many sit on their floors), L's, both factors' values finite
+            # U's pivots (and how many sit on their floors), L's, both factors' values finite;
+            # where they serve, the factors' contraction bounds
             return (exec.run("factorization.factorization.check_factor", factors["U"], False, floors),
-                    exec.run("factorization.factorization.check_factor", factors["L"], True, None))
-        u_checks, l_checks = sweep(self, sweep_once, lambda: change_norms(factors["U"], factors["U_next"]), checks)
+                    exec.run("factorization.factorization.check_factor", factors["L"], True, None),
+                    *(enqueue_jacobi_facts(*ilu_triangles(factors["L"], factors["U"])) if carries_bounds else ()))
+        u_checks, l_checks, *bounds = sweep(self, sweep_once, lambda: change_norms(factors["U"], factors["U_next"]),
+                                            checks)
         L, U = factors["L"], factors["U"]
+        for triangle, maxima in zip(ilu_triangles(L, U), bounds):
+            keep_jacobi_facts(triangle, maxima)
         n = A.shape[0]
         if min(u_checks[0], u_checks[1], l_checks[0], l_checks[1]) < n:  # (n: none)
             check_finite(A)  # a value of A not finite: named as such (it spoils the factors)

@@ -61,7 +61,7 @@ from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.preconditioner.isai import LowerIsai, UpperIsai
 from ginkpy.core.solver.lower_trs import LowerTrs
-from ginkpy.core.solver.triangular import jacobi_facts
+from ginkpy.core.solver.triangular import ilu_triangles, jacobi_facts
 from ginkpy.core.solver.upper_trs import UpperTrs
 
 SOLVE_QUALITY = 0.02  # a triangular solve is kept while ||v - T y|| / ||v|| is at most this
@@ -114,7 +114,7 @@ def decided_sweeps(first: Csr, second: Csr) -> int | None:
     D^-1 N, gk.core.solver.triangular.contraction_bound: a solve error of at most q^s); None where
     none is (factors not dominant enough to decide without trying). Both bounds in one read,
     kept with the factors' values for the Jacobi solvers made on them (:func:`jacobi_facts`)."""
-    q = max(facts.bound for facts in jacobi_facts((first, True, False), (second, False, False)))
+    q = max(facts.bound for facts in jacobi_facts(*ilu_triangles(first, second)))
     for sweeps in range(2, MAX_DECIDED_SWEEPS + 1):
         if q ** sweeps <= SWEEP_BOUND:
             return sweeps

@@ -271,20 +271,42 @@ def _facts_key(lower: bool, unit_diagonal: bool) -> str:
     return f"solver.triangular.jacobi_facts.{int(bool(lower))}{int(bool(unit_diagonal))}"
 
 
+def ilu_triangles(first: Csr, second: Csr) -> tuple[tuple[Csr, bool, bool], ...]:
+    """The (T, lower, unit_diagonal) of an ILU's factors as their Jacobi sweeps see them: the
+    lower factor and the upper one, each with its stored diagonal (what Ilu's choice of sweeps
+    and ParIlu's carried facts, :func:`enqueue_jacobi_facts`, both name)."""
+    return (first, True, False), (second, False, False)
+
+
+def enqueue_jacobi_facts(*triangles: tuple[Csr, bool, bool]) -> list:
+    """The device arrays (one launch each) whose host copies :func:`keep_jacobi_facts` turns
+    into each triangle's :class:`JacobiFacts`: for a caller that reads them with its own, in
+    one read."""
+    return [T.executor.run("solver.triangular.jacobi_bound", T, lower, unit) for T, lower, unit in triangles]
+
+
+def keep_jacobi_facts(triangle: tuple[Csr, bool, bool], maxima: Any) -> JacobiFacts:
+    """The :class:`JacobiFacts` of (T, lower, unit_diagonal) from the host copy of its
+    ``jacobi_bound`` array (:func:`enqueue_jacobi_facts`), kept in ``T.cache`` with T's values."""
+    T, lower, unit = triangle
+    q, work, bad = np.asarray(maxima, np.float64).reshape(-1, 3).max(axis=0)
+    facts = T.cache[_facts_key(lower, unit)] = JacobiFacts(np.inf if bad else float(q), int(work), not bad)
+    return facts
+
+
 def jacobi_facts(*triangles: tuple[Csr, bool, bool]) -> list[JacobiFacts]:
     """The :class:`JacobiFacts` of each (T, lower, unit_diagonal), computed once per T's values
     (kept in ``T.cache``): one launch for each not known yet and one read for them all, so
-    that Ilu's choice of sweeps and the solvers it then makes on the same factors share them."""
+    that Ilu's choice of sweeps and the solvers it then makes on the same factors share them
+    (ParIlu reads its factors' facts with its last check: :func:`enqueue_jacobi_facts`)."""
     keys = [_facts_key(lower, unit) for _, lower, unit in triangles]
-    todo = [(i, T.executor.run("solver.triangular.jacobi_bound", T, lower, unit))
-            for i, ((T, lower, unit), key) in enumerate(zip(triangles, keys)) if key not in T.cache]
+    todo = [i for i, ((T, _, _), key) in enumerate(zip(triangles, keys)) if key not in T.cache]
     by_executor: dict[int, list] = {}
-    for i, partial in todo:
-        by_executor.setdefault(id(triangles[i][0].executor), []).append((i, partial))
-    for pairs in by_executor.values():
-        exec = triangles[pairs[0][0]][0].executor
-        read = exec.to_host(*(partial for _, partial in pairs))
-        for (i, _), maxima in zip(pairs, read if len(pairs) > 1 else (read,)):
-            q, work, bad = np.asarray(maxima, np.float64).reshape(-1, 3).max(axis=0)
-            triangles[i][0].cache[keys[i]] = JacobiFacts(np.inf if bad else float(q), int(work), not bad)
+    for i in todo:
+        by_executor.setdefault(id(triangles[i][0].executor), []).append(i)
+    for numbers in by_executor.values():
+        exec = triangles[numbers[0]][0].executor
+        read = exec.to_host(*enqueue_jacobi_facts(*(triangles[i] for i in numbers)))
+        for i, maxima in zip(numbers, read if len(numbers) > 1 else (read,)):
+            keep_jacobi_facts(triangles[i], maxima)
     return [T.cache[key] for (T, _, _), key in zip(triangles, keys)]
