@@ -23,9 +23,10 @@ triangular solves (docs/preconditioners.md, benchmarks/bench_ilu.py):
   few matrices). On a GPU, where each level of a substitution costs a barrier and each launch
   microseconds: where the factors are dominant, Jacobi sweeps decided without a trial
   (:func:`decided_sweeps`: the fewest s <= :data:`MAX_DECIDED_SWEEPS` with q^s <=
-  :data:`SWEEP_BOUND` for q the larger of the factors' contraction bounds, one launch each and
-  one small read for both, kept for the solvers made on the factors (which then read nothing:
-  the GPU's whole generate waits for the device at most 4 times, issue 31); 2D
+  :data:`SWEEP_BOUND` for q the larger of the factors' contraction bounds, one launch each,
+  read by ParILU with its last check (else in one small read for both), kept for the solvers
+  made on the factors (which then read nothing: a GPU's generate with ParILU waits for the
+  device twice, issue 31); 2D
   convection-diffusion: q = 0.65 (L) and 0.52 (U), 3 sweeps of each, 1 launch per factor,
   1.34x exact ILU(0)'s BiCGStab iterations at 500^2; 3 sweeps of L and 2 of U, which each
   one's bound would allow, needed 1.76x: the same count for both). Else the
