@@ -406,3 +406,16 @@ def test_a_gpus_default_ilu_generate_reads_twice(ocl, monkeypatch):
         gk.solver.UpperTrs.build().with_algorithm("jacobi")).on(ocl).generate(_csr(ocl, m))
     expected = reference.apply(Dense.from_numpy(ocl, b), Dense.zeros(ocl, b.shape)).to_numpy()
     np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+    # an update on new values waits twice too: the new factors' bounds come with their check and
+    # stay with the factors' arrays the values are copied into
+    A.update_values(1.5 * m.tocsr().data)
+    gpu.synchronize()
+    before = gpu.counters["reads"]
+    assert M.update()
+    assert gpu.counters["reads"] - before == 2
+    assert jacobi_facts(*ilu_triangles(L, U)) == jacobi_facts(*ilu_triangles(*(_csr(gpu, f.to_scipy())
+                                                                              for f in (L, U))))
+    # ... and applies what a generate on the new values applies
+    fresh = factory.generate(_csr(gpu, 1.5 * m))
+    x, expected = (P.apply(Dense.from_numpy(gpu, b), Dense.zeros(gpu, b.shape)).to_numpy() for P in (M, fresh))
+    np.testing.assert_allclose(x, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())

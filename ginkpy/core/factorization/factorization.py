@@ -32,6 +32,7 @@ from ginkpy.core.matrix.checks import system_csr
 from ginkpy.core.matrix.csr import INDEX_DTYPE, Csr
 from ginkpy.core.matrix.dense import Dense
 from ginkpy.core.matrix.permutation import Permutation
+from ginkpy.core.solver.triangular import carry_jacobi_facts
 
 
 def with_pattern_power(A: Csr, power: int) -> Csr:
@@ -303,6 +304,7 @@ class Factorization(EnableBuild, LinOp):
             raise NotImplementedError(f"{name}: the new factors have another pattern: generate it anew")
         for f, old in zip(new, self.factors):
             old.update_values(f.values)
+            carry_jacobi_facts(f, old)  # (what ParIlu read of the new factors holds for their copy)
 
     def _permuted(self, arrays: tuple, rows, cols=None) -> tuple[Csr, Csr]:
         """The factors from the host kernel's CSR ``arrays``, moved to the executor, with the

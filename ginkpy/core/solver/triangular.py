@@ -141,19 +141,24 @@ class TriangularSolver(EnableBuild, LinOp):
         """D^-1 of the Jacobi sweeps into ``self.plan``, after the triangle's checks (values
         finite, diagonal nonzero) from its :func:`jacobi_facts` (kept where Ilu's choice of
         sweeps computed them: then no read); the first row with a zero diagonal, -1 if none."""
-        exec = A.executor
-        facts, = jacobi_facts((A, self.lower, self.unit_diagonal))
-        self.plan = Dense.empty(exec, (A.shape[0], 1), A.dtype)
-        if facts.valid:
-            # D^-1, the inverse diagonal of the triangle (known nonzero)
-            exec.run("solver.triangular.jacobi_inverse_diagonal", A, self.unit_diagonal, self.plan)
-            zero_row = -1
-        else:  # the first offence, named
-            check_finite(A)
-            zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
+        self.plan = Dense.empty(A.executor, (A.shape[0], 1), A.dtype)
+        facts, zero_row = self._inverse_diagonal(A)
         # the first three sweeps in one launch where a row's neighbours' rows are short
         self._three_in_one = self.parameters.num_jacobi_sweeps >= 3 and zero_row < 0 and facts.work <= FUSED_WORK
         return zero_row
+
+    def _inverse_diagonal(self, A: Csr) -> tuple[JacobiFacts, int]:
+        """D^-1 into ``self.plan`` after the triangle's checks from its :func:`jacobi_facts`
+        (kept with A's values where Ilu or ParIlu read them: then no read): the facts and the
+        first row with a zero diagonal, -1 if none."""
+        exec = A.executor
+        facts, = jacobi_facts((A, self.lower, self.unit_diagonal))
+        if facts.valid:
+            # D^-1, the inverse diagonal of the triangle (known nonzero)
+            exec.run("solver.triangular.jacobi_inverse_diagonal", A, self.unit_diagonal, self.plan)
+            return facts, -1
+        check_finite(A)  # the first offence, named
+        return facts, exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
 
     def _check_diagonal(self, zero_row: int) -> None:
         if zero_row >= 0:
@@ -174,7 +179,7 @@ class TriangularSolver(EnableBuild, LinOp):
         if isinstance(A, Dense):
             return True  # (read as it is at every solve)
         if self.jacobi:
-            zero_row = exec.run("solver.triangular.jacobi_generate", A, self.unit_diagonal, self.plan)
+            _, zero_row = self._inverse_diagonal(A)
         else:
             zero_row = exec.run("solver.triangular.update", self.plan, A, self.lower, self.unit_diagonal)
         self._check_diagonal(zero_row)
@@ -266,9 +271,12 @@ class JacobiFacts:
     valid: bool
 
 
+_FACTS_PREFIX = "solver.triangular.jacobi_facts."
+
+
 def _facts_key(lower: bool, unit_diagonal: bool) -> str:
     # (in Csr.cache, not a "pattern." key: a values update drops it)
-    return f"solver.triangular.jacobi_facts.{int(bool(lower))}{int(bool(unit_diagonal))}"
+    return f"{_FACTS_PREFIX}{int(bool(lower))}{int(bool(unit_diagonal))}"
 
 
 def ilu_triangles(first: Csr, second: Csr) -> tuple[tuple[Csr, bool, bool], ...]:
@@ -292,6 +300,12 @@ def keep_jacobi_facts(triangle: tuple[Csr, bool, bool], maxima: Any) -> JacobiFa
     q, work, bad = np.asarray(maxima, np.float64).reshape(-1, 3).max(axis=0)
     facts = T.cache[_facts_key(lower, unit)] = JacobiFacts(np.inf if bad else float(q), int(work), not bad)
     return facts
+
+
+def carry_jacobi_facts(source: Csr, target: Csr) -> None:
+    """Keep ``source``'s :class:`JacobiFacts` with ``target`` too, once ``target`` holds the same
+    pattern and values (a factorization's update copies new factors' values into the old ones)."""
+    target.cache.update({key: facts for key, facts in source.cache.items() if key.startswith(_FACTS_PREFIX)})
 
 
 def jacobi_facts(*triangles: tuple[Csr, bool, bool]) -> list[JacobiFacts]:
