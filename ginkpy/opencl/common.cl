@@ -169,6 +169,11 @@ inline int find_column(__global const int* cols, int begin, int end, const int c
 // work-group (x, g) takes columns x * width .. and rows g * rows_per_group .. of them; its
 // work-items form `lanes` rows of `width` columns: work-item (c, y) takes rows begin + y,
 // begin + y + lanes, ... below end of column col (col < k only). On a CPU width = lanes = 1.
+#ifndef ROWS_AT_ONCE
+// rows a work-item of a streaming kernel loads before it stores (launch.rows_at_once: Cg's and
+// Bicgstab's steps, the classical SpMV with its dots); kernels built without it take one
+#define ROWS_AT_ONCE 1
+#endif
 #define REDUCTION_PARAMS const int n, const int k, const int width, const int rows_per_group
 #define REDUCTION_LAYOUT                                                                 \
     const int c_ = get_local_id(0) % width;                                             \

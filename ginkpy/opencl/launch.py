@@ -180,7 +180,8 @@ def reduction_shape(info, n: int, k: int = 1, count: int | None = None) -> Reduc
     size = min(256, pow2_at_most(info.max_work_group_size))
     width = pow2_at_most(min(max(k, 1), size))
     lanes = size // width
-    groups = max(1, min(GPU_GROUPS_PER_UNIT * info.compute_units, ceil_div(n, lanes * GPU_ROWS_PER_ITEM), MAX_PARTIALS // count))
+    groups = max(1, min(GPU_GROUPS_PER_UNIT * info.compute_units, ceil_div(n, lanes * GPU_ROWS_PER_ITEM),
+                        MAX_PARTIALS // count))
     return ReductionShape(groups, width, lanes, ceil_div(n, groups))
 
 

@@ -43,9 +43,6 @@ inline value_type segment_sum(__local value_type* tmp, value_type v, const int l
 #ifndef MAX_ROW
 #define MAX_ROW 0  // the classical kernels' bound on the row lengths (0: none)
 #endif
-#ifndef ROWS_AT_ONCE
-#define ROWS_AT_ONCE 1  // rows a work-item of spmv_classical_dots sums at once (launch.rows_at_once)
-#endif
 
 // Row `row` of A times column c of b, its entries added in order. With MAX_ROW (4 or 8, at least
 // the longest row's length: csr_strategy.py) the loop runs MAX_ROW turns, unrolled, the turns

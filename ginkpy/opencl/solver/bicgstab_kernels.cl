@@ -2,9 +2,6 @@
 // is nonzero are left untouched; a zero divisor stops its column with BREAKDOWN (written by the
 // column's first work-item: others that read the status before or after skip it either way).
 #include "common.cl"
-#ifndef ROWS_AT_ONCE
-#define ROWS_AT_ONCE 1  // rows a work-item of the steps loads before it stores (launch.rows_at_once)
-#endif
 #ifndef DIAGONAL
 #define DIAGONAL 0  // step_3: x's update scaled by diag (scalar Jacobi)
 #endif

@@ -2,9 +2,6 @@
 // nonzero are left untouched. PRECONDITIONER: 0 none (z = r), 1 scalar Jacobi (z = diag r,
 // diag n x 1), 2 an operator of its own (z given).
 #include "components/preconditioned.cl"
-#ifndef ROWS_AT_ONCE
-#define ROWS_AT_ONCE 1  // rows a work-item of step_1 and step_2 loads before it stores (launch.rows_at_once)
-#endif
 
 // p = 0, prev_rho = 1 (work-items i < size for p, i < k for prev_rho)
 __kernel void initialize(const int size, const int k, __global value_type* p,
