@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from ginkpy.core.base.factory import Parameters
 from ginkpy.core.base.lin_op import LinOp
-from ginkpy.core.matrix.csr import same_contents
+from ginkpy.core.base.bitwise import same_contents
 from ginkpy.linalg._preconditioner import superlu_of
 
 

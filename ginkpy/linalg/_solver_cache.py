@@ -12,10 +12,11 @@ from typing import Any, Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from ginkpy.core.base.bitwise import same_contents
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import INDEX_DTYPE
-from ginkpy.core.matrix.csr import Csr, same_contents
+from ginkpy.core.matrix.csr import Csr
 from ginkpy.linalg._kept_operators import KeptOperator, host_kept
 from ginkpy.linalg._snapshot import Snapshot
 from ginkpy.linalg._solver import Solver
@@ -35,8 +36,8 @@ class _CachedMatrix:
         self.exec, self.dtype, self.format, self.shape = exec, dtype, A.format, A.shape
         # A's upload enqueued now. Its snapshot: where the upload took A's arrays as they are
         # and the executor's choices say so (a GPU), read back from the device's copy at the
-        # next call on A (a host copy beside the first call slowed it by more than the copy
-        # costs); else copied on the host by settle(), after the solve, which the first call
+        # next call on A, each piece compared with A's as it arrives (a host copy beside the
+        # first call slowed it by more than the copy costs); else copied on the host by settle(), after the solve, which the first call
         # waits for (the caller may change A once the call returned)
         self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
         self.matrix, self._uploads = Csr.from_scipy_async(exec, A, dtype)
@@ -81,13 +82,23 @@ class _CachedMatrix:
         them) or "other"."""
         if A.format != self.format or A.shape != self.shape:
             return "other"
-        ptrs, idxs, data = _arrays(A)
-        old_ptrs, old_idxs, old_data = self.arrays
-        if not (same_contents(ptrs, old_ptrs) and same_contents(idxs, old_idxs)):
+        current = _arrays(A)
+        if self._from_device and self._snapshot is None:
+            # the snapshot read back from the device's copy of A, each piece compared with A's
+            # as it arrives (the comparison costs little beyond the read)
+            m = self.matrix
+            copies, same = self.exec.to_host_compared([m.row_ptrs, m.col_idxs, m.values], current)
+            self._snapshot = copies
+            same_pattern, same_values = same[0] and same[1], same[2]
+        else:
+            old = self.arrays
+            same_pattern = same_contents(current[0], old[0]) and same_contents(current[1], old[1])
+            same_values = same_pattern and same_contents(current[2], old[2])
+        if not same_pattern:
             return "other"
-        if same_contents(data, old_data):
+        if same_values:
             return "same"
-        return "values" if self.canonical and data.dtype == old_data.dtype else "other"
+        return "values" if self.canonical and current[2].dtype == self.arrays[2].dtype else "other"
 
     def solver(self, A: Any, method: str, M: Any, arguments: dict) -> Solver:
         """The kept Solver of these arguments for A (this matrix, as its snapshot holds it),

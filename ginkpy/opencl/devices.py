@@ -1,7 +1,7 @@
 """List the OpenCL platforms and devices (``python -m ginkpy devices``)."""
 from __future__ import annotations
 
-from ginkpy.opencl.executor import DeviceInfo, NoOpenCLDeviceError, _platforms, select_device
+from ginkpy.opencl.device_selection import DeviceInfo, NoOpenCLDeviceError, _platforms, select_device
 
 
 def describe_devices() -> str:

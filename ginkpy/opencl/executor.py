@@ -12,19 +12,20 @@ could wait; and what happens at exit and after ``fork()``).
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-import attrs
 import numpy as np
 
+from ginkpy.core.base.bitwise import compare_later
 from ginkpy.core.base.device_choices import DeviceChoices
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.row_chunks import fill_in_chunks
 from ginkpy.core.stop.stopping_status import status_defines
 from ginkpy.opencl import fast_arrays, prebuild, shared_device as shared
 from ginkpy.opencl.device_choices import device_choices
+# (NoOpenCLDeviceError: also imported from here)
+from ginkpy.opencl.device_selection import DeviceInfo, NoOpenCLDeviceError, NoOpenCLPlatformError, select_device
 from ginkpy.opencl.kernel import Kernel
 from ginkpy.opencl.staging import PIPELINE_BYTES, copy_staged, read_staged, reads_staged, upload_staged
 
@@ -36,100 +37,6 @@ _TYPE_NAMES = {np.dtype(np.float32): ("float", "float"), np.dtype(np.float64): (
 # the stop codes (STATUS_RUNNING, ...), defined once in core/stop/stopping_status.py
 _STATUS_OPTIONS = [f"-D{name}={code}" for name, code in status_defines().items()]
 SMALL_WRITE = 1 << 16  # bytes of a host write that is copied and not waited for (exec.write)
-
-
-class NoOpenCLDeviceError(RuntimeError):
-    """No OpenCL platform or no matching device is available."""
-
-
-class NoOpenCLPlatformError(NoOpenCLDeviceError):
-    """No OpenCL platform (or device) at all: the only case where the default executor falls
-    back to the reference executor. A requested device that does not exist is an error."""
-
-
-_HOW_TO_GET_ONE = ('install a CPU device with  pip install "ginkpy[pocl]"  (PoCL), or a GPU driver '
-                   'with OpenCL support; "python -m ginkpy devices" lists what is found')
-
-
-@attrs.frozen
-class DeviceInfo:
-    """What kernels need to know about the device, read once."""
-
-    name: str
-    platform: str
-    is_cpu: bool
-    is_gpu: bool
-    fp64: bool
-    max_work_group_size: int
-    local_mem_size: int
-    compute_units: int
-    subgroups: bool  # sub-group functions (cl_khr_subgroups or cl_intel_subgroups)
-    global_mem_size: int
-
-    @classmethod
-    def of(cls, device) -> "DeviceInfo":
-        import pyopencl as cl
-        ext = device.extensions.split()
-        return cls(name=device.name.strip(), platform=device.platform.name.strip(),
-                   is_cpu=bool(device.type & cl.device_type.CPU),
-                   is_gpu=bool(device.type & cl.device_type.GPU),
-                   fp64="cl_khr_fp64" in ext or device.double_fp_config != 0,
-                   max_work_group_size=int(device.max_work_group_size),
-                   local_mem_size=int(device.local_mem_size),
-                   compute_units=int(device.max_compute_units),
-                   subgroups="cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext,
-                   global_mem_size=int(device.global_mem_size))
-
-
-def _platforms():
-    import pyopencl as cl
-    shared.opencl_used = True  # from here on a forked child cannot use OpenCL (PoCL starts its threads)
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error:  # the ICD loader reports "no platform" as an error
-        platforms = []
-    if not platforms:
-        raise NoOpenCLPlatformError(f"no OpenCL platform found: {_HOW_TO_GET_ONE}")
-    return platforms
-
-
-def select_device(spec: Any = None):
-    """The OpenCL device for ``spec``: a pyopencl Device, ``"<platform>:<device>"`` indices, or a
-    substring of the device or platform name. Without a spec: ``GINKPY_OPENCL_DEVICE``, then
-    ``PYOPENCL_CTX``, then the first GPU, accelerator or CPU device, in that order."""
-    import pyopencl as cl
-    if isinstance(spec, cl.Device):
-        return spec
-    spec = spec or os.environ.get("GINKPY_OPENCL_DEVICE") or os.environ.get("PYOPENCL_CTX")
-    platforms = _platforms()
-    devices = [(i, j, d) for i, p in enumerate(platforms) for j, d in enumerate(p.get_devices())]
-    if spec:
-        spec = str(spec)
-        parts = spec.split(":")
-        if all(part.isdigit() for part in parts):
-            p, d = int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
-            for i, j, dev in devices:
-                if (i, j) == (p, d):
-                    return dev
-            raise NoOpenCLDeviceError(f"no OpenCL device {p}:{d}; the devices are: {_device_list(devices)} "
-                                      f"(python -m ginkpy devices)")
-        for _, _, dev in devices:
-            if spec.lower() in dev.name.lower() or spec.lower() in dev.platform.name.lower():
-                return dev
-        raise NoOpenCLDeviceError(f"no OpenCL device matches {spec!r} (GINKPY_OPENCL_DEVICE, PYOPENCL_CTX or the "
-                                  f"executor name); the devices are: {_device_list(devices)} "
-                                  f"(python -m ginkpy devices)")
-    for kind in (cl.device_type.GPU, cl.device_type.ACCELERATOR, cl.device_type.CPU):
-        for _, _, dev in devices:
-            if dev.type & kind:
-                return dev
-    if devices:
-        return devices[0][2]
-    raise NoOpenCLPlatformError(f"the OpenCL platforms have no device: {_HOW_TO_GET_ONE}")
-
-
-def _device_list(devices) -> str:
-    return "; ".join(f"{i}:{j} {dev.name.strip()} [{dev.platform.name.strip()}]" for i, j, dev in devices) or "none"
 
 
 class OpenCLExecutor(Executor):
@@ -381,6 +288,26 @@ class OpenCLExecutor(Executor):
         for event in events:
             event.wait()
         return out[0] if len(out) == 1 else tuple(out)
+
+    def to_host_compared(self, arrays: Any, hosts: Any) -> tuple[list[np.ndarray], list[bool]]:
+        """:meth:`Executor.to_host_compared`; where the read goes through the page-locked ring
+        (a GPU's large reads), each chunk is compared by a pool thread as soon as it is copied
+        out, while the next chunks travel: the comparison costs little beyond the read."""
+        if not reads_staged(self, arrays):
+            return super().to_host_compared(arrays, hosts)
+        self._check_process()
+        self._note_read()
+        # (an array of another shape or type is not the same: nothing of it compared)
+        views = [np.ascontiguousarray(h).reshape(-1).view(np.uint8)
+                 if tuple(h.shape) == tuple(a.shape) and h.dtype == a.dtype else None for a, h in zip(arrays, hosts)]
+        answers: list[list] = [[] for _ in arrays]
+
+        def compare(k: int, start: int, stop: int, copied: np.ndarray) -> None:
+            if views[k] is not None:
+                answers[k].append(compare_later(copied, views[k][start:stop]))
+        copies = read_staged(self, arrays, on_chunk=compare)
+        copies = list(copies) if isinstance(copies, tuple) else [copies]
+        return copies, [views[k] is not None and all(f.result() for f in answers[k]) for k in range(len(arrays))]
 
     def host_array(self, shape, dtype) -> np.ndarray:
         """Page-locked host memory: a buffer allocated with ALLOC_HOST_PTR, mapped once (and kept

@@ -184,21 +184,26 @@ def reads_staged(exec, arrays: Any) -> bool:
     return least > 0 and any(a.nbytes >= least for a in arrays)
 
 
-def read_staged(exec, arrays: Any, chunk_bytes: int | None = None) -> Any:
+def read_staged(exec, arrays: Any, chunk_bytes: int | None = None,
+                on_chunk: Callable[[int, int, int, np.ndarray], None] | None = None) -> Any:
     """``exec.to_host(*arrays)`` through the device's ring of page-locked chunks (None: chunks of
     ``PIPELINE_BYTES``): up to RING_SLOTS chunks' reads in flight, each chunk copied out of its
     slot once its read is complete, while the next ones travel (a read into pageable memory goes
     through the driver's own staging at a fraction of the bandwidth). Everything enqueued on
-    ``exec`` before is done when this returns (the queue runs in order)."""
+    ``exec`` before is done when this returns (the queue runs in order). ``on_chunk(k, start,
+    stop, copied)`` is called with each chunk once copied: bytes [start, stop) of array k, and
+    ``copied`` those bytes of its copy (a uint8 view), while the next chunks travel."""
     import pyopencl as cl
     device = exec._device
     outs = [np.empty(a.shape, a.dtype) for a in arrays]
     pending: collections.deque = collections.deque()  # (event, slot, destination) of the reads in flight
 
     def take_oldest() -> None:
-        event, slot, dst = pending.popleft()
+        event, slot, dst, k, start, stop = pending.popleft()
         event.wait()
         np.copyto(dst, slot)
+        if on_chunk is not None:
+            on_chunk(k, start, stop, dst)
     targets = [out.reshape(-1).view(np.uint8) for out in outs]
     with device.ring_lock:
         ring = _ring(exec, chunk_bytes or PIPELINE_BYTES)
@@ -213,7 +218,7 @@ def read_staged(exec, arrays: Any, chunk_bytes: int | None = None) -> Any:
                                         is_blocking=False)
                 exec.queue.flush()
             ring.events[i] = event
-            pending.append((event, slot, targets[k][start:stop]))
+            pending.append((event, slot, targets[k][start:stop], k, start, stop))
         while pending:
             take_oldest()
     return outs[0] if len(outs) == 1 else tuple(outs)

@@ -93,6 +93,32 @@ def test_reads_come_back_through_the_ring_bit_for_bit(staged, ocl, rng):
     assert staged.to_host(arrays[4]).tobytes() == hosts[4].tobytes()  # one array: not a tuple
 
 
+def test_a_read_compared_chunk_by_chunk_finds_every_change(staged, ocl, rng):
+    # to_host_compared through the ring (chunks of 1000 bytes, values split across them): the
+    # same bits; one flipped bit in any chunk (first, middle, last byte) of any array; a NaN equal
+    # to itself, -0.0 not to 0.0; another shape or type; an empty array
+    values = rng.standard_normal(1234)
+    values[[3, 500]] = np.nan, -0.0
+    hosts = [values, rng.integers(0, 9, 2345).astype(np.int32), np.zeros(0)]
+    arrays = [ocl.from_host(h) if h.size else ocl.alloc((0,), h.dtype) for h in hosts]
+    assert staging.reads_staged(staged, arrays)
+    for exe in (staged, ocl):  # (the ring's comparison and the plain read's)
+        copies, same = exe.to_host_compared(arrays, [h.copy() for h in hosts])
+        assert same == [True] * 3 and all(c.tobytes() == h.tobytes() for c, h in zip(copies, hosts))
+        for k in (0, 1):
+            for byte in (0, 999, 1000, hosts[k].nbytes - 1):
+                changed = [h.copy() for h in hosts]
+                changed[k].view(np.uint8)[byte] ^= 1
+                copies, same = exe.to_host_compared(arrays, changed)
+                assert same == [k != 0, k != 1, True], (exe, k, byte)
+                assert all(c.tobytes() == h.tobytes() for c, h in zip(copies, hosts))  # (the device's)
+        zero = hosts[0].copy()
+        zero[500] = 0.0
+        others = [zero, hosts[1][:-1], hosts[2].astype(np.float32)]
+        assert exe.to_host_compared(arrays, others)[1] == [False] * 3
+        assert exe.to_host_compared(arrays[1:2], [hosts[1].astype(np.int64)])[1] == [False]
+
+
 def test_a_new_chunk_size_drains_the_ring(staged, monkeypatch, rng):
     data = rng.standard_normal(10000)  # above SMALL_WRITE: staged
     first = staged.from_host(data)

@@ -83,13 +83,19 @@ def test_the_functions_see_a_matrix_changed_in_place(exec):
     _change_in_place(exec)
 
 
-def test_a_snapshot_read_back_from_the_device_sees_the_changes(ocl, monkeypatch):
+@pytest.mark.parametrize("staged", [False, True], ids=["plain-read", "ring-read"])
+def test_a_snapshot_read_back_from_the_device_sees_the_changes(ocl, monkeypatch, staged):
     # a GPU's choice (snapshots_from_device) on this device: the first call copies nothing of A
-    # on the host; the next reads A's copy back from the device and compares it with A
+    # on the host; the next reads A's copy back from the device and compares it with A (a GPU's
+    # large read: through the page-locked ring in chunks, each compared as it arrives; here
+    # chunks of 1000 bytes, so that A's arrays span several)
     import dataclasses
     from ginkpy.linalg import _solver_cache
-    choices = dataclasses.replace(ocl.device_choices(), snapshots_from_device=True)
+    from ginkpy.opencl import staging
+    choices = dataclasses.replace(ocl.device_choices(), snapshots_from_device=True,
+                                  **({"staged_download_bytes": 64} if staged else {}))
     monkeypatch.setattr(ocl, "device_choices", lambda: choices)
+    monkeypatch.setattr(staging, "PIPELINE_BYTES", 1000)
     A = _system()
     b = np.ones(A.shape[0])
     gk.linalg.cg(A, b, rtol=1e-10, M="jacobi", executor=ocl)

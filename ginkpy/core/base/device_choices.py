@@ -87,7 +87,8 @@ class DeviceChoices:
         matrix holds what it held, reads what it compares a later call's matrix with from the
         device's copy at that later call (where the upload took the matrix's arrays as they
         are: a GPU, where a host copy beside the first call slowed it by more than the copy
-        costs) rather than copying the matrix's arrays on the host at the first call.
+        costs) rather than copying the matrix's arrays on the host at the first call; the read
+        is compared as it arrives (``Executor.to_host_compared``).
     """
 
     kind: str

@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import importlib
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
+from ginkpy.core.base.bitwise import same_contents
+from ginkpy.core.base.capture import Capturing
 from ginkpy.core.base.device_choices import DeviceChoices
 from ginkpy.core.base.row_chunks import fill_in_chunks
 
@@ -58,23 +60,12 @@ def executor_class(name: str) -> type:
     return getattr(importlib.import_module(module), cls)
 
 
-class Recording:
-    """What :meth:`Executor.capture` records while a function runs: the device work (each
-    step a callable that enqueues one launch or copy again) and whether the function read the
-    executor's memory (then its work may depend on data, and it cannot be replayed)."""
-
-    def __init__(self) -> None:
-        self.steps: list[Callable[[], None]] = []
-        self.read = False
-        self.host_steps = 0  # steps that are host work (Executor.host_step), not launches
-
-
 def new_counters() -> dict[str, int]:
     """The counters of an executor's device (``Executor.counters``), all 0."""
     return {"launches": 0, "allocations": 0, "reads": 0, "captures": 0, "kernel_copies": 0, "builds": 0}
 
 
-class Executor:
+class Executor(Capturing):
     """Where ginkpy's objects live and compute (Ginkgo's ``Executor``): the base of
     :class:`~ginkpy.reference.executor.ReferenceExecutor` (numpy/scipy on the host) and
     :class:`~ginkpy.opencl.executor.OpenCLExecutor` (any OpenCL device). Make one with
@@ -116,79 +107,6 @@ class Executor:
         self._capture = threading.local()
         self._scratch = threading.local()
 
-    # -- capture: a loop body recorded once, then replayed without Python in between ----------
-    def capture(self, fn: Callable[[], Any]) -> Callable[[], None] | None:
-        """Run ``fn()`` once and record the device work it enqueues. Returns a callable that
-        enqueues the same work again (the same kernels with the same arguments, set once),
-        or None when ``fn`` read from the executor's memory while it ran: then what it enqueues
-        may depend on the data, and it must be called itself each time.
-
-        Solvers capture one iteration of their loop this way, so that an iteration costs
-        its launches and nothing else on the host.
-        """
-        if self._profiled:  # profiled: every launch runs through run(), uncaptured
-            fn()
-            return None
-        self.counters["captures"] += 1
-        recording = Recording()
-        outer = getattr(self._capture, "recording", None)
-        self._capture.recording = recording
-        try:
-            fn()
-        finally:
-            self._capture.recording = outer
-        if outer is not None:  # nested capture: the outer recording gets the same work
-            outer.steps.extend(recording.steps)
-            outer.read |= recording.read
-            outer.host_steps += recording.host_steps
-        if recording.read:
-            return None
-        steps = tuple(recording.steps)
-        host_steps = recording.host_steps
-        counters, check = self.counters, self._check_process
-
-        def replay() -> None:
-            check()  # the steps only enqueue work set up once (each under the device's lock)
-            for step in steps:
-                step()
-            counters["launches"] += len(steps) - host_steps
-            outer = self._recording()
-            if outer is not None:  # replayed inside another capture: that one records it too
-                outer.steps.extend(steps)
-                outer.host_steps += host_steps
-        return replay
-
-    def host_step(self, step: Callable[[], None]) -> None:
-        """Run ``step()``, host work between launches that takes no decision on the data (an
-        exchange over MPI of values it reads without blocking and writes back itself, see
-        ``gk.distributed``), and record it in a running capture, so that a replay runs it again
-        in its place among the launches. What ``step`` enqueues itself is not recorded: it
-        enqueues it again when replayed."""
-        recording = self._recording()
-        if recording is None:
-            step()
-            return
-        self._capture.recording = None
-        try:
-            step()
-        finally:
-            self._capture.recording = recording
-        recording.steps.append(step)
-        recording.host_steps += 1
-
-    @contextlib.contextmanager
-    def cached_setup(self) -> Iterator[None]:
-        """Around setup whose result an operator caches at its first use (an SpMV strategy
-        chosen from the row lengths): a read inside does not spoil a running capture, since its
-        replays need none (the choice is made by then)."""
-        recording = self._recording()
-        read = recording is not None and recording.read
-        try:
-            yield
-        finally:
-            if recording is not None:
-                recording.read = read
-
     # -- programs built up front (issue 30) ---------------------------------------------------
     def prepare_programs(self, signature: str) -> int:
         """Build, in the calling thread, every device program (and kernel object) recorded for
@@ -207,17 +125,6 @@ class Executor:
     def _check_process(self) -> None:
         """Raise :class:`ForkedProcessError` where this executor cannot run in the current
         process (a device executor inherited through ``fork()``); nothing on the host."""
-
-    def _recording(self) -> Recording | None:
-        """The recording of a capture running in this thread, if any."""
-        return getattr(self._capture, "recording", None)
-
-    def _record_write(self, step: Callable[[], None]) -> None:
-        """A write of host data into the executor's memory, made inside a running capture: the
-        replay writes the same data again (the solve it belongs to resets its state so)."""
-        recording = self._recording()
-        if recording is not None:
-            recording.steps.append(step)
 
     def _note_read(self) -> None:
         """Count a blocking read of the executor's memory (and spoil a running capture)."""
@@ -317,6 +224,31 @@ class Executor:
     def to_host(self, *arrays: Any) -> Any:
         """Copy arrays of this executor to the host; one array gives one numpy array, several a tuple."""
         raise NotImplementedError
+
+    def to_host_compared(self, arrays: Any, hosts: Any) -> tuple[list[np.ndarray], list[bool]]:
+        """Copies of this executor's ``arrays`` on the host, and for each whether it holds the
+        same bits as the host array beside it in ``hosts`` (its shape and type included): how
+        ``gk.linalg`` tells whether a matrix changed since its copy went to the device. A GPU
+        compares each piece of the read-back as it arrives, while the next ones travel.
+
+        Parameters
+        ----------
+        arrays : sequence of device arrays
+        hosts : sequence of numpy.ndarray
+            What to compare each copy with; left unchanged until this returns.
+
+        Returns
+        -------
+        (list of numpy.ndarray, list of bool)
+
+        Examples
+        --------
+        >>> (ptrs, idxs, vals), same = exec.to_host_compared(
+        ...     [A.row_ptrs, A.col_idxs, A.values], [S.indptr, S.indices, S.data])
+        """
+        copies = self.to_host(*arrays) if len(arrays) != 1 else (self.to_host(*arrays),)
+        copies = [np.asarray(c) for c in copies]
+        return copies, [same_contents(c, h) for c, h in zip(copies, hosts)]
 
     def upload(self, shape: tuple[int, ...], dtype: Any, fill: Callable[[np.ndarray], None]) -> Any:
         """A new array of ``shape`` and ``dtype`` in this executor's memory, its contents written

@@ -14,36 +14,13 @@ import numpy as np
 
 from ginkpy.core.base.lazy import sp
 
+from ginkpy.core.base.bitwise import same_contents
 from ginkpy.core.base.executor import Executor
 from ginkpy.core.base.lin_op import LinOp
 from ginkpy.core.base.types import INDEX_DTYPE
 from ginkpy.core.matrix.dense import Dense, check_convertible, value_dtype
 from ginkpy.core.matrix.permutation import Permutation, permute
 from ginkpy.core.matrix.spgemm import multiply
-
-_COMPARED_AT_ONCE = 8 << 20  # bytes of two host arrays compared by one thread (larger ones: by a few)
-_compare_threads = None
-
-
-def same_contents(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two host arrays of one shape and type hold the same bits (a NaN equals itself),
-    compared as the widest unsigned integers their size allows, large ones in chunks by a few
-    threads (NumPy releases the GIL): how a sparsity pattern (and gk.linalg's kept copy of a
-    matrix) is checked on the host, at about the memory bandwidth."""
-    global _compare_threads
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    a, b = (np.ascontiguousarray(v).reshape(-1) for v in (a, b))
-    width = next(w for w in (8, 4, 2, 1) if a.nbytes % w == 0)
-    a, b = (v.view(np.dtype(f"u{width}")) for v in (a, b))
-    chunk = _COMPARED_AT_ONCE // width
-    if a.size <= chunk:
-        return bool(np.array_equal(a, b))
-    if _compare_threads is None:
-        import concurrent.futures
-        _compare_threads = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="ginkpy-compare")
-    return all(_compare_threads.map(lambda s: np.array_equal(a[s:s + chunk], b[s:s + chunk]),
-                                    range(0, a.size, chunk)))
 
 
 class Csr(LinOp):
