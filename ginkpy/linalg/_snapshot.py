@@ -6,25 +6,13 @@ afterwards): taken beside the upload, the setup or the solve, its copies slowed 
 they cost alone (an H100's host, 2026-12-07)."""
 from __future__ import annotations
 
-import concurrent.futures
-import threading
 from typing import Any
 
 import numpy as np
 
+from ginkpy.core.base.host_threads import host_threads
+
 CHUNK_BYTES = 8 << 20  # bytes one task copies (smaller arrays: copied at once, in the caller's thread)
-THREADS = 4
-
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _threads() -> concurrent.futures.ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(THREADS, thread_name_prefix="ginkpy-snapshot")
-        return _pool
 
 
 class Snapshot:
@@ -54,7 +42,7 @@ class Snapshot:
                 continue
             flat_source, flat_copy = source.reshape(-1), copy.reshape(-1)
             step = max(1, CHUNK_BYTES // source.itemsize)
-            self._tasks += [_threads().submit(np.copyto, flat_copy[s:s + step], flat_source[s:s + step])
+            self._tasks += [host_threads().submit(np.copyto, flat_copy[s:s + step], flat_source[s:s + step])
                             for s in range(0, flat_source.size, step)]
 
     def wait(self) -> None:

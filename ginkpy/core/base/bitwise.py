@@ -5,25 +5,13 @@ since its last call (:meth:`Executor.to_host_compared` compares a read-back piec
 arrives)."""
 from __future__ import annotations
 
-import concurrent.futures
-import threading
 from typing import Any
 
 import numpy as np
 
+from ginkpy.core.base.host_threads import host_threads
+
 COMPARED_AT_ONCE = 8 << 20  # bytes of two host arrays compared by one thread (larger ones: by a few)
-THREADS = 4
-
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _threads() -> concurrent.futures.ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(THREADS, thread_name_prefix="ginkpy-compare")
-        return _pool
 
 
 def _words(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,11 +48,11 @@ def same_contents(a: np.ndarray, b: np.ndarray) -> bool:
     chunk = COMPARED_AT_ONCE // a.itemsize
     if a.size <= chunk:
         return bool(np.array_equal(a, b))
-    return all(_threads().map(lambda s: np.array_equal(a[s:s + chunk], b[s:s + chunk]), range(0, a.size, chunk)))
+    return all(host_threads().map(lambda s: np.array_equal(a[s:s + chunk], b[s:s + chunk]), range(0, a.size, chunk)))
 
 
 def compare_later(a: np.ndarray, b: np.ndarray) -> Any:
     """Start comparing the bytes of a and b (flat uint8 arrays of one length) in a thread of the
     pool; returns the future of :func:`same_contents`'s answer. The caller leaves both unchanged
     until it has the answer."""
-    return _threads().submit(lambda: bool(np.array_equal(*_words(a, b))))
+    return host_threads().submit(lambda: bool(np.array_equal(*_words(a, b))))
