@@ -37,8 +37,9 @@ class _CachedMatrix:
         # A's upload enqueued now. Its snapshot: where the upload took A's arrays as they are
         # and the executor's choices say so (a GPU), read back from the device's copy at the
         # next call on A, each piece compared with A's as it arrives (a host copy beside the
-        # first call slowed it by more than the copy costs); else copied on the host by settle(), after the solve, which the first call
-        # waits for (the caller may change A once the call returned)
+        # first call slowed it by more than the copy costs); else copied on the host by
+        # settle(), after the solve, which the first call waits for (the caller may change A
+        # once the call returned)
         self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
         self.matrix, self._uploads = Csr.from_scipy_async(exec, A, dtype)
         as_they_are = self.canonical and A.data.dtype == dtype and \
