@@ -196,7 +196,8 @@ def read_staged(exec, arrays: Any, chunk_bytes: int | None = None,
     import pyopencl as cl
     device = exec._device
     outs = [np.empty(a.shape, a.dtype) for a in arrays]
-    pending: collections.deque = collections.deque()  # (event, slot, destination, k, start, stop) of the reads in flight
+    # (event, slot, destination, k, start, stop) of the reads in flight
+    pending: collections.deque = collections.deque()
 
     def take_oldest() -> None:
         event, slot, dst, k, start, stop = pending.popleft()
