@@ -55,11 +55,9 @@ class _CachedMatrix:
     @property
     def arrays(self) -> list[np.ndarray]:
         """The snapshot of A's arrays (indptr, indices, data): taken on the host by settle(),
-        or read back from the device's copy of A at the first need."""
+        or read back from the device's copy of A by the first :meth:`matches` (which every
+        later call on A runs before it reads this)."""
         if self._from_device:
-            if self._snapshot is None:
-                m = self.matrix
-                self._snapshot = [np.asarray(a) for a in self.exec.to_host(m.row_ptrs, m.col_idxs, m.values)]
             return self._snapshot
         self._take_snapshot()
         return self._snapshot.arrays
