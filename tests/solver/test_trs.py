@@ -56,9 +56,10 @@ def test_unit_diagonal_ignores_stored_diagonal_and_other_triangle(exec, dense):
     # upper, unit: x2 = 10, x1 = 14 - 30 = -16, x0 = 4 + 16 = 20
     x = _solve(exec, gk.solver.UpperTrs, full, b, unit=True, dense=dense)
     np.testing.assert_allclose(x[:, 1], [20, -16, 10], rtol=1e-15)
-    # several right-hand sides: each column solved on its own
+    # several right-hand sides: each column solved on its own (x_21 = 2 - 1.8 cancels: a CPU
+    # device's substitution, which scales the row by 1 / a_22 first, rounds it to 1.4e-15)
     x = _solve(exec, gk.solver.LowerTrs, full, b, dense=dense)
-    np.testing.assert_allclose(x, np.linalg.solve(L3, b), rtol=1e-15)
+    np.testing.assert_allclose(x, np.linalg.solve(L3, b), rtol=1e-14)
 
 
 def test_advanced_apply(exec):
@@ -196,6 +197,46 @@ def test_sequential_and_level_scheduled_substitution(ref, ocl, rng, monkeypatch,
     x = solver.apply(Dense.from_numpy(ocl, b), Dense.zeros(ocl, b.shape)).to_numpy()
     x_ref = _solve(ref, gk.solver.LowerTrs if lower else gk.solver.UpperTrs, m, b)
     assert _rel_err(x, x_ref) <= tol(np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("lower", [True, False])
+def test_sequential_split_against_reference(ref, ocl, rng, monkeypatch, lower, unit, dtype):
+    # a CPU's substitution splits each row into its diagonal, its entry of the row solved just
+    # before (i - 1 forward, i + 1 backward) and the others: rows with and without that entry,
+    # the other triangle's entries ignored, three columns, then new values on the same pattern
+    monkeypatch.setattr(ocl_trs, "_sequential", lambda info: True)
+    n = 1029
+    t = _random_triangle(n, rng, True, per_row=3, reach=4).tocoo()
+    drop = (t.col == t.row - 1) & (rng.random(t.nnz) < 0.5)
+    t = sp.csr_matrix((t.data[~drop], (t.row[~drop], t.col[~drop])), shape=(n, n))
+    if not lower:
+        t = t[::-1, ::-1].tocsr()
+    other = sp.random(n, n, density=3 / n, random_state=1, format="csr")
+    m = (t + (sp.triu(other, 1) if lower else sp.tril(other, -1))).astype(dtype)
+    if dtype == np.complex128:
+        m.data = m.data * np.exp(1j * rng.uniform(0, np.pi, m.nnz))
+    b = rng.standard_normal((n, 3)).astype(dtype)
+    solver_type = gk.solver.LowerTrs if lower else gk.solver.UpperTrs
+    solvers = [solver_type.build().with_unit_diagonal(unit).on(e).generate(gk.matrix.Csr.from_scipy(e, m, dtype))
+               for e in (ref, ocl)]
+    assert solvers[1].plan.launches == (("sequential", 0, 0),)
+    for values in (None, 1.5 * m.data):
+        if values is not None:
+            for solver in solvers:
+                solver.system_matrix.update_values(values)
+                assert solver.update()
+        x_ref, x_ocl = (s.apply(Dense.from_numpy(s.executor, b), Dense.zeros(s.executor, b.shape, dtype)).to_numpy()
+                        for s in solvers)
+        assert _rel_err(x_ocl, x_ref) <= tol(np.float64)
+
+
+def test_sequential_row_without_its_near_entry_ignores_that_x(ocl, monkeypatch):
+    # x_0 is infinite; row 1 has no entry in column 0, so x_1 stays finite (0 * inf is not 0)
+    monkeypatch.setattr(ocl_trs, "_sequential", lambda info: True)
+    x = _solve(ocl, gk.solver.LowerTrs, np.array([[1.0, 0, 0], [0, 2, 0], [1, 0, 4]]), np.array([np.inf, 2, 1]))
+    assert x[0, 0] == np.inf and x[1, 0] == 1 and x[2, 0] == -np.inf
 
 
 @pytest.mark.parametrize("unit", [False, True])

@@ -6,11 +6,12 @@ other row, else one more than the deepest row it needs), the rows sorted by leve
 triangle copied to the device in that order. Runs of consecutive thin levels are batched into
 one launch of a single work-group that steps through them with barriers; each wide level gets
 its own launch over all its rows. ``solve`` replays that schedule. On a CPU device one launch
-runs through the rows in order (forward, or backward for an upper triangle) on the triangle's
-own arrays, one work-item per column (a ``SequentialPlan``: the matrix and its inverse
-diagonal, made on the device): a core substitutes a 2D grid's triangle of 250000 rows in about
-a millisecond, where stepping work-items through its 1000 levels with barriers takes several;
-no level analysis and no copy to the host are needed.
+runs through the rows in order (forward, or backward for an upper triangle), one work-item per
+column, on the triangle split on the device (a ``SequentialPlan``: each row's inverse diagonal,
+its entry of the row solved just before, and its other entries scaled, in arrays of their own;
+two launches and a prefix sum): a core substitutes a 2D grid's triangle of 250000 rows in about
+0.6 ms, where stepping work-items through its 1000 levels with barriers takes several; no level
+analysis and no copy to the host are needed.
 
 The "jacobi" algorithm: ``jacobi_generate`` inverts the diagonal on the device,
 ``jacobi_initialize``, ``jacobi_two_sweeps`` and ``jacobi_three_sweeps`` (the first two or three
@@ -70,11 +71,17 @@ def _chain_sizes(info) -> tuple[int, int]:
 
 @attrs.frozen
 class SequentialPlan:
-    """The substitution of a CPU device: the triangle (a Csr, its other triangle ignored), its
-    inverse diagonal (n x 1) and which triangle it is."""
+    """The substitution of a CPU device: the triangle split into its inverse diagonal (n x 1),
+    the entries of the rows solved just before (``near``: a_i,i-1 / a_ii forward, a_i,i+1 /
+    a_ii backward, 0 where absent) and the other entries scaled by 1 / a_ii in CSR arrays of
+    their own (made on the device, see ``sequential_count`` in the .cl), and which triangle it
+    is."""
 
-    matrix: object
+    row_ptrs: object
+    col_idxs: object
+    values: object
     inv_diag: object
+    near: object
     lower: bool
     launches: tuple = (("sequential", 0, 0),)
 
@@ -106,9 +113,12 @@ def generate(exec, a, lower, unit_diagonal):
     if isinstance(a, Dense):
         return None, -1 if unit_diagonal else first_zero(np.diagonal(a.to_numpy()))
     if _sequential(exec.info):
-        inv_diag = Dense.empty(exec, (a.shape[0], 1), a.dtype)
-        zero_row = jacobi_generate(exec, a, unit_diagonal, inv_diag)
-        return (None if zero_row >= 0 else SequentialPlan(a, inv_diag, bool(lower))), zero_row
+        n, nnz = a.shape[0], int(a.values.shape[0])
+        plan = SequentialPlan(exec.alloc((n + 1,), np.int32), exec.alloc((max(nnz, 1),), np.int32),
+                              exec.alloc((max(nnz, 1),), a.dtype), Dense.empty(exec, (n, 1), a.dtype),
+                              exec.alloc((max(n, 1),), a.dtype), bool(lower))
+        zero_row = _split(exec, a, unit_diagonal, plan)
+        return (None if zero_row >= 0 else plan), zero_row
     row_ptrs, col_idxs, values = exec.to_host(a.row_ptrs, a.col_idxs, a.values)
     strict, diag, zero_row = split_triangle(sp.csr_matrix((values, col_idxs, row_ptrs), shape=a.shape),
                                             lower, unit_diagonal)
@@ -135,7 +145,7 @@ def update(exec, plan, a, lower, unit_diagonal) -> int:
     a CPU device's inverse diagonal again; a LevelSchedule's values and diagonal in its level
     order (its levels kept). The first row with a zero diagonal (-1 if none)."""
     if isinstance(plan, SequentialPlan):
-        return jacobi_generate(exec, a, unit_diagonal, plan.inv_diag)
+        return _split(exec, a, unit_diagonal, plan)
     row_ptrs, col_idxs, values, order = exec.to_host(a.row_ptrs, a.col_idxs, a.values, plan.rows)
     strict, diag, zero_row = split_triangle(sp.csr_matrix((values, col_idxs, row_ptrs), shape=a.shape),
                                             lower, unit_diagonal)
@@ -151,10 +161,9 @@ def solve(exec, plan, b, x):
     if k == 0 or not plan.launches or b.shape[0] == 0:
         return
     if isinstance(plan, SequentialPlan):
-        a = plan.matrix
         exec.kernel(__file__, x.dtype, "solve_sequential", LOWER=int(plan.lower))(
-            exec.queue, (k,), None, np.int32(a.shape[0]), np.int32(k), a.row_ptrs.data, a.col_idxs.data,
-            a.values.data, plan.inv_diag.values.data, b.values.data, x.values.data)
+            exec.queue, (k,), None, np.int32(b.shape[0]), np.int32(k), plan.row_ptrs.data, plan.col_idxs.data,
+            plan.values.data, plan.inv_diag.values.data, plan.near.data, b.values.data, x.values.data)
         return
     arrays = (plan.rows.data, plan.row_ptrs.data, plan.col_idxs.data, plan.values.data,
               plan.diag.data, b.values.data, x.values.data)
@@ -172,6 +181,25 @@ def solve(exec, plan, b, x):
 
 
 _NONE = np.iinfo(np.int32).max
+
+
+def _split(exec, a, unit_diagonal, plan) -> int:
+    """A SequentialPlan's arrays from the triangle ``a`` (made again on new values of its
+    pattern): two launches and a prefix sum, one read (the first row with a zero diagonal, -1
+    if none)."""
+    n = a.shape[0]
+    bad = exec.from_host(np.array([_NONE], np.int32))
+    lower = {"LOWER": int(plan.lower)}
+    launch_1d(exec, __file__, "sequential_count", a.dtype, n, np.int32(n), np.int32(bool(unit_diagonal)),
+              a.row_ptrs.data, a.col_idxs.data, a.values.data, plan.inv_diag.values.data, plan.near.data,
+              plan.row_ptrs.data, bad.data, defines=lower)
+    # row_ptrs[i] = the counts of the rows before i
+    exec.run("components.prefix_sum.prefix_sum", plan.row_ptrs)
+    launch_1d(exec, __file__, "sequential_fill", a.dtype, n, np.int32(n), a.row_ptrs.data, a.col_idxs.data,
+              a.values.data, plan.inv_diag.values.data, plan.row_ptrs.data, plan.col_idxs.data,
+              plan.values.data, defines=lower)
+    row = int(exec.to_host(bad)[0])
+    return -1 if row == _NONE else row
 
 
 def jacobi_generate(exec, a, unit_diagonal, inv_diag) -> int:
