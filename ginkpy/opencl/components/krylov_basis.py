@@ -12,7 +12,10 @@ from ginkpy.opencl.launch import ReductionShape, ceil_div, local_buffer, reducti
 # complex values, whose local memory for the sums limits the work-groups a compute unit holds)
 DOTS = {False: 8, True: 4}
 DOT_GROUPS_PER_UNIT = {False: 4, True: 2}
-DOT_ROWS = 2  # rows per turn of a GPU work-item's loop in basis_dots (more loads in flight)
+# rows per turn of a GPU work-item's loop in basis_dots (more loads in flight); 1 and 4 lost to 2
+# on an H100 (2026-12-07, Gmres' multi_dot: 75.0 and 86.2 us against 76.0 with 2, the whole inner
+# iteration 194 and 206 us against 189; see device_choices.UPDATE_ROWS)
+DOT_ROWS = 2
 DOT_ROWS_PER_ITEM = 8  # rows a GPU work-item of a pass of dot products adds at least
 
 
