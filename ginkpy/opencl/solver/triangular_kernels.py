@@ -142,7 +142,7 @@ def generate(exec, a, lower, unit_diagonal):
 
 def update(exec, plan, a, lower, unit_diagonal) -> int:
     """``plan`` after new values of ``a`` on the pattern it was made from, in its own arrays:
-    a CPU device's inverse diagonal again; a LevelSchedule's values and diagonal in its level
+    a CPU device's split of the rows again; a LevelSchedule's values and diagonal in its level
     order (its levels kept). The first row with a zero diagonal (-1 if none)."""
     if isinstance(plan, SequentialPlan):
         return _split(exec, a, unit_diagonal, plan)
