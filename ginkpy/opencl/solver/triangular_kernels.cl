@@ -84,6 +84,17 @@ inline bool is_other(const int i, const int j)
 #endif
 }
 
+// 1 / d of row i, or 0 where d is zero, which records the row in bad_row (the least such row
+// stays: the host names it)
+inline value_type checked_inverse(const value_type d, const int i, __global int* bad_row)
+{
+    if (is_zero(d)) {
+        atomic_min(bad_row, i);
+        return to_value(0);
+    }
+    return divide(to_value(1), d);
+}
+
 // The split, first half (one work-item per row): inv_diag, near and the count of the other
 // entries into counts[i]; a row whose diagonal entry is zero or not stored lowers *bad_row
 // to its index (as jacobi_generate). The diagonal's inverse is 0 on such a row.
@@ -104,8 +115,7 @@ __kernel void sequential_count(const int n, const int unit_diagonal, __global co
             if (j == near_row(i)) a_near = values[p];
             count += is_other(i, j);
         }
-        if (is_zero(d)) atomic_min(bad_row, i);
-        const value_type inv = is_zero(d) ? 0 : divide(to_value(1), d);
+        const value_type inv = checked_inverse(d, i, bad_row);
         inv_diag[i] = inv;
         near[i] = mul(inv, a_near);
         counts[i] = count;
@@ -178,8 +188,7 @@ __kernel void jacobi_generate(const int n, const int unit_diagonal, __global con
                 if (col_idxs[p] == i) d = values[p];
             }
         }
-        if (is_zero(d)) atomic_min(bad_row, i);
-        inv_diag[i] = is_zero(d) ? 0 : divide(to_value(1), d);
+        inv_diag[i] = checked_inverse(d, i, bad_row);
     }
 }
 
