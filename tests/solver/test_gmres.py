@@ -286,7 +286,7 @@ def test_config_and_command_line(tmp_path, capsys):
 
 # -- OpenCL kernels against their reference twin -----------------------------------------------
 
-N, M = 1237, 6  # more rows than a work-group (odd), Krylov dimension
+N, M = 1237, 12  # more rows than a work-group (odd), Krylov dimension (a full chunk of dot products and more)
 # (n, k): one work-group and several per column on every device (in both launch layouts), and
 # more columns than a work-group (consumers add the partial sums of the columns in turns)
 SHAPES = [(N, 3), (5001, 1), (5001, 5), (7, 301)]
@@ -412,7 +412,7 @@ def test_opencl_restart_columns(ref, dev, rng, dtype):
 
 # -- the first pass: v_j into the basis, the dot products, the Givens step it carries ------------
 
-@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1)])
+@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1), (9, 0)])  # (j + 1 >= 8: a full chunk of DOTS)
 @pytest.mark.parametrize("shape, precision", STORED_SHAPES, ids=str)
 def test_opencl_multi_dot(ref, dev, rng, dtype, shape, precision, j, parity):
     # inner iteration j = step[parity]: v_j = v / ||v|| into the basis (in its storage type:
@@ -579,7 +579,7 @@ def _assert_orthogonalize(out, n, j, dtype):
                 "V^T w'", factor=np.sqrt(G))
 
 
-@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1)])
+@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1), (9, 0)])  # (j + 1 >= 8: UPDATE_UNROLL at once)
 @pytest.mark.parametrize("shape, precision", STORED_SHAPES, ids=str)
 def test_opencl_orthogonalize(ref, dev, rng, dtype, shape, precision, j, parity):
     # v = w / nrm - V h (h = (V^H w) / nrm);  H[0:j+1, j] = h;  ww: ||v||^2;  the DGKS test; h2 = V^H v
@@ -600,10 +600,10 @@ def test_opencl_orthogonalize_rows_per_turn(ref, ocl, rng, monkeypatch, shape, p
     monkeypatch.setitem(opencl_choices.UPDATE_ROWS, "gpu", rows)
     n, k = shape
     dtype = np.dtype(np.float64)
-    args = _orthogonalize_args(rng, n, k, 3, dtype, storage_dtype(dtype, precision), rng.uniform(0.5, 2, k),
+    args = _orthogonalize_args(rng, n, k, 10, dtype, storage_dtype(dtype, precision), rng.uniform(0.5, 2, k),
                                [RUNNING] * k, 1)
     out = twin(ref, taken_for(ocl, "gpu"), "solver.gmres.orthogonalize", *args, dtype=dtype)
-    _assert_orthogonalize(out, n, 3, dtype)
+    _assert_orthogonalize(out, n, 10, dtype)
 
 
 def test_update_rows_is_a_gpus_choice(ocl):
