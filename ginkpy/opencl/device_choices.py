@@ -127,12 +127,12 @@ def update_rows(info) -> int:
 # host threads that copy a chunk into the page-locked staging ring (staging.py: copy_staged),
 # at most the host's cores. On the 2-core PoCL machine two threads copy 8 MiB chunks at 15.5 GB/s
 # against one's 10.5 (three: 12.0), but a CPU device stages nothing (``staged_upload_bytes`` 0).
-# On an H100's host (2026-12-07) more threads lose: A's upload (bench_amg_host.py --trees ..
-# --problems poisson_3d:128 poisson_2d:1000 --reps 3, rounds alternating 1 and 4 threads) took
-# 27.4 / 26.5 ms with one thread against 29.6 / 28.4 with four (3D 128^3, 176 MB), 10.6 / 9.8
-# against 10.9 / 12.3 (2D 1000^2): the transfer over PCIe (about 7 GB/s there), not the memcpy,
-# bounds the ring. So one thread everywhere; the split stays for hosts where the memcpy binds
-STAGING_THREADS = {"cpu": 1, "gpu": 1}
+# On an H100's host (2026-12-07, .device/h2d.py, 176 MB) the copy from page-locked memory runs at
+# 55 GB/s (PCIe 5 x16; 51.6 GB/s in 8 MiB chunks), from pageable memory at 7.4, and the memcpy
+# into page-locked memory at 9.7 GB/s with one thread, 17.8 with four and 20.3 with eight: the
+# memcpy bounds the ring, so eight on a GPU. (A fifth-session run measured 4 threads slower than 1,
+# 29.6 against 27.4 ms for A of 3D 128^3; Csr.from_scipy then took 37.5 ms with one, 4.9 GB/s.)
+STAGING_THREADS = {"cpu": 1, "gpu": 8}
 
 
 def staging_threads(info) -> int:
