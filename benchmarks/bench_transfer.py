@@ -1,0 +1,101 @@
+"""Host-to-device transfer paths of an OpenCL device beside CuPy's: what bounds a matrix's upload.
+
+Times (the best of ``--reps``) for one host array of ``--mib`` MiB:
+
+- CuPy's copy from pageable and from page-locked memory (where CuPy and a CUDA device are);
+- pyopencl's copy from pageable memory, from a mapped ALLOC_HOST_PTR (page-locked) buffer whole
+  and in chunks of 1, 8 and 32 MiB;
+- the host memcpy into page-locked memory by 1, 2, 4 and 8 threads (``numpy.copyto`` releases
+  the GIL);
+- ``Csr.from_scipy`` of 3D Poisson (``--grid``, 128: 176 MB) with each ``STAGING_THREADS`` of
+  ``--threads``: the page-locked ring of staging.py as a user's upload runs it.
+
+    python benchmarks/bench_transfer.py [--mib 176] [--grid 128] [--threads 1 8] [--reps 5]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+import bench_common as bc
+import ginkpy as gk
+from ginkpy.opencl import device_choices
+from ginkpy.problems import poisson_3d
+
+
+def best(f, reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--mib", type=int, default=176, help="MiB of the array copied")
+    p.add_argument("--grid", type=int, default=128, help="3D Poisson grid side of the Csr.from_scipy rows")
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 8], help="STAGING_THREADS of a GPU to time")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--executor", default="opencl")
+    args = p.parse_args()
+    import pyopencl as cl
+    nbytes = args.mib << 20
+    host = np.random.default_rng(0).integers(0, 255, nbytes, dtype=np.uint8)
+
+    def line(what: str, seconds: float, size: int = nbytes) -> None:
+        print(f"{what:<40}{size / seconds / 1e9:7.1f} GB/s {seconds * 1e3:8.1f} ms", flush=True)
+
+    cupy = bc.import_cupy(False)
+    if cupy is not None:
+        import cupyx
+        dev = cupy.empty(nbytes, np.uint8)
+        sync = cupy.cuda.Device().synchronize
+        line("CuPy from pageable", best(lambda: (dev.set(host), sync()), args.reps))
+        pinned = cupyx.empty_pinned(nbytes, np.uint8)
+        pinned[:] = host
+        line("CuPy from page-locked", best(lambda: (dev.set(pinned), sync()), args.reps))
+        del dev, pinned
+    exec = gk.executor(args.executor)
+    print(f"ginkpy executor: {bc.device_name(exec)}")
+    ctx, queue = exec.context, exec.queue
+    dst = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    line("pyopencl from pageable", best(lambda: cl.enqueue_copy(queue, dst, host, is_blocking=True), args.reps))
+    locked = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nbytes)
+    mapped, _ = cl.enqueue_map_buffer(queue, locked, cl.map_flags.READ | cl.map_flags.WRITE, 0, (nbytes,),
+                                      np.uint8, is_blocking=True)
+    mapped[:] = host
+    line("pyopencl from page-locked, whole", best(lambda: cl.enqueue_copy(queue, dst, mapped, is_blocking=True),
+                                                   args.reps))
+    for chunk in (1 << 20, 8 << 20, 32 << 20):
+        def chunked(chunk=chunk):
+            for start in range(0, nbytes, chunk):
+                cl.enqueue_copy(queue, dst, mapped[start:start + chunk], dst_offset=start, is_blocking=False)
+            queue.finish()
+        line(f"pyopencl from page-locked, {chunk >> 20} MiB chunks", best(chunked, args.reps))
+    line("memcpy into page-locked, 1 thread", best(lambda: np.copyto(mapped, host), args.reps))
+    with ThreadPoolExecutor(8) as pool:
+        for threads in (2, 4, 8):
+            step = -(-nbytes // threads)
+
+            def parallel(step=step):
+                list(pool.map(lambda s: np.copyto(mapped[s:s + step], host[s:s + step]), range(0, nbytes, step)))
+            line(f"memcpy into page-locked, {threads} threads", best(parallel, args.reps))
+    del mapped
+    S = poisson_3d(args.grid)
+    size = S.data.nbytes + S.indices.nbytes + S.indptr.nbytes
+    for threads in args.threads:
+        device_choices.STAGING_THREADS["gpu"] = threads
+        gk.matrix.Csr.from_scipy(exec, S)  # (the ring's page-locked chunks made)
+        exec.synchronize()
+        line(f"Csr.from_scipy 3D {args.grid}^3, {threads} thread(s)",
+             best(lambda: (gk.matrix.Csr.from_scipy(exec, S), exec.synchronize()), args.reps), size)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
