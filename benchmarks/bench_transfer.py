@@ -8,7 +8,10 @@ Times (the best of ``--reps``) for one host array of ``--mib`` MiB:
 - the host memcpy into page-locked memory by 1, 2, 4 and 8 threads (``numpy.copyto`` releases
   the GIL);
 - ``Csr.from_scipy`` of 3D Poisson (``--grid``, 128: 176 MB) with each ``STAGING_THREADS`` of
-  ``--threads``: the page-locked ring of staging.py as a user's upload runs it.
+  ``--threads``: the page-locked ring of staging.py as a user's upload runs it;
+- the same arrays through a copy of that ring's loop with timers (into device arrays made once,
+  or anew each time as ``from_scipy``'s are), for 8 MiB chunks and 1 or 8 threads: where the
+  time goes (the memcpy, the waits for a slot's last copy, the enqueues, the drain at the end).
 
     python benchmarks/bench_transfer.py [--mib 176] [--grid 128] [--threads 1 8] [--reps 5]
 """
@@ -33,6 +36,47 @@ def best(f, reps: int) -> float:
         f()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def ring_breakdown(exec, hosts: list, outs: list | None, chunk: int, slots: int, threads: int) -> tuple:
+    """One upload of ``hosts`` into the device arrays ``outs`` (None: made anew, as
+    ``from_scipy``'s are) through ``slots`` page-locked chunks of ``chunk`` bytes, as
+    staging.copy_staged runs it: (total, memcpy, waits, enqueues, drain) in seconds."""
+    import pyopencl as cl
+    from ginkpy.opencl.staging import copy_into
+    device = exec._device
+    start = time.perf_counter()
+    if outs is None:
+        outs = [exec.alloc(h.shape, h.dtype) for h in hosts]
+    arrays = [device.host_array((chunk,), np.uint8) for _ in range(slots)]
+    events: list = [None] * slots
+    memcpy = waits = enqueues = 0.0
+    i = 0
+    for out, host in zip(outs, hosts):
+        source = host.reshape(-1).view(np.uint8)
+        for first in range(0, source.nbytes, chunk):
+            last = min(first + chunk, source.nbytes)
+            t0 = time.perf_counter()
+            if events[i] is not None:
+                events[i].wait()
+            t1 = time.perf_counter()
+            slot = arrays[i][:last - first]
+            copy_into(slot, source[first:last], threads)
+            t2 = time.perf_counter()
+            with exec.lock:
+                events[i] = cl.enqueue_copy(exec.queue, out.base_data, slot, dst_offset=out.offset + first,
+                                            is_blocking=False)
+                exec.queue.flush()
+            t3 = time.perf_counter()
+            waits, memcpy, enqueues = waits + t1 - t0, memcpy + t2 - t1, enqueues + t3 - t2
+            i = (i + 1) % slots
+    drain = time.perf_counter()
+    for event in events:
+        if event is not None:
+            event.wait()
+    end = time.perf_counter()
+    del arrays  # (the page-locked chunks go back to the device's free list)
+    return end - start, memcpy, waits, enqueues, end - drain
 
 
 def main() -> int:
@@ -94,6 +138,14 @@ def main() -> int:
         exec.synchronize()
         line(f"Csr.from_scipy 3D {args.grid}^3, {threads} thread(s)",
              best(lambda: (gk.matrix.Csr.from_scipy(exec, S), exec.synchronize()), args.reps), size)
+    hosts = [S.indptr.astype(np.int32), S.indices.astype(np.int32), S.data]
+    kept = [exec.alloc(h.shape, h.dtype) for h in hosts]
+    for threads, fresh in ((1, False), (8, False), (1, True)):
+        total, memcpy, waits, enqueues, drain = min(
+            ring_breakdown(exec, hosts, None if fresh else kept, 8 << 20, 4, threads) for _ in range(args.reps))
+        print(f"ring of 4 x 8 MiB, {threads} thread(s), {'new' if fresh else 'kept'} device arrays: "
+              f"{total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s): memcpy {memcpy * 1e3:.1f}, waits "
+              f"{waits * 1e3:.1f}, enqueues {enqueues * 1e3:.1f}, drain {drain * 1e3:.1f} ms", flush=True)
     return 0
 
 
