@@ -61,7 +61,7 @@ inline void basis_dots(const int first, const int num, const bool self, LAYOUT_P
     if (col < k && first + DOTS <= num) {
         // a full chunk (every l a basis vector): its loads unconditional, all DOT_ROWS x DOTS of
         // a turn issued before the first product; the same sums in the same order as below. (An
-        // H100, 2026-12-07, .device-style micro-benchmark of 1e6 rows: 17 / 31 vectors 60.3 /
+        // H100, 2026-12-07, benchmarks/bench_basis_loops.py, 1e6 rows: 17 / 31 vectors 60.3 /
         // 96.9 us against 64.7 / 109.9 with a branch per vector around its loads)
         __global const storage_type* chunk = basis + first * stride;
         int row = begin;

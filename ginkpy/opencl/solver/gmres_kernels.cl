@@ -338,8 +338,8 @@ inline bool second_pass(__local const value_type* dots, const int k, const int j
 }
 
 // The basis vectors an update takes at once in the GPU layout (update_rows): their loads
-// unconditional, all in flight before the products. An H100 micro-benchmark (2026-12-07, 1e6 rows,
-// two rows per turn, 16 / 30 vectors) took 55.7 / 96.1 us with 8 against 61.8 / 106.4 for pairs;
+// unconditional, all in flight before the products. On an H100 (2026-12-07, 1e6 rows, two rows per
+// turn, 16 / 30 vectors; benchmarks/bench_basis_loops.py) 8 took 55.7 / 96.1 us, pairs 61.8 / 106.4;
 // 4 for complex values (twice the registers).
 #if VALUE_COMPLEX
 #define UPDATE_UNROLL 4
