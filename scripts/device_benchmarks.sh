@@ -7,8 +7,9 @@
 #   source .device/setup.sh && GINKPY_MATRICES=$PWD/.device/matrices scripts/device_benchmarks.sh [NAME ...]
 #
 # NAME picks some (default: all, in this order): amg sa_setup cb_gmres whole amg_profile batch
-# ilu spmv gmres_solve tune_split iter_kernels. OLD_TREE (a checkout's root) adds amg_host: the AMG setup's
-# host share of that tree against this one (bench_amg_host.py --trees).
+# ilu spmv gmres_solve tune_split iter_kernels transfer gmres basis_loops. OLD_TREE (a checkout's
+# root) adds amg_host: the AMG setup's host share of that tree against this one (bench_amg_host.py
+# --trees), and runs gmres for that tree too (its ginkpy first on PYTHONPATH).
 set -u
 cd "$(dirname "$0")/../benchmarks"
 logs=${OUT:-../device_check_logs}
@@ -50,13 +51,22 @@ bench() {
                           --grids 1000 --rows-at-once 1 4 --max-row auto 0 ;;
         amg_host) run amg_host 90 "$python" bench_amg_host.py --trees "$OLD_TREE" .. \
                       --problems poisson_3d:100 poisson_2d:1000 --reps 3 ;;
+        transfer) run transfer 60 "$python" bench_transfer.py --threads 1 4 8 1 ;;
+        gmres) run gmres 50 "$python" bench_cg.py --solver gmres --restart 30 --iters 300 --sizes 1000000 \
+                   --problems poisson_2d --no-scipy --reps 3
+               if [ -n "${OLD_TREE:-}" ]; then
+                   PYTHONPATH="$OLD_TREE:${PYTHONPATH:-}" run gmres_old 50 "$python" bench_cg.py --solver gmres \
+                       --restart 30 --iters 300 --sizes 1000000 --problems poisson_2d --no-scipy --reps 3
+               fi ;;
+        basis_loops) N=1000000 run basis_loops 40 "$python" bench_basis_loops.py ;;
         *) echo "unknown benchmark '$1'" >&2; return 2 ;;
     esac
 }
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-    names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv gmres_solve tune_split iter_kernels)
+    names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv gmres_solve tune_split iter_kernels transfer gmres
+           basis_loops)
     [ -n "${OLD_TREE:-}" ] && names+=(amg_host)
 fi
 for name in "${names[@]}"; do
