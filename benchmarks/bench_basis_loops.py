@@ -39,6 +39,20 @@ inline void tree(__local double* red, double* acc, __global double* partial, int
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+// rows row, row + LANES, ... < end one at a time, a branch per vector (both forms' last rows)
+inline void dots_rows_cond(int row, const int end, const int first, const int num, __global const double* basis,
+                           const int stride, __global const double* w, double* acc)
+{
+    for (; row < end; row += LANES) {
+        const double w_i = w[row];
+        for (int u = 0; u < DOTS; ++u) {
+            const int l = first + u;
+            if (l < num) acc[u] += basis[l * stride + row] * w_i;
+            else if (l == num) acc[u] += w_i * w_i;
+        }
+    }
+}
+
 // the current form: loads under if (l < num)
 __kernel void dots_cond(const int n, const int chunk, const int num, __global const double* basis, const int stride,
                         __global const double* w, __global double* partial, __local double* red)
@@ -60,14 +74,7 @@ __kernel void dots_cond(const int n, const int chunk, const int num, __global co
                 }
             }
         }
-        for (; row < end; row += LANES) {
-            const double w_i = w[row];
-            for (int u = 0; u < DOTS; ++u) {
-                const int l = first + u;
-                if (l < num) acc[u] += basis[l * stride + row] * w_i;
-                else if (l == num) acc[u] += w_i * w_i;
-            }
-        }
+        dots_rows_cond(row, end, first, num, basis, stride, w, acc);
         tree(red, acc, partial, first, num + 1, 64);
     }
 }
@@ -96,14 +103,7 @@ __kernel void dots_full(const int n, const int chunk, const int num, __global co
                 for (int u = 0; u < DOTS; ++u) acc[u] += v[u * stride + row] * w_i;
             }
         } else {
-            for (; row < end; row += LANES) {
-                const double w_i = w[row];
-                for (int u = 0; u < DOTS; ++u) {
-                    const int l = first + u;
-                    if (l < num) acc[u] += basis[l * stride + row] * w_i;
-                    else if (l == num) acc[u] += w_i * w_i;
-                }
-            }
+            dots_rows_cond(row, end, first, num, basis, stride, w, acc);
         }
         tree(red, acc, partial, first, num + 1, 64);
     }

@@ -5,8 +5,8 @@ Times (the best of ``--reps``) for one host array of ``--mib`` MiB:
 - CuPy's copy from pageable and from page-locked memory (where CuPy and a CUDA device are);
 - pyopencl's copy from pageable memory, from a mapped ALLOC_HOST_PTR (page-locked) buffer whole
   and in chunks of 1, 8 and 32 MiB;
-- the host memcpy into page-locked memory by 1, 2, 4 and 8 threads (``numpy.copyto`` releases
-  the GIL);
+- the host memcpy into page-locked memory by 1, 2, 4 and 8 threads (``staging.copy_into``, the
+  ring's own split; ``numpy.copyto`` releases the GIL);
 - ``Csr.from_scipy`` of 3D Poisson (``--grid``, 128: 176 MB) with each ``STAGING_THREADS`` of
   ``--threads``: the page-locked ring of staging.py as a user's upload runs it;
 - the same arrays through a copy of that ring's loop with timers (into device arrays made once,
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 import bench_common as bc
 import ginkpy as gk
 from ginkpy.opencl import device_choices
+from ginkpy.opencl.staging import copy_into
 from ginkpy.problems import poisson_3d
 
 
@@ -43,7 +43,6 @@ def ring_breakdown(exec, hosts: list, outs: list | None, chunk: int, slots: int,
     ``from_scipy``'s are) through ``slots`` page-locked chunks of ``chunk`` bytes, as
     staging.copy_staged runs it: (total, memcpy, waits, enqueues, drain) in seconds."""
     import pyopencl as cl
-    from ginkpy.opencl.staging import copy_into
     device = exec._device
     start = time.perf_counter()
     if outs is None:
@@ -122,13 +121,8 @@ def main() -> int:
             queue.finish()
         line(f"pyopencl from page-locked, {chunk >> 20} MiB chunks", best(chunked, args.reps))
     line("memcpy into page-locked, 1 thread", best(lambda: np.copyto(mapped, host), args.reps))
-    with ThreadPoolExecutor(8) as pool:
-        for threads in (2, 4, 8):
-            step = -(-nbytes // threads)
-
-            def parallel(step=step):
-                list(pool.map(lambda s: np.copyto(mapped[s:s + step], host[s:s + step]), range(0, nbytes, step)))
-            line(f"memcpy into page-locked, {threads} threads", best(parallel, args.reps))
+    for threads in (2, 4, 8):  # (the staging ring's own split: staging.copy_into)
+        line(f"memcpy into page-locked, {threads} threads", best(lambda: copy_into(mapped, host, threads), args.reps))
     del mapped
     S = poisson_3d(args.grid)
     size = S.data.nbytes + S.indices.nbytes + S.indptr.nbytes
