@@ -579,7 +579,7 @@ def _assert_orthogonalize(out, n, j, dtype):
                 "V^T w'", factor=np.sqrt(G))
 
 
-@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1), (9, 0)])  # (j + 1 >= 8: UPDATE_UNROLL at once)
+@pytest.mark.parametrize("j, parity", [(0, 0), (3, 1), (9, 0)])  # (ten basis vectors: loops of several turns)
 @pytest.mark.parametrize("shape, precision", STORED_SHAPES, ids=str)
 def test_opencl_orthogonalize(ref, dev, rng, dtype, shape, precision, j, parity):
     # v = w / nrm - V h (h = (V^H w) / nrm);  H[0:j+1, j] = h;  ww: ||v||^2;  the DGKS test; h2 = V^H v

@@ -58,29 +58,7 @@ inline void basis_dots(const int first, const int num, const bool self, LAYOUT_P
 {
     value_type acc[DOTS];
     for (int u = 0; u < DOTS; ++u) acc[u] = 0;
-    if (col < k && first + DOTS <= num) {
-        // a full chunk (every l a basis vector): its loads unconditional, all DOT_ROWS x DOTS of
-        // a turn issued before the first product; the same sums in the same order as below. (An
-        // H100, 2026-12-07, benchmarks/bench_basis_loops.py, 1e6 rows: 17 / 31 vectors 60.3 /
-        // 96.9 us against 64.7 / 109.9 with a branch per vector around its loads)
-        __global const storage_type* chunk = basis + first * stride;
-        int row = begin;
-        for (; row + (DOT_ROWS - 1) * lanes < end; row += DOT_ROWS * lanes) {
-            value_type w_r[DOT_ROWS], v_r[DOTS][DOT_ROWS];
-            for (int t = 0; t < DOT_ROWS; ++t) w_r[t] = w[(row + t * lanes) * k + col];
-            for (int u = 0; u < DOTS; ++u) {
-                for (int t = 0; t < DOT_ROWS; ++t) v_r[u][t] = load_basis(chunk, u * stride + (row + t * lanes) * k + col);
-            }
-            for (int u = 0; u < DOTS; ++u) {
-                for (int t = 0; t < DOT_ROWS; ++t) acc[u] += mul_conj(v_r[u][t], w_r[t]);
-            }
-        }
-        for (; row < end; row += lanes) {
-            const int i = row * k + col;
-            const value_type w_i = w[i];
-            for (int u = 0; u < DOTS; ++u) acc[u] += mul_conj(load_basis(chunk, u * stride + i), w_i);
-        }
-    } else if (col < k) {
+    if (col < k) {
         int row = begin;
 #if DOT_ROWS > 1
         // DOT_ROWS rows per turn of the loop: more loads in flight per work-item

@@ -337,57 +337,6 @@ inline bool second_pass(__local const value_type* dots, const int k, const int j
     return !(before - h_sq > eta2 * before);
 }
 
-// The basis vectors an update takes at once in the GPU layout (update_rows): their loads
-// unconditional, all in flight before the products. On an H100 (2026-12-07, 1e6 rows, two rows per
-// turn, 16 / 30 vectors; benchmarks/bench_basis_loops.py) 8 took 55.7 / 96.1 us, pairs 61.8 / 106.4;
-// 4 for complex values (twice the registers).
-#if VALUE_COMPLEX
-#define UPDATE_UNROLL 4
-#else
-#define UPDATE_UNROLL 8
-#endif
-#ifndef UPDATE_ROWS
-#define UPDATE_ROWS 1  // (a build for another kernel of this file: orthogonalize's launches set it)
-#endif
-
-// w' = (w - sum over l < num of h_l v_l) * inv (h_l = sums[l k + col]) into v, rows row + t lanes,
-// t < R (R <= UPDATE_ROWS, a constant where it is inlined), and |w'|^2 added to *s row by row:
-// the vectors UPDATE_UNROLL at a time, vector l's product into a[l % UPDATE_UNROLL], the last
-// num % UPDATE_UNROLL into a[0], then a[0] + a[1] + ... (the same order whatever R).
-inline void update_rows(const int R, const int row, const int lanes, const int k, const int col,
-                        const int num, __local const value_type* sums, const real_type inv,
-                        __global const storage_type* basis, const int stride,
-                        __global const value_type* w, __global value_type* v, value_type* s)
-{
-    value_type a[UPDATE_UNROLL][UPDATE_ROWS];
-    for (int t = 0; t < R; ++t) {
-        a[0][t] = w[(row + t * lanes) * k + col];
-        for (int u = 1; u < UPDATE_UNROLL; ++u) a[u][t] = 0;
-    }
-    int l = 0;
-    for (; l + UPDATE_UNROLL <= num; l += UPDATE_UNROLL) {
-        value_type v_r[UPDATE_UNROLL][UPDATE_ROWS];
-        for (int u = 0; u < UPDATE_UNROLL; ++u) {
-            for (int t = 0; t < R; ++t) v_r[u][t] = load_basis(basis, (l + u) * stride + (row + t * lanes) * k + col);
-        }
-        for (int u = 0; u < UPDATE_UNROLL; ++u) {
-            const value_type h = sums[(l + u) * k + col];
-            for (int t = 0; t < R; ++t) a[u][t] -= mul(h, v_r[u][t]);
-        }
-    }
-    for (; l < num; ++l) {
-        const value_type h = sums[l * k + col];
-        for (int t = 0; t < R; ++t) a[0][t] -= mul(h, load_basis(basis, l * stride + (row + t * lanes) * k + col));
-    }
-    for (int t = 0; t < R; ++t) {
-        value_type total = a[0][t];
-        for (int u = 1; u < UPDATE_UNROLL; ++u) total += a[u][t];
-        const value_type w_i = total * inv;
-        v[(row + t * lanes) * k + col] = w_i;
-        *s += to_value(abs2(w_i));
-    }
-}
-
 // The second pass over the basis, inner iteration j = step[parity]: with h_l = (conj(v_l) . w) /
 // nrm (the sums of multi_dot's partial sums h) and nrm from multi_dot, w' = w / nrm - V h into v
 // (in the GPU layout UPDATE_ROWS rows per turn of a work-item's loop: a per-device choice),
@@ -426,12 +375,47 @@ __kernel void orthogonalize(REDUCTION_PARAMS, __global const int* step, const in
 #else
     if (col < k) {
         int row = begin;
-        // UPDATE_ROWS rows per turn (rows row + t lanes): more loads in flight per work-item;
-        // each row's sums and s in the order of update_rows, so the same values to the last bit
+#if UPDATE_ROWS > 1
+        // UPDATE_ROWS rows per turn (rows row + t lanes): more loads in flight per work-item; each
+        // row's sums and s in the order of the loop below, so the same values to the last bit
         for (; row + (UPDATE_ROWS - 1) * lanes < end; row += UPDATE_ROWS * lanes) {
-            update_rows(UPDATE_ROWS, row, lanes, k, col, num, sums, inv, basis, stride, w, v, &s);
+            value_type a0[UPDATE_ROWS], a1[UPDATE_ROWS];
+            for (int t = 0; t < UPDATE_ROWS; ++t) {
+                a0[t] = w[(row + t * lanes) * k + col];
+                a1[t] = 0;
+            }
+            int l = 0;
+            for (; l + 1 < num; l += 2) {
+                const value_type h0 = sums[l * k + col], h1 = sums[(l + 1) * k + col];
+                for (int t = 0; t < UPDATE_ROWS; ++t) {
+                    const int i = (row + t * lanes) * k + col;
+                    a0[t] -= mul(h0, load_basis(basis, l * stride + i));
+                    a1[t] -= mul(h1, load_basis(basis, (l + 1) * stride + i));
+                }
+            }
+            for (int t = 0; t < UPDATE_ROWS; ++t) {
+                const int i = (row + t * lanes) * k + col;
+                if (l < num) a0[t] -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+                const value_type w_i = (a0[t] + a1[t]) * inv;
+                v[i] = w_i;
+                s += to_value(abs2(w_i));
+            }
         }
-        for (; row < end; row += lanes) update_rows(1, row, lanes, k, col, num, sums, inv, basis, stride, w, v, &s);
+#endif
+        for (; row < end; row += lanes) {
+            const int i = row * k + col;
+            // (two sums: half the dependent chain per row)
+            value_type a0 = w[i], a1 = 0;
+            int l = 0;
+            for (; l + 1 < num; l += 2) {
+                a0 -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+                a1 -= mul(sums[(l + 1) * k + col], load_basis(basis, (l + 1) * stride + i));
+            }
+            if (l < num) a0 -= mul(sums[l * k + col], load_basis(basis, l * stride + i));
+            const value_type w_i = (a0 + a1) * inv;
+            v[i] = w_i;
+            s += to_value(abs2(w_i));
+        }
     }
 #endif
     s = REDUCE_LANES(s, red);
