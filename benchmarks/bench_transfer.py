@@ -11,9 +11,14 @@ Times (the best of ``--reps``) for one host array of ``--mib`` MiB:
   ``--threads``: the page-locked ring of staging.py as a user's upload runs it;
 - the same arrays through a copy of that ring's loop with timers (into device arrays made once,
   or anew each time as ``from_scipy``'s are), for 8 MiB chunks and 1 or 8 threads: where the
-  time goes (the memcpy, the waits for a slot's last copy, the enqueues, the drain at the end).
+  time goes (the memcpy, the waits for a slot's last copy, the enqueues, the drain at the end);
+  ``--rings SLOTSxMIBxTHREADS ...`` adds rings of other shapes (into new device arrays), and
+  ``--perthread T ...`` rings of 2 x 8 MiB per thread, each of T threads taking every T-th chunk
+  whole (no chunk's memcpy shared out and gathered again); ``--skip-basic`` leaves out the plain
+  copies and memcpys above.
 
     python benchmarks/bench_transfer.py [--mib 176] [--grid 128] [--threads 1 8] [--reps 5]
+                                        [--rings 4x16x8 2x32x8] [--perthread 4 8] [--skip-basic]
 """
 from __future__ import annotations
 
@@ -78,6 +83,44 @@ def ring_breakdown(exec, hosts: list, outs: list | None, chunk: int, slots: int,
     return end - start, memcpy, waits, enqueues, end - drain
 
 
+def perthread_rings(exec, hosts: list, outs: list | None, chunk: int, slots: int, threads: int) -> float:
+    """One upload as ring_breakdown's, but each of ``threads`` host threads takes every
+    ``threads``-th chunk through ``slots`` page-locked chunks of its own (its memcpy and its
+    enqueues, no split of a chunk between threads): seconds."""
+    import pyopencl as cl
+    from concurrent.futures import ThreadPoolExecutor
+    device = exec._device
+    start = time.perf_counter()
+    if outs is None:
+        outs = [exec.alloc(h.shape, h.dtype) for h in hosts]
+    sources = [h.reshape(-1).view(np.uint8) for h in hosts]
+    chunks = [(k, first, min(first + chunk, src.nbytes)) for k, src in enumerate(sources)
+              for first in range(0, src.nbytes, chunk)]
+    arrays = [[device.host_array((chunk,), np.uint8) for _ in range(slots)] for _ in range(threads)]
+
+    def work(t: int) -> list:
+        events: list = [None] * slots
+        for n, (k, first, last) in enumerate(chunks[t::threads]):
+            i = n % slots
+            if events[i] is not None:
+                events[i].wait()
+            slot = arrays[t][i][:last - first]
+            np.copyto(slot, sources[k][first:last])
+            with exec.lock:
+                events[i] = cl.enqueue_copy(exec.queue, outs[k].base_data, slot, dst_offset=outs[k].offset + first,
+                                            is_blocking=False)
+                exec.queue.flush()
+        return events
+    with ThreadPoolExecutor(threads) as pool:
+        for events in list(pool.map(work, range(threads))):
+            for event in events:
+                if event is not None:
+                    event.wait()
+    end = time.perf_counter()
+    del arrays
+    return end - start
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--mib", type=int, default=176, help="MiB of the array copied")
@@ -85,6 +128,11 @@ def main() -> int:
     p.add_argument("--threads", type=int, nargs="+", default=[1, 8], help="STAGING_THREADS of a GPU to time")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--executor", default="opencl")
+    p.add_argument("--rings", nargs="*", default=[], metavar="SLOTSxMIBxTHREADS",
+                   help="more rings to break down, e.g. 4x32x8: 4 slots of 32 MiB, 8 threads")
+    p.add_argument("--perthread", type=int, nargs="*", default=[],
+                   help="thread counts for rings of 2 x 8 MiB per thread (each thread its own chunks)")
+    p.add_argument("--skip-basic", action="store_true", help="only from_scipy and the rings")
     args = p.parse_args()
     import pyopencl as cl
     nbytes = args.mib << 20
@@ -94,7 +142,7 @@ def main() -> int:
         print(f"{what:<40}{size / seconds / 1e9:7.1f} GB/s {seconds * 1e3:8.1f} ms", flush=True)
 
     cupy = bc.import_cupy(False)
-    if cupy is not None:
+    if cupy is not None and not args.skip_basic:
         import cupyx
         dev = cupy.empty(nbytes, np.uint8)
         sync = cupy.cuda.Device().synchronize
@@ -107,6 +155,36 @@ def main() -> int:
     print(f"ginkpy executor: {bc.device_name(exec)}")
     ctx, queue = exec.context, exec.queue
     dst = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    if not args.skip_basic:
+        basic(args, host, nbytes, dst, ctx, queue, line)
+    S = poisson_3d(args.grid)
+    size = S.data.nbytes + S.indices.nbytes + S.indptr.nbytes
+    for threads in args.threads:
+        device_choices.STAGING_THREADS["gpu"] = threads
+        gk.matrix.Csr.from_scipy(exec, S)  # (the ring's page-locked chunks made)
+        exec.synchronize()
+        line(f"Csr.from_scipy 3D {args.grid}^3, {threads} thread(s)",
+             best(lambda: (gk.matrix.Csr.from_scipy(exec, S), exec.synchronize()), args.reps), size)
+    hosts = [S.indptr.astype(np.int32), S.indices.astype(np.int32), S.data]
+    kept = [exec.alloc(h.shape, h.dtype) for h in hosts]
+    rings = [(4, 8, 1, False), (4, 8, 8, False), (4, 8, 1, True)]
+    rings += [tuple(int(v) for v in r.split("x")) + (True,) for r in args.rings]
+    for slots, mib, threads, fresh in rings:
+        total, memcpy, waits, enqueues, drain = min(
+            ring_breakdown(exec, hosts, None if fresh else kept, mib << 20, slots, threads) for _ in range(args.reps))
+        print(f"ring of {slots} x {mib} MiB, {threads} thread(s), {'new' if fresh else 'kept'} device arrays: "
+              f"{total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s): memcpy {memcpy * 1e3:.1f}, waits "
+              f"{waits * 1e3:.1f}, enqueues {enqueues * 1e3:.1f}, drain {drain * 1e3:.1f} ms", flush=True)
+    for threads in args.perthread:
+        total = min(perthread_rings(exec, hosts, None, 8 << 20, 2, threads) for _ in range(args.reps))
+        print(f"rings of 2 x 8 MiB per thread, {threads} threads, new device arrays: {total * 1e3:.1f} ms "
+              f"({size / total / 1e9:.1f} GB/s)", flush=True)
+    return 0
+
+
+def basic(args, host, nbytes, dst, ctx, queue, line) -> None:
+    """The plain copies and memcpys of the module's docstring."""
+    import pyopencl as cl
     line("pyopencl from pageable", best(lambda: cl.enqueue_copy(queue, dst, host, is_blocking=True), args.reps))
     locked = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nbytes)
     mapped, _ = cl.enqueue_map_buffer(queue, locked, cl.map_flags.READ | cl.map_flags.WRITE, 0, (nbytes,),
@@ -124,23 +202,6 @@ def main() -> int:
     for threads in (2, 4, 8):  # (the staging ring's own split: staging.copy_into)
         line(f"memcpy into page-locked, {threads} threads", best(lambda: copy_into(mapped, host, threads), args.reps))
     del mapped
-    S = poisson_3d(args.grid)
-    size = S.data.nbytes + S.indices.nbytes + S.indptr.nbytes
-    for threads in args.threads:
-        device_choices.STAGING_THREADS["gpu"] = threads
-        gk.matrix.Csr.from_scipy(exec, S)  # (the ring's page-locked chunks made)
-        exec.synchronize()
-        line(f"Csr.from_scipy 3D {args.grid}^3, {threads} thread(s)",
-             best(lambda: (gk.matrix.Csr.from_scipy(exec, S), exec.synchronize()), args.reps), size)
-    hosts = [S.indptr.astype(np.int32), S.indices.astype(np.int32), S.data]
-    kept = [exec.alloc(h.shape, h.dtype) for h in hosts]
-    for threads, fresh in ((1, False), (8, False), (1, True)):
-        total, memcpy, waits, enqueues, drain = min(
-            ring_breakdown(exec, hosts, None if fresh else kept, 8 << 20, 4, threads) for _ in range(args.reps))
-        print(f"ring of 4 x 8 MiB, {threads} thread(s), {'new' if fresh else 'kept'} device arrays: "
-              f"{total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s): memcpy {memcpy * 1e3:.1f}, waits "
-              f"{waits * 1e3:.1f}, enqueues {enqueues * 1e3:.1f}, drain {drain * 1e3:.1f} ms", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

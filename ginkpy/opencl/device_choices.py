@@ -124,17 +124,16 @@ def update_rows(info) -> int:
     return UPDATE_ROWS["cpu" if info.is_cpu else "gpu"]
 
 
-# host threads that copy a chunk into the page-locked staging ring (staging.py: copy_staged),
-# at most the host's cores. On the 2-core PoCL machine two threads copy 8 MiB chunks at 15.5 GB/s
-# against one's 10.5 (three: 12.0), but a CPU device stages nothing (``staged_upload_bytes`` 0).
-# On an H100's host (2026-12-07, benchmarks/bench_transfer.py's steps, 176 MB) the copy from
-# page-locked memory runs at 55 GB/s (PCIe 5 x16; 51.6 GB/s in 8 MiB chunks), from pageable memory
-# at 7.4, and the memcpy into page-locked memory at 9.7 GB/s with one thread, 17.8 with four and
-# 20.3 with eight; yet Csr.from_scipy of 3D Poisson 128^3 took 37.5 ms with one (4.9 GB/s), twice
-# the memcpy alone, and a fifth-session run measured four threads slower than one through it
-# (29.6 against 27.4 ms). Something besides the memcpy binds the ring there, unmeasured: one
-# thread until `python benchmarks/bench_transfer.py --threads 1 4 8` shows otherwise on a GPU.
-STAGING_THREADS = {"cpu": 1, "gpu": 1}
+# host threads that copy a chunk into the page-locked staging ring (staging.py: copy_staged) and
+# out of it (read_staged), at most the host's cores. On the 2-core PoCL machine two threads copy
+# 8 MiB chunks at 15.5 GB/s against one's 10.5 (three: 12.0), but a CPU device stages nothing
+# (``staged_upload_bytes`` 0). On an H100's host the copy from page-locked memory runs at 55 GB/s
+# (PCIe 5 x16), from pageable memory at 6-7, and the host memcpy into page-locked memory binds the
+# ring: 8.4-9.7 GB/s with one thread, 30.5 with eight. Csr.from_scipy of 3D Poisson 128^3 (175 MiB;
+# 2026-12-07, two machines, `python benchmarks/bench_transfer.py --threads 1 4 8`) took 29.8 /
+# 38.0 ms with one thread, 15.3 with four, 15.2 / 16.4 with eight in 8 MiB chunks, and 10.6 with
+# eight in the ring's 16 MiB chunks (``--rings 4x16x8``)
+STAGING_THREADS = {"cpu": 1, "gpu": 8}
 
 
 def staging_threads(info) -> int:

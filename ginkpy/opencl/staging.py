@@ -17,7 +17,11 @@ import numpy as np
 from ginkpy.core.base.row_chunks import row_chunks
 from ginkpy.opencl.device_choices import staging_threads
 
-PIPELINE_BYTES = 8 << 20  # a GPU's chunk where the caller leaves it open: about 13 copies of 100 MB
+# a GPU's chunk where the caller leaves it open: about 7 copies of 100 MB. On an H100's host
+# (2026-12-07, `python benchmarks/bench_transfer.py --rings ...`, Csr.from_scipy's 175 MiB of 3D
+# Poisson 128^3, 8 threads) a ring of 4 x 16 MiB took 10.6 ms against 4 x 8 MiB's 15.0: each
+# chunk's memcpy is shared out to the threads and gathered again, and 1 MiB a thread paid for it
+PIPELINE_BYTES = 16 << 20
 
 
 def upload_staged(exec, out: Any, fill_rows: Callable[[np.ndarray, int], None], chunk_bytes: int | None) -> None:
@@ -196,13 +200,14 @@ def read_staged(exec, arrays: Any, chunk_bytes: int | None = None,
     import pyopencl as cl
     device = exec._device
     outs = [np.empty(a.shape, a.dtype) for a in arrays]
+    threads = staging_threads(exec.info)
     # (event, slot, destination, k, start, stop) of the reads in flight
     pending: collections.deque = collections.deque()
 
     def take_oldest() -> None:
         event, slot, dst, k, start, stop = pending.popleft()
         event.wait()
-        np.copyto(dst, slot)
+        copy_into(dst, slot, threads)
         if on_chunk is not None:
             on_chunk(k, start, stop, dst)
     targets = [out.reshape(-1).view(np.uint8) for out in outs]
