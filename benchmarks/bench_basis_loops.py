@@ -1,12 +1,15 @@
 """The loop forms of Gmres' basis kernels on their own (float64, one column, ``N`` rows, default
 1e6): the dot products of 17 and 31 basis vectors with a branch per vector around its loads
-(``dots_cond``, components/krylov_basis.cl before c9ce17c) against a full chunk's loads
-unconditional (``dots_full``, after), and the update w - V h taking vectors in pairs
-(``update_pairs``, before) against UNROLL at once (``update_unrolled``, after); for DOTS, rows per
+(``dots_cond``, the form of components/krylov_basis.cl) against a full chunk's loads
+unconditional (``dots_full``, c9ce17c's), and the update w - V h taking vectors in pairs
+(``update_pairs``, solver/gmres_kernels.cl's) against UNROLL at once (``update_unrolled``,
+c9ce17c's); for DOTS, rows per
 turn, UNROLL and 4 or 8 work-groups per compute unit. Each result is checked against numpy; times
 are kernel times from profiling events (the median of 30 launches). The kernels here are
 simplified copies of the loops (no storage types, no complex values, no second stage), for
-comparing the forms, not the solver: ``bench_cg.py --solver gmres`` times that.
+comparing the forms, not the solver: ``bench_cg.py --solver gmres`` times that. A warning: the
+forms this found faster made the solver slower (c9ce17c, reverted by 6ce4868: ``orthogonalize``
+79.1 against 60.7 us an inner iteration on an H100; docs/performance.md, seventh session).
 
     N=1000000 python benchmarks/bench_basis_loops.py
 """
