@@ -63,7 +63,6 @@ LONG_FUNCTIONS = {
     "ginkpy/core/solver/gmres.py:Gmres._solve": 80,           # 79: the Arnoldi step, the cycle end
     "ginkpy/core/solver/minres.py:Minres._solve": 80,         # 62: the Lanczos step apart
     "ginkpy/core/solver/qmr.py:Qmr._solve": 80,               # 63: the Lanczos step apart
-    "ginkpy/opencl/matrix/csr_strategy.py:select_strategy": 80,  # 64: one rule per strategy
     "ginkpy/reference/batch/solver/bicgstab_kernels.py:_solve": 80,  # 80: the item step apart
     "ginkpy/reference/batch/solver/gmres_kernels.py:_solve": 80,     # 73: the item's cycle apart
 }

@@ -93,51 +93,74 @@ def select_strategy(exec, a, name: str | None = None, work_group: int | None = N
     if items is not None and items < 1:
         raise ValueError(f"items (nonzeros or merge-path steps per work-item or block) must be "
                          f">= 1, got {items}")
-    if name == "classical":
-        longest = int(lengths.max()) if n else 0
-        if max_row is None:
-            max_row = next((bound for bound in CLASSICAL_MAX_ROWS if longest <= bound), 0)
-        elif max_row and not longest <= max_row <= 64:
-            raise ValueError(f"max_row (classical's unrolled row loop) must be 0 or between the longest "
-                             f"row's length {longest} and 64, got {max_row}")
-        strategy = SpmvStrategy(name, work_group, max_row=max_row)
-    elif name == "vector":
-        lanes = lanes or _lanes(nnz, n, work_group, 2)
-        _check_lanes(lanes, work_group, 2)
-        check_int32(n * lanes + work_group, "rows x lanes")
-        strategy = SpmvStrategy(name, work_group, lanes=lanes)
-    elif name == "long_rows":
-        long_min = _long_min(n, nnz)
-        short = lengths <= long_min
-        lanes = lanes or _lanes(int(lengths[short].sum()), int(short.sum()), work_group, 1)
-        _check_lanes(lanes, work_group, 1)
-        items = LONG_ROW_ITEMS if items is None else items
-        check_int32(n * lanes + work_group + nnz + work_group * items, "rows x lanes + nonzeros")
-        bounds, runs = _long_row_pieces(row_ptrs, np.flatnonzero(~short), work_group * items)
-        strategy = SpmvStrategy(name, work_group, lanes=lanes, items=items, long_min=long_min,
-                                parts=bounds.size // 2, bounds=_device(exec, bounds),
-                                **_fixup(exec, runs))
-    else:
-        if name == "merge_path":
-            # the staged part: one row end, one product and one row sum per step in local memory
-            per_step = 4 + 2 * a.dtype.itemsize
-            most = info.local_mem_size // (work_group * per_step)
-            items = min(GPU_ITEMS, most) if items is None else items
-            if not 2 <= items <= most:  # and the scan needs 2 values per work-item
-                raise ValueError(f"merge_path needs 2 <= items <= {most}: items x work_group "
-                                 f"steps of {per_step} bytes must fit the device's "
-                                 f"{info.local_mem_size} bytes of local memory; got items "
-                                 f"{items} with work_group {work_group}")
-            part = work_group * items
-        else:  # a few blocks per compute unit, at least CPU_MIN_ITEMS steps each
-            blocks = CPU_BLOCKS_PER_UNIT * info.compute_units
-            part = items = items or max(CPU_MIN_ITEMS, ceil_div(n + nnz, blocks))
-        check_int32(n + nnz + part, "rows + nonzeros")
-        bounds, runs = _merge_path_bounds(row_ptrs, part, align=name == "row_blocks")
-        strategy = SpmvStrategy(name, work_group, items=items, parts=bounds.size // 2 - 1,
-                                bounds=_device(exec, bounds), **_fixup(exec, runs))
+    make = {"classical": _classical, "vector": _vector, "long_rows": _long_rows}.get(name, _merge_path)
+    strategy = make(exec, a, name, work_group, lanes, items, max_row, row_ptrs, lengths)
     a.cache[CACHE_KEY] = strategy
     return strategy
+
+
+# -- each strategy's launch sizes and pieces, checked (select_strategy's arguments) ---------------
+
+def _classical(exec, a, name, work_group, lanes, items, max_row, row_ptrs, lengths) -> SpmvStrategy:
+    """A work-item per row; the row loop unrolled to ``max_row`` (None: the least bound of
+    CLASSICAL_MAX_ROWS at least the longest row, 0 beyond them: the plain loop)."""
+    n = a.shape[0]
+    longest = int(lengths.max()) if n else 0
+    if max_row is None:
+        max_row = next((bound for bound in CLASSICAL_MAX_ROWS if longest <= bound), 0)
+    elif max_row and not longest <= max_row <= 64:
+        raise ValueError(f"max_row (classical's unrolled row loop) must be 0 or between the longest "
+                         f"row's length {longest} and 64, got {max_row}")
+    return SpmvStrategy(name, work_group, max_row=max_row)
+
+
+def _vector(exec, a, name, work_group, lanes, items, max_row, row_ptrs, lengths) -> SpmvStrategy:
+    """``lanes`` work-items per row (None: from the mean row length)."""
+    n, nnz = a.shape[0], a.nnz
+    lanes = lanes or _lanes(nnz, n, work_group, 2)
+    _check_lanes(lanes, work_group, 2)
+    check_int32(n * lanes + work_group, "rows x lanes")
+    return SpmvStrategy(name, work_group, lanes=lanes)
+
+
+def _long_rows(exec, a, name, work_group, lanes, items, max_row, row_ptrs, lengths) -> SpmvStrategy:
+    """Short rows by ``lanes`` work-items each, the long ones cut into pieces of
+    ``work_group`` x ``items`` nonzeros, their partial sums added by the fix-up."""
+    n, nnz = a.shape[0], a.nnz
+    long_min = _long_min(n, nnz)
+    short = lengths <= long_min
+    lanes = lanes or _lanes(int(lengths[short].sum()), int(short.sum()), work_group, 1)
+    _check_lanes(lanes, work_group, 1)
+    items = LONG_ROW_ITEMS if items is None else items
+    check_int32(n * lanes + work_group + nnz + work_group * items, "rows x lanes + nonzeros")
+    bounds, runs = _long_row_pieces(row_ptrs, np.flatnonzero(~short), work_group * items)
+    return SpmvStrategy(name, work_group, lanes=lanes, items=items, long_min=long_min, parts=bounds.size // 2,
+                        bounds=_device(exec, bounds), **_fixup(exec, runs))
+
+
+def _merge_path(exec, a, name, work_group, lanes, items, max_row, row_ptrs, lengths) -> SpmvStrategy:
+    """merge_path (a GPU's: ``items`` steps per work-item, staged in local memory) or
+    row_blocks (a CPU's: a few blocks per compute unit): the merged rows and nonzeros cut into
+    equal parts."""
+    n, nnz, info = a.shape[0], a.nnz, exec.info
+    if name == "merge_path":
+        # the staged part: one row end, one product and one row sum per step in local memory
+        per_step = 4 + 2 * a.dtype.itemsize
+        most = info.local_mem_size // (work_group * per_step)
+        items = min(GPU_ITEMS, most) if items is None else items
+        if not 2 <= items <= most:  # and the scan needs 2 values per work-item
+            raise ValueError(f"merge_path needs 2 <= items <= {most}: items x work_group "
+                             f"steps of {per_step} bytes must fit the device's "
+                             f"{info.local_mem_size} bytes of local memory; got items "
+                             f"{items} with work_group {work_group}")
+        part = work_group * items
+    else:  # a few blocks per compute unit, at least CPU_MIN_ITEMS steps each
+        blocks = CPU_BLOCKS_PER_UNIT * info.compute_units
+        part = items = items or max(CPU_MIN_ITEMS, ceil_div(n + nnz, blocks))
+    check_int32(n + nnz + part, "rows + nonzeros")
+    bounds, runs = _merge_path_bounds(row_ptrs, part, align=name == "row_blocks")
+    return SpmvStrategy(name, work_group, items=items, parts=bounds.size // 2 - 1, bounds=_device(exec, bounds),
+                        **_fixup(exec, runs))
 
 
 def _choose(info, n: int, nnz: int, lengths: np.ndarray) -> str:
