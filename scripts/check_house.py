@@ -59,7 +59,6 @@ LONG_MODULES: dict[str, int] = {
 }
 
 LONG_FUNCTIONS = {
-    "ginkpy/cli/summary.py:hints": 80,                        # 74: one hint function per finding
     "ginkpy/core/solver/gmres.py:Gmres._solve": 80,           # 79: the Arnoldi step, the cycle end
     "ginkpy/core/solver/minres.py:Minres._solve": 80,         # 62: the Lanczos step apart
     "ginkpy/core/solver/qmr.py:Qmr._solve": 80,               # 63: the Lanczos step apart

@@ -171,27 +171,9 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
             text = (f"{name} needs a symmetric positive definite matrix and this one is {kind}: "
                     f"use {other[0]} (or leave --solver out: auto picks {other[1]} here)")
         elif reason == StopReason.BREAKDOWN:
-            text = {"Cg": "a zero p^T A p or rho: the matrix or the preconditioner is not positive definite; "
-                          "try --solver gmres",
-                    "PipeCg": "a zero or negative (u, A u) - beta gamma / alpha: the matrix or the preconditioner is "
-                              "not positive definite (or the recurrence lost its accuracy); try --solver cg or gmres",
-                    **{gmres: f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}"
-                       for gmres in ("Gmres", "Lgmres", "Gcrotmk")},
-                    "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
-                              "not positive definite; try --solver gmres"}.get(
-                name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs, Idr, Qmr and Tfqmr can break "
-                      "down on indefinite or nonsymmetric systems; try --solver gmres, which does not")
-            text = f"{name} broke down: {text}"
-            if relative[worst] > 1:
-                text += f" (the residual is {relative[worst]:.1e} ||b||, worse than x = 0)"
-        elif reason == StopReason.DIVERGED and name == "Ir":
-            text = ("the residual became NaN or infinite: Ir (a Richardson iteration) converges only where its "
-                    f"inner solver approximates A^-1 well; {zeros}try {stronger}, or a Krylov --solver such as "
-                    f"{'cg' if suits_cg else 'bicgstab'}")
+            text = _breakdown(name, zeros, stronger, relative[worst])
         elif reason == StopReason.DIVERGED:
-            text = ("the residual became NaN or infinite: the matrix may be singular or badly scaled, or the "
-                    f"preconditioner unstable; {zeros}try {stronger}" +
-                    ("" if name in ("Gmres", "Lgmres", "Gcrotmk") else " or --solver gmres"))
+            text = _diverged(name, zeros, stronger, suits_cg)
         elif name == "Chebyshev" and reason != StopReason.TIME_LIMIT and relative[worst] >= 100 * eps:
             # (its preconditioner is scalar Jacobi or none: stronger ones need a Krylov solver)
             text = ("Chebyshev converges only as fast as the bounds of its spectrum allow, and takes only scalar "
@@ -200,23 +182,62 @@ def hints(result: SolveResult, history: list, params: Any, suits_cg: bool, kind:
         elif reason == StopReason.TIME_LIMIT:
             text = ("the time limit of the configuration came before the tolerance: raise the Time criterion's "
                     "time_limit in the --config file (or remove it)")
-        elif relative[worst] < 100 * eps:
-            text = (f"the residual reached {dtype}'s precision ({relative[worst]:.1e} ||b||) above the "
-                    f"tolerance: use a larger --rtol" + wider(dtype, " or "))
-        elif _stagnated(relative_history[:, worst], int(result.iterations[worst])):
-            dim = getattr(params, "krylov_dim", None)
-            text = ("the iteration limit came with the residual stagnating (less than 2x smaller over the last "
-                    f"quarter of the iterations): {zeros}try " +
-                    (f"a larger Krylov dimension (--krylov-dim {2 * dim}), " if dim else
-                     "--solver gmres with a large --krylov-dim (such as 100), ") + stronger)
-        elif int(result.iterations[worst]) == 0:
-            text = ("the iteration limit is 0 (--max-iters 0), so no iteration ran: allow some with --max-iters "
-                    f"1000, or leave --max-iters out for the default max(1000, 10 n); {zeros}add {stronger} to need fewer")
         else:
-            text = ("the iteration limit came while the residual was still falling: allow more with "
-                    f"--max-iters {2 * int(result.iterations[worst])}; {zeros}add {stronger} to need fewer")
+            text = _limit(params, relative_history[:, worst], int(result.iterations[worst]), relative[worst], dtype,
+                          zeros, stronger)
         found.append(where + text)
     return found
+
+
+def _breakdown(name: str, zeros: str, stronger: str, relative: float) -> str:
+    """The hint for a breakdown of solver ``name`` (``relative``: the worst column's residual
+    over ||b||)."""
+    text = {"Cg": "a zero p^T A p or rho: the matrix or the preconditioner is not positive definite; "
+                  "try --solver gmres",
+            "PipeCg": "a zero or negative (u, A u) - beta gamma / alpha: the matrix or the preconditioner is "
+                      "not positive definite (or the recurrence lost its accuracy); try --solver cg or gmres",
+            **{gmres: f"a zero divisor: the matrix may be singular (see ginkpy info); {zeros}try {stronger}"
+               for gmres in ("Gmres", "Lgmres", "Gcrotmk")},
+            "Minres": "v^T M v < 0 or a singular T: the matrix is not symmetric or the preconditioner "
+                      "not positive definite; try --solver gmres"}.get(
+        name, "a zero divisor (such as rho = r_hat^T r): Bicg, Bicgstab, Cgs, Idr, Qmr and Tfqmr can break "
+              "down on indefinite or nonsymmetric systems; try --solver gmres, which does not")
+    text = f"{name} broke down: {text}"
+    if relative > 1:
+        text += f" (the residual is {relative:.1e} ||b||, worse than x = 0)"
+    return text
+
+
+def _diverged(name: str, zeros: str, stronger: str, suits_cg: bool) -> str:
+    """The hint for a residual of solver ``name`` that became NaN or infinite."""
+    if name == "Ir":
+        return ("the residual became NaN or infinite: Ir (a Richardson iteration) converges only where its "
+                f"inner solver approximates A^-1 well; {zeros}try {stronger}, or a Krylov --solver such as "
+                f"{'cg' if suits_cg else 'bicgstab'}")
+    return ("the residual became NaN or infinite: the matrix may be singular or badly scaled, or the "
+            f"preconditioner unstable; {zeros}try {stronger}" +
+            ("" if name in ("Gmres", "Lgmres", "Gcrotmk") else " or --solver gmres"))
+
+
+def _limit(params: Any, history: np.ndarray, iterations: int, relative: float, dtype: np.dtype, zeros: str,
+           stronger: str) -> str:
+    """The hint for a column stopped by the iteration limit (or at its value type's precision):
+    ``history`` its relative residuals, ``iterations`` those it ran, ``relative`` its last
+    residual over ||b||."""
+    if relative < 100 * float(np.finfo(dtype).eps):
+        return (f"the residual reached {dtype}'s precision ({relative:.1e} ||b||) above the "
+                f"tolerance: use a larger --rtol" + wider(dtype, " or "))
+    if _stagnated(history, iterations):
+        dim = getattr(params, "krylov_dim", None)
+        return ("the iteration limit came with the residual stagnating (less than 2x smaller over the last "
+                f"quarter of the iterations): {zeros}try " +
+                (f"a larger Krylov dimension (--krylov-dim {2 * dim}), " if dim else
+                 "--solver gmres with a large --krylov-dim (such as 100), ") + stronger)
+    if iterations == 0:
+        return ("the iteration limit is 0 (--max-iters 0), so no iteration ran: allow some with --max-iters "
+                f"1000, or leave --max-iters out for the default max(1000, 10 n); {zeros}add {stronger} to need fewer")
+    return ("the iteration limit came while the residual was still falling: allow more with "
+            f"--max-iters {2 * iterations}; {zeros}add {stronger} to need fewer")
 
 
 def _zeros(zero_diagonal: np.ndarray, used: str) -> str:
