@@ -91,12 +91,15 @@ def _rtol_keyword(cg) -> str:
 
 # -- the methods: each takes (S, b) and returns (x, setup seconds, solve seconds, iterations) -----
 
-def ginkpy_solve(exec, preconditioner, maxiter):
-    """The builder: A and the solver generated (setup), then b in, the solve, x out."""
+def ginkpy_solve(exec, preconditioner, maxiter, outer=None):
+    """The builder: A and the solver generated (setup), then b in, the solve, x out; ``outer``
+    the Krylov solver's class (default gk.solver.Cg)."""
+    outer = outer or gk.solver.Cg
+
     def run(S, b):
         start = time.perf_counter()
         A = gk.matrix.Csr.from_scipy(exec, S)
-        solver = (gk.solver.Cg.build().with_preconditioner(preconditioner)
+        solver = (outer.build().with_preconditioner(preconditioner)
                   .with_criteria(gk.stop.ResidualNorm.build().with_reduction_factor(RTOL),
                                  gk.stop.Iteration.build().with_max_iters(maxiter))
                   .on(exec).generate(A))
@@ -375,13 +378,14 @@ def compare(args, exec) -> int:
 
 def tune(args, exec) -> int:
     """Whole AMG-CG solves for each cycle, sweep count and merge size: the measurements behind
-    the backends' multigrid choices (ginkpy/opencl/device_choices.py, ginkpy/reference/device_choices.py)."""
+    the backends' multigrid choices (ginkpy/opencl/device_choices.py, ginkpy/reference/device_choices.py).
+    The F-cycle (not symmetric) preconditions Fcg, the others Cg."""
     configs = list(itertools.product(args.cycles, args.sweeps, args.merged, args.split_restrict))
 
     def params(config):
         return gk.solver.Multigrid.build().with_cycle(config[0]).with_smoother_iters(config[1]) \
             .with_merged_rows(config[2]).with_split_restrict_rows(config[3])
-    runs = {c: ginkpy_solve(exec, params(c), args.maxiter) for c in configs}
+    runs = {c: ginkpy_solve(exec, params(c), args.maxiter, gk.solver.Fcg if c[0] == "f" else None) for c in configs}
     choices = exec.device_choices()
     print(f"ginkpy executor: {bc.device_name(exec)} (kind '{choices.kind}', chosen now: {choices.multigrid}); "
           f"whole AMG-CG solves, medians of {args.reps} rounds\n")
@@ -481,7 +485,7 @@ def main() -> int:
     p.add_argument("--hierarchy", action="store_true", help="print each AMG method's hierarchy (rows, nonzeros "
                    "and transfers per level)")
     p.add_argument("--tune", action="store_true", help="measure the cycle, sweep and merge choices instead")
-    p.add_argument("--cycles", nargs="+", default=["v", "w"], choices=["v", "w", "f"], help="with --tune")
+    p.add_argument("--cycles", nargs="+", default=["v", "w"], choices=["v", "w", "f"], help="with --tune (f: preconditioning Fcg, the others Cg)")
     p.add_argument("--sweeps", type=int, nargs="+", default=[1, 2], help="with --tune")
     p.add_argument("--merged", type=int, nargs="+", default=[0, 2048, 8192, 32768, 131072], help="with --tune")
     p.add_argument("--split-restrict", type=int, nargs="+", default=[None],
