@@ -385,7 +385,8 @@ def tune(args, exec) -> int:
     def params(config):
         return gk.solver.Multigrid.build().with_cycle(config[0]).with_smoother_iters(config[1]) \
             .with_merged_rows(config[2]).with_split_restrict_rows(config[3])
-    runs = {c: ginkpy_solve(exec, params(c), args.maxiter, gk.solver.Fcg if c[0] == "f" else None) for c in configs}
+    runs = {c: ginkpy_solve(exec, params(c), args.maxiter, gk.solver.Fcg if c[0] == "f" else None)
+            for c in configs}
     choices = exec.device_choices()
     print(f"ginkpy executor: {bc.device_name(exec)} (kind '{choices.kind}', chosen now: {choices.multigrid}); "
           f"whole AMG-CG solves, medians of {args.reps} rounds\n")
@@ -485,7 +486,8 @@ def main() -> int:
     p.add_argument("--hierarchy", action="store_true", help="print each AMG method's hierarchy (rows, nonzeros "
                    "and transfers per level)")
     p.add_argument("--tune", action="store_true", help="measure the cycle, sweep and merge choices instead")
-    p.add_argument("--cycles", nargs="+", default=["v", "w"], choices=["v", "w", "f"], help="with --tune (f: preconditioning Fcg, the others Cg)")
+    p.add_argument("--cycles", nargs="+", default=["v", "w"], choices=["v", "w", "f"],
+                   help="with --tune (f: preconditioning Fcg, the others Cg)")
     p.add_argument("--sweeps", type=int, nargs="+", default=[1, 2], help="with --tune")
     p.add_argument("--merged", type=int, nargs="+", default=[0, 2048, 8192, 32768, 131072], help="with --tune")
     p.add_argument("--split-restrict", type=int, nargs="+", default=[None],
