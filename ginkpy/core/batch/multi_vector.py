@@ -68,9 +68,11 @@ class MultiVector(PolymorphicObject):
         dtype = exec.check_dtype(value_dtype(array.dtype if dtype is None else dtype, "MultiVector"))
         shape = array.shape + (1,) if array.ndim == 2 else array.shape
         source = array.reshape(shape)
-        # a GPU copies each chunk of items as soon as it is in its staging buffer
-        values = exec.upload_rows(shape, dtype, lambda rows, start: np.copyto(rows, source[start:start + rows.shape[0]],
-                                                                               casting="unsafe"))
+        if source.dtype == dtype:  # a copy as it is (a GPU's through its staging ring, by its staging threads)
+            values = exec.from_host(np.ascontiguousarray(source))
+        else:  # converted a chunk of items at a time: a GPU copies each as soon as it is in its staging buffer
+            values = exec.upload_rows(shape, dtype, lambda rows, start: np.copyto(
+                rows, source[start:start + rows.shape[0]], casting="unsafe"))
         return cls(exec, values, vectors=array.ndim == 2)
 
     @classmethod
