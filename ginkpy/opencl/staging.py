@@ -17,7 +17,7 @@ import numpy as np
 from ginkpy.core.base.row_chunks import row_chunks
 from ginkpy.opencl.device_choices import staging_threads
 
-# a GPU's chunk where the caller leaves it open: about 7 copies of 100 MB. On an H100's host
+# a GPU's chunk where the caller leaves it open: about 6 copies of 100 MB. On an H100's host
 # (2026-12-07, `python benchmarks/bench_transfer.py --rings ...`, Csr.from_scipy's 175 MiB of 3D
 # Poisson 128^3, 8 threads) a ring of 4 x 16 MiB took 10.6 ms against 4 x 8 MiB's 15.0: each
 # chunk's memcpy is shared out to the threads and gathered again, and 1 MiB a thread paid for it
