@@ -1,8 +1,8 @@
 """Multigrid: algebraic multigrid as a solver or a preconditioner (Ginkgo's ``solver::Multigrid``).
 
-Generation builds the hierarchy: level l's matrix is coarsened by an ``mg_level`` factory
-(default ``gk.multigrid.Pgm``; several are used level by level, the last for the rest) into the
-next, while a level has more than ``min_coarse_rows`` rows, fewer than ``max_levels`` levels
+Generation builds the hierarchy (multigrid_hierarchy.py): level l's matrix is coarsened by an
+``mg_level`` factory (default ``gk.multigrid.Pgm``; several are used level by level, the last for
+the rest) into the next, while a level has more than ``min_coarse_rows`` rows, fewer than ``max_levels`` levels
 exist and the coarsening still reduces the rows. The coarsest system is solved by
 ``coarsest_solver``; by default with its inverse, computed once on the host (LU, or the
 pseudo-inverse where the matrix is singular) and applied as a dense product on the device,
