@@ -69,7 +69,7 @@ class MultiVector(PolymorphicObject):
         shape = array.shape + (1,) if array.ndim == 2 else array.shape
         source = array.reshape(shape)
         if source.dtype == dtype:  # a copy as it is (a GPU's through its staging ring, by its staging threads)
-            values = exec.from_host(np.ascontiguousarray(source))
+            values = exec.from_host(source)  # (each executor's from_host makes it contiguous)
         else:  # converted a chunk of items at a time: a GPU copies each as soon as it is in its staging buffer
             values = exec.upload_rows(shape, dtype, lambda rows, start: np.copyto(
                 rows, source[start:start + rows.shape[0]], casting="unsafe"))
