@@ -335,29 +335,29 @@ class Multigrid(MultigridHierarchy):
             # the coarsest level: x = A^-1 b (the guess does not matter to a direct solve)
             self.coarsest_solver.apply(b, x)
             return
-        pre = self.mid_smoothers[l] if first == "mid" else self.pre_smoothers[l]
+        pre = None if first == "skip" else self.mid_smoothers[l] if first == "mid" else self.pre_smoothers[l]
         post, iters = self.post_smoothers[l], self.smoother_iters
         # each built-in sweep writes a new vector, but a first one from 0: start in the vector
         # from which the cycle's last write lands in x
         pre_sweeps = 0 if pre is not None or first == "skip" else iters - 1 if zero_guess else iters
         writes = pre_sweeps + (iters if post is None and last else 0)
         current, other = (x, work[l][2]) if writes % 2 == 0 else (work[l][2], x)
-        current, other = self._pre_smooth_restrict(l, b, x, current, other, zero_guess, pre if first != "skip" else None,
-                                                   pre_sweeps, first == "skip", work[l + 1][0])
+        current, other = self._pre_smooth_restrict(l, b, x, current, other, zero_guess, pre, pre_sweeps, work[l + 1][0])
         self._coarse_correction(l, kind, work)
         current = self._post_smooth(l, b, current, other, post, last, work[l + 1][1])
         if current is not x:
             x.copy_from(current)
 
     def _pre_smooth_restrict(self, l: int, b: Dense, x: Dense, current: Dense, other: Dense, zero_guess: bool,
-                             pre: LinOp | None, pre_sweeps: int, skip: bool, coarse_b: Dense) -> tuple:
-        """Pre-smoothing on level l into ``current`` (``pre``: a smoother given, None: the
-        built-in sweeps, or none where ``skip``), then b_c = P^T (b - A x) into ``coarse_b``;
-        from 0 with one sweep of an aggregation's level both in one pass (x = omega D^-1 b and
-        the restriction of its residual). Returns (current, other) after the sweeps."""
+                             pre: LinOp | None, pre_sweeps: int, coarse_b: Dense) -> tuple:
+        """Pre-smoothing on level l into ``current`` (``pre``: a smoother given, None:
+        ``pre_sweeps`` built-in sweeps, 0 where the visit skips pre-smoothing), then b_c =
+        P^T (b - A x) into ``coarse_b``; from 0 with one sweep of an aggregation's level both in
+        one pass (x = omega D^-1 b and the restriction of its residual). Returns (current, other)
+        after the sweeps."""
         exec, level, A, inv_diag, omega = self.executor, self.levels[l], self.matrices[l], self.inv_diags[l], \
             self.omegas[l]
-        fused = (pre is None or skip) and zero_guess and pre_sweeps == 0 and not level.smoothed
+        fused = pre is None and zero_guess and pre_sweeps == 0 and not level.smoothed
         if pre is not None:
             if not zero_guess and current is not x:  # (a built-in post-smoother's writes land x here)
                 current.copy_from(x)
