@@ -33,6 +33,13 @@ if "GINKPY_CACHE_DIR" not in os.environ:
 # none), and subprocesses of the tests (CLI, mpiexec) inherit it.
 os.environ.setdefault("POCL_EXTRA_BUILD_FLAGS", "-cl-opt-disable")
 
+# Every device's local memory is taken as at most an NVIDIA GPU's 48 KiB
+# (ginkpy/opencl/device_selection.py): PoCL's is far larger, and a launch that needs more than a
+# GPU has passed CI and failed only on the GPU (Gmres' orthogonalize at 301 columns, 2026-12-07).
+# So every layout budgets, and every launch is checked, as on the smallest local memory of the
+# GPUs ginkpy runs on. Set GINKPY_OPENCL_LOCAL_MEM yourself to test another size.
+os.environ.setdefault("GINKPY_OPENCL_LOCAL_MEM", "49152")
+
 # The real matrices live beside the checkout; GINKPY_MATRICES points elsewhere (e.g. on another machine).
 PROJECT = Path(__file__).resolve().parents[1]  # the repository root (tests mirror ginkpy/ below tests/)
 MATRICES = Path(os.environ.get("GINKPY_MATRICES") or PROJECT.parent / "shared" / "matrices")

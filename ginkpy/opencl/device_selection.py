@@ -24,9 +24,32 @@ _HOW_TO_GET_ONE = ('install a CPU device with  pip install "ginkpy[pocl]"  (PoCL
                    'with OpenCL support; "python -m ginkpy devices" lists what is found')
 
 
+LOCAL_MEM_VARIABLE = "GINKPY_OPENCL_LOCAL_MEM"
+
+
+def local_mem_cap() -> int | None:
+    """The local memory, in bytes, that ``GINKPY_OPENCL_LOCAL_MEM`` lets a device have at most
+    (None where it is unset): a device with more is taken for one with this much, so that its
+    layouts budget and its launches are checked as on a smaller device (49152 is an NVIDIA
+    GPU's; the test suite sets it, so that a CPU device's large local memory cannot hide a
+    launch a GPU refuses)."""
+    text = os.environ.get(LOCAL_MEM_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        cap = int(text)
+    except ValueError:
+        cap = 0
+    if cap <= 0:
+        raise ValueError(f"{LOCAL_MEM_VARIABLE}={text!r}: give the local memory in bytes as a positive "
+                         f"integer (49152 for an NVIDIA GPU's), or unset it")
+    return cap
+
+
 @attrs.frozen
 class DeviceInfo:
-    """What kernels need to know about the device, read once."""
+    """What kernels need to know about the device, read once (its local memory at most
+    :func:`local_mem_cap`)."""
 
     name: str
     platform: str
@@ -48,7 +71,7 @@ class DeviceInfo:
                    is_gpu=bool(device.type & cl.device_type.GPU),
                    fp64="cl_khr_fp64" in ext or device.double_fp_config != 0,
                    max_work_group_size=int(device.max_work_group_size),
-                   local_mem_size=int(device.local_mem_size),
+                   local_mem_size=min(int(device.local_mem_size), local_mem_cap() or int(device.local_mem_size)),
                    compute_units=int(device.max_compute_units),
                    subgroups="cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext,
                    global_mem_size=int(device.global_mem_size))

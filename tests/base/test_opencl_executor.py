@@ -1,4 +1,6 @@
 """The OpenCL executor: device selection, errors without a device or without fp64, memory."""
+import os
+
 import attrs
 import numpy as np
 import pytest
@@ -144,3 +146,19 @@ def test_a_launch_needing_more_local_memory_than_the_device_has_is_an_error(ocl)
     partial, result = ocl.alloc((4, 1), np.float64), ocl.alloc((1,), np.float64)
     with pytest.raises(ValueError, match="local memory"):
         kernel(ocl.queue, (64,), (64,), np.int32(4), np.int32(1), partial.data, result.data, too_much)
+
+
+def test_local_memory_is_taken_as_at_most_the_cap(ocl, monkeypatch):
+    """GINKPY_OPENCL_LOCAL_MEM (the suite sets 49152, a GPU's) caps what every layout budgets
+    and what a launch is checked against; an unreadable value says how to set it."""
+    from ginkpy.opencl.device_selection import DeviceInfo, LOCAL_MEM_VARIABLE
+    device = ocl.device
+    assert ocl.info.local_mem_size <= int(os.environ.get(LOCAL_MEM_VARIABLE) or ocl.info.local_mem_size)
+    monkeypatch.setenv(LOCAL_MEM_VARIABLE, "1024")
+    assert DeviceInfo.of(device).local_mem_size == min(1024, int(device.local_mem_size))
+    monkeypatch.setenv(LOCAL_MEM_VARIABLE, "")
+    assert DeviceInfo.of(device).local_mem_size == int(device.local_mem_size)
+    for bad in ("48k", "-1", "0"):
+        monkeypatch.setenv(LOCAL_MEM_VARIABLE, bad)
+        with pytest.raises(ValueError, match="GINKPY_OPENCL_LOCAL_MEM.*bytes as a positive integer"):
+            DeviceInfo.of(device)
