@@ -10,6 +10,10 @@
 #                                    # default 10), two threads cold (TWO_RUNS, default 20); PARALLEL
 #                                    # (default 4) fresh processes of each at a time
 #   scripts/device_check.sh all      # both
+#   scripts/device_check.sh rest LOG # the tests an earlier suite's LOG (its suite.log, say
+#                                    # .device/suite.log carried back) does not report as passed,
+#                                    # skipped or xfailed: a suite that ran out of SUITE_LIMIT on a
+#                                    # slower host finished in a second call
 #
 # Through the device tool each part fits one call (10 minutes): carry .device and start with
 # `source .device/setup.sh && GINKPY_MATRICES=$PWD/.device/matrices scripts/device_check.sh suite`.
@@ -26,14 +30,42 @@ python=${PYTHON:-python3}
 status=0
 summary="device check:"
 
-if [ "$part" = suite ] || [ "$part" = all ]; then
+# the test ids still to run after an earlier suite's log (its -v lines "[gwN] [ P%] OUTCOME id")
+rest_ids() {
+    "$python" - "$1" <<'PY'
+import re, subprocess, sys
+done = set()
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"^\[gw\d+\] \[ *\d+%\] (PASSED|SKIPPED|XFAIL|XPASS) (.*?) ?$", line)
+    if m:
+        done.add(m.group(2))
+out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                     capture_output=True, text=True).stdout
+ids = [line for line in out.splitlines() if "::" in line and not line.startswith(" ")]
+rest = [i for i in ids if i not in done]
+print(f"rest: {len(rest)} of {len(ids)} tests ({len(done)} done in {sys.argv[1]})", file=sys.stderr)
+print("\n".join(rest))
+PY
+}
+
+if [ "$part" = suite ] || [ "$part" = all ] || [ "$part" = rest ]; then
     # one BLAS/OpenMP/PoCL thread per pytest worker: JOBS workers each with a thread per core
     # oversubscribe the host (tests that take 1-2 s on a 2-core machine took 80-135 s in the
     # H100 run of 2026-12-06 without this; set them yourself to compare)
     export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
            MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-2}
     start=$(date +%s)
-    timeout "${SUITE_LIMIT:-540}" "$python" -m pytest -q -p no:cacheprovider -n "${JOBS:-12}" \
+    # -v: a line per test as it ends, so that a run stopped by SUITE_LIMIT says what is left
+    # (`rest`); the node ids in a file, read by a one-line runner (no length limit, any id)
+    ids=/dev/null
+    if [ "$part" = rest ]; then
+        ids="$logs/rest_ids.txt"
+        rest_ids "${2:?rest needs the log of the earlier suite run}" > "$ids" || exit 1
+        [ -s "$ids" ] || { echo "device check: rest: nothing left to run | OK"; exit 0; }
+    fi
+    timeout "${SUITE_LIMIT:-540}" "$python" -c 'import sys, pytest
+ids = [line for line in open(sys.argv[1]).read().splitlines() if line]
+sys.exit(pytest.main(sys.argv[2:] + ids))' "$ids" -v -p no:cacheprovider -n "${JOBS:-12}" \
         --timeout "${TEST_TIMEOUT:-300}" -rf --durations=40 > "$logs/suite.log" 2>&1
     code=$?
     seconds=$(( $(date +%s) - start ))
