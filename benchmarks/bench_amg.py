@@ -14,9 +14,9 @@ iterations counted and the final relative residual ||b - A x|| / ||b|| checked w
                                    variable_2d] [--methods ...] [--executor opencl|reference] [--reps 5]
                                    [--choices device|cpu|gpu]   # gpu: PoCL with a GPU's choices and layouts
     python benchmarks/bench_amg.py --tune [--sizes ...]     # the per-device choice: each cycle, sweep
-                                                            # count, merge size and split_restrict_rows
-                                                            # (--cycles, --sweeps, --merged,
-                                                            # --split-restrict), whole AMG-CG solves
+                                                            # count, merge size, split_restrict_rows and
+                                                            # Pgm's passes (--cycles, --sweeps, --merged,
+                                                            # --split-restrict, --passes), whole AMG-CG solves
     python benchmarks/bench_amg.py --profile [--sizes ...]  # where the setup's time goes: host phases,
                                                             # kernel times, launches and reads
     python benchmarks/bench_amg.py --mixed [--sizes ...]    # float64 AMG-CG beside its float32 hierarchy
@@ -377,14 +377,16 @@ def compare(args, exec) -> int:
 # -- --tune: the per-device choice ------------------------------------------------------------------
 
 def tune(args, exec) -> int:
-    """Whole AMG-CG solves for each cycle, sweep count and merge size: the measurements behind
-    the backends' multigrid choices (ginkpy/opencl/device_choices.py, ginkpy/reference/device_choices.py).
-    The F-cycle (not symmetric) preconditions Fcg, the others Cg."""
-    configs = list(itertools.product(args.cycles, args.sweeps, args.merged, args.split_restrict))
+    """Whole AMG-CG solves for each cycle, sweep count, merge size, split_restrict_rows and Pgm's
+    aggregation passes: the measurements behind the backends' multigrid choices
+    (ginkpy/opencl/device_choices.py, ginkpy/reference/device_choices.py). The F-cycle (not
+    symmetric) preconditions Fcg, the others Cg."""
+    configs = list(itertools.product(args.cycles, args.sweeps, args.merged, args.split_restrict, args.passes))
 
     def params(config):
-        return gk.solver.Multigrid.build().with_cycle(config[0]).with_smoother_iters(config[1]) \
+        mg = gk.solver.Multigrid.build().with_cycle(config[0]).with_smoother_iters(config[1]) \
             .with_merged_rows(config[2]).with_split_restrict_rows(config[3])
+        return mg if config[4] is None else mg.with_mg_level(gk.multigrid.Pgm.build().with_aggregation_passes(config[4]))
     runs = {c: ginkpy_solve(exec, params(c), args.maxiter, gk.solver.Fcg if c[0] == "f" else None)
             for c in configs}
     choices = exec.device_choices()
@@ -397,12 +399,13 @@ def tune(args, exec) -> int:
             b = S @ np.ones(S.shape[0])
             results = _rounds(runs, S, b, args.reps)
             print(f"{problem}:{S.shape[0]}")
-            print(f"{'cycle':>6}{'sweeps':>7}{'merged':>8}{'split':>8}{'levels':>8}{'launches':>9}{'setup':>9}"
-                  f"{'solve':>9}{'total':>9}{'iters':>7}")
+            print(f"{'cycle':>6}{'sweeps':>7}{'passes':>7}{'merged':>8}{'split':>8}{'levels':>8}{'launches':>9}"
+                  f"{'setup':>9}{'solve':>9}{'total':>9}{'iters':>7}")
             for config, (setup, solve, total, iterations, _) in sorted(results.items(), key=lambda kv: kv[1][2]):
                 mg = params(config).on(exec).generate(gk.matrix.Csr.from_scipy(exec, S))
                 merged = "-" if mg.merged_from is None else f"{mg.merged_from}-{mg.num_levels - 1}"
-                print(f"{config[0]:>6}{config[1]:>7}{config[2]:>8}{mg.split_restrict_rows:>8}{merged:>8}"
+                passes = "-" if config[4] is None else config[4]
+                print(f"{config[0]:>6}{config[1]:>7}{passes:>7}{config[2]:>8}{mg.split_restrict_rows:>8}{merged:>8}"
                       f"{mg.launches_per_cycle:>9}{setup:9.3f}{solve:9.3f}{total:9.3f}{iterations:7d}", flush=True)
             print()
     return 0
@@ -492,6 +495,8 @@ def main() -> int:
     p.add_argument("--merged", type=int, nargs="+", default=[0, 2048, 8192, 32768, 131072], help="with --tune")
     p.add_argument("--split-restrict", type=int, nargs="+", default=[None],
                    help="with --tune: Multigrid's split_restrict_rows (default: the device's choice)")
+    p.add_argument("--passes", type=int, nargs="+", default=[None],
+                   help="with --tune: Pgm's aggregation_passes on every level (default: Multigrid's default levels)")
     p.add_argument("--mixed", action="store_true",
                    help=f"float64 AMG-CG beside its float32 hierarchies (the methods {', '.join(MIXED)})")
     p.add_argument("--smoothed-levels", type=int, default=None,

@@ -7,7 +7,7 @@
 #   source .device/setup.sh && GINKPY_MATRICES=$PWD/.device/matrices scripts/device_benchmarks.sh [NAME ...]
 #
 # NAME picks some (default: all, in this order): amg sa_setup cb_gmres whole amg_profile batch
-# ilu spmv gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles. OLD_TREE (a checkout's
+# ilu spmv gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles passes. OLD_TREE (a checkout's
 # root) adds amg_host: the AMG setup's host share of that tree against this one (bench_amg_host.py
 # --trees), and runs gmres for that tree too (its ginkpy first on PYTHONPATH).
 set -u
@@ -61,6 +61,8 @@ bench() {
         basis_loops) N=1000000 run basis_loops 40 "$python" bench_basis_loops.py ;;
         cycles) run cycles 150 "$python" bench_amg.py --tune --problems poisson_2d poisson_3d --sizes 1000000 \
                     --cycles v f w --sweeps 2 --merged 2048 --reps 3 ;;
+        passes) run passes 150 "$python" bench_amg.py --tune --problems poisson_3d poisson_2d --sizes 1000000 2097152 \
+                    --cycles v --sweeps 2 3 --merged 2048 --passes 2 3 --reps 3 ;;
         *) echo "unknown benchmark '$1'" >&2; return 2 ;;
     esac
 }
@@ -68,7 +70,7 @@ bench() {
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv gmres_solve tune_split iter_kernels transfer gmres
-           basis_loops cycles)
+           basis_loops cycles passes)
     [ -n "${OLD_TREE:-}" ] && names+=(amg_host)
 fi
 for name in "${names[@]}"; do
