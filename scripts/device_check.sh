@@ -10,8 +10,8 @@
 #                                    # default 10), two threads cold (TWO_RUNS, default 20); PARALLEL
 #                                    # (default 4) fresh processes of each at a time
 #   scripts/device_check.sh all      # both
-#   scripts/device_check.sh rest LOG # the tests an earlier suite's LOG (its suite.log, say
-#                                    # .device/suite.log carried back) does not report as passed,
+#   scripts/device_check.sh rest LOG # the tests an earlier suite's LOG (its suite.log copied back
+#                                    # into, say, .device/suite_prev.log) does not report as passed,
 #                                    # skipped or xfailed: a suite that ran out of SUITE_LIMIT on a
 #                                    # slower host finished in a second call
 #

@@ -36,8 +36,8 @@ os.environ.setdefault("POCL_EXTRA_BUILD_FLAGS", "-cl-opt-disable")
 # Every device's local memory is taken as at most an NVIDIA GPU's 48 KiB
 # (ginkpy/opencl/device_selection.py): PoCL's is far larger, and a launch that needs more than a
 # GPU has passed CI and failed only on the GPU (Gmres' orthogonalize at 301 columns, 2026-12-07).
-# So every layout budgets, and every launch is checked, as on the smallest local memory of the
-# GPUs ginkpy runs on. Set GINKPY_OPENCL_LOCAL_MEM yourself to test another size.
+# So every layout budgets, and every launch is checked, as on an NVIDIA GPU (AMD's have 64 KiB).
+# Set GINKPY_OPENCL_LOCAL_MEM yourself to test another size.
 os.environ.setdefault("GINKPY_OPENCL_LOCAL_MEM", "49152")
 
 # The real matrices live beside the checkout; GINKPY_MATRICES points elsewhere (e.g. on another machine).

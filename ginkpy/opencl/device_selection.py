@@ -66,12 +66,13 @@ class DeviceInfo:
     def of(cls, device) -> "DeviceInfo":
         import pyopencl as cl
         ext = device.extensions.split()
+        local, cap = int(device.local_mem_size), local_mem_cap()
         return cls(name=device.name.strip(), platform=device.platform.name.strip(),
                    is_cpu=bool(device.type & cl.device_type.CPU),
                    is_gpu=bool(device.type & cl.device_type.GPU),
                    fp64="cl_khr_fp64" in ext or device.double_fp_config != 0,
                    max_work_group_size=int(device.max_work_group_size),
-                   local_mem_size=min(int(device.local_mem_size), local_mem_cap() or int(device.local_mem_size)),
+                   local_mem_size=local if cap is None else min(local, cap),
                    compute_units=int(device.max_compute_units),
                    subgroups="cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext,
                    global_mem_size=int(device.global_mem_size))
