@@ -40,8 +40,8 @@ class _CachedMatrix:
         # first call slowed it by more than the copy costs); else copied on the host by
         # settle(), after the solve, which the first call waits for (the caller may change A
         # once the call returned)
+        self.matrix, self._uploads = Csr.from_scipy_async(exec, A, dtype)  # (A's canonical check beside it)
         self.canonical = A.format == "csr" and A.has_canonical_format  # (its data in the matrix's entry order)
-        self.matrix, self._uploads = Csr.from_scipy_async(exec, A, dtype)
         as_they_are = self.canonical and A.data.dtype == dtype and \
             A.indptr.dtype == INDEX_DTYPE and A.indices.dtype == INDEX_DTYPE
         self._from_device = as_they_are and exec.device_choices().snapshots_from_device
