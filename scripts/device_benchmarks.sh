@@ -7,7 +7,7 @@
 #   source .device/setup.sh && GINKPY_MATRICES=$PWD/.device/matrices scripts/device_benchmarks.sh [NAME ...]
 #
 # NAME picks some (default: all, in this order): amg sa_setup cb_gmres whole amg_profile batch
-# ilu spmv gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles passes. OLD_TREE (a checkout's
+# ilu spmv gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles passes timeline. OLD_TREE (a checkout's
 # root) adds amg_host: the AMG setup's host share of that tree against this one (bench_amg_host.py
 # --trees), and runs gmres for that tree too (its ginkpy first on PYTHONPATH).
 set -u
@@ -63,6 +63,8 @@ bench() {
                     --cycles v f w --sweeps 2 --merged 2048 --reps 3 ;;
         passes) run passes 150 "$python" bench_amg.py --tune --problems poisson_3d poisson_2d --sizes 1000000 2097152 \
                     --cycles v --sweeps 2 3 --merged 2048 --passes 2 3 --reps 3 ;;
+        timeline) GINKPY_OPENCL_PROFILE=1 run timeline 90 "$python" bench_timeline.py --problems poisson_3d poisson_2d \
+                      --sizes 2097152 1000000 --solvers jacobi-cg amg-cg gmres --iters 100 ;;
         *) echo "unknown benchmark '$1'" >&2; return 2 ;;
     esac
 }
@@ -70,7 +72,7 @@ bench() {
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv gmres_solve tune_split iter_kernels transfer gmres
-           basis_loops cycles passes)
+           basis_loops cycles passes timeline)
     [ -n "${OLD_TREE:-}" ] && names+=(amg_host)
 fi
 for name in "${names[@]}"; do
