@@ -23,7 +23,11 @@ H100's host, off on a CPU device).
 
 ``--phases`` prints, for one more whole call, where the host waited: every blocking read,
 write or finish (when it started, how long it waited, the caller), the time until the loop
-started and after it ended, and the executor's counters (reads before the loop).
+started and after it ended, and the executor's counters (reads before the loop); beside the
+waits, in the order of their start, the steps of the call before the loop (A's upload enqueued,
+its SpMV strategy, the Solver and its generate, the preconditioner's generate, the solver's
+apply) with when each began and how long it took, so that a wait and the step it belongs to can
+be told apart.
 
     python benchmarks/bench_whole.py [--sizes 1000000] [--problems poisson_2d poisson_3d]
                                      [--reps 3] [--phases] [--no-cupy] [--executor opencl]
@@ -38,7 +42,12 @@ import numpy as np
 
 import bench_common as bc
 import ginkpy as gk
+from ginkpy.core.base.factory import Factory
+from ginkpy.core.matrix.csr import Csr
 from ginkpy.core.solver.loop.monitor import IterationMonitor
+from ginkpy.core.solver.solver_base import IterativeSolver
+from ginkpy.linalg._solver import Solver
+from ginkpy.linalg._solver_cache import _CachedMatrix
 
 RTOL = 1e-8
 
@@ -122,6 +131,22 @@ def phases(exec, S, b) -> None:
             return out
         return wrapper
 
+    # the steps before the loop, timed as they run: (owner, attribute, label)
+    steps = [(Csr, "from_scipy_async", "A's upload enqueued"), (Csr, "spmv_strategy", "SpMV strategy"),
+             (_CachedMatrix, "settle", "A's upload waited for"), (Solver, "__init__", "Solver built"),
+             (Factory, "generate", "generate"), (IterativeSolver, "apply_with_initial_guess", "apply")]
+    step_originals = [(owner, attr, owner.__dict__[attr]) for owner, attr, _ in steps]
+
+    def timed_step(label, fn):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                what = label if label != "generate" else f"{args[0].parameters.product.__name__} generate"
+                waits.append(("step " + what, start, time.perf_counter() - start, ""))
+        return wrapper
+
     run = IterationMonitor.run
 
     def run_marked(self, *args, **kwargs):
@@ -134,6 +159,11 @@ def phases(exec, S, b) -> None:
     exec.synchronize()
     for name, fn in originals.items():
         setattr(cls, name, traced(name, fn))
+    for (owner, attr, fn), (_, _, label) in zip(step_originals, steps):
+        if isinstance(fn, classmethod):
+            setattr(owner, attr, classmethod(timed_step(label, fn.__func__)))
+        else:
+            setattr(owner, attr, timed_step(label, fn))
     IterationMonitor.run = run_marked
     before = dict(exec.counters)
     start = time.perf_counter()
@@ -143,14 +173,17 @@ def phases(exec, S, b) -> None:
         end = time.perf_counter()
         for name, fn in originals.items():
             setattr(cls, name, fn)
+        for owner, attr, fn in step_originals:
+            setattr(owner, attr, fn)
         IterationMonitor.run = run
     loop, counts = marks.get("loop", (end, exec.counters))
     loop_end = marks.get("loop end", (end, None))[0]
     print(f"  phases: until the loop {1e3 * (loop - start):.1f} ms (reads {counts['reads'] - before['reads']}, "
           f"launches {counts['launches'] - before['launches']}), loop {1e3 * (loop_end - loop):.1f} ms, "
           f"after it {1e3 * (end - loop_end):.1f} ms; total {1e3 * (end - start):.1f} ms")
-    for name, at, took, where in waits:
-        print(f"    {name:<15} at {1e3 * (at - start):8.1f} ms waited {1e3 * took:7.2f} ms  {where}")
+    for name, at, took, where in sorted(waits, key=lambda w: w[1]):
+        verb = "took" if name.startswith("step ") else "waited"
+        print(f"    {name:<28} at {1e3 * (at - start):8.1f} ms {verb} {1e3 * took:7.2f} ms  {where}")
 
 
 def main() -> None:
