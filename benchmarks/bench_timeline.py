@@ -15,6 +15,10 @@ Columns: wall of one apply (after a warm one), the device's span from the first 
 the last one's end, the kernels' busy time, the gaps between consecutive kernels, and of those the
 host-starved part (from the end of a kernel to the start of the next where that one was queued
 after the end), then the launches per iteration and the costliest kernels.
+
+``--flush`` runs each solver a second time with the queue flushed after every iteration the loop
+enqueues (an experiment, not a library setting: the loop flushes only where it reads): whether
+the host-starved gaps come from commands the driver holds back until a flush.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import numpy as np
 
 import bench_common as bc
 import ginkpy as gk
+from ginkpy.core.solver.loop.replays import Replays
 
 SOLVERS = ("jacobi-cg", "amg-cg", "gmres")
 
@@ -38,6 +43,17 @@ def _factory(name: str, iters: int):
         return gk.solver.Cg.build().with_preconditioner(gk.solver.Multigrid.build()).with_criteria(criteria)
     return (gk.solver.Gmres.build().with_krylov_dim(30).with_preconditioner(scalar_jacobi)
             .with_criteria(criteria))
+
+
+def flushing(on: bool) -> None:
+    """The loop's replayed iterations followed by a flush of the queue (``on``), or as they are."""
+    enqueue = Replays.__dict__.get("_unflushed_enqueue", Replays.enqueue)
+    Replays._unflushed_enqueue = enqueue
+
+    def flushed(self, key, part):
+        enqueue(self, key, part)
+        self.exec.flush()
+    Replays.enqueue = flushed if on else enqueue
 
 
 def timeline(events: list) -> dict:
@@ -64,17 +80,19 @@ def main() -> None:
     p.add_argument("--solvers", nargs="+", default=["jacobi-cg", "amg-cg"], choices=SOLVERS)
     p.add_argument("--iters", type=int, default=100, help="iterations of each apply (fixed)")
     p.add_argument("--top", type=int, default=6, help="kernels listed, by their time")
+    p.add_argument("--flush", action="store_true", help="each solver also with a flush after every iteration")
     args = p.parse_args()
     if os.environ.get("GINKPY_OPENCL_PROFILE") != "1":
         raise SystemExit("bench_timeline.py needs GINKPY_OPENCL_PROFILE=1 (the kernels' events)")
     exec = gk.executor(args.executor)
     print(f"ginkpy on {exec.info.name} [{exec.info.platform}]; {args.iters} iterations an apply")
-    print(f"{'problem':<24} {'solver':<10} {'wall ms':>8} {'span':>8} {'busy':>8} {'gaps':>8} {'host':>8} "
+    print(f"{'problem':<24} {'solver':<16} {'wall ms':>8} {'span':>8} {'busy':>8} {'gaps':>8} {'host':>8} "
           f"{'launch/it':>9}  costliest kernels (launches, ms)")
     for name, S in bc.matrices(args, exec):
         A = gk.matrix.Csr.from_scipy(exec, S, args.dtype)
         b = gk.matrix.Dense.from_numpy(exec, S @ np.ones(S.shape[0], args.dtype))
-        for solver_name in args.solvers:
+        for solver_name, flush in ((s, f) for s in args.solvers for f in ((False, True) if args.flush else (False,))):
+            flushing(flush)
             solver = _factory(solver_name, args.iters).on(exec).generate(A)
             for timed in (False, True):
                 x = gk.matrix.Dense.zeros(exec, (S.shape[0], 1), args.dtype)
@@ -90,7 +108,8 @@ def main() -> None:
                 exec.kernel_times()
             top = sorted(t["kernels"].items(), key=lambda kv: -kv[1][1])[:args.top]
             listed = ", ".join(f"{k} ({n}, {s * 1e3:.2f})" for k, (n, s) in top)
-            print(f"{name:<24} {solver_name:<10} {wall * 1e3:8.2f} {t['span'] * 1e3:8.2f} {t['busy'] * 1e3:8.2f} "
+            label = solver_name + (" flush" if flush else "")
+            print(f"{name:<24} {label:<16} {wall * 1e3:8.2f} {t['span'] * 1e3:8.2f} {t['busy'] * 1e3:8.2f} "
                   f"{t['gaps'] * 1e3:8.2f} {t['starved'] * 1e3:8.2f} {t['launches'] / args.iters:9.1f}  {listed}")
 
 
