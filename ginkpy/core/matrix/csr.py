@@ -113,23 +113,22 @@ class Csr(LinOp):
         checking = None
         if isinstance(matrix, np.ndarray) or matrix.format != "csr":
             m = sp.csr_matrix(matrix, dtype=dtype)  # a new matrix: ours to sort
+            if not m.has_canonical_format:
+                m.sum_duplicates()  # also sorts the indices
         else:
             m = matrix  # the caller's: copied only where it must change (no full temporary)
             checking = _CanonicalCheck.start(m)  # (None: known now)
             if checking is None and not m.has_canonical_format:
-                m = m.copy()
-        if checking is None and not m.has_canonical_format:
-            m.sum_duplicates()  # also sorts the indices
+                m = _summed_copy(m)
         if m.nnz > np.iinfo(np.int32).max:
             raise ValueError(f"matrix has {m.nnz} nonzeros, more than int32 indices can address")
         arrays, events = _upload(exec, m, dtype)
         if checking is not None and not checking.canonical():
-            # an unsorted or duplicated matrix, seen after its arrays went up as they were: sorted
-            # on the host (a copy: the caller's stays as it is) and sent again
+            # an unsorted or duplicated matrix, seen after its arrays went up as they were: sent
+            # again, sorted
             for event in events:
                 event.wait()
-            m = m.copy()
-            m.sum_duplicates()
+            m = _summed_copy(m)
             arrays, events = _upload(exec, m, dtype)
         out = cls(exec, m.shape, *arrays)
         if exec.asynchronous:  # the row pointers kept on the host (a copy): an SpMV strategy reads none
@@ -369,6 +368,14 @@ class Csr(LinOp):
 
     def __repr__(self) -> str:
         return f"Csr({self.shape[0]} x {self.shape[1]}, nnz={self.nnz}, {self.dtype}, {self.executor!r})"
+
+
+def _summed_copy(m: Any) -> Any:
+    """A copy of the CSR matrix ``m`` with its duplicates summed and its indices sorted (the
+    caller's matrix stays as it is)."""
+    m = m.copy()
+    m.sum_duplicates()
+    return m
 
 
 def _upload(exec: Executor, m: Any, dtype: np.dtype) -> tuple[list, list]:
