@@ -45,15 +45,17 @@ def _factory(name: str, iters: int):
             .with_criteria(criteria))
 
 
+_ENQUEUE = Replays.enqueue  # (the library's own)
+
+
+def _flushed(self, key, part):
+    _ENQUEUE(self, key, part)
+    self.exec.flush()
+
+
 def flushing(on: bool) -> None:
     """The loop's replayed iterations followed by a flush of the queue (``on``), or as they are."""
-    enqueue = Replays.__dict__.get("_unflushed_enqueue", Replays.enqueue)
-    Replays._unflushed_enqueue = enqueue
-
-    def flushed(self, key, part):
-        enqueue(self, key, part)
-        self.exec.flush()
-    Replays.enqueue = flushed if on else enqueue
+    Replays.enqueue = _flushed if on else _ENQUEUE
 
 
 def timeline(events: list) -> dict:
