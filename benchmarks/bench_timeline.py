@@ -16,9 +16,16 @@ the last one's end, the kernels' busy time, the gaps between consecutive kernels
 host-starved part (from the end of a kernel to the start of the next where that one was queued
 after the end), then the launches per iteration and the costliest kernels.
 
-``--flush`` runs each solver a second time with the queue flushed after every iteration the loop
-enqueues (an experiment, not a library setting: the loop flushes only where it reads): whether
-the host-starved gaps come from commands the driver holds back until a flush.
+``--modes`` says how each solver's loop runs (each mode a row):
+
+- ``blind``: an iteration limit alone, so the loop reads nothing and never flushes the queue
+  (as an inner solver runs);
+- ``flush``: the same with the queue flushed after every iteration the loop replays (an
+  experiment, not a library setting): whether host-starved gaps are commands the driver holds
+  back until a flush;
+- ``reads``: the iteration limit and a residual criterion that is never met, so the loop runs as
+  a solve from ``gk.linalg`` does: asynchronous reads of the stop state every few iterations and
+  a flush after every iteration.
 """
 from __future__ import annotations
 
@@ -34,15 +41,20 @@ from ginkpy.core.solver.loop.replays import Replays
 SOLVERS = ("jacobi-cg", "amg-cg", "gmres")
 
 
-def _factory(name: str, iters: int):
-    criteria = gk.stop.Iteration.build().with_max_iters(iters)
+MODES = ("blind", "flush", "reads")
+
+
+def _factory(name: str, iters: int, mode: str):
+    criteria = [gk.stop.Iteration.build().with_max_iters(iters)]
+    if mode == "reads":  # (never met: the loop reads its stop state as a real solve's does)
+        criteria.append(gk.stop.ResidualNorm.build().with_reduction_factor(1e-300))
     scalar_jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)  # (gk.linalg's M="jacobi")
     if name == "jacobi-cg":
-        return gk.solver.Cg.build().with_preconditioner(scalar_jacobi).with_criteria(criteria)
+        return gk.solver.Cg.build().with_preconditioner(scalar_jacobi).with_criteria(*criteria)
     if name == "amg-cg":
-        return gk.solver.Cg.build().with_preconditioner(gk.solver.Multigrid.build()).with_criteria(criteria)
+        return gk.solver.Cg.build().with_preconditioner(gk.solver.Multigrid.build()).with_criteria(*criteria)
     return (gk.solver.Gmres.build().with_krylov_dim(30).with_preconditioner(scalar_jacobi)
-            .with_criteria(criteria))
+            .with_criteria(*criteria))
 
 
 _ENQUEUE = Replays.enqueue  # (the library's own)
@@ -82,7 +94,8 @@ def main() -> None:
     p.add_argument("--solvers", nargs="+", default=["jacobi-cg", "amg-cg"], choices=SOLVERS)
     p.add_argument("--iters", type=int, default=100, help="iterations of each apply (fixed)")
     p.add_argument("--top", type=int, default=6, help="kernels listed, by their time")
-    p.add_argument("--flush", action="store_true", help="each solver also with a flush after every iteration")
+    p.add_argument("--modes", nargs="+", default=["blind", "reads"], choices=MODES,
+                   help="how each loop runs (see the module docstring): a row each")
     args = p.parse_args()
     if os.environ.get("GINKPY_OPENCL_PROFILE") != "1":
         raise SystemExit("bench_timeline.py needs GINKPY_OPENCL_PROFILE=1 (the kernels' events)")
@@ -93,9 +106,9 @@ def main() -> None:
     for name, S in bc.matrices(args, exec):
         A = gk.matrix.Csr.from_scipy(exec, S, args.dtype)
         b = gk.matrix.Dense.from_numpy(exec, S @ np.ones(S.shape[0], args.dtype))
-        for solver_name, flush in ((s, f) for s in args.solvers for f in ((False, True) if args.flush else (False,))):
-            flushing(flush)
-            solver = _factory(solver_name, args.iters).on(exec).generate(A)
+        for solver_name, mode in ((s, m) for s in args.solvers for m in args.modes):
+            flushing(mode == "flush")
+            solver = _factory(solver_name, args.iters, mode).on(exec).generate(A)
             for timed in (False, True):
                 x = gk.matrix.Dense.zeros(exec, (S.shape[0], 1), args.dtype)
                 exec.synchronize()
@@ -110,7 +123,7 @@ def main() -> None:
                 exec.kernel_times()
             top = sorted(t["kernels"].items(), key=lambda kv: -kv[1][1])[:args.top]
             listed = ", ".join(f"{k} ({n}, {s * 1e3:.2f})" for k, (n, s) in top)
-            label = solver_name + (" flush" if flush else "")
+            label = f"{solver_name} {mode}"
             print(f"{name:<24} {label:<16} {wall * 1e3:8.2f} {t['span'] * 1e3:8.2f} {t['busy'] * 1e3:8.2f} "
                   f"{t['gaps'] * 1e3:8.2f} {t['starved'] * 1e3:8.2f} {t['launches'] / args.iters:9.1f}  {listed}")
 
