@@ -14,18 +14,19 @@ solver, for A already on the device (the loop alone: upload and setup are bench_
 Columns: wall of one apply (after a warm one), the device's span from the first kernel's start to
 the last one's end, the kernels' busy time, the gaps between consecutive kernels, and of those the
 host-starved part (from the end of a kernel to the start of the next where that one was queued
-after the end), then the launches per iteration and the costliest kernels.
+after the end), the host's time outside waits (``py``: the wall less the time blocked in OpenCL
+event waits), then the launches per iteration and the costliest kernels. Times are for the whole
+apply of ``--iters`` iterations.
+
+A top-level solve reads its stop state every few iterations and flushes the queue after every
+iteration (``AsynchronousReads``), so a host-starved gap is the host's own time: where ``py``
+meets the wall, the loop is bound by the host's Python and enqueues, not by the device.
 
 ``--modes`` says how each solver's loop runs (each mode a row):
 
-- ``blind``: an iteration limit alone, so the loop reads nothing and never flushes the queue
-  (as an inner solver runs);
-- ``flush``: the same with the queue flushed after every iteration the loop replays (an
-  experiment, not a library setting): whether host-starved gaps are commands the driver holds
-  back until a flush;
-- ``reads``: the iteration limit and a residual criterion that is never met, so the loop runs as
-  a solve from ``gk.linalg`` does: asynchronous reads of the stop state every few iterations and
-  a flush after every iteration.
+- ``loop``: as the library runs it;
+- ``flush4``: only every fourth of the loop's flushes made (an experiment, not a library
+  setting): what a flush an iteration costs the host, and whether the device starves without it.
 """
 from __future__ import annotations
 
@@ -36,18 +37,15 @@ import numpy as np
 
 import bench_common as bc
 import ginkpy as gk
-from ginkpy.core.solver.loop.replays import Replays
 
 SOLVERS = ("jacobi-cg", "amg-cg", "gmres")
 
 
-MODES = ("blind", "flush", "reads")
+MODES = ("loop", "flush4")
 
 
-def _factory(name: str, iters: int, mode: str):
+def _factory(name: str, iters: int):
     criteria = [gk.stop.Iteration.build().with_max_iters(iters)]
-    if mode == "reads":  # (never met: the loop reads its stop state as a real solve's does)
-        criteria.append(gk.stop.ResidualNorm.build().with_reduction_factor(1e-300))
     scalar_jacobi = gk.preconditioner.Jacobi.build().with_max_block_size(1)  # (gk.linalg's M="jacobi")
     if name == "jacobi-cg":
         return gk.solver.Cg.build().with_preconditioner(scalar_jacobi).with_criteria(*criteria)
@@ -57,17 +55,46 @@ def _factory(name: str, iters: int, mode: str):
             .with_criteria(*criteria))
 
 
-_ENQUEUE = Replays.enqueue  # (the library's own)
+def skipping_flushes(exec, on: bool) -> None:
+    """Three of every four of ``exec``'s flushes skipped (``on``), or all made (the library's)."""
+    cls = type(exec)
+    library = cls.__dict__.get("_library_flush") or cls.flush
+    cls._library_flush = library
+    calls = [0]
+
+    def every_fourth(self) -> None:
+        calls[0] += 1
+        if calls[0] % 4 == 0:
+            library(self)
+    cls.flush = every_fourth if on else library
 
 
-def _flushed(self, key, part):
-    _ENQUEUE(self, key, part)
-    self.exec.flush()
+class HostWaits:
+    """The time the host spends blocked in OpenCL event waits while in use (``with``): the
+    loop's reads, the executor's ``to_host`` and the final wait."""
 
+    def __init__(self, exec) -> None:
+        self.exec, self.seconds = exec, 0.0
 
-def flushing(on: bool) -> None:
-    """The loop's replayed iterations followed by a flush of the queue (``on``), or as they are."""
-    Replays.enqueue = _flushed if on else _ENQUEUE
+    def _timed(self, fn):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+        return wrapper
+
+    def __enter__(self) -> HostWaits:
+        import pyopencl as cl
+        self._saved = [(cl.Event, "wait", cl.Event.wait)]
+        for owner, name, fn in self._saved:
+            setattr(owner, name, self._timed(fn))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for owner, name, fn in self._saved:
+            setattr(owner, name, fn)
 
 
 def timeline(events: list) -> dict:
@@ -94,7 +121,7 @@ def main() -> None:
     p.add_argument("--solvers", nargs="+", default=["jacobi-cg", "amg-cg"], choices=SOLVERS)
     p.add_argument("--iters", type=int, default=100, help="iterations of each apply (fixed)")
     p.add_argument("--top", type=int, default=6, help="kernels listed, by their time")
-    p.add_argument("--modes", nargs="+", default=["blind", "reads"], choices=MODES,
+    p.add_argument("--modes", nargs="+", default=["loop"], choices=MODES,
                    help="how each loop runs (see the module docstring): a row each")
     args = p.parse_args()
     if os.environ.get("GINKPY_OPENCL_PROFILE") != "1":
@@ -102,22 +129,23 @@ def main() -> None:
     exec = gk.executor(args.executor)
     print(f"ginkpy on {exec.info.name} [{exec.info.platform}]; {args.iters} iterations an apply")
     print(f"{'problem':<24} {'solver':<16} {'wall ms':>8} {'span':>8} {'busy':>8} {'gaps':>8} {'host':>8} "
-          f"{'launch/it':>9}  costliest kernels (launches, ms)")
+          f"{'py':>8} {'launch/it':>9}  costliest kernels (launches, ms)")
     for name, S in bc.matrices(args, exec):
         A = gk.matrix.Csr.from_scipy(exec, S, args.dtype)
         b = gk.matrix.Dense.from_numpy(exec, S @ np.ones(S.shape[0], args.dtype))
         for solver_name, mode in ((s, m) for s in args.solvers for m in args.modes):
-            flushing(mode == "flush")
-            solver = _factory(solver_name, args.iters, mode).on(exec).generate(A)
+            skipping_flushes(exec, mode == "flush4")
+            solver = _factory(solver_name, args.iters).on(exec).generate(A)
             for timed in (False, True):
                 x = gk.matrix.Dense.zeros(exec, (S.shape[0], 1), args.dtype)
                 exec.synchronize()
                 exec.kernel_times()  # (clears the events)
                 events = exec._device.events
-                start = time.perf_counter()
-                solver.apply(b, x)
-                x.to_numpy()
-                wall = time.perf_counter() - start
+                with HostWaits(exec) as waits:
+                    start = time.perf_counter()
+                    solver.apply(b, x)
+                    x.to_numpy()
+                    wall = time.perf_counter() - start
                 if timed:
                     t = timeline(list(events))
                 exec.kernel_times()
@@ -125,7 +153,8 @@ def main() -> None:
             listed = ", ".join(f"{k} ({n}, {s * 1e3:.2f})" for k, (n, s) in top)
             label = f"{solver_name} {mode}"
             print(f"{name:<24} {label:<16} {wall * 1e3:8.2f} {t['span'] * 1e3:8.2f} {t['busy'] * 1e3:8.2f} "
-                  f"{t['gaps'] * 1e3:8.2f} {t['starved'] * 1e3:8.2f} {t['launches'] / args.iters:9.1f}  {listed}")
+                  f"{t['gaps'] * 1e3:8.2f} {t['starved'] * 1e3:8.2f} "
+                  f"{(wall - waits.seconds) * 1e3:8.2f} {t['launches'] / args.iters:9.1f}  {listed}")
 
 
 if __name__ == "__main__":

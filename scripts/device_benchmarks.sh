@@ -64,7 +64,7 @@ bench() {
         passes) run passes 150 "$python" bench_amg.py --tune --problems poisson_3d poisson_2d --sizes 1000000 2097152 \
                     --cycles v --sweeps 2 3 --merged 2048 --passes 2 3 --reps 3 ;;
         timeline) GINKPY_OPENCL_PROFILE=1 run timeline 90 "$python" bench_timeline.py --problems poisson_3d poisson_2d \
-                      --sizes 2097152 1000000 --solvers jacobi-cg amg-cg gmres --iters 100 --modes blind flush reads ;;
+                      --sizes 2097152 1000000 --solvers jacobi-cg amg-cg gmres --iters 100 --modes loop flush4 ;;
         *) echo "unknown benchmark '$1'" >&2; return 2 ;;
     esac
 }
