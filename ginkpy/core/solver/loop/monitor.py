@@ -28,7 +28,8 @@ from ginkpy.core.stop.solve_result import SolveResult
 from ginkpy.core.stop.stop_state import StopState
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 
-RUNNING, CONVERGED, LIMIT = StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT
+# as plain ints (see stop_reader.py: compared with arrays on every read)
+RUNNING, CONVERGED, LIMIT = int(StopReason.RUNNING), int(StopReason.CONVERGED), int(StopReason.ITERATION_LIMIT)
 Resume = Callable[[Any], None]
 
 
