@@ -28,8 +28,7 @@ from ginkpy.core.stop.solve_result import SolveResult
 from ginkpy.core.stop.stop_state import StopState
 from ginkpy.core.stop.stopping_status import STATUS_DTYPE, StopReason
 
-# as plain ints (see stop_reader.py: compared with arrays on every read)
-RUNNING, CONVERGED, LIMIT = int(StopReason.RUNNING), int(StopReason.CONVERGED), int(StopReason.ITERATION_LIMIT)
+RUNNING, CONVERGED, LIMIT = (int(r) for r in (StopReason.RUNNING, StopReason.CONVERGED, StopReason.ITERATION_LIMIT))
 Resume = Callable[[Any], None]
 
 
