@@ -20,7 +20,10 @@ apply of ``--iters`` iterations.
 
 A top-level solve reads its stop state every few iterations and flushes the queue after every
 iteration (``AsynchronousReads``), so a host-starved gap is the host's own time: where ``py``
-meets the wall, the loop is bound by the host's Python and enqueues, not by the device.
+meets the wall, the loop is bound by the host's Python and enqueues, not by the device. The
+profiling queue adds to that time itself (an event per launch): on an H100 (2026-12-08) Jacobi-CG
+took 120-140 us of host time an iteration here, where an unprofiled loop ran at its kernels'
+173 us an iteration at 3D 128^3 (docs/performance.md, the tenth session).
 
 ``--modes`` says how each solver's loop runs (each mode a row):
 
