@@ -19,6 +19,7 @@ GENERATORS = {
     "poisson_3d": lambda rows: problems.poisson_3d(max(2, round(rows ** (1 / 3)))),
     "power_law": problems.power_law,
     "arrow": problems.arrow,
+    "webbase_like": problems.webbase_like,
 }
 COMPLEX_GENERATORS = {
     # complex matrices, for the complex value types only; grid side from the row count

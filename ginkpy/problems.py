@@ -107,6 +107,36 @@ def power_law(n: int, mean_nnz: float = 8, exponent: float = 2.0, seed: int = 0)
     return (a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0)).tocsr()
 
 
+def webbase_like(n: int, exponent: float = 2.3, max_row: int = 4700, local: float = 0.7,
+                 seed: int = 0) -> sp.csr_matrix:
+    """A web-crawl-like matrix in the manner of webbase-1M (1M rows, 3.1 entries a row, the
+    longest row 4700): row lengths from a power law of ``exponent`` (P(length >= L) ~ L^(1 -
+    exponent), 1 to ``max_row``), so most rows hold a few entries and a few hold thousands; a
+    share ``local`` of each row's links point near the row (pages of one site, crawled
+    together), the rest anywhere; plus a dominant diagonal (nonsingular, for solvers too). What
+    a CSR SpMV that gives every row the same work does worst on.
+
+    Examples
+    --------
+    >>> S = webbase_like(100_000)
+    >>> lengths = np.diff(S.indptr)   # a mean of about 4.6 with the diagonal, the longest 4505
+    """
+    rng = np.random.default_rng(seed)
+    tail = rng.random(n)
+    lengths = np.minimum(np.floor(np.maximum(tail, 1e-300) ** (-1.0 / (exponent - 1.0))), min(max_row, n))
+    lengths = lengths.astype(np.int64)
+    rows = np.repeat(np.arange(n), lengths)
+    near = rng.random(rows.size) < local
+    # a near link: a geometric step either way, of mean 20 pages or twice the row's length
+    # (a long row's links stay distinct); a far one: any page
+    spread = 20.0 + 2.0 * np.repeat(lengths, lengths)
+    step = rng.geometric(1.0 / spread) * rng.choice(np.array([-1, 1]), rows.size)
+    cols = np.where(near, np.clip(rows + step, 0, n - 1), rng.integers(0, n, rows.size))
+    a = sp.csr_matrix((rng.random(rows.size) + 0.1, (rows, cols)), shape=(n, n))
+    a.sum_duplicates()
+    return (a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0)).tocsr()
+
+
 def arrow(n: int) -> sp.csr_matrix:
     """Arrow matrix: a diagonal plus one full first row and column (SPD, diagonally dominant)."""
     a = sp.lil_matrix((n, n))

@@ -7,7 +7,7 @@
 #   source .device/setup.sh && GINKPY_MATRICES=$PWD/.device/matrices scripts/device_benchmarks.sh [NAME ...]
 #
 # NAME picks some (default: all, in this order): amg sa_setup cb_gmres whole amg_profile batch
-# ilu spmv gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles passes timeline. OLD_TREE (a checkout's
+# ilu spmv spmv_web gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles passes timeline. OLD_TREE (a checkout's
 # root) adds amg_host: the AMG setup's host share of that tree against this one (bench_amg_host.py
 # --trees), and runs gmres for that tree too (its ginkpy first on PYTHONPATH).
 set -u
@@ -43,6 +43,7 @@ bench() {
                    --loop-seconds 1 --methods batched parts cupy-dense ;;
         ilu) run ilu 90 "$python" bench_ilu_default.py --sizes 250000 1000000 --reps 2 ;;
         spmv) run spmv 60 "$python" bench_spmv.py --problems power_law arrow poisson_2d ;;
+        spmv_web) run spmv_web 60 "$python" bench_spmv.py --problems webbase_like --sizes 1000000 ;;
         gmres_solve) run gmres_solve 70 "$python" bench_solve.py --cases gmres_convdiff_2d --sizes 1000000 \
                          --no-scipy ;;
         tune_split) run tune_split 110 "$python" bench_amg.py --tune --problems poisson_2d poisson_3d \
@@ -71,7 +72,7 @@ bench() {
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-    names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv gmres_solve tune_split iter_kernels transfer gmres
+    names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv spmv_web gmres_solve tune_split iter_kernels transfer gmres
            basis_loops cycles passes timeline)
     [ -n "${OLD_TREE:-}" ] && names+=(amg_host)
 fi

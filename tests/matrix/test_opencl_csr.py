@@ -6,7 +6,7 @@ import scipy.sparse as sp
 import ginkpy as gk
 from ginkpy.opencl.executor import DeviceInfo
 from ginkpy.opencl.matrix import csr_kernels, csr_strategy
-from ginkpy.problems import arrow, poisson_3d, power_law
+from ginkpy.problems import arrow, poisson_3d, power_law, webbase_like
 
 from conftest import Same, assert_sums, sum_tol, tol, twin
 
@@ -152,8 +152,8 @@ def test_spmv_without_nonzeros(ref, ocl, strategy, shape):
 
 
 def test_generated_problems_all_strategies_agree(ocl, rng):
-    # power-law and arrow rows in float64; each strategy against SciPy
-    for S in (power_law(2001, seed=3), arrow(1501)):
+    # power-law, web-crawl-like and arrow rows in float64; each strategy against SciPy
+    for S in (power_law(2001, seed=3), webbase_like(20_000, seed=2), arrow(1501)):
         b = rng.standard_normal((S.shape[0], 1))
         for config in STRATEGIES.values():
             A = gk.matrix.Csr.from_scipy(ocl, S)
