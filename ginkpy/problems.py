@@ -127,7 +127,7 @@ def webbase_like(n: int, exponent: float = 2.3, max_row: int = 4700, local: floa
     lengths = lengths.astype(np.int64)
     rows = np.repeat(np.arange(n), lengths)
     near = rng.random(rows.size) < local
-    # a near link: a geometric step either way, of mean 20 pages or twice the row's length
+    # a near link: a geometric step either way, of mean 20 pages plus twice the row's length
     # (a long row's links stay distinct); a far one: any page
     spread = 20.0 + 2.0 * np.repeat(lengths, lengths)
     step = rng.geometric(1.0 / spread) * rng.choice(np.array([-1, 1]), rows.size)
