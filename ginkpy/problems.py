@@ -102,9 +102,7 @@ def power_law(n: int, mean_nnz: float = 8, exponent: float = 2.0, seed: int = 0)
     lengths = np.minimum(np.ceil(rng.pareto(exponent - 1, n) * mean_nnz / 2 + 1), n).astype(np.int64)
     rows = np.repeat(np.arange(n), lengths)
     cols = rng.integers(0, n, rows.size)
-    a = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(n, n))
-    a.sum_duplicates()
-    return (a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0)).tocsr()
+    return _dominant_diagonal(sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(n, n)))
 
 
 def webbase_like(n: int, exponent: float = 2.3, max_row: int = 4700, local: float = 0.7,
@@ -132,7 +130,12 @@ def webbase_like(n: int, exponent: float = 2.3, max_row: int = 4700, local: floa
     spread = 20.0 + 2.0 * np.repeat(lengths, lengths)
     step = rng.geometric(1.0 / spread) * rng.choice(np.array([-1, 1]), rows.size)
     cols = np.where(near, np.clip(rows + step, 0, n - 1), rng.integers(0, n, rows.size))
-    a = sp.csr_matrix((rng.random(rows.size) + 0.1, (rows, cols)), shape=(n, n))
+    return _dominant_diagonal(sp.csr_matrix((rng.random(rows.size) + 0.1, (rows, cols)), shape=(n, n)))
+
+
+def _dominant_diagonal(a: sp.csr_matrix) -> sp.csr_matrix:
+    """``a`` (duplicates summed) plus a diagonal of its rows' absolute sums + 1: strictly
+    diagonally dominant, so nonsingular (the generated irregular matrices serve solvers too)."""
     a.sum_duplicates()
     return (a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0)).tocsr()
 
