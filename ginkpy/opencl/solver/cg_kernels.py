@@ -1,23 +1,33 @@
 """OpenCL kernels of Cg (sources in cg_kernels.cl). Each step is one launch; the partial sums
 a step needs are summed by each of its work-groups (``sum_partials`` in common.cl).
 
+Where A is a Csr whose SpMV strategy is classical or row blocks that split no row
+(:func:`forms_p`), an iteration is spmv_p (q = A p with p = M r + beta p formed where each entry
+is gathered), step_2 with FORM_P (that p stored) and check (one work-group): step_1's pass over
+p and r is gone. ``GINKPY_CG_FORM_P=0`` turns it off (Cg's iteration of step_1, for comparisons).
+
 The preconditioner is compiled in (PRECONDITIONER): 0 none (z = r), 1 scalar Jacobi (z =
 D^-1 r computed where it is used), 2 an operator of its own (z given). On a GPU each work-item of
 step_1 and step_2 loads ROWS_AT_ONCE rows before it stores them (``launch.rows_at_once``)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from ginkpy.opencl.launch import (check_int32, consumer_buffers, launch, local_buffer, reduction_shape, resize,
-                                  rows_at_once, stop_args)
+from ginkpy.core.matrix.csr import Csr
+from ginkpy.opencl.launch import (MAX_PARTIALS, ceil_div, check_int32, consumer_buffers, launch, local_buffer,
+                                  pow2_at_most, reduction_shape, resize, round_up, rows_at_once, stop_args)
+from ginkpy.opencl.matrix.csr_strategy import DOTS_GROUPS_PER_UNIT, select_strategy
 
 
 def _mode(z, diag) -> int:
     return 2 if z is not None else 1 if diag is not None else 0
 
 
-def _kernel(exec, dtype, name, z, diag):
-    return exec.kernel(__file__, dtype, name, PRECONDITIONER=_mode(z, diag), ROWS_AT_ONCE=rows_at_once(exec.info))
+def _kernel(exec, dtype, name, z, diag, **defines):
+    return exec.kernel(__file__, dtype, name, PRECONDITIONER=_mode(z, diag), ROWS_AT_ONCE=rows_at_once(exec.info),
+                       **defines)
 
 
 def _stand_ins(r, z, diag):
@@ -31,7 +41,7 @@ def initialize(exec, p, prev_rho):
            work_items=max(p.values.size, p.shape[1]))
 
 
-def _reduction(exec, name, r, z, diag, rz, rr, *args, sums=0):
+def _reduction(exec, name, r, z, diag, rz, rr, *args, sums=0, **defines):
     """A kernel in the reduction layout that writes the partial sums of r . r (and r . z)."""
     n, k = r.shape
     check_int32(r.values.size)
@@ -40,7 +50,7 @@ def _reduction(exec, name, r, z, diag, rz, rr, *args, sums=0):
         resize(exec, partials, (shape.groups, k))
     size = shape.local_size[0]
     local = consumer_buffers(r.dtype, k, size) if sums else (local_buffer(size, r.dtype),)
-    _kernel(exec, r.dtype, name, z, diag)(
+    _kernel(exec, r.dtype, name, z, diag, **defines)(
         exec.queue, shape.global_size(k), shape.local_size, np.int32(n), np.int32(k), *shape.args(),
         *args, rz.values.data, rr.values.data, *local)
 
@@ -62,10 +72,57 @@ def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
         *consumer_buffers(p.dtype, 2 * k, shape.local_size[0]))
 
 
-def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
+def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop, z=None, beta=None):
     """alpha = rho / (p . q) (sum of pq); x += alpha p; r -= alpha q; prev_rho = rho in running
     columns, and the partial sums of r . r (and r . z with scalar Jacobi) of every column in the
-    same pass. p . q <= 0 or rho == 0 is a breakdown: status BREAKDOWN, the column untouched."""
-    _reduction(exec, "step_2", r, None, diag, rz, rr, x.values.data, r.values.data, p.values.data,
-               q.values.data, (diag or r).values.data, pq.values.data, np.int32(pq.shape[0]),
-               rho.values.data, prev_rho.values.data, stop.status.data, sums=1)
+    same pass. p . q <= 0 or rho == 0 is a breakdown: status BREAKDOWN, the column untouched.
+    With ``beta`` (check's) first p = M r + beta p (M r: z, or D^-1 r, or r), stored."""
+    form_p = beta is not None
+    _reduction(exec, "step_2", r, z if form_p else None, diag, rz, rr, x.values.data, r.values.data,
+               p.values.data, q.values.data, *_stand_ins(r, z, diag), (beta or r).values.data, pq.values.data,
+               np.int32(pq.shape[0]), rho.values.data, prev_rho.values.data, stop.status.data, sums=1,
+               FORM_P=int(form_p))
+
+
+def forms_p(exec, a, p) -> bool:
+    """Whether Cg's iteration on ``a`` forms p in its SpMV (spmv_p, step_2 with beta, check): ``a``
+    a Csr of p's value type whose SpMV strategy is classical or row blocks that split no row."""
+    if os.environ.get("GINKPY_CG_FORM_P", "1") == "0" or type(a) is not Csr or a.dtype != p.dtype:
+        return False
+    if p.shape[0] == 0 or a.shape[0] != p.shape[0]:
+        return False
+    strategy = select_strategy(exec, a)
+    return strategy.name == "classical" or (strategy.name == "row_blocks" and strategy.runs is None)
+
+
+def check(exec, r, z, diag, rz, rr, rho, prev_rho, beta, stop):
+    """The stopping check on ||r|| = sqrt(sum of rr); in the columns that run on rho = r . z
+    (sum of rz) and beta = rho / prev_rho (0 where prev_rho is 0); beta = 0 in the others."""
+    k = r.shape[1]
+    size = min(256, pow2_at_most(exec.info.max_work_group_size))  # (as the stop kernels' check)
+    _kernel(exec, r.dtype, "check", z, diag)(
+        exec.queue, (size,), (size,), np.int32(k), rz.values.data, np.int32(rz.shape[0]), rr.values.data,
+        np.int32(rr.shape[0]), rho.values.data, prev_rho.values.data, beta.values.data, *stop_args(stop),
+        *consumer_buffers(r.dtype, 2 * k, size))
+
+
+def spmv_p(exec, a, p, r, z, diag, beta, q, pq):
+    """q = A p with p = M r + beta p formed where each entry is gathered (p itself unchanged), and
+    the partial sums of p . q; ``a`` one that :func:`forms_p` accepts."""
+    n, k = q.shape
+    check_int32(n * k, "entries of p or q")
+    strategy = select_strategy(exec, a)
+    operands = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data, p.values.data,
+                r.values.data, *_stand_ins(r, z, diag), beta.values.data, q.values.data)
+    wg = strategy.work_group
+    if strategy.name == "row_blocks":
+        parts = strategy.parts
+        resize(exec, pq, (parts, k))
+        _kernel(exec, a.dtype, "spmv_p_row_blocks", z, diag)(
+            exec.queue, (round_up(parts, wg), k), (wg, 1), *operands, pq.values.data, np.int32(parts),
+            strategy.bounds.data)
+        return
+    groups = max(1, min(ceil_div(n, wg), DOTS_GROUPS_PER_UNIT * exec.info.compute_units, MAX_PARTIALS // k))
+    resize(exec, pq, (groups, k))
+    _kernel(exec, a.dtype, "spmv_p_classical", z, diag, MAX_ROW=strategy.max_row)(
+        exec.queue, (groups * wg, k), (wg, 1), *operands, pq.values.data, local_buffer(wg, a.dtype))

@@ -14,6 +14,7 @@ from ginkpy.core.stop.stopping_status import StopReason
 from ginkpy.reference.components.reduction_kernels import _column_dots, _set, _set_dots, _total
 from ginkpy.reference.components.scratch import axpy, scratch
 from ginkpy.reference.components.stopping import RUNNING, check_one, stop_check
+from ginkpy.reference.matrix.csr_kernels import _product
 
 
 def _z(r, z, diag):
@@ -64,9 +65,12 @@ def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
         p.values[:, running] = zz[:, running] + beta[running] * p.values[:, running]
 
 
-def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
-    # alpha = rho / (p . q) (p . q <= 0 or rho == 0: breakdown);  x += alpha p;  r -= alpha q;
-    # prev_rho = rho;  partial sums of r . r and r . z
+def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop, z=None, beta=None):
+    # [with beta: p = z + beta p]  alpha = rho / (p . q) (p . q <= 0 or rho == 0: breakdown);
+    # x += alpha p;  r -= alpha q;  prev_rho = rho;  partial sums of r . r and r . z
+    if beta is not None:
+        go = (stop.status == RUNNING) & (pq.values.sum(axis=0).real > 0) & (rho.values[0] != 0)
+        p.values[:, go] = _z(r, z, diag)[:, go] + beta.values[0, go] * p.values[:, go]
     if stop.status.size == 1:  # one column: plain numbers
         if stop.status[0] != RUNNING:
             _partials(r, diag, rz, rr)
@@ -96,6 +100,30 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop):
             r.values[:, go] -= alpha * q.values[:, go]
         prev_rho.values[0, go] = rho_[go]
     _partials(r, diag, rz, rr)
+
+
+def forms_p(exec, a, p):
+    # the reference runs Cg's iteration as written, with step_1 (check, spmv_p and step_2 with
+    # beta are the twins of a device's iteration that forms p in its SpMV)
+    return False
+
+
+def check(exec, r, z, diag, rz, rr, rho, prev_rho, beta, stop):
+    # stop on ||r||;  in the columns that run on rho = r . z and beta = rho / prev_rho (0 where
+    # prev_rho == 0);  beta = 0 in the others
+    running = stop_check(stop, np.sqrt(rr.values.sum(axis=0).real))
+    rho_new, prev = rz.values.sum(axis=0), prev_rho.values[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(prev != 0, rho_new / np.where(prev != 0, prev, 1), 0)
+    rho.values[0, running] = rho_new[running]
+    beta.values[0] = np.where(running, ratio, 0)
+
+
+def spmv_p(exec, a, p, r, z, diag, beta, q, pq):
+    # q = A (z + beta p);  partial sums of (z + beta p) . q  (p unchanged)
+    p_new = _z(r, z, diag) + beta.values * p.values
+    _product(a, p_new, q.values)
+    _set_dots(pq, p_new, q.values)
 
 
 def _partials(r, diag, rz, rr):
