@@ -3,6 +3,8 @@
 // layout and the stopping check.
 // ValueType (float, double, or float2 / double2 for complex values), RealType (float or
 // double), VALUE_COMPLEX (0 or 1) and IndexType (int) come from the build options.
+#ifndef GINKPY_COMMON_CL  // (once, where a source includes two headers that include it)
+#define GINKPY_COMMON_CL
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -326,3 +328,4 @@ inline bool stop_confirm(const int col, const int k, const real_type norm, const
     }
     return reason == STATUS_RUNNING;
 }
+#endif  // GINKPY_COMMON_CL

@@ -3,17 +3,12 @@
 // column c of b and y; they compute y = A b, or with `advanced` y = alpha A b + beta y, where
 // alpha and beta are 1 x 1 or 1 x k and read at c * stride (stride 0: one value for all columns).
 // All index math is int: the launcher checks that every index fits.
-#include "common.cl"
+#include "matrix/csr_row_product.cl"  // (and common.cl, CSR_PARAMS, row_product)
 
 // y[idx] = sum, or alpha sum + beta y[idx] in the advanced SpMV
 #define STORE(idx, sum)                                                              \
     y[idx] = advanced ? mul(alpha[c * alpha_stride], (sum)) + mul(beta[c * beta_stride], y[idx]) \
                       : (sum)
-
-// The matrix's arrays, in every kernel of the file that reads the matrix
-#define CSR_PARAMS                                                                          \
-    __global const index_type* restrict row_ptrs, __global const index_type* restrict col_idxs, \
-    __global const value_type* restrict values
 
 #define SPMV_PARAMS                                                                  \
     const int n, const int k, CSR_PARAMS, __global const value_type* restrict b,                            \
@@ -38,31 +33,6 @@ inline value_type segment_sum(__local value_type* tmp, value_type v, const int l
         active = upper;
     }
     return tmp[lid];
-}
-
-#ifndef MAX_ROW
-#define MAX_ROW 0  // the classical kernels' bound on the row lengths (0: none)
-#endif
-
-// Row `row` of A times column c of b, its entries added in order. With MAX_ROW (4 or 8, at least
-// the longest row's length: csr_strategy.py) the loop runs MAX_ROW turns, unrolled, the turns
-// past the row's end doing nothing, so that the loads of all the row's entries are in flight at
-// once rather than one entry's after the other's.
-inline value_type row_product(const int row, const int k, const int c, CSR_PARAMS,
-                              __global const value_type* restrict b)
-{
-    value_type sum = 0;
-    const int first = row_ptrs[row], end = row_ptrs[row + 1];
-#if MAX_ROW
-#pragma unroll
-    for (int t = 0; t < MAX_ROW; ++t) {
-        const int j = first + t;
-        if (j < end) sum += mul(values[j], b[col_idxs[j] * k + c]);
-    }
-#else
-    for (int j = first; j < end; ++j) sum += mul(values[j], b[col_idxs[j] * k + c]);
-#endif
-    return sum;
 }
 
 // Classical: one work-item per row. The lean path for short rows of similar length (stencils):

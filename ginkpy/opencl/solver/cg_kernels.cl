@@ -36,6 +36,20 @@ __kernel void prepare(REDUCTION_PARAMS, __global const value_type* r, __global c
                        rz, tmp);
 }
 
+// sums[0, k) = the sums of rr's partial sums and, with a preconditioner, sums[k, 2 k) = rz's: the
+// same bits in every work-group (sum_partials)
+inline void sum_rr_rz(const int k, __global const value_type* rz, const int rz_parts,
+                      __global const value_type* rr, const int rr_parts, __local value_type* sums,
+                      __local value_type* tmp)
+{
+    sum_partials(rr, rr_parts, k, sums, tmp);
+#if PRECONDITIONER
+    sum_partials(rz, rz_parts, k, sums + k, tmp);
+#endif
+}
+// rho = r . z of column col from those sums (r . r without a preconditioner)
+#define RHO_SUM(sums, col) ((sums)[PRECONDITIONER ? k + (col) : (col)])
+
 // The stopping check on ||r|| = sqrt(sum of rr); rho = r . z (sum of rz, written by the first
 // work-item of the column); p = z + (rho / prev_rho) p, where rho / prev_rho is 0 if prev_rho is
 // 0 (reduction layout, so that a CPU takes long stretches and only a few work-groups sum).
@@ -46,19 +60,11 @@ __kernel void step_1(REDUCTION_PARAMS, __global value_type* p, __global const va
                      __global const value_type* prev_rho, STOP_PARAMS, __local value_type* sums,
                      __local value_type* tmp)
 {
-    sum_partials(rr, rr_parts, k, sums, tmp);
-#if PRECONDITIONER
-    sum_partials(rz, rz_parts, k, sums + k, tmp);
-#endif
+    sum_rr_rz(k, rz, rz_parts, rr, rr_parts, sums, tmp);
     REDUCTION_LAYOUT;
     if (col >= k) return;
     const bool writer = group == 0 && y_ == 0;
-    const value_type rr_c = sums[col];
-#if PRECONDITIONER
-    const value_type rho_c = sums[k + col];
-#else
-    const value_type rho_c = rr_c;
-#endif
+    const value_type rr_c = sums[col], rho_c = RHO_SUM(sums, col);
     if (!stop_check(col, k, sqrt(real_part(rr_c)), writer, STOP_ARGS)) return;
     if (writer) rho[col] = rho_c;
     const value_type beta = !is_zero(prev_rho[col]) ? divide(rho_c, prev_rho[col]) : 0;
@@ -180,17 +186,9 @@ __kernel void check(const int k, __global const value_type* rz, const int rz_par
                     __global const value_type* prev_rho, __global value_type* beta, STOP_PARAMS,
                     __local value_type* sums, __local value_type* tmp)
 {
-    sum_partials(rr, rr_parts, k, sums, tmp);
-#if PRECONDITIONER
-    sum_partials(rz, rz_parts, k, sums + k, tmp);
-#endif
+    sum_rr_rz(k, rz, rz_parts, rr, rr_parts, sums, tmp);
     for (int col = get_local_id(0); col < k; col += get_local_size(0)) {
-        const value_type rr_c = sums[col];
-#if PRECONDITIONER
-        const value_type rho_c = sums[k + col];
-#else
-        const value_type rho_c = rr_c;
-#endif
+        const value_type rr_c = sums[col], rho_c = RHO_SUM(sums, col);
         value_type beta_c = 0;
         if (stop_check(col, k, sqrt(real_part(rr_c)), true, STOP_ARGS)) {
             rho[col] = rho_c;
@@ -200,47 +198,21 @@ __kernel void check(const int k, __global const value_type* rz, const int rz_par
     }
 }
 
-#ifndef MAX_ROW
-#define MAX_ROW 0  // the classical strategy's bound on the row lengths (csr_kernels.cl)
-#endif
+// The new p at entry i of column c (row `row`): M r + beta p, gathered by row_product
+#define P_AT(i, row) (preconditioned_at((i), (row), r, z, diag) + mul(beta_c, p[(i)]))
+#define ROW_GATHER(i, col) P_AT(i, col)
+#define ROW_GATHER_PARAMS                                                                          \
+    const value_type beta_c, __global const value_type* restrict p,                                \
+        __global const value_type* restrict r, __global const value_type* restrict z,              \
+        __global const value_type* restrict diag
+#include "matrix/csr_row_product.cl"  // (row_product, CSR_PARAMS)
+#define P_ROW_PRODUCT(row) row_product((row), k, c, row_ptrs, col_idxs, values, beta_c, p, r, z, diag)
 
 #define SPMV_P_PARAMS                                                                         \
-    const int n, const int k, __global const index_type* restrict row_ptrs,                     \
-        __global const index_type* restrict col_idxs, __global const value_type* restrict values, \
-        __global const value_type* restrict p, __global const value_type* restrict r,           \
-        __global const value_type* restrict z, __global const value_type* restrict diag,        \
-        __global const value_type* restrict beta, __global value_type* restrict q,              \
-        __global value_type* restrict partial
-
-// The new p at entry i (row `row`, column c): M r + beta p
-#define P_AT(i, row) (preconditioned_at((i), (row), r, z, diag) + mul(beta_c, p[(i)]))
-
-// Row `row` of A times column c of the new p (with MAX_ROW the loop unrolled, as row_product's
-// in csr_kernels.cl)
-inline value_type p_row_product(const int row, const int k, const int c, const value_type beta_c,
-                                __global const index_type* restrict row_ptrs,
-                                __global const index_type* restrict col_idxs,
-                                __global const value_type* restrict values,
-                                __global const value_type* restrict p,
-                                __global const value_type* restrict r,
-                                __global const value_type* restrict z,
-                                __global const value_type* restrict diag)
-{
-    value_type sum = 0;
-    const int first = row_ptrs[row], end = row_ptrs[row + 1];
-#if MAX_ROW
-#pragma unroll
-    for (int t = 0; t < MAX_ROW; ++t) {
-        const int j = first + t;
-        if (j < end) sum += mul(values[j], P_AT(col_idxs[j] * k + c, col_idxs[j]));
-    }
-#else
-    for (int j = first; j < end; ++j) sum += mul(values[j], P_AT(col_idxs[j] * k + c, col_idxs[j]));
-#endif
-    return sum;
-}
-#define P_ROW_PRODUCT(row) \
-    p_row_product((row), k, c, beta_c, row_ptrs, col_idxs, values, p, r, z, diag)
+    const int n, const int k, CSR_PARAMS, __global const value_type* restrict p,                \
+        __global const value_type* restrict r, __global const value_type* restrict z,           \
+        __global const value_type* restrict diag, __global const value_type* restrict beta,     \
+        __global value_type* restrict q, __global value_type* restrict partial
 
 // Classical layout: one work-item per row, ROWS_AT_ONCE rows a turn, a stride of the whole
 // launch; partial sums of p . q per work-group at partial[group * k + c].
