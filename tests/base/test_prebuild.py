@@ -205,7 +205,9 @@ def test_a_corrupt_or_stale_record_is_ignored(ocl, fresh, tmp_path):
     assert record_of(ocl).entries(signature) == []
     _apply(ocl, solver, S)  # records what it used, written over the stale file
     saved = json.loads(record.path.read_text())["signatures"][signature]
-    assert {e["name"] for e in saved} >= {"step_1", "step_2"} and "no_such_kernel" not in {e["name"] for e in saved}
+    names = {e["name"] for e in saved}
+    # (Cg's steps: step_1, or check and spmv_p where the device's SpMV forms p)
+    assert "step_2" in names and ("step_1" in names or {"check", "spmv_p"} <= names) and "no_such_kernel" not in names
 
 
 def test_wrong_scalar_types_in_the_record_cost_a_declaration_not_a_wrong_launch(ocl, tmp_path):
