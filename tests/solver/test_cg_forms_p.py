@@ -1,6 +1,6 @@
-"""Cg's iteration whose SpMV forms p (``solver.cg.forms_p``): check, spmv_p and step_2 with beta
-against their reference twins, where a device takes that iteration, and whole solves through it
-against the reference's iteration with step_1."""
+"""Cg's iteration whose SpMV forms p (``solver.cg.forms_p``: a GPU's classical SpMV): check,
+spmv_p and step_2 with beta against their reference twins, where a device takes that iteration,
+and whole solves through it (the GPU layout) against the reference's iteration with step_1."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,7 +13,7 @@ from ginkpy.opencl.solver import cg_kernels as ocl_cg_kernels
 from ginkpy.problems import poisson_2d
 
 from conftest import (BREAKDOWN, CONVERGED, DIVERGED, LIMIT, PARTIAL_GROUPS as G, RUNNING, Same, Stop,
-                      assert_sums, assert_twins, random_partials, sum_tol, tol, twin)
+                      assert_sums, assert_twins, random_partials, sum_tol, taken_for, tol, twin)
 from test_cg_kernels import MAX_ITERS, MODES, N, _preconditioner, _random, _step_2_args, _z
 
 
@@ -63,12 +63,11 @@ def spmv_p_matrix():
     return sp.csr_matrix((rng.standard_normal(indptr[-1]), indices, indptr), shape=(n, n))
 
 
-# forced strategies of the SpMV that forms p: classical (its loop unrolled to 12 turns, 3 rows a
-# work-item at once as on a GPU) and row blocks several to a work-group (none splits a row)
-SPMV_P_STRATEGIES = {"classical": dict(name="classical"), "classical_unrolled": dict(name="classical", max_row=12),
-                     "row_blocks": dict(name="row_blocks", items=301)}
-SPMV_P_CASES = [("classical", 1, "jacobi"), ("classical", 5, "operator"), ("classical_unrolled", 3, "none"),
-                ("row_blocks", 3, "operator"), ("row_blocks", 1, "jacobi"), ("row_blocks", 2, "none")]
+# the SpMV that forms p takes the classical layout (forced here on every device), its loop also
+# unrolled to 12 turns with 3 rows a work-item at once as on a GPU
+SPMV_P_STRATEGIES = {"classical": dict(name="classical"), "classical_unrolled": dict(name="classical", max_row=12)}
+SPMV_P_CASES = [("classical", 1, "jacobi"), ("classical", 5, "operator"), ("classical", 2, "none"),
+                ("classical_unrolled", 3, "none"), ("classical_unrolled", 1, "operator")]
 
 
 @pytest.mark.parametrize("name, k, mode", SPMV_P_CASES, ids=str)
@@ -91,7 +90,7 @@ def test_spmv_p(ref, dev, rng, dtype, spmv_p_matrix, name, k, mode, monkeypatch)
     beta = rng.uniform(0.5, 2, (1, k)).astype(dtype)
     out = twin(ref, dev, "solver.cg.spmv_p", matrix, p, r, z, diag, beta, np.full((n, k), np.nan),
                np.zeros((1, k)), dtype=dtype)
-    assert strategies[0].name == config["name"] and strategies[0].runs is None
+    assert strategies[0].name == "classical"
     np.testing.assert_array_equal(out[1][1], p)
     # q, every entry within the rounding of its row's sum (of terms that are sums themselves)
     m = _z(mode, r, z, diag)
@@ -130,21 +129,23 @@ def test_step_2_forms_p(ref, dev, rng, dtype, mode):
     np.testing.assert_array_equal(x_dev[:, untouched], args[0][:, untouched])
 
 
-def test_forms_p_where_the_spmv_reads_whole_rows(ref, ocl, monkeypatch):
+def test_forms_p_in_a_gpus_classical_spmv(ref, ocl, monkeypatch):
     S = poisson_2d(20)
+    gpu, cpu = taken_for(ocl, "gpu"), taken_for(ocl, "cpu")
 
     def forms_p(exec, A, dtype=np.float64):
         return exec.run("solver.cg.forms_p", A, Dense.zeros(exec, (S.shape[0], 1), dtype))
 
-    assert forms_p(ocl, gk.matrix.Csr.from_scipy(ocl, S))
-    assert not forms_p(ocl, gk.matrix.Csr.from_scipy(ocl, S), np.float32)  # another value type
-    assert not forms_p(ocl, Dense.from_numpy(ocl, S.toarray()))  # not a Csr
-    split = gk.matrix.Csr.from_scipy(ocl, S)
-    csr_strategy.select_strategy(ocl, split, name="merge_path", work_group=96, items=7)
-    assert not forms_p(ocl, split)  # a launch that splits rows: SpMV, then step_1
+    assert forms_p(gpu, gk.matrix.Csr.from_scipy(gpu, S))
+    assert not forms_p(cpu, gk.matrix.Csr.from_scipy(cpu, S))  # a CPU's row blocks: SpMV, then step_1
+    assert not forms_p(gpu, gk.matrix.Csr.from_scipy(gpu, S), np.float32)  # another value type
+    assert not forms_p(gpu, Dense.from_numpy(gpu, S.toarray()))  # not a Csr
+    split = gk.matrix.Csr.from_scipy(gpu, S)
+    csr_strategy.select_strategy(gpu, split, name="merge_path", work_group=96, items=7)
+    assert not forms_p(gpu, split)  # another layout
     assert not forms_p(ref, gk.matrix.Csr.from_scipy(ref, S))  # the reference's iteration has step_1
     monkeypatch.setenv("GINKPY_CG_FORM_P", "0")
-    assert not forms_p(ocl, gk.matrix.Csr.from_scipy(ocl, S))
+    assert not forms_p(gpu, gk.matrix.Csr.from_scipy(gpu, S))
 
 
 def _solve(exec, S, b, M, criteria):
@@ -166,18 +167,18 @@ PRECONDITIONERS = {"none": None, "jacobi": gk.preconditioner.Jacobi.build().with
 
 
 @pytest.mark.parametrize("mode", list(PRECONDITIONERS))
-def test_solves_agree_with_the_reference(ref, ocl, rng, mode):
-    # three columns, fixed iterations: the device's iteration forms p, the reference's has step_1
+def test_solves_agree_with_the_reference(ref, dev, rng, mode):
+    # three columns, fixed iterations: a GPU's iteration forms p, the reference's has step_1
     S = poisson_2d(24) + sp.diags(rng.uniform(0, 1, 576))
     b = rng.standard_normal((576, 3))
     criteria = [gk.stop.Iteration.build().with_max_iters(30)]
-    assert ocl.run("solver.cg.forms_p", gk.matrix.Csr.from_scipy(ocl, S), Dense.zeros(ocl, b.shape))
-    (x_ref, log_ref), (x_dev, log_dev) = (_solve(e, S, b, PRECONDITIONERS[mode], criteria) for e in (ref, ocl))
+    assert dev.run("solver.cg.forms_p", gk.matrix.Csr.from_scipy(dev, S), Dense.zeros(dev, b.shape)) == dev.info.is_gpu
+    (x_ref, log_ref), (x_dev, log_dev) = (_solve(e, S, b, PRECONDITIONERS[mode], criteria) for e in (ref, dev))
     assert list(log_ref.iterations) == list(log_dev.iterations) == [30] * 3
     np.testing.assert_allclose(x_dev, x_ref, rtol=1e-9, atol=1e-9 * np.abs(x_ref).max())
 
 
-def test_a_failed_confirmation_resumes_the_column(ref, ocl, monkeypatch):
+def test_a_failed_confirmation_resumes_the_column(ref, dev, monkeypatch):
     # 1D Laplacian of 1000 rows (condition ~4e5) and b = A x for its smoothest mode: the true
     # residual can fall little below 1e-11 while the recurrence's goes on down, so confirmations
     # fail (on this system 11-18 times) and the column resumes with the true residual as r (p =
@@ -197,7 +198,7 @@ def test_a_failed_confirmation_resumes_the_column(ref, ocl, monkeypatch):
     b = (S @ np.sin(np.pi * np.arange(1, n + 1) / (n + 1)))[:, None]
     criteria = [gk.stop.Iteration.build().with_max_iters(4 * n),
                 gk.stop.ResidualNorm.build().with_reduction_factor(1e-11)]
-    for exec in (ref, ocl):
+    for exec in (ref, dev):
         resumed.clear()
         x, log = _solve(exec, S, b, PRECONDITIONERS["jacobi"], criteria)
         assert resumed and log.has_converged, (exec, len(resumed), log.iterations)

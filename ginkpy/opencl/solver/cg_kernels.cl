@@ -174,7 +174,7 @@ __kernel void step_2(REDUCTION_PARAMS, __global value_type* x, __global value_ty
 
 
 // ---- The iteration whose SpMV forms p (solver.cg.forms_p: a Csr matrix whose SpMV strategy is
-// classical or row blocks that split no row): spmv_p (q = A p, p = M r + beta p formed where
+// classical, a GPU's for short rows): spmv_p (q = A p, p = M r + beta p formed where
 // each entry is gathered, the partial sums of p . q), step_2 with FORM_P (that p stored, x and
 // r updated), check (the stopping check, rho and beta). step_1's pass over p is gone: the
 // SpMV gathers M r and p instead of p, and step_2 writes p.
@@ -241,23 +241,4 @@ __kernel void spmv_p_classical(SPMV_P_PARAMS, __local value_type* tmp)
     const int lid = get_local_id(0);
     dot = local_sum(tmp, dot, lid, get_local_size(0), 1);
     if (lid == 0) partial[get_group_id(0) * k + c] = dot;
-}
-
-// Row blocks (a CPU): work-item g alone takes block g of whole rows (bounds as spmv_row_blocks'),
-// its partial sum of p . q at partial[g * k + c].
-__kernel void spmv_p_row_blocks(SPMV_P_PARAMS, const int parts,
-                                __global const index_type* restrict bounds)
-{
-    const int g = get_global_id(0);
-    const int c = get_global_id(1);
-    if (g >= parts) return;
-    const value_type beta_c = beta[c];
-    value_type dot = 0;
-    for (int row = bounds[2 * g + 1]; row < bounds[2 * g + 3]; ++row) {
-        const value_type sum = P_ROW_PRODUCT(row);
-        const int i = row * k + c;
-        q[i] = sum;
-        dot += mul_conj(P_AT(i, row), sum);
-    }
-    partial[g * k + c] = dot;
 }

@@ -1,8 +1,8 @@
 """OpenCL kernels of Cg (sources in cg_kernels.cl). Each step is one launch; the partial sums
 a step needs are summed by each of its work-groups (``sum_partials`` in common.cl).
 
-Where A is a Csr whose SpMV strategy is classical or row blocks that split no row
-(:func:`forms_p`), an iteration is spmv_p (q = A p with p = M r + beta p formed where each entry
+Where A is a Csr whose SpMV strategy is classical (a GPU's for short rows: :func:`forms_p`), an
+iteration is spmv_p (q = A p with p = M r + beta p formed where each entry
 is gathered), step_2 with FORM_P (that p stored) and check (one work-group): step_1's pass over
 p and r is gone. ``GINKPY_CG_FORM_P=0`` turns it off (Cg's iteration of step_1, for comparisons).
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.opencl.launch import (MAX_PARTIALS, ceil_div, check_int32, consumer_buffers, launch, local_buffer,
-                                  pow2_at_most, reduction_shape, resize, round_up, rows_at_once, stop_args)
+                                  pow2_at_most, reduction_shape, resize, rows_at_once, stop_args)
 from ginkpy.opencl.matrix.csr_strategy import DOTS_GROUPS_PER_UNIT, select_strategy
 
 
@@ -86,13 +86,14 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop, z=None, beta
 
 def forms_p(exec, a, p) -> bool:
     """Whether Cg's iteration on ``a`` forms p in its SpMV (spmv_p, step_2 with beta, check): ``a``
-    a Csr of p's value type whose SpMV strategy is classical or row blocks that split no row."""
+    a Csr of p's value type whose SpMV strategy is classical (a GPU's for short rows). Not for
+    a CPU's row blocks: there the SpMV's three loads per entry (M r and p instead of p) cost more
+    than step_1's pass (2D and 3D Poisson of 250000 rows on 2 PoCL cores: 1.0-1.1x the time)."""
     if os.environ.get("GINKPY_CG_FORM_P", "1") == "0" or type(a) is not Csr or a.dtype != p.dtype:
         return False
     if p.shape[0] == 0 or a.shape[0] != p.shape[0]:
         return False
-    strategy = select_strategy(exec, a)
-    return strategy.name == "classical" or (strategy.name == "row_blocks" and strategy.runs is None)
+    return select_strategy(exec, a).name == "classical"
 
 
 def check(exec, r, z, diag, rz, rr, rho, prev_rho, beta, stop):
@@ -108,21 +109,14 @@ def check(exec, r, z, diag, rz, rr, rho, prev_rho, beta, stop):
 
 def spmv_p(exec, a, p, r, z, diag, beta, q, pq):
     """q = A p with p = M r + beta p formed where each entry is gathered (p itself unchanged), and
-    the partial sums of p . q; ``a`` one that :func:`forms_p` accepts."""
+    the partial sums of p . q; ``a`` one that :func:`forms_p` accepts (the classical layout)."""
     n, k = q.shape
     check_int32(n * k, "entries of p or q")
     strategy = select_strategy(exec, a)
-    operands = (np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data, a.values.data, p.values.data,
-                r.values.data, *_stand_ins(r, z, diag), beta.values.data, q.values.data)
     wg = strategy.work_group
-    if strategy.name == "row_blocks":
-        parts = strategy.parts
-        resize(exec, pq, (parts, k))
-        _kernel(exec, a.dtype, "spmv_p_row_blocks", z, diag)(
-            exec.queue, (round_up(parts, wg), k), (wg, 1), *operands, pq.values.data, np.int32(parts),
-            strategy.bounds.data)
-        return
     groups = max(1, min(ceil_div(n, wg), DOTS_GROUPS_PER_UNIT * exec.info.compute_units, MAX_PARTIALS // k))
     resize(exec, pq, (groups, k))
     _kernel(exec, a.dtype, "spmv_p_classical", z, diag, MAX_ROW=strategy.max_row)(
-        exec.queue, (groups * wg, k), (wg, 1), *operands, pq.values.data, local_buffer(wg, a.dtype))
+        exec.queue, (groups * wg, k), (wg, 1), np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data,
+        a.values.data, p.values.data, r.values.data, *_stand_ins(r, z, diag), beta.values.data, q.values.data,
+        pq.values.data, local_buffer(wg, a.dtype))
