@@ -7,9 +7,10 @@
 #   source .device/setup.sh && GINKPY_MATRICES=$PWD/.device/matrices scripts/device_benchmarks.sh [NAME ...]
 #
 # NAME picks some (default: all, in this order): amg sa_setup cb_gmres whole amg_profile batch
-# ilu spmv spmv_web gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles passes timeline. OLD_TREE (a checkout's
-# root) adds amg_host: the AMG setup's host share of that tree against this one (bench_amg_host.py
-# --trees), and runs gmres for that tree too (its ginkpy first on PYTHONPATH).
+# ilu spmv spmv_web gmres_solve tune_split iter_kernels transfer gmres basis_loops cycles passes timeline
+# cg_form_p. OLD_TREE (a checkout's root) adds amg_host: the AMG setup's host share of that tree
+# against this one (bench_amg_host.py --trees), and runs gmres for that tree too (its ginkpy first
+# on PYTHONPATH).
 set -u
 cd "$(dirname "$0")/../benchmarks"
 logs=${OUT:-../device_check_logs}
@@ -66,6 +67,15 @@ bench() {
                     --cycles v --sweeps 2 3 --merged 2048 --passes 2 3 --reps 3 ;;
         timeline) GINKPY_OPENCL_PROFILE=1 run timeline 90 "$python" bench_timeline.py --problems poisson_3d poisson_2d \
                       --sizes 2097152 1000000 --solvers jacobi-cg amg-cg gmres --iters 100 --modes loop flush4 ;;
+        cg_form_p) for v in 1 0; do  # Cg's iteration that forms p in its SpMV (on) against step_1's (off)
+                       GINKPY_CG_FORM_P=$v GINKPY_OPENCL_PROFILE=1 run "cg_form_p_timeline_$v" 50 "$python" \
+                           bench_timeline.py --problems poisson_3d poisson_2d --sizes 2097152 1000000 \
+                           --solvers jacobi-cg --iters 100 --modes loop
+                   done
+                   for v in 1 0 1 0; do
+                       GINKPY_CG_FORM_P=$v run "cg_form_p_whole_$v" 60 "$python" bench_whole.py \
+                           --problems poisson_3d poisson_2d --sizes 2097152 1000000 --reps 3
+                   done ;;
         *) echo "unknown benchmark '$1'" >&2; return 2 ;;
     esac
 }
@@ -73,7 +83,7 @@ bench() {
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     names=(amg sa_setup cb_gmres whole amg_profile batch ilu spmv spmv_web gmres_solve tune_split iter_kernels transfer gmres
-           basis_loops cycles passes timeline)
+           basis_loops cycles passes timeline cg_form_p)
     [ -n "${OLD_TREE:-}" ] && names+=(amg_host)
 fi
 for name in "${names[@]}"; do

@@ -75,6 +75,7 @@ def test_spmv_p(ref, dev, rng, dtype, spmv_p_matrix, name, k, mode, monkeypatch)
     # q = A (M r + beta p) and the partial sums of (M r + beta p) . q; p itself unchanged
     if name == "classical_unrolled":
         monkeypatch.setattr(ocl_cg_kernels, "rows_at_once", lambda info: 3)
+    monkeypatch.setenv("GINKPY_CG_FORM_P", "1")
     S, config, strategies = spmv_p_matrix.astype(dtype), SPMV_P_STRATEGIES[name], []
     n = S.shape[0]
 
@@ -129,13 +130,17 @@ def test_step_2_forms_p(ref, dev, rng, dtype, mode):
     np.testing.assert_array_equal(x_dev[:, untouched], args[0][:, untouched])
 
 
-def test_forms_p_in_a_gpus_classical_spmv(ref, ocl, monkeypatch):
+def test_forms_p_in_a_gpus_classical_spmv_when_asked(ref, ocl, monkeypatch):
+    # (off by default until a GPU has measured it: GINKPY_CG_FORM_P=1 turns it on)
     S = poisson_2d(20)
     gpu, cpu = taken_for(ocl, "gpu"), taken_for(ocl, "cpu")
 
     def forms_p(exec, A, dtype=np.float64):
         return exec.run("solver.cg.forms_p", A, Dense.zeros(exec, (S.shape[0], 1), dtype))
 
+    monkeypatch.delenv("GINKPY_CG_FORM_P", raising=False)
+    assert not forms_p(gpu, gk.matrix.Csr.from_scipy(gpu, S))
+    monkeypatch.setenv("GINKPY_CG_FORM_P", "1")
     assert forms_p(gpu, gk.matrix.Csr.from_scipy(gpu, S))
     assert not forms_p(cpu, gk.matrix.Csr.from_scipy(cpu, S))  # a CPU's row blocks: SpMV, then step_1
     assert not forms_p(gpu, gk.matrix.Csr.from_scipy(gpu, S), np.float32)  # another value type
@@ -167,8 +172,9 @@ PRECONDITIONERS = {"none": None, "jacobi": gk.preconditioner.Jacobi.build().with
 
 
 @pytest.mark.parametrize("mode", list(PRECONDITIONERS))
-def test_solves_agree_with_the_reference(ref, dev, rng, mode):
+def test_solves_agree_with_the_reference(ref, dev, rng, mode, monkeypatch):
     # three columns, fixed iterations: a GPU's iteration forms p, the reference's has step_1
+    monkeypatch.setenv("GINKPY_CG_FORM_P", "1")
     S = poisson_2d(24) + sp.diags(rng.uniform(0, 1, 576))
     b = rng.standard_normal((576, 3))
     criteria = [gk.stop.Iteration.build().with_max_iters(30)]
@@ -193,6 +199,7 @@ def test_a_failed_confirmation_resumes_the_column(ref, dev, monkeypatch):
         return run(self, iteration, resume=None if resume is None else counted, steps=steps)
 
     monkeypatch.setattr(IterationMonitor, "run", counting_run)
+    monkeypatch.setenv("GINKPY_CG_FORM_P", "1")  # (a GPU's iteration forms p)
     n = 1000
     S = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1]).tocsr()
     b = (S @ np.sin(np.pi * np.arange(1, n + 1) / (n + 1)))[:, None]

@@ -1,10 +1,11 @@
 """OpenCL kernels of Cg (sources in cg_kernels.cl). Each step is one launch; the partial sums
 a step needs are summed by each of its work-groups (``sum_partials`` in common.cl).
 
-Where A is a Csr whose SpMV strategy is classical (a GPU's for short rows: :func:`forms_p`), an
-iteration is spmv_p (q = A p with p = M r + beta p formed where each entry
-is gathered), step_2 with FORM_P (that p stored) and check (one work-group): step_1's pass over
-p and r is gone. ``GINKPY_CG_FORM_P=0`` turns it off (Cg's iteration of step_1, for comparisons).
+With ``GINKPY_CG_FORM_P=1``, where A is a Csr whose SpMV strategy is classical (a GPU's for
+short rows: :func:`forms_p`), an iteration is spmv_p (q = A p with p = M r + beta p formed where
+each entry is gathered), step_2 with FORM_P (that p stored) and check (one work-group): step_1's
+pass over p and r is gone. Off by default until a GPU has measured it against step_1's
+iteration (``scripts/device_benchmarks.sh cg_form_p``; docs/performance.md, the eleventh session).
 
 The preconditioner is compiled in (PRECONDITIONER): 0 none (z = r), 1 scalar Jacobi (z =
 D^-1 r computed where it is used), 2 an operator of its own (z given). On a GPU each work-item of
@@ -84,12 +85,16 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop, z=None, beta
                FORM_P=int(form_p))
 
 
+FORM_P_DEFAULT = "0"  # GINKPY_CG_FORM_P unset: step_1's iteration, until a GPU measures the other
+
+
 def forms_p(exec, a, p) -> bool:
-    """Whether Cg's iteration on ``a`` forms p in its SpMV (spmv_p, step_2 with beta, check): ``a``
-    a Csr of p's value type whose SpMV strategy is classical (a GPU's for short rows). Not for
-    a CPU's row blocks: there the SpMV's three loads per entry (M r and p instead of p) cost more
-    than step_1's pass (2D and 3D Poisson of 250000 rows on 2 PoCL cores: 1.0-1.1x the time)."""
-    if os.environ.get("GINKPY_CG_FORM_P", "1") == "0" or type(a) is not Csr or a.dtype != p.dtype:
+    """Whether Cg's iteration on ``a`` forms p in its SpMV (spmv_p, step_2 with beta, check):
+    with ``GINKPY_CG_FORM_P=1``, ``a`` a Csr of p's value type whose SpMV strategy is classical
+    (a GPU's for short rows). Not for a CPU's row blocks: there the SpMV's three loads per entry
+    (M r and p instead of p) cost more than step_1's pass (2D and 3D Poisson of 250000 rows on 2
+    PoCL cores: 1.0-1.1x the whole solve's time)."""
+    if os.environ.get("GINKPY_CG_FORM_P", FORM_P_DEFAULT) != "1" or type(a) is not Csr or a.dtype != p.dtype:
         return False
     if p.shape[0] == 0 or a.shape[0] != p.shape[0]:
         return False
