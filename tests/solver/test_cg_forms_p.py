@@ -14,7 +14,8 @@ from ginkpy.problems import poisson_2d
 
 from conftest import (BREAKDOWN, CONVERGED, DIVERGED, LIMIT, PARTIAL_GROUPS as G, RUNNING, Same, Stop,
                       assert_sums, assert_twins, random_partials, sum_tol, taken_for, tol, twin)
-from test_cg_kernels import MAX_ITERS, MODES, N, _preconditioner, _random, _step_2_args, _z
+from test_cg_kernels import (COLUMNS_AFTER, COLUMNS_PQ, COLUMNS_RHO, MAX_ITERS, MODES, N, _preconditioner, _random,
+                             _z, step_2_columns_args)
 
 
 @pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
@@ -105,26 +106,22 @@ def test_spmv_p(ref, dev, rng, dtype, spmv_p_matrix, name, k, mode, monkeypatch)
 @pytest.mark.parametrize("mode", MODES)
 def test_step_2_forms_p(ref, dev, rng, dtype, mode):
     # with beta, first p = M r + beta p (of the r before its update), stored, in the columns that
-    # go on; then as step_2: columns run, was stopped, p . q < 0, == 0, NaN, rho == 0, runs
-    k = 7
-    pq = [1.5, 1.0, -1.0, 0.0, np.nan, 2.0, 0.7]
-    rho = [0.5, 2.0, 1.0, 1.0, 1.0, 0.0, 1.3]
-    stop = Stop([RUNNING, CONVERGED] + [RUNNING] * 5, np.ones(k), MAX_ITERS)
-    args = _step_2_args(mode, rng, N, k, dtype, pq, rho, stop)
-    z = _random(rng, (N, k), dtype) if mode == "operator" else None
-    beta = rng.uniform(0.5, 2, (1, k)).astype(dtype)
+    # go on; then as step_2 (the columns of test_step_2_columns)
+    args = step_2_columns_args(mode, rng, dtype)
+    z = _random(rng, (N, 7), dtype) if mode == "operator" else None
+    beta = rng.uniform(0.5, 2, (1, 7)).astype(dtype)
     out = twin(ref, dev, "solver.cg.step_2", *args, z, beta, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    assert list(out[1][10].status) == COLUMNS_AFTER
     x, r, p = (a.astype(np.float64) for a in args[:3])
-    x_dev, p_dev, state = out[1][0], out[1][2], out[1][10]
-    assert list(state.status) == [RUNNING, CONVERGED] + [BREAKDOWN] * 4 + [RUNNING]
+    x_dev, p_dev = out[1][0], out[1][2]
     go, untouched = [0, 6], [1, 2, 3, 4, 5]
     m = _z(mode, args[1], z, args[4])
     p_new = m + beta * p
     bound = 10 * tol(dtype) * (np.abs(m) + beta * np.abs(p))
     assert (np.abs(p_dev[:, go] - p_new[:, go]) <= bound[:, go]).all()
     np.testing.assert_array_equal(p_dev[:, untouched], args[2][:, untouched])
-    alpha = np.array(rho)[go] / np.array(pq)[go]
+    alpha = np.array(COLUMNS_RHO)[go] / np.array(COLUMNS_PQ)[go]
     np.testing.assert_allclose(x_dev[:, go], x[:, go] + alpha * p_new[:, go], rtol=30 * tol(dtype),
                                atol=30 * tol(dtype) * np.abs(p_new).max())
     np.testing.assert_array_equal(x_dev[:, untouched], args[0][:, untouched])

@@ -151,20 +151,27 @@ def test_step_2(ref, dev, rng, dtype, shape, mode):
     np.testing.assert_array_equal(out[1][7], args[6])  # prev_rho = rho
 
 
+# columns: runs, was stopped (untouched, but its partial sums written), p . q < 0, p . q == 0,
+# p . q NaN, rho == 0 (the last four break down, untouched), runs
+COLUMNS_PQ = [1.5, 1.0, -1.0, 0.0, np.nan, 2.0, 0.7]
+COLUMNS_RHO = [0.5, 2.0, 1.0, 1.0, 1.0, 0.0, 1.3]
+COLUMNS_AFTER = [RUNNING, CONVERGED] + [BREAKDOWN] * 4 + [RUNNING]  # the status step_2 leaves
+
+
+def step_2_columns_args(mode, rng, dtype):
+    """step_2's arguments for those columns (N rows)."""
+    stop = Stop([RUNNING, CONVERGED] + [RUNNING] * 5, np.ones(7), MAX_ITERS)
+    return _step_2_args(mode, rng, N, 7, dtype, COLUMNS_PQ, COLUMNS_RHO, stop)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_step_2_columns(ref, dev, rng, dtype, mode):
-    # columns: runs, was stopped (untouched, but its partial sums written), p . q < 0, p . q == 0,
-    # p . q NaN, rho == 0 (the last four break down, untouched), runs
-    k = 7
-    pq = [1.5, 1.0, -1.0, 0.0, np.nan, 2.0, 0.7]
-    rho = [0.5, 2.0, 1.0, 1.0, 1.0, 0.0, 1.3]
-    stop = Stop([RUNNING, CONVERGED] + [RUNNING] * 5, np.ones(k), MAX_ITERS)
-    args = _step_2_args(mode, rng, N, k, dtype, pq, rho, stop)
+    args = step_2_columns_args(mode, rng, dtype)
     out = twin(ref, dev, "solver.cg.step_2", *args, dtype=dtype)
     assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
     _assert_step_2_sums(out, mode, args[4], N, dtype)
     x_dev, r_dev, prev_dev, state = out[1][0], out[1][1], out[1][7], out[1][10]
-    assert list(state.status) == [RUNNING, CONVERGED] + [BREAKDOWN] * 4 + [RUNNING]
+    assert list(state.status) == COLUMNS_AFTER
     untouched = [1, 2, 3, 4, 5]
     np.testing.assert_array_equal(x_dev[:, untouched], args[0][:, untouched])
     np.testing.assert_array_equal(r_dev[:, untouched], args[1][:, untouched])
