@@ -7,10 +7,11 @@ sums of r . z and r . r in the same pass) and step_1 (the stopping check of the 
 p = z + beta p). Each kernel sums the partial sums it needs itself, so no launch finishes a
 reduction. Another preconditioner adds its own launches and one reduction.
 
-Where the device's SpMV of A can form p itself (``solver.cg.forms_p``: on OpenCL a Csr in a
-GPU's classical SpMV, short rows), p = z + beta p is computed where the SpMV gathers p and where step_2
-reads it (and stored there), and step_1 shrinks to ``check`` (the stopping check, rho and beta:
-one work-group): the iteration's pass over p and z goes.
+Where the device's SpMV of A can form p itself (``solver.cg.forms_p``: on OpenCL, with
+``GINKPY_CG_FORM_P=1`` until a GPU has measured it, a Csr in a GPU's classical SpMV), p = z +
+beta p is computed where the SpMV gathers p and where step_2 reads it (and stored there), and
+step_1 shrinks to ``check`` (the stopping check, rho and beta: one work-group): the iteration's
+pass over p and z goes.
 
 A column whose p^T A p <= 0 (the matrix or preconditioner is not positive definite) stops
 with a breakdown instead of dividing by it.
