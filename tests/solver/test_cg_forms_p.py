@@ -15,7 +15,7 @@ from ginkpy.problems import poisson_2d
 from conftest import (BREAKDOWN, CONVERGED, DIVERGED, LIMIT, PARTIAL_GROUPS as G, RUNNING, Same, Stop,
                       assert_sums, assert_twins, random_partials, sum_tol, taken_for, tol, twin)
 from test_cg_kernels import (COLUMNS_AFTER, COLUMNS_PQ, COLUMNS_RHO, MAX_ITERS, MODES, N, _preconditioner, _random,
-                             _z, step_2_columns_args)
+                             _step_2_args, _z, step_2_columns_args)
 
 
 @pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
@@ -125,6 +125,21 @@ def test_step_2_forms_p(ref, dev, rng, dtype, mode):
     np.testing.assert_allclose(x_dev[:, go], x[:, go] + alpha * p_new[:, go], rtol=30 * tol(dtype),
                                atol=30 * tol(dtype) * np.abs(p_new).max())
     np.testing.assert_array_equal(x_dev[:, untouched], args[0][:, untouched])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_step_2_forms_p_one_column(ref, dev, rng, dtype, mode):
+    # one column (the reference's plain-number path): p = M r + beta p, then x and r
+    stop = Stop([RUNNING], np.ones(1), MAX_ITERS)
+    args = _step_2_args(mode, rng, 5001, 1, dtype, [1.5], [0.5], stop)
+    z = _random(rng, (5001, 1), dtype) if mode == "operator" else None
+    beta = np.array([[0.8]], dtype)
+    out = twin(ref, dev, "solver.cg.step_2", *args, z, beta, dtype=dtype)
+    assert_twins(out, dtype, factor=np.sqrt(G), skip=(5, 8, 9))
+    m, p = _z(mode, args[1], z, args[4]), args[2].astype(np.float64)
+    bound = 10 * tol(dtype) * (np.abs(m) + 0.8 * np.abs(p))
+    assert (np.abs(out[0][2] - (m + 0.8 * p)) <= bound).all()
+    assert list(out[1][10].status) == [RUNNING]
 
 
 def test_forms_p_in_a_gpus_classical_spmv_when_asked(ref, ocl, monkeypatch):

@@ -68,16 +68,16 @@ def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
 def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop, z=None, beta=None):
     # [with beta: p = z + beta p]  alpha = rho / (p . q) (p . q <= 0 or rho == 0: breakdown);
     # x += alpha p;  r -= alpha q;  prev_rho = rho;  partial sums of r . r and r . z
-    if beta is not None:
-        go = (stop.status == RUNNING) & (pq.values.sum(axis=0).real > 0) & (rho.values[0] != 0)
-        p.values[:, go] = _z(r, z, diag)[:, go] + beta.values[0, go] * p.values[:, go]
     if stop.status.size == 1:  # one column: plain numbers
         if stop.status[0] != RUNNING:
             _partials(r, diag, rz, rr)
             return
-        beta, rho_ = _total(pq), rho.values.item(0)
-        if beta.real > 0 and rho_ != 0:
-            alpha = rho_ / beta
+        pq_sum, rho_ = _total(pq), rho.values.item(0)
+        if pq_sum.real > 0 and rho_ != 0:
+            if beta is not None:
+                p.values *= beta.values.item(0)
+                p.values += _z(r, z, diag)
+            alpha = rho_ / pq_sum
             axpy(alpha, p.values, x.values)
             axpy(-alpha, q.values, r.values)
             prev_rho.values[0, 0] = rho_
@@ -86,12 +86,14 @@ def step_2(exec, x, r, p, q, diag, pq, rho, prev_rho, rz, rr, stop, z=None, beta
         _partials(r, diag, rz, rr)
         return
     running = stop.status == RUNNING
-    beta, rho_ = pq.values.sum(axis=0), rho.values[0]
-    ok = (beta.real > 0) & (rho_ != 0)
+    pq_sum, rho_ = pq.values.sum(axis=0), rho.values[0]
+    ok = (pq_sum.real > 0) & (rho_ != 0)
     stop.status[running & ~ok] = StopReason.BREAKDOWN
     go = running & ok
     if go.any():
-        alpha = rho_[go] / beta[go]
+        if beta is not None:
+            p.values[:, go] = _z(r, z, diag)[:, go] + beta.values[0, go] * p.values[:, go]
+        alpha = rho_[go] / pq_sum[go]
         if go.all():
             x.values += alpha * p.values
             r.values -= alpha * q.values
