@@ -156,9 +156,7 @@ def spmv_dots(exec, a, b, x, u, w, partials) -> None:
             np.int32(parts), strategy.bounds.data)
         return
     wg = strategy.work_group
-    rows_per_group = wg // strategy.lanes
-    groups = max(1, min(ceil_div(n, rows_per_group), DOTS_GROUPS_PER_UNIT * exec.info.compute_units,
-                        MAX_PARTIALS // count))
+    groups = dots_groups(exec, strategy, n, count)
     resize(exec, partials, (groups, count))
     if strategy.name == "classical":
         exec.kernel(__file__, a.dtype, "spmv_classical_dots", MAX_ROW=strategy.max_row,
@@ -168,6 +166,15 @@ def spmv_dots(exec, a, b, x, u, w, partials) -> None:
         exec.kernel(__file__, a.dtype, "spmv_vector_dots", **defines)(
             exec.queue, (groups * wg, k), (wg, 1), *operands, partials.values.data, np.int32(strategy.lanes),
             local_buffer(wg, a.dtype))
+
+
+def dots_groups(exec, strategy, n: int, count: int) -> int:
+    """Work-groups of a classical or vector SpMV that writes ``count`` partial sums per group
+    (its rows strided over the launch): at most DOTS_GROUPS_PER_UNIT per compute unit and
+    MAX_PARTIALS partial sums in all (Cg's spmv_p takes the same)."""
+    rows_per_group = strategy.work_group // strategy.lanes
+    return max(1, min(ceil_div(n, rows_per_group), DOTS_GROUPS_PER_UNIT * exec.info.compute_units,
+                      MAX_PARTIALS // count))
 
 
 def scale_columns(exec, a, diag, out) -> None:

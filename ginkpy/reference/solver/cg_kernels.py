@@ -49,14 +49,9 @@ def step_1(exec, p, r, z, diag, rz, rr, rho, prev_rho, stop):
         p.values *= rho_new / prev if prev != 0 else 0.0
         p.values += _z(r, z, diag)
         return
-    running = stop_check(stop, np.sqrt(rr.values.sum(axis=0).real))
+    running, beta = _checked(stop, rz, rr, rho, prev_rho)
     if not running.any():
         return
-    rho_new = rz.values.sum(axis=0)
-    prev = prev_rho.values[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        beta = np.where(prev != 0, rho_new / prev, 0)
-    rho.values[0, running] = rho_new[running]
     zz = _z(r, z, diag)
     if running.all():
         p.values *= beta
@@ -113,12 +108,19 @@ def forms_p(exec, a, p):
 def check(exec, r, z, diag, rz, rr, rho, prev_rho, beta, stop):
     # stop on ||r||;  in the columns that run on rho = r . z and beta = rho / prev_rho (0 where
     # prev_rho == 0);  beta = 0 in the others
+    running, ratio = _checked(stop, rz, rr, rho, prev_rho)
+    beta.values[0] = np.where(running, ratio, 0)
+
+
+def _checked(stop, rz, rr, rho, prev_rho):
+    """The stopping check on ||r|| (sum of rr) and rho = r . z (sum of rz) in the columns that
+    run on; returns those columns and rho / prev_rho per column (0 where prev_rho == 0)."""
     running = stop_check(stop, np.sqrt(rr.values.sum(axis=0).real))
     rho_new, prev = rz.values.sum(axis=0), prev_rho.values[0]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(prev != 0, rho_new / np.where(prev != 0, prev, 1), 0)
+        ratio = np.where(prev != 0, rho_new / prev, 0)
     rho.values[0, running] = rho_new[running]
-    beta.values[0] = np.where(running, ratio, 0)
+    return running, ratio
 
 
 def spmv_p(exec, a, p, r, z, diag, beta, q, pq):
