@@ -156,7 +156,7 @@ def spmv_dots(exec, a, b, x, u, w, partials) -> None:
             np.int32(parts), strategy.bounds.data)
         return
     wg = strategy.work_group
-    groups = dots_groups(exec, strategy, n, count)
+    groups = _dots_groups(exec, strategy, n, count)
     resize(exec, partials, (groups, count))
     if strategy.name == "classical":
         exec.kernel(__file__, a.dtype, "spmv_classical_dots", MAX_ROW=strategy.max_row,
@@ -168,7 +168,7 @@ def spmv_dots(exec, a, b, x, u, w, partials) -> None:
             local_buffer(wg, a.dtype))
 
 
-def dots_groups(exec, strategy, n: int, count: int) -> int:
+def _dots_groups(exec, strategy, n: int, count: int) -> int:
     """Work-groups of a classical or vector SpMV that writes ``count`` partial sums per group
     (its rows strided over the launch): at most DOTS_GROUPS_PER_UNIT per compute unit and
     MAX_PARTIALS partial sums in all (Cg's spmv_p takes the same)."""

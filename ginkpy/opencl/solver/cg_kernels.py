@@ -19,7 +19,7 @@ import numpy as np
 from ginkpy.core.matrix.csr import Csr
 from ginkpy.opencl.launch import (check_int32, consumer_buffers, launch, local_buffer, pow2_at_most, reduction_shape,
                                   resize, rows_at_once, stop_args)
-from ginkpy.opencl.matrix.csr_kernels import dots_groups
+from ginkpy.opencl.matrix.csr_kernels import _dots_groups
 from ginkpy.opencl.matrix.csr_strategy import select_strategy
 
 
@@ -120,7 +120,7 @@ def spmv_p(exec, a, p, r, z, diag, beta, q, pq):
     check_int32(n * k, "entries of p or q")
     strategy = select_strategy(exec, a)
     wg = strategy.work_group
-    groups = dots_groups(exec, strategy, n, k)
+    groups = _dots_groups(exec, strategy, n, k)
     resize(exec, pq, (groups, k))
     _kernel(exec, a.dtype, "spmv_p_classical", z, diag, MAX_ROW=strategy.max_row)(
         exec.queue, (groups * wg, k), (wg, 1), np.int32(n), np.int32(k), a.row_ptrs.data, a.col_idxs.data,
